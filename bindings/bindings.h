@@ -1,0 +1,13 @@
+// Registration functions of the _core module, one per area.
+#ifndef ROUTERTWIN_BINDINGS_H
+#define ROUTERTWIN_BINDINGS_H
+
+#include <pybind11/pybind11.h>
+
+namespace routertwin::bindings
+{
+/// dp_* functions of core/: checksums, drop reason names, counter names.
+void BindDataPlane(pybind11::module_& m);
+} // namespace routertwin::bindings
+
+#endif

@@ -1,0 +1,3 @@
+from routertwin.cli import main
+
+raise SystemExit(main())

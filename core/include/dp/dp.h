@@ -1,0 +1,10 @@
+/* RouterTwin data-plane core: one include for everything. */
+#ifndef DP_H
+#define DP_H
+#include "dp_csum.h"
+#include "dp_drop.h"
+#include "dp_flow.h"
+#include "dp_lpm.h"
+#include "dp_ops.h"
+#include "dp_pkt.h"
+#endif

@@ -1,0 +1,252 @@
+#include "pos-framing.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <stdexcept>
+
+namespace routertwin
+{
+
+namespace
+{
+constexpr uint8_t kFlag = 0x7E;
+constexpr uint8_t kEscape = 0x7D;
+constexpr uint8_t kEscapeXor = 0x20;
+
+// Bits per second carried by one SPE column: 9 rows x 8 bits x 8000 frames/s.
+constexpr double kColumnBps = 9.0 * 8.0 * 8000.0;
+
+// Reflected CRC tables built once; the polynomials are those of RFC 1662
+// (0x8408 is x^16+x^12+x^5+1 reflected, 0xEDB88320 the reflected 802.3 one).
+std::array<uint16_t, 256>
+MakeTable16()
+{
+    std::array<uint16_t, 256> t{};
+    for (unsigned i = 0; i < 256; ++i)
+    {
+        uint16_t v = static_cast<uint16_t>(i);
+        for (int b = 0; b < 8; ++b)
+        {
+            v = (v & 1) ? static_cast<uint16_t>((v >> 1) ^ 0x8408) : static_cast<uint16_t>(v >> 1);
+        }
+        t[i] = v;
+    }
+    return t;
+}
+
+std::array<uint32_t, 256>
+MakeTable32()
+{
+    std::array<uint32_t, 256> t{};
+    for (unsigned i = 0; i < 256; ++i)
+    {
+        uint32_t v = i;
+        for (int b = 0; b < 8; ++b)
+        {
+            v = (v & 1) ? (v >> 1) ^ 0xEDB88320u : v >> 1;
+        }
+        t[i] = v;
+    }
+    return t;
+}
+
+const std::array<uint16_t, 256> kTable16 = MakeTable16();
+const std::array<uint32_t, 256> kTable32 = MakeTable32();
+} // namespace
+
+double
+SonetPayloadBps(unsigned n)
+{
+    // STS-1 SPE: 87 columns, 1 of path overhead, 2 of fixed stuff -> 84.
+    if (n == 1)
+    {
+        return 84 * kColumnBps;
+    }
+    // STS-Nc SPE (N a multiple of 3): 87N columns, 1 of path overhead and
+    // N/3 - 1 of fixed stuff (GR-253 / ITU-T G.707), leaving 260 N/3 columns:
+    // 149.76 Mbit/s per STS-3c worth, 9584.64 Mbit/s for STS-192c.
+    if (n == 3 || n == 12 || n == 48 || n == 192 || n == 768)
+    {
+        return (260.0 * n / 3.0) * kColumnBps;
+    }
+    throw std::invalid_argument("SONET rate OC-" + std::to_string(n) +
+                                " is not one of OC-1, 3, 12, 48, 192, 768");
+}
+
+double
+SonetLineBps(unsigned n)
+{
+    return 51.84e6 * n;
+}
+
+unsigned
+ParseSonetRate(const std::string& text)
+{
+    std::string s;
+    for (char c : text)
+    {
+        if (c != '-' && c != ' ' && c != '_')
+        {
+            s.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+        }
+    }
+    if (!s.empty() && s.back() == 'C')
+    {
+        s.pop_back();
+    }
+    unsigned mult = 0;
+    std::string digits;
+    if (s.rfind("OC", 0) == 0 || s.rfind("STS", 0) == 0)
+    {
+        mult = 1;
+        digits = s.substr(s[0] == 'O' ? 2 : 3);
+    }
+    else if (s.rfind("STM", 0) == 0)
+    {
+        mult = 3; // STM-N carries STS-3N
+        digits = s.substr(3);
+    }
+    if (mult == 0 || digits.empty() ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    {
+        throw std::invalid_argument("'" + text + "' is not a SONET/SDH rate such as OC-192 or STM-64");
+    }
+    unsigned n = static_cast<unsigned>(std::stoul(digits)) * mult;
+    SonetPayloadBps(n); // rejects unsupported N
+    return n;
+}
+
+unsigned
+PppHdlcConfig::OverheadBytes() const
+{
+    return (sharedFlag ? 1u : 2u) + (addressControl ? 2u : 0u) + protocolBytes + fcsBits / 8;
+}
+
+void
+PppHdlcConfig::Validate() const
+{
+    if (fcsBits != 16 && fcsBits != 32)
+    {
+        throw std::invalid_argument("fcs_bits must be 16 or 32, not " + std::to_string(fcsBits));
+    }
+    if (protocolBytes != 1 && protocolBytes != 2)
+    {
+        throw std::invalid_argument("protocol_bytes must be 1 or 2, not " +
+                                    std::to_string(protocolBytes));
+    }
+    // PFC can only drop the high octet when it is zero (RFC 1661 6.5).
+    if (protocolBytes == 1 && (protocol >> 8) != 0)
+    {
+        throw std::invalid_argument("protocol_bytes 1 needs a protocol number below 0x100");
+    }
+}
+
+uint16_t
+Fcs16(const uint8_t* data, size_t len)
+{
+    uint16_t fcs = 0xFFFF;
+    for (size_t i = 0; i < len; ++i)
+    {
+        fcs = static_cast<uint16_t>((fcs >> 8) ^ kTable16[(fcs ^ data[i]) & 0xFF]);
+    }
+    return static_cast<uint16_t>(~fcs);
+}
+
+uint32_t
+Fcs32(const uint8_t* data, size_t len)
+{
+    uint32_t fcs = 0xFFFFFFFFu;
+    for (size_t i = 0; i < len; ++i)
+    {
+        fcs = (fcs >> 8) ^ kTable32[(fcs ^ data[i]) & 0xFF];
+    }
+    return ~fcs;
+}
+
+PosEncoder::PosEncoder(const PppHdlcConfig& cfg)
+    : m_cfg(cfg)
+{
+    m_cfg.Validate();
+}
+
+PosFrameInfo
+PosEncoder::Frame(const uint8_t* ip, size_t len, std::vector<uint8_t>* wire) const
+{
+    // The frame body is built unstuffed first because the FCS covers the
+    // unstuffed octets (RFC 1662 section 3.1) and is itself stuffed after.
+    std::vector<uint8_t> body;
+    body.reserve(len + 8);
+    if (m_cfg.addressControl)
+    {
+        body.push_back(0xFF);
+        body.push_back(0x03);
+    }
+    if (m_cfg.protocolBytes == 2)
+    {
+        body.push_back(static_cast<uint8_t>(m_cfg.protocol >> 8));
+    }
+    body.push_back(static_cast<uint8_t>(m_cfg.protocol & 0xFF));
+    body.insert(body.end(), ip, ip + len);
+    // The FCS goes out least significant octet first (RFC 1662 C.2, C.3).
+    if (m_cfg.fcsBits == 16)
+    {
+        uint16_t fcs = Fcs16(body.data(), body.size());
+        body.push_back(static_cast<uint8_t>(fcs & 0xFF));
+        body.push_back(static_cast<uint8_t>(fcs >> 8));
+    }
+    else
+    {
+        uint32_t fcs = Fcs32(body.data(), body.size());
+        for (int i = 0; i < 4; ++i)
+        {
+            body.push_back(static_cast<uint8_t>(fcs >> (8 * i)));
+        }
+    }
+
+    PosFrameInfo info;
+    unsigned flags = m_cfg.sharedFlag ? 1u : 2u;
+    info.unstuffedBytes = static_cast<unsigned>(body.size()) + flags;
+    for (uint8_t b : body)
+    {
+        info.escapes += (b == kFlag || b == kEscape) ? 1u : 0u;
+    }
+    if (wire)
+    {
+        wire->clear();
+        // With a shared flag the frame is written with its opening flag only;
+        // the next frame's opening flag closes it.
+        wire->push_back(kFlag);
+        for (uint8_t b : body)
+        {
+            if (b == kFlag || b == kEscape)
+            {
+                wire->push_back(kEscape);
+                wire->push_back(static_cast<uint8_t>(b ^ kEscapeXor));
+            }
+            else
+            {
+                wire->push_back(b);
+            }
+        }
+        if (!m_cfg.sharedFlag)
+        {
+            wire->push_back(kFlag);
+        }
+    }
+    return info;
+}
+
+unsigned
+NominalFrameBytes(const PppHdlcConfig& cfg, unsigned ipBytes)
+{
+    return ipBytes + cfg.OverheadBytes();
+}
+
+double
+TheoreticalPps(double payloadBps, const PppHdlcConfig& cfg, unsigned ipBytes)
+{
+    return payloadBps / (8.0 * NominalFrameBytes(cfg, ipBytes));
+}
+
+} // namespace routertwin

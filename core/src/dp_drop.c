@@ -19,6 +19,7 @@ static const char *const drop_names[DP_DROP__COUNT] = {
     "no_route",
     "flow_table_full",
     "buffer_too_small",
+    "bad_build_spec",
 };
 
 const char *dp_drop_reason_name(dp_drop_reason_t reason)

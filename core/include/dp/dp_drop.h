@@ -25,6 +25,7 @@ typedef enum dp_drop_reason {
     DP_DROP_NO_ROUTE,             /* LPM miss */
     DP_DROP_FLOW_TABLE_FULL,      /* flow insert refused: shard at capacity */
     DP_DROP_BUFFER_TOO_SMALL,     /* builder output buffer too small */
+    DP_DROP_BAD_BUILD_SPEC,       /* builder spec: protocol not UDP/TCP, or IPv4 total length > 65535 */
     DP_DROP__COUNT
 } dp_drop_reason_t;
 

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* Error returns (negative). */
-#define DP_LPM_EINVAL (-1)  /* bad argument: depth 0 or > 32 with a non-zero prefix, NULL */
+#define DP_LPM_EINVAL (-1)  /* bad argument: depth > 32, next hop > DP_LPM_MAX_NEXT_HOP, NULL */
 #define DP_LPM_ENOSPC (-2)  /* rule store or second-level groups exhausted */
 #define DP_LPM_ENOENT (-3)  /* delete of a rule that is not there */
 #define DP_LPM_ENOMEM (-4)  /* memory given to create is smaller than dp_lpm_memory_size */
@@ -44,7 +44,8 @@ size_t dp_lpm_memory_size(const dp_lpm_config_t *cfg);
 dp_lpm_t *dp_lpm_create(void *mem, size_t mem_size, const dp_lpm_config_t *cfg);
 
 /* Adds or replaces prefix/depth -> next_hop. prefix host order; bits beyond
- * depth are ignored. 0 or a DP_LPM_E* error. */
+ * depth are ignored; depth 0 is the default route. 0 or a DP_LPM_E* error;
+ * a refused add (DP_LPM_ENOSPC) leaves the table unchanged. */
 int dp_lpm_add(dp_lpm_t *lpm, uint32_t prefix, uint8_t depth, uint32_t next_hop, dp_ops_t *ops);
 
 /* Removes prefix/depth. 0 or DP_LPM_ENOENT / DP_LPM_EINVAL. */

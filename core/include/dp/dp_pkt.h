@@ -81,7 +81,10 @@ typedef struct dp_build_spec {
 
 /* Writes the frame (no FCS) into buf and returns its length in *out_len.
  * Frames shorter than 60 bytes are zero-padded to 60 (64 with FCS).
- * Returns DP_DROP_BUFFER_TOO_SMALL if cap is too small, writing nothing. */
+ * Returns DP_DROP_BUFFER_TOO_SMALL if cap is too small, writing nothing;
+ * DP_DROP_BAD_BUILD_SPEC if ip_proto is not UDP/TCP or the IPv4 total length
+ * would exceed 65535. The IPv4 header has IHL 5, DF set, TOS 0; TCP has data
+ * offset 5 and window 65535. */
 dp_drop_reason_t dp_build(const dp_build_spec_t *spec, uint8_t *buf, size_t cap, size_t *out_len,
                           dp_ops_t *ops);
 

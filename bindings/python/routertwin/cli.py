@@ -1,8 +1,168 @@
-"""Command line interface: `routertwin run`, `routertwin validate`."""
+"""Command line interface: `routertwin run | validate | calibrate | list`.
 
+User mistakes (bad scenario, mapping, flag) print one line on stderr and exit
+with status 2; a failed validation exits 1; an internal error prints a short
+message (the traceback only with --debug) and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
 import sys
+from pathlib import Path
+
+from routertwin.errors import UserError
 
 
-def main(argv=None) -> int:
-    print("routertwin: no commands yet", file=sys.stderr)
-    return 2
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse prints usage + message; we want one line
+        raise UserError(f"{self.prog}: {message} (see --help)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="routertwin", description="RouterTwin: a digital twin of routers, switches and load balancers.")
+    p.add_argument("--root", type=Path, help="project root (default: the folder holding validation/reference.csv, "
+                                             "searched from the current folder upward)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run scenario files, print tables, write JSON and CSV")
+    r.add_argument("scenarios", nargs="+", type=Path, metavar="SCENARIO.yaml")
+    r.add_argument("--out", type=Path, help="output folder (default: ROOT/build/results, or ./build/results)")
+    r.add_argument("--seed", type=int, help="replace the scenario's seed")
+    r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario key (dotted for nested keys; VALUE is YAML)")
+    r.add_argument("--jobs", type=int, help="local processes for several scenarios (default: CPU count)")
+    r.add_argument("--scheduler", help="Dask scheduler address: run on that cluster instead")
+
+    v = sub.add_parser("validate", help="replay the reference measurements mapped in validation/mapping/")
+    v.add_argument("--study", action="append", default=[], help="only this study (repeatable)")
+    v.add_argument("--jobs", type=int, help="local processes (default: CPU count)")
+    v.add_argument("--out", type=Path, help="report folder (default: ROOT/build/validation)")
+    v.add_argument("--scheduler", help="Dask scheduler address: run on that cluster instead")
+    v.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+    c = sub.add_parser("calibrate", help="run the registered study fits; write scenarios/platforms/fitted/*.yaml")
+    c.add_argument("--study", action="append", default=[], help="only this study (repeatable)")
+    c.add_argument("--check", action="store_true", help="write nothing; exit 1 if a committed file differs")
+
+    sub.add_parser("list", help="list scenarios, runner kinds and studies")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(argv)
+        return _COMMANDS[args.command](args)
+    except UserError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("routertwin: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # internal error: short by default
+        if debug:
+            raise
+        print(f"routertwin: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+              file=sys.stderr)
+        return 1
+
+
+def _root(args, required: bool = True):
+    from routertwin.project import find_root
+
+    if required or args.root is not None:
+        return find_root(explicit=args.root)
+    try:
+        return find_root()
+    except UserError:
+        return None
+
+
+def _cmd_run(args) -> int:
+    from routertwin.progress import Progress
+    from routertwin.results import table, write_results
+    from routertwin.scenario import load_scenario
+    from routertwin.sweep import Job, run_jobs
+
+    root = _root(args, required=False)
+    out = args.out or (root or Path.cwd()) / "build" / "results"
+    jobs = [Job(str(p), args.seed, tuple(args.overrides)) for p in args.scenarios]
+    for job in jobs:  # every user error before any work starts
+        load_scenario(job.path, seed=job.seed, overrides=job.overrides)
+    with Progress("run", len(jobs)) as progress:
+        outcomes = run_jobs(jobs, jobs=args.jobs, scheduler=args.scheduler, progress=progress)
+    console = _console()
+    for o in outcomes:
+        if o.error:
+            raise UserError(o.error)
+        console.print(table(o.scenario, o.cases))
+        jpath, cpath = write_results(out, o.scenario, o.cases, root)
+        console.print(f"wrote {jpath} and {cpath.name}")
+    return 0
+
+
+def _console():
+    from rich.console import Console
+
+    # Piped output (files, CI logs) gets wide tables instead of 80 columns.
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+def _cmd_validate(args) -> int:
+    from routertwin.validation.replay import validate
+
+    root = _root(args)
+    return validate(root, studies=args.study, jobs=args.jobs, scheduler=args.scheduler,
+                    out=args.out or root / "build" / "validation", plots=not args.no_plots)
+
+
+def _cmd_calibrate(args) -> int:
+    from routertwin.validation.calibration import calibrate_command
+
+    return calibrate_command(_root(args), studies=args.study, check=args.check)
+
+
+def _cmd_list(args) -> int:
+    from rich.table import Table
+
+    from routertwin import runners
+    from routertwin.project import display_path
+    from routertwin.validation.calibration import load_studies, registered
+    from routertwin.validation.mapping import load_mappings
+
+    root = _root(args)
+    console = _console()
+    t = Table(title="scenarios")
+    for col in ("file", "scenario", "kind", "description"):
+        t.add_column(col)
+    from ruamel.yaml import YAML
+
+    for path in sorted((root / "scenarios").rglob("*.yaml")):
+        if "platforms" in path.relative_to(root / "scenarios").parts:
+            continue
+        try:
+            doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        except Exception:  # listed as unreadable; `routertwin run` names the error
+            doc = None
+        if not isinstance(doc, dict):
+            t.add_row(display_path(path, root), "?", "?", "(not a scenario mapping)")
+            continue
+        t.add_row(display_path(path, root), str(doc.get("scenario", "?")), str(doc.get("kind", "?")),
+                  str(doc.get("description", "")))
+    console.print(t)
+    console.print("runner kinds: " + ", ".join(runners.available()))
+    load_studies()
+    mappings = load_mappings(root)
+    s = Table(title="studies")
+    for col in ("study", "mapped rows", "fit registered"):
+        s.add_column(col)
+    for name in sorted(set(mappings) | set(registered())):
+        m = mappings.get(name)
+        s.add_row(name, str(len(m.rows)) if m else "0", "yes" if name in registered() else "no")
+    console.print(s)
+    return 0
+
+
+_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list}

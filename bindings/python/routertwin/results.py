@@ -1,0 +1,180 @@
+"""Results of a run: one `CaseResult` per case, tables, JSON and CSV files.
+
+Files are deterministic (sorted keys, repr of floats, no wall-clock values)
+so the same scenario and seed give byte-identical output, and written
+atomically (temporary name in the same folder, then os.replace) so a failed
+run leaves nothing that looks like a valid result.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from routertwin.project import display_path
+
+
+@dataclass
+class CaseResult:
+    """One case of a scenario (see docs/contracts.md)."""
+
+    case: str  # id such as "64b-1c"
+    params: dict[str, Any] = field(default_factory=dict)  # the case's inputs
+    metrics: dict[str, float] = field(default_factory=dict)  # name -> value
+    bottleneck: str = ""  # the binding resource, or ""
+    counters: dict[str, float] = field(default_factory=dict)  # drop reasons, counts
+
+
+def _finite(x: Any) -> Any:
+    # JSON has no inf/nan: an unstable queue's waiting time is written as null.
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):  # numpy scalars
+        return _finite(x.item())
+    return x
+
+
+def record(scenario, cases: Iterable[CaseResult], root: Path | None = None) -> dict:
+    """The JSON document of a run."""
+    from routertwin import __version__
+
+    return _finite(
+        {
+            "routertwin_version": __version__,
+            "scenario": scenario.name,
+            "kind": scenario.kind,
+            "description": scenario.description,
+            "scenario_file": display_path(scenario.path, root),
+            "seed": scenario.seed,
+            "parameters": scenario.parameters,
+            "cases": [asdict(c) for c in cases],
+        }
+    )
+
+
+def to_json(doc: dict) -> str:
+    return json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def _columns(cases: list[CaseResult]) -> list[str]:
+    cols: set[str] = set()
+    for c in cases:
+        cols.update(f"param.{k}" for k in c.params)
+        cols.update(f"metric.{k}" for k in c.metrics)
+        cols.update(f"counter.{k}" for k in c.counters)
+    return ["case", *sorted(cols), "bottleneck"]
+
+
+def _flat(c: CaseResult) -> dict[str, Any]:
+    row: dict[str, Any] = {"case": c.case, "bottleneck": c.bottleneck}
+    row.update({f"param.{k}": v for k, v in c.params.items()})
+    row.update({f"metric.{k}": v for k, v in c.metrics.items()})
+    row.update({f"counter.{k}": v for k, v in c.counters.items()})
+    return row
+
+
+def to_csv(cases: list[CaseResult]) -> str:
+    cols = _columns(cases)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for c in cases:
+        row = _flat(c)
+        w.writerow([_cell(row.get(k, "")) for k in cols])
+    return buf.getvalue()
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def to_frame(cases: list[CaseResult]):
+    """A tidy pandas DataFrame: one row per case, columns param.*, metric.*, counter.*."""
+    import pandas as pd
+
+    return pd.DataFrame([_flat(c) for c in cases], columns=_columns(cases))
+
+
+def write_atomic(files: dict[Path, str]) -> None:
+    """Write every file under a temporary name, then rename them all; on any
+    failure remove the temporaries and leave the destinations untouched."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for dest, text in files.items():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+            temps.append((tmp, dest))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
+        for tmp, dest in temps:
+            os.replace(tmp, dest)
+    except BaseException:
+        for tmp, _ in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_results(out_dir: Path, scenario, cases: list[CaseResult], root: Path | None = None) -> tuple[Path, Path]:
+    """Write OUT/<scenario>.json and OUT/<scenario>.csv; return their paths."""
+    out_dir = Path(out_dir)
+    jpath = out_dir / f"{scenario.name}.json"
+    cpath = out_dir / f"{scenario.name}.csv"
+    write_atomic({jpath: to_json(record(scenario, cases, root)), cpath: to_csv(cases)})
+    return jpath, cpath
+
+
+def fmt(v: Any) -> str:
+    """A number for people: 4 significant digits, thousands apart."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if v != 0 and (abs(v) >= 1e4 or abs(v) < 1e-3):
+        return f"{v:.4g}"
+    if isinstance(v, int):
+        return str(v)
+    return f"{v:.4g}"
+
+
+def table(scenario, cases: list[CaseResult]):
+    """A rich Table of the cases: parameters, metrics, bottleneck."""
+    from rich.table import Table
+
+    params = sorted({k for c in cases for k in c.params})
+    metrics = sorted({k for c in cases for k in c.metrics})
+    show_bn = any(c.bottleneck for c in cases)
+    t = Table(title=f"{scenario.name} ({scenario.kind}, seed {scenario.seed})")
+    t.add_column("case")
+    for k in params:
+        t.add_column(k, justify="right")
+    for k in metrics:
+        t.add_column(k, justify="right", style="bold")
+    if show_bn:
+        t.add_column("bottleneck")
+    for c in cases:
+        row = [c.case, *(fmt(c.params.get(k, "")) for k in params), *(fmt(c.metrics.get(k, "")) for k in metrics)]
+        if show_bn:
+            row.append(c.bottleneck)
+        t.add_row(*row)
+    return t

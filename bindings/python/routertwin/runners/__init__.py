@@ -1,0 +1,42 @@
+"""Runner registry: a scenario's `kind` names the module
+`routertwin.runners.<kind>`, which defines `Schema` (pydantic, extra="forbid")
+and `run(scenario, progress) -> list[CaseResult]` (docs/contracts.md).
+Adding a kind means adding a module; nothing is registered by hand.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+import re
+from types import ModuleType
+
+
+class UnknownKind(LookupError):
+    """No runner module of that name (the scenario loader adds file and line)."""
+
+
+def available() -> list[str]:
+    """Names of every runner module in this package."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+def get(kind: str) -> ModuleType:
+    """The runner module for `kind`; raises UnknownKind if there is none."""
+    module_name = f"{__name__}.{kind}"
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", kind or ""):
+        raise UnknownKind(f"not a runner name: {kind!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # the runner exists but something it imports does not: a bug, not a typo
+        known = available()
+        close = difflib.get_close_matches(kind, known, n=1, cutoff=0.6)
+        hint = f"; did you mean '{close[0]}'?" if close else f" (known kinds: {', '.join(known)})"
+        raise UnknownKind(f"unknown kind '{kind}'{hint}") from None
+    for attr in ("Schema", "run"):
+        if not hasattr(module, attr):
+            raise TypeError(f"runner module {module_name} defines no {attr!r} (docs/contracts.md)")
+    return module

@@ -1,0 +1,318 @@
+"""Scenario files: load the YAML, check it against its kind's schema, and say
+exactly where it is wrong.
+
+A scenario is a YAML mapping with the common keys `scenario`, `kind`,
+`description`, `seed` and the keys of the kind's pydantic `Schema`
+(`routertwin.runners.<kind>.Schema`, extra="forbid"). Every error is raised as
+one `ScenarioError` line, `FILE:LINE: key 'a.b': message`: ruamel.yaml's
+round-trip loader keeps the line of every key, and pydantic's error location
+(a path of keys and list indices) is walked through the loaded document to
+find it. Paths inside a scenario (type `ScenarioPath`) are relative to the
+scenario file and must exist.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import pydantic
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from routertwin.errors import ScenarioError
+
+COMMON_KEYS = ("scenario", "kind", "description", "seed")
+
+
+def _resolve_path(value: Path, info: ValidationInfo) -> Path:
+    # Relative to the scenario file, so a scenario folder can be moved whole.
+    base = (info.context or {}).get("base_dir")
+    path = Path(value)
+    if not path.is_absolute() and base is not None:
+        path = Path(base) / path
+    if not path.exists():
+        raise ValueError(f"file not found: {path}")
+    return path
+
+
+ScenarioPath = Annotated[Path, AfterValidator(_resolve_path)]
+"""A path in a scenario: resolved against the scenario's folder; must exist."""
+
+
+class Common(BaseModel):
+    """The keys every scenario has, whatever its kind."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scenario: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    kind: str
+    description: str = ""
+    seed: int = Field(default=1, ge=0, lt=2**63)
+
+
+@dataclass(frozen=True)
+class LoadedScenario:
+    """A validated scenario, as runners receive it."""
+
+    path: Path  # absolute path of the scenario file
+    name: str
+    kind: str
+    description: str
+    seed: int
+    config: BaseModel  # instance of the kind's Schema, paths resolved
+    parameters: dict[str, Any] = field(default_factory=dict)  # kind keys as written (plus --set)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+
+def load_scenario(
+    path: str | Path,
+    *,
+    seed: int | None = None,
+    overrides: typing.Sequence[str] = (),
+) -> LoadedScenario:
+    """Load and validate a scenario file.
+
+    `seed` replaces the file's seed; `overrides` are `key.path=value` strings
+    (value parsed as YAML) applied before validation. Raises ScenarioError.
+    """
+    from routertwin import runners
+
+    path = Path(path)
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{shown}: cannot read scenario: {exc.strerror or exc}") from None
+    doc = _parse_yaml(text, shown)
+    if not isinstance(doc, CommentedMap):
+        raise ScenarioError(f"{shown}:1: a scenario must be a YAML mapping of keys")
+
+    data = _plain(doc)
+    overridden = [_apply_override(data, item, shown) for item in overrides]
+    if seed is not None:
+        data["seed"] = seed
+        overridden.append(("seed",))
+    where = _Locator(doc, shown, overridden)
+
+    common_in = {k: v for k, v in data.items() if k in COMMON_KEYS}
+    if "kind" not in data:
+        raise ScenarioError(where.line_of(()) + "key 'kind': missing required key")
+    kind = data["kind"]
+    if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", kind):
+        raise ScenarioError(
+            where.line_of(("kind",)) + f"key 'kind': not a runner name: {kind!r}"
+        )
+    try:
+        runner = runners.get(kind)
+    except runners.UnknownKind as exc:
+        raise ScenarioError(where.line_of(("kind",)) + f"key 'kind': {exc}") from None
+    schema: type[BaseModel] = runner.Schema
+    valid_top = sorted(set(COMMON_KEYS) | set(schema.model_fields))
+
+    try:
+        common = Common.model_validate(common_in)
+    except pydantic.ValidationError as exc:
+        raise ScenarioError(where.explain(exc, Common, valid_top)) from None
+    kind_in = {k: v for k, v in data.items() if k not in COMMON_KEYS}
+    try:
+        config = schema.model_validate(kind_in, context={"base_dir": path.resolve().parent})
+    except pydantic.ValidationError as exc:
+        raise ScenarioError(where.explain(exc, schema, valid_top)) from None
+
+    return LoadedScenario(
+        path=path.resolve(),
+        name=common.scenario,
+        kind=common.kind,
+        description=common.description,
+        seed=common.seed,
+        config=config,
+        parameters=kind_in,
+    )
+
+
+def _parse_yaml(text: str, shown: str) -> Any:
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    try:
+        return yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        raise ScenarioError(f"{shown}:{line}: YAML syntax error: {problem}") from None
+    except YAMLError as exc:
+        msg = " ".join(str(exc).split())
+        raise ScenarioError(f"{shown}:1: YAML error: {msg}") from None
+
+
+def _plain(node: Any) -> Any:
+    """ruamel's round-trip nodes as plain dict/list/int/float/str/bool."""
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def _apply_override(data: dict, item: str, shown: str) -> tuple[str, ...]:
+    key, sep, raw = item.partition("=")
+    keys = tuple(key.strip().split("."))
+    if not sep or not all(keys):
+        raise ScenarioError(f"{shown}: --set {item!r}: expected KEY=VALUE (KEY may be dotted: a.b)")
+    try:
+        value = _plain(YAML(typ="rt").load(raw)) if raw.strip() else ""
+    except YAMLError:
+        raise ScenarioError(f"{shown}: --set key '{key}': value is not valid YAML: {raw!r}") from None
+    node = data
+    for k in keys[:-1]:
+        child = node.get(k)
+        if not isinstance(child, dict):
+            child = node[k] = {}
+        node = child
+    node[keys[-1]] = value
+    return keys
+
+
+class _Locator:
+    """Maps a pydantic error location to `FILE:LINE: key 'a.b': `."""
+
+    def __init__(self, doc: CommentedMap, shown: str, overridden: list[tuple[str, ...]]):
+        self.doc = doc
+        self.shown = shown
+        self.overridden = overridden
+
+    def line_of(self, loc: tuple) -> str:
+        return f"{self.shown}:{self._walk(loc)[0]}: "
+
+    def _walk(self, loc: tuple) -> tuple[int, list[str]]:
+        node: Any = self.doc
+        line = 1
+        parts: list[str] = []
+        for i, el in enumerate(loc):
+            if isinstance(node, CommentedMap) and isinstance(el, str) and el in node:
+                line = _key_line(node, el, line)
+                parts.append(el)
+                node = node[el]
+            elif isinstance(node, CommentedSeq) and isinstance(el, int) and 0 <= el < len(node):
+                line = _item_line(node, el, line)
+                parts.append(f"[{el}]")
+                node = node[el]
+            elif node is None or i == len(loc) - 1 or isinstance(el, int):
+                # A key or item that is not in the file (missing key, --set):
+                # name it, keep the line of its parent.
+                parts.append(f"[{el}]" if isinstance(el, int) else str(el))
+                node = None
+            # else: a pydantic union tag inside the document, not a key
+        return line, parts
+
+    def explain(self, exc: pydantic.ValidationError, model: type[BaseModel], top_keys: list[str]) -> str:
+        best = None
+        for err in exc.errors(include_url=False):
+            loc = tuple(err["loc"])
+            line, parts = self._walk(loc)
+            key = ".".join(parts).replace(".[", "[")
+            if any(tuple(p for p in parts)[: len(o)] == o for o in self.overridden):
+                prefix = f"{self.shown}: --set key '{key}': "
+                line = 0  # a command-line mistake is the one to report first
+            else:
+                prefix = f"{self.shown}:{line}: key '{key}': "
+            # A misspelt key also makes its real name "missing": report the
+            # misspelling (with its suggestion) first, then the earliest line.
+            candidate = ((err["type"] == "missing", line), prefix + self._message(err, loc, model, top_keys))
+            if best is None or candidate[0] < best[0]:
+                best = candidate
+        assert best is not None
+        extra = len(exc.errors()) - 1
+        return best[1] + (f" (and {extra} more error{'s' if extra > 1 else ''})" if extra else "")
+
+    @staticmethod
+    def _message(err: dict, loc: tuple, model: type[BaseModel], top_keys: list[str]) -> str:
+        etype = err["type"]
+        if etype == "extra_forbidden":
+            name = str(loc[-1])
+            valid = top_keys if len(loc) == 1 else _keys_at(model, loc[:-1])
+            close = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            if not close and valid:
+                hint = f"; valid keys here: {', '.join(valid)}"
+            return f"unknown key{hint}"
+        if etype == "missing":
+            return "missing required key"
+        msg = " ".join(str(err["msg"]).split())
+        msg = re.sub(r"^(Value|Assertion) error, ", "", msg)
+        value = err.get("input")
+        if isinstance(value, (str, int, float, bool)) and etype != "value_error":
+            msg += f" (got {value!r})"
+        return msg
+
+
+def _key_line(node: CommentedMap, key: str, default: int) -> int:
+    try:
+        return node.lc.key(key)[0] + 1
+    except (KeyError, TypeError, AttributeError):
+        return default
+
+
+def _item_line(node: CommentedSeq, index: int, default: int) -> int:
+    try:
+        return node.lc.item(index)[0] + 1
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return default
+
+
+def _keys_at(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The field names of the (sub)model found by following `loc` from `model`."""
+    candidates: list[Any] = [model]
+    for el in loc:
+        nxt: list[Any] = []
+        for tp in candidates:
+            for t in _unwrap(tp):
+                if isinstance(el, str) and isinstance(t, type) and issubclass(t, BaseModel):
+                    if el in t.model_fields:
+                        nxt.append(t.model_fields[el].annotation)
+                else:
+                    origin = typing.get_origin(t)
+                    args = typing.get_args(t)
+                    if origin in (list, tuple, set, frozenset) and args:
+                        nxt.append(args[0])
+                    elif origin is dict and len(args) == 2:
+                        nxt.append(args[1])
+        candidates = nxt
+    keys: set[str] = set()
+    for tp in candidates:
+        for t in _unwrap(tp):
+            if isinstance(t, type) and issubclass(t, BaseModel):
+                keys.update(t.model_fields)
+    return sorted(keys)
+
+
+def _unwrap(tp: Any) -> list[Any]:
+    """Union members and Annotated payloads of a type annotation."""
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        out: list[Any] = []
+        for a in typing.get_args(tp):
+            out.extend(_unwrap(a))
+        return out
+    return [tp]

@@ -27,7 +27,7 @@ typedef struct dp_flow_key {
     uint16_t src_port;
     uint16_t dst_port;
     uint8_t proto;
-    uint8_t pad[3]; /* must be zero: keys are compared and hashed as bytes */
+    uint8_t pad[3]; /* set to zero; ignored: keys are compared and hashed by field */
 } dp_flow_key_t;
 
 typedef struct dp_flow_config {
@@ -50,7 +50,9 @@ typedef struct dp_flow_shard_stats {
 size_t dp_flow_memory_size(const dp_flow_config_t *cfg);
 dp_flow_table_t *dp_flow_create(void *mem, size_t mem_size, const dp_flow_config_t *cfg);
 
-/* Deterministic 32-bit hash of a key (same on every architecture). */
+/* Deterministic 32-bit hash of a key, computed from the field values (not
+ * their memory layout), so it is the same on every architecture and byte
+ * order. The shard comes from its high bits, the bucket from its low bits. */
 uint32_t dp_flow_hash(const dp_flow_key_t *key);
 
 /* Shard that owns key. */

@@ -1,0 +1,517 @@
+#include "pipeline-engine.h"
+
+#include "ethernet-framing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+namespace routertwin
+{
+
+namespace
+{
+constexpr double kTicksPerSecond = 1024e12;
+constexpr int kTickShift = 10; // ticks per ps = 2^10
+
+uint64_t
+RoundTicks(double ticks)
+{
+    return static_cast<uint64_t>(ticks + 0.5);
+}
+
+// Murmur3 finaliser: RSS spreads flows over cores by a hash of the flow, as a
+// NIC's Toeplitz hash does; collisions (two flows on one core) are real.
+uint32_t
+FlowHash(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x85EBCA6BU;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35U;
+    x ^= x >> 16;
+    return x;
+}
+
+const char* const kDropNames[] = {"none", "input_queue_full", "core_queue_full", "data_plane"};
+static_assert(sizeof(kDropNames) / sizeof(kDropNames[0]) == static_cast<size_t>(PipelineDrop::kCount),
+              "one name per PipelineDrop");
+
+const char* const kSchedulingNames[] = {"ordered", "atomic", "untagged", "rss"};
+
+void
+Require(bool ok, const char* field, const char* what)
+{
+    if (!ok)
+    {
+        throw std::invalid_argument(std::string("pipeline config: ") + field + " " + what);
+    }
+}
+} // namespace
+
+WorkScheduling
+ParseWorkScheduling(const std::string& name)
+{
+    for (unsigned i = 0; i < 4; ++i)
+    {
+        if (name == kSchedulingNames[i])
+        {
+            return static_cast<WorkScheduling>(i);
+        }
+    }
+    throw std::invalid_argument("unknown scheduling '" + name +
+                                "' (expected ordered, atomic, untagged or rss)");
+}
+
+const char*
+WorkSchedulingName(WorkScheduling s)
+{
+    return kSchedulingNames[static_cast<unsigned>(s)];
+}
+
+const char*
+PipelineDropName(PipelineDrop d)
+{
+    auto i = static_cast<size_t>(d);
+    return i < static_cast<size_t>(PipelineDrop::kCount) ? kDropNames[i] : "unknown";
+}
+
+void
+PipelineConfig::Validate() const
+{
+    auto finiteNonNeg = [](double v) { return std::isfinite(v) && v >= 0; };
+    Require(numCores >= 1 && numCores <= 4096, "numCores", "must be 1..4096");
+    Require(std::isfinite(clockHz) && clockHz > 0, "clockHz", "must be > 0");
+    Require(finiteNonNeg(inputPpsCeiling), "inputPpsCeiling", "must be >= 0");
+    Require(finiteNonNeg(outputPpsCeiling), "outputPpsCeiling", "must be >= 0");
+    Require(finiteNonNeg(memoryBytesPerSecond), "memoryBytesPerSecond", "must be >= 0");
+    Require(finiteNonNeg(memoryBytesPerFrameByte), "memoryBytesPerFrameByte", "must be >= 0");
+    Require(finiteNonNeg(memoryBytesPerPacket), "memoryBytesPerPacket", "must be >= 0");
+    Require(finiteNonNeg(egressBitRate), "egressBitRate", "must be >= 0");
+    Require(finiteNonNeg(copyCyclesPerByte), "copyCyclesPerByte", "must be >= 0");
+    Require(finiteNonNeg(cryptoCyclesPerByte), "cryptoCyclesPerByte", "must be >= 0");
+    Require(finiteNonNeg(lockHoldCycles), "lockHoldCycles", "must be >= 0");
+    Require(fixedLatencyPs < (uint64_t{1} << 50), "fixedLatencyPs", "must be < 2^50 ps");
+    Require(static_cast<unsigned>(scheduling) < 4, "scheduling", "is not a WorkScheduling");
+}
+
+PipelineEngine::PipelineEngine(const PipelineConfig& config)
+    : m_cfg(config)
+{
+    m_cfg.Validate();
+    m_ticksPerCycle = kTicksPerSecond / m_cfg.clockHz;
+    m_extraCyclesPerByte = m_cfg.copyCyclesPerByte + m_cfg.cryptoCyclesPerByte;
+    m_inputOcc = m_cfg.inputPpsCeiling > 0 ? RoundTicks(kTicksPerSecond / m_cfg.inputPpsCeiling) : 0;
+    m_outputOcc =
+        m_cfg.outputPpsCeiling > 0 ? RoundTicks(kTicksPerSecond / m_cfg.outputPpsCeiling) : 0;
+    m_lockTicks = RoundTicks(m_cfg.lockHoldCycles * m_ticksPerCycle);
+    m_fixedLatency = m_cfg.fixedLatencyPs << kTickShift;
+    m_memTicksPerByte =
+        m_cfg.memoryBytesPerSecond > 0 ? kTicksPerSecond / m_cfg.memoryBytesPerSecond : 0;
+    m_lineTicksPerByte = m_cfg.egressBitRate > 0 ? 8.0 * kTicksPerSecond / m_cfg.egressBitRate : 0;
+
+    const uint32_t n = m_cfg.numCores;
+    m_coreFree.assign(n, 0);
+    m_coreBusy.assign(n, 0);
+    m_coreHeap.resize(n);
+    for (uint32_t c = 0; c < n; ++c)
+    {
+        m_coreHeap[c] = c; // all free at 0: ordered by id, a valid heap
+    }
+    if (m_cfg.scheduling == WorkScheduling::kRss && m_cfg.coreQueueDepth > 0)
+    {
+        m_coreQueue.assign(n, std::vector<Tick>(m_cfg.coreQueueDepth));
+        m_coreQueueHead.assign(n, 0);
+        m_coreQueueLen.assign(n, 0);
+    }
+}
+
+double
+PipelineEngine::ServiceSeconds(uint32_t serviceCycles, uint32_t frameBytes) const
+{
+    return (serviceCycles + frameBytes * m_extraCyclesPerByte) / m_cfg.clockHz;
+}
+
+double
+PipelineEngine::LastDepartureSeconds() const
+{
+    return static_cast<double>(m_lastDepart) / kTicksPerSecond;
+}
+
+void
+PipelineEngine::GrowFlows(uint32_t flow)
+{
+    if (flow >= m_flowFree.size())
+    {
+        size_t n = std::max<size_t>(flow + 1, 2 * m_flowFree.size());
+        m_flowFree.resize(n, 0);
+        m_flowRelease.resize(n, 0);
+        m_flowBusy.resize(n, 0);
+    }
+}
+
+// FIFO hand-out (ORDERED, UNTAGGED): the core that frees up first takes the
+// next packet, as an SSO gives work to whichever core asks first. The heap
+// root is that core.
+uint32_t
+PipelineEngine::PickCoreFifo(Tick ready, Tick& start)
+{
+    uint32_t core = m_coreHeap[0];
+    start = std::max(ready, m_coreFree[core]);
+    return core;
+}
+
+// ATOMIC: the packet cannot start before its flow's previous packet finished.
+// Among the cores free by then it takes the one that freed last (best fit),
+// leaving earlier-free cores to packets of other flows; if none is free by
+// then, the one that frees first.
+uint32_t
+PipelineEngine::PickCoreAtomic(Tick ready, Tick flowFree, Tick& start)
+{
+    const Tick t0 = std::max(ready, flowFree);
+    uint32_t best = UINT32_MAX, first = 0;
+    Tick bestFree = 0;
+    for (uint32_t c = 0; c < m_cfg.numCores; ++c)
+    {
+        const Tick f = m_coreFree[c];
+        if (f <= t0 && (best == UINT32_MAX || f > bestFree))
+        {
+            best = c;
+            bestFree = f;
+        }
+        if (f < m_coreFree[first])
+        {
+            first = c;
+        }
+    }
+    const uint32_t core = best != UINT32_MAX ? best : first;
+    start = std::max(t0, m_coreFree[core]);
+    return core;
+}
+
+void
+PipelineEngine::SetCoreFree(uint32_t core, Tick t)
+{
+    m_coreFree[core] = t;
+    if (m_cfg.scheduling != WorkScheduling::kOrdered && m_cfg.scheduling != WorkScheduling::kUntagged)
+    {
+        return;
+    }
+    // `core` is the heap root (PickCoreFifo took it): sift it down on (free, id).
+    auto less = [this](uint32_t a, uint32_t b) {
+        return m_coreFree[a] < m_coreFree[b] || (m_coreFree[a] == m_coreFree[b] && a < b);
+    };
+    const size_t n = m_coreHeap.size();
+    size_t i = 0;
+    for (;;)
+    {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && less(m_coreHeap[l], m_coreHeap[m]))
+        {
+            m = l;
+        }
+        if (r < n && less(m_coreHeap[r], m_coreHeap[m]))
+        {
+            m = r;
+        }
+        if (m == i)
+        {
+            break;
+        }
+        std::swap(m_coreHeap[i], m_coreHeap[m]);
+        i = m;
+    }
+}
+
+PipelineEngine::Tick
+PipelineEngine::MinCoreFree() const
+{
+    return m_coreFree[m_coreHeap[0]];
+}
+
+void
+PipelineEngine::DropAt(const PacketDesc& d, PipelineDrop why, std::vector<PacketDesc>& dropped)
+{
+    ++m_counters.drops[static_cast<size_t>(why)];
+    if (why == PipelineDrop::kDataPlane && d.dpDrop < DP_DROP__COUNT)
+    {
+        ++m_counters.dpDrops[d.dpDrop];
+    }
+    dropped.push_back(d);
+    dropped.back().drop = static_cast<uint8_t>(why);
+}
+
+namespace
+{
+// Min-heap order on (release, dispatch order) for std::*_heap (which builds
+// max-heaps, hence "greater").
+template <class H>
+bool
+LaterRelease(const H& a, const H& b)
+{
+    return a.release > b.release || (a.release == b.release && a.order > b.order);
+}
+} // namespace
+
+void
+PipelineEngine::Egress(const Held& h, std::vector<PacketDesc>& departed)
+{
+    Tick t = h.release;
+    if (m_outputOcc)
+    {
+        t = std::max(t, m_outputFree);
+        m_outputFree = t + m_outputOcc;
+        m_busyOutput += m_outputOcc;
+    }
+    if (m_lineTicksPerByte > 0)
+    {
+        const Tick ser = RoundTicks(ethernet::WireBytes(h.desc.frameBytes) * m_lineTicksPerByte);
+        t = std::max(t, m_lineFree) + ser; // last bit out
+        m_lineFree = t;
+        m_busyLine += ser;
+    }
+    t += m_fixedLatency;
+    m_lastDepart = std::max(m_lastDepart, t);
+    departed.push_back(h.desc);
+    PacketDesc& d = departed.back();
+    d.departPs = (t + (1u << (kTickShift - 1))) >> kTickShift;
+    ++m_counters.departed;
+    m_counters.sumLatencySeconds += static_cast<double>(d.departPs - d.arrivalPs) * 1e-12;
+}
+
+void
+PipelineEngine::Drain(Tick lowerBound, std::vector<PacketDesc>& departed)
+{
+    while (!m_held.empty() && m_held.front().release <= lowerBound)
+    {
+        std::pop_heap(m_held.begin(), m_held.end(), LaterRelease<Held>);
+        Egress(m_held.back(), departed);
+        m_held.pop_back();
+    }
+}
+
+void
+PipelineEngine::Flush(std::vector<PacketDesc>& departed)
+{
+    Drain(~Tick{0}, departed);
+}
+
+void
+PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>& departed,
+                        std::vector<PacketDesc>& dropped)
+{
+    const WorkScheduling mode = m_cfg.scheduling;
+    const bool fifo = mode == WorkScheduling::kOrdered || mode == WorkScheduling::kUntagged;
+    for (size_t i = 0; i < n; ++i)
+    {
+        const PacketDesc& d = in[i];
+        const Tick t = d.arrivalPs << kTickShift;
+        if (!m_any)
+        {
+            m_any = true;
+            m_firstArrival = t;
+        }
+        else if (t < m_lastArrival)
+        {
+            throw std::invalid_argument("PipelineEngine::Process: arrivals out of time order");
+        }
+        m_lastArrival = t;
+        ++m_counters.offered;
+
+        // Admission to the input queue: packets whose leave time has passed
+        // are gone; the rest occupy it.
+        if (m_cfg.inputQueueDepth)
+        {
+            while (!m_inputQueue.empty() && m_inputQueue.front() <= t)
+            {
+                std::pop_heap(m_inputQueue.begin(), m_inputQueue.end(), std::greater<Tick>());
+                m_inputQueue.pop_back();
+            }
+            if (m_inputQueue.size() >= m_cfg.inputQueueDepth)
+            {
+                DropAt(d, PipelineDrop::kInputQueueFull, dropped);
+                continue;
+            }
+        }
+
+        // Shared ceilings: input engine, then memory/IO bandwidth.
+        Tick ready = t;
+        if (m_inputOcc)
+        {
+            ready = std::max(ready, m_inputFree);
+            m_inputFree = ready + m_inputOcc;
+            m_busyInput += m_inputOcc;
+        }
+        if (m_memTicksPerByte > 0)
+        {
+            const double bytes =
+                m_cfg.memoryBytesPerFrameByte * d.frameBytes + m_cfg.memoryBytesPerPacket;
+            const Tick occ = RoundTicks(bytes * m_memTicksPerByte);
+            ready = std::max(ready, m_memFree);
+            m_memFree = ready + occ;
+            m_busyMemTicks += static_cast<double>(occ);
+        }
+
+        // Work distribution.
+        Tick start;
+        uint32_t core;
+        if (fifo)
+        {
+            core = PickCoreFifo(ready, start);
+        }
+        else if (mode == WorkScheduling::kAtomic)
+        {
+            GrowFlows(d.flow);
+            core = PickCoreAtomic(ready, m_flowFree[d.flow], start);
+        }
+        else
+        {
+            core = FlowHash(d.flow) % m_cfg.numCores;
+            if (m_cfg.inputQueueDepth)
+            {
+                m_inputQueue.push_back(ready); // RSS: leaves the input queue at the NIC
+                std::push_heap(m_inputQueue.begin(), m_inputQueue.end(), std::greater<Tick>());
+            }
+            start = std::max(ready, m_coreFree[core]); // per-core FIFO
+            if (m_cfg.coreQueueDepth)
+            {
+                std::vector<Tick>& ring = m_coreQueue[core];
+                uint32_t& head = m_coreQueueHead[core];
+                uint32_t& len = m_coreQueueLen[core];
+                while (len && ring[head] <= ready)
+                {
+                    head = head + 1 == ring.size() ? 0 : head + 1;
+                    --len;
+                }
+                if (len >= ring.size())
+                {
+                    DropAt(d, PipelineDrop::kCoreQueueFull, dropped);
+                    continue;
+                }
+                size_t tail = head + len;
+                ring[tail >= ring.size() ? tail - ring.size() : tail] = start;
+                ++len;
+            }
+        }
+        if (m_cfg.inputQueueDepth && mode != WorkScheduling::kRss)
+        {
+            m_inputQueue.push_back(start); // SSO: waits in the work queue until a core takes it
+            std::push_heap(m_inputQueue.begin(), m_inputQueue.end(), std::greater<Tick>());
+        }
+
+        // Core service; the last lockHold of it under the global lock, which
+        // is granted in dispatch order (a ticket lock). A core spinning on the
+        // lock stays busy.
+        const Tick svc = RoundTicks((d.serviceCycles + d.frameBytes * m_extraCyclesPerByte) *
+                                    m_ticksPerCycle);
+        Tick finish;
+        if (m_lockTicks)
+        {
+            const Tick unlocked = svc > m_lockTicks ? svc - m_lockTicks : 0;
+            const Tick acquire = std::max(start + unlocked, m_lockFree);
+            finish = acquire + m_lockTicks;
+            m_lockFree = finish;
+            m_busyLock += m_lockTicks;
+        }
+        else
+        {
+            finish = start + svc;
+        }
+        SetCoreFree(core, finish);
+        m_coreBusy[core] += finish - start;
+        ++m_counters.started;
+        m_counters.sumWaitSeconds += static_cast<double>(start - t) / kTicksPerSecond;
+        m_counters.sumServiceSeconds += static_cast<double>(finish - start) / kTicksPerSecond;
+
+        Tick release = finish;
+        if (mode == WorkScheduling::kAtomic)
+        {
+            m_flowFree[d.flow] = finish;
+            m_flowBusy[d.flow] += finish - start;
+        }
+        if (d.dpDrop != DP_OK)
+        {
+            DropAt(d, PipelineDrop::kDataPlane, dropped);
+            continue;
+        }
+        if (mode == WorkScheduling::kOrdered)
+        {
+            GrowFlows(d.flow);
+            release = std::max(finish, m_flowRelease[d.flow]);
+            m_flowRelease[d.flow] = release;
+        }
+        m_held.push_back(Held{release, m_order++, d});
+        std::push_heap(m_held.begin(), m_held.end(), LaterRelease<Held>);
+
+        // No later packet can be released before it is ready, nor (FIFO
+        // hand-out) before some core is free: everything released by then
+        // may take its egress turn.
+        Drain(fifo ? std::max(ready, MinCoreFree()) : ready, departed);
+    }
+}
+
+PipelineReport
+PipelineEngine::Report() const
+{
+    PipelineReport r;
+    Tick end = std::max(m_lastArrival, m_lastDepart > m_fixedLatency ? m_lastDepart - m_fixedLatency : 0);
+    for (Tick f : m_coreFree)
+    {
+        end = std::max(end, f);
+    }
+    const double dur = m_any && end > m_firstArrival ? static_cast<double>(end - m_firstArrival) : 0;
+    r.durationSeconds = dur / kTicksPerSecond;
+    auto util = [dur](double busyTicks) { return dur > 0 ? busyTicks / dur : 0.0; };
+
+    double coreSum = 0, coreMax = 0;
+    for (Tick b : m_coreBusy)
+    {
+        r.coreUtilization.push_back(util(static_cast<double>(b)));
+        coreSum += static_cast<double>(b);
+        coreMax = std::max(coreMax, static_cast<double>(b));
+    }
+    // A pool of cores fed by a scheduler binds as a whole; RSS binds at the
+    // hottest core, since its queue cannot spill to the others.
+    const double coreUtil = m_cfg.scheduling == WorkScheduling::kRss
+                                ? util(coreMax)
+                                : util(coreSum / m_cfg.numCores);
+    Tick flowMax = 0;
+    if (m_cfg.scheduling == WorkScheduling::kAtomic)
+    {
+        for (Tick b : m_flowBusy)
+        {
+            flowMax = std::max(flowMax, b);
+        }
+    }
+    auto add = [&](const char* name, double busyTicks, double u) {
+        r.resources.push_back(ResourceUsage{name, busyTicks / kTicksPerSecond, u});
+    };
+    add("cores", coreSum, coreUtil);
+    add("ordering", static_cast<double>(flowMax), util(static_cast<double>(flowMax)));
+    add("packet_input", static_cast<double>(m_busyInput), util(static_cast<double>(m_busyInput)));
+    add("packet_output", static_cast<double>(m_busyOutput), util(static_cast<double>(m_busyOutput)));
+    add("memory", m_busyMemTicks, util(m_busyMemTicks));
+    add("line_rate", static_cast<double>(m_busyLine), util(static_cast<double>(m_busyLine)));
+    add("lock", static_cast<double>(m_busyLock), util(static_cast<double>(m_busyLock)));
+
+    const ResourceUsage* top = &r.resources[0];
+    for (const auto& u : r.resources)
+    {
+        if (u.utilization > top->utilization)
+        {
+            top = &u;
+        }
+    }
+    const bool roomDrops = m_counters.drops[static_cast<size_t>(PipelineDrop::kInputQueueFull)] +
+                               m_counters.drops[static_cast<size_t>(PipelineDrop::kCoreQueueFull)] >
+                           0;
+    r.bottleneckUtilization = top->utilization;
+    if (top->utilization >= 0.95 || (roomDrops && top->utilization > 0))
+    {
+        r.bottleneck = top->name;
+    }
+    return r;
+}
+
+} // namespace routertwin

@@ -20,3 +20,8 @@ class ScenarioError(UserError):
 class CalibrationDisciplineError(UserError):
     """A fit asked for a reference row it may not use (a `predict` row or an
     unknown id). Raised by `routertwin.validation.calibration.CalibrationData`."""
+
+
+class MappingError(UserError):
+    """A validation mapping (validation/mapping/<study>.yaml) or the reference
+    table is wrong: unknown row id, missing tolerance or reason, bad key."""

@@ -27,7 +27,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from routertwin.errors import ScenarioError
+from routertwin.errors import ScenarioError, UserError
 
 COMMON_KEYS = ("scenario", "kind", "description", "seed")
 
@@ -94,16 +94,16 @@ def load_scenario(
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"{shown}: cannot read scenario: {exc.strerror or exc}") from None
-    doc = _parse_yaml(text, shown)
+    doc = parse_yaml(text, shown)
     if not isinstance(doc, CommentedMap):
         raise ScenarioError(f"{shown}:1: a scenario must be a YAML mapping of keys")
 
-    data = _plain(doc)
+    data = plain(doc)
     overridden = [_apply_override(data, item, shown) for item in overrides]
     if seed is not None:
         data["seed"] = seed
         overridden.append(("seed",))
-    where = _Locator(doc, shown, overridden)
+    where = Locator(doc, shown, overridden)
 
     common_in = {k: v for k, v in data.items() if k in COMMON_KEYS}
     if "kind" not in data:
@@ -141,7 +141,9 @@ def load_scenario(
     )
 
 
-def _parse_yaml(text: str, shown: str) -> Any:
+def parse_yaml(text: str, shown: str, error: type[UserError] = ScenarioError) -> Any:
+    """Round-trip parse (keeps the line of every key); syntax errors become
+    one `error` line naming the file and line."""
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:
@@ -150,18 +152,18 @@ def _parse_yaml(text: str, shown: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
         problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
-        raise ScenarioError(f"{shown}:{line}: YAML syntax error: {problem}") from None
+        raise error(f"{shown}:{line}: YAML syntax error: {problem}") from None
     except YAMLError as exc:
         msg = " ".join(str(exc).split())
-        raise ScenarioError(f"{shown}:1: YAML error: {msg}") from None
+        raise error(f"{shown}:1: YAML error: {msg}") from None
 
 
-def _plain(node: Any) -> Any:
+def plain(node: Any) -> Any:
     """ruamel's round-trip nodes as plain dict/list/int/float/str/bool."""
     if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
+        return {str(k): plain(v) for k, v in node.items()}
     if isinstance(node, list):
-        return [_plain(v) for v in node]
+        return [plain(v) for v in node]
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, int):
@@ -179,7 +181,7 @@ def _apply_override(data: dict, item: str, shown: str) -> tuple[str, ...]:
     if not sep or not all(keys):
         raise ScenarioError(f"{shown}: --set {item!r}: expected KEY=VALUE (KEY may be dotted: a.b)")
     try:
-        value = _plain(YAML(typ="rt").load(raw)) if raw.strip() else ""
+        value = plain(YAML(typ="rt").load(raw)) if raw.strip() else ""
     except YAMLError:
         raise ScenarioError(f"{shown}: --set key '{key}': value is not valid YAML: {raw!r}") from None
     node = data
@@ -192,16 +194,20 @@ def _apply_override(data: dict, item: str, shown: str) -> tuple[str, ...]:
     return keys
 
 
-class _Locator:
+class Locator:
     """Maps a pydantic error location to `FILE:LINE: key 'a.b': `."""
 
-    def __init__(self, doc: CommentedMap, shown: str, overridden: list[tuple[str, ...]]):
+    def __init__(self, doc: CommentedMap, shown: str, overridden: list[tuple[str, ...]] = ()):
         self.doc = doc
         self.shown = shown
         self.overridden = overridden
 
     def line_of(self, loc: tuple) -> str:
-        return f"{self.shown}:{self._walk(loc)[0]}: "
+        """`FILE:LINE: ` of the key at `loc` (or of its nearest parent in the file)."""
+        return f"{self.shown}:{self.line(loc)}: "
+
+    def line(self, loc: tuple) -> int:
+        return self._walk(loc)[0]
 
     def _walk(self, loc: tuple) -> tuple[int, list[str]]:
         node: Any = self.doc
@@ -224,7 +230,10 @@ class _Locator:
             # else: a pydantic union tag inside the document, not a key
         return line, parts
 
-    def explain(self, exc: pydantic.ValidationError, model: type[BaseModel], top_keys: list[str]) -> str:
+    def explain(self, exc: pydantic.ValidationError, model: type[BaseModel], top_keys: list[str] | None = None) -> str:
+        """The one line for a pydantic error of `model` validated from this
+        document: the misspelt key first, else the earliest line."""
+        top_keys = top_keys if top_keys is not None else sorted(model.model_fields)
         best = None
         for err in exc.errors(include_url=False):
             loc = tuple(err["loc"])

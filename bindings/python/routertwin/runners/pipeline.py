@@ -1,0 +1,502 @@
+"""kind: pipeline -- a multi-core packet-processing pipeline (an Octeon-style
+network processor) offered frames by an RFC 2544-style tester.
+
+A packet enters through the port (line rate with preamble and inter-frame
+gap), is handed by the packet-input and work-scheduling units to one of the
+cores, costs that core a number of cycles (fixed + the C core's priced
+operation counters + per-byte + crypto per byte), and leaves through the port
+again (line rate of the *output* frame, which ESP tunnelling makes longer).
+Shared resources the cores contend for are stations of a closed queueing
+network whose customers are the busy cores:
+
+- the packet-I/O engine (SSO get_work + PKO send + buffer free), visited once
+  per packet for a time fitted once per chip family (its ceiling);
+- an optional lock (a serialized critical section per packet, e.g. the Linux
+  transmit path), held for a fitted number of core cycles.
+
+Work ordering: with the SSO's ATOMIC tag a flow's packets are processed one
+at a time, so at most `flows` cores are busy; ORDERED (and UNTAGGED) tags let
+every core work and only restore order on output.
+
+Two methods compute a case: `packet` runs the C++ packet-level engine
+(`routertwin._core.run_pipeline`, keys in model/helper/forwarding-scenario.h);
+`analytic` is the closed form below (exact Mean Value Analysis of the closed
+network, capped by line rate in/out, offered load and memory bandwidth).
+`both` runs the packet level and reports the analytic throughput beside it.
+
+Example (scenarios/octeon/cn68-se-1core.yaml):
+
+    scenario: cn68-se-1core
+    kind: pipeline
+    seed: 1
+    platform: ../platforms/cn68xx-1500-ddr3-1066.yaml
+    workload: ../workloads/ipfwd-se.yaml
+    fitted: ../platforms/fitted/octeon.yaml
+    flows: 4
+    tag_type: ORDERED
+    sweep: {frame_bytes: [64, 128, 256, 1518], cores: [1]}
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import (BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt,
+                      PositiveFloat, PositiveInt, field_validator, model_validator)
+
+from routertwin.errors import ScenarioError, UserError
+from routertwin.results import CaseResult
+from routertwin.scenario import ScenarioPath
+
+ETH_HEADER_BYTES = 14
+ETH_FCS_BYTES = 4
+
+# dp_ops_t field names (core/include/dp/dp_ops.h), in order: the keys a
+# workload's ops_per_packet and a platform's counter_cycles may use.
+OPS_COUNTERS = (
+    "packets", "bytes_parsed", "bytes_written", "checksum_bytes", "csum_updates",
+    "table_probes", "cache_lines", "table_writes", "rules_evaluated", "bytes_copied",
+    "crypto_bytes",
+)
+
+
+def _known_counters(value: dict) -> dict:
+    unknown = sorted(set(value) - set(OPS_COUNTERS))
+    if unknown:
+        raise ValueError(f"unknown operation counter {unknown[0]!r}; counters: {', '.join(OPS_COUNTERS)}")
+    return value
+
+
+# ---------------------------------------------------------------- profiles --
+
+class Cores(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    count: PositiveInt
+    clock_hz: PositiveFloat
+
+
+class Memory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: str
+    transfers_per_s: PositiveFloat
+    controllers: PositiveInt
+    bytes_per_transfer: PositiveInt
+    efficiency: float = Field(gt=0, le=1)
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return self.transfers_per_s * self.controllers * self.bytes_per_transfer * self.efficiency
+
+
+class Port(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["ethernet"]
+    rate_bps: PositiveFloat
+    overhead_bytes: NonNegativeInt  # preamble + SFD + inter-frame gap per frame
+    min_frame_bytes: PositiveInt
+
+
+class PlatformProfile(BaseModel):
+    """scenarios/platforms/<name>.yaml: what the chip is (cited or assumed)."""
+
+    model_config = ConfigDict(extra="forbid")
+    platform: str
+    family: str
+    cores: Cores
+    sclk_hz: PositiveFloat
+    memory: Memory
+    port: Port
+    stages_ns: dict[str, NonNegativeFloat]
+    input_buffer_packets: PositiveInt
+    counter_cycles: dict[str, NonNegativeFloat] = {}
+
+    _check_counters = field_validator("counter_cycles")(_known_counters)
+
+
+class EspSpec(BaseModel):
+    """ESP tunnel-mode encapsulation sizes (RFC 4303)."""
+
+    model_config = ConfigDict(extra="forbid")
+    outer_ip_bytes: PositiveInt
+    esp_header_bytes: PositiveInt
+    iv_bytes: NonNegativeInt
+    block_bytes: PositiveInt
+    trailer_bytes: PositiveInt
+    icv_bytes: NonNegativeInt
+
+
+class WorkloadProfile(BaseModel):
+    """scenarios/workloads/<name>.yaml: what the software does to a packet."""
+
+    model_config = ConfigDict(extra="forbid")
+    workload: str
+    description: str = ""
+    cost_key: str
+    ops_per_packet: dict[str, NonNegativeInt]
+    esp: EspSpec | None = None
+    lock: str = "none"
+
+    _check_counters = field_validator("ops_per_packet")(_known_counters)
+
+
+def load_profile(path: Path, model: type[BaseModel]):
+    """Load a platform/workload/fitted YAML file into `model`, with the same
+    `FILE:LINE: key 'a.b': message` errors as scenarios."""
+    from routertwin.scenario import _Locator, _parse_yaml, _plain
+
+    shown = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    doc = _parse_yaml(text, shown)
+    import pydantic
+
+    try:
+        return model.model_validate(_plain(doc))
+    except pydantic.ValidationError as exc:
+        raise ScenarioError(_Locator(doc, shown, []).explain(exc, model, sorted(model.model_fields))) from None
+
+
+class CostSet(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fixed_cycles: NonNegativeFloat
+    per_byte_cycles: NonNegativeFloat = 0.0
+    crypto_byte_cycles: NonNegativeFloat = 0.0
+
+
+class IoCeiling(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sclk_cycles_per_packet: PositiveFloat
+
+
+class LockHold(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    hold_cycles: PositiveFloat
+
+
+class FittedParameters(BaseModel):
+    """The `parameters` of a fitted file written by `routertwin calibrate`."""
+
+    model_config = ConfigDict(extra="forbid")
+    costs: dict[str, dict[str, CostSet]]  # platform -> cost_key -> costs
+    io_ceiling: dict[str, IoCeiling]  # family -> ceiling
+    locks: dict[str, LockHold] = {}
+
+
+class FittedFile(BaseModel):
+    model_config = ConfigDict(extra="allow")  # provenance and bookkeeping of the calibrate command
+    parameters: FittedParameters
+
+
+# ---------------------------------------------------------------- scenario --
+
+class MixPart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    bytes: PositiveInt
+    weight: PositiveFloat
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = None  # default "<frame>b-<cores>c"
+    frame: int | str  # frame bytes incl. FCS, or the name of a mix in `mixes`
+    cores: PositiveInt
+    offered_load: PositiveFloat | None = None  # fraction of the input line rate
+
+
+class Sweep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    frame: list[int | str]
+    cores: list[PositiveInt]
+
+
+class Schema(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    platform: ScenarioPath
+    workload: ScenarioPath
+    fitted: ScenarioPath
+    flows: PositiveInt = 4
+    tag_type: Literal["ORDERED", "ATOMIC", "UNTAGGED"] = "ORDERED"
+    offered_load: PositiveFloat = 1.0  # fraction of the input line rate (the tests offered line rate)
+    method: Literal["packet", "analytic", "both"] = "both"
+    duration_us: PositiveFloat = 2000.0  # simulated time per case (packet method)
+    warmup_us: NonNegativeFloat = 500.0  # not measured
+    mixes: dict[str, list[MixPart]] = {}
+    cases: list[Case] | None = None
+    sweep: Sweep | None = None
+
+    @model_validator(mode="after")
+    def _cases_or_sweep(self):
+        if (self.cases is None) == (self.sweep is None):
+            raise ValueError("give exactly one of 'cases' and 'sweep'")
+        if self.warmup_us >= self.duration_us:
+            raise ValueError("warmup_us must be smaller than duration_us")
+        frames = [c.frame for c in self.cases] if self.cases else list(self.sweep.frame)
+        for f in frames:
+            if isinstance(f, str) and f not in self.mixes:
+                raise ValueError(f"frame {f!r} is neither a frame size nor a mix defined in 'mixes'")
+            if isinstance(f, int) and not 64 <= f <= 9216:
+                raise ValueError(f"frame {f} bytes is outside 64..9216")
+        return self
+
+
+# ------------------------------------------------------------- mechanisms --
+
+def wire_bytes(frame: float, port: Port) -> float:
+    """Bytes a frame occupies on the wire: the frame plus preamble/SFD/IFG."""
+    return frame + port.overhead_bytes
+
+
+def line_rate_pps(frame: float, port: Port) -> float:
+    """Frames per second of `frame` bytes at the port's line rate."""
+    return port.rate_bps / (8.0 * wire_bytes(frame, port))
+
+
+@dataclass(frozen=True)
+class EspTunnel:
+    """ESP tunnel-mode encapsulation of one Ethernet frame."""
+
+    inner_ip: int  # the original IP packet (frame - Ethernet header - FCS)
+    pad: int  # padding so that inner_ip + pad + trailer is a multiple of the block
+    encrypted: int  # bytes through the cipher: inner_ip + pad + trailer
+    authenticated: int  # bytes through the MAC: ESP header + IV + encrypted
+    out_ip: int  # outer IP packet: outer header + ESP header + IV + encrypted + ICV
+    out_frame: int  # the frame on the wire out (incl. Ethernet header and FCS)
+
+    @property
+    def crypto_bytes(self) -> int:
+        return self.encrypted + self.authenticated
+
+
+def esp_tunnel(frame: int, esp: EspSpec, min_frame: int = 64) -> EspTunnel:
+    """Frame growth of ESP tunnel mode (RFC 4303 section 2.4: the padding
+    makes payload + pad + 2-byte trailer a multiple of the cipher block)."""
+    inner = frame - ETH_HEADER_BYTES - ETH_FCS_BYTES
+    pad = (-(inner + esp.trailer_bytes)) % esp.block_bytes
+    encrypted = inner + pad + esp.trailer_bytes
+    authenticated = esp.esp_header_bytes + esp.iv_bytes + encrypted
+    out_ip = esp.outer_ip_bytes + authenticated + esp.icv_bytes
+    out_frame = max(min_frame, ETH_HEADER_BYTES + out_ip + ETH_FCS_BYTES)
+    return EspTunnel(inner, pad, encrypted, authenticated, out_ip, out_frame)
+
+
+@dataclass(frozen=True)
+class FrameCost:
+    """One frame size through one workload on one platform."""
+
+    frame: int
+    weight: float
+    out_frame: int
+    cycles: float  # core cycles per packet when the core is alone (fitted + priced)
+    crypto_bytes: int
+
+
+def frame_cost(frame: int, weight: float, plat: PlatformProfile, wl: WorkloadProfile, cost: CostSet) -> FrameCost:
+    """Per-packet cycles = fixed + priced C-core counters + per frame byte + per crypto byte."""
+    ops = dict(wl.ops_per_packet)
+    out_frame = frame
+    crypto = 0
+    if wl.esp is not None:
+        t = esp_tunnel(frame, wl.esp, plat.port.min_frame_bytes)
+        out_frame, crypto = t.out_frame, t.crypto_bytes
+        ops["crypto_bytes"] = ops.get("crypto_bytes", 0) + crypto
+    priced = sum(plat.counter_cycles.get(k, 0.0) * v for k, v in ops.items() if k != "crypto_bytes")
+    cycles = (cost.fixed_cycles + priced + cost.per_byte_cycles * frame
+              + cost.crypto_byte_cycles * ops.get("crypto_bytes", 0))
+    return FrameCost(frame, weight, out_frame, cycles, crypto)
+
+
+def mva_closed(customers: int, think_s: float, demands_s: dict[str, float]) -> tuple[float, dict[str, float]]:
+    """Exact Mean Value Analysis (Reiser & Lavenberg 1980) of a closed network:
+    `customers` cores each spend `think_s` alone, then visit every queueing
+    station (single FIFO server, exponential service of mean demand) once.
+    Returns throughput and the mean residence time at each station."""
+    queue = {k: 0.0 for k in demands_s}
+    resid = dict(demands_s)
+    x = 0.0
+    for n in range(1, customers + 1):
+        resid = {k: d * (1.0 + queue[k]) for k, d in demands_s.items()}
+        x = n / (think_s + sum(resid.values()))
+        queue = {k: x * r for k, r in resid.items()}
+    return x, resid
+
+
+@dataclass
+class Resolved:
+    """Everything a case needs, engine-independent."""
+
+    plat: PlatformProfile
+    wl: WorkloadProfile
+    frames: list[FrameCost]  # one per frame size of the case (weights sum to 1)
+    cores: int
+    flows: int
+    tag_type: str
+    offered_load: float
+    io_s: float  # packet-I/O engine time per packet
+    lock_s: float  # lock hold per packet (0: no lock)
+
+    @property
+    def mean_frame(self) -> float:
+        return sum(f.frame * f.weight for f in self.frames)
+
+    @property
+    def mean_out_frame(self) -> float:
+        return sum(f.out_frame * f.weight for f in self.frames)
+
+    @property
+    def core_s(self) -> float:
+        """Mean time a packet keeps a core busy when the core is alone."""
+        return sum(f.cycles * f.weight for f in self.frames) / self.plat.cores.clock_hz
+
+    @property
+    def busy_cores(self) -> int:
+        """Cores that can hold work at once: ATOMIC tags serialize each flow."""
+        return min(self.cores, self.flows) if self.tag_type == "ATOMIC" else self.cores
+
+
+def resolve(plat: PlatformProfile, wl: WorkloadProfile, fitted: FittedParameters,
+            frames: list[tuple[int, float]], cores: int, flows: int, tag_type: str,
+            offered_load: float) -> Resolved:
+    try:
+        cost = fitted.costs[plat.platform][wl.cost_key]
+    except KeyError:
+        raise UserError(f"fitted parameters have no costs for platform '{plat.platform}', "
+                        f"workload cost_key '{wl.cost_key}': run `routertwin calibrate`") from None
+    if plat.family not in fitted.io_ceiling:
+        raise UserError(f"fitted parameters have no io_ceiling for family '{plat.family}'")
+    lock_s = 0.0
+    if wl.lock != "none":
+        if wl.lock not in fitted.locks:
+            raise UserError(f"fitted parameters have no lock '{wl.lock}'")
+        lock_s = fitted.locks[wl.lock].hold_cycles / plat.cores.clock_hz
+    if cores > plat.cores.count:
+        raise UserError(f"{cores} cores asked of platform '{plat.platform}', which has {plat.cores.count}")
+    total = sum(w for _, w in frames)
+    costs = [frame_cost(f, w / total, plat, wl, cost) for f, w in frames]
+    io_s = fitted.io_ceiling[plat.family].sclk_cycles_per_packet / plat.sclk_hz
+    return Resolved(plat, wl, costs, cores, flows, tag_type, offered_load, io_s, lock_s)
+
+
+def analytic(r: Resolved) -> CaseResult:
+    """Closed-form throughput, utilizations and mean latency of a case."""
+    port = r.plat.port
+    stations = {"packet_io": r.io_s}
+    if r.lock_s > 0:
+        stations[f"lock:{r.wl.lock}"] = r.lock_s
+    think = r.core_s - sum(stations.values())
+    if think <= 0:
+        raise UserError(f"shared-station time exceeds the per-packet core time on '{r.plat.platform}'")
+    n = r.busy_cores
+    x_cores, resid = mva_closed(n, think, stations)
+    line_in = port.rate_bps / (8.0 * (r.mean_frame + port.overhead_bytes))
+    caps = {
+        "offered_load": r.offered_load * line_in,
+        "line_rate_out": port.rate_bps / (8.0 * (r.mean_out_frame + port.overhead_bytes)),
+        "memory_bw": r.plat.memory.bandwidth_bytes_per_s / (r.mean_frame + r.mean_out_frame),
+    }
+    x = min(x_cores, *caps.values())
+    if x < x_cores:
+        bottleneck = min(caps, key=caps.get)
+        if bottleneck == "offered_load" and r.offered_load >= 1.0:
+            bottleneck = "line_rate_in"
+    else:
+        util = {"cores" if n == r.cores else "flow_ordering": x * think / n}
+        util.update({k: x * d for k, d in stations.items()})
+        bottleneck = max(util, key=util.get)
+    # Latency: the hardware stages, serialization in and out, the time a
+    # core holds the packet (its cycle in the closed network, or its bare
+    # service time below saturation), and, when the box cannot keep up with
+    # what is offered, the full input buffer ahead of it.
+    fixed_s = sum(r.plat.stages_ns.values()) * 1e-9
+    ser_s = 8.0 * (r.mean_frame + r.mean_out_frame) / port.rate_bps
+    at_core_s = n / x_cores if x >= x_cores * (1 - 1e-9) else r.core_s
+    queue_s = r.plat.input_buffer_packets / x if x < caps["offered_load"] * (1 - 1e-9) else 0.0
+    latency_s = fixed_s + ser_s + at_core_s + queue_s
+    metrics = {
+        "pps": x,
+        "gbps": x * r.mean_frame * 8.0 / 1e9,
+        "gbps_out": x * r.mean_out_frame * 8.0 / 1e9,
+        "line_rate_fraction": x / line_in,
+        "latency_avg_us": latency_s * 1e6,
+        "core_util": x * r.core_s / r.cores,
+        "packet_io_util": x * r.io_s,
+        "cycles_per_packet": r.core_s * r.plat.cores.clock_hz,
+    }
+    if r.lock_s > 0:
+        metrics["lock_util"] = x * r.lock_s
+    return CaseResult(case="", metrics=metrics, bottleneck=bottleneck)
+
+
+# ------------------------------------------------------------ packet level --
+
+def run_packet(r: Resolved, cfg: Schema, seed: int) -> CaseResult:
+    """One case through the C++ packet-level engine."""
+    from routertwin import _core
+
+    if not hasattr(_core, "run_pipeline"):
+        raise UserError("method 'packet' needs routertwin._core.run_pipeline, which this build "
+                        "does not have; use method: analytic")
+    raise UserError("packet engine not wired yet")
+
+
+# ------------------------------------------------------------------ runner --
+
+def _cases(cfg: Schema) -> list[Case]:
+    if cfg.cases is not None:
+        return list(cfg.cases)
+    return [Case(frame=f, cores=c) for f in cfg.sweep.frame for c in cfg.sweep.cores]
+
+
+def _case_id(c: Case) -> str:
+    if c.id:
+        return c.id
+    f = f"{c.frame}b" if isinstance(c.frame, int) else str(c.frame)
+    return f"{f}-{c.cores}c"
+
+
+def _frames(cfg: Schema, c: Case) -> list[tuple[int, float]]:
+    if isinstance(c.frame, int):
+        return [(c.frame, 1.0)]
+    return [(m.bytes, m.weight) for m in cfg.mixes[c.frame]]
+
+
+def load_fitted(path: Path) -> FittedParameters:
+    return load_profile(path, FittedFile).parameters
+
+
+def run(scenario, progress) -> list[CaseResult]:
+    cfg: Schema = scenario.config
+    plat = load_profile(cfg.platform, PlatformProfile)
+    wl = load_profile(cfg.workload, WorkloadProfile)
+    fitted = load_fitted(cfg.fitted)
+    cases = _cases(cfg)
+    ids = [_case_id(c) for c in cases]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ScenarioError(f"{scenario.path}: case id '{dup[0]}' appears twice; give cases distinct ids")
+    progress.set_total(len(cases))
+    out = []
+    for c, cid in zip(cases, ids):
+        r = resolve(plat, wl, fitted, _frames(cfg, c), c.cores, cfg.flows, cfg.tag_type,
+                    c.offered_load or cfg.offered_load)
+        res = analytic(r)
+        if cfg.method in ("packet", "both"):
+            pkt = run_packet(r, cfg, seed=scenario.seed)
+            if cfg.method == "both":
+                pkt.metrics["pps_analytic"] = res.metrics["pps"]
+                pkt.metrics["latency_analytic_us"] = res.metrics["latency_avg_us"]
+            res = pkt
+        res.case = cid
+        res.params = {
+            "platform": plat.platform, "workload": wl.workload, "frame": c.frame, "cores": c.cores,
+            "flows": cfg.flows, "tag_type": cfg.tag_type, "offered_load": r.offered_load,
+            "method": cfg.method,
+        }
+        out.append(res)
+        progress.advance(status=cid)
+    return out

@@ -1,0 +1,146 @@
+"""The Octeon CN68xx / CN78xx study (seed 002): which calibrate rows fit which
+parameter, and how.
+
+Fitted (calibrate rows only, see CALIBRATE_ROWS):
+
+- per-packet core cycles of each (platform, software path) from its 1-core
+  rows: fixed + per frame byte where several frame sizes were measured, fixed
+  + per crypto byte (cipher + MAC bytes of the ESP packet) for IPsec; a path
+  measured at one frame size gets no per-byte term (assumption, stated in
+  docs/octeon.md). Non-negative least squares: a cost is never negative.
+- one packet-I/O ceiling per chip family (SCLK cycles per packet at the shared
+  I/O engine) from its many-core row, solving the closed queueing model of
+  routertwin.runners.pipeline for the measured throughput;
+- one lock hold (core cycles) for the Linux native stack from
+  cn68-linux-64b-32c, solved the same way.
+
+Everything else (line rate, ESP growth, memory bandwidth, ordering) is
+mechanism and data; predict rows are never read here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from routertwin.runners.pipeline import (CostSet, FittedParameters, IoCeiling, LockHold,
+                                         PlatformProfile, WorkloadProfile, analytic, frame_cost,
+                                         load_profile, resolve)
+
+STUDY = "octeon"
+
+# (platform profile, workload profile, cost key) -> 1-core calibrate rows {id: frame bytes}
+COST_ROWS = {
+    ("cn68xx-1500-ddr3-1066", "ipfwd-se"): {
+        "cn68-se-64b-1c": 64, "cn68-se-128b-1c": 128, "cn68-se-256b-1c": 256},
+    ("cn78xx-1800-ddr4-1866", "ipfwd-se"): {
+        "cn78-se-64b-1c": 64, "cn78-se-512b-1c": 512, "cn78-se-1518b-1c": 1518},
+    ("cn68xx-1300-ddr3-1333", "ipfwd-linux"): {"cn68-linux-64b-1c": 64},
+    ("cn68xx-1300-ddr3-1333", "ipfwd-linux-offload"): {"cn68-linuxoff-64b-1c": 64},
+    ("cn78xx-1800-ddr4-1866", "l2-passthrough"): {"cn78-l2-64b-1c": 64},
+    ("cn68xx-1300-ddr3-1066", "ipsec-esp-aes128-sha1"): {
+        "cn68-ipsec-64b-1c": 64, "cn68-ipsec-1450b-1c": 1450},
+    ("cn78xx-1800-ddr4-2100", "ipsec-esp-aes128-sha1"): {
+        "cn78-ipsec-64b-1c": 64, "cn78-ipsec-1450b-1c": 1450},
+}
+# family -> (row, platform, workload, frame, cores): the many-core row at the I/O ceiling
+IO_ROWS = {
+    "cn68xx": ("cn68-se-64b-32c", "cn68xx-1500-ddr3-1066", "ipfwd-se", 64, 32),
+    "cn78xx": ("cn78-se-64b-48c", "cn78xx-1800-ddr4-1866", "ipfwd-se", 64, 48),
+}
+# lock -> (row, platform, workload, frame, cores)
+LOCK_ROWS = {
+    "linux_stack": ("cn68-linux-64b-32c", "cn68xx-1300-ddr3-1333", "ipfwd-linux", 64, 32),
+}
+FLOWS = 4  # seed 002 section 2: "4flow" in every IP forwarding / L2 table header
+TAG_TYPE = "ORDERED"  # see docs/octeon.md "Ordering": ATOMIC with 4 flows cannot reach 41 Mpps on 16 cores
+
+CALIBRATE_ROWS = sorted(
+    [r for rows in COST_ROWS.values() for r in rows]
+    + [v[0] for v in IO_ROWS.values()] + [v[0] for v in LOCK_ROWS.values()]
+)
+
+
+def _profiles(root: Path, platform: str, workload: str):
+    plat = load_profile(root / "scenarios" / "platforms" / f"{platform}.yaml", PlatformProfile)
+    wl = load_profile(root / "scenarios" / "workloads" / f"{workload}.yaml", WorkloadProfile)
+    return plat, wl
+
+
+def _bisect(f: Callable[[float], float], target: float, lo: float, hi: float) -> float:
+    """x in [lo, hi] with f(x) == target for f decreasing in x (60 halvings)."""
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def fit_parameters(value: Callable[[str], float], root: Path,
+                   nnls: Callable) -> tuple[FittedParameters, dict[str, list[str]]]:
+    """Fit every parameter from calibrate rows read through `value(row_id)`.
+    `nnls(A, b) -> x` is a non-negative least-squares solver. Returns the
+    parameters and, per parameter path, the row ids it came from."""
+    costs: dict[str, dict[str, CostSet]] = {}
+    provenance: dict[str, list[str]] = {}
+    for (platform, workload), rows in COST_ROWS.items():
+        plat, wl = _profiles(root, platform, workload)
+        zero = CostSet(fixed_cycles=0.0)
+        a, b = [], []
+        for row, frame in rows.items():
+            # cycles a lone core spends = clock / measured pps; subtract the
+            # priced counters (fixed 0 leaves exactly them in frame_cost).
+            priced = frame_cost(frame, 1.0, plat, wl, zero).cycles
+            fc = frame_cost(frame, 1.0, plat, wl, zero)
+            if wl.esp is not None:
+                a.append([1.0, float(fc.crypto_bytes)])
+            elif len(rows) > 1:
+                a.append([1.0, float(frame)])
+            else:
+                a.append([1.0])
+            b.append(plat.cores.clock_hz / value(row) - priced)
+        x = [float(v) for v in nnls(a, b)]
+        if wl.esp is not None:
+            cs = CostSet(fixed_cycles=x[0], crypto_byte_cycles=x[1])
+        elif len(x) > 1:
+            cs = CostSet(fixed_cycles=x[0], per_byte_cycles=x[1])
+        else:
+            cs = CostSet(fixed_cycles=x[0])
+        costs.setdefault(platform, {})[wl.cost_key] = cs
+        provenance[f"costs.{platform}.{wl.cost_key}"] = sorted(rows)
+
+    io: dict[str, IoCeiling] = {}
+    params = FittedParameters(costs=costs, io_ceiling={}, locks={})
+    for family, (row, platform, workload, frame, cores) in IO_ROWS.items():
+        plat, wl = _profiles(root, platform, workload)
+        target = value(row)
+
+        def pps(sclk_cycles: float) -> float:
+            params.io_ceiling[family] = IoCeiling(sclk_cycles_per_packet=sclk_cycles)
+            r = resolve(plat, wl, params, [(frame, 1.0)], cores, FLOWS, TAG_TYPE, 1.0)
+            return analytic(r).metrics["pps"]
+
+        # The ceiling lies between "no ceiling" and "the whole 1-core time".
+        hi = plat.sclk_hz / value(next(iter(COST_ROWS[(platform, workload)])))
+        io[family] = IoCeiling(sclk_cycles_per_packet=_bisect(pps, target, 1e-3, hi))
+        params.io_ceiling[family] = io[family]
+        provenance[f"io_ceiling.{family}"] = [row]
+
+    locks: dict[str, LockHold] = {}
+    for lock, (row, platform, workload, frame, cores) in LOCK_ROWS.items():
+        plat, wl = _profiles(root, platform, workload)
+        target = value(row)
+
+        def pps_lock(hold: float) -> float:
+            params.locks[lock] = LockHold(hold_cycles=hold)
+            r = resolve(plat, wl, params, [(frame, 1.0)], cores, FLOWS, TAG_TYPE, 1.0)
+            return analytic(r).metrics["pps"]
+
+        core_cycles = costs[platform][wl.cost_key].fixed_cycles
+        locks[lock] = LockHold(hold_cycles=_bisect(pps_lock, target, 1e-3, 0.5 * core_cycles))
+        params.locks[lock] = locks[lock]
+        provenance[f"locks.{lock}"] = [row]
+
+    return FittedParameters(costs=costs, io_ceiling=io, locks=locks), provenance

@@ -1,0 +1,216 @@
+"""Calibration discipline in code.
+
+A study fits its model parameters with a function registered by
+`register_fit(study, fn)`; `fn(data: CalibrationData)` returns a dict of
+parameter name -> `Fitted` (value plus the calibrate row ids it came from) or
+a plain number (then its provenance is every row the fit read).
+`CalibrationData` is built from the reference table but holds the values of
+`calibrate` rows only: reading a `predict` row or an unknown id raises
+CalibrationDisciplineError, and iterating yields calibrate rows only.
+
+`routertwin calibrate` imports every module of `routertwin.studies` (where
+studies call `register_fit`), runs the fits and writes
+scenarios/platforms/fitted/<study>.yaml. Tests check that the committed files
+equal a fresh fit and that perturbing every predict value changes nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import pkgutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from routertwin.errors import CalibrationDisciplineError, UserError
+from routertwin.project import display_path
+from routertwin.validation.reference import ReferenceRow, load_reference, reference_path
+
+
+class CalibrationData:
+    """The calibrate rows of the reference table, and nothing else."""
+
+    def __init__(self, rows: dict[str, ReferenceRow] | list[ReferenceRow]):
+        rows = list(rows.values()) if isinstance(rows, dict) else list(rows)
+        self._rows = {r.id: r for r in rows if r.role == "calibrate"}
+        # Only the ids of other rows are kept, to tell "predict" from "unknown".
+        self._withheld = {r.id: r.role for r in rows if r.role != "calibrate"}
+        self.used: list[str] = []  # ids read so far, in order (provenance)
+
+    def row(self, rid: str) -> ReferenceRow:
+        """The calibrate row `rid`; raises for predict rows and unknown ids."""
+        if rid in self._rows:
+            if rid not in self.used:
+                self.used.append(rid)
+            return self._rows[rid]
+        if rid in self._withheld:
+            raise CalibrationDisciplineError(
+                f"calibration read row '{rid}', a {self._withheld[rid]} row: fits may use calibrate rows only")
+        raise CalibrationDisciplineError(f"calibration read row '{rid}': no such reference row")
+
+    def value(self, rid: str) -> float:
+        return self.row(rid).value
+
+    def __iter__(self) -> Iterator[ReferenceRow]:
+        for rid in self._rows:
+            yield self.row(rid)
+
+    def __contains__(self, rid: str) -> bool:
+        return rid in self._rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def select(self, *, seed: str | None = None, metric: str | None = None, prefix: str | None = None) -> list[ReferenceRow]:
+        """Calibrate rows matching every given filter (each one read)."""
+        return [self.row(r.id) for r in self._rows.values()
+                if (seed is None or r.seed == seed) and (metric is None or r.metric == metric)
+                and (prefix is None or r.id.startswith(prefix))]
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A fitted parameter and where it came from."""
+
+    value: float | int | list[float]
+    rows: tuple[str, ...]  # calibrate row ids the value was fitted from
+    note: str = ""  # method, units
+
+
+FitFn = Callable[[CalibrationData], dict]
+_REGISTRY: dict[str, FitFn] = {}
+
+
+def register_fit(study: str, fn: FitFn | None = None):
+    """Register `fn` as the fit of `study` (also usable as a decorator)."""
+
+    def add(f: FitFn) -> FitFn:
+        old = _REGISTRY.get(study)
+        if old is not None and (old.__module__, old.__qualname__) != (f.__module__, f.__qualname__):
+            raise ValueError(f"study '{study}' already has a fit: {old.__module__}.{old.__qualname__}")
+        _REGISTRY[study] = f
+        return f
+
+    return add(fn) if fn is not None else add
+
+
+def unregister_fit(study: str) -> None:
+    _REGISTRY.pop(study, None)
+
+
+def registered() -> dict[str, FitFn]:
+    return dict(sorted(_REGISTRY.items()))
+
+
+def load_studies() -> list[str]:
+    """Import every module of routertwin.studies so their fits register."""
+    try:
+        pkg = importlib.import_module("routertwin.studies")
+    except ModuleNotFoundError:
+        return []
+    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+    for name in names:
+        importlib.import_module(f"routertwin.studies.{name}")
+    return names
+
+
+def run_fit(study: str, data: CalibrationData) -> dict[str, Fitted]:
+    """Run one registered fit; every value finite, every cited row a calibrate row."""
+    fn = _REGISTRY[study]
+    data.used.clear()
+    raw = fn(data)
+    if not isinstance(raw, dict):
+        raise TypeError(f"fit of study '{study}' returned {type(raw).__name__}, not a dict")
+    out: dict[str, Fitted] = {}
+    for name, item in sorted(raw.items()):
+        fitted = item if isinstance(item, Fitted) else Fitted(value=item, rows=tuple(data.used))
+        fitted = Fitted(_plain_value(fitted.value, study, name), tuple(fitted.rows), fitted.note)
+        if not fitted.rows:
+            raise CalibrationDisciplineError(f"study '{study}': parameter '{name}' cites no calibrate row")
+        for rid in fitted.rows:
+            data.row(rid)  # raises unless rid is a calibrate row
+        out[name] = fitted
+    return out
+
+
+def _plain_value(v, study: str, name: str):
+    if hasattr(v, "tolist"):  # numpy scalars and arrays
+        v = v.tolist()
+    vals = v if isinstance(v, list) else [v]
+    for x in vals:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise ValueError(f"study '{study}': parameter '{name}' is not a finite number: {x!r}")
+    return [float(x) for x in v] if isinstance(v, list) else (v if isinstance(v, int) else float(v))
+
+
+def fit_all(reference: dict[str, ReferenceRow], studies: list[str] | None = None) -> dict[str, dict[str, Fitted]]:
+    """Fresh fits of the given (default: all registered) studies."""
+    chosen = studies or list(registered())
+    unknown = [s for s in chosen if s not in _REGISTRY]
+    if unknown:
+        raise UserError(f"no registered fit for study {', '.join(unknown)} (registered: {', '.join(registered()) or 'none'})")
+    return {s: run_fit(s, CalibrationData(reference)) for s in chosen}
+
+
+def fitted_path(root: Path, study: str) -> Path:
+    return Path(root) / "scenarios" / "platforms" / "fitted" / f"{study}.yaml"
+
+
+def render(study: str, params: dict[str, Fitted]) -> str:
+    """The fitted file's text: YAML, deterministic (sorted, repr of floats)."""
+    lines = [
+        f"# Fitted by `routertwin calibrate` for study '{study}' from calibrate rows of",
+        "# validation/reference.csv only (docs/validation.md). Do not edit: rerun the",
+        "# command; a test checks this file equals a fresh fit.",
+        f"study: {study}",
+        "params:",
+    ]
+    for name, f in sorted(params.items()):
+        value = "[" + ", ".join(repr(x) for x in f.value) + "]" if isinstance(f.value, list) else repr(f.value)
+        lines.append(f"  {name}:")
+        lines.append(f"    value: {value}")
+        lines.append(f"    rows: [{', '.join(f.rows)}]")
+        if f.note:
+            lines.append(f"    note: {json.dumps(f.note, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"
+
+
+def load_fitted(path: Path) -> dict[str, float | int | list[float]]:
+    """Parameter name -> value of a fitted file (for runners and scenarios)."""
+    from ruamel.yaml import YAML
+
+    from routertwin.scenario import plain
+
+    doc = plain(YAML(typ="rt").load(Path(path).read_text(encoding="utf-8")))
+    return {k: v["value"] for k, v in doc["params"].items()}
+
+
+def calibrate_command(root: Path, studies: list[str], check: bool) -> int:
+    from routertwin.results import write_atomic
+
+    load_studies()
+    if not registered():
+        print("calibrate: no study registers a fit yet (routertwin.studies.*)", file=sys.stderr)
+        return 0
+    fits = fit_all(load_reference(reference_path(root)), studies or None)
+    stale = []
+    for study, params in fits.items():
+        path = fitted_path(root, study)
+        text = render(study, params)
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if check:
+            if current != text:
+                stale.append(display_path(path, root))
+            continue
+        if current != text:
+            write_atomic({path: text})
+        rows = sorted({r for f in params.values() for r in f.rows})
+        print(f"{display_path(path, root)}: {len(params)} parameters from {len(rows)} calibrate rows"
+              f"{'' if current != text else ' (unchanged)'}")
+    if stale:
+        print(f"calibrate --check: stale fitted files: {', '.join(stale)}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,166 @@
+"""validation/mapping/<study>.yaml: which reference rows a study replays, from
+which scenario case and metric, within which tolerance and why; plus the
+scaling plots the study wants in the report. Format: docs/validation.md.
+
+Every mistake is one MappingError line naming file, line and key: unknown row
+id (with the closest id), row mapped twice, missing tolerance or reason,
+scenario file not found, percentage tolerance on a zero reference.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, model_validator
+
+from routertwin.errors import MappingError
+from routertwin.project import display_path
+from routertwin.scenario import Locator, parse_yaml, plain
+from routertwin.validation.reference import ReferenceRow, load_reference, reference_path
+
+NAME = r"^[a-z0-9][a-z0-9_-]*$"
+
+
+class RowSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scenario: str  # scenario file, relative to the project root
+    case: str  # CaseResult.case of that scenario
+    metric: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")  # default: the row's metric
+    tolerance_pct: NonNegativeFloat | None = None  # |twin - ref| / |ref| * 100 must not exceed it
+    tolerance_abs: NonNegativeFloat | None = None  # or |twin - ref| must not exceed it (zero references)
+    reason: str = Field(min_length=1)  # why this tolerance
+
+    @model_validator(mode="after")
+    def _one_tolerance(self):
+        if (self.tolerance_pct is None) == (self.tolerance_abs is None):
+            raise ValueError("give exactly one of 'tolerance_pct' and 'tolerance_abs'")
+        return self
+
+
+class PlotSpec(BaseModel):
+    """A scaling curve: a case metric (y) against a case parameter (x), one
+    line per value of `series`, with this study's mapped reference rows of
+    the same scenario and metric drawn on top."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME)  # file: <study>-<name>.png
+    scenario: str  # relative to the project root
+    x: str  # CaseResult.params key
+    y: str  # CaseResult.metrics key
+    series: str | None = None  # CaseResult.params key
+    title: str | None = None
+    log_x: bool = False
+    log_y: bool = False
+
+
+class MappingFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    study: str = Field(pattern=NAME)
+    rows: dict[str, RowSpec] = {}
+    plots: list[PlotSpec] = []
+
+
+@dataclass(frozen=True)
+class MappedRow:
+    study: str
+    id: str
+    scenario: Path  # absolute
+    case: str
+    metric: str
+    tolerance_pct: float | None
+    tolerance_abs: float | None
+    reason: str
+    where: str  # "FILE:LINE" of the row in the mapping
+    metric_where: str  # "FILE:LINE" of its metric (or of the row when defaulted)
+
+    def tolerance_text(self) -> str:
+        if self.tolerance_pct is not None:
+            return f"{self.tolerance_pct:g}%"
+        return f"±{self.tolerance_abs:g}"
+
+
+@dataclass(frozen=True)
+class Plot:
+    study: str
+    spec: PlotSpec
+    scenario: Path  # absolute
+    where: str
+
+
+@dataclass
+class Mapping:
+    study: str
+    path: Path
+    rows: dict[str, MappedRow] = field(default_factory=dict)
+    plots: list[Plot] = field(default_factory=list)
+
+
+def mapping_dir(root: Path) -> Path:
+    return Path(root) / "validation" / "mapping"
+
+
+def load_mapping(path: Path, root: Path, reference: dict[str, ReferenceRow]) -> Mapping:
+    path = Path(path)
+    shown = display_path(path, root)
+    doc = parse_yaml(path.read_text(encoding="utf-8"), shown, MappingError)
+    if doc is None:
+        raise MappingError(f"{shown}:1: empty mapping file")
+    where = Locator(doc, shown)
+    try:
+        spec = MappingFile.model_validate(plain(doc))
+    except pydantic.ValidationError as exc:
+        raise MappingError(where.explain(exc, MappingFile)) from None
+    if spec.study != path.stem:
+        raise MappingError(where.line_of(("study",)) + f"key 'study': must be the file's name '{path.stem}'")
+
+    def scenario_file(rel: str, loc: tuple) -> Path:
+        p = (Path(root) / rel).resolve()
+        if not p.is_file():
+            key = ".".join(str(x) for x in loc)
+            raise MappingError(where.line_of(loc) + f"key '{key}': scenario file not found: {rel}")
+        return p
+
+    out = Mapping(spec.study, path)
+    for rid, row in spec.rows.items():
+        loc = ("rows", rid)
+        if rid not in reference:
+            close = difflib.get_close_matches(rid, list(reference), n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise MappingError(where.line_of(loc) + f"key 'rows.{rid}': unknown reference row id{hint}")
+        if row.tolerance_pct is not None and reference[rid].value == 0:
+            raise MappingError(where.line_of((*loc, "tolerance_pct")) + f"key 'rows.{rid}.tolerance_pct': "
+                               "the reference value is 0, so a percentage means nothing; use tolerance_abs")
+        metric_loc = (*loc, "metric") if row.metric is not None else loc
+        out.rows[rid] = MappedRow(
+            study=spec.study, id=rid, scenario=scenario_file(row.scenario, (*loc, "scenario")),
+            case=row.case, metric=row.metric or reference[rid].metric,
+            tolerance_pct=row.tolerance_pct, tolerance_abs=row.tolerance_abs, reason=row.reason,
+            where=f"{shown}:{where.line(loc)}", metric_where=f"{shown}:{where.line(metric_loc)}",
+        )
+    for i, plot in enumerate(spec.plots):
+        loc = ("plots", i)
+        out.plots.append(Plot(spec.study, plot, scenario_file(plot.scenario, (*loc, "scenario")),
+                              f"{shown}:{where.line(loc)}"))
+    return out
+
+
+def load_mappings(root: Path, reference: dict[str, ReferenceRow] | None = None) -> dict[str, Mapping]:
+    """Every mapping under validation/mapping/, by study; a row mapped by two
+    studies is an error."""
+    reference = reference if reference is not None else load_reference(reference_path(root))
+    out: dict[str, Mapping] = {}
+    first: dict[str, MappedRow] = {}
+    for path in sorted(mapping_dir(root).glob("*.yaml")):
+        m = load_mapping(path, root, reference)
+        for rid, row in m.rows.items():
+            if rid in first:
+                raise MappingError(f"{row.where}: key 'rows.{rid}': row already mapped at {first[rid].where}")
+            first[rid] = row
+        out[m.study] = m
+    return out

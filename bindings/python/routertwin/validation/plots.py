@@ -1,0 +1,137 @@
+"""Validation plots (PNG, matplotlib Agg).
+
+- `scatter`: twin vs reference per study, log-log, with the y = x line and
+  the band of the study's median tolerance; calibrate and predict rows have
+  different markers, failures are red.
+- `scaling_curve`: a case metric against a case parameter (cores, frame size,
+  servers...), one line per series, reference points drawn on top. Studies
+  ask for these in their mapping's `plots:` section (docs/validation.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable
+
+from routertwin.results import CaseResult
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _sort_key(v):
+    return (0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0, str(v))
+
+
+def scatter(rows, title: str, path: Path) -> bool:
+    """Twin vs reference of `rows` (RowResult); False when nothing is plottable
+    (log axes need positive values)."""
+    pts = [r for r in rows if r.twin is not None and r.twin > 0 and r.ref.value > 0]
+    if not pts:
+        return False
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 6))
+    lo = min(min(r.ref.value, r.twin) for r in pts) / 2
+    hi = max(max(r.ref.value, r.twin) for r in pts) * 2
+    tols = [r.mapped.tolerance_pct for r in pts if r.mapped.tolerance_pct is not None]
+    ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="twin = reference")
+    if tols:
+        t = statistics.median(tols) / 100.0
+        ax.fill_between([lo, hi], [lo * (1 - t), hi * (1 - t)], [lo * (1 + t), hi * (1 + t)],
+                        color="tab:blue", alpha=0.15, label=f"±{t * 100:g}% (median tolerance)")
+    for role, marker in (("calibrate", "s"), ("predict", "o")):
+        for ok, color in ((True, "tab:green"), (False, "tab:red")):
+            sel = [r for r in pts if r.ref.role == role and (r.status == "pass") == ok]
+            if sel:
+                ax.scatter([r.ref.value for r in sel], [r.twin for r in sel], marker=marker, color=color,
+                           label=f"{role} {'pass' if ok else 'fail'}", zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("reference (measured)")
+    ax.set_ylabel("twin (predicted)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def scaling_curve(cases: Iterable[CaseResult], x: str, y: str, path: Path, *, series: str | None = None,
+                  refs: Iterable[tuple[float, float, object, str, str]] = (), title: str = "",
+                  log_x: bool = False, log_y: bool = False) -> bool:
+    """Plot metric `y` against parameter `x` over `cases`, one line per value
+    of parameter `series`; `refs` are reference points (x, y, series value,
+    role, label). False when no case has both x and y."""
+    lines: dict[object, list[tuple[float, float]]] = defaultdict(list)
+    for c in cases:
+        if x in c.params and y in c.metrics and c.metrics[y] is not None:
+            lines[c.params.get(series) if series else None].append((c.params[x], c.metrics[y]))
+    if not lines:
+        return False
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 5))
+    colors = {}
+    for i, (key, pts) in enumerate(sorted(lines.items(), key=lambda kv: _sort_key(kv[0]))):
+        pts.sort(key=lambda p: _sort_key(p[0]))
+        (line,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".",
+                          label=f"twin {series}={key}" if series else "twin")
+        colors[key] = line.get_color()
+    for rx, ry, key, role, label in refs:
+        ax.scatter([rx], [ry], marker="s" if role == "calibrate" else "o", facecolors="none",
+                   edgecolors=colors.get(key, "black"), s=60, zorder=3)
+        ax.annotate(label, (rx, ry), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.scatter([], [], marker="o", facecolors="none", edgecolors="black", label="reference (predict)")
+    ax.scatter([], [], marker="s", facecolors="none", edgecolors="black", label="reference (calibrate)")
+    if log_x:
+        ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
+    """Every study's scatter and its requested scaling curves; file names written."""
+    written = []
+    for study, rows in report.by_study.items():
+        name = f"{study}-scatter.png"
+        if scatter(rows, f"{study}: twin vs reference", out_dir / name):
+            written.append(name)
+    for plot in plots:
+        spec = plot.spec
+        outcome = outcomes[plot.scenario]
+        if outcome.error:
+            continue
+        cases = {c.case: c for c in outcome.cases}
+        refs = []
+        for r in report.by_study.get(plot.study, []):
+            case = cases.get(r.mapped.case)
+            if r.mapped.scenario == plot.scenario and r.mapped.metric == spec.y and case and spec.x in case.params:
+                refs.append((case.params[spec.x], r.ref.value, case.params.get(spec.series) if spec.series else None,
+                             r.ref.role, r.ref.id))
+        name = f"{plot.study}-{spec.name}.png"
+        if scaling_curve(outcome.cases, spec.x, spec.y, out_dir / name, series=spec.series, refs=refs,
+                         title=spec.title or f"{plot.study}: {spec.y} vs {spec.x}", log_x=spec.log_x, log_y=spec.log_y):
+            written.append(name)
+    return written

@@ -1,0 +1,243 @@
+"""`routertwin validate`: replay every mapped reference row and report.
+
+Each scenario referenced by the selected mappings (rows and plots) runs once,
+in parallel (one process per scenario). Each mapped row then reads its case's
+metric and is compared with the reference value within its tolerance. The
+report lists rows by study, then per-study and overall summaries, then every
+reference row that no mapping replays, grouped by seed: nothing is dropped
+silently. Exit status 1 when a replayed row fails or cannot be replayed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from routertwin.errors import UserError
+from routertwin.progress import Progress
+from routertwin.project import display_path
+from routertwin.results import fmt, write_results
+from routertwin.sweep import Job, Outcome, run_jobs
+from routertwin.validation.mapping import Mapping, MappedRow, load_mappings
+from routertwin.validation.reference import ReferenceRow, load_reference, reference_path
+
+
+@dataclass
+class RowResult:
+    ref: ReferenceRow
+    mapped: MappedRow
+    twin: float | None = None
+    error_pct: float | None = None  # (twin - ref) / |ref| * 100; None for zero references
+    status: str = "ERROR"  # pass, FAIL, ERROR
+    bottleneck: str = ""
+    message: str = ""  # why ERROR
+
+    @property
+    def abs_error_pct(self) -> float | None:
+        return None if self.error_pct is None else abs(self.error_pct)
+
+
+def compare(ref: ReferenceRow, mapped: MappedRow, outcome: Outcome) -> RowResult:
+    """One mapped row against its scenario's outcome."""
+    res = RowResult(ref, mapped)
+    if outcome.error:
+        res.message = outcome.error
+        return res
+    cases = {c.case: c for c in outcome.cases}
+    case = cases.get(mapped.case)
+    if case is None:
+        close = difflib.get_close_matches(mapped.case, list(cases), n=1, cutoff=0.6)
+        hint = f"; did you mean '{close[0]}'?" if close else f" (cases: {', '.join(list(cases)[:8])})"
+        res.message = f"{mapped.where}: key 'rows.{ref.id}.case': scenario has no case '{mapped.case}'{hint}"
+        return res
+    if mapped.metric not in case.metrics:
+        res.message = (f"{mapped.metric_where}: key 'rows.{ref.id}.metric': case '{mapped.case}' reports no "
+                       f"metric '{mapped.metric}' (it has: {', '.join(sorted(case.metrics))})")
+        return res
+    twin = case.metrics[mapped.metric]
+    res.bottleneck = case.bottleneck
+    if twin is None or not math.isfinite(twin):
+        res.message = f"{mapped.where}: the twin's {mapped.metric} is not finite"
+        return res
+    res.twin = float(twin)
+    if ref.value != 0:
+        res.error_pct = (res.twin - ref.value) / abs(ref.value) * 100.0
+    if mapped.tolerance_pct is not None:
+        ok = abs(res.error_pct) <= mapped.tolerance_pct
+    else:
+        ok = abs(res.twin - ref.value) <= mapped.tolerance_abs
+    res.status = "pass" if ok else "FAIL"
+    return res
+
+
+def summary_line(label: str, results: list[RowResult], total: int) -> str:
+    replayed = [r for r in results if r.status != "ERROR"]
+    passed = sum(r.status == "pass" for r in results)
+    errors = len(results) - len(replayed)
+    line = f"{label}: {len(replayed)}/{total} rows replayed, {passed} pass"
+    if errors:
+        line += f", {errors} could not be replayed"
+    pred = [r for r in replayed if r.ref.role == "predict" and r.error_pct is not None]
+    if pred:
+        worst = max(pred, key=lambda r: (r.abs_error_pct, r.ref.id))
+        med = statistics.median(r.abs_error_pct for r in pred)
+        line += f"; predict median {med:.1f}%, worst {worst.abs_error_pct:.1f}% ({worst.ref.id})"
+    else:
+        line += "; no predict rows replayed"
+    return line
+
+
+@dataclass
+class Report:
+    by_study: dict[str, list[RowResult]]
+    totals: dict[str, int]  # study -> reference rows of the seeds it replays
+    unreplayed: dict[str, list[ReferenceRow]]  # seed -> rows in no mapping
+    overall_total: int
+    summaries: list[str]
+
+    @property
+    def failed(self) -> bool:
+        return any(r.status != "pass" for rows in self.by_study.values() for r in rows)
+
+
+def build_report(reference: dict[str, ReferenceRow], mappings: dict[str, Mapping], selected: list[str],
+                 outcomes: dict[Path, Outcome]) -> Report:
+    mapped_ids = {rid for m in mappings.values() for rid in m.rows}
+    by_study = {s: [compare(reference[rid], row, outcomes[row.scenario]) for rid, row in mappings[s].rows.items()]
+                for s in selected}
+    totals = {}
+    for s in selected:
+        seeds = {reference[rid].seed for rid in mappings[s].rows}
+        totals[s] = sum(r.seed in seeds for r in reference.values())
+    in_scope = [r for r in reference.values()]
+    if len(selected) < len(mappings):  # --study: only the seeds those studies replay
+        seeds = {reference[rid].seed for s in selected for rid in mappings[s].rows}
+        in_scope = [r for r in in_scope if r.seed in seeds]
+    unreplayed: dict[str, list[ReferenceRow]] = defaultdict(list)
+    for r in in_scope:
+        if r.id not in mapped_ids:
+            unreplayed[r.seed].append(r)
+    summaries = [summary_line(s, by_study[s], totals[s]) for s in selected]
+    summaries.append(summary_line("overall", [r for s in selected for r in by_study[s]], len(in_scope)))
+    return Report(by_study, totals, dict(sorted(unreplayed.items())), len(in_scope), summaries)
+
+
+def _cells(r: RowResult) -> list[str]:
+    return [
+        r.ref.id, r.ref.system, r.ref.condition, f"{fmt(r.ref.value)} {r.ref.unit}".strip(), r.ref.role,
+        "—" if r.twin is None else fmt(r.twin),
+        "—" if r.error_pct is None else f"{r.error_pct:+.1f}%",
+        r.mapped.tolerance_text(), r.status,
+    ]
+
+
+HEADER = ["id", "system", "condition", "reference", "role", "twin", "error", "tolerance", "pass"]
+
+
+def print_report(report: Report, console) -> None:
+    from rich.table import Table
+
+    for study, rows in report.by_study.items():
+        bn = any(r.bottleneck for r in rows)
+        t = Table(title=f"study {study}", title_justify="left")
+        for h in HEADER + (["bottleneck"] if bn else []):
+            t.add_column(h, justify="right" if h in ("reference", "twin", "error", "tolerance") else "left")
+        for r in rows:
+            style = {"pass": None, "FAIL": "red", "ERROR": "yellow"}[r.status]
+            t.add_row(*_cells(r), *([r.bottleneck] if bn else []), style=style)
+        console.print(t)
+        for r in rows:
+            if r.message:
+                console.print(f"  {r.ref.id}: {r.message}", markup=False, highlight=False)
+    for line in report.summaries:
+        console.print(line, markup=False, highlight=False)
+    n = sum(len(v) for v in report.unreplayed.values())
+    if n:
+        console.print(f"not yet replayed: {n} rows", markup=False)
+        for seed, rows in report.unreplayed.items():
+            console.print(f"  {seed} ({len(rows)}): {', '.join(r.id for r in rows)}",
+                          markup=False, highlight=False)
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(report: Report, params: dict[str, str], plots: list[str]) -> str:
+    out = ["# RouterTwin validation report", "",
+           "Generated by `routertwin validate` (docs/validation.md). `calibrate` rows may have been "
+           "fitted; `predict` rows were not.", "", "## Summary", ""]
+    out += [f"- {_md_escape(line)}" for line in report.summaries]
+    for study, rows in report.by_study.items():
+        bn = any(r.bottleneck for r in rows)
+        head = HEADER + (["bottleneck"] if bn else [])
+        out += ["", f"## Study {study}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in rows:
+            out.append("| " + " | ".join(_md_escape(c) for c in _cells(r) + ([r.bottleneck] if bn else [])) + " |")
+        errors = [r for r in rows if r.message]
+        if errors:
+            out += [""] + [f"- `{r.ref.id}`: {_md_escape(r.message)}" for r in errors]
+        reasons = [f"- `{r.ref.id}` ({r.mapped.tolerance_text()}): {_md_escape(r.mapped.reason)}" for r in rows]
+        out += ["", "Tolerances:", ""] + reasons
+    n = sum(len(v) for v in report.unreplayed.values())
+    out += ["", f"## Not yet replayed ({n} rows)", ""]
+    for seed, rows in report.unreplayed.items():
+        out.append(f"- `{seed}` ({len(rows)} rows): " + ", ".join(f"`{r.id}`" for r in rows))
+    if plots:
+        out += ["", "## Plots", ""] + [f"![{p}](plots/{p})" for p in plots]
+    out += ["", "## Run parameters", ""] + [f"- {k}: {_md_escape(v)}" for k, v in params.items()]
+    return "\n".join(out) + "\n"
+
+
+def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str | None, out: Path,
+             plots: bool = True) -> int:
+    from rich.console import Console
+    import sys
+
+    from routertwin import __version__
+    from routertwin.results import write_atomic
+
+    reference = load_reference(reference_path(root))
+    mappings = load_mappings(root, reference)
+    for s in studies:
+        if s not in mappings:
+            close = difflib.get_close_matches(s, list(mappings), n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else f" (studies: {', '.join(mappings) or 'none'})"
+            raise UserError(f"--study {s}: no validation/mapping/{s}.yaml{hint}")
+    selected = studies or sorted(mappings)
+    scenario_files = sorted({row.scenario for s in selected for row in mappings[s].rows.values()}
+                            | {p.scenario for s in selected for p in mappings[s].plots})
+    with Progress("validate", len(scenario_files)) as progress:
+        results = run_jobs([Job(str(p)) for p in scenario_files], jobs=jobs, scheduler=scheduler, progress=progress)
+    outcomes = dict(zip(scenario_files, results))
+    report = build_report(reference, mappings, selected, outcomes)
+
+    console = Console() if sys.stdout.isatty() else Console(width=240)
+    print_report(report, console)
+
+    out = Path(out)
+    for o in results:
+        if o.error is None:
+            write_results(out / "results", o.scenario, o.cases, root)
+    plot_files: list[str] = []
+    if plots:
+        from routertwin.validation.plots import study_plots
+
+        plot_files = study_plots(report, [p for s in selected for p in mappings[s].plots], outcomes, out / "plots")
+    params = {
+        "routertwin version": __version__,
+        "reference": display_path(reference_path(root), root),
+        "studies": ", ".join(selected) or "none",
+        "mappings": ", ".join(display_path(mappings[s].path, root) for s in selected) or "none",
+        "scenarios run": ", ".join(
+            f"{display_path(p, root)} (seed {o.scenario.seed})" if o.error is None else f"{display_path(p, root)} (error)"
+            for p, o in outcomes.items()) or "none",
+        "executor": f"dask scheduler {scheduler}" if scheduler else f"local process pool, jobs={jobs or 'CPU count'}",
+    }
+    write_atomic({out / "REPORT.md": report_markdown(report, params, plot_files)})
+    console.print(f"wrote {display_path(out / 'REPORT.md', root)}", markup=False, highlight=False)
+    return 1 if report.failed else 0

@@ -145,20 +145,20 @@ class WorkloadProfile(BaseModel):
 def load_profile(path: Path, model: type[BaseModel]):
     """Load a platform/workload/fitted YAML file into `model`, with the same
     `FILE:LINE: key 'a.b': message` errors as scenarios."""
-    from routertwin.scenario import _Locator, _parse_yaml, _plain
+    import pydantic
+
+    from routertwin.scenario import Locator, parse_yaml, plain
 
     shown = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    doc = _parse_yaml(text, shown)
-    import pydantic
-
+    doc = parse_yaml(text, shown)
     try:
-        return model.model_validate(_plain(doc))
+        return model.model_validate(plain(doc))
     except pydantic.ValidationError as exc:
-        raise ScenarioError(_Locator(doc, shown, []).explain(exc, model, sorted(model.model_fields))) from None
+        raise ScenarioError(Locator(doc, shown, []).explain(exc, model, sorted(model.model_fields))) from None
 
 
 class CostSet(BaseModel):
@@ -178,18 +178,51 @@ class LockHold(BaseModel):
     hold_cycles: PositiveFloat
 
 
-class FittedParameters(BaseModel):
-    """The `parameters` of a fitted file written by `routertwin calibrate`."""
+@dataclass
+class FittedParameters:
+    """Fitted values, structured. In a fitted file (routertwin calibrate) they
+    are flat names: `cost.<platform>.<cost_key>.<field>` (fields of CostSet),
+    `io_ceiling.<family>.sclk_cycles_per_packet`, `lock.<name>.hold_cycles`."""
 
-    model_config = ConfigDict(extra="forbid")
     costs: dict[str, dict[str, CostSet]]  # platform -> cost_key -> costs
     io_ceiling: dict[str, IoCeiling]  # family -> ceiling
-    locks: dict[str, LockHold] = {}
+    locks: dict[str, LockHold]
 
+    def flat(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for plat, sets in self.costs.items():
+            for key, cs in sets.items():
+                for name, v in cs.model_dump(exclude_unset=True).items():
+                    out[f"cost.{plat}.{key}.{name}"] = v
+        for fam, io in self.io_ceiling.items():
+            out[f"io_ceiling.{fam}.sclk_cycles_per_packet"] = io.sclk_cycles_per_packet
+        for name, lock in self.locks.items():
+            out[f"lock.{name}.hold_cycles"] = lock.hold_cycles
+        return out
 
-class FittedFile(BaseModel):
-    model_config = ConfigDict(extra="allow")  # provenance and bookkeeping of the calibrate command
-    parameters: FittedParameters
+    @classmethod
+    def from_flat(cls, values: dict[str, float], shown: str) -> "FittedParameters":
+        costs: dict[str, dict[str, dict]] = {}
+        io: dict[str, IoCeiling] = {}
+        locks: dict[str, LockHold] = {}
+        for name, v in values.items():
+            parts = name.split(".")
+            if parts[0] == "cost" and len(parts) == 4:
+                costs.setdefault(parts[1], {}).setdefault(parts[2], {})[parts[3]] = v
+            elif parts[0] == "io_ceiling" and len(parts) == 3 and parts[2] == "sclk_cycles_per_packet":
+                io[parts[1]] = IoCeiling(sclk_cycles_per_packet=v)
+            elif parts[0] == "lock" and len(parts) == 3 and parts[2] == "hold_cycles":
+                locks[parts[1]] = LockHold(hold_cycles=v)
+            else:
+                raise ScenarioError(f"{shown}: parameter '{name}' is not a pipeline parameter "
+                                    "(cost.P.K.FIELD, io_ceiling.F.sclk_cycles_per_packet, lock.L.hold_cycles)")
+        import pydantic
+
+        try:
+            built = {p: {k: CostSet(**f) for k, f in sets.items()} for p, sets in costs.items()}
+        except pydantic.ValidationError as exc:
+            raise ScenarioError(f"{shown}: bad cost parameters: {exc.errors()[0]['msg']}") from None
+        return cls(built, io, locks)
 
 
 # ---------------------------------------------------------------- scenario --
@@ -223,7 +256,8 @@ class Schema(BaseModel):
     flows: PositiveInt = 4
     tag_type: Literal["ORDERED", "ATOMIC", "UNTAGGED"] = "ORDERED"
     offered_load: PositiveFloat = 1.0  # fraction of the input line rate (the tests offered line rate)
-    method: Literal["packet", "analytic", "both"] = "both"
+    method: Literal["packet", "analytic", "both"] = "analytic"
+    contention: Literal["none", "mva"] = "none"  # analytic only: see analytic()
     duration_us: PositiveFloat = 2000.0  # simulated time per case (packet method)
     warmup_us: NonNegativeFloat = 500.0  # not measured
     mixes: dict[str, list[MixPart]] = {}
@@ -337,7 +371,7 @@ class Resolved:
     flows: int
     tag_type: str
     offered_load: float
-    io_s: float  # packet-I/O engine time per packet
+    io_s: float  # packet-I/O engine time per packet (1 / its pps ceiling)
     lock_s: float  # lock hold per packet (0: no lock)
 
     @property
@@ -382,41 +416,51 @@ def resolve(plat: PlatformProfile, wl: WorkloadProfile, fitted: FittedParameters
     return Resolved(plat, wl, costs, cores, flows, tag_type, offered_load, io_s, lock_s)
 
 
-def analytic(r: Resolved) -> CaseResult:
-    """Closed-form throughput, utilizations and mean latency of a case."""
+def analytic(r: Resolved, contention: str = "none") -> CaseResult:
+    """Closed-form throughput, utilizations and mean latency of a case.
+
+    contention "none": every resource is a rate bound, as in the packet-level
+    max-plus engine (a core never waits for the I/O engine or the lock while a
+    packet is on it); the two must agree. "mva": the cores block on the shared
+    packet-I/O engine and the lock, as customers of a closed queueing network
+    with exponential service (mva_closed); rounds the knee below the bounds."""
     port = r.plat.port
-    stations = {"packet_io": r.io_s}
-    if r.lock_s > 0:
-        stations[f"lock:{r.wl.lock}"] = r.lock_s
-    think = r.core_s - sum(stations.values())
-    if think <= 0:
-        raise UserError(f"shared-station time exceeds the per-packet core time on '{r.plat.platform}'")
     n = r.busy_cores
-    x_cores, resid = mva_closed(n, think, stations)
     line_in = port.rate_bps / (8.0 * (r.mean_frame + port.overhead_bytes))
-    caps = {
+    shared = {"packet_input": r.io_s}
+    if r.lock_s > 0:
+        shared["lock"] = r.lock_s
+    bounds = {
+        "cores" if n == r.cores else "ordering": n / r.core_s,
+        **{k: 1.0 / d for k, d in shared.items()},
         "offered_load": r.offered_load * line_in,
-        "line_rate_out": port.rate_bps / (8.0 * (r.mean_out_frame + port.overhead_bytes)),
-        "memory_bw": r.plat.memory.bandwidth_bytes_per_s / (r.mean_frame + r.mean_out_frame),
+        "line_rate": port.rate_bps / (8.0 * (r.mean_out_frame + port.overhead_bytes)),
+        "memory": r.plat.memory.bandwidth_bytes_per_s / (r.mean_frame + r.mean_out_frame),
     }
-    x = min(x_cores, *caps.values())
-    if x < x_cores:
-        bottleneck = min(caps, key=caps.get)
-        if bottleneck == "offered_load" and r.offered_load >= 1.0:
-            bottleneck = "line_rate_in"
-    else:
-        util = {"cores" if n == r.cores else "flow_ordering": x * think / n}
-        util.update({k: x * d for k, d in stations.items()})
-        bottleneck = max(util, key=util.get)
-    # Latency: the hardware stages, serialization in and out, the time a
-    # core holds the packet (its cycle in the closed network, or its bare
-    # service time below saturation), and, when the box cannot keep up with
-    # what is offered, the full input buffer ahead of it.
+    bottleneck = min(bounds, key=bounds.get)
+    x = bounds[bottleneck]
+    at_core_s = r.core_s
+    if contention == "mva":
+        think = r.core_s - sum(shared.values())
+        if think <= 0:
+            raise UserError(f"shared-station time exceeds the per-packet core time on '{r.plat.platform}'")
+        x_closed, resid = mva_closed(n, think, shared)
+        if x_closed < x:
+            x = x_closed
+            util = {"cores" if n == r.cores else "ordering": x * think / n}
+            util.update({k: x * d for k, d in shared.items()})
+            bottleneck = max(util, key=util.get)
+        at_core_s = think + sum(resid.values())
+    # Latency: the hardware stages, serialization in and out, the time a core
+    # holds the packet, and, when the box cannot carry what is offered, the
+    # full input buffer ahead of it (drops keep it full).
     fixed_s = sum(r.plat.stages_ns.values()) * 1e-9
     ser_s = 8.0 * (r.mean_frame + r.mean_out_frame) / port.rate_bps
-    at_core_s = n / x_cores if x >= x_cores * (1 - 1e-9) else r.core_s
-    queue_s = r.plat.input_buffer_packets / x if x < caps["offered_load"] * (1 - 1e-9) else 0.0
+    saturated = x < bounds["offered_load"] * (1 - 1e-9)
+    queue_s = r.plat.input_buffer_packets / x if saturated else 0.0
     latency_s = fixed_s + ser_s + at_core_s + queue_s
+    if bottleneck == "offered_load" and r.offered_load >= 1.0:
+        bottleneck = "line_rate_in"
     metrics = {
         "pps": x,
         "gbps": x * r.mean_frame * 8.0 / 1e9,
@@ -424,7 +468,7 @@ def analytic(r: Resolved) -> CaseResult:
         "line_rate_fraction": x / line_in,
         "latency_avg_us": latency_s * 1e6,
         "core_util": x * r.core_s / r.cores,
-        "packet_io_util": x * r.io_s,
+        "packet_input_util": x * r.io_s,
         "cycles_per_packet": r.core_s * r.plat.cores.clock_hz,
     }
     if r.lock_s > 0:
@@ -466,7 +510,9 @@ def _frames(cfg: Schema, c: Case) -> list[tuple[int, float]]:
 
 
 def load_fitted(path: Path) -> FittedParameters:
-    return load_profile(path, FittedFile).parameters
+    from routertwin.validation.calibration import load_fitted as load_values
+
+    return FittedParameters.from_flat(load_values(path), str(path))
 
 
 def run(scenario, progress) -> list[CaseResult]:
@@ -484,7 +530,7 @@ def run(scenario, progress) -> list[CaseResult]:
     for c, cid in zip(cases, ids):
         r = resolve(plat, wl, fitted, _frames(cfg, c), c.cores, cfg.flows, cfg.tag_type,
                     c.offered_load or cfg.offered_load)
-        res = analytic(r)
+        res = analytic(r, cfg.contention)
         if cfg.method in ("packet", "both"):
             pkt = run_packet(r, cfg, seed=scenario.seed)
             if cfg.method == "both":

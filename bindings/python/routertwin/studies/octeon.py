@@ -26,6 +26,8 @@ from typing import Callable
 from routertwin.runners.pipeline import (CostSet, FittedParameters, IoCeiling, LockHold,
                                          PlatformProfile, WorkloadProfile, analytic, frame_cost,
                                          load_profile, resolve)
+from routertwin.validation.calibration import register_fit
+from routertwin.validation.lsq import nnls
 
 STUDY = "octeon"
 
@@ -78,11 +80,10 @@ def _bisect(f: Callable[[float], float], target: float, lo: float, hi: float) ->
     return 0.5 * (lo + hi)
 
 
-def fit_parameters(value: Callable[[str], float], root: Path,
-                   nnls: Callable) -> tuple[FittedParameters, dict[str, list[str]]]:
+def fit_parameters(value: Callable[[str], float], root: Path) -> tuple[FittedParameters, dict[str, list[str]]]:
     """Fit every parameter from calibrate rows read through `value(row_id)`.
-    `nnls(A, b) -> x` is a non-negative least-squares solver. Returns the
-    parameters and, per parameter path, the row ids it came from."""
+    Returns the parameters and, per flat parameter name, the row ids it came
+    from."""
     costs: dict[str, dict[str, CostSet]] = {}
     provenance: dict[str, list[str]] = {}
     for (platform, workload), rows in COST_ROWS.items():
@@ -90,9 +91,8 @@ def fit_parameters(value: Callable[[str], float], root: Path,
         zero = CostSet(fixed_cycles=0.0)
         a, b = [], []
         for row, frame in rows.items():
-            # cycles a lone core spends = clock / measured pps; subtract the
-            # priced counters (fixed 0 leaves exactly them in frame_cost).
-            priced = frame_cost(frame, 1.0, plat, wl, zero).cycles
+            # A lone core spends clock / pps cycles per packet; the priced
+            # C-core counters are known (fixed 0 leaves exactly them).
             fc = frame_cost(frame, 1.0, plat, wl, zero)
             if wl.esp is not None:
                 a.append([1.0, float(fc.crypto_bytes)])
@@ -100,8 +100,8 @@ def fit_parameters(value: Callable[[str], float], root: Path,
                 a.append([1.0, float(frame)])
             else:
                 a.append([1.0])
-            b.append(plat.cores.clock_hz / value(row) - priced)
-        x = [float(v) for v in nnls(a, b)]
+            b.append(plat.cores.clock_hz / value(row) - fc.cycles)
+        x = [float(v) for v in nnls(a, b)[0]]
         if wl.esp is not None:
             cs = CostSet(fixed_cycles=x[0], crypto_byte_cycles=x[1])
         elif len(x) > 1:
@@ -109,38 +109,59 @@ def fit_parameters(value: Callable[[str], float], root: Path,
         else:
             cs = CostSet(fixed_cycles=x[0])
         costs.setdefault(platform, {})[wl.cost_key] = cs
-        provenance[f"costs.{platform}.{wl.cost_key}"] = sorted(rows)
+        for name in cs.model_dump(exclude_unset=True):
+            provenance[f"cost.{platform}.{wl.cost_key}.{name}"] = sorted(rows)
 
-    io: dict[str, IoCeiling] = {}
     params = FittedParameters(costs=costs, io_ceiling={}, locks={})
+
+    def solve(row, platform, workload, frame, cores, setter, hi) -> float:
+        plat, wl = _profiles(root, platform, workload)
+
+        def pps(v: float) -> float:
+            setter(v)
+            r = resolve(plat, wl, params, [(frame, 1.0)], cores, FLOWS, TAG_TYPE, 1.0)
+            return analytic(r).metrics["pps"]
+
+        v = _bisect(pps, value(row), 1e-6, hi(plat))
+        setter(v)
+        return v
+
     for family, (row, platform, workload, frame, cores) in IO_ROWS.items():
-        plat, wl = _profiles(root, platform, workload)
-        target = value(row)
+        def set_io(v, family=family):
+            params.io_ceiling[family] = IoCeiling(sclk_cycles_per_packet=v)
 
-        def pps(sclk_cycles: float) -> float:
-            params.io_ceiling[family] = IoCeiling(sclk_cycles_per_packet=sclk_cycles)
-            r = resolve(plat, wl, params, [(frame, 1.0)], cores, FLOWS, TAG_TYPE, 1.0)
-            return analytic(r).metrics["pps"]
+        # bracket: from no ceiling to one packet per 1-core service time
+        solve(row, platform, workload, frame, cores, set_io,
+              lambda p: p.sclk_hz / min(value(r) for r in COST_ROWS[(platform, workload)]))
+        provenance[f"io_ceiling.{family}.sclk_cycles_per_packet"] = [row]
 
-        # The ceiling lies between "no ceiling" and "the whole 1-core time".
-        hi = plat.sclk_hz / value(next(iter(COST_ROWS[(platform, workload)])))
-        io[family] = IoCeiling(sclk_cycles_per_packet=_bisect(pps, target, 1e-3, hi))
-        params.io_ceiling[family] = io[family]
-        provenance[f"io_ceiling.{family}"] = [row]
-
-    locks: dict[str, LockHold] = {}
     for lock, (row, platform, workload, frame, cores) in LOCK_ROWS.items():
-        plat, wl = _profiles(root, platform, workload)
-        target = value(row)
+        def set_lock(v, lock=lock):
+            params.locks[lock] = LockHold(hold_cycles=v)
 
-        def pps_lock(hold: float) -> float:
-            params.locks[lock] = LockHold(hold_cycles=hold)
-            r = resolve(plat, wl, params, [(frame, 1.0)], cores, FLOWS, TAG_TYPE, 1.0)
-            return analytic(r).metrics["pps"]
+        solve(row, platform, workload, frame, cores, set_lock,
+              lambda p: p.cores.clock_hz / min(value(r) for r in COST_ROWS[(platform, workload)]))
+        provenance[f"lock.{lock}.hold_cycles"] = [row]
 
-        core_cycles = costs[platform][wl.cost_key].fixed_cycles
-        locks[lock] = LockHold(hold_cycles=_bisect(pps_lock, target, 1e-3, 0.5 * core_cycles))
-        params.locks[lock] = locks[lock]
-        provenance[f"locks.{lock}"] = [row]
+    return params, provenance
 
-    return FittedParameters(costs=costs, io_ceiling=io, locks=locks), provenance
+
+def fit(data) -> dict:
+    """The registered fit: flat parameter name -> Fitted(value, calibrate rows)."""
+    from routertwin.project import find_root
+    from routertwin.validation.calibration import Fitted
+
+    root = find_root(Path(__file__).resolve().parent)
+    params, provenance = fit_parameters(data.value, root)
+    notes = {
+        "fixed_cycles": "core cycles per packet (NNLS on 1-core rows)",
+        "per_byte_cycles": "core cycles per frame byte (NNLS on 1-core rows)",
+        "crypto_byte_cycles": "core cycles per cipher+MAC byte of the ESP packet (NNLS)",
+        "sclk_cycles_per_packet": "packet-I/O engine ceiling, SCLK cycles per packet (solved from the many-core row)",
+        "hold_cycles": "lock hold per packet, core cycles (solved from the 32-core row)",
+    }
+    return {name: Fitted(value=v, rows=tuple(provenance[name]), note=notes[name.rsplit(".", 1)[1]])
+            for name, v in params.flat().items()}
+
+
+register_fit(STUDY, fit)

@@ -93,10 +93,11 @@ def _cmd_run(args) -> int:
         load_scenario(job.path, seed=job.seed, overrides=job.overrides)
     with Progress("run", len(jobs)) as progress:
         outcomes = run_jobs(jobs, jobs=args.jobs, scheduler=args.scheduler, progress=progress)
-    console = _console()
-    for o in outcomes:
+    for o in outcomes:  # a failed scenario fails the run before any file is written
         if o.error:
             raise UserError(o.error)
+    console = _console()
+    for o in outcomes:
         console.print(table(o.scenario, o.cases))
         jpath, cpath = write_results(out, o.scenario, o.cases, root)
         console.print(f"wrote {jpath} and {cpath.name}")

@@ -110,8 +110,10 @@ def to_frame(cases: list[CaseResult]):
 
 def write_atomic(files: dict[Path, str]) -> None:
     """Write every file under a temporary name, then rename them all; on any
-    failure remove the temporaries and leave the destinations untouched."""
+    failure remove the temporaries and any destination already renamed, so
+    the set is written completely or not at all."""
     temps: list[tuple[str, Path]] = []
+    renamed: list[Path] = []
     try:
         for dest, text in files.items():
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -122,10 +124,12 @@ def write_atomic(files: dict[Path, str]) -> None:
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         for tmp, dest in temps:
             os.replace(tmp, dest)
+            renamed.append(dest)
     except BaseException:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        # A half-renamed set would pair a new JSON with an old CSV: remove it.
+        for path in [tmp for tmp, _ in temps] + renamed:
+            if os.path.exists(path):
+                os.unlink(path)
         raise
 
 

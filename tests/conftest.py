@@ -1,0 +1,36 @@
+"""Shared helpers for the Python tests: the project root, scenario files
+written into tmp_path, and running the real CLI as a subprocess."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def write(tmp_path):
+    """write("name.yaml", text) -> path, with the text dedented."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return path
+
+    return _write
+
+
+def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
+    """`python -m routertwin ARGS` as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "routertwin", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)

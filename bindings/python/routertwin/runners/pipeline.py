@@ -135,6 +135,7 @@ class WorkloadProfile(BaseModel):
     workload: str
     description: str = ""
     cost_key: str
+    path: Literal["ipv4_forward", "l2_passthrough", "ipsec_esp_tunnel"]  # what the packet goes through
     ops_per_packet: dict[str, NonNegativeInt]
     esp: EspSpec | None = None
     lock: str = "none"
@@ -233,18 +234,27 @@ class MixPart(BaseModel):
     weight: PositiveFloat
 
 
+TagType = Literal["ORDERED", "ATOMIC", "UNTAGGED"]
+
+
 class Case(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str | None = None  # default "<frame>b-<cores>c"
+    id: str | None = None  # default "<frame>b-<cores>c" (+ "-<flows>f", "-<tag>" when set)
     frame: int | str  # frame bytes incl. FCS, or the name of a mix in `mixes`
     cores: PositiveInt
+    flows: PositiveInt | None = None  # default: the scenario's
+    tag_type: TagType | None = None  # default: the scenario's
     offered_load: PositiveFloat | None = None  # fraction of the input line rate
 
 
 class Sweep(BaseModel):
+    """Every combination of the lists (case ids as in Case)."""
+
     model_config = ConfigDict(extra="forbid")
     frame: list[int | str]
     cores: list[PositiveInt]
+    flows: list[PositiveInt] | None = None
+    tag_type: list[TagType] | None = None
 
 
 class Schema(BaseModel):
@@ -253,8 +263,9 @@ class Schema(BaseModel):
     platform: ScenarioPath
     workload: ScenarioPath
     fitted: ScenarioPath
+    port_rate_bps: PositiveFloat | None = None  # what-if: replace the platform's port rate
     flows: PositiveInt = 4
-    tag_type: Literal["ORDERED", "ATOMIC", "UNTAGGED"] = "ORDERED"
+    tag_type: TagType = "ORDERED"
     offered_load: PositiveFloat = 1.0  # fraction of the input line rate (the tests offered line rate)
     method: Literal["packet", "analytic", "both"] = "analytic"
     contention: Literal["none", "mva"] = "none"  # analytic only: see analytic()
@@ -371,6 +382,7 @@ class Resolved:
     flows: int
     tag_type: str
     offered_load: float
+    cost: CostSet
     io_s: float  # packet-I/O engine time per packet (1 / its pps ceiling)
     lock_s: float  # lock hold per packet (0: no lock)
 
@@ -413,7 +425,7 @@ def resolve(plat: PlatformProfile, wl: WorkloadProfile, fitted: FittedParameters
     total = sum(w for _, w in frames)
     costs = [frame_cost(f, w / total, plat, wl, cost) for f, w in frames]
     io_s = fitted.io_ceiling[plat.family].sclk_cycles_per_packet / plat.sclk_hz
-    return Resolved(plat, wl, costs, cores, flows, tag_type, offered_load, io_s, lock_s)
+    return Resolved(plat, wl, costs, cores, flows, tag_type, offered_load, cost, io_s, lock_s)
 
 
 def analytic(r: Resolved, contention: str = "none") -> CaseResult:
@@ -478,14 +490,84 @@ def analytic(r: Resolved, contention: str = "none") -> CaseResult:
 
 # ------------------------------------------------------------ packet level --
 
+def engine_config(r: Resolved, cfg: Schema, seed: int) -> dict:
+    """The run_pipeline keys (model/helper/forwarding-scenario.h) of a case.
+
+    The engine's tester offers one frame size on the port and its device runs
+    the C core's IPv4 forwarding, priced by `counter_prices`. For the ipv4
+    workloads the fitted fixed and per-byte cycles go in as such, so the core's
+    own counters are priced by the engine; for other paths (L2, ESP) the whole
+    per-packet cost is folded into fixed_cycles_per_packet and no counter is
+    priced. The ESP output frame is longer than the input: the egress port's
+    line rate of the output frame is given as the output pps ceiling.
+    """
+    if len(r.frames) != 1:
+        raise UserError("method 'packet' runs one frame size per case; use method: analytic for frame mixes")
+    f = r.frames[0]
+    plat, port = r.plat, r.plat.port
+    keys = {
+        "seed": seed,
+        "num_cores": r.cores,
+        "clock_hz": plat.cores.clock_hz,
+        "scheduling": r.tag_type.lower(),
+        "input_pps_ceiling": 1.0 / r.io_s,
+        "memory_bytes_per_s": plat.memory.bandwidth_bytes_per_s,
+        "memory_bytes_per_frame_byte": 2.0,
+        "memory_bytes_per_packet": float(f.out_frame - f.frame),
+        "port_bit_rate": port.rate_bps,
+        "frame_bytes": f.frame,
+        "offered_pps": 0.0 if r.offered_load == 1.0 else r.offered_load * line_rate_pps(f.frame, port),
+        "arrivals": "constant",
+        "num_flows": r.flows,
+        "duration_s": cfg.duration_us * 1e-6,
+        "warmup_s": cfg.warmup_us * 1e-6,
+        "input_queue_depth": plat.input_buffer_packets,
+        "lock_hold_cycles": r.lock_s * plat.cores.clock_hz,
+        "fixed_latency_s": sum(plat.stages_ns.values()) * 1e-9,
+    }
+    if f.out_frame != f.frame:
+        keys["output_pps_ceiling"] = line_rate_pps(f.out_frame, port)
+    if r.wl.path == "ipv4_forward":
+        keys["fixed_cycles_per_packet"] = r.cost.fixed_cycles
+        keys["cycles_per_frame_byte"] = r.cost.per_byte_cycles
+        keys["counter_prices"] = dict(plat.counter_cycles)
+    else:
+        keys["fixed_cycles_per_packet"] = f.cycles
+    return keys
+
+
 def run_packet(r: Resolved, cfg: Schema, seed: int) -> CaseResult:
-    """One case through the C++ packet-level engine."""
+    """One case through the C++ packet-level engine (ns-3 + PipelineEngine)."""
     from routertwin import _core
 
     if not hasattr(_core, "run_pipeline"):
         raise UserError("method 'packet' needs routertwin._core.run_pipeline, which this build "
-                        "does not have; use method: analytic")
-    raise UserError("packet engine not wired yet")
+                        "does not have (run scripts/dev-refresh.sh); or use method: analytic")
+    out = _core.run_pipeline(engine_config(r, cfg, seed))
+    f = r.frames[0]
+    pps = float(out["forwarded_pps"])
+    line_in = line_rate_pps(f.frame, r.plat.port)
+    metrics = {
+        "pps": pps,
+        "gbps": pps * f.frame * 8.0 / 1e9,
+        "gbps_out": pps * f.out_frame * 8.0 / 1e9,
+        "line_rate_fraction": pps / line_in,
+        "latency_avg_us": float(out["latency_avg_us"]),
+        "latency_min_us": float(out["latency_min_us"]),
+        "latency_max_us": float(out["latency_max_us"]),
+        "cycles_per_packet": float(out["service_cycles_mean"]),
+        "loss_pct": float(out["loss_pct"]),
+    }
+    for name, u in sorted(out["utilization"].items()):
+        metrics[f"{name}_util"] = float(u)
+    for i, u in enumerate(out["core_utilization"]):
+        metrics[f"core{i}_util"] = float(u)
+    bottleneck = str(out["bottleneck"])
+    if pps >= 0.995 * r.offered_load * line_in:
+        bottleneck = "line_rate_in" if r.offered_load >= 1.0 else "offered_load"
+    counters = {f"drop.{k}": float(v) for k, v in sorted(out["drops"].items())}
+    counters.update({f"ops.{k}": float(v) for k, v in sorted(out["ops_per_packet"].items())})
+    return CaseResult(case="", metrics=metrics, bottleneck=bottleneck, counters=counters)
 
 
 # ------------------------------------------------------------------ runner --
@@ -493,14 +575,22 @@ def run_packet(r: Resolved, cfg: Schema, seed: int) -> CaseResult:
 def _cases(cfg: Schema) -> list[Case]:
     if cfg.cases is not None:
         return list(cfg.cases)
-    return [Case(frame=f, cores=c) for f in cfg.sweep.frame for c in cfg.sweep.cores]
+    sw = cfg.sweep
+    return [Case(frame=f, cores=c, flows=n, tag_type=t)
+            for t in (sw.tag_type or [None]) for n in (sw.flows or [None])
+            for f in sw.frame for c in sw.cores]
 
 
 def _case_id(c: Case) -> str:
     if c.id:
         return c.id
     f = f"{c.frame}b" if isinstance(c.frame, int) else str(c.frame)
-    return f"{f}-{c.cores}c"
+    cid = f"{f}-{c.cores}c"
+    if c.flows is not None:
+        cid += f"-{c.flows}f"
+    if c.tag_type is not None:
+        cid += f"-{c.tag_type.lower()}"
+    return cid
 
 
 def _frames(cfg: Schema, c: Case) -> list[tuple[int, float]]:
@@ -518,6 +608,8 @@ def load_fitted(path: Path) -> FittedParameters:
 def run(scenario, progress) -> list[CaseResult]:
     cfg: Schema = scenario.config
     plat = load_profile(cfg.platform, PlatformProfile)
+    if cfg.port_rate_bps is not None:
+        plat = plat.model_copy(update={"port": plat.port.model_copy(update={"rate_bps": cfg.port_rate_bps})})
     wl = load_profile(cfg.workload, WorkloadProfile)
     fitted = load_fitted(cfg.fitted)
     cases = _cases(cfg)
@@ -528,8 +620,8 @@ def run(scenario, progress) -> list[CaseResult]:
     progress.set_total(len(cases))
     out = []
     for c, cid in zip(cases, ids):
-        r = resolve(plat, wl, fitted, _frames(cfg, c), c.cores, cfg.flows, cfg.tag_type,
-                    c.offered_load or cfg.offered_load)
+        r = resolve(plat, wl, fitted, _frames(cfg, c), c.cores, c.flows or cfg.flows,
+                    c.tag_type or cfg.tag_type, c.offered_load or cfg.offered_load)
         res = analytic(r, cfg.contention)
         if cfg.method in ("packet", "both"):
             pkt = run_packet(r, cfg, seed=scenario.seed)
@@ -540,8 +632,8 @@ def run(scenario, progress) -> list[CaseResult]:
         res.case = cid
         res.params = {
             "platform": plat.platform, "workload": wl.workload, "frame": c.frame, "cores": c.cores,
-            "flows": cfg.flows, "tag_type": cfg.tag_type, "offered_load": r.offered_load,
-            "method": cfg.method,
+            "flows": r.flows, "tag_type": r.tag_type, "offered_load": r.offered_load,
+            "port_gbps": plat.port.rate_bps / 1e9, "method": cfg.method,
         }
         out.append(res)
         progress.advance(status=cid)

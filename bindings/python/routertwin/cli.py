@@ -141,15 +141,13 @@ def _cmd_list(args) -> int:
     from ruamel.yaml import YAML
 
     for path in sorted((root / "scenarios").rglob("*.yaml")):
-        if "platforms" in path.relative_to(root / "scenarios").parts:
-            continue
         try:
             doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-        except Exception:  # listed as unreadable; `routertwin run` names the error
-            doc = None
-        if not isinstance(doc, dict):
-            t.add_row(display_path(path, root), "?", "?", "(not a scenario mapping)")
+        except Exception:  # `routertwin run` names the error; here it is just not listed as valid
+            t.add_row(display_path(path, root), "?", "?", "(not valid YAML)")
             continue
+        if not (isinstance(doc, dict) and "kind" in doc and "scenario" in doc):
+            continue  # platform profiles, workloads, fitted parameters: data used by scenarios
         t.add_row(display_path(path, root), str(doc.get("scenario", "?")), str(doc.get("kind", "?")),
                   str(doc.get("description", "")))
     console.print(t)

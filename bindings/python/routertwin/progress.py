@@ -32,6 +32,7 @@ class Progress:
         self._enabled = enabled
         self._interval = interval
         self._last_line = time.monotonic()
+        self._shown = 0  # `done` at the last plain line
         self._rich = None
         self._task = None
         if enabled and self._stream.isatty():
@@ -69,7 +70,7 @@ class Progress:
         if self._rich is not None:
             self._rich.stop()
             self._rich = None
-        elif self._enabled and self.done:
+        elif self._enabled and self.done != self._shown:
             self._line()
         self._enabled = False
 
@@ -78,6 +79,7 @@ class Progress:
         status = f" {self.status}" if self.status else ""
         print(f"{self.label}: {self.done}{total}{status}", file=self._stream, flush=True)
         self._last_line = time.monotonic()
+        self._shown = self.done
 
     def __enter__(self) -> "Progress":
         return self

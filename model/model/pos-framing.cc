@@ -173,43 +173,72 @@ PosEncoder::PosEncoder(const PppHdlcConfig& cfg)
 PosFrameInfo
 PosEncoder::Frame(const uint8_t* ip, size_t len, std::vector<uint8_t>* wire) const
 {
-    // The frame body is built unstuffed first because the FCS covers the
-    // unstuffed octets (RFC 1662 section 3.1) and is itself stuffed after.
-    std::vector<uint8_t> body;
-    body.reserve(len + 8);
+    // Header octets, then the FCS over the unstuffed header and payload
+    // (RFC 1662 section 3.1); the FCS octets are themselves stuffed. Streaming
+    // the CRC avoids building the body: this runs for every simulated packet.
+    uint8_t hdr[4];
+    unsigned h = 0;
     if (m_cfg.addressControl)
     {
-        body.push_back(0xFF);
-        body.push_back(0x03);
+        hdr[h++] = 0xFF;
+        hdr[h++] = 0x03;
     }
     if (m_cfg.protocolBytes == 2)
     {
-        body.push_back(static_cast<uint8_t>(m_cfg.protocol >> 8));
+        hdr[h++] = static_cast<uint8_t>(m_cfg.protocol >> 8);
     }
-    body.push_back(static_cast<uint8_t>(m_cfg.protocol & 0xFF));
-    body.insert(body.end(), ip, ip + len);
-    // The FCS goes out least significant octet first (RFC 1662 C.2, C.3).
+    hdr[h++] = static_cast<uint8_t>(m_cfg.protocol & 0xFF);
+
+    uint8_t fcs[4];
+    const unsigned fcsBytes = m_cfg.fcsBits / 8;
     if (m_cfg.fcsBits == 16)
     {
-        uint16_t fcs = Fcs16(body.data(), body.size());
-        body.push_back(static_cast<uint8_t>(fcs & 0xFF));
-        body.push_back(static_cast<uint8_t>(fcs >> 8));
+        uint16_t c = 0xFFFF;
+        for (unsigned i = 0; i < h; ++i)
+        {
+            c = static_cast<uint16_t>((c >> 8) ^ kTable16[(c ^ hdr[i]) & 0xFF]);
+        }
+        for (size_t i = 0; i < len; ++i)
+        {
+            c = static_cast<uint16_t>((c >> 8) ^ kTable16[(c ^ ip[i]) & 0xFF]);
+        }
+        c = static_cast<uint16_t>(~c);
+        // Least significant octet first (RFC 1662 C.2).
+        fcs[0] = static_cast<uint8_t>(c);
+        fcs[1] = static_cast<uint8_t>(c >> 8);
     }
     else
     {
-        uint32_t fcs = Fcs32(body.data(), body.size());
+        uint32_t c = 0xFFFFFFFFu;
+        for (unsigned i = 0; i < h; ++i)
+        {
+            c = (c >> 8) ^ kTable32[(c ^ hdr[i]) & 0xFF];
+        }
+        for (size_t i = 0; i < len; ++i)
+        {
+            c = (c >> 8) ^ kTable32[(c ^ ip[i]) & 0xFF];
+        }
+        c = ~c;
         for (int i = 0; i < 4; ++i)
         {
-            body.push_back(static_cast<uint8_t>(fcs >> (8 * i)));
+            fcs[i] = static_cast<uint8_t>(c >> (8 * i));
         }
     }
 
+    auto special = [](uint8_t b) { return b == kFlag || b == kEscape; };
     PosFrameInfo info;
-    unsigned flags = m_cfg.sharedFlag ? 1u : 2u;
-    info.unstuffedBytes = static_cast<unsigned>(body.size()) + flags;
-    for (uint8_t b : body)
+    info.unstuffedBytes = (m_cfg.sharedFlag ? 1u : 2u) + h + static_cast<unsigned>(len) + fcsBytes;
+    for (unsigned i = 0; i < h; ++i)
     {
-        info.escapes += (b == kFlag || b == kEscape) ? 1u : 0u;
+        info.escapes += special(hdr[i]);
+    }
+    for (size_t i = 0; i < len; ++i)
+    {
+        info.escapes += special(ip[i]);
+    }
+    for (unsigned i = 0; i < fcsBytes; ++i)
+    {
+        info.escapes += special(fcs[i]);
     }
     if (wire)
     {
@@ -217,9 +246,8 @@ PosEncoder::Frame(const uint8_t* ip, size_t len, std::vector<uint8_t>* wire) con
         // With a shared flag the frame is written with its opening flag only;
         // the next frame's opening flag closes it.
         wire->push_back(kFlag);
-        for (uint8_t b : body)
-        {
-            if (b == kFlag || b == kEscape)
+        auto put = [&](uint8_t b) {
+            if (special(b))
             {
                 wire->push_back(kEscape);
                 wire->push_back(static_cast<uint8_t>(b ^ kEscapeXor));
@@ -228,6 +256,18 @@ PosEncoder::Frame(const uint8_t* ip, size_t len, std::vector<uint8_t>* wire) con
             {
                 wire->push_back(b);
             }
+        };
+        for (unsigned i = 0; i < h; ++i)
+        {
+            put(hdr[i]);
+        }
+        for (size_t i = 0; i < len; ++i)
+        {
+            put(ip[i]);
+        }
+        for (unsigned i = 0; i < fcsBytes; ++i)
+        {
+            put(fcs[i]);
         }
         if (!m_cfg.sharedFlag)
         {

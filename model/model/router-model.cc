@@ -1,0 +1,882 @@
+#include "router-model.h"
+
+#include "dp_csum.h"
+#include "dp_lpm.h"
+#include "fabric-rng.h"
+#include "t640-tester-traffic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+namespace routertwin
+{
+
+const char*
+RouterDropName(RouterDrop d)
+{
+    switch (d)
+    {
+    case RouterDrop::NoRoute:
+        return "no_route";
+    case RouterDrop::LookupQueueFull:
+        return "lookup_queue_full";
+    case RouterDrop::IngressBufferFull:
+        return "ingress_buffer_full";
+    case RouterDrop::EgressBufferFull:
+        return "egress_buffer_full";
+    case RouterDrop::Count:
+        break;
+    }
+    return "?";
+}
+
+void
+RouterConfig::Validate() const
+{
+    auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
+    if (ports < 2 || ports % 2 != 0)
+    {
+        bad("ports must be an even number >= 2 (ports are paired p <-> p + ports/2)");
+    }
+    if (portsPerPfe < 1 || ports % portsPerPfe != 0)
+    {
+        bad("ports_per_pfe must divide ports");
+    }
+    SonetPayloadBps(sonetN);
+    ppp.Validate();
+    if (ipBytes < 32 || ipBytes > 9000)
+    {
+        bad("ip_bytes must be between 32 and 9000");
+    }
+    if (!(offeredLoad > 0 && offeredLoad <= 1.0))
+    {
+        bad("offered_load must be in (0, 1]");
+    }
+    if (cellBytes < 16)
+    {
+        bad("cell_bytes must be at least 16");
+    }
+    if (!(fabricBpsPerPfe > 0) || !(lookupProbesPerSecond > 0))
+    {
+        bad("fabric and lookup rates must be positive");
+    }
+    if (!(durationSeconds > 0) || !(batchSeconds > 0))
+    {
+        bad("duration and batch must be positive");
+    }
+    if (ingressBufferSeconds < 0 || egressBufferSeconds < 0 || lookupQueueSeconds < 0)
+    {
+        bad("buffers must not be negative");
+    }
+}
+
+unsigned
+RouterConfig::CellsPerPacket() const
+{
+    return (ipBytes + internalHeaderBytes + cellBytes - 1) / cellBytes;
+}
+
+namespace
+{
+
+struct Route
+{
+    uint32_t prefix;
+    uint8_t depth;
+    uint32_t port;
+};
+
+uint32_t
+InterfaceSubnet(unsigned port)
+{
+    // 192.168.port.0/30: router .1, tester .2. ASSUMPTION: the seed does not
+    // give the addressing plan.
+    return 0xC0A80000u | (port << 8);
+}
+
+std::vector<Route>
+LoadRouteFile(const std::string& path, unsigned ports)
+{
+    std::ifstream in(path);
+    if (!in)
+    {
+        throw std::invalid_argument(path + ": cannot open route file");
+    }
+    std::vector<Route> routes;
+    std::string line;
+    unsigned lineNo = 0;
+    while (std::getline(in, line))
+    {
+        ++lineNo;
+        if (line.empty() || line[0] == '#')
+        {
+            continue;
+        }
+        unsigned a, b, c, d, len, port;
+        char s1, s2, s3, slash;
+        std::istringstream ls(line);
+        if (!(ls >> a >> s1 >> b >> s2 >> c >> s3 >> d >> slash >> len >> port) || s1 != '.' ||
+            s2 != '.' || s3 != '.' || slash != '/' || a > 255 || b > 255 || c > 255 || d > 255 ||
+            len > 32 || port >= ports)
+        {
+            throw std::invalid_argument(path + ":" + std::to_string(lineNo) +
+                                        ": expected 'a.b.c.d/len port' with port < " +
+                                        std::to_string(ports));
+        }
+        routes.push_back(Route{(a << 24) | (b << 16) | (c << 8) | d, static_cast<uint8_t>(len), port});
+    }
+    return routes;
+}
+
+// Routes "as the test did": `total` routes, total/ports per eBGP peer (the
+// peer behind each port), consecutive /24s.
+std::vector<Route>
+GenerateRoutes(const RouterConfig& cfg)
+{
+    std::vector<Route> r;
+    r.reserve(cfg.routes);
+    uint32_t next = cfg.routeFirstPrefix & 0xFFFFFF00u;
+    for (unsigned q = 0; q < cfg.ports; ++q)
+    {
+        uint32_t n = cfg.routes / cfg.ports + (q < cfg.routes % cfg.ports ? 1 : 0);
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            r.push_back(Route{next, 24, q});
+            next += 256;
+        }
+    }
+    return r;
+}
+
+// First route index of peer q in the generated list.
+uint32_t
+FirstRouteOf(const RouterConfig& cfg, unsigned q)
+{
+    uint32_t base = cfg.routes / cfg.ports;
+    uint32_t extra = cfg.routes % cfg.ports;
+    return q * base + std::min<uint32_t>(q, extra);
+}
+
+// Standard normal from two uniforms (Box-Muller), so results do not depend
+// on a library's distribution algorithm.
+double
+Normal(FabricRng& rng)
+{
+    double u1 = rng.Uniform();
+    double u2 = rng.Uniform();
+    if (u1 < 1e-300)
+    {
+        u1 = 1e-300;
+    }
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+// Decrements TTL and updates the header checksum (RFC 1624) in place.
+void
+ForwardHeader(std::vector<uint8_t>& p)
+{
+    uint16_t oldWord = static_cast<uint16_t>((p[8] << 8) | p[9]);
+    uint16_t csum = static_cast<uint16_t>((p[10] << 8) | p[11]);
+    p[8] = static_cast<uint8_t>(p[8] - 1);
+    uint16_t newWord = static_cast<uint16_t>((p[8] << 8) | p[9]);
+    csum = dp_csum_update16(csum, oldWord, newWord, nullptr);
+    p[10] = static_cast<uint8_t>(csum >> 8);
+    p[11] = static_cast<uint8_t>(csum);
+}
+
+TesterStreamConfig
+StreamOf(const RouterConfig& cfg, unsigned p)
+{
+    TesterStreamConfig s;
+    s.ipBytes = cfg.ipBytes;
+    s.srcIp = InterfaceSubnet(p) | 2;
+    s.streamId = p + 1;
+    unsigned q = cfg.PeerOf(p);
+    uint32_t n = cfg.routes / cfg.ports + (q < cfg.routes % cfg.ports ? 1 : 0);
+    if (cfg.routesAsDestinations && n > 0 && cfg.routeFile.empty())
+    {
+        uint32_t first = (cfg.routeFirstPrefix & 0xFFFFFF00u) + (FirstRouteOf(cfg, q) << 8);
+        s.dstIps = RouteDestinations(first, n);
+    }
+    else
+    {
+        s.dstIps = {InterfaceSubnet(q) | 2};
+    }
+    return s;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// Packet-level engine
+
+struct RouterEngine::Impl
+{
+    struct Pending
+    {
+        bool valid = false;
+        double start = 0;
+        double end = 0;
+        uint32_t dst = 0;
+        uint16_t egressWire = 0;
+    };
+
+    struct Stream
+    {
+        TesterStreamConfig tc;
+        uint64_t seq = 0;
+        double nextStart = 0;
+        Pending pending;
+    };
+
+    struct Desc
+    {
+        double arrival;     // last octet received from the tester
+        double wait;        // lookup wait so far
+        uint64_t enqSlot;   // fabric slot its cells were queued in
+        uint16_t egressWire;
+        uint16_t cellsLeft;
+        uint8_t inPort;
+        uint8_t outPort;
+    };
+
+    RouterConfig cfg;
+    PosEncoder enc;
+    double payloadBps;
+    double byteTime;
+    double theoreticalPortPps;
+    double nominalInterval;
+    unsigned cells;
+    double slot;
+    uint32_t ingressCapCells;
+    std::vector<uint8_t> lpmMem;
+    dp_lpm_t* lpm = nullptr;
+    dp_ops_t ops{};
+    CrossbarFabric fabric;
+    std::vector<Stream> streams;
+    std::vector<double> lookupFreeAt;
+    std::vector<double> egressBusyUntil;
+    std::vector<Desc> desc;
+    std::vector<FabricCell> departed;
+    std::vector<uint8_t> pkt;
+    std::vector<RouterPortStats> stats;
+    std::vector<uint64_t> drops;
+    uint64_t inFlight = 0;
+    uint64_t slotIndex = 0;
+    uint64_t ingressEscapes = 0;
+    uint64_t egressEscapes = 0;
+    uint64_t frames = 0;
+    uint64_t lookups = 0;
+    double latMin = std::numeric_limits<double>::infinity();
+    double latMax = 0;
+
+    static FabricConfig MakeFabric(const RouterConfig& c, uint32_t capCells)
+    {
+        FabricConfig f;
+        f.ports = c.Pfes();
+        f.queueing = c.queueing;
+        f.scheduler = c.scheduler;
+        f.islipIterations = c.islipIterations;
+        f.speedup = c.speedup;
+        f.inputBufferCells = capCells;
+        f.seed = c.seed;
+        return f;
+    }
+
+    static uint32_t CapCells(const RouterConfig& c)
+    {
+        double slotS = 8.0 * c.cellBytes / c.fabricBpsPerPfe;
+        double cap = std::ceil(c.ingressBufferSeconds / slotS);
+        return cap < 1 ? 1u : static_cast<uint32_t>(std::min(cap, 4.0e9));
+    }
+
+    explicit Impl(const RouterConfig& c)
+        : cfg((c.Validate(), c)),
+          enc(c.ppp),
+          payloadBps(SonetPayloadBps(c.sonetN)),
+          byteTime(8.0 / payloadBps),
+          theoreticalPortPps(TheoreticalPps(payloadBps, c.ppp, c.ipBytes)),
+          nominalInterval(1.0 / (c.offeredLoad * theoreticalPortPps)),
+          cells(c.CellsPerPacket()),
+          slot(8.0 * c.cellBytes / c.fabricBpsPerPfe),
+          ingressCapCells(CapCells(c)),
+          fabric(MakeFabric(c, CapCells(c)))
+    {
+        BuildFib();
+        streams.resize(cfg.ports);
+        for (unsigned p = 0; p < cfg.ports; ++p)
+        {
+            streams[p].tc = StreamOf(cfg, p);
+        }
+        lookupFreeAt.assign(cfg.Pfes(), 0.0);
+        egressBusyUntil.assign(cfg.ports, 0.0);
+        stats.assign(cfg.ports, RouterPortStats{});
+        for (auto& s : stats)
+        {
+            s.latencyMin = std::numeric_limits<double>::infinity();
+        }
+        drops.assign(static_cast<size_t>(RouterDrop::Count), 0);
+        desc.reserve(static_cast<size_t>(cfg.durationSeconds * theoreticalPortPps * cfg.ports * 1.01) + 16);
+    }
+
+    void BuildFib()
+    {
+        std::vector<Route> routes =
+            cfg.routeFile.empty() ? GenerateRoutes(cfg) : LoadRouteFile(cfg.routeFile, cfg.ports);
+        for (unsigned q = 0; q < cfg.ports; ++q)
+        {
+            routes.push_back(Route{InterfaceSubnet(q), 30, q});
+        }
+        dp_lpm_config_t lc{};
+        lc.max_rules = static_cast<uint32_t>(routes.size()) + 16;
+        uint32_t longer = 0;
+        for (const Route& r : routes)
+        {
+            longer += r.depth > 24;
+        }
+        lc.tbl8_groups = std::max<uint32_t>(64, longer + 16);
+        size_t bytes = dp_lpm_memory_size(&lc);
+        if (bytes == 0)
+        {
+            throw std::invalid_argument("route table configuration rejected by dp_lpm");
+        }
+        lpmMem.assign(bytes + 64, 0);
+        void* base = lpmMem.data();
+        size_t space = lpmMem.size();
+        std::align(64, bytes, base, space);
+        lpm = dp_lpm_create(base, bytes, &lc);
+        if (!lpm)
+        {
+            throw std::runtime_error("dp_lpm_create failed");
+        }
+        for (const Route& r : routes)
+        {
+            if (dp_lpm_add(lpm, r.prefix, r.depth, r.port, nullptr) != 0)
+            {
+                throw std::invalid_argument("route table full or invalid route");
+            }
+        }
+    }
+
+    // Builds the next tester frame of port p (its octets, its stuffing on
+    // both links) without delivering it.
+    void Prepare(unsigned p)
+    {
+        Stream& s = streams[p];
+        BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt);
+        PosFrameInfo in = enc.Frame(pkt.data(), pkt.size());
+        Pending& pd = s.pending;
+        pd.valid = true;
+        pd.start = s.nextStart;
+        pd.end = s.nextStart + in.WireBytes() * byteTime;
+        pd.dst = (uint32_t(pkt[16]) << 24) | (uint32_t(pkt[17]) << 16) | (uint32_t(pkt[18]) << 8) |
+                 pkt[19];
+        ForwardHeader(pkt);
+        PosFrameInfo out = enc.Frame(pkt.data(), pkt.size());
+        pd.egressWire = static_cast<uint16_t>(out.WireBytes());
+        ingressEscapes += in.escapes;
+        egressEscapes += out.escapes;
+        ++frames;
+        // The tester starts the next frame at its nominal spacing, or when
+        // this one ends if stuffing made it longer (line rate).
+        ++s.seq;
+        s.nextStart = std::max(pd.end, s.seq * nominalInterval);
+    }
+
+    void Drop(RouterDrop d)
+    {
+        ++drops[static_cast<size_t>(d)];
+    }
+
+    void Arrive(unsigned p)
+    {
+        Pending pd = streams[p].pending;
+        streams[p].pending.valid = false;
+        ++stats[p].txPackets;
+        uint32_t nh = 0;
+        dp_ops_t before = ops;
+        ++lookups;
+        if (dp_lpm_lookup(lpm, pd.dst, &nh, &ops) != 0)
+        {
+            Drop(RouterDrop::NoRoute);
+            return;
+        }
+        unsigned pfe = p / cfg.portsPerPfe;
+        double probes = static_cast<double>(ops.table_probes - before.table_probes);
+        double start = std::max(pd.end, lookupFreeAt[pfe]);
+        double wait = start - pd.end;
+        if (wait > cfg.lookupQueueSeconds)
+        {
+            Drop(RouterDrop::LookupQueueFull);
+            return;
+        }
+        lookupFreeAt[pfe] = start + probes / cfg.lookupProbesPerSecond;
+        unsigned outPfe = nh / cfg.portsPerPfe;
+        if (fabric.InputOccupancy(pfe) + cells > ingressCapCells)
+        {
+            Drop(RouterDrop::IngressBufferFull);
+            return;
+        }
+        uint64_t tag = desc.size();
+        desc.push_back(Desc{pd.end, wait, slotIndex, pd.egressWire, static_cast<uint16_t>(cells),
+                            static_cast<uint8_t>(p), static_cast<uint8_t>(nh)});
+        for (unsigned k = 0; k < cells; ++k)
+        {
+            fabric.Enqueue(pfe, outPfe, tag);
+        }
+        ++inFlight;
+    }
+
+    void Complete(Desc& d, double t)
+    {
+        --inFlight;
+        unsigned q = d.outPort;
+        double start = std::max(t, egressBusyUntil[q]);
+        double egressWait = start - t;
+        if (egressWait > cfg.egressBufferSeconds)
+        {
+            Drop(RouterDrop::EgressBufferFull);
+            return;
+        }
+        egressBusyUntil[q] = start + d.egressWire * byteTime;
+        // A packet's own cells take `cells` slots; anything beyond is waiting.
+        double fabricWait =
+            static_cast<double>(slotIndex + 1 - d.enqSlot - cells) * slot;
+        if (fabricWait < 0)
+        {
+            fabricWait = 0;
+        }
+        double lat = cfg.fixedLatencySeconds + d.wait + fabricWait + egressWait;
+        RouterPortStats& s = stats[d.inPort];
+        ++s.rxPackets;
+        s.latencySum += lat;
+        s.latencyMin = std::min(s.latencyMin, lat);
+        s.latencyMax = std::max(s.latencyMax, lat);
+    }
+
+    void Step()
+    {
+        const double slotEnd = (slotIndex + 1) * slot;
+        for (unsigned p = 0; p < cfg.ports; ++p)
+        {
+            Stream& s = streams[p];
+            for (;;)
+            {
+                if (!s.pending.valid)
+                {
+                    if (s.nextStart >= cfg.durationSeconds)
+                    {
+                        break;
+                    }
+                    Prepare(p);
+                }
+                if (s.pending.end > slotEnd)
+                {
+                    break;
+                }
+                Arrive(p);
+            }
+        }
+        departed.clear();
+        fabric.Step(departed);
+        for (const FabricCell& c : departed)
+        {
+            Desc& d = desc[c.tag];
+            if (--d.cellsLeft == 0)
+            {
+                Complete(d, slotEnd);
+            }
+        }
+        ++slotIndex;
+    }
+
+    bool TesterDone() const
+    {
+        for (const Stream& s : streams)
+        {
+            if (s.pending.valid || s.nextStart < cfg.durationSeconds)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+RouterEngine::RouterEngine(const RouterConfig& cfg)
+    : m_impl(new Impl(cfg))
+{
+}
+
+RouterEngine::~RouterEngine()
+{
+    delete m_impl;
+}
+
+void
+RouterEngine::Advance(double t)
+{
+    while ((m_impl->slotIndex + 1) * m_impl->slot <= t)
+    {
+        m_impl->Step();
+    }
+}
+
+bool
+RouterEngine::Drained() const
+{
+    return m_impl->TesterDone() && m_impl->inFlight == 0;
+}
+
+namespace
+{
+void
+Summarise(RouterResult& r, const RouterConfig& cfg, double theoreticalPortPps)
+{
+    r.seconds = cfg.durationSeconds;
+    r.txPackets = 0;
+    r.rxPackets = 0;
+    double sumOfMeans = 0;
+    unsigned flows = 0;
+    r.latencyMin = std::numeric_limits<double>::infinity();
+    r.latencyMax = 0;
+    for (const RouterPortStats& s : r.ports)
+    {
+        r.txPackets += s.txPackets;
+        r.rxPackets += s.rxPackets;
+        if (s.rxPackets > 0)
+        {
+            sumOfMeans += s.latencySum / s.rxPackets;
+            ++flows;
+            r.latencyMin = std::min(r.latencyMin, s.latencyMin);
+            r.latencyMax = std::max(r.latencyMax, s.latencyMax);
+        }
+    }
+    if (flows == 0)
+    {
+        r.latencyMin = 0;
+    }
+    // "Average latency is the mean of the individual flows' latencies"
+    // (seed 001, results section).
+    r.latencyAvg = flows ? sumOfMeans / flows : 0;
+    r.theoreticalPps = theoreticalPortPps * cfg.ports;
+    r.txPps = r.txPackets / cfg.durationSeconds;
+    r.rxPps = r.rxPackets / cfg.durationSeconds;
+    r.txPctOfTheoretical = 100.0 * r.txPps / r.theoreticalPps;
+    r.rxPctOfTheoretical = 100.0 * r.rxPps / r.theoreticalPps;
+    r.throughputGbps = r.rxPps * cfg.ipBytes * 8.0 / 1e9;
+    r.bottleneck = r.fabricLoad >= r.lookupLoad ? "fabric" : "lookup";
+    if (r.drops["egress_buffer_full"] > 0)
+    {
+        r.bottleneck = "egress_port";
+    }
+}
+} // namespace
+
+RouterResult
+RouterEngine::Result() const
+{
+    const Impl& m = *m_impl;
+    RouterResult r;
+    r.ports = m.stats;
+    for (size_t i = 0; i < m.drops.size(); ++i)
+    {
+        r.drops[RouterDropName(static_cast<RouterDrop>(i))] = m.drops[i];
+    }
+    r.meanIngressEscapes = m.frames ? double(m.ingressEscapes) / m.frames : 0;
+    r.meanEgressEscapes = m.frames ? double(m.egressEscapes) / m.frames : 0;
+    r.lookups = m.lookups;
+    r.tableProbes = m.ops.table_probes;
+    // Offered loads of the busiest PFE from what the tester sent.
+    double pfeMaxPps = 0;
+    for (unsigned f = 0; f < m.cfg.Pfes(); ++f)
+    {
+        double pps = 0;
+        for (unsigned k = 0; k < m.cfg.portsPerPfe; ++k)
+        {
+            pps += m.stats[f * m.cfg.portsPerPfe + k].txPackets / m.cfg.durationSeconds;
+        }
+        pfeMaxPps = std::max(pfeMaxPps, pps);
+    }
+    r.fabricLoad = pfeMaxPps * m.cells * m.slot;
+    double probesPerLookup = m.lookups ? double(m.ops.table_probes) / m.lookups : 1.0;
+    r.lookupLoad = pfeMaxPps * probesPerLookup / m.cfg.lookupProbesPerSecond;
+    Summarise(r, m.cfg, m.theoreticalPortPps);
+    return r;
+}
+
+RouterResult
+RunRouterPacketLevel(const RouterConfig& cfg)
+{
+    RouterEngine e(cfg);
+    double t = 0;
+    // Run the tester's time, then drain what is in flight (bounded by the
+    // buffers, so bounded in time).
+    const double limit = cfg.durationSeconds + cfg.ingressBufferSeconds + cfg.egressBufferSeconds +
+                         cfg.lookupQueueSeconds + 1e-3;
+    while (!(t >= cfg.durationSeconds && e.Drained()) && t < limit)
+    {
+        t += cfg.batchSeconds;
+        e.Advance(t);
+    }
+    return e.Result();
+}
+
+// ---------------------------------------------------------------------------
+// Steady-state mode
+
+namespace
+{
+
+struct Walk
+{
+    double meanWait = 0; // time-average over the run
+    double maxWait = 0;
+    double minWait = 0;
+    double dropped = 0;  // packets
+};
+
+// Lindley recursion W' = min(B, max(0, W + X)) over n steps whose increments
+// have mean m and variance v, taken `block` steps at a time with Gaussian
+// block sums. Work above the buffer B is dropped; `serviceMean` turns it
+// into packets.
+Walk
+LindleyBlocks(double m, double v, double n, double block, double buffer, double serviceMean,
+              FabricRng& rng)
+{
+    Walk w;
+    if (n <= 0)
+    {
+        return w;
+    }
+    block = std::max(1.0, std::min(block, n));
+    const uint64_t blocks = static_cast<uint64_t>(std::ceil(n / block));
+    double W = 0;
+    double area = 0;
+    w.minWait = std::numeric_limits<double>::infinity();
+    for (uint64_t b = 0; b < blocks; ++b)
+    {
+        double steps = std::min(block, n - b * block);
+        double inc = steps * m + std::sqrt(steps * v) * Normal(rng);
+        double next = W + inc;
+        if (next < 0)
+        {
+            next = 0;
+        }
+        if (next > buffer)
+        {
+            w.dropped += (next - buffer) / serviceMean;
+            next = buffer;
+        }
+        area += 0.5 * (W + next) * steps;
+        W = next;
+        w.maxWait = std::max(w.maxWait, W);
+        w.minWait = std::min(w.minWait, W);
+    }
+    w.meanWait = area / n;
+    if (w.minWait > 0 && blocks > 0)
+    {
+        // A queue that starts empty has waited zero at the start.
+        w.minWait = 0;
+    }
+    return w;
+}
+
+struct Moments
+{
+    double meanA = 0;  // tester interval (s)
+    double varA = 0;
+    double meanX = 0;  // egress service - next interval (s)
+    double varX = 0;
+    double escIn = 0;
+    double escOut = 0;
+};
+
+Moments
+SampleStream(const RouterConfig& cfg, unsigned p, double byteTime, double nominalInterval,
+             uint64_t frames)
+{
+    PosEncoder enc(cfg.ppp);
+    TesterStreamConfig tc = StreamOf(cfg, p);
+    std::vector<uint8_t> pkt;
+    const uint64_t n = std::max<uint64_t>(frames, 3);
+    std::vector<double> a(n), s(n);
+    double t = 0;
+    double escIn = 0, escOut = 0;
+    for (uint64_t k = 0; k < n; ++k)
+    {
+        BuildTesterPacket(tc, k, t, pkt);
+        PosFrameInfo in = enc.Frame(pkt.data(), pkt.size());
+        ForwardHeader(pkt);
+        PosFrameInfo out = enc.Frame(pkt.data(), pkt.size());
+        double end = t + in.WireBytes() * byteTime;
+        double next = std::max(end, (k + 1) * nominalInterval);
+        a[k] = next - t;
+        s[k] = out.WireBytes() * byteTime;
+        escIn += in.escapes;
+        escOut += out.escapes;
+        t = next;
+    }
+    Moments mo;
+    for (uint64_t k = 0; k < n; ++k)
+    {
+        mo.meanA += a[k];
+    }
+    mo.meanA /= n;
+    for (uint64_t k = 0; k < n; ++k)
+    {
+        mo.varA += (a[k] - mo.meanA) * (a[k] - mo.meanA);
+    }
+    mo.varA /= (n - 1);
+    // Drift of the egress queue: mean of S(k) - A(k), the same packet on the
+    // two links (paired, so the octets both frames share cancel).
+    double meanD = 0;
+    for (uint64_t k = 0; k < n; ++k)
+    {
+        meanD += s[k] - a[k];
+    }
+    meanD /= n;
+    double varD = 0;
+    for (uint64_t k = 0; k < n; ++k)
+    {
+        varD += (s[k] - a[k] - meanD) * (s[k] - a[k] - meanD);
+    }
+    varD /= (n - 1);
+    // Spread of the walk's steps: S(k) - A(k+1).
+    double meanX = 0;
+    for (uint64_t k = 0; k + 1 < n; ++k)
+    {
+        meanX += s[k] - a[k + 1];
+    }
+    meanX /= (n - 1);
+    for (uint64_t k = 0; k + 1 < n; ++k)
+    {
+        double x = s[k] - a[k + 1];
+        mo.varX += (x - meanX) * (x - meanX);
+    }
+    mo.varX /= (n - 2);
+    // At full load the egress link carries the same packets as the tester
+    // link, re-stuffed: the true drift is a difference of escape rates that
+    // a sample cannot resolve below its standard error, and over 10^9
+    // packets a sampling error of 10^-3 octets would become a millisecond of
+    // queue. Drift not distinguishable from zero (3 standard errors) is
+    // taken as zero: the walk is then null-recurrent.
+    mo.meanX = std::fabs(meanD) < 3.0 * std::sqrt(varD / n) ? 0.0 : meanD;
+    mo.escIn = escIn / n;
+    mo.escOut = escOut / n;
+    return mo;
+}
+
+} // namespace
+
+RouterResult
+RunRouterSteadyState(const RouterConfig& cfg)
+{
+    cfg.Validate();
+    const double payloadBps = SonetPayloadBps(cfg.sonetN);
+    const double byteTime = 8.0 / payloadBps;
+    const double thPort = TheoreticalPps(payloadBps, cfg.ppp, cfg.ipBytes);
+    const double nominal = 1.0 / (cfg.offeredLoad * thPort);
+    const unsigned cells = cfg.CellsPerPacket();
+    const double slot = 8.0 * cfg.cellBytes / cfg.fabricBpsPerPfe;
+    FabricRng rng(cfg.seed ^ 0xA5A5A5A5ull);
+
+    // Probes per lookup from the real FIB and the real destinations.
+    double probesPerLookup = 1.0;
+    {
+        // A 2 us packet-level run looks up real destinations in the real FIB
+        // and prices the lookup engine in table probes per lookup.
+        RouterConfig c = cfg;
+        c.durationSeconds = std::min(cfg.durationSeconds, 2e-6);
+        RouterResult pr = RunRouterPacketLevel(c);
+        if (pr.lookups > 0)
+        {
+            probesPerLookup = double(pr.tableProbes) / pr.lookups;
+        }
+    }
+
+    RouterResult r;
+    r.ports.assign(cfg.ports, RouterPortStats{});
+    std::vector<Moments> mom(cfg.ports);
+    double escIn = 0, escOut = 0;
+    // Never sample more frames than the run sends: for short runs the
+    // sample is then exactly the run's packets.
+    const uint64_t runFrames = static_cast<uint64_t>(std::ceil(cfg.durationSeconds / nominal));
+    const uint64_t frames = std::min<uint64_t>(cfg.sampleFrames, runFrames);
+    for (unsigned p = 0; p < cfg.ports; ++p)
+    {
+        mom[p] = SampleStream(cfg, p, byteTime, nominal, frames);
+        escIn += mom[p].escIn;
+        escOut += mom[p].escOut;
+    }
+    r.meanIngressEscapes = escIn / cfg.ports;
+    r.meanEgressEscapes = escOut / cfg.ports;
+
+    double dropsFabric = 0, dropsLookup = 0, dropsEgress = 0;
+    std::vector<Walk> fabricWalk(cfg.Pfes());
+    double maxFabricLoad = 0, maxLookupLoad = 0;
+    for (unsigned f = 0; f < cfg.Pfes(); ++f)
+    {
+        // One "period" of the PFE: each of its ports delivers one packet.
+        double meanA = 0, varA = 0;
+        for (unsigned k = 0; k < cfg.portsPerPfe; ++k)
+        {
+            meanA += mom[f * cfg.portsPerPfe + k].meanA / cfg.portsPerPfe;
+            varA += mom[f * cfg.portsPerPfe + k].varA / (double(cfg.portsPerPfe) * cfg.portsPerPfe);
+        }
+        double work = cfg.portsPerPfe * cells * slot;
+        double lookupWork = cfg.portsPerPfe * probesPerLookup / cfg.lookupProbesPerSecond;
+        maxFabricLoad = std::max(maxFabricLoad, work / meanA);
+        maxLookupLoad = std::max(maxLookupLoad, lookupWork / meanA);
+        double periods = cfg.durationSeconds / meanA;
+        if (lookupWork > meanA)
+        {
+            // The lookup engine is the tighter ceiling: it sheds the excess.
+            dropsLookup += periods * cfg.portsPerPfe * (1.0 - meanA / lookupWork);
+        }
+        double buffer = cfg.ingressBufferSeconds;
+        fabricWalk[f] = LindleyBlocks(work - meanA, varA, periods,
+                                      double(cfg.blockPackets) / cfg.portsPerPfe, buffer,
+                                      work / cfg.portsPerPfe, rng);
+        dropsFabric += fabricWalk[f].dropped;
+    }
+    r.fabricLoad = maxFabricLoad;
+    r.lookupLoad = maxLookupLoad;
+
+    for (unsigned p = 0; p < cfg.ports; ++p)
+    {
+        const Moments& mo = mom[p];
+        double n = cfg.durationSeconds / mo.meanA;
+        unsigned f = p / cfg.portsPerPfe;
+        // Share of this port's packets lost upstream of its egress port.
+        double upstream = (fabricWalk[f].dropped) / cfg.portsPerPfe;
+        Walk eg = LindleyBlocks(mo.meanX, mo.varX, n, double(cfg.blockPackets),
+                                cfg.egressBufferSeconds, mo.meanA, rng);
+        dropsEgress += eg.dropped;
+        RouterPortStats& s = r.ports[p];
+        s.txPackets = static_cast<uint64_t>(std::llround(n));
+        double lost = upstream + eg.dropped;
+        if (maxLookupLoad > 1.0)
+        {
+            lost += n * (1.0 - 1.0 / maxLookupLoad);
+        }
+        s.rxPackets = static_cast<uint64_t>(std::llround(std::max(0.0, n - lost)));
+        double mean = cfg.fixedLatencySeconds + fabricWalk[f].meanWait + eg.meanWait;
+        s.latencySum = mean * s.rxPackets;
+        s.latencyMin = cfg.fixedLatencySeconds + fabricWalk[f].minWait + eg.minWait;
+        s.latencyMax = cfg.fixedLatencySeconds + fabricWalk[f].maxWait + eg.maxWait;
+    }
+    r.drops["no_route"] = 0;
+    r.drops["lookup_queue_full"] = static_cast<uint64_t>(std::llround(dropsLookup));
+    r.drops["ingress_buffer_full"] = static_cast<uint64_t>(std::llround(dropsFabric));
+    r.drops["egress_buffer_full"] = static_cast<uint64_t>(std::llround(dropsEgress));
+    Summarise(r, cfg, thPort);
+    return r;
+}
+
+} // namespace routertwin

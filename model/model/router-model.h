@@ -1,0 +1,166 @@
+// A cell-switched router with POS line cards, replaying an RFC 2544 tester:
+// the Juniper T640 of seed 001 (docs/t640.md) is its reference instance.
+//
+// Path of a packet (every stage works on the packet's real octets or on a
+// compact descriptor, never on an ns3::Packet):
+//   tester port p  --POS line, stuffing from the packet's octets-->
+//   ingress PFE: route lookup (core dp_lpm, DIR-24-8) on a lookup engine of
+//     finite probe rate; segmentation into ceil((ip + internal header) /
+//     cell payload) cells queued in the PFE's fabric input buffer (VOQs)
+//   crossbar fabric (fabric-crossbar.h), one port per PFE, slot = one cell
+//     time at the PFE's fabric bandwidth
+//   egress PFE: reassembly, TTL - 1 and RFC 1624 checksum update, re-framing
+//     (new FCS, new escapes) and the egress queue of the output port
+//   --POS line--> tester port q.
+// Latency reported = fixed pipeline latency (calibrated) + the waits the
+// model produces (lookup, fabric, egress queue) + the egress frame's
+// serialization beyond the ingress frame's.
+//
+// Two modes over the same configuration:
+// - RunRouterPacketLevel: every packet, fabric slot by slot; ns-3 events at
+//   batch boundaries (helper/router-scenario.h). For windows of ms.
+// - RunRouterSteadyState: rates from a measured sample of real packets, and
+//   the queues of the fabric and egress ports as Lindley recursions over
+//   blocks of packets with Gaussian block increments (a diffusion
+//   approximation), for the 30 s and 5 min tests.
+#ifndef ROUTERTWIN_ROUTER_MODEL_H
+#define ROUTERTWIN_ROUTER_MODEL_H
+
+#include "fabric-crossbar.h"
+#include "pos-framing.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace routertwin
+{
+
+/// Drop reasons of the router model (named counters).
+enum class RouterDrop
+{
+    NoRoute,           ///< LPM miss
+    LookupQueueFull,   ///< lookup engine backlog beyond its queue
+    IngressBufferFull, ///< fabric input buffer of the PFE cannot take the cells
+    EgressBufferFull,  ///< egress port queue beyond its buffer
+    Count
+};
+const char* RouterDropName(RouterDrop d);
+
+struct RouterConfig
+{
+    // Line cards.
+    unsigned ports = 32;          ///< POS ports, paired p <-> p + ports/2
+    unsigned portsPerPfe = 2;     ///< ports sharing a packet forwarding engine
+    unsigned sonetN = 192;        ///< STS-Nc of every port
+    PppHdlcConfig ppp;            ///< framing on the tester links
+
+    // Tester traffic.
+    unsigned ipBytes = 40;
+    double offeredLoad = 1.0;     ///< fraction of the theoretical frame rate; 1 = back to back
+    uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
+    bool routesAsDestinations = false; ///< else the peer's interface address is the destination
+    uint32_t routeFirstPrefix = 0x10000000; ///< first /24 of the generated routes (16.0.0.0)
+    std::string routeFile;        ///< optional "a.b.c.d/len port" lines replacing generation
+
+    // Forwarding engine.
+    double lookupProbesPerSecond = 1e8; ///< per PFE: DIR-24-8 table reads per second
+    double lookupQueueSeconds = 10e-6;  ///< lookup backlog allowed before dropping
+
+    // Fabric.
+    unsigned cellBytes = 64;          ///< cell payload octets
+    unsigned internalHeaderBytes = 24;///< per-packet octets carried in the cells with the IP packet
+    double fabricBpsPerPfe = 48.4e9;  ///< cell payload bandwidth of one PFE's fabric port
+    FabricQueueing queueing = FabricQueueing::Voq;
+    FabricScheduler scheduler = FabricScheduler::Islip;
+    unsigned islipIterations = 1;
+    unsigned speedup = 1;
+    double ingressBufferSeconds = 0.1; ///< fabric input buffer of a PFE, at its fabric rate
+    double egressBufferSeconds = 0.1;  ///< per egress port, at its line rate
+
+    // Latency.
+    double fixedLatencySeconds = 18.68e-6; ///< pipeline latency with empty queues
+
+    // Run.
+    double durationSeconds = 1e-3; ///< tester transmit time
+    uint64_t seed = 1;
+    double batchSeconds = 1e-6;    ///< ns-3 event spacing (packet level)
+    uint64_t sampleFrames = 100000;///< frames per port measured by the steady-state mode
+    uint64_t blockPackets = 10000; ///< packets per Lindley block (steady state)
+
+    /// Throws std::invalid_argument naming the field when inconsistent.
+    void Validate() const;
+    unsigned Pfes() const { return ports / portsPerPfe; }
+    /// Port that port p's traffic goes to (1<->17, 2<->18, ... for 32 ports).
+    unsigned PeerOf(unsigned p) const { return (p + ports / 2) % ports; }
+    /// Cells one packet occupies.
+    unsigned CellsPerPacket() const;
+};
+
+struct RouterPortStats
+{
+    uint64_t txPackets = 0;
+    uint64_t rxPackets = 0;
+    double latencySum = 0;
+    double latencyMin = 0;
+    double latencyMax = 0;
+};
+
+struct RouterResult
+{
+    std::vector<RouterPortStats> ports;
+    uint64_t txPackets = 0;
+    uint64_t rxPackets = 0;
+    double seconds = 0;             ///< tester transmit time
+    double txPps = 0;               ///< aggregate
+    double rxPps = 0;
+    double theoreticalPps = 0;      ///< aggregate, no escapes
+    double txPctOfTheoretical = 0;
+    double rxPctOfTheoretical = 0;
+    double throughputGbps = 0;      ///< IP octets received per second
+    double latencyMin = 0;          ///< seconds, over all packets
+    double latencyAvg = 0;          ///< mean of the per-port (per-flow) means
+    double latencyMax = 0;
+    double meanIngressEscapes = 0;  ///< per frame, tester side
+    double meanEgressEscapes = 0;   ///< per frame, router side
+    double fabricLoad = 0;          ///< offered cells / fabric capacity, busiest PFE
+    double lookupLoad = 0;          ///< offered probes / probe rate, busiest PFE
+    std::map<std::string, uint64_t> drops;
+    std::string bottleneck;         ///< stage with the highest load
+    uint64_t lookups = 0;           ///< dp_lpm lookups (packet level)
+    uint64_t tableProbes = 0;
+};
+
+/// Packet-level run driven by a plain loop over batches (the ns-3 driven
+/// run is RunRouterScenario in helper/router-scenario.h; both give the same
+/// result for the same config).
+RouterResult RunRouterPacketLevel(const RouterConfig& cfg);
+
+/// Steady-state run for long tests.
+RouterResult RunRouterSteadyState(const RouterConfig& cfg);
+
+/// Incremental packet-level engine: Advance() simulates up to a time; the
+/// helper calls it from ns-3 events.
+class RouterEngine
+{
+  public:
+    explicit RouterEngine(const RouterConfig& cfg);
+    ~RouterEngine();
+    RouterEngine(const RouterEngine&) = delete;
+    RouterEngine& operator=(const RouterEngine&) = delete;
+
+    /// Simulates fabric slots up to time t (seconds).
+    void Advance(double t);
+    /// True when the tester has stopped and nothing is in flight.
+    bool Drained() const;
+    RouterResult Result() const;
+
+  private:
+    struct Impl;
+    Impl* m_impl;
+};
+
+} // namespace routertwin
+
+#endif

@@ -6,4 +6,5 @@ PYBIND11_MODULE(_core, m)
     m.doc() = "RouterTwin native core: data-plane functions and scenario runners";
     m.attr("__version__") = RT_VERSION;
     routertwin::bindings::BindDataPlane(m);
+    routertwin::bindings::BindPipeline(m);
 }

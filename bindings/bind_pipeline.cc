@@ -1,0 +1,127 @@
+// routertwin._core.run_pipeline: the forwarding scenario of
+// model/helper/forwarding-scenario.h (its header documents every key).
+#include "bindings.h"
+#include "forwarding-scenario.h"
+
+#include <pybind11/stl.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace py = pybind11;
+
+namespace routertwin::bindings
+{
+
+namespace
+{
+
+ConfigValue
+ToConfigValue(const std::string& key, const py::handle& v)
+{
+    // bool before int: Python's bool is an int subclass.
+    if (py::isinstance<py::bool_>(v))
+    {
+        return v.cast<bool>();
+    }
+    if (py::isinstance<py::int_>(v))
+    {
+        try
+        {
+            return v.cast<int64_t>();
+        }
+        catch (const py::cast_error&)
+        {
+            throw std::invalid_argument("key '" + key + "': integer out of range");
+        }
+    }
+    if (py::isinstance<py::float_>(v))
+    {
+        return v.cast<double>();
+    }
+    if (py::isinstance<py::str>(v))
+    {
+        return v.cast<std::string>();
+    }
+    if (py::isinstance<py::dict>(v))
+    {
+        std::map<std::string, double> m;
+        for (const auto& [k, x] : v.cast<py::dict>())
+        {
+            if (!py::isinstance<py::str>(k) ||
+                !(py::isinstance<py::int_>(x) || py::isinstance<py::float_>(x)) ||
+                py::isinstance<py::bool_>(x))
+            {
+                throw std::invalid_argument("key '" + key + "': must map names to numbers");
+            }
+            m[k.cast<std::string>()] = x.cast<double>();
+        }
+        return m;
+    }
+    throw std::invalid_argument("key '" + key + "': unsupported value type " +
+                                std::string(Py_TYPE(v.ptr())->tp_name));
+}
+
+py::dict
+ToDict(const ForwardingScenarioResult& r)
+{
+    py::dict d;
+    d["offered_pps"] = r.offeredPps;
+    d["tx_packets"] = r.txPackets;
+    d["rx_packets"] = r.rxPackets;
+    d["lost_packets"] = r.lostPackets;
+    d["loss_pct"] = r.lossPct;
+    d["forwarded_pps"] = r.forwardedPps;
+    d["forwarded_bps"] = r.forwardedBitRate;
+    d["latency_min_us"] = r.latencyMinUs;
+    d["latency_avg_us"] = r.latencyAvgUs;
+    d["latency_max_us"] = r.latencyMaxUs;
+    d["sequence_errors"] = r.sequenceErrors;
+    d["service_cycles"] = r.serviceCyclesMean;
+    d["service_us"] = r.serviceUsMean;
+    d["core_runs"] = r.coreRuns;
+    d["ops_per_packet"] = r.opsPerPacket;
+    d["utilization"] = r.utilization;
+    d["core_utilization"] = r.coreUtilization;
+    d["bottleneck"] = r.bottleneck;
+    d["bottleneck_utilization"] = r.bottleneckUtilization;
+    d["drops"] = r.drops;
+    d["sim_events"] = r.simEvents;
+    return d;
+}
+
+} // namespace
+
+void
+BindPipeline(py::module_& m)
+{
+    m.def(
+        "run_pipeline",
+        [](const py::dict& config) {
+            std::map<std::string, ConfigValue> keys;
+            for (const auto& [k, v] : config)
+            {
+                if (!py::isinstance<py::str>(k))
+                {
+                    throw std::invalid_argument("config keys must be strings");
+                }
+                const std::string key = k.cast<std::string>();
+                keys.emplace(key, ToConfigValue(key, v));
+            }
+            const ForwardingScenarioConfig c = ForwardingScenarioConfig::FromKeys(keys);
+            ForwardingScenarioResult r;
+            {
+                py::gil_scoped_release release; // pure C++ from here: other threads may run
+                r = RunForwardingScenario(c);
+            }
+            return ToDict(r);
+        },
+        py::arg("config"),
+        "Runs an RFC 2544 tester through a multi-core forwarding pipeline (ns-3) and returns "
+        "its metrics. Keys and units: model/helper/forwarding-scenario.h and docs/model.md. "
+        "Unknown keys or bad values raise ValueError naming the key.");
+    m.def("pipeline_config_keys", &ForwardingScenarioConfig::KeyNames,
+          "Every key run_pipeline accepts.");
+}
+
+} // namespace routertwin::bindings

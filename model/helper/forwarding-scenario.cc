@@ -1,0 +1,388 @@
+#include "forwarding-scenario.h"
+
+#include "ethernet-framing.h"
+#include "pipeline-device.h"
+#include "rfc2544-tester.h"
+
+#include <ns3/boolean.h>
+#include <ns3/double.h>
+#include <ns3/enum.h>
+#include <ns3/simulator.h>
+#include <ns3/uinteger.h>
+
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+namespace routertwin
+{
+
+using namespace ns3;
+
+namespace
+{
+
+[[noreturn]] void
+Bad(const std::string& key, const std::string& what)
+{
+    throw std::invalid_argument("key '" + key + "': " + what);
+}
+
+double
+AsDouble(const std::string& key, const ConfigValue& v)
+{
+    if (const auto* d = std::get_if<double>(&v))
+    {
+        if (!std::isfinite(*d))
+        {
+            Bad(key, "must be a finite number");
+        }
+        return *d;
+    }
+    if (const auto* i = std::get_if<int64_t>(&v))
+    {
+        return static_cast<double>(*i);
+    }
+    Bad(key, "must be a number");
+}
+
+double
+NonNeg(const std::string& key, const ConfigValue& v)
+{
+    const double d = AsDouble(key, v);
+    if (d < 0)
+    {
+        Bad(key, "must be >= 0");
+    }
+    return d;
+}
+
+double
+Positive(const std::string& key, const ConfigValue& v)
+{
+    const double d = AsDouble(key, v);
+    if (d <= 0)
+    {
+        Bad(key, "must be > 0");
+    }
+    return d;
+}
+
+int64_t
+AsInt(const std::string& key, const ConfigValue& v, int64_t lo, int64_t hi)
+{
+    const auto* i = std::get_if<int64_t>(&v);
+    if (!i)
+    {
+        Bad(key, "must be an integer");
+    }
+    if (*i < lo || *i > hi)
+    {
+        Bad(key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    return *i;
+}
+
+std::string
+AsString(const std::string& key, const ConfigValue& v)
+{
+    const auto* s = std::get_if<std::string>(&v);
+    if (!s)
+    {
+        Bad(key, "must be a string");
+    }
+    return *s;
+}
+
+bool
+AsBool(const std::string& key, const ConfigValue& v)
+{
+    const auto* b = std::get_if<bool>(&v);
+    if (!b)
+    {
+        Bad(key, "must be true or false");
+    }
+    return *b;
+}
+
+using Setter = std::function<void(ForwardingScenarioConfig&, const std::string&, const ConfigValue&)>;
+struct Key
+{
+    const char* name;
+    Setter set;
+};
+
+const std::vector<Key>&
+Keys()
+{
+    using C = ForwardingScenarioConfig;
+    using S = const std::string&;
+    using V = const ConfigValue&;
+    static const std::vector<Key> keys = {
+        {"seed", [](C& c, S k, V v) { c.seed = static_cast<uint64_t>(AsInt(k, v, 0, INT64_MAX)); }},
+        {"num_cores", [](C& c, S k, V v) { c.numCores = static_cast<uint32_t>(AsInt(k, v, 1, 4096)); }},
+        {"clock_hz", [](C& c, S k, V v) { c.clockHz = Positive(k, v); }},
+        {"scheduling",
+         [](C& c, S k, V v) {
+             c.scheduling = AsString(k, v);
+             try
+             {
+                 ParseWorkScheduling(c.scheduling);
+             }
+             catch (const std::invalid_argument& e)
+             {
+                 Bad(k, e.what());
+             }
+         }},
+        {"input_pps_ceiling", [](C& c, S k, V v) { c.inputPpsCeiling = NonNeg(k, v); }},
+        {"output_pps_ceiling", [](C& c, S k, V v) { c.outputPpsCeiling = NonNeg(k, v); }},
+        {"memory_bytes_per_s", [](C& c, S k, V v) { c.memoryBytesPerSecond = NonNeg(k, v); }},
+        {"memory_bytes_per_frame_byte", [](C& c, S k, V v) { c.memoryBytesPerFrameByte = NonNeg(k, v); }},
+        {"memory_bytes_per_packet", [](C& c, S k, V v) { c.memoryBytesPerPacket = NonNeg(k, v); }},
+        {"port_bit_rate", [](C& c, S k, V v) { c.portBitRate = Positive(k, v); }},
+        {"frame_bytes",
+         [](C& c, S k, V v) {
+             c.frameBytes = static_cast<uint32_t>(
+                 AsInt(k, v, ethernet::kMinFrameBytes, ethernet::kMaxFrameBytes));
+         }},
+        {"offered_pps", [](C& c, S k, V v) { c.offeredPps = NonNeg(k, v); }},
+        {"arrivals",
+         [](C& c, S k, V v) {
+             c.arrivals = AsString(k, v);
+             if (c.arrivals != "constant" && c.arrivals != "poisson")
+             {
+                 Bad(k, "must be 'constant' or 'poisson'");
+             }
+         }},
+        {"num_flows", [](C& c, S k, V v) { c.numFlows = static_cast<uint32_t>(AsInt(k, v, 1, 1 << 20)); }},
+        {"unrouted_flows",
+         [](C& c, S k, V v) { c.unroutedFlows = static_cast<uint32_t>(AsInt(k, v, 0, 1 << 20)); }},
+        {"duration_s", [](C& c, S k, V v) { c.durationSeconds = Positive(k, v); }},
+        {"warmup_s", [](C& c, S k, V v) { c.warmupSeconds = AsDouble(k, v); }},
+        {"batch_interval_s", [](C& c, S k, V v) { c.batchIntervalSeconds = Positive(k, v); }},
+        {"input_queue_depth",
+         [](C& c, S k, V v) { c.inputQueueDepth = static_cast<uint32_t>(AsInt(k, v, 0, UINT32_MAX)); }},
+        {"core_queue_depth",
+         [](C& c, S k, V v) { c.coreQueueDepth = static_cast<uint32_t>(AsInt(k, v, 0, 1 << 24)); }},
+        {"lock_hold_cycles", [](C& c, S k, V v) { c.lockHoldCycles = NonNeg(k, v); }},
+        {"fixed_latency_s", [](C& c, S k, V v) { c.fixedLatencySeconds = NonNeg(k, v); }},
+        {"copy_cycles_per_byte", [](C& c, S k, V v) { c.copyCyclesPerByte = NonNeg(k, v); }},
+        {"crypto_cycles_per_byte", [](C& c, S k, V v) { c.cryptoCyclesPerByte = NonNeg(k, v); }},
+        {"fixed_cycles_per_packet", [](C& c, S k, V v) { c.fixedCyclesPerPacket = NonNeg(k, v); }},
+        {"cycles_per_frame_byte", [](C& c, S k, V v) { c.cyclesPerFrameByte = NonNeg(k, v); }},
+        {"counter_prices",
+         [](C& c, S k, V v) {
+             const auto* m = std::get_if<std::map<std::string, double>>(&v);
+             if (!m)
+             {
+                 Bad(k, "must be a mapping of counter name to cycles");
+             }
+             CycleCost probe;
+             for (const auto& [name, price] : *m)
+             {
+                 try
+                 {
+                     probe.SetCounterPrice(name, price);
+                 }
+                 catch (const std::invalid_argument& e)
+                 {
+                     Bad(k, e.what());
+                 }
+                 if (!std::isfinite(price) || price < 0)
+                 {
+                     Bad(k, "price of '" + name + "' must be >= 0");
+                 }
+             }
+             c.counterPrices = *m;
+         }},
+        {"extra_routes",
+         [](C& c, S k, V v) { c.extraRoutes = static_cast<uint32_t>(AsInt(k, v, 0, 65536)); }},
+        {"run_core_per_packet", [](C& c, S k, V v) { c.runCorePerPacket = AsBool(k, v); }},
+    };
+    return keys;
+}
+
+// Disposes the objects (breaking the device<->tester callback cycle) and
+// destroys the simulator however Run ends, so the next run starts clean.
+struct RunGuard
+{
+    Ptr<PipelineDevice> device;
+    Ptr<Rfc2544Tester> tester;
+
+    ~RunGuard()
+    {
+        if (device)
+        {
+            device->Dispose();
+        }
+        if (tester)
+        {
+            tester->Dispose();
+        }
+        Simulator::Destroy();
+    }
+};
+
+} // namespace
+
+std::vector<std::string>
+ForwardingScenarioConfig::KeyNames()
+{
+    std::vector<std::string> names;
+    for (const auto& k : Keys())
+    {
+        names.emplace_back(k.name);
+    }
+    return names;
+}
+
+ForwardingScenarioConfig
+ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
+{
+    ForwardingScenarioConfig c;
+    for (const auto& [name, value] : keys)
+    {
+        const Key* found = nullptr;
+        for (const auto& k : Keys())
+        {
+            if (name == k.name)
+            {
+                found = &k;
+                break;
+            }
+        }
+        if (!found)
+        {
+            Bad(name, "unknown key");
+        }
+        found->set(c, name, value);
+    }
+    if (c.unroutedFlows > c.numFlows)
+    {
+        Bad("unrouted_flows", "must be <= num_flows");
+    }
+    const double warmup = c.warmupSeconds < 0 ? c.durationSeconds / 10 : c.warmupSeconds;
+    if (warmup >= c.durationSeconds)
+    {
+        Bad("warmup_s", "must be shorter than duration_s");
+    }
+    const double line = ethernet::LineRatePps(c.portBitRate, c.frameBytes);
+    if (c.offeredPps > line * (1 + 1e-12))
+    {
+        Bad("offered_pps", "exceeds the port line rate " + std::to_string(line) + " pps");
+    }
+    return c;
+}
+
+ForwardingScenarioResult
+RunForwardingScenario(const ForwardingScenarioConfig& c)
+{
+    Simulator::Destroy(); // a clean simulator even if a caller left one behind
+    RunGuard guard;
+    guard.device = CreateObject<PipelineDevice>();
+    guard.tester = CreateObject<Rfc2544Tester>();
+    Ptr<PipelineDevice> dev = guard.device;
+    Ptr<Rfc2544Tester> tester = guard.tester;
+
+    dev->SetAttribute("NumCores", UintegerValue(c.numCores));
+    dev->SetAttribute("ClockHz", DoubleValue(c.clockHz));
+    dev->SetAttribute("Scheduling", EnumValue(static_cast<int>(ParseWorkScheduling(c.scheduling))));
+    dev->SetAttribute("InputPpsCeiling", DoubleValue(c.inputPpsCeiling));
+    dev->SetAttribute("OutputPpsCeiling", DoubleValue(c.outputPpsCeiling));
+    dev->SetAttribute("MemoryBytesPerSecond", DoubleValue(c.memoryBytesPerSecond));
+    dev->SetAttribute("MemoryBytesPerFrameByte", DoubleValue(c.memoryBytesPerFrameByte));
+    dev->SetAttribute("MemoryBytesPerPacket", DoubleValue(c.memoryBytesPerPacket));
+    dev->SetAttribute("EgressBitRate", DoubleValue(c.portBitRate));
+    dev->SetAttribute("CopyCyclesPerByte", DoubleValue(c.copyCyclesPerByte));
+    dev->SetAttribute("CryptoCyclesPerByte", DoubleValue(c.cryptoCyclesPerByte));
+    dev->SetAttribute("LockHoldCycles", DoubleValue(c.lockHoldCycles));
+    dev->SetAttribute("FixedLatency", TimeValue(PicoSeconds(std::llround(c.fixedLatencySeconds * 1e12))));
+    dev->SetAttribute("InputQueueDepth", UintegerValue(c.inputQueueDepth));
+    dev->SetAttribute("CoreQueueDepth", UintegerValue(c.coreQueueDepth));
+    dev->SetAttribute("FixedCyclesPerPacket", DoubleValue(c.fixedCyclesPerPacket));
+    dev->SetAttribute("CyclesPerFrameByte", DoubleValue(c.cyclesPerFrameByte));
+    dev->SetAttribute("ExtraRoutes", UintegerValue(c.extraRoutes));
+    dev->SetAttribute("FirstUnroutedFlow", UintegerValue(c.numFlows - c.unroutedFlows));
+    dev->SetAttribute("RunCorePerPacket", BooleanValue(c.runCorePerPacket));
+    for (const auto& [name, price] : c.counterPrices)
+    {
+        dev->SetCounterPrice(name, price);
+    }
+    dev->Build();
+
+    const double warmup = c.warmupSeconds < 0 ? c.durationSeconds / 10 : c.warmupSeconds;
+    tester->SetAttribute("FrameBytes", UintegerValue(c.frameBytes));
+    tester->SetAttribute("OfferedPps", DoubleValue(c.offeredPps));
+    tester->SetAttribute("PortBitRate", DoubleValue(c.portBitRate));
+    tester->SetAttribute("NumFlows", UintegerValue(c.numFlows));
+    tester->SetAttribute("Duration", TimeValue(PicoSeconds(std::llround(c.durationSeconds * 1e12))));
+    tester->SetAttribute("Warmup", TimeValue(PicoSeconds(std::llround(warmup * 1e12))));
+    tester->SetAttribute("BatchInterval",
+                         TimeValue(PicoSeconds(std::llround(c.batchIntervalSeconds * 1e12))));
+    tester->SetAttribute("Poisson", BooleanValue(c.arrivals == "poisson"));
+    tester->SetAttribute("Seed", UintegerValue(c.seed));
+
+    tester->SetTransmitCallback(MakeCallback(&PipelineDevice::Receive, dev));
+    tester->SetDoneCallback(MakeCallback(&PipelineDevice::Flush, dev));
+    dev->SetDeliverCallback(MakeCallback(&Rfc2544Tester::Receive, tester));
+    tester->Start();
+    Simulator::Run();
+
+    ForwardingScenarioResult r;
+    const TesterResults t = tester->Results();
+    r.offeredPps = t.offeredPps;
+    r.txPackets = t.txPackets;
+    r.rxPackets = t.rxPackets;
+    r.lostPackets = t.lostPackets;
+    r.lossPct = t.txPackets ? 100.0 * t.lostPackets / t.txPackets : 0;
+    r.forwardedPps = t.forwardedPps;
+    r.forwardedBitRate = ethernet::FrameBitRate(t.forwardedPps, c.frameBytes);
+    r.latencyMinUs = t.latencyMinSeconds * 1e6;
+    r.latencyAvgUs = t.latencyAvgSeconds * 1e6;
+    r.latencyMaxUs = t.latencyMaxSeconds * 1e6;
+    r.sequenceErrors = t.sequenceErrors;
+
+    const ForwardingWorkload& w = *dev->Workload();
+    const PipelineEngine& e = *dev->Engine();
+    const double pkts = static_cast<double>(w.Packets());
+    if (pkts > 0)
+    {
+        r.serviceCyclesMean = w.SumCycles() / pkts;
+        r.serviceUsMean =
+            (r.serviceCyclesMean + c.frameBytes * (c.copyCyclesPerByte + c.cryptoCyclesPerByte)) /
+            c.clockHz * 1e6;
+        for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
+        {
+            r.opsPerPacket[dp_ops_counter_name(i)] =
+                static_cast<double>(dp_ops_counter(&w.Ops(), i)) / pkts;
+        }
+    }
+    r.coreRuns = w.CoreRuns();
+    const PipelineReport rep = e.Report();
+    for (const auto& u : rep.resources)
+    {
+        r.utilization[u.name] = u.utilization;
+    }
+    r.coreUtilization = rep.coreUtilization;
+    r.bottleneck = rep.bottleneck;
+    r.bottleneckUtilization = rep.bottleneckUtilization;
+    const PipelineCounters& k = e.Counters();
+    for (size_t i = 1; i < static_cast<size_t>(PipelineDrop::kCount); ++i)
+    {
+        if (i != static_cast<size_t>(PipelineDrop::kDataPlane))
+        {
+            r.drops[PipelineDropName(static_cast<PipelineDrop>(i))] = k.drops[i];
+        }
+    }
+    for (int i = 1; i < DP_DROP__COUNT; ++i)
+    {
+        if (k.dpDrops[i])
+        {
+            r.drops[dp_drop_reason_name(static_cast<dp_drop_reason_t>(i))] = k.dpDrops[i];
+        }
+    }
+    r.simEvents = Simulator::GetEventCount();
+    return r;
+}
+
+} // namespace routertwin

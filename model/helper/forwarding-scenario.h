@@ -1,0 +1,125 @@
+// ForwardingScenario: wires an Rfc2544Tester to a PipelineDevice running the
+// IPv4 forwarding workload, runs ns3::Simulator until every frame is back or
+// dropped, and returns the figures an RFC 2544 report has. Simulator::Destroy
+// runs at the end of each Run, so runs repeat in one process.
+//
+// The same configuration arrives from Python as a dict
+// (routertwin._core.run_pipeline); ForwardingScenarioConfig::FromKeys maps
+// the keys below onto the struct, and rejects any other key with
+// std::invalid_argument naming it (ValueError in Python).
+//
+// Keys (units, default):
+//   seed                        int, 1           Poisson arrival stream
+//   num_cores                   int, 1           cores
+//   clock_hz                    float Hz, 1e9    core clock
+//   scheduling                  str, "ordered"   ordered | atomic | untagged | rss
+//   input_pps_ceiling           float pps, 0     packet input engine; 0 = none
+//   output_pps_ceiling          float pps, 0     packet output engine; 0 = none
+//   memory_bytes_per_s          float B/s, 0     memory/IO bandwidth; 0 = none
+//   memory_bytes_per_frame_byte float, 2         memory traffic per frame byte
+//   memory_bytes_per_packet     float B, 0       fixed memory traffic per packet
+//   port_bit_rate               float bit/s, 10e9  tester ports and device egress port
+//   frame_bytes                 int B, 64        frame incl. FCS, 64..9216
+//   offered_pps                 float pps, 0     0 = line rate of the port
+//   arrivals                    str, "constant"  constant | poisson
+//   num_flows                   int, 4           flows, offered round-robin
+//   unrouted_flows              int, 0           the last N flows have no route (no_route drops)
+//   duration_s                  float s, 0.01    offered traffic duration
+//   warmup_s                    float s, -1      start of the forwarded-rate window;
+//                                                -1 = duration_s / 10
+//   batch_interval_s            float s, 1e-5    tester time slice per ns-3 event
+//   input_queue_depth           int pkts, 1024   packets waiting for a core; 0 = unbounded
+//   core_queue_depth            int pkts, 1024   rss: per-core queue; 0 = unbounded
+//   lock_hold_cycles            float cycles, 0  per-packet service under a global lock
+//   fixed_latency_s             float s, 0       pipeline depth (I/O engines, DMA)
+//   copy_cycles_per_byte        float, 0         extra core cycles per frame byte
+//   crypto_cycles_per_byte      float, 0         extra core cycles per frame byte
+//   fixed_cycles_per_packet     float cycles, 0  CycleCost fixed part
+//   cycles_per_frame_byte       float, 0         CycleCost per frame byte
+//   counter_prices              dict str->float, {}  cycles per dp_ops counter unit,
+//                                                by dp_ops_counter_name (e.g. table_probes)
+//   extra_routes                int, 0           filler /24 routes in the FIB (<= 65536)
+//   run_core_per_packet         bool, false      run the core on every packet
+#ifndef ROUTERTWIN_FORWARDING_SCENARIO_H
+#define ROUTERTWIN_FORWARDING_SCENARIO_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace routertwin
+{
+
+/// One configuration value as it comes from a dict.
+using ConfigValue = std::variant<bool, int64_t, double, std::string, std::map<std::string, double>>;
+
+struct ForwardingScenarioConfig
+{
+    uint64_t seed = 1;
+    uint32_t numCores = 1;
+    double clockHz = 1e9;
+    std::string scheduling = "ordered";
+    double inputPpsCeiling = 0;
+    double outputPpsCeiling = 0;
+    double memoryBytesPerSecond = 0;
+    double memoryBytesPerFrameByte = 2;
+    double memoryBytesPerPacket = 0;
+    double portBitRate = 10e9;
+    uint32_t frameBytes = 64;
+    double offeredPps = 0;
+    std::string arrivals = "constant";
+    uint32_t numFlows = 4;
+    uint32_t unroutedFlows = 0;
+    double durationSeconds = 0.01;
+    double warmupSeconds = -1;
+    double batchIntervalSeconds = 1e-5;
+    uint32_t inputQueueDepth = 1024;
+    uint32_t coreQueueDepth = 1024;
+    double lockHoldCycles = 0;
+    double fixedLatencySeconds = 0;
+    double copyCyclesPerByte = 0;
+    double cryptoCyclesPerByte = 0;
+    double fixedCyclesPerPacket = 0;
+    double cyclesPerFrameByte = 0;
+    std::map<std::string, double> counterPrices;
+    uint32_t extraRoutes = 0;
+    bool runCorePerPacket = false;
+
+    /// Defaults overridden by `keys` (names above). Throws
+    /// std::invalid_argument naming the key for an unknown key, a value of
+    /// the wrong type or out of range.
+    static ForwardingScenarioConfig FromKeys(const std::map<std::string, ConfigValue>& keys);
+
+    /// Every key FromKeys accepts, in documentation order.
+    static std::vector<std::string> KeyNames();
+};
+
+struct ForwardingScenarioResult
+{
+    double offeredPps = 0;
+    uint64_t txPackets = 0, rxPackets = 0, lostPackets = 0;
+    double lossPct = 0;
+    double forwardedPps = 0;     ///< steady window [warmup, duration]
+    double forwardedBitRate = 0; ///< forwardedPps * frame bits (FCS incl.)
+    double latencyMinUs = 0, latencyAvgUs = 0, latencyMaxUs = 0;
+    uint64_t sequenceErrors = 0;
+    double serviceCyclesMean = 0; ///< priced cycles per packet of the workload
+    double serviceUsMean = 0;     ///< core service time incl. per-byte costs
+    uint64_t coreRuns = 0;        ///< times the data-plane core ran
+    std::map<std::string, double> opsPerPacket; ///< dp_ops counters / packets
+    std::map<std::string, double> utilization;  ///< per resource, see PipelineReport
+    std::vector<double> coreUtilization;
+    std::string bottleneck;       ///< "" when nothing saturated
+    double bottleneckUtilization = 0;
+    std::map<std::string, uint64_t> drops; ///< by reason name
+    uint64_t simEvents = 0;       ///< ns-3 events executed
+};
+
+/// Runs one scenario. Throws std::invalid_argument for a bad configuration.
+ForwardingScenarioResult RunForwardingScenario(const ForwardingScenarioConfig& config);
+
+} // namespace routertwin
+
+#endif

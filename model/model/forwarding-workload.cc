@@ -1,0 +1,163 @@
+#include "forwarding-workload.h"
+
+#include "ethernet-framing.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace routertwin
+{
+
+namespace
+{
+constexpr uint32_t kSrcNet = 0xC6120000u;       // 198.18.0.0
+constexpr uint32_t kDstNet = 0xC6130000u;       // 198.19.0.0/16, routed
+constexpr uint32_t kUnroutedNet = 0xCB007100u;  // 203.0.113.0/24, not routed
+constexpr uint32_t kFillerNet = 0x0A000000u;    // 10.0.0.0/8
+constexpr uint32_t kMaxExtraRoutes = 65536;     // 10.x.y.0/24 for x.y < 65536
+} // namespace
+
+ForwardingWorkload::ForwardingWorkload(const ForwardingWorkloadConfig& config)
+    : m_cfg(config),
+      m_scratch(ethernet::kMaxFrameBytes)
+{
+    if (m_cfg.extraRoutes > kMaxExtraRoutes)
+    {
+        throw std::invalid_argument("forwarding workload: extraRoutes must be <= 65536");
+    }
+    dp_lpm_config_t lc{};
+    lc.max_rules = m_cfg.extraRoutes + 16;
+    lc.tbl8_groups = 16;
+    const size_t bytes = dp_lpm_memory_size(&lc);
+    m_lpmMem.reset(new uint8_t[bytes]); // uninitialised: create clears what it uses
+    m_lpm = dp_lpm_create(m_lpmMem.get(), bytes, &lc);
+    if (!m_lpm)
+    {
+        throw std::runtime_error("forwarding workload: dp_lpm_create failed");
+    }
+    // Route setup is control-plane work: its counters are not packet costs.
+    dp_ops_t setup{};
+    int rc = dp_lpm_add(m_lpm, kDstNet, 16, 1, &setup);
+    for (uint32_t i = 0; rc == 0 && i < m_cfg.extraRoutes; ++i)
+    {
+        rc = dp_lpm_add(m_lpm, kFillerNet | (i << 8), 24, 2 + (i % 64), &setup);
+    }
+    if (rc != 0)
+    {
+        throw std::runtime_error("forwarding workload: dp_lpm_add failed (" + std::to_string(rc) + ")");
+    }
+}
+
+std::vector<uint8_t>
+ForwardingWorkload::BuildFrame(uint32_t flow, uint32_t frameBytes) const
+{
+    if (frameBytes < ethernet::kMinFrameBytes || frameBytes > ethernet::kMaxFrameBytes)
+    {
+        throw std::invalid_argument("forwarding workload: frame size " + std::to_string(frameBytes) +
+                                    " outside 64..9216");
+    }
+    const uint32_t l2 = frameBytes - ethernet::kFcsBytes;
+    dp_build_spec_t s{};
+    const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x01}, src[6] = {0x02, 0, 0, 0, 0, 0x02};
+    std::memcpy(s.dst_mac, dst, 6);
+    std::memcpy(s.src_mac, src, 6);
+    s.src_ip = kSrcNet | (flow & 0xFFFFu);
+    s.dst_ip = flow >= m_cfg.firstUnroutedFlow ? kUnroutedNet | (flow & 0xFFu) : kDstNet | (flow & 0xFFFFu);
+    s.ttl = 64;
+    s.ip_proto = DP_IPPROTO_UDP;
+    s.src_port = static_cast<uint16_t>(1024 + (flow & 0x7FFFu));
+    s.dst_port = 7;
+    const size_t headers = dp_build_len(DP_IPPROTO_UDP, 0);
+    s.payload_len = static_cast<uint16_t>(l2 - headers);
+    s.l4_checksum = 1;
+    std::vector<uint8_t> frame(ethernet::kMaxFrameBytes);
+    size_t len = 0;
+    dp_ops_t tester{}; // building is the tester's work, not the forwarder's
+    const dp_drop_reason_t r = dp_build(&s, frame.data(), frame.size(), &len, &tester);
+    if (r != DP_OK || len != l2)
+    {
+        throw std::runtime_error(std::string("forwarding workload: dp_build failed: ") +
+                                 dp_drop_reason_name(r));
+    }
+    frame.resize(len);
+    return frame;
+}
+
+void
+ForwardingWorkload::RunCore(Template& t, dp_ops_t& ops, uint8_t& verdict)
+{
+    // The forwarder rewrites the frame in place, so it works on a copy.
+    const size_t len = t.frame.size();
+    std::memcpy(m_scratch.data(), t.frame.data(), len);
+    dp_ops_reset(&ops);
+    dp_parsed_t p;
+    dp_drop_reason_t r = dp_parse(m_scratch.data(), len, nullptr, &p, &ops);
+    if (r == DP_OK)
+    {
+        uint32_t nextHop = 0;
+        if (dp_lpm_lookup(m_lpm, p.dst_ip, &nextHop, &ops) != 0)
+        {
+            r = DP_DROP_NO_ROUTE;
+        }
+    }
+    if (r == DP_OK)
+    {
+        r = dp_ip4_decrement_ttl(m_scratch.data() + p.l3_offset, len - p.l3_offset, &ops);
+    }
+    verdict = static_cast<uint8_t>(r);
+    ++m_coreRuns;
+}
+
+ForwardingWorkload::Template&
+ForwardingWorkload::Lookup(uint32_t flow, uint32_t frameBytes)
+{
+    if (flow >= m_templates.size())
+    {
+        m_templates.resize(flow + 1);
+    }
+    Template& t = m_templates[flow];
+    if (t.frameBytes != frameBytes)
+    {
+        t.frame = BuildFrame(flow, frameBytes);
+        t.frameBytes = frameBytes;
+        RunCore(t, t.ops, t.verdict);
+        const double c = std::round(m_cfg.cost.Cycles(t.ops, frameBytes));
+        if (!(c >= 0 && c < 4e9))
+        {
+            throw std::invalid_argument("forwarding workload: priced cycles out of range");
+        }
+        t.cycles = static_cast<uint32_t>(c);
+    }
+    return t;
+}
+
+void
+ForwardingWorkload::Apply(PacketDesc* descs, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+    {
+        PacketDesc& d = descs[i];
+        Template& t = Lookup(d.flow, d.frameBytes);
+        if (m_cfg.runCorePerPacket)
+        {
+            dp_ops_t ops;
+            uint8_t verdict;
+            RunCore(t, ops, verdict);
+            d.serviceCycles = static_cast<uint32_t>(std::round(m_cfg.cost.Cycles(ops, d.frameBytes)));
+            d.dpDrop = verdict;
+            dp_ops_add(&m_ops, &ops);
+        }
+        else
+        {
+            d.serviceCycles = t.cycles;
+            d.dpDrop = t.verdict;
+            dp_ops_add(&m_ops, &t.ops);
+        }
+        m_sumCycles += d.serviceCycles;
+    }
+    m_packets += n;
+}
+
+} // namespace routertwin

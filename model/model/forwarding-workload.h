@@ -1,0 +1,87 @@
+// ForwardingWorkload: what an IPv4 forwarder does to each packet, run on the
+// real data-plane core, and what that costs in core cycles.
+//
+// Per packet: dp_parse (IPv4 header checksum verified), dp_lpm_lookup of the
+// destination in a DIR-24-8 table, dp_ip4_decrement_ttl (RFC 1624 checksum
+// update). The dp_ops counters that work produced, priced by CycleCost, are
+// the packet's service cycles; the core's verdict (DP_OK or a drop reason)
+// is its fate.
+//
+// Flow f is a UDP flow 198.18.x.y -> 198.19.x.y (RFC 2544's benchmark
+// range, x.y = f), ports 1024+f -> 7, TTL 64. The table routes 198.19.0.0/16
+// plus `extraRoutes` /24 filler prefixes inside 10.0.0.0/8. Flows numbered
+// >= firstUnroutedFlow go to 203.0.113.0/24 (TEST-NET-3), which has no
+// route: the core drops them as no_route.
+//
+// The core is deterministic, so by default it runs once per distinct
+// (flow, frame size) and later packets of that template reuse its counters
+// and verdict (counted as if run); runCorePerPacket runs it on every packet.
+#ifndef ROUTERTWIN_FORWARDING_WORKLOAD_H
+#define ROUTERTWIN_FORWARDING_WORKLOAD_H
+
+#include "cycle-cost.h"
+#include "dp.h"
+#include "pipeline-engine.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace routertwin
+{
+
+struct ForwardingWorkloadConfig
+{
+    CycleCost cost;                          ///< prices of the dp_ops counters
+    uint32_t extraRoutes = 0;                ///< filler /24 routes (table size), <= 65536
+    uint32_t firstUnroutedFlow = UINT32_MAX; ///< flows from here on have no route
+    bool runCorePerPacket = false;           ///< run the core on every packet
+};
+
+class ForwardingWorkload
+{
+  public:
+    /// Builds the routing table. Throws std::invalid_argument on a bad config.
+    explicit ForwardingWorkload(const ForwardingWorkloadConfig& config);
+
+    /// Sets serviceCycles and dpDrop of each descriptor from its flow and
+    /// frameBytes (64..9216, incl. FCS).
+    void Apply(PacketDesc* descs, size_t n);
+
+    /// Counters summed over every packet applied.
+    const dp_ops_t& Ops() const { return m_ops; }
+    /// Packets applied, and how many times the core actually ran.
+    uint64_t Packets() const { return m_packets; }
+    uint64_t CoreRuns() const { return m_coreRuns; }
+    /// Sum of service cycles over the packets applied.
+    double SumCycles() const { return m_sumCycles; }
+
+    /// The frame (no FCS) the workload sends for a flow and frame size.
+    std::vector<uint8_t> BuildFrame(uint32_t flow, uint32_t frameBytes) const;
+
+  private:
+    struct Template
+    {
+        uint32_t frameBytes = 0; // 0: empty slot
+        uint32_t cycles = 0;
+        uint8_t verdict = DP_OK;
+        dp_ops_t ops{};
+        std::vector<uint8_t> frame;
+    };
+
+    Template& Lookup(uint32_t flow, uint32_t frameBytes);
+    void RunCore(Template& t, dp_ops_t& ops, uint8_t& verdict);
+
+    ForwardingWorkloadConfig m_cfg;
+    std::unique_ptr<uint8_t[]> m_lpmMem; // DIR-24-8 tables, ~64 MiB; dp_lpm_create clears it
+    dp_lpm_t* m_lpm = nullptr;
+    std::vector<Template> m_templates; // direct-mapped by flow: one frame size per flow
+    std::vector<uint8_t> m_scratch;
+    dp_ops_t m_ops{};
+    uint64_t m_packets = 0, m_coreRuns = 0;
+    double m_sumCycles = 0;
+};
+
+} // namespace routertwin
+
+#endif

@@ -198,7 +198,7 @@ StreamOf(const RouterConfig& cfg, unsigned p)
     s.streamId = p + 1;
     unsigned q = cfg.PeerOf(p);
     uint32_t n = cfg.routes / cfg.ports + (q < cfg.routes % cfg.ports ? 1 : 0);
-    if (cfg.routesAsDestinations && n > 0 && cfg.routeFile.empty())
+    if (cfg.routesAsDestinations && n > 0)
     {
         uint32_t first = (cfg.routeFirstPrefix & 0xFFFFFF00u) + (FirstRouteOf(cfg, q) << 8);
         s.dstIps = RouteDestinations(first, n);

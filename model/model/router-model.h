@@ -62,7 +62,8 @@ struct RouterConfig
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination
     uint32_t routeFirstPrefix = 0x10000000; ///< first /24 of the generated routes (16.0.0.0)
-    std::string routeFile;        ///< optional "a.b.c.d/len port" lines replacing generation
+    std::string routeFile;        ///< optional "a.b.c.d/len port" lines: the FIB instead of the
+                                  ///< generated routes (destinations are still generated)
 
     // Forwarding engine.
     double lookupProbesPerSecond = 1e8; ///< per PFE: DIR-24-8 table reads per second

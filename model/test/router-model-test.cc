@@ -1,0 +1,196 @@
+#include "router-model.h"
+#include "router-scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+using namespace routertwin;
+
+namespace
+{
+RouterConfig
+Small(unsigned ipBytes, double load, double seconds)
+{
+    RouterConfig c;
+    c.ipBytes = ipBytes;
+    c.offeredLoad = load;
+    c.durationSeconds = seconds;
+    return c;
+}
+} // namespace
+
+TEST(RouterCells, PacketsBeyondOneCellTakeTwo)
+{
+    // 64-octet cells with a 24-octet internal header: 40 octets fit one
+    // cell, 41 need two (the arithmetic behind the 41-byte boundary).
+    RouterConfig c;
+    c.ipBytes = 40;
+    EXPECT_EQ(c.CellsPerPacket(), 1u);
+    c.ipBytes = 41;
+    EXPECT_EQ(c.CellsPerPacket(), 2u);
+    c.ipBytes = 104;
+    EXPECT_EQ(c.CellsPerPacket(), 2u);
+    c.ipBytes = 105;
+    EXPECT_EQ(c.CellsPerPacket(), 3u);
+}
+
+TEST(RouterPorts, PairsPortOneWithSeventeen)
+{
+    RouterConfig c;
+    EXPECT_EQ(c.PeerOf(0), 16u);
+    EXPECT_EQ(c.PeerOf(16), 0u);
+    EXPECT_EQ(c.PeerOf(15), 31u);
+}
+
+TEST(RouterPacketLevel, BelowEveryCeilingNothingIsLostAndRatesFollowLoad)
+{
+    RouterConfig c = Small(40, 0.5, 50e-6);
+    c.ports = 4;
+    RouterResult r = RunRouterPacketLevel(c);
+    EXPECT_GT(r.txPackets, 0u);
+    EXPECT_EQ(r.rxPackets, r.txPackets);
+    // At half load the tester sends at exactly half the theoretical rate
+    // (escapes fit in the idle time), up to one frame per port.
+    EXPECT_NEAR(r.txPctOfTheoretical, 50.0, 100.0 * 4 / r.txPackets);
+    EXPECT_NEAR(r.latencyMin, c.fixedLatencySeconds, 1e-9);
+    for (const auto& [name, n] : r.drops)
+    {
+        EXPECT_EQ(n, 0u) << name;
+    }
+}
+
+TEST(RouterPacketLevel, EveryPacketIsLookedUpInTheCoreFib)
+{
+    RouterConfig c = Small(40, 1.0, 20e-6);
+    c.routes = 3200;
+    c.routesAsDestinations = true;
+    RouterResult r = RunRouterPacketLevel(c);
+    EXPECT_EQ(r.lookups, r.txPackets);
+    EXPECT_EQ(r.drops.at("no_route"), 0u);
+    EXPECT_EQ(r.rxPackets, r.txPackets);
+    // Generated routes are /24s: DIR-24-8 answers with one table read.
+    EXPECT_EQ(r.tableProbes, r.lookups);
+}
+
+TEST(RouterPacketLevel, RouteFileMissingDestinationsDropsThemAsNoRoute)
+{
+    const char* path = "router-model-test-routes.txt";
+    {
+        std::ofstream f(path);
+        // 16.0.0.0/13 covers the first 2048 of the 3200 generated /24s.
+        f << "# partial table\n16.0.0.0/13 0\n";
+    }
+    RouterConfig c = Small(40, 1.0, 10e-6);
+    c.routes = 3200;
+    c.routesAsDestinations = true;
+    c.routeFile = path;
+    RouterResult r = RunRouterPacketLevel(c);
+    std::remove(path);
+    EXPECT_GT(r.drops.at("no_route"), 0u);
+    EXPECT_LT(r.drops.at("no_route"), r.txPackets);
+    EXPECT_EQ(r.rxPackets + r.drops.at("no_route"), r.txPackets);
+}
+
+TEST(RouterPacketLevel, BadRouteFileNamesFileAndLine)
+{
+    const char* path = "router-model-test-bad.txt";
+    {
+        std::ofstream f(path);
+        f << "10.0.0.0/8 1\n10.1.0.0/33 2\n";
+    }
+    RouterConfig c = Small(40, 1.0, 1e-6);
+    c.routeFile = path;
+    try
+    {
+        RunRouterPacketLevel(c);
+        FAIL() << "no exception";
+    }
+    catch (const std::invalid_argument& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("router-model-test-bad.txt:2"), std::string::npos);
+    }
+    std::remove(path);
+}
+
+TEST(RouterPacketLevel, FabricOverloadAt41BytesDropsAt42DoesNot)
+{
+    // With a short fabric input buffer the overload shows within 300 us.
+    RouterConfig c = Small(41, 1.0, 300e-6);
+    c.ports = 4;
+    c.ingressBufferSeconds = 1e-6;
+    RouterResult r41 = RunRouterPacketLevel(c);
+    EXPECT_GT(r41.fabricLoad, 1.0);
+    EXPECT_GT(r41.drops.at("ingress_buffer_full"), 0u);
+    c.ipBytes = 42;
+    RouterResult r42 = RunRouterPacketLevel(c);
+    EXPECT_LT(r42.fabricLoad, 1.0);
+    EXPECT_EQ(r42.rxPackets, r42.txPackets);
+}
+
+TEST(RouterScenario, Ns3DrivenRunEqualsPlainLoop)
+{
+    RouterConfig c = Small(42, 1.0, 30e-6);
+    c.ports = 8;
+    RouterResult a = RunRouterPacketLevel(c);
+    RouterScenarioResult b = RunRouterScenario(c);
+    EXPECT_EQ(a.txPackets, b.result.txPackets);
+    EXPECT_EQ(a.rxPackets, b.result.rxPackets);
+    EXPECT_DOUBLE_EQ(a.latencyAvg, b.result.latencyAvg);
+    EXPECT_DOUBLE_EQ(a.latencyMax, b.result.latencyMax);
+    EXPECT_GT(b.events, 0u);
+}
+
+TEST(RouterScenario, SameSeedBitIdentical)
+{
+    RouterConfig c = Small(40, 1.0, 20e-6);
+    c.routes = 3200;
+    c.routesAsDestinations = true;
+    RouterResult a = RunRouterPacketLevel(c);
+    RouterResult b = RunRouterPacketLevel(c);
+    EXPECT_EQ(a.rxPackets, b.rxPackets);
+    EXPECT_EQ(a.latencyAvg, b.latencyAvg);
+    EXPECT_EQ(a.meanEgressEscapes, b.meanEgressEscapes);
+}
+
+// Where both modes apply (a window short enough for packet level) they must
+// agree: rates to 0.01 %, drops and mean latency within the stated bounds.
+TEST(RouterModes, SteadyStateAgreesWithPacketLevel)
+{
+    struct Case
+    {
+        unsigned ip;
+        double load;
+        double buffer;
+    };
+    for (Case k : {Case{40, 0.97, 0.1}, Case{40, 1.0, 0.1}, Case{42, 1.0, 0.1}, Case{41, 1.0, 20e-6}})
+    {
+        RouterConfig c = Small(k.ip, k.load, 400e-6);
+        c.ports = 8;
+        c.ingressBufferSeconds = k.buffer;
+        RouterResult p = RunRouterPacketLevel(c);
+        RouterResult s = RunRouterSteadyState(c);
+        SCOPED_TRACE(std::to_string(k.ip) + " B load " + std::to_string(k.load));
+        EXPECT_NEAR(s.txPps / p.txPps, 1.0, 1e-4);
+        EXPECT_NEAR(double(s.rxPackets) / p.rxPackets, 1.0, 5e-3);
+        // Mean latency: the diffusion approximation against the exact
+        // queues, within 0.5 us on top of an 18.68 us floor.
+        EXPECT_NEAR(s.latencyAvg, p.latencyAvg, 0.5e-6);
+        EXPECT_NEAR(s.fabricLoad, p.fabricLoad, 1e-3);
+    }
+}
+
+TEST(RouterConfigCheck, RejectsBadValues)
+{
+    RouterConfig c;
+    c.ports = 31;
+    EXPECT_THROW(c.Validate(), std::invalid_argument);
+    c = RouterConfig{};
+    c.offeredLoad = 1.5;
+    EXPECT_THROW(c.Validate(), std::invalid_argument);
+    c = RouterConfig{};
+    c.sonetN = 100;
+    EXPECT_THROW(c.Validate(), std::invalid_argument);
+}

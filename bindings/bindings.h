@@ -10,6 +10,8 @@ namespace routertwin::bindings
 void BindDataPlane(pybind11::module_& m);
 /// run_pipeline: RFC 2544 tester through a multi-core forwarding pipeline (model/).
 void BindPipeline(pybind11::module_& m);
+/// run_router, pos_*, fabric_uniform: POS line cards, cell fabric, router (model/).
+void BindRouter(pybind11::module_& m);
 } // namespace routertwin::bindings
 
 #endif

@@ -7,4 +7,5 @@ PYBIND11_MODULE(_core, m)
     m.attr("__version__") = RT_VERSION;
     routertwin::bindings::BindDataPlane(m);
     routertwin::bindings::BindPipeline(m);
+    routertwin::bindings::BindRouter(m);
 }

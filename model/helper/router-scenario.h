@@ -5,6 +5,23 @@
 //
 // The result equals RunRouterPacketLevel() for the same config (same seed,
 // same batches); `wallSeconds` reports the wall time of the run.
+//
+// Config keys of routertwin._core.run_router (bindings/bind_router.cc), each
+// a RouterConfig field (router-model.h) in these units:
+//   mode "packet" (this helper) | "steady" (RunRouterSteadyState)
+//   ports, ports_per_pfe, sonet ("OC-192"), fcs_bits (16|32), shared_flag,
+//   address_control, protocol_bytes
+//   ip_bytes, offered_load (fraction of theoretical), routes,
+//   routes_as_destinations, route_first_prefix ("16.0.0.0"), route_file
+//   lookup_probes_per_second, lookup_queue_us
+//   cell_bytes, internal_header_bytes, fabric_gbps_per_pfe, queueing
+//   ("fifo"|"voq"), scheduler ("islip"|"fifo_random"|"fifo_rr"),
+//   islip_iterations, speedup, ingress_buffer_us, egress_buffer_us
+//   fixed_latency_us, duration_s, seed, batch_us, sample_frames, block_packets
+// Results: tx/rx packets and pps, theoretical_pps, tx_pct, rx_pct,
+// throughput_gbps (IP octets), latency_{min,avg,max}_us, mean escapes per
+// frame on each link, fabric_load, lookup_load, bottleneck, drops by reason,
+// per-port counters; wall_s and events (packet mode).
 #ifndef ROUTERTWIN_ROUTER_SCENARIO_H
 #define ROUTERTWIN_ROUTER_SCENARIO_H
 

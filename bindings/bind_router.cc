@@ -1,0 +1,314 @@
+// routertwin._core.run_router and the POS / fabric helpers: the router
+// scenario of model/helper/router-scenario.h, whose header documents every
+// config key. Unknown keys and wrong types raise ValueError naming the key.
+#include "bindings.h"
+#include "fabric-crossbar.h"
+#include "pos-framing.h"
+#include "router-scenario.h"
+#include "t640-tester-traffic.h"
+
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace py = pybind11;
+
+namespace routertwin::bindings
+{
+
+namespace
+{
+
+double
+Num(const std::string& key, const py::handle& v)
+{
+    if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)))
+    {
+        throw std::invalid_argument("key '" + key + "': must be a number");
+    }
+    return v.cast<double>();
+}
+
+unsigned
+Uint(const std::string& key, const py::handle& v)
+{
+    if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v) || v.cast<int64_t>() < 0 ||
+        v.cast<int64_t>() > 0xFFFFFFFFll)
+    {
+        throw std::invalid_argument("key '" + key + "': must be a non-negative integer");
+    }
+    return v.cast<unsigned>();
+}
+
+bool
+Bool(const std::string& key, const py::handle& v)
+{
+    if (!py::isinstance<py::bool_>(v))
+    {
+        throw std::invalid_argument("key '" + key + "': must be true or false");
+    }
+    return v.cast<bool>();
+}
+
+std::string
+Str(const std::string& key, const py::handle& v)
+{
+    if (!py::isinstance<py::str>(v))
+    {
+        throw std::invalid_argument("key '" + key + "': must be a string");
+    }
+    return v.cast<std::string>();
+}
+
+uint32_t
+Ipv4(const std::string& key, const std::string& s)
+{
+    unsigned a, b, c, d;
+    char tail;
+    if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) != 4 || a > 255 || b > 255 ||
+        c > 255 || d > 255)
+    {
+        throw std::invalid_argument("key '" + key + "': '" + s + "' is not a dotted IPv4 address");
+    }
+    return (a << 24) | (b << 16) | (c << 8) | d;
+}
+
+struct Parsed
+{
+    RouterConfig cfg;
+    std::string mode = "packet";
+};
+
+Parsed
+ParseRouterConfig(const py::dict& d)
+{
+    Parsed p;
+    RouterConfig& c = p.cfg;
+    using Setter = std::function<void(const std::string&, const py::handle&)>;
+    const std::map<std::string, Setter> keys = {
+        {"mode", [&](auto& k, auto& v) {
+             p.mode = Str(k, v);
+             if (p.mode != "packet" && p.mode != "steady")
+             {
+                 throw std::invalid_argument("key 'mode': must be 'packet' or 'steady'");
+             }
+         }},
+        {"ports", [&](auto& k, auto& v) { c.ports = Uint(k, v); }},
+        {"ports_per_pfe", [&](auto& k, auto& v) { c.portsPerPfe = Uint(k, v); }},
+        {"sonet", [&](auto& k, auto& v) {
+             try
+             {
+                 c.sonetN = ParseSonetRate(Str(k, v));
+             }
+             catch (const std::invalid_argument& e)
+             {
+                 throw std::invalid_argument("key 'sonet': " + std::string(e.what()));
+             }
+         }},
+        {"fcs_bits", [&](auto& k, auto& v) { c.ppp.fcsBits = Uint(k, v); }},
+        {"shared_flag", [&](auto& k, auto& v) { c.ppp.sharedFlag = Bool(k, v); }},
+        {"address_control", [&](auto& k, auto& v) { c.ppp.addressControl = Bool(k, v); }},
+        {"protocol_bytes", [&](auto& k, auto& v) { c.ppp.protocolBytes = Uint(k, v); }},
+        {"ip_bytes", [&](auto& k, auto& v) { c.ipBytes = Uint(k, v); }},
+        {"offered_load", [&](auto& k, auto& v) { c.offeredLoad = Num(k, v); }},
+        {"routes", [&](auto& k, auto& v) { c.routes = Uint(k, v); }},
+        {"routes_as_destinations", [&](auto& k, auto& v) { c.routesAsDestinations = Bool(k, v); }},
+        {"route_first_prefix", [&](auto& k, auto& v) { c.routeFirstPrefix = Ipv4(k, Str(k, v)); }},
+        {"route_file", [&](auto& k, auto& v) { c.routeFile = Str(k, v); }},
+        {"lookup_probes_per_second", [&](auto& k, auto& v) { c.lookupProbesPerSecond = Num(k, v); }},
+        {"lookup_queue_us", [&](auto& k, auto& v) { c.lookupQueueSeconds = Num(k, v) * 1e-6; }},
+        {"cell_bytes", [&](auto& k, auto& v) { c.cellBytes = Uint(k, v); }},
+        {"internal_header_bytes", [&](auto& k, auto& v) { c.internalHeaderBytes = Uint(k, v); }},
+        {"fabric_gbps_per_pfe", [&](auto& k, auto& v) { c.fabricBpsPerPfe = Num(k, v) * 1e9; }},
+        {"queueing", [&](auto& k, auto& v) { c.queueing = ParseFabricQueueing(Str(k, v)); }},
+        {"scheduler", [&](auto& k, auto& v) { c.scheduler = ParseFabricScheduler(Str(k, v)); }},
+        {"islip_iterations", [&](auto& k, auto& v) { c.islipIterations = Uint(k, v); }},
+        {"speedup", [&](auto& k, auto& v) { c.speedup = Uint(k, v); }},
+        {"ingress_buffer_us", [&](auto& k, auto& v) { c.ingressBufferSeconds = Num(k, v) * 1e-6; }},
+        {"egress_buffer_us", [&](auto& k, auto& v) { c.egressBufferSeconds = Num(k, v) * 1e-6; }},
+        {"fixed_latency_us", [&](auto& k, auto& v) { c.fixedLatencySeconds = Num(k, v) * 1e-6; }},
+        {"duration_s", [&](auto& k, auto& v) { c.durationSeconds = Num(k, v); }},
+        {"seed", [&](auto& k, auto& v) { c.seed = Uint(k, v); }},
+        {"batch_us", [&](auto& k, auto& v) { c.batchSeconds = Num(k, v) * 1e-6; }},
+        {"sample_frames", [&](auto& k, auto& v) { c.sampleFrames = Uint(k, v); }},
+        {"block_packets", [&](auto& k, auto& v) { c.blockPackets = Uint(k, v); }},
+    };
+    for (const auto& [k, v] : d)
+    {
+        std::string key = py::str(k);
+        auto it = keys.find(key);
+        if (it == keys.end())
+        {
+            throw std::invalid_argument("key '" + key + "': unknown router config key");
+        }
+        try
+        {
+            it->second(key, v);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            std::string m = e.what();
+            throw std::invalid_argument(m.rfind("key '", 0) == 0 ? m : "key '" + key + "': " + m);
+        }
+    }
+    c.Validate();
+    return p;
+}
+
+py::dict
+ToDict(const RouterResult& r)
+{
+    py::dict d;
+    d["tx_packets"] = r.txPackets;
+    d["rx_packets"] = r.rxPackets;
+    d["lost_packets"] = r.txPackets - r.rxPackets;
+    d["seconds"] = r.seconds;
+    d["tx_pps"] = r.txPps;
+    d["rx_pps"] = r.rxPps;
+    d["theoretical_pps"] = r.theoreticalPps;
+    d["tx_pct"] = r.txPctOfTheoretical;
+    d["rx_pct"] = r.rxPctOfTheoretical;
+    d["throughput_gbps"] = r.throughputGbps;
+    d["latency_min_us"] = r.latencyMin * 1e6;
+    d["latency_avg_us"] = r.latencyAvg * 1e6;
+    d["latency_max_us"] = r.latencyMax * 1e6;
+    d["mean_ingress_escapes"] = r.meanIngressEscapes;
+    d["mean_egress_escapes"] = r.meanEgressEscapes;
+    d["fabric_load"] = r.fabricLoad;
+    d["lookup_load"] = r.lookupLoad;
+    d["bottleneck"] = r.bottleneck;
+    d["lookups"] = r.lookups;
+    d["table_probes"] = r.tableProbes;
+    py::dict drops;
+    for (const auto& [k, v] : r.drops)
+    {
+        drops[py::str(k)] = v;
+    }
+    d["drops"] = drops;
+    py::list ports;
+    for (const RouterPortStats& s : r.ports)
+    {
+        py::dict p;
+        p["tx_packets"] = s.txPackets;
+        p["rx_packets"] = s.rxPackets;
+        p["latency_avg_us"] = s.rxPackets ? s.latencySum / s.rxPackets * 1e6 : 0.0;
+        p["latency_min_us"] = s.rxPackets ? s.latencyMin * 1e6 : 0.0;
+        p["latency_max_us"] = s.latencyMax * 1e6;
+        ports.append(p);
+    }
+    d["ports"] = ports;
+    return d;
+}
+
+PppHdlcConfig
+Ppp(unsigned fcsBits, bool sharedFlag)
+{
+    PppHdlcConfig c;
+    c.fcsBits = fcsBits;
+    c.sharedFlag = sharedFlag;
+    c.Validate();
+    return c;
+}
+
+} // namespace
+
+void
+BindRouter(py::module_& m)
+{
+    m.def(
+        "run_router",
+        [](const py::dict& config) {
+            Parsed p = ParseRouterConfig(config);
+            py::dict out;
+            if (p.mode == "steady")
+            {
+                RouterResult r;
+                {
+                    py::gil_scoped_release release;
+                    r = RunRouterSteadyState(p.cfg);
+                }
+                out = ToDict(r);
+                out["wall_s"] = 0.0;
+                out["events"] = 0;
+            }
+            else
+            {
+                RouterScenarioResult r;
+                {
+                    py::gil_scoped_release release;
+                    r = RunRouterScenario(p.cfg);
+                }
+                out = ToDict(r.result);
+                out["wall_s"] = r.wallSeconds;
+                out["events"] = r.events;
+            }
+            out["mode"] = p.mode;
+            return out;
+        },
+        py::arg("config"),
+        "Router scenario (model/helper/router-scenario.h documents the keys); returns metrics, "
+        "drops by reason and per-port counters. wall_s is the only non-deterministic value.");
+    m.def(
+        "pos_theoretical_pps",
+        [](const std::string& sonet, unsigned ipBytes, unsigned fcsBits, bool sharedFlag) {
+            return TheoreticalPps(SonetPayloadBps(ParseSonetRate(sonet)), Ppp(fcsBits, sharedFlag),
+                                  ipBytes);
+        },
+        py::arg("sonet"), py::arg("ip_bytes"), py::arg("fcs_bits") = 32, py::arg("shared_flag") = true,
+        "Frames/s of one POS port with no escapes (the 'theoretical maximum').");
+    m.def(
+        "sonet_payload_bps", [](const std::string& sonet) { return SonetPayloadBps(ParseSonetRate(sonet)); },
+        py::arg("sonet"), "STS-Nc SPE payload capacity in bit/s.");
+    m.def(
+        "pos_frame",
+        [](py::bytes ip, unsigned fcsBits, bool sharedFlag) {
+            std::string s = ip;
+            std::vector<uint8_t> wire;
+            PosEncoder enc(Ppp(fcsBits, sharedFlag));
+            PosFrameInfo f = enc.Frame(reinterpret_cast<const uint8_t*>(s.data()), s.size(), &wire);
+            py::dict d;
+            d["wire"] = py::bytes(reinterpret_cast<const char*>(wire.data()), wire.size());
+            d["escapes"] = f.escapes;
+            d["unstuffed_bytes"] = f.unstuffedBytes;
+            return d;
+        },
+        py::arg("ip"), py::arg("fcs_bits") = 32, py::arg("shared_flag") = true,
+        "PPP/HDLC frame of an IP packet: wire octets and escape count.");
+    m.def(
+        "fabric_uniform",
+        [](unsigned ports, const std::string& queueing, const std::string& scheduler,
+           unsigned iterations, unsigned speedup, double load, uint64_t warmup, uint64_t measure,
+           unsigned inputBufferCells, uint64_t seed) {
+            FabricConfig c;
+            c.ports = ports;
+            c.queueing = ParseFabricQueueing(queueing);
+            c.scheduler = ParseFabricScheduler(scheduler);
+            c.islipIterations = iterations;
+            c.speedup = speedup;
+            c.inputBufferCells = inputBufferCells;
+            c.seed = seed;
+            UniformRunResult r;
+            {
+                py::gil_scoped_release release;
+                r = RunUniformBernoulli(c, load, warmup, measure);
+            }
+            py::dict d;
+            d["throughput"] = r.throughput;
+            d["throughput_stderr"] = r.throughputStdErr;
+            d["mean_delay_slots"] = r.meanDelaySlots;
+            d["backlog_start"] = r.backlogStart;
+            d["backlog_end"] = r.backlogEnd;
+            d["input_drops"] = r.inputDrops;
+            return d;
+        },
+        py::arg("ports"), py::arg("queueing") = "voq", py::arg("scheduler") = "islip",
+        py::arg("iterations") = 1, py::arg("speedup") = 1, py::arg("load") = 1.0,
+        py::arg("warmup") = 2000, py::arg("measure") = 100000, py::arg("input_buffer_cells") = 0,
+        py::arg("seed") = 1, "Crossbar under uniform Bernoulli i.i.d. traffic.");
+}
+
+} // namespace routertwin::bindings

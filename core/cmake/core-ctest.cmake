@@ -1,0 +1,87 @@
+# ctest entries of the main build tree that exercise the core beyond its
+# unit tests: golden vectors on the host and, under qemu-user, on mips64
+# (big-endian) and aarch64; an ASan+UBSan build of the unit tests; a bounded
+# libFuzzer run. Each sub-build is a fixture setup test that configures and
+# builds core/ standalone into ${RT_CORE_SUB}/<name>, so the main build does
+# not depend on cross compilers, and a missing tool only drops its tests.
+# All paths derive from the source and build trees (works from any clone).
+set(RT_CORE_SUB ${CMAKE_BINARY_DIR}/core-sub)
+set(rt_golden_vectors ${CMAKE_CURRENT_SOURCE_DIR}/golden/vectors)
+set(rt_golden_expected ${CMAKE_CURRENT_SOURCE_DIR}/golden/expected.txt)
+
+add_test(NAME core_golden_host
+  COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:dp_golden> -DVECTORS=${rt_golden_vectors}
+          -DEXPECTED=${rt_golden_expected} -DOUT=${RT_CORE_SUB}/golden-host.txt
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/golden-compare.cmake)
+
+# Sub-builds share one lock: each already uses both cores.
+function(rt_core_sub_build name)
+  cmake_parse_arguments(PARSE_ARGV 1 a "" "" "ARGS;TARGETS")
+  list(JOIN a_ARGS "|" args)
+  list(JOIN a_TARGETS "|" targets)
+  add_test(NAME core_${name}_build
+    COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_CURRENT_SOURCE_DIR} -DBIN=${RT_CORE_SUB}/${name}
+            -DGEN=${CMAKE_GENERATOR} "-DARGS=${args}" "-DTARGETS=${targets}"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/sub-build.cmake)
+  set_tests_properties(core_${name}_build PROPERTIES
+    FIXTURES_SETUP core_${name} RESOURCE_LOCK core_sub_build TIMEOUT 300)
+endfunction()
+
+function(rt_core_cross arch triple)
+  find_program(RT_CC_${arch} ${triple}-gcc)
+  find_program(RT_QEMU_${arch} qemu-${arch})
+  if(NOT RT_CC_${arch} OR NOT RT_QEMU_${arch})
+    message(STATUS "core: ${triple}-gcc or qemu-${arch} not found; no ${arch} golden test")
+    return()
+  endif()
+  rt_core_sub_build(${arch}
+    ARGS -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/toolchains/${triple}.cmake
+         -DCMAKE_BUILD_TYPE=Release
+    TARGETS dp_golden)
+  list(JOIN ARGN "|" emulator)
+  add_test(NAME core_golden_${arch}
+    COMMAND ${CMAKE_COMMAND} "-DEMULATOR=${RT_QEMU_${arch}}|${emulator}"
+            -DCMD=${RT_CORE_SUB}/${arch}/dp_golden -DVECTORS=${rt_golden_vectors}
+            -DEXPECTED=${rt_golden_expected} -DOUT=${RT_CORE_SUB}/golden-${arch}.txt
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/golden-compare.cmake)
+  set_tests_properties(core_golden_${arch} PROPERTIES FIXTURES_REQUIRED core_${arch} TIMEOUT 120)
+endfunction()
+
+rt_core_cross(mips64 mips64-linux-gnuabi64 -cpu MIPS64R2-generic -L /usr/mips64-linux-gnuabi64)
+rt_core_cross(aarch64 aarch64-linux-gnu -L /usr/aarch64-linux-gnu)
+
+# The core must also compile for the Octeon ISA proper (Octeon extensions
+# cannot run under qemu-user here; see the mips64 toolchain file).
+if(RT_CC_mips64)
+  add_test(NAME core_octeon2_compiles
+    COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_CURRENT_SOURCE_DIR} -DBIN=${RT_CORE_SUB}/octeon2
+            -DGEN=${CMAKE_GENERATOR}
+            "-DARGS=-DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/toolchains/mips64-linux-gnuabi64.cmake|-DRT_MIPS64_MARCH=octeon2"
+            -DTARGETS=dp_golden -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/sub-build.cmake)
+  set_tests_properties(core_octeon2_compiles PROPERTIES RESOURCE_LOCK core_sub_build TIMEOUT 300)
+endif()
+
+# Sanitizers and libFuzzer need clang (libFuzzer ships with clang's runtime).
+find_program(RT_CLANG NAMES clang-14 clang)
+find_program(RT_CLANGXX NAMES clang++-14 clang++)
+if(RT_CLANG AND RT_CLANGXX)
+  rt_core_sub_build(asan
+    ARGS -DCMAKE_C_COMPILER=${RT_CLANG} -DCMAKE_CXX_COMPILER=${RT_CLANGXX}
+         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_CORE_TESTS=ON -DRT_CORE_SANITIZE=ON -DRT_CORE_FUZZ=ON
+    TARGETS core_tests fuzz_parse)
+  # The 1M-route fill is left to the host run: under ASan it costs ~20 s and
+  # its table is one allocation, so ASan would see nothing the small random
+  # tables do not already show.
+  add_test(NAME core_asan_ubsan_tests
+    COMMAND ${RT_CORE_SUB}/asan/tests/core_tests --gtest_filter=-Lpm.HoldsAMillionRoutes)
+  set_tests_properties(core_asan_ubsan_tests PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 300
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1")
+  add_test(NAME core_fuzz_parse_smoke
+    COMMAND ${CMAKE_COMMAND} -DFUZZER=${RT_CORE_SUB}/asan/fuzz_parse
+            -DCORPUS=${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus -DWORK=${RT_CORE_SUB}/fuzz-work
+            -DARTIFACTS=${RT_CORE_SUB}/fuzz-artifacts -DRUNS=200000
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/fuzz-smoke.cmake)
+  set_tests_properties(core_fuzz_parse_smoke PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 120)
+else()
+  message(STATUS "core: clang not found; no sanitizer or fuzz tests")
+endif()

@@ -1,0 +1,354 @@
+/* Golden-vector driver: replays the input vectors of core/golden/vectors/
+ * through the core and prints a transcript of every result. The host,
+ * mips64 (big-endian) and aarch64 builds must print identical bytes; the
+ * committed expected.txt is that transcript.
+ *
+ * Usage: dp_golden VECTOR_DIR > transcript.txt
+ *
+ * Plain C99 and stdio only, so it builds wherever the core builds. It may
+ * use malloc: it is a test driver, not data-plane code. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp.h"
+
+#define LINE_MAX_CHARS 8192
+#define MAX_FRAME 4096
+#define MAX_LOOKUPS 8192
+
+static FILE *open_vector(const char *dir, const char *name)
+{
+    char path[4096];
+    FILE *f;
+    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        fprintf(stderr, "dp_golden: path too long\n");
+        exit(2);
+    }
+    f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "dp_golden: cannot open %s\n", path);
+        exit(2);
+    }
+    return f;
+}
+
+/* Next non-comment line without its newline; 0 at end of file. */
+static int next_line(FILE *f, char *buf, size_t cap)
+{
+    while (fgets(buf, (int)cap, f)) {
+        size_t n = strlen(buf);
+        while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+            buf[--n] = 0;
+        if (n == 0 || buf[0] == '#')
+            continue;
+        return 1;
+    }
+    return 0;
+}
+
+static void fail(const char *file, const char *line)
+{
+    fprintf(stderr, "dp_golden: %s: malformed line: %s\n", file, line);
+    exit(2);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decodes hex (or "-" for an empty frame); returns the byte count or -1. */
+static long unhex(const char *s, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    if (strcmp(s, "-") == 0)
+        return 0;
+    while (s[0] && s[1]) {
+        int hi = hexval(s[0]), lo = hexval(s[1]);
+        if (hi < 0 || lo < 0 || n >= cap)
+            return -1;
+        out[n++] = (uint8_t)(hi * 16 + lo);
+        s += 2;
+    }
+    return s[0] ? -1 : (long)n;
+}
+
+static void print_hex(const uint8_t *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        printf("%02x", p[i]);
+}
+
+static void print_ops(const dp_ops_t *ops)
+{
+    unsigned i;
+    printf("  ops");
+    for (i = 0; i < DP_OPS_NUM_COUNTERS; i++) {
+        uint64_t v = dp_ops_counter(ops, i);
+        if (v)
+            printf(" %s=%llu", dp_ops_counter_name(i), (unsigned long long)v);
+    }
+    printf("\n");
+}
+
+static void print_parsed(const dp_parsed_t *p)
+{
+    printf("  eth=%04x vlan=%04x l3=%u l4=%u pay=%u paylen=%u tot=%u ihl=%u ttl=%u proto=%u "
+           "flags=%02x src=%08lx dst=%08lx sport=%u dport=%u\n",
+           p->ethertype, p->vlan_tci, p->l3_offset, p->l4_offset, p->payload_offset, p->payload_len,
+           p->ip_total_len, p->ip_ihl, p->ip_ttl, p->ip_proto, p->tcp_flags, (unsigned long)p->src_ip,
+           (unsigned long)p->dst_ip, p->src_port, p->dst_port);
+}
+
+static void run_packets(const char *dir)
+{
+    static const dp_parse_opts_t lax = {0, 1};
+    FILE *f = open_vector(dir, "packets.txt");
+    char line[LINE_MAX_CHARS], name[128], hex[LINE_MAX_CHARS];
+    uint8_t frame[MAX_FRAME];
+
+    printf("== packets\n");
+    while (next_line(f, line, sizeof line)) {
+        dp_parsed_t p;
+        dp_ops_t ops;
+        dp_drop_reason_t r;
+        long n;
+        if (sscanf(line, "%127s %8191s", name, hex) != 2 || (n = unhex(hex, frame, sizeof frame)) < 0)
+            fail("packets.txt", line);
+        dp_ops_reset(&ops);
+        r = dp_parse(frame, (size_t)n, NULL, &p, &ops);
+        printf("pkt %s len=%ld strict=%s", name, n, dp_drop_reason_name(r));
+        if (r != DP_OK) {
+            dp_drop_reason_t r2 = dp_parse(frame, (size_t)n, &lax, &p, &ops);
+            printf(" lax=%s", dp_drop_reason_name(r2));
+            r = r2;
+        }
+        printf("\n");
+        print_ops(&ops);
+        if (r != DP_OK)
+            continue;
+        print_parsed(&p);
+        {
+            /* Header checksum as computed over the header with its field,
+             * and the forwarding rewrite of a copy of the header. */
+            uint8_t ip[60];
+            size_t ihl = (size_t)p.ip_ihl * 4u;
+            dp_ops_t tops;
+            dp_drop_reason_t tr;
+            memcpy(ip, frame + p.l3_offset, ihl);
+            dp_ops_reset(&tops);
+            printf("  ipsum=%04x", dp_csum(ip, ihl, NULL));
+            tr = dp_ip4_decrement_ttl(ip, ihl, &tops);
+            printf(" ttl=%s ", dp_drop_reason_name(tr));
+            print_hex(ip, ihl);
+            printf(" after=%04x\n", dp_csum(ip, ihl, NULL));
+        }
+    }
+    fclose(f);
+}
+
+static void run_builds(const char *dir)
+{
+    FILE *f = open_vector(dir, "builds.txt");
+    char line[LINE_MAX_CHARS], name[64], proto[8], dmac[16], smac[16];
+    uint8_t frame[MAX_FRAME], payload[2048];
+    unsigned i;
+
+    for (i = 0; i < sizeof payload; i++)
+        payload[i] = (uint8_t)(i * 7u + 3u);
+    printf("== builds\n");
+    while (next_line(f, line, sizeof line)) {
+        dp_build_spec_t s;
+        unsigned long src, dst, seq, ack;
+        unsigned sport, dport, ttl, id, flags, paylen, l4csum;
+        size_t len = 0;
+        dp_ops_t ops;
+        dp_drop_reason_t r;
+        memset(&s, 0, sizeof s);
+        if (sscanf(line, "%63s %7s %lx %lx %u %u %u %u %lx %lx %u %u %u %15s %15s", name, proto, &src, &dst,
+                   &sport, &dport, &ttl, &id, &seq, &ack, &flags, &paylen, &l4csum, dmac, smac) != 15 ||
+            unhex(dmac, s.dst_mac, 6) != 6 || unhex(smac, s.src_mac, 6) != 6 || paylen > sizeof payload)
+            fail("builds.txt", line);
+        s.ip_proto = (uint8_t)(strcmp(proto, "tcp") == 0 ? DP_IPPROTO_TCP : DP_IPPROTO_UDP);
+        s.src_ip = (uint32_t)src;
+        s.dst_ip = (uint32_t)dst;
+        s.src_port = (uint16_t)sport;
+        s.dst_port = (uint16_t)dport;
+        s.ttl = (uint8_t)ttl;
+        s.ip_id = (uint16_t)id;
+        s.tcp_seq = (uint32_t)seq;
+        s.tcp_ack = (uint32_t)ack;
+        s.tcp_flags = (uint8_t)flags;
+        s.payload = paylen % 2 ? payload : NULL; /* odd lengths copy, even ones zero-fill */
+        s.payload_len = (uint16_t)paylen;
+        s.l4_checksum = (int)l4csum;
+        dp_ops_reset(&ops);
+        r = dp_build(&s, frame, sizeof frame, &len, &ops);
+        printf("build %s %s len=%lu ", name, dp_drop_reason_name(r), (unsigned long)len);
+        print_hex(frame, r == DP_OK ? len : 0);
+        printf("\n");
+        print_ops(&ops);
+    }
+    fclose(f);
+}
+
+static int parse_prefix(const char *s, uint32_t *ip, unsigned *depth)
+{
+    unsigned a, b, c, d;
+    int n = 0;
+    if (depth) {
+        if (sscanf(s, "%u.%u.%u.%u/%u%n", &a, &b, &c, &d, depth, &n) != 5 || *depth > 32)
+            return 0;
+    } else if (sscanf(s, "%u.%u.%u.%u%n", &a, &b, &c, &d, &n) != 4) {
+        return 0;
+    }
+    if (s[n] || a > 255 || b > 255 || c > 255 || d > 255)
+        return 0;
+    *ip = ((uint32_t)a << 24) | ((uint32_t)b << 16) | ((uint32_t)c << 8) | (uint32_t)d;
+    return 1;
+}
+
+static void run_routes(const char *dir)
+{
+    static uint32_t ips[MAX_LOOKUPS], hops[MAX_LOOKUPS];
+    FILE *f = open_vector(dir, "routes.txt");
+    char line[LINE_MAX_CHARS], op[16], arg[64];
+    dp_lpm_config_t cfg = {4096, 1024};
+    size_t mem_size = dp_lpm_memory_size(&cfg);
+    void *mem = malloc(mem_size);
+    dp_lpm_t *lpm = dp_lpm_create(mem, mem_size, &cfg);
+    dp_lpm_stats_t st;
+    dp_ops_t ops;
+    unsigned nips = 0, i;
+
+    if (!lpm) {
+        fprintf(stderr, "dp_golden: cannot create LPM table\n");
+        exit(2);
+    }
+    dp_ops_reset(&ops);
+    printf("== routes\n");
+    while (next_line(f, line, sizeof line)) {
+        uint32_t ip, hop = 0;
+        unsigned depth;
+        unsigned long hop_in;
+        if (strcmp(line, "bulk") == 0) {
+            dp_lpm_lookup_bulk(lpm, ips, hops, nips, &ops);
+            printf("bulk %u\n", nips);
+            for (i = 0; i < nips; i++)
+                printf("  %08lx %06lx\n", (unsigned long)ips[i], (unsigned long)hops[i]);
+            continue;
+        }
+        if (sscanf(line, "%15s %63s", op, arg) != 2)
+            fail("routes.txt", line);
+        if (strcmp(op, "add") == 0) {
+            if (!parse_prefix(arg, &ip, &depth) || sscanf(line, "%*s %*s %lu", &hop_in) != 1)
+                fail("routes.txt", line);
+            printf("add %s %lu -> %d\n", arg, hop_in, dp_lpm_add(lpm, ip, (uint8_t)depth, (uint32_t)hop_in, &ops));
+        } else if (strcmp(op, "del") == 0) {
+            if (!parse_prefix(arg, &ip, &depth))
+                fail("routes.txt", line);
+            printf("del %s -> %d\n", arg, dp_lpm_delete(lpm, ip, (uint8_t)depth, &ops));
+        } else if (strcmp(op, "lookup") == 0) {
+            int rc;
+            if (!parse_prefix(arg, &ip, NULL) || nips >= MAX_LOOKUPS)
+                fail("routes.txt", line);
+            ips[nips++] = ip;
+            rc = dp_lpm_lookup(lpm, ip, &hop, &ops);
+            if (rc == 0)
+                printf("lookup %s -> %lu\n", arg, (unsigned long)hop);
+            else
+                printf("lookup %s -> miss %d\n", arg, rc);
+        } else {
+            fail("routes.txt", line);
+        }
+    }
+    dp_lpm_get_stats(lpm, &st);
+    printf("lpm rules=%lu tbl8_groups_used=%lu\n", (unsigned long)st.rules, (unsigned long)st.tbl8_groups_used);
+    print_ops(&ops);
+    free(mem);
+    fclose(f);
+}
+
+static void run_flows(const char *dir)
+{
+    FILE *f = open_vector(dir, "flows.txt");
+    char line[LINE_MAX_CHARS];
+    /* 3 shards of 24: the 200 keys overfill every shard. */
+    dp_flow_config_t cfg = {3, 24};
+    size_t mem_size = dp_flow_memory_size(&cfg);
+    void *mem = malloc(mem_size);
+    dp_flow_table_t *t = dp_flow_create(mem, mem_size, &cfg);
+    dp_ops_t ops;
+    uint64_t now = 0;
+    uint32_t s;
+
+    if (!t) {
+        fprintf(stderr, "dp_golden: cannot create flow table\n");
+        exit(2);
+    }
+    dp_ops_reset(&ops);
+    printf("== flows\n");
+    while (next_line(f, line, sizeof line)) {
+        dp_flow_key_t k;
+        unsigned long src, dst;
+        unsigned sport, dport, proto;
+        uint64_t v = 0;
+        int rc, lrc;
+        memset(&k, 0, sizeof k);
+        if (sscanf(line, "%lx %lx %u %u %u", &src, &dst, &sport, &dport, &proto) != 5)
+            fail("flows.txt", line);
+        k.src_ip = (uint32_t)src;
+        k.dst_ip = (uint32_t)dst;
+        k.src_port = (uint16_t)sport;
+        k.dst_port = (uint16_t)dport;
+        k.proto = (uint8_t)proto;
+        now += 10;
+        rc = dp_flow_insert(t, &k, now * 3u, now, &ops);
+        lrc = dp_flow_lookup(t, &k, now, &v, &ops);
+        printf("flow %s hash=%08lx shard=%lu insert=%d lookup=%d value=%llu\n", line,
+               (unsigned long)dp_flow_hash(&k), (unsigned long)dp_flow_shard_of(t, &k), rc, lrc,
+               (unsigned long long)v);
+        if (now % 500 == 0) {
+            for (s = 0; s < cfg.shards; s++)
+                printf("  expire shard=%lu now=%llu evicted=%lu\n", (unsigned long)s, (unsigned long long)now,
+                       (unsigned long)dp_flow_expire(t, s, now, 300, &ops));
+        }
+    }
+    for (s = 0; s < cfg.shards; s++) {
+        dp_flow_shard_stats_t st;
+        dp_flow_get_shard_stats(t, s, &st);
+        printf("shard %lu entries=%lu capacity=%lu inserts=%llu refused=%llu expired=%llu deletes=%llu\n",
+               (unsigned long)s, (unsigned long)st.entries, (unsigned long)st.capacity,
+               (unsigned long long)st.inserts, (unsigned long long)st.refused_full,
+               (unsigned long long)st.expired, (unsigned long long)st.deletes);
+    }
+    print_ops(&ops);
+    free(mem);
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned i;
+    if (argc != 2) {
+        fprintf(stderr, "usage: dp_golden VECTOR_DIR\n");
+        return 2;
+    }
+    printf("== drop reasons\n");
+    for (i = 0; i < (unsigned)DP_DROP__COUNT; i++)
+        printf("%u %s\n", i, dp_drop_reason_name((dp_drop_reason_t)i));
+    run_packets(argv[1]);
+    run_builds(argv[1]);
+    run_routes(argv[1]);
+    run_flows(argv[1]);
+    return 0;
+}

@@ -26,8 +26,15 @@ ESP = EspSpec(outer_ip_bytes=20, esp_header_bytes=8, iv_bytes=16, block_bytes=16
               trailer_bytes=2, icv_bytes=12)
 
 
-def run_cases(path: Path, **overrides) -> dict:
+def run_cases(path: Path, only: str | None = None, **overrides) -> dict:
+    """Cases of a scenario by id; `only` ("64b-16c-4f-atomic") runs just that case."""
     sets = [f"{k}={v}" for k, v in overrides.items()]
+    if only is not None:
+        frame, cores, *rest = only.split("-")
+        case = f"id: {only}, frame: {frame[:-1]}, cores: {cores[:-1]}"
+        for part in rest:
+            case += f", flows: {part[:-1]}" if part.endswith("f") else f", tag_type: {part.upper()}"
+        sets += ["sweep=null", f"cases=[{{{case}}}]"]
     sc = load_scenario(path, overrides=sets)
     return {c.case: c for c in pipeline.run(sc, silent())}
 
@@ -64,21 +71,21 @@ def test_esp_workload_file_is_aes128_sha1_tunnel():
 
 def test_cn68_1518_byte_one_core_is_40g_line_rate_not_a_fitted_constant():
     # 40e9 / (8 * (1518 + 8 preamble/SFD + 12 IFG)) = 3,250,975.29 pps
-    case = run_cases(OCTEON / "cn68-se.yaml", method="analytic")["1518b-1c"]
+    case = run_cases(OCTEON / "cn68-se.yaml", "1518b-1c", method="analytic")["1518b-1c"]
     assert case.metrics["pps"] == pytest.approx(40e9 / (8 * 1538), rel=1e-12)
     assert case.bottleneck == "line_rate_in"
 
 
 def test_cn78_1518_byte_four_cores_is_100g_line_rate():
     # 100e9 / (8 * 1538) = 8,127,438.23 pps
-    case = run_cases(OCTEON / "cn78-se.yaml", method="analytic")["1518b-4c"]
+    case = run_cases(OCTEON / "cn78-se.yaml", "1518b-4c", method="analytic")["1518b-4c"]
     assert case.metrics["pps"] == pytest.approx(100e9 / (8 * 1538), rel=1e-12)
 
 
 def test_esp_output_line_rate_binds_on_the_grown_frame():
     # CN78 IPsec 1450B on 32 cores: cores could do 32 x 0.27 M; the 1514-byte
     # ESP frame on 100G allows 100e9 / (8 * 1534) = 8,148,631 pps.
-    case = run_cases(OCTEON / "cn78-ipsec.yaml", method="analytic")["1450b-32c"]
+    case = run_cases(OCTEON / "cn78-ipsec.yaml", "1450b-32c", method="analytic")["1450b-32c"]
     assert case.metrics["pps"] == pytest.approx(100e9 / (8 * 1534), rel=1e-12)
     assert case.bottleneck == "line_rate"
 
@@ -171,3 +178,36 @@ def test_a_short_replay_gives_the_same_json_twice():
     one = to_json({"cases": [c.__dict__ for c in pipeline.run(sc, silent())]})
     two = to_json({"cases": [c.__dict__ for c in pipeline.run(sc, silent())]})
     assert one == two
+
+
+# ------------------------------------------------- packet level vs analytic --
+
+@pytest.mark.parametrize(
+    "scenario, case, bottleneck",
+    [
+        ("octeon/cn68-se.yaml", "64b-1c", "cores"),
+        ("octeon/cn78-se.yaml", "64b-48c", "packet_input"),
+        ("octeon/cn68-linux.yaml", "64b-32c", "lock"),
+        ("octeon/cn68-se.yaml", "1518b-1c", "line_rate_in"),
+        ("octeon/cn78-ipsec.yaml", "1450b-32c", "line_rate"),
+        ("whatif/flows-ordering.yaml", "64b-16c-4f-atomic", "ordering"),
+    ],
+)
+def test_packet_engine_agrees_with_the_closed_form_bound(scenario, case, bottleneck):
+    c = run_cases(ROOT / "scenarios" / scenario, case, method="both", duration_us=400, warmup_us=100)[case]
+    # the engine rounds service cycles to whole cycles and counts packets in
+    # a finite window: agreement within 0.5%
+    assert c.metrics["pps"] == pytest.approx(c.metrics["pps_analytic"], rel=5e-3)
+    assert c.bottleneck == bottleneck
+
+
+@pytest.mark.parametrize("workload", ["ipfwd-se", "ipfwd-linux", "ipfwd-linux-offload"])
+def test_ipv4_workload_ops_equal_what_the_c_core_counts(workload):
+    # The engine runs the C core's parse + LPM + TTL on the tester's frames;
+    # the workload file's ops_per_packet (used by the fit) must be the same.
+    wl = load_profile(WORKLOADS / f"{workload}.yaml", pipeline.WorkloadProfile)
+    scenario = {"ipfwd-se": "cn68-se.yaml", "ipfwd-linux": "cn68-linux.yaml",
+                "ipfwd-linux-offload": "cn68-linuxoff.yaml"}[workload]
+    c = run_cases(OCTEON / scenario, "64b-1c", method="packet", duration_us=100, warmup_us=25)["64b-1c"]
+    core_ops = {k[4:]: v for k, v in c.counters.items() if k.startswith("ops.") and v}
+    assert core_ops == pytest.approx({k: float(v) for k, v in wl.ops_per_packet.items()})

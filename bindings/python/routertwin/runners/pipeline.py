@@ -543,7 +543,8 @@ def run_packet(r: Resolved, cfg: Schema, seed: int) -> CaseResult:
     if not hasattr(_core, "run_pipeline"):
         raise UserError("method 'packet' needs routertwin._core.run_pipeline, which this build "
                         "does not have (run scripts/dev-refresh.sh); or use method: analytic")
-    out = _core.run_pipeline(engine_config(r, cfg, seed))
+    keys = engine_config(r, cfg, seed)
+    out = _core.run_pipeline(keys)
     f = r.frames[0]
     pps = float(out["forwarded_pps"])
     line_in = line_rate_pps(f.frame, r.plat.port)
@@ -568,6 +569,8 @@ def run_packet(r: Resolved, cfg: Schema, seed: int) -> CaseResult:
     shared = {k: u for k, u in out["utilization"].items() if k not in ("cores", "ordering")}
     if shared and max(shared.values()) >= 0.98:
         bottleneck = max(sorted(shared), key=shared.get)
+    if bottleneck == "packet_output" and "output_pps_ceiling" in keys:
+        bottleneck = "line_rate"  # the ceiling given is the egress line rate of the ESP frame
     if pps >= 0.995 * r.offered_load * line_in:
         bottleneck = "line_rate_in" if r.offered_load >= 1.0 else "offered_load"
     counters = {f"drop.{k}": float(v) for k, v in sorted(out["drops"].items())}

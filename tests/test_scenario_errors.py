@@ -103,6 +103,11 @@ def test_set_override_error_names_the_flag(write):
     assert msg == f"{path}: --set key 'simulate.customerz': unknown key; did you mean 'customers'?"
 
 
+def test_bad_seed_flag_is_named(write):
+    path = write("ok.yaml", GOOD)
+    assert error_of(path, seed=-1).startswith(f"{path}: --seed key 'seed': Input should be greater than or equal to 0")
+
+
 def test_set_override_and_seed_replace_file_values(write):
     path = write("ok.yaml", GOOD)
     sc = load_scenario(path, seed=9, overrides=["servers=[4]", "simulate.warmup=10"])

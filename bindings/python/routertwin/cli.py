@@ -88,9 +88,10 @@ def _cmd_run(args) -> int:
 
     root = _root(args, required=False)
     out = args.out or (root or Path.cwd()) / "build" / "results"
-    jobs = [Job(str(p), args.seed, tuple(args.overrides)) for p in args.scenarios]
-    for job in jobs:  # every user error before any work starts
-        load_scenario(job.path, seed=job.seed, overrides=job.overrides)
+    for path in args.scenarios:  # every user error, in the user's spelling, before any work starts
+        load_scenario(path, seed=args.seed, overrides=args.overrides)
+    # Absolute paths: Dask workers do not share our working folder.
+    jobs = [Job(str(p.resolve()), args.seed, tuple(args.overrides)) for p in args.scenarios]
     with Progress("run", len(jobs)) as progress:
         outcomes = run_jobs(jobs, jobs=args.jobs, scheduler=args.scheduler, progress=progress)
     for o in outcomes:  # a failed scenario fails the run before any file is written

@@ -99,10 +99,10 @@ def load_scenario(
         raise ScenarioError(f"{shown}:1: a scenario must be a YAML mapping of keys")
 
     data = plain(doc)
-    overridden = [_apply_override(data, item, shown) for item in overrides]
+    overridden = {_apply_override(data, item, shown): "--set" for item in overrides}
     if seed is not None:
         data["seed"] = seed
-        overridden.append(("seed",))
+        overridden[("seed",)] = "--seed"
     where = Locator(doc, shown, overridden)
 
     common_in = {k: v for k, v in data.items() if k in COMMON_KEYS}
@@ -197,10 +197,10 @@ def _apply_override(data: dict, item: str, shown: str) -> tuple[str, ...]:
 class Locator:
     """Maps a pydantic error location to `FILE:LINE: key 'a.b': `."""
 
-    def __init__(self, doc: CommentedMap, shown: str, overridden: list[tuple[str, ...]] = ()):
+    def __init__(self, doc: CommentedMap, shown: str, overridden: dict[tuple[str, ...], str] | None = None):
         self.doc = doc
         self.shown = shown
-        self.overridden = overridden
+        self.overridden = overridden or {}  # key path -> the flag that set it
 
     def line_of(self, loc: tuple) -> str:
         """`FILE:LINE: ` of the key at `loc` (or of its nearest parent in the file)."""
@@ -239,8 +239,9 @@ class Locator:
             loc = tuple(err["loc"])
             line, parts = self._walk(loc)
             key = ".".join(parts).replace(".[", "[")
-            if any(tuple(p for p in parts)[: len(o)] == o for o in self.overridden):
-                prefix = f"{self.shown}: --set key '{key}': "
+            flag = next((f for o, f in self.overridden.items() if tuple(parts[: len(o)]) == o), None)
+            if flag is not None:
+                prefix = f"{self.shown}: {flag} key '{key}': "
                 line = 0  # a command-line mistake is the one to report first
             else:
                 prefix = f"{self.shown}:{line}: key '{key}': "

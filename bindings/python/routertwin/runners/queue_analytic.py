@@ -39,6 +39,11 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, m
 from routertwin.results import CaseResult
 
 
+# Every metric a case may report (validation mappings are checked against it).
+METRICS = ("utilization", "throughput", "p_wait", "wait_s", "sojourn_s", "queue_len", "in_system",
+           "sim_wait_s", "sim_sojourn_s", "sim_p_wait")
+
+
 class Simulate(BaseModel):
     """Also simulate each case: a seeded FIFO queue of `customers` arrivals,
     the first `warmup` of which are not measured."""

@@ -127,6 +127,7 @@ def load_mapping(path: Path, root: Path, reference: dict[str, ReferenceRow]) -> 
         return p
 
     out = Mapping(spec.study, path)
+    declared: dict[Path, frozenset[str] | None] = {}
     for rid, row in spec.rows.items():
         loc = ("rows", rid)
         if rid not in reference:
@@ -137,9 +138,19 @@ def load_mapping(path: Path, root: Path, reference: dict[str, ReferenceRow]) -> 
             raise MappingError(where.line_of((*loc, "tolerance_pct")) + f"key 'rows.{rid}.tolerance_pct': "
                                "the reference value is 0, so a percentage means nothing; use tolerance_abs")
         metric_loc = (*loc, "metric") if row.metric is not None else loc
+        scenario = scenario_file(row.scenario, (*loc, "scenario"))
+        metric = row.metric or reference[rid].metric
+        if scenario not in declared:
+            declared[scenario] = _declared_metrics(scenario)
+        known = declared[scenario]
+        if known is not None and metric not in known:
+            close = difflib.get_close_matches(metric, sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else f" (it reports: {', '.join(sorted(known))})"
+            raise MappingError(where.line_of(metric_loc) + f"key 'rows.{rid}.metric': unknown metric '{metric}' "
+                               f"for the runner of {row.scenario}{hint}")
         out.rows[rid] = MappedRow(
-            study=spec.study, id=rid, scenario=scenario_file(row.scenario, (*loc, "scenario")),
-            case=row.case, metric=row.metric or reference[rid].metric,
+            study=spec.study, id=rid, scenario=scenario,
+            case=row.case, metric=metric,
             tolerance_pct=row.tolerance_pct, tolerance_abs=row.tolerance_abs, reason=row.reason,
             where=f"{shown}:{where.line(loc)}", metric_where=f"{shown}:{where.line(metric_loc)}",
         )
@@ -148,6 +159,24 @@ def load_mapping(path: Path, root: Path, reference: dict[str, ReferenceRow]) -> 
         out.plots.append(Plot(spec.study, plot, scenario_file(plot.scenario, (*loc, "scenario")),
                               f"{shown}:{where.line(loc)}"))
     return out
+
+
+def _declared_metrics(scenario: Path) -> frozenset[str] | None:
+    """The metric names the scenario's runner declares (module attribute
+    METRICS), or None when it declares none or the scenario cannot be read
+    (running it reports that, with its own file and line)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    from routertwin import runners
+
+    try:
+        doc = YAML(typ="safe").load(scenario.read_text(encoding="utf-8"))
+        module = runners.get(doc.get("kind") if isinstance(doc, dict) else None)
+    except (OSError, YAMLError, runners.UnknownKind):  # the replay names the problem
+        return None
+    names = getattr(module, "METRICS", None)
+    return frozenset(names) if names is not None else None
 
 
 def load_mappings(root: Path, reference: dict[str, ReferenceRow] | None = None) -> dict[str, Mapping]:

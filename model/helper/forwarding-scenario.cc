@@ -351,10 +351,10 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
         r.serviceUsMean =
             (r.serviceCyclesMean + c.frameBytes * (c.copyCyclesPerByte + c.cryptoCyclesPerByte)) /
             c.clockHz * 1e6;
+        const dp_ops_t ops = w.Ops();
         for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
         {
-            r.opsPerPacket[dp_ops_counter_name(i)] =
-                static_cast<double>(dp_ops_counter(&w.Ops(), i)) / pkts;
+            r.opsPerPacket[dp_ops_counter_name(i)] = static_cast<double>(dp_ops_counter(&ops, i)) / pkts;
         }
     }
     r.coreRuns = w.CoreRuns();

@@ -17,6 +17,22 @@ constexpr uint32_t kDstNet = 0xC6130000u;       // 198.19.0.0/16, routed
 constexpr uint32_t kUnroutedNet = 0xCB007100u;  // 203.0.113.0/24, not routed
 constexpr uint32_t kFillerNet = 0x0A000000u;    // 10.0.0.0/8
 constexpr uint32_t kMaxExtraRoutes = 65536;     // 10.x.y.0/24 for x.y < 65536
+
+// dp_ops_t fields in dp_ops_counter_name order (dp_ops.h), so that counter
+// i can be added to by index.
+constexpr uint64_t dp_ops_t::*kCounterFields[] = {
+    &dp_ops_t::packets,       &dp_ops_t::bytes_parsed,    &dp_ops_t::bytes_written,
+    &dp_ops_t::checksum_bytes, &dp_ops_t::csum_updates,   &dp_ops_t::table_probes,
+    &dp_ops_t::cache_lines,   &dp_ops_t::table_writes,    &dp_ops_t::rules_evaluated,
+    &dp_ops_t::bytes_copied,  &dp_ops_t::crypto_bytes};
+static_assert(sizeof(kCounterFields) / sizeof(kCounterFields[0]) == DP_OPS_NUM_COUNTERS,
+              "one field per dp_ops counter");
+
+void
+AddCounter(dp_ops_t& ops, unsigned i, uint64_t v)
+{
+    ops.*kCounterFields[i] += v;
+}
 } // namespace
 
 ForwardingWorkload::ForwardingWorkload(const ForwardingWorkloadConfig& config)
@@ -120,6 +136,7 @@ ForwardingWorkload::Lookup(uint32_t flow, uint32_t frameBytes)
     Template& t = m_templates[flow];
     if (t.frameBytes != frameBytes)
     {
+        Fold(t);
         t.frame = BuildFrame(flow, frameBytes);
         t.frameBytes = frameBytes;
         RunCore(t, t.ops, t.verdict);
@@ -131,6 +148,31 @@ ForwardingWorkload::Lookup(uint32_t flow, uint32_t frameBytes)
         t.cycles = static_cast<uint32_t>(c);
     }
     return t;
+}
+
+// Adds a template's memoized packets to the totals: uses x its counters.
+void
+ForwardingWorkload::Fold(Template& t)
+{
+    for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
+    {
+        AddCounter(m_ops, i, t.uses * dp_ops_counter(&t.ops, i));
+    }
+    t.uses = 0;
+}
+
+dp_ops_t
+ForwardingWorkload::Ops() const
+{
+    dp_ops_t total = m_ops;
+    for (const Template& t : m_templates)
+    {
+        for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
+        {
+            AddCounter(total, i, t.uses * dp_ops_counter(&t.ops, i));
+        }
+    }
+    return total;
 }
 
 void
@@ -153,7 +195,7 @@ ForwardingWorkload::Apply(PacketDesc* descs, size_t n)
         {
             d.serviceCycles = t.cycles;
             d.dpDrop = t.verdict;
-            dp_ops_add(&m_ops, &t.ops);
+            ++t.uses;
         }
         m_sumCycles += d.serviceCycles;
     }

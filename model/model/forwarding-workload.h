@@ -49,7 +49,7 @@ class ForwardingWorkload
     void Apply(PacketDesc* descs, size_t n);
 
     /// Counters summed over every packet applied.
-    const dp_ops_t& Ops() const { return m_ops; }
+    dp_ops_t Ops() const;
     /// Packets applied, and how many times the core actually ran.
     uint64_t Packets() const { return m_packets; }
     uint64_t CoreRuns() const { return m_coreRuns; }
@@ -66,10 +66,12 @@ class ForwardingWorkload
         uint32_t cycles = 0;
         uint8_t verdict = DP_OK;
         dp_ops_t ops{};
+        uint64_t uses = 0; // memoized packets not yet folded into m_ops
         std::vector<uint8_t> frame;
     };
 
     Template& Lookup(uint32_t flow, uint32_t frameBytes);
+    void Fold(Template& t);
     void RunCore(Template& t, dp_ops_t& ops, uint8_t& verdict);
 
     ForwardingWorkloadConfig m_cfg;
@@ -77,7 +79,7 @@ class ForwardingWorkload
     dp_lpm_t* m_lpm = nullptr;
     std::vector<Template> m_templates; // direct-mapped by flow: one frame size per flow
     std::vector<uint8_t> m_scratch;
-    dp_ops_t m_ops{};
+    dp_ops_t m_ops{}; // packets run through the core, and folded templates
     uint64_t m_packets = 0, m_coreRuns = 0;
     double m_sumCycles = 0;
 };

@@ -213,8 +213,10 @@ PipelineDevice::ScheduleDepartures()
     const int64_t nowPs = Simulator::Now().GetPicoSeconds();
     const int64_t lastPs = static_cast<int64_t>(m_departed.back().departPs);
     const int64_t delayNs = std::max<int64_t>(0, (lastPs - nowPs + 999) / 1000);
+    const size_t n = m_departed.size();
     m_pending.push_back(std::move(m_departed));
     m_departed = std::vector<PacketDesc>();
+    m_departed.reserve(n); // the next batch is likely the same size
     Simulator::Schedule(NanoSeconds(delayNs), &PipelineDevice::DeliverNext, this);
 }
 

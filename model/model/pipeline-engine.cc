@@ -117,7 +117,7 @@ PipelineEngine::PipelineEngine(const PipelineConfig& config)
     m_coreHeap.resize(n);
     for (uint32_t c = 0; c < n; ++c)
     {
-        m_coreHeap[c] = c; // all free at 0: ordered by id, a valid heap
+        m_coreHeap[c] = CoreSlot{0, c}; // all free at 0: ordered by id, a valid heap
     }
     if (m_cfg.scheduling == WorkScheduling::kRss && m_cfg.coreQueueDepth > 0)
     {
@@ -139,7 +139,7 @@ PipelineEngine::LastDepartureSeconds() const
     return static_cast<double>(m_lastDepart) / kTicksPerSecond;
 }
 
-void
+inline void
 PipelineEngine::GrowFlows(uint32_t flow)
 {
     if (flow >= m_flowFree.size())
@@ -154,19 +154,18 @@ PipelineEngine::GrowFlows(uint32_t flow)
 // FIFO hand-out (ORDERED, UNTAGGED): the core that frees up first takes the
 // next packet, as an SSO gives work to whichever core asks first. The heap
 // root is that core.
-uint32_t
+inline uint32_t
 PipelineEngine::PickCoreFifo(Tick ready, Tick& start)
 {
-    uint32_t core = m_coreHeap[0];
-    start = std::max(ready, m_coreFree[core]);
-    return core;
+    start = std::max(ready, m_coreHeap[0].free);
+    return m_coreHeap[0].id;
 }
 
 // ATOMIC: the packet cannot start before its flow's previous packet finished.
 // Among the cores free by then it takes the one that freed last (best fit),
 // leaving earlier-free cores to packets of other flows; if none is free by
 // then, the one that frees first.
-uint32_t
+inline uint32_t
 PipelineEngine::PickCoreAtomic(Tick ready, Tick flowFree, Tick& start)
 {
     const Tick t0 = std::max(ready, flowFree);
@@ -190,7 +189,7 @@ PipelineEngine::PickCoreAtomic(Tick ready, Tick flowFree, Tick& start)
     return core;
 }
 
-void
+inline void
 PipelineEngine::SetCoreFree(uint32_t core, Tick t)
 {
     m_coreFree[core] = t;
@@ -199,38 +198,40 @@ PipelineEngine::SetCoreFree(uint32_t core, Tick t)
         return;
     }
     // `core` is the heap root (PickCoreFifo took it): sift it down on (free, id).
-    auto less = [this](uint32_t a, uint32_t b) {
-        return m_coreFree[a] < m_coreFree[b] || (m_coreFree[a] == m_coreFree[b] && a < b);
+    auto less = [](const CoreSlot& a, const CoreSlot& b) {
+        return a.free < b.free || (a.free == b.free && a.id < b.id);
     };
     const size_t n = m_coreHeap.size();
+    const CoreSlot moving{t, core};
     size_t i = 0;
     for (;;)
     {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && less(m_coreHeap[l], m_coreHeap[m]))
-        {
-            m = l;
-        }
-        if (r < n && less(m_coreHeap[r], m_coreHeap[m]))
-        {
-            m = r;
-        }
-        if (m == i)
+        size_t l = 2 * i + 1, m = l;
+        if (l >= n)
         {
             break;
         }
-        std::swap(m_coreHeap[i], m_coreHeap[m]);
+        if (l + 1 < n && less(m_coreHeap[l + 1], m_coreHeap[l]))
+        {
+            m = l + 1;
+        }
+        if (!less(m_coreHeap[m], moving))
+        {
+            break;
+        }
+        m_coreHeap[i] = m_coreHeap[m];
         i = m;
     }
+    m_coreHeap[i] = moving;
 }
 
-PipelineEngine::Tick
+inline PipelineEngine::Tick
 PipelineEngine::MinCoreFree() const
 {
-    return m_coreFree[m_coreHeap[0]];
+    return m_coreHeap[0].free;
 }
 
-void
+inline void
 PipelineEngine::DropAt(const PacketDesc& d, PipelineDrop why, std::vector<PacketDesc>& dropped)
 {
     ++m_counters.drops[static_cast<size_t>(why)];
@@ -242,22 +243,10 @@ PipelineEngine::DropAt(const PacketDesc& d, PipelineDrop why, std::vector<Packet
     dropped.back().drop = static_cast<uint8_t>(why);
 }
 
-namespace
+inline void
+PipelineEngine::Egress(Tick release, const PacketDesc& desc, std::vector<PacketDesc>& departed)
 {
-// Min-heap order on (release, dispatch order) for std::*_heap (which builds
-// max-heaps, hence "greater").
-template <class H>
-bool
-LaterRelease(const H& a, const H& b)
-{
-    return a.release > b.release || (a.release == b.release && a.order > b.order);
-}
-} // namespace
-
-void
-PipelineEngine::Egress(const Held& h, std::vector<PacketDesc>& departed)
-{
-    Tick t = h.release;
+    Tick t = release;
     if (m_outputOcc)
     {
         t = std::max(t, m_outputFree);
@@ -266,28 +255,51 @@ PipelineEngine::Egress(const Held& h, std::vector<PacketDesc>& departed)
     }
     if (m_lineTicksPerByte > 0)
     {
-        const Tick ser = RoundTicks(ethernet::WireBytes(h.desc.frameBytes) * m_lineTicksPerByte);
+        const Tick ser = RoundTicks(ethernet::WireBytes(desc.frameBytes) * m_lineTicksPerByte);
         t = std::max(t, m_lineFree) + ser; // last bit out
         m_lineFree = t;
         m_busyLine += ser;
     }
     t += m_fixedLatency;
     m_lastDepart = std::max(m_lastDepart, t);
-    departed.push_back(h.desc);
+    departed.push_back(desc);
     PacketDesc& d = departed.back();
     d.departPs = (t + (1u << (kTickShift - 1))) >> kTickShift;
     ++m_counters.departed;
     m_counters.sumLatencySeconds += static_cast<double>(d.departPs - d.arrivalPs) * 1e-12;
 }
 
-void
+inline void
 PipelineEngine::Drain(Tick lowerBound, std::vector<PacketDesc>& departed)
 {
-    while (!m_held.empty() && m_held.front().release <= lowerBound)
+    const HeldLater later;
+    for (;;)
     {
-        std::pop_heap(m_held.begin(), m_held.end(), LaterRelease<Held>);
-        Egress(m_held.back(), departed);
-        m_held.pop_back();
+        Held h;
+        const bool fromRun =
+            !m_heldRun.empty() && (m_held.empty() || later(m_held.front(), m_heldRun.front()));
+        if (fromRun)
+        {
+            h = m_heldRun.front();
+            if (h.release > lowerBound)
+            {
+                return;
+            }
+            m_heldRun.pop_front();
+        }
+        else
+        {
+            if (m_held.empty() || m_held.front().release > lowerBound)
+            {
+                return;
+            }
+            std::pop_heap(m_held.begin(), m_held.end(), later);
+            h = m_held.back();
+            m_held.pop_back();
+        }
+        const uint32_t slot = static_cast<uint32_t>(h.key & 0xFFFFFFu);
+        Egress(h.release, m_slots[slot], departed);
+        m_freeSlots.push_back(slot);
     }
 }
 
@@ -323,12 +335,25 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
         // are gone; the rest occupy it.
         if (m_cfg.inputQueueDepth)
         {
-            while (!m_inputQueue.empty() && m_inputQueue.front() <= t)
+            size_t queued;
+            if (mode == WorkScheduling::kAtomic)
             {
-                std::pop_heap(m_inputQueue.begin(), m_inputQueue.end(), std::greater<Tick>());
-                m_inputQueue.pop_back();
+                while (!m_inputQueue.empty() && m_inputQueue.front() <= t)
+                {
+                    std::pop_heap(m_inputQueue.begin(), m_inputQueue.end(), std::greater<Tick>());
+                    m_inputQueue.pop_back();
+                }
+                queued = m_inputQueue.size();
             }
-            if (m_inputQueue.size() >= m_cfg.inputQueueDepth)
+            else
+            {
+                while (!m_inputFifo.empty() && m_inputFifo.front() <= t)
+                {
+                    m_inputFifo.pop_front();
+                }
+                queued = m_inputFifo.size();
+            }
+            if (queued >= m_cfg.inputQueueDepth)
             {
                 DropAt(d, PipelineDrop::kInputQueueFull, dropped);
                 continue;
@@ -370,8 +395,7 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
             core = FlowHash(d.flow) % m_cfg.numCores;
             if (m_cfg.inputQueueDepth)
             {
-                m_inputQueue.push_back(ready); // RSS: leaves the input queue at the NIC
-                std::push_heap(m_inputQueue.begin(), m_inputQueue.end(), std::greater<Tick>());
+                m_inputFifo.push_back(ready); // RSS: leaves the input queue at the NIC
             }
             start = std::max(ready, m_coreFree[core]); // per-core FIFO
             if (m_cfg.coreQueueDepth)
@@ -394,9 +418,15 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
                 ++len;
             }
         }
-        if (m_cfg.inputQueueDepth && mode != WorkScheduling::kRss)
+        // SSO: a packet waits in the work queue until a core takes it. FIFO
+        // hand-out starts packets in arrival order; ATOMIC may not.
+        if (m_cfg.inputQueueDepth && fifo)
         {
-            m_inputQueue.push_back(start); // SSO: waits in the work queue until a core takes it
+            m_inputFifo.push_back(start);
+        }
+        else if (m_cfg.inputQueueDepth && mode == WorkScheduling::kAtomic)
+        {
+            m_inputQueue.push_back(start);
             std::push_heap(m_inputQueue.begin(), m_inputQueue.end(), std::greater<Tick>());
         }
 
@@ -441,8 +471,32 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
             release = std::max(finish, m_flowRelease[d.flow]);
             m_flowRelease[d.flow] = release;
         }
-        m_held.push_back(Held{release, m_order++, d});
-        std::push_heap(m_held.begin(), m_held.end(), LaterRelease<Held>);
+        uint32_t slot;
+        if (!m_freeSlots.empty())
+        {
+            slot = m_freeSlots.back();
+            m_freeSlots.pop_back();
+        }
+        else
+        {
+            if (m_slots.size() > 0xFFFFFFu)
+            {
+                throw std::length_error("PipelineEngine: more than 2^24 packets in flight");
+            }
+            slot = static_cast<uint32_t>(m_slots.size());
+            m_slots.emplace_back();
+        }
+        m_slots[slot] = d;
+        const Held h{release, (m_order++ << 24) | slot};
+        if (m_heldRun.empty() || m_heldRun.back().release <= release)
+        {
+            m_heldRun.push_back(h); // keys increase, so the run stays sorted
+        }
+        else
+        {
+            m_held.push_back(h);
+            std::push_heap(m_held.begin(), m_held.end(), HeldLater());
+        }
 
         // No later packet can be released before it is ready, nor (FIFO
         // hand-out) before some core is free: everything released by then

@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -164,18 +165,32 @@ class PipelineEngine
 
   private:
     using Tick = uint64_t; // 1/1024 ps
-    struct Held            // packet waiting for its egress turn, ordered by release
+    // Packet waiting for its egress turn, ordered by (release, dispatch
+    // order). key = order << 24 | slot: comparing keys compares dispatch
+    // order (unique), and slot finds the descriptor in m_slots.
+    struct Held
     {
         Tick release;
-        uint64_t order; // dispatch index: deterministic tie-break
-        PacketDesc desc;
+        uint64_t key;
+    };
+    struct HeldLater // min-heap comparator for std::*_heap
+    {
+        bool operator()(const Held& a, const Held& b) const
+        {
+            return a.release > b.release || (a.release == b.release && a.key > b.key);
+        }
+    };
+    struct CoreSlot // FIFO hand-out heap entry: cores ordered by (free, id)
+    {
+        Tick free;
+        uint32_t id;
     };
 
     uint32_t PickCoreFifo(Tick ready, Tick& start);
     uint32_t PickCoreAtomic(Tick ready, Tick flowFree, Tick& start);
     void SetCoreFree(uint32_t core, Tick t);
     Tick MinCoreFree() const;
-    void Egress(const Held& h, std::vector<PacketDesc>& departed);
+    void Egress(Tick release, const PacketDesc& desc, std::vector<PacketDesc>& departed);
     void Drain(Tick lowerBound, std::vector<PacketDesc>& departed);
     void DropAt(const PacketDesc& d, PipelineDrop why, std::vector<PacketDesc>& dropped);
     void GrowFlows(uint32_t flow);
@@ -189,15 +204,21 @@ class PipelineEngine
 
     Tick m_inputFree = 0, m_memFree = 0, m_outputFree = 0, m_lineFree = 0, m_lockFree = 0;
     std::vector<Tick> m_coreFree;
-    std::vector<uint32_t> m_coreHeap;   // FIFO modes: core ids, min-heap on (free, id)
-    std::vector<uint32_t> m_heapPos;    // core id -> index in m_coreHeap
+    std::vector<CoreSlot> m_coreHeap;   // FIFO modes: min-heap on (free, id)
     std::vector<Tick> m_flowFree;       // ATOMIC: tag free time
     std::vector<Tick> m_flowRelease;    // ORDERED: last release per flow
     std::vector<Tick> m_flowBusy;       // ATOMIC: time each tag was held
-    std::vector<Tick> m_inputQueue;     // min-heap of leave times of queued packets
+    std::vector<Tick> m_inputQueue;     // ATOMIC: min-heap of leave times of queued packets
+    std::deque<Tick> m_inputFifo;       // other modes: leave times, which never decrease
     std::vector<std::vector<Tick>> m_coreQueue; // RSS: per-core ring of start times
     std::vector<uint32_t> m_coreQueueHead, m_coreQueueLen;
+    // Held packets: those released in dispatch order (the common case) form
+    // a sorted run in m_heldRun; the others wait in the heap m_held. Egress
+    // takes the smaller head of the two.
+    std::deque<Held> m_heldRun;
     std::vector<Held> m_held;           // min-heap on (release, order)
+    std::vector<PacketDesc> m_slots;    // descriptors of held packets
+    std::vector<uint32_t> m_freeSlots;
     uint64_t m_order = 0;
 
     // busy-time accounting, in ticks

@@ -129,7 +129,7 @@ Rfc2544Tester::NextArrivalPs()
         firstBit = static_cast<double>(m_sent) * m_gapPs;
     }
     m_lastTxEndPs = firstBit + m_wirePs;
-    return m_startPs + static_cast<uint64_t>(std::llround(m_lastTxEndPs));
+    return m_startPs + static_cast<uint64_t>(m_lastTxEndPs + 0.5); // round; >= 0
 }
 
 void

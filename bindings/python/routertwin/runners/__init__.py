@@ -24,9 +24,9 @@ def available() -> list[str]:
 
 def get(kind: str) -> ModuleType:
     """The runner module for `kind`; raises UnknownKind if there is none."""
-    module_name = f"{__name__}.{kind}"
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", kind or ""):
+    if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", kind):
         raise UnknownKind(f"not a runner name: {kind!r}")
+    module_name = f"{__name__}.{kind}"
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:

@@ -1,0 +1,329 @@
+"""kind: router -- a cell-switched router with POS line cards (the Juniper
+T640 of seed 001) offered traffic by an RFC 2544 tester.
+
+The native model is `routertwin._core.run_router` (keys documented in
+model/helper/router-scenario.h): POS framing with byte stuffing computed from
+each packet's octets, a dp_lpm route lookup, segmentation into fabric cells,
+an iSLIP crossbar per packet forwarding engine, egress re-framing and queues.
+`mode: packet` simulates every packet (windows of milliseconds); `mode:
+steady` is the long-run mode for the 30 s and 5 minute tests (rates from a
+sample of real packets, queues as Lindley recursions over blocks).
+
+Each case runs one RFC 2544 method (routertwin.methods.rfc2544) over the
+model as a tester would:
+
+    frmol       one trial at 100 % offered load
+    load        one trial at `offered_load`
+    throughput  zero-loss throughput by bisection (`resolution`), then the
+                trial at that load
+    ndr_pdr     NDR and PDR (loss <= pdr_loss_pct %) bisections
+    loss_curve  RFC 2544 26.3 from 100 % in steps of `step`; one result per load
+    size_sweep  FRMOL at each size from `sizes[0]` up in 1-byte steps until the
+                first loss-free size (at most to `sizes[1]`); one result per size
+
+Example (scenarios/t640/t640-30s.yaml):
+
+    scenario: t640-30s
+    kind: router
+    seed: 1
+    platform: ../platforms/t640.yaml
+    mode: steady
+    duration_s: 30
+    cases:
+      - {case: 40b-500k, method: frmol, ip_bytes: 40, routes: 500000,
+         routes_as_destinations: true}
+
+Metrics (per case): pps (frames forwarded per second, the report's packet
+rate), tx_pps, pct_of_theoretical (tester transmit rate as % of the
+no-escape maximum), rx_pct, throughput_gbps (IP octets), latency_min,
+latency_avg, latency_max (us), lost_packets, zero_loss (1 or 0),
+mean_ingress_escapes, fabric_load, lookup_load; counters are the drop
+reasons. Wall-clock time is reported on the progress line only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import (BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt,
+                      model_validator)
+
+from routertwin.errors import ScenarioError
+from routertwin.methods import rfc2544
+from routertwin.results import CaseResult
+from routertwin.scenario import ScenarioPath
+
+Mode = Literal["packet", "steady"]
+
+
+# ---------------------------------------------------------------- profile --
+
+class Framing(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fcs_bits: Literal[16, 32]
+    shared_flag: bool
+    address_control: bool = True
+    protocol_bytes: Literal[1, 2] = 2
+
+
+class Lookup(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    probes_per_second: PositiveFloat
+    queue_us: PositiveFloat
+
+
+class Fabric(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cell_bytes: PositiveInt
+    internal_header_bytes: NonNegativeInt
+    gbps_per_pfe: PositiveFloat
+    queueing: Literal["fifo", "voq"] = "voq"
+    scheduler: Literal["islip", "fifo_random", "fifo_rr"] = "islip"
+    islip_iterations: PositiveInt = 1
+    speedup: PositiveInt = 1
+
+
+class Buffers(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ingress_us: PositiveFloat
+    egress_us: PositiveFloat
+
+
+class Latency(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fixed_us: PositiveFloat
+
+
+class RouterPlatform(BaseModel):
+    """scenarios/platforms/<router>.yaml: the hardware (each number cited or
+    marked as an assumption in the file's comments)."""
+
+    model_config = ConfigDict(extra="forbid")
+    platform: str
+    ports: PositiveInt
+    ports_per_pfe: PositiveInt
+    sonet: str
+    framing: Framing
+    lookup: Lookup
+    fabric: Fabric
+    buffers: Buffers
+    latency: Latency
+    route_first_prefix: str = "16.0.0.0"
+
+
+def load_platform(path: Path) -> RouterPlatform:
+    import pydantic
+
+    from routertwin.scenario import Locator, parse_yaml, plain
+
+    shown = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    doc = parse_yaml(text, shown)
+    try:
+        return RouterPlatform.model_validate(plain(doc))
+    except pydantic.ValidationError as exc:
+        raise ScenarioError(
+            Locator(doc, shown, []).explain(exc, RouterPlatform, sorted(RouterPlatform.model_fields))
+        ) from None
+
+
+# ----------------------------------------------------------------- schema --
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    case: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    method: Literal["frmol", "load", "throughput", "ndr_pdr", "loss_curve", "size_sweep"] = "frmol"
+    ip_bytes: int = Field(default=40, ge=32, le=9000)
+    routes: NonNegativeInt = 0
+    routes_as_destinations: bool = False
+    route_file: ScenarioPath | None = None
+    offered_load: float = Field(default=1.0, gt=0, le=1)
+    duration_s: PositiveFloat | None = None  # default: the scenario's
+    mode: Mode | None = None  # default: the scenario's
+    resolution: float = Field(default=0.001, gt=0, lt=1)
+    pdr_loss_pct: float = Field(default=0.5, ge=0, lt=100)
+    step: float = Field(default=0.1, gt=0, le=0.1)
+    sizes: tuple[int, int] | None = None  # size_sweep: first and last size
+
+    @model_validator(mode="after")
+    def _sizes(self):
+        if self.method == "size_sweep":
+            if self.sizes is None:
+                raise ValueError("size_sweep needs 'sizes: [first, last]'")
+            if not (32 <= self.sizes[0] <= self.sizes[1] <= 9000):
+                raise ValueError("sizes must satisfy 32 <= first <= last <= 9000")
+        elif self.sizes is not None:
+            raise ValueError("'sizes' applies to method size_sweep only")
+        return self
+
+
+class Schema(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    platform: ScenarioPath
+    mode: Mode = "steady"
+    duration_s: PositiveFloat = 30.0
+    cases: list[Case] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        names = [c.case for c in self.cases]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"case '{dup[0]}' appears twice")
+        return self
+
+
+# ------------------------------------------------------------------- run --
+
+def native_config(plat: RouterPlatform, case: Case, *, load: float, ip_bytes: int,
+                  duration_s: float, mode: str, seed: int) -> dict:
+    """The run_router config dict of one trial."""
+    cfg = {
+        "mode": mode,
+        "ports": plat.ports,
+        "ports_per_pfe": plat.ports_per_pfe,
+        "sonet": plat.sonet,
+        "fcs_bits": plat.framing.fcs_bits,
+        "shared_flag": plat.framing.shared_flag,
+        "address_control": plat.framing.address_control,
+        "protocol_bytes": plat.framing.protocol_bytes,
+        "ip_bytes": ip_bytes,
+        "offered_load": load,
+        "routes": case.routes,
+        "routes_as_destinations": case.routes_as_destinations,
+        "route_first_prefix": plat.route_first_prefix,
+        "lookup_probes_per_second": plat.lookup.probes_per_second,
+        "lookup_queue_us": plat.lookup.queue_us,
+        "cell_bytes": plat.fabric.cell_bytes,
+        "internal_header_bytes": plat.fabric.internal_header_bytes,
+        "fabric_gbps_per_pfe": plat.fabric.gbps_per_pfe,
+        "queueing": plat.fabric.queueing,
+        "scheduler": plat.fabric.scheduler,
+        "islip_iterations": plat.fabric.islip_iterations,
+        "speedup": plat.fabric.speedup,
+        "ingress_buffer_us": plat.buffers.ingress_us,
+        "egress_buffer_us": plat.buffers.egress_us,
+        "fixed_latency_us": plat.latency.fixed_us,
+        "duration_s": duration_s,
+        "seed": seed,
+    }
+    if case.route_file is not None:
+        cfg["route_file"] = str(case.route_file)
+    return cfg
+
+
+class RouterTester:
+    """The model as an RFC 2544 device: trial(load) -> TrialResult."""
+
+    def __init__(self, plat: RouterPlatform, case: Case, *, ip_bytes: int, duration_s: float,
+                 mode: str, seed: int, progress=None):
+        self.plat, self.case = plat, case
+        self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
+        self.progress = progress
+        self.wall_s = 0.0
+
+    def __call__(self, load: float) -> rfc2544.TrialResult:
+        from routertwin import _core
+
+        cfg = native_config(self.plat, self.case, load=load, ip_bytes=self.ip_bytes,
+                            duration_s=self.duration_s, mode=self.mode, seed=self.seed)
+        try:
+            r = _core.run_router(cfg)
+        except ValueError as exc:
+            raise ScenarioError(f"case '{self.case.case}': {exc}") from None
+        self.wall_s += r["wall_s"]
+        if self.progress is not None:
+            self.progress.advance(0, status=f"{self.case.case} {self.ip_bytes}B load {load:.4f}")
+        extra = {k: r[k] for k in ("tx_pps", "rx_pps", "theoretical_pps", "tx_pct", "rx_pct",
+                                    "throughput_gbps", "mean_ingress_escapes", "mean_egress_escapes",
+                                    "fabric_load", "lookup_load", "bottleneck")}
+        extra["drops"] = dict(r["drops"])
+        return rfc2544.TrialResult(load, int(r["tx_packets"]), int(r["rx_packets"]),
+                                   r["latency_min_us"], r["latency_avg_us"], r["latency_max_us"], extra)
+
+
+def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict | None = None) -> CaseResult:
+    e = t.extra
+    metrics = {
+        "pps": e["rx_pps"],
+        "tx_pps": e["tx_pps"],
+        "pct_of_theoretical": e["tx_pct"],
+        "rx_pct": e["rx_pct"],
+        "throughput_gbps": e["throughput_gbps"],
+        "latency_min": t.latency_min_us,
+        "latency_avg": t.latency_avg_us,
+        "latency_max": t.latency_max_us,
+        "lost_packets": float(t.lost),
+        "loss_pct": 100.0 * t.loss_ratio,
+        "zero_loss": 1.0 if t.lost == 0 else 0.0,
+        "mean_ingress_escapes": e["mean_ingress_escapes"],
+        "mean_egress_escapes": e["mean_egress_escapes"],
+        "fabric_load": e["fabric_load"],
+        "lookup_load": e["lookup_load"],
+    }
+    metrics.update(more or {})
+    bottleneck = e["bottleneck"] if t.lost > 0 else ""
+    counters = {k: float(v) for k, v in sorted(e["drops"].items())}
+    return CaseResult(case=case_id, params=params, metrics=metrics, bottleneck=bottleneck,
+                      counters=counters)
+
+
+def _params(case: Case, ip_bytes: int, load: float, duration_s: float, mode: str) -> dict:
+    return {
+        "method": case.method, "ip_bytes": ip_bytes, "routes": case.routes,
+        "routes_as_destinations": case.routes_as_destinations, "offered_load": load,
+        "duration_s": duration_s, "mode": mode,
+    }
+
+
+def run(scenario, progress) -> list[CaseResult]:
+    cfg: Schema = scenario.config
+    plat = load_platform(cfg.platform)
+    out: list[CaseResult] = []
+    progress.set_total(len(cfg.cases))
+    for case in cfg.cases:
+        mode = case.mode or cfg.mode
+        dur = case.duration_s or cfg.duration_s
+
+        def tester(size: int) -> RouterTester:
+            return RouterTester(plat, case, ip_bytes=size, duration_s=dur, mode=mode,
+                                seed=scenario.seed, progress=progress)
+
+        dev = tester(case.ip_bytes)
+        if case.method == "frmol":
+            t = rfc2544.frmol(dev)
+            out.append(case_result(case.case, _params(case, case.ip_bytes, 1.0, dur, mode), t))
+        elif case.method == "load":
+            t = dev(case.offered_load)
+            out.append(case_result(case.case, _params(case, case.ip_bytes, case.offered_load, dur, mode), t))
+        elif case.method == "throughput":
+            s = rfc2544.throughput(dev, resolution=case.resolution)
+            if s.trial is None:
+                raise ScenarioError(f"case '{case.case}': no offered load is loss-free")
+            out.append(case_result(case.case, _params(case, case.ip_bytes, s.load, dur, mode), s.trial,
+                                   {"throughput_load": s.load, "trials": float(len(s.trials))}))
+        elif case.method == "ndr_pdr":
+            r = rfc2544.ndr_pdr(dev, resolution=case.resolution, pdr_loss_ratio=case.pdr_loss_pct / 100)
+            for name, s in (("ndr", r.ndr), ("pdr", r.pdr)):
+                if s.trial is None:
+                    raise ScenarioError(f"case '{case.case}': no {name.upper()} load found")
+                out.append(case_result(f"{case.case}-{name}", _params(case, case.ip_bytes, s.load, dur, mode),
+                                       s.trial, {f"{name}_load": s.load}))
+        elif case.method == "loss_curve":
+            for t in rfc2544.frame_loss_curve(dev, step=case.step):
+                pct = round(100 * t.offered_load, 6)
+                out.append(case_result(f"{case.case}-{pct:g}pct",
+                                       _params(case, case.ip_bytes, t.offered_load, dur, mode), t))
+        elif case.method == "size_sweep":
+            first, last = case.sizes
+            sweep = rfc2544.frame_size_sweep(tester, range(first, last + 1))
+            for size, t in sweep.trials:
+                first_ok = float(sweep.first_zero_loss_bytes or 0)
+                out.append(case_result(f"{case.case}-{size}b", _params(case, size, 1.0, dur, mode), t,
+                                       {"first_zero_loss_bytes": first_ok}))
+        progress.advance(1, status=f"{case.case} done")
+    return out

@@ -14,6 +14,9 @@ namespace
 {
 constexpr double kTicksPerSecond = 1024e12;
 constexpr int kTickShift = 10; // ticks per ps = 2^10
+// Utilization from which a resource counts as binding (busy-time accounting
+// over a finite run with a ramp-up and a drain tail never reaches 1 exactly).
+constexpr double kSaturated = 0.95;
 
 uint64_t
 RoundTicks(double ticks)
@@ -549,19 +552,25 @@ PipelineEngine::Report() const
     add("line_rate", static_cast<double>(m_busyLine), util(static_cast<double>(m_busyLine)));
     add("lock", static_cast<double>(m_busyLock), util(static_cast<double>(m_busyLock)));
 
-    const ResourceUsage* top = &r.resources[0];
-    for (const auto& u : r.resources)
+    // A saturated shared resource is named before the cores: cores spinning
+    // on the lock or idling behind it are its consequence, not its cause.
+    const ResourceUsage* top = nullptr;
+    for (size_t i = 1; i < r.resources.size(); ++i)
     {
-        if (u.utilization > top->utilization)
+        if (!top || r.resources[i].utilization > top->utilization)
         {
-            top = &u;
+            top = &r.resources[i];
         }
+    }
+    if (top->utilization < kSaturated && r.resources[0].utilization > top->utilization)
+    {
+        top = &r.resources[0];
     }
     const bool roomDrops = m_counters.drops[static_cast<size_t>(PipelineDrop::kInputQueueFull)] +
                                m_counters.drops[static_cast<size_t>(PipelineDrop::kCoreQueueFull)] >
                            0;
     r.bottleneckUtilization = top->utilization;
-    if (top->utilization >= 0.95 || (roomDrops && top->utilization > 0))
+    if (top->utilization >= kSaturated || (roomDrops && top->utilization > 0))
     {
         r.bottleneck = top->name;
     }

@@ -115,8 +115,10 @@ struct PipelineReport
     double durationSeconds = 0;             ///< first arrival to last departure (or arrival)
     std::vector<ResourceUsage> resources;   ///< fixed order, see ResourceUsage::name
     std::vector<double> coreUtilization;    ///< per core
-    std::string bottleneck;                 ///< most utilized resource, "" when none >= 0.95
-                                            ///< and nothing was dropped for lack of room
+    std::string bottleneck;                 ///< the most utilized shared resource if >= 0.95,
+                                            ///< else "cores" if they are more utilized; ""
+                                            ///< when that is < 0.95 and nothing was dropped
+                                            ///< for lack of room
     double bottleneckUtilization = 0;
 };
 

@@ -1,0 +1,122 @@
+"""The T640 replay: scenarios load, the two model modes agree, the RFC 2544
+methods find the fabric's closed-form capacity, runs are deterministic, and
+mistakes are reported as one line with file and line."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from routertwin import _core
+from routertwin.errors import ScenarioError
+from routertwin.methods import rfc2544
+from routertwin.progress import silent
+from routertwin.results import record, to_json
+from routertwin.runners import router
+from routertwin.scenario import load_scenario
+
+from conftest import ROOT, run_cli
+
+T640 = ROOT / "scenarios" / "t640"
+PLATFORM = ROOT / "scenarios" / "platforms" / "t640.yaml"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in T640.glob("*.yaml")))
+def test_every_t640_scenario_loads(name):
+    sc = load_scenario(T640 / name)
+    assert sc.kind == "router"
+
+
+def test_theoretical_maximum_reproduces_the_report_exactly():
+    th40 = 32 * _core.pos_theoretical_pps("OC-192", 40)
+    th42 = 32 * _core.pos_theoretical_pps("OC-192", 42)
+    assert round(100 * 780_069_874 / th40, 3) == 99.700
+    assert round(100 * 749_981_330 / th42, 3) == 99.767
+    # FCS-16 would make the same packet rate a different percentage.
+    assert round(100 * 780_069_874 / (32 * _core.pos_theoretical_pps("OC-192", 40, 16)), 3) != 99.700
+
+
+def test_pos_frame_escapes_flag_and_escape_octets():
+    f = _core.pos_frame(bytes([0x45, 0x7E, 0x7D, 0x00]))
+    wire = f["wire"]
+    assert wire[0] == 0x7E and 0x7E not in wire[1:]
+    assert f["escapes"] >= 2
+    assert len(wire) == f["unstuffed_bytes"] + f["escapes"]
+
+
+def _case(**kw) -> router.Case:
+    return router.Case(case="t", **kw)
+
+
+def test_packet_level_and_steady_state_agree_on_a_full_t640_window():
+    sc = load_scenario(T640 / "t640-packet-1ms.yaml")
+    res = {c.case: c for c in router.run(sc, silent())}
+    p, s = res["40b-500k-packet"].metrics, res["40b-500k-steady"].metrics
+    assert s["pps"] == pytest.approx(p["pps"], rel=1e-4)
+    assert s["latency_avg"] == pytest.approx(p["latency_avg"], abs=0.1)
+    assert p["lost_packets"] == 0
+    # 32 ports at about 99.8 % of 24.45 Mpps each.
+    assert p["pps"] > 0.99 * 32 * _core.pos_theoretical_pps("OC-192", 40)
+
+
+def test_zero_loss_throughput_at_41_bytes_is_the_fabric_capacity(tmp_path):
+    # Small buffers so that any overload shows within the trial; 8 ports
+    # (4 PFEs) keep the search quick and change no per-PFE arithmetic.
+    text = PLATFORM.read_text().replace("ingress_us: 100000", "ingress_us: 10")
+    text = text.replace("\nports: 32\n", "\nports: 8\n")
+    plat_path = tmp_path / "t640-small.yaml"
+    plat_path.write_text(text)
+    plat = router.load_platform(plat_path)
+    dev = router.RouterTester(plat, _case(ip_bytes=41), ip_bytes=41, duration_s=1.0,
+                              mode="steady", seed=1)
+    res = rfc2544.throughput(dev, resolution=0.001)
+    cells = math.ceil((41 + plat.fabric.internal_header_bytes) / plat.fabric.cell_bytes)
+    cap_cells = plat.fabric.gbps_per_pfe * 1e9 / (8 * plat.fabric.cell_bytes)
+    demand_at_full = plat.ports_per_pfe * cells * _core.pos_theoretical_pps("OC-192", 41)
+    expected = min(1.0, cap_cells / demand_at_full)
+    assert expected - 0.001 <= res.load <= expected + 1e-9
+    assert res.trial.lost == 0
+
+
+def test_same_seed_gives_identical_results_json():
+    sc = load_scenario(T640 / "t640-packet-1ms.yaml", overrides=["duration_s=0.00005"])
+    a = to_json(record(sc, router.run(sc, silent())))
+    b = to_json(record(sc, router.run(sc, silent())))
+    assert a == b
+
+
+def test_unknown_platform_key_names_file_and_line(tmp_path):
+    shutil.copy(T640 / "t640-5min.yaml", tmp_path / "s.yaml")
+    (tmp_path / "platforms").mkdir()
+    text = PLATFORM.read_text().replace("  cell_bytes: 64", "  cell_bytes: 64\n  cell_byte: 64")
+    (tmp_path / "platforms" / "t640.yaml").write_text(text)
+    s = (tmp_path / "s.yaml").read_text().replace("../platforms/t640.yaml", "platforms/t640.yaml")
+    (tmp_path / "s.yaml").write_text(s)
+    sc = load_scenario(tmp_path / "s.yaml")
+    with pytest.raises(ScenarioError) as err:
+        router.run(sc, silent())
+    msg = str(err.value)
+    assert "t640.yaml:" in msg and "cell_byte" in msg
+
+
+def test_bad_case_key_is_one_line_with_exit_status_2(write):
+    p = write("bad.yaml", f"""
+        scenario: bad
+        kind: router
+        platform: {PLATFORM}
+        cases:
+          - case: x
+            ip_byte: 40
+        """)
+    out = run_cli("run", p)
+    assert out.returncode == 2
+    assert "bad.yaml:6" in out.stderr and "ip_byte" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_size_sweep_needs_sizes():
+    with pytest.raises(ValueError):
+        _case(method="size_sweep")

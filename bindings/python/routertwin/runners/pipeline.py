@@ -51,6 +51,15 @@ from routertwin.errors import ScenarioError, UserError
 from routertwin.results import CaseResult
 from routertwin.scenario import ScenarioPath
 
+# Metrics a case may report (mappings are checked against them). Packet level
+# adds core<i>_util per core and <resource>_util for each engine resource.
+METRICS = (
+    "pps", "gbps", "gbps_out", "line_rate_fraction", "latency_avg_us", "latency_min_us",
+    "latency_max_us", "cycles_per_packet", "loss_pct", "core_util", "cores_util", "packet_input_util",
+    "packet_output_util", "lock_util", "memory_util", "line_rate_util", "ordering_util",
+    "pps_analytic", "latency_analytic_us",
+)
+
 ETH_HEADER_BYTES = 14
 ETH_FCS_BYTES = 4
 

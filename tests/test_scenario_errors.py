@@ -192,3 +192,22 @@ def test_unknown_key_in_list_item_suggests_field(write, path_kind):
     path = write("s.yaml", PATHS.replace("fast", "40").replace("  - name: b", "  - nme: b"))
     msg = error_of(path)
     assert msg.startswith(f"{path}:8: key 'ports[1].nme': unknown key; did you mean 'name'?")
+
+
+def test_union_member_tags_are_not_reported_as_keys(write, monkeypatch):
+    class Union(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        frames: int | list[int]
+
+    module = types.SimpleNamespace(Schema=Union, run=None)
+    monkeypatch.setattr(runners, "get", lambda kind: module)
+    path = write("u.yaml", "scenario: u\nkind: union\nframes: [64, big]\n")
+    msg = error_of(path)
+    assert msg.startswith(f"{path}:3: key 'frames")
+    assert ".int" not in msg and "list[int]" not in msg
+
+
+def test_set_of_a_new_nested_key_names_the_flag_and_the_key(write):
+    path = write("ok.yaml", GOOD)
+    msg = error_of(path, overrides=["warmpu.customers=5"])
+    assert msg.startswith(f"{path}: --set key 'warmpu': unknown key")

@@ -99,7 +99,7 @@ def load_scenario(
     if seed is not None:
         data["seed"] = seed
         overridden[("seed",)] = "--seed"
-    where = Locator(doc, shown, overridden)
+    where = Locator(doc, shown, overridden, data)
 
     common_in = {k: v for k, v in data.items() if k in COMMON_KEYS}
     if "kind" not in data:
@@ -186,10 +186,16 @@ def _apply_override(data: dict, item: str, shown: str) -> tuple[str, ...]:
 
 
 class Locator:
-    """Maps a pydantic error location to `FILE:LINE: key 'a.b': `."""
+    """Maps a pydantic error location to `FILE:LINE: key 'a.b': `.
 
-    def __init__(self, doc: CommentedMap, shown: str, overridden: dict[tuple[str, ...], str] | None = None):
+    The location is walked through the validated data (`data`, the document
+    plus any --set) and the loaded document (`doc`, which knows lines) side by
+    side: an element found in neither is a pydantic union tag, not a key."""
+
+    def __init__(self, doc: CommentedMap, shown: str, overridden: dict[tuple[str, ...], str] | None = None,
+                 data: Any = None):
         self.doc = doc
+        self.data = data if data is not None else plain(doc)
         self.shown = shown
         self.overridden = overridden or {}  # key path -> the flag that set it
 
@@ -200,26 +206,38 @@ class Locator:
     def line(self, loc: tuple) -> int:
         return self._walk(loc)[0]
 
-    def _walk(self, loc: tuple) -> tuple[int, list[str]]:
+    def _flag(self, parts: list[str], in_doc: bool) -> str | None:
+        """The command-line flag that set the key at `parts`, if one did: the
+        key lies inside an overridden value, or the override created it."""
+        for keys, flag in self.overridden.items():
+            if tuple(parts[: len(keys)]) == keys or (not in_doc and keys[: len(parts)] == tuple(parts)):
+                return flag
+        return None
+
+    def _walk(self, loc: tuple) -> tuple[int, list[str], bool]:
         node: Any = self.doc
+        value: Any = self.data
         line = 1
         parts: list[str] = []
         for i, el in enumerate(loc):
-            if isinstance(node, CommentedMap) and isinstance(el, str) and el in node:
+            if isinstance(value, dict) and isinstance(el, str) and el in value:
+                value = value[el]
+            elif isinstance(value, list) and isinstance(el, int) and 0 <= el < len(value):
+                value = value[el]
+            elif i == len(loc) - 1 and isinstance(value, dict):
+                value = None  # a missing key: named, at the line of its parent
+            else:
+                continue  # a union tag, not part of the document
+            parts.append(f"[{el}]" if isinstance(el, int) else el)
+            if isinstance(node, CommentedMap) and el in node:
                 line = _key_line(node, el, line)
-                parts.append(el)
                 node = node[el]
             elif isinstance(node, CommentedSeq) and isinstance(el, int) and 0 <= el < len(node):
                 line = _item_line(node, el, line)
-                parts.append(f"[{el}]")
                 node = node[el]
-            elif node is None or i == len(loc) - 1 or isinstance(el, int):
-                # A key or item that is not in the file (missing key, --set):
-                # name it, keep the line of its parent.
-                parts.append(f"[{el}]" if isinstance(el, int) else str(el))
-                node = None
-            # else: a pydantic union tag inside the document, not a key
-        return line, parts
+            else:
+                node = None  # set on the command line, or missing: keep the parent's line
+        return line, parts, node is not None
 
     def explain(self, exc: pydantic.ValidationError, model: type[BaseModel], top_keys: list[str] | None = None) -> str:
         """The one line for a pydantic error of `model` validated from this
@@ -228,9 +246,9 @@ class Locator:
         best = None
         for err in exc.errors(include_url=False):
             loc = tuple(err["loc"])
-            line, parts = self._walk(loc)
+            line, parts, in_doc = self._walk(loc)
             key = ".".join(parts).replace(".[", "[")
-            flag = next((f for o, f in self.overridden.items() if tuple(parts[: len(o)]) == o), None)
+            flag = self._flag(parts, in_doc)
             named = f"key '{key}': " if key else ""  # a rule across keys has no single key
             if flag is not None:
                 prefix = f"{self.shown}: {flag} {named}"

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -35,6 +36,50 @@ AddCounter(dp_ops_t& ops, unsigned i, uint64_t v)
 }
 } // namespace
 
+struct ForwardingWorkload::Fib
+{
+    std::unique_ptr<uint8_t[]> mem; // uninitialised: dp_lpm_create clears what it uses
+    dp_lpm_t* lpm = nullptr;
+    uint32_t extraRoutes = 0;
+};
+
+std::shared_ptr<const ForwardingWorkload::Fib>
+ForwardingWorkload::SharedFib(uint32_t extraRoutes)
+{
+    static std::mutex mutex;
+    static std::shared_ptr<const Fib> last;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (last && last->extraRoutes == extraRoutes)
+    {
+        return last;
+    }
+    auto fib = std::make_shared<Fib>();
+    fib->extraRoutes = extraRoutes;
+    dp_lpm_config_t lc{};
+    lc.max_rules = extraRoutes + 16;
+    lc.tbl8_groups = 16;
+    const size_t bytes = dp_lpm_memory_size(&lc);
+    fib->mem.reset(new uint8_t[bytes]);
+    fib->lpm = dp_lpm_create(fib->mem.get(), bytes, &lc);
+    if (!fib->lpm)
+    {
+        throw std::runtime_error("forwarding workload: dp_lpm_create failed");
+    }
+    // Route setup is control-plane work: its counters are not packet costs.
+    dp_ops_t setup{};
+    int rc = dp_lpm_add(fib->lpm, kDstNet, 16, 1, &setup);
+    for (uint32_t i = 0; rc == 0 && i < extraRoutes; ++i)
+    {
+        rc = dp_lpm_add(fib->lpm, kFillerNet | (i << 8), 24, 2 + (i % 64), &setup);
+    }
+    if (rc != 0)
+    {
+        throw std::runtime_error("forwarding workload: dp_lpm_add failed (" + std::to_string(rc) + ")");
+    }
+    last = fib;
+    return last;
+}
+
 ForwardingWorkload::ForwardingWorkload(const ForwardingWorkloadConfig& config)
     : m_cfg(config),
       m_scratch(ethernet::kMaxFrameBytes)
@@ -43,27 +88,8 @@ ForwardingWorkload::ForwardingWorkload(const ForwardingWorkloadConfig& config)
     {
         throw std::invalid_argument("forwarding workload: extraRoutes must be <= 65536");
     }
-    dp_lpm_config_t lc{};
-    lc.max_rules = m_cfg.extraRoutes + 16;
-    lc.tbl8_groups = 16;
-    const size_t bytes = dp_lpm_memory_size(&lc);
-    m_lpmMem.reset(new uint8_t[bytes]); // uninitialised: create clears what it uses
-    m_lpm = dp_lpm_create(m_lpmMem.get(), bytes, &lc);
-    if (!m_lpm)
-    {
-        throw std::runtime_error("forwarding workload: dp_lpm_create failed");
-    }
-    // Route setup is control-plane work: its counters are not packet costs.
-    dp_ops_t setup{};
-    int rc = dp_lpm_add(m_lpm, kDstNet, 16, 1, &setup);
-    for (uint32_t i = 0; rc == 0 && i < m_cfg.extraRoutes; ++i)
-    {
-        rc = dp_lpm_add(m_lpm, kFillerNet | (i << 8), 24, 2 + (i % 64), &setup);
-    }
-    if (rc != 0)
-    {
-        throw std::runtime_error("forwarding workload: dp_lpm_add failed (" + std::to_string(rc) + ")");
-    }
+    m_fib = SharedFib(m_cfg.extraRoutes);
+    m_lpm = m_fib->lpm;
 }
 
 std::vector<uint8_t>

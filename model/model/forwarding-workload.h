@@ -41,7 +41,10 @@ struct ForwardingWorkloadConfig
 class ForwardingWorkload
 {
   public:
-    /// Builds the routing table. Throws std::invalid_argument on a bad config.
+    /// Builds the routing table, or reuses the one the last workload of this
+    /// process built for the same extraRoutes (the ~64 MiB DIR-24-8 table
+    /// takes longer to clear than a short run takes to simulate; lookups
+    /// never modify it). Throws std::invalid_argument on a bad config.
     explicit ForwardingWorkload(const ForwardingWorkloadConfig& config);
 
     /// Sets serviceCycles and dpDrop of each descriptor from its flow and
@@ -74,9 +77,12 @@ class ForwardingWorkload
     void Fold(Template& t);
     void RunCore(Template& t, dp_ops_t& ops, uint8_t& verdict);
 
+    struct Fib; // a built routing table, shared read-only between workloads
+    static std::shared_ptr<const Fib> SharedFib(uint32_t extraRoutes);
+
     ForwardingWorkloadConfig m_cfg;
-    std::unique_ptr<uint8_t[]> m_lpmMem; // DIR-24-8 tables, ~64 MiB; dp_lpm_create clears it
-    dp_lpm_t* m_lpm = nullptr;
+    std::shared_ptr<const Fib> m_fib;
+    const dp_lpm_t* m_lpm = nullptr;
     std::vector<Template> m_templates; // direct-mapped by flow: one frame size per flow
     std::vector<uint8_t> m_scratch;
     dp_ops_t m_ops{}; // packets run through the core, and folded templates

@@ -5,10 +5,16 @@
 #include "ethernet-framing.h"
 #include "forwarding-scenario.h"
 #include "forwarding-workload.h"
+#include "pipeline-device.h"
+#include "rfc2544-tester.h"
 
 #include <gtest/gtest.h>
+#include <ns3/double.h>
+#include <ns3/simulator.h>
+#include <ns3/uinteger.h>
 
 #include <cstring>
+#include <map>
 #include <stdexcept>
 
 using namespace routertwin;
@@ -175,6 +181,56 @@ TEST(ForwardingWorkload, MemoizedTemplatesGiveTheSameCyclesAsRunningEveryPacket)
     const dp_ops_t memoOps = memo.Ops(), runOps = run.Ops();
     EXPECT_EQ(std::memcmp(&memoOps, &runOps, sizeof(dp_ops_t)), 0);
     EXPECT_LT(memo.CoreRuns(), run.CoreRuns());
+}
+
+} // namespace
+
+namespace
+{
+
+struct TraceCounts
+{
+    uint64_t rx = 0, tx = 0;
+    std::map<std::string, uint64_t> drops;
+    void Rx(const PacketDesc&) { ++rx; }
+    void Tx(const PacketDesc&) { ++tx; }
+    void Drop(const PacketDesc&, const char* reason) { ++drops[reason]; }
+};
+
+TEST(PipelineDeviceTraces, RxTxAndDropTracesAccountForEveryFrame)
+{
+    using namespace ns3;
+    TraceCounts counts;
+    {
+        Ptr<PipelineDevice> dev = CreateObject<PipelineDevice>();
+        Ptr<Rfc2544Tester> tester = CreateObject<Rfc2544Tester>();
+        dev->SetAttribute("NumCores", UintegerValue(1));
+        dev->SetAttribute("FixedCyclesPerPacket", DoubleValue(1000)); // 1 Mpps at 1 GHz
+        dev->SetAttribute("InputQueueDepth", UintegerValue(32));
+        dev->SetAttribute("FirstUnroutedFlow", UintegerValue(3)); // flow 3 of 4: no route
+        tester->SetAttribute("OfferedPps", DoubleValue(2e6));
+        tester->SetAttribute("Duration", TimeValue(MilliSeconds(2)));
+        tester->SetAttribute("Warmup", TimeValue(MicroSeconds(200)));
+        dev->TraceConnectWithoutContext("Rx", MakeCallback(&TraceCounts::Rx, &counts));
+        dev->TraceConnectWithoutContext("Tx", MakeCallback(&TraceCounts::Tx, &counts));
+        dev->TraceConnectWithoutContext("Drop", MakeCallback(&TraceCounts::Drop, &counts));
+        tester->SetTransmitCallback(MakeCallback(&PipelineDevice::Receive, dev));
+        tester->SetDoneCallback(MakeCallback(&PipelineDevice::Flush, dev));
+        dev->SetDeliverCallback(MakeCallback(&Rfc2544Tester::Receive, tester));
+        tester->Start();
+        Simulator::Run();
+        const TesterResults r = tester->Results();
+        EXPECT_EQ(counts.rx, r.txPackets);
+        EXPECT_EQ(counts.tx, r.rxPackets);
+        EXPECT_GT(counts.drops["input_queue_full"], 0u);
+        EXPECT_GT(counts.drops["no_route"], 0u);
+        EXPECT_EQ(counts.tx + counts.drops["input_queue_full"] + counts.drops["no_route"], counts.rx);
+        EXPECT_EQ(counts.drops["input_queue_full"],
+                  dev->Engine()->Counters().drops[static_cast<size_t>(PipelineDrop::kInputQueueFull)]);
+        dev->Dispose();
+        tester->Dispose();
+    }
+    ns3::Simulator::Destroy();
 }
 
 } // namespace

@@ -56,7 +56,13 @@ typedef struct dp_parse_opts {
 /* Parse an Ethernet II frame (no preamble, no FCS) carrying IPv4 and,
  * optionally, UDP or TCP. Other IP protocols parse to L3 only (l4_offset
  * set, ports 0). opts may be NULL (checksum verified, fragments refused).
- * Adds to ops->packets and ops->bytes_parsed. */
+ * Checks run in wire order and the first failure is returned: L2 length,
+ * EtherType, 20 bytes of IPv4, version, IHL, IHL*4 bytes present, total
+ * length, checksum, fragment, L4. Bytes after the IPv4 total length
+ * (Ethernet padding) are ignored. In an allowed first fragment (MF set,
+ * offset 0) the UDP length may exceed the fragment's payload.
+ * Adds to ops->packets, ops->bytes_parsed (header bytes walked, up to where
+ * parsing stopped) and ops->checksum_bytes. */
 dp_drop_reason_t dp_parse(const uint8_t *frame, size_t len, const dp_parse_opts_t *opts,
                           dp_parsed_t *out, dp_ops_t *ops);
 

@@ -121,7 +121,7 @@ static void run_packets(const char *dir)
         dp_parsed_t p;
         dp_ops_t ops;
         dp_drop_reason_t r;
-        long n;
+        long n = 0;
         if (sscanf(line, "%127s %8191s", name, hex) != 2 || (n = unhex(hex, frame, sizeof frame)) < 0)
             fail("packets.txt", line);
         dp_ops_reset(&ops);
@@ -239,7 +239,7 @@ static void run_routes(const char *dir)
     while (next_line(f, line, sizeof line)) {
         uint32_t ip, hop = 0;
         unsigned depth;
-        unsigned long hop_in;
+        unsigned long hop_in = 0;
         if (strcmp(line, "bulk") == 0) {
             dp_lpm_lookup_bulk(lpm, ips, hops, nips, &ops);
             printf("bulk %u\n", nips);

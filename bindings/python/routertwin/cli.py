@@ -82,6 +82,7 @@ def _root(args, required: bool = True):
 
 def _cmd_run(args) -> int:
     from routertwin.progress import Progress
+    from routertwin.results import console as _console
     from routertwin.results import table, write_results
     from routertwin.scenario import load_scenario
     from routertwin.sweep import Job, run_jobs
@@ -105,13 +106,6 @@ def _cmd_run(args) -> int:
     return 0
 
 
-def _console():
-    from rich.console import Console
-
-    # Piped output (files, CI logs) gets wide tables instead of 80 columns.
-    return Console() if sys.stdout.isatty() else Console(width=200)
-
-
 def _cmd_validate(args) -> int:
     from routertwin.validation.replay import validate
 
@@ -131,6 +125,7 @@ def _cmd_list(args) -> int:
 
     from routertwin import runners
     from routertwin.project import display_path
+    from routertwin.results import console as _console
     from routertwin.validation.calibration import load_studies, registered
     from routertwin.validation.mapping import load_mappings
 

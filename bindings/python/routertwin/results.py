@@ -161,6 +161,16 @@ def fmt(v: Any) -> str:
     return f"{v:.4g}"
 
 
+def console():
+    """A rich Console on stdout; piped output (files, CI logs) gets wide
+    tables instead of 80 columns."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=240)
+
+
 def table(scenario, cases: list[CaseResult]):
     """A rich Table of the cases: parameters, metrics, bottleneck."""
     from rich.table import Table

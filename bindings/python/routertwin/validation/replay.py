@@ -20,7 +20,7 @@ from pathlib import Path
 from routertwin.errors import UserError
 from routertwin.progress import Progress
 from routertwin.project import display_path
-from routertwin.results import fmt, write_results
+from routertwin.results import console, fmt, write_atomic, write_results
 from routertwin.sweep import Job, Outcome, run_jobs
 from routertwin.validation.mapping import Mapping, MappedRow, load_mappings
 from routertwin.validation.reference import ReferenceRow, load_reference, reference_path
@@ -128,7 +128,7 @@ def build_report(reference: dict[str, ReferenceRow], mappings: dict[str, Mapping
 
 def _cells(r: RowResult) -> list[str]:
     return [
-        r.ref.id, r.ref.system, r.ref.condition, f"{fmt(r.ref.value)} {r.ref.unit}".strip(), r.ref.role,
+        r.ref.id, r.ref.system, r.ref.condition, f"{r.ref.value_text} {r.ref.unit}".strip(), r.ref.role,
         "—" if r.twin is None else fmt(r.twin),
         "—" if r.error_pct is None else f"{r.error_pct:+.1f}%",
         r.mapped.tolerance_text(), r.status,
@@ -138,7 +138,7 @@ def _cells(r: RowResult) -> list[str]:
 HEADER = ["id", "system", "condition", "reference", "role", "twin", "error", "tolerance", "pass"]
 
 
-def print_report(report: Report, console) -> None:
+def print_report(report: Report, con) -> None:
     from rich.table import Table
 
     for study, rows in report.by_study.items():
@@ -149,17 +149,17 @@ def print_report(report: Report, console) -> None:
         for r in rows:
             style = {"pass": None, "FAIL": "red", "ERROR": "yellow"}[r.status]
             t.add_row(*_cells(r), *([r.bottleneck] if bn else []), style=style)
-        console.print(t)
+        con.print(t)
         for r in rows:
             if r.message:
-                console.print(f"  {r.ref.id}: {r.message}", markup=False, highlight=False)
+                con.print(f"  {r.ref.id}: {r.message}", markup=False, highlight=False)
     for line in report.summaries:
-        console.print(line, markup=False, highlight=False)
+        con.print(line, markup=False, highlight=False)
     n = sum(len(v) for v in report.unreplayed.values())
     if n:
-        console.print(f"not yet replayed: {n} rows", markup=False)
+        con.print(f"not yet replayed: {n} rows", markup=False)
         for seed, rows in report.unreplayed.items():
-            console.print(f"  {seed} ({len(rows)}): {', '.join(r.id for r in rows)}",
+            con.print(f"  {seed} ({len(rows)}): {', '.join(r.id for r in rows)}",
                           markup=False, highlight=False)
 
 
@@ -195,11 +195,7 @@ def report_markdown(report: Report, params: dict[str, str], plots: list[str]) ->
 
 def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str | None, out: Path,
              plots: bool = True) -> int:
-    from rich.console import Console
-    import sys
-
     from routertwin import __version__
-    from routertwin.results import write_atomic
 
     reference = load_reference(reference_path(root))
     mappings = load_mappings(root, reference)
@@ -216,8 +212,8 @@ def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str
     outcomes = dict(zip(scenario_files, results))
     report = build_report(reference, mappings, selected, outcomes)
 
-    console = Console() if sys.stdout.isatty() else Console(width=240)
-    print_report(report, console)
+    out_console = console()
+    print_report(report, out_console)
 
     out = Path(out)
     for o in results:
@@ -239,5 +235,5 @@ def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str
         "executor": f"dask scheduler {scheduler}" if scheduler else f"local process pool, jobs={jobs or 'CPU count'}",
     }
     write_atomic({out / "REPORT.md": report_markdown(report, params, plot_files)})
-    console.print(f"wrote {display_path(out / 'REPORT.md', root)}", markup=False, highlight=False)
+    out_console.print(f"wrote {display_path(out / 'REPORT.md', root)}", markup=False, highlight=False)
     return 1 if report.failed else 0

@@ -397,6 +397,14 @@ TEST(Build, ParseOfBuildRoundTrips)
         EXPECT_TRUE(std::equal(buf.begin(), buf.begin() + 6, s.dst_mac));
         if (s.payload && s.payload_len)
             EXPECT_TRUE(std::equal(payload.begin(), payload.begin() + s.payload_len, buf.begin() + p.payload_offset));
+        EXPECT_EQ(dp_csum(&buf[14], 20, nullptr), 0) << "IPv4 header checksum verifies";
+        if (s.l4_checksum) {
+            // Receiver check (RFC 768/793): pseudo-header + segment sums to
+            // 0xffff when the checksum is right.
+            uint32_t l4_len = uint32_t(p.ip_total_len) - 20u;
+            uint32_t pseudo = dp_csum_partial(&buf[26], 8, 0, nullptr) + s.ip_proto + l4_len;
+            EXPECT_EQ(dp_csum_partial(&buf[34], l4_len, pseudo, nullptr), 0xffff);
+        }
         if (HasFailure())
             return;
     }

@@ -573,11 +573,6 @@ def run_packet(r: Resolved, cfg: Schema, seed: int) -> CaseResult:
     for i, u in enumerate(out["core_utilization"]):
         metrics[f"core{i}_util"] = float(u)
     bottleneck = str(out["bottleneck"])
-    # The engine counts a core's wait for the lock as core busy time, so a
-    # saturated shared resource is named before "cores".
-    shared = {k: u for k, u in out["utilization"].items() if k not in ("cores", "ordering")}
-    if shared and max(shared.values()) >= 0.98:
-        bottleneck = max(sorted(shared), key=shared.get)
     if bottleneck == "packet_output" and "output_pps_ceiling" in keys:
         bottleneck = "line_rate"  # the ceiling given is the egress line rate of the ESP frame
     if pps >= 0.995 * r.offered_load * line_in:

@@ -11,8 +11,11 @@
 //     core's priced counters. Packet-hops = packets the device forwarded.
 //
 // Usage: ns3_vs_twin_bench [--packets N] [--ns3-packets M] [--mode both|ns3|twin]
+//                          [--core-per-packet]
 //   --packets      twin packets (default 10,500,000 = 100 ms at 105 Mpps)
 //   --ns3-packets  stock ns-3 packets (default 300,000; it is ~50x slower)
+//   --core-per-packet  run the C core on every twin packet instead of once
+//                  per (flow, frame size) template
 //   --mode         run one side only, e.g. under callgrind:
 //     valgrind --tool=callgrind --toggle-collect='ns3::Simulator::Run()' \
 //       ns3_vs_twin_bench --mode twin --packets 200000
@@ -92,7 +95,7 @@ StockNs3(uint64_t packets)
 // fixed; packet-I/O ceiling 104.9 Mpps (seed 002, "64byte-48core 104.9M");
 // 1.27 us of fixed pipeline stages (sum of that profile's stages_ns).
 Measured
-Twin(uint64_t packets)
+Twin(uint64_t packets, bool corePerPacket)
 {
     routertwin::ForwardingScenarioConfig c;
     c.numCores = 48;
@@ -108,6 +111,7 @@ Twin(uint64_t packets)
     c.counterPrices["cache_lines"] = 40;
     c.fixedLatencySeconds = 1.27e-6;
     c.inputQueueDepth = 4096;
+    c.runCorePerPacket = corePerPacket;
     const auto t0 = std::chrono::steady_clock::now();
     routertwin::ForwardingScenarioResult r = routertwin::RunForwardingScenario(c);
     const double wall = Since(t0);
@@ -140,6 +144,7 @@ main(int argc, char** argv)
 {
     uint64_t twinPackets = 10500000, ns3Packets = 300000;
     std::string mode = "both";
+    bool corePerPacket = false;
     for (int i = 1; i < argc; ++i)
     {
         const std::string a = argv[i];
@@ -150,6 +155,10 @@ main(int argc, char** argv)
         else if (i + 1 < argc && a == "--ns3-packets")
         {
             ns3Packets = ParseCount("--ns3-packets", argv[++i]);
+        }
+        else if (a == "--core-per-packet")
+        {
+            corePerPacket = true;
         }
         else if (i + 1 < argc && a == "--mode")
         {
@@ -163,7 +172,7 @@ main(int argc, char** argv)
         else
         {
             std::fprintf(stderr, "usage: ns3_vs_twin_bench [--packets N] [--ns3-packets M] "
-                                 "[--mode both|ns3|twin]\n");
+                                 "[--mode both|ns3|twin] [--core-per-packet]\n");
             return 2;
         }
     }
@@ -177,7 +186,7 @@ main(int argc, char** argv)
     }
     if (mode != "ns3")
     {
-        const Measured m = Twin(twinPackets);
+        const Measured m = Twin(twinPackets, corePerPacket);
         twinRate = m.packetHops / m.wallSeconds;
         std::printf("twin 48-core pipeline: %llu packet-hops in %.3f s wall = %.3f M packet-hops/s\n",
                     static_cast<unsigned long long>(m.packetHops), m.wallSeconds, twinRate / 1e6);

@@ -39,9 +39,9 @@ void
 RouterConfig::Validate() const
 {
     auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
-    if (ports < 2 || ports % 2 != 0)
+    if (ports < 2 || ports % 2 != 0 || ports > 256)
     {
-        bad("ports must be an even number >= 2 (ports are paired p <-> p + ports/2)");
+        bad("ports must be an even number in 2..256 (ports are paired p <-> p + ports/2)");
     }
     if (portsPerPfe < 1 || ports % portsPerPfe != 0)
     {

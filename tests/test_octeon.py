@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from routertwin.errors import ScenarioError
+from routertwin.errors import ScenarioError, UserError
 from routertwin.results import to_json
 from routertwin.runners import pipeline
 from routertwin.runners.pipeline import (EspSpec, PlatformProfile, analytic, esp_tunnel,
@@ -211,3 +211,27 @@ def test_ipv4_workload_ops_equal_what_the_c_core_counts(workload):
     c = run_cases(OCTEON / scenario, "64b-1c", method="packet", duration_us=100, warmup_us=25)["64b-1c"]
     core_ops = {k[4:]: v for k, v in c.counters.items() if k.startswith("ops.") and v}
     assert core_ops == pytest.approx({k: float(v) for k, v in wl.ops_per_packet.items()})
+
+
+# ------------------------------------------------------------ bad input --
+
+def test_mistyped_tag_type_is_one_error_line_with_file_and_line(tmp_path):
+    import subprocess
+    import sys
+
+    text = (OCTEON / "cn68-se-1core.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("tag_type: ORDERED", "tag_type: ORDRED")
+                   .replace("../platforms/", str(PLATFORMS) + "/")
+                   .replace("../workloads/", str(WORKLOADS) + "/"), encoding="utf-8")
+    line = next(i for i, l in enumerate(bad.read_text().splitlines(), 1) if l.startswith("tag_type"))
+    proc = subprocess.run([sys.executable, "-m", "routertwin", "--root", str(ROOT), "run", str(bad),
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and f"bad.yaml:{line}: key 'tag_type':" in err[0] and "Traceback" not in proc.stderr
+
+
+def test_frame_mix_on_the_packet_engine_is_refused_clearly():
+    with pytest.raises(UserError, match="one frame size per case; use method: analytic"):
+        run_cases(ROOT / "scenarios" / "whatif" / "imix-100g-cn78-se.yaml", method="packet")

@@ -109,12 +109,9 @@ BindPipeline(py::module_& m)
                 keys.emplace(key, ToConfigValue(key, v));
             }
             const ForwardingScenarioConfig c = ForwardingScenarioConfig::FromKeys(keys);
-            ForwardingScenarioResult r;
-            {
-                py::gil_scoped_release release; // pure C++ from here: other threads may run
-                r = RunForwardingScenario(c);
-            }
-            return ToDict(r);
+            // The GIL stays held: ns3::Simulator is a process-wide singleton,
+            // so two runs from Python threads must not overlap.
+            return ToDict(RunForwardingScenario(c));
         },
         py::arg("config"),
         "Runs an RFC 2544 tester through a multi-core forwarding pipeline (ns-3) and returns "

@@ -118,6 +118,8 @@ struct ForwardingScenarioResult
 };
 
 /// Runs one scenario. Throws std::invalid_argument for a bad configuration.
+/// Uses the process-wide ns3::Simulator: callers must not run it from two
+/// threads at once (nor overlap it with another ns-3 simulation).
 ForwardingScenarioResult RunForwardingScenario(const ForwardingScenarioConfig& config);
 
 } // namespace routertwin

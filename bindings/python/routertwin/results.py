@@ -172,23 +172,34 @@ def console():
 
 
 def table(scenario, cases: list[CaseResult]):
-    """A rich Table of the cases: parameters, metrics, bottleneck."""
+    """A rich Table of the cases: parameters, metrics, bottleneck. One row per
+    case, or one row per field when there are more fields than cases (it
+    then still fits a terminal)."""
     from rich.table import Table
 
     params = sorted({k for c in cases for k in c.params})
     metrics = sorted({k for c in cases for k in c.metrics})
     show_bn = any(c.bottleneck for c in cases)
+    fields = [(k, "param") for k in params] + [(k, "metric") for k in metrics]
     t = Table(title=f"{scenario.name} ({scenario.kind}, seed {scenario.seed})")
+
+    def cell(c: CaseResult, key: str, where: str) -> str:
+        return fmt((c.params if where == "param" else c.metrics).get(key, ""))
+
+    if len(cases) < len(fields):
+        t.add_column("case", no_wrap=True)
+        for c in cases:
+            t.add_column(c.case, justify="right")
+        for key, where in fields:
+            t.add_row(key, *(cell(c, key, where) for c in cases), style="bold" if where == "metric" else None)
+        if show_bn:
+            t.add_row("bottleneck", *(c.bottleneck for c in cases))
+        return t
     t.add_column("case")
-    for k in params:
-        t.add_column(k, justify="right")
-    for k in metrics:
-        t.add_column(k, justify="right", style="bold")
+    for key, where in fields:
+        t.add_column(key, justify="right", style="bold" if where == "metric" else None)
     if show_bn:
         t.add_column("bottleneck")
     for c in cases:
-        row = [c.case, *(fmt(c.params.get(k, "")) for k in params), *(fmt(c.metrics.get(k, "")) for k in metrics)]
-        if show_bn:
-            row.append(c.bottleneck)
-        t.add_row(*row)
+        t.add_row(c.case, *(cell(c, key, where) for key, where in fields), *([c.bottleneck] if show_bn else []))
     return t

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -82,6 +83,15 @@ RunQueue(PipelineConfig cfg, double lambda, uint64_t seed, int batches, int perB
 void
 ExpectAgrees(double sim, double se, double theory, double relTol, const char* what)
 {
+    // Kept in the test report (--gtest_output=xml) for review.
+    auto show = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.5g", v);
+        return std::string(buf);
+    };
+    ::testing::Test::RecordProperty(std::string(what) + "_sim", show(sim));
+    ::testing::Test::RecordProperty(std::string(what) + "_theory", show(theory));
+    ::testing::Test::RecordProperty(std::string(what) + "_se", show(se));
     EXPECT_LT(std::abs(sim - theory), 4 * se) << what << ": sim " << sim << " theory " << theory
                                               << " se " << se;
     EXPECT_LT(std::abs(sim - theory), relTol * theory)

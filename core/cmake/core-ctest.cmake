@@ -14,6 +14,15 @@ add_test(NAME core_golden_host
           -DEXPECTED=${rt_golden_expected} -DOUT=${RT_CORE_SUB}/golden-host.txt
           -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/golden-compare.cmake)
 
+# The committed transcript itself is checked against Python
+# re-implementations (parser verdicts and fields, checksums, LPM by linear
+# scan, flow hash), so it is more than "what the host printed once".
+if(Python_EXECUTABLE)
+  add_test(NAME core_golden_expected_independent
+    COMMAND ${Python_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/golden/check_expected.py
+            ${rt_golden_vectors} ${rt_golden_expected})
+endif()
+
 # Sub-builds share one lock: each already uses both cores.
 function(rt_core_sub_build name)
   cmake_parse_arguments(PARSE_ARGV 1 a "" "" "ARGS;TARGETS")

@@ -149,16 +149,15 @@ def write_results(out_dir: Path, scenario, cases: list[CaseResult], root: Path |
 
 
 def fmt(v: Any) -> str:
-    """A number for people: 4 significant digits, thousands apart."""
+    """A number for people: 4 significant digits in at most 8 characters."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return str(v)
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
-    if v != 0 and (abs(v) >= 1e4 or abs(v) < 1e-3):
-        return f"{v:.4g}"
-    if isinstance(v, int):
+    if isinstance(v, int) and abs(v) < 10**8:
         return str(v)
-    return f"{v:.4g}"
+    text = f"{v:.4g}"
+    return text if len(text) <= 8 else f"{v:.2e}"
 
 
 def console():

@@ -10,5 +10,10 @@ exec 9>build/.dev-refresh.lock
 flock 9
 cmake --build build/release --target _core
 dest="$("$PYTHON" -c 'import importlib.util, os; print(os.path.dirname(importlib.util.find_spec("routertwin._core").origin))')"
-cp build/release/bindings/_core*.so "$dest/"
+# Copy then rename: overwriting the .so in place corrupts it under processes
+# (test runs) that have it mapped, and they die with SIGSEGV.
+for so in build/release/bindings/_core*.so; do
+    cp "$so" "$dest/.$(basename "$so").tmp"
+    mv -f "$dest/.$(basename "$so").tmp" "$dest/$(basename "$so")"
+done
 echo "refreshed $dest" >&2

@@ -200,6 +200,7 @@ struct TraceCounts
 TEST(PipelineDeviceTraces, RxTxAndDropTracesAccountForEveryFrame)
 {
     using namespace ns3;
+    Simulator::Destroy(); // start from an empty simulator whatever ran before
     TraceCounts counts;
     {
         Ptr<PipelineDevice> dev = CreateObject<PipelineDevice>();

@@ -1,4 +1,5 @@
-// Runs a RouterConfig under the ns-3 scheduler: one event per batch of
+// Runs a RouterConfig under the ns-3 scheduler through a RouterNode
+// (router-node.h): one event per batch of
 // simulated time (RouterConfig::batchSeconds), each advancing the
 // packet-level engine to the event's time. Inside a batch packets are
 // compact descriptors; ns-3 sees only the batch boundaries.

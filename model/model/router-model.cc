@@ -272,8 +272,8 @@ struct RouterEngine::Impl
     uint64_t egressEscapes = 0;
     uint64_t frames = 0;
     uint64_t lookups = 0;
-    double latMin = std::numeric_limits<double>::infinity();
-    double latMax = 0;
+    RouterEngine::DropCallback onDrop;
+    RouterEngine::DeliverCallback onDeliver;
 
     static FabricConfig MakeFabric(const RouterConfig& c, uint32_t capCells)
     {
@@ -388,9 +388,13 @@ struct RouterEngine::Impl
         s.nextStart = std::max(pd.end, s.seq * nominalInterval);
     }
 
-    void Drop(RouterDrop d)
+    void Drop(RouterDrop d, unsigned inPort)
     {
         ++drops[static_cast<size_t>(d)];
+        if (onDrop)
+        {
+            onDrop(d, inPort);
+        }
     }
 
     void Arrive(unsigned p)
@@ -403,7 +407,7 @@ struct RouterEngine::Impl
         ++lookups;
         if (dp_lpm_lookup(lpm, pd.dst, &nh, &ops) != 0)
         {
-            Drop(RouterDrop::NoRoute);
+            Drop(RouterDrop::NoRoute, p);
             return;
         }
         unsigned pfe = p / cfg.portsPerPfe;
@@ -412,14 +416,14 @@ struct RouterEngine::Impl
         double wait = start - pd.end;
         if (wait > cfg.lookupQueueSeconds)
         {
-            Drop(RouterDrop::LookupQueueFull);
+            Drop(RouterDrop::LookupQueueFull, p);
             return;
         }
         lookupFreeAt[pfe] = start + probes / cfg.lookupProbesPerSecond;
         unsigned outPfe = nh / cfg.portsPerPfe;
         if (fabric.InputOccupancy(pfe) + cells > ingressCapCells)
         {
-            Drop(RouterDrop::IngressBufferFull);
+            Drop(RouterDrop::IngressBufferFull, p);
             return;
         }
         uint64_t tag = desc.size();
@@ -440,7 +444,7 @@ struct RouterEngine::Impl
         double egressWait = start - t;
         if (egressWait > cfg.egressBufferSeconds)
         {
-            Drop(RouterDrop::EgressBufferFull);
+            Drop(RouterDrop::EgressBufferFull, d.inPort);
             return;
         }
         egressBusyUntil[q] = start + d.egressWire * byteTime;
@@ -457,6 +461,10 @@ struct RouterEngine::Impl
         s.latencySum += lat;
         s.latencyMin = std::min(s.latencyMin, lat);
         s.latencyMax = std::max(s.latencyMax, lat);
+        if (onDeliver)
+        {
+            onDeliver(d.inPort, lat);
+        }
     }
 
     void Step()
@@ -525,6 +533,18 @@ RouterEngine::Advance(double t)
     {
         m_impl->Step();
     }
+}
+
+void
+RouterEngine::SetDropCallback(DropCallback cb)
+{
+    m_impl->onDrop = std::move(cb);
+}
+
+void
+RouterEngine::SetDeliverCallback(DeliverCallback cb)
+{
+    m_impl->onDeliver = std::move(cb);
 }
 
 bool

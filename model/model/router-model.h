@@ -30,6 +30,7 @@
 #include "pos-framing.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -150,6 +151,13 @@ class RouterEngine
     ~RouterEngine();
     RouterEngine(const RouterEngine&) = delete;
     RouterEngine& operator=(const RouterEngine&) = delete;
+
+    /// Called for every dropped packet: reason and tester port it came from.
+    using DropCallback = std::function<void(RouterDrop, unsigned inPort)>;
+    /// Called for every delivered packet: tester port and latency (s).
+    using DeliverCallback = std::function<void(unsigned inPort, double latencySeconds)>;
+    void SetDropCallback(DropCallback cb);
+    void SetDeliverCallback(DeliverCallback cb);
 
     /// Simulates fabric slots up to time t (seconds).
     void Advance(double t);

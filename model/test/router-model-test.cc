@@ -1,9 +1,16 @@
 #include "router-model.h"
+#include "router-node.h"
 #include "router-scenario.h"
+
+#include "ns3/double.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <fstream>
 #include <stdexcept>
 
@@ -193,4 +200,62 @@ TEST(RouterConfigCheck, RejectsBadValues)
     c = RouterConfig{};
     c.sonetN = 100;
     EXPECT_THROW(c.Validate(), std::invalid_argument);
+}
+
+namespace
+{
+struct TraceCounts
+{
+    std::map<std::string, uint64_t> drops;
+    uint64_t rx = 0;
+    double maxLatency = 0;
+};
+
+void
+OnDrop(TraceCounts* c, std::string reason, uint32_t)
+{
+    ++c->drops[reason];
+}
+
+void
+OnRx(TraceCounts* c, uint32_t, ns3::Time lat)
+{
+    ++c->rx;
+    c->maxLatency = std::max(c->maxLatency, lat.GetSeconds());
+}
+} // namespace
+
+TEST(RouterNodeTraces, DropAndRxTracesMatchTheCounters)
+{
+    ns3::Ptr<RouterNode> node = ns3::CreateObject<RouterNode>();
+    RouterConfig c = Small(41, 1.0, 300e-6);
+    c.ports = 4;
+    c.ingressBufferSeconds = 1e-6;
+    node->SetConfig(c);
+    node->SetAttribute("IpBytes", ns3::UintegerValue(41));
+    TraceCounts t;
+    node->TraceConnectWithoutContext("Drop", ns3::MakeBoundCallback(&OnDrop, &t));
+    node->TraceConnectWithoutContext("Rx", ns3::MakeBoundCallback(&OnRx, &t));
+    node->Start();
+    ns3::Simulator::Run();
+    RouterResult r = node->GetResult();
+    node->Dispose();
+    ns3::Simulator::Destroy();
+    EXPECT_GT(r.drops.at("ingress_buffer_full"), 0u);
+    for (const auto& [name, n] : r.drops)
+    {
+        EXPECT_EQ(t.drops[name], n) << name;
+    }
+    EXPECT_EQ(t.rx, r.rxPackets);
+    EXPECT_NEAR(t.maxLatency, r.latencyMax, 1e-9); // ns3::Time resolution
+}
+
+TEST(RouterNodeTraces, AttributesWriteTheConfiguration)
+{
+    ns3::Ptr<RouterNode> node = ns3::CreateObject<RouterNode>();
+    node->SetAttribute("Duration", ns3::TimeValue(ns3::MicroSeconds(250)));
+    node->SetAttribute("OfferedLoad", ns3::DoubleValue(0.5));
+    EXPECT_DOUBLE_EQ(node->GetConfig().durationSeconds, 250e-6);
+    EXPECT_DOUBLE_EQ(node->GetConfig().offeredLoad, 0.5);
+    EXPECT_FALSE(node->SetAttributeFailSafe("OfferedLoad", ns3::DoubleValue(1.5)));
 }

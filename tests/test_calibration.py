@@ -44,44 +44,44 @@ def reference(root):
     return load_reference(root / "validation" / "reference.csv")
 
 
-def test_reading_a_predict_row_raises(reference):
+def test_reading_a_predict_row_raises(reference, root):
     def peeking_fit(data):
         return {"x": data.value("cn68-se-64b-16c")}  # a predict row
 
     register_fit("pytest-peek", peeking_fit)
     try:
         with pytest.raises(CalibrationDisciplineError, match="'cn68-se-64b-16c', a predict row"):
-            run_fit("pytest-peek", CalibrationData(reference))
+            run_fit("pytest-peek", CalibrationData(reference, root))
     finally:
         unregister_fit("pytest-peek")
 
 
-def test_unknown_row_id_raises(reference):
+def test_unknown_row_id_raises(reference, root):
     with pytest.raises(CalibrationDisciplineError, match="no such reference row"):
-        CalibrationData(reference).value("cn68-se-64b-99c")
+        CalibrationData(reference, root).value("cn68-se-64b-99c")
 
 
-def test_citing_a_predict_row_as_provenance_raises(reference):
+def test_citing_a_predict_row_as_provenance_raises(reference, root):
     register_fit("pytest-cite", lambda data: {"x": Fitted(1.0, ("cn68-se-64b-16c",))})
     try:
         with pytest.raises(CalibrationDisciplineError):
-            run_fit("pytest-cite", CalibrationData(reference))
+            run_fit("pytest-cite", CalibrationData(reference, root))
     finally:
         unregister_fit("pytest-cite")
 
 
-def test_iteration_yields_calibrate_rows_only(reference):
-    data = CalibrationData(reference)
+def test_iteration_yields_calibrate_rows_only(reference, root):
+    data = CalibrationData(reference, root)
     seen = [r.id for r in data]
     assert seen == [r.id for r in reference.values() if r.role == "calibrate"]
     assert "cn68-se-64b-16c" not in data
     assert all(r.role == "calibrate" for r in data.select(seed="002_2e27b0c2a734f3ea.txt"))
 
 
-def test_plain_number_cites_the_rows_the_fit_read(reference):
+def test_plain_number_cites_the_rows_the_fit_read(reference, root):
     register_fit("pytest-plain", lambda data: {"x": data.value("cn68-se-64b-1c") * 2})
     try:
-        fitted = run_fit("pytest-plain", CalibrationData(reference))
+        fitted = run_fit("pytest-plain", CalibrationData(reference, root))
     finally:
         unregister_fit("pytest-plain")
     assert fitted["x"] == Fitted(6600000.0, ("cn68-se-64b-1c",))
@@ -108,14 +108,14 @@ def test_perturbing_every_predict_value_changes_no_fitted_parameter(test_study, 
     changed = _perturbed_copy(root / "validation" / "reference.csv", tmp_path / "reference.csv")
     perturbed = load_reference(tmp_path / "reference.csv")
     assert changed > 0 and any(perturbed[i].value != reference[i].value for i in reference)
-    fresh, other = fit_all(reference), fit_all(perturbed)
+    fresh, other = fit_all(reference, root=root), fit_all(perturbed, root=root)
     assert set(fresh) == set(registered())
     for study in fresh:
         assert render(study, fresh[study]) == render(study, other[study]), study
 
 
-def test_test_study_fits_the_one_core_costs(test_study, reference):
-    fitted = run_fit(test_study, CalibrationData(reference))
+def test_test_study_fits_the_one_core_costs(test_study, reference, root):
+    fitted = run_fit(test_study, CalibrationData(reference, root))
     # 3.3 Mpps at 64, 128 and 256 bytes: 454.5 cycles, no per-byte cost.
     assert fitted["base_cycles"].value == pytest.approx(1.5e9 / 3.3e6)
     assert fitted["cycles_per_byte"].value == pytest.approx(0.0, abs=1e-9)
@@ -127,7 +127,7 @@ def test_committed_fitted_files_equal_a_fresh_fit(root, reference):
     studies = [s for s in registered() if not s.startswith("pytest-")]
     if not studies:
         pytest.skip("no study registers a fit yet (routertwin.studies.*)")
-    fresh = fit_all(reference, studies)
+    fresh = fit_all(reference, studies, root)
     for study, params in fresh.items():
         path = fitted_path(root, study)
         assert path.is_file(), f"{path} missing: run `routertwin calibrate`"

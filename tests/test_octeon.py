@@ -127,7 +127,7 @@ def test_octeon_fit_provenance_lists_only_calibrate_rows():
     from routertwin.validation.reference import load_reference, reference_path
 
     ref = load_reference(reference_path(ROOT))
-    fits = run_fit("octeon", CalibrationData(ref))
+    fits = run_fit("octeon", CalibrationData(ref, ROOT))
     cited = {rid for f in fits.values() for rid in f.rows}
     assert cited and all(ref[rid].role == "calibrate" for rid in cited)
     assert cited == set(octeon.CALIBRATE_ROWS)
@@ -143,10 +143,10 @@ def test_octeon_fit_ignores_predict_values():
     import dataclasses
 
     ref = load_reference(reference_path(ROOT))
-    base = run_fit("octeon", CalibrationData(ref))
+    base = run_fit("octeon", CalibrationData(ref, ROOT))
     bent = {k: (dataclasses.replace(r, value=r.value * 3.0) if r.role == "predict" else r)
             for k, r in ref.items()}
-    assert run_fit("octeon", CalibrationData(bent)) == base
+    assert run_fit("octeon", CalibrationData(bent, ROOT)) == base
 
 
 # ------------------------------------------------------------ profiles --

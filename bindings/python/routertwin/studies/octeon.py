@@ -151,7 +151,9 @@ def fit(data) -> dict:
     from routertwin.project import find_root
     from routertwin.validation.calibration import Fitted
 
-    root = find_root(Path(__file__).resolve().parent)
+    # The installed package may live outside any checkout: the profiles come
+    # from the project the calibration data belongs to.
+    root = data.root if data.root is not None else find_root()
     params, provenance = fit_parameters(data.value, root)
     notes = {
         "fixed_cycles": "core cycles per packet (NNLS on 1-core rows)",

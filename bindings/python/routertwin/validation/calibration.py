@@ -33,8 +33,11 @@ from routertwin.validation.reference import ReferenceRow, load_reference, refere
 class CalibrationData:
     """The calibrate rows of the reference table, and nothing else."""
 
-    def __init__(self, rows: dict[str, ReferenceRow] | list[ReferenceRow]):
+    def __init__(self, rows: dict[str, ReferenceRow] | list[ReferenceRow], root: Path | None = None):
         rows = list(rows.values()) if isinstance(rows, dict) else list(rows)
+        # The project whose platform profiles and workloads the fits read;
+        # None means the project around the current directory.
+        self.root = Path(root) if root is not None else None
         self._rows = {r.id: r for r in rows if r.role == "calibrate"}
         # Only the ids of other rows are kept, to tell "predict" from "unknown".
         self._withheld = {r.id: r.role for r in rows if r.role != "calibrate"}
@@ -146,13 +149,14 @@ def _plain_value(v, study: str, name: str):
     return [float(x) for x in v] if isinstance(v, list) else (v if isinstance(v, int) else float(v))
 
 
-def fit_all(reference: dict[str, ReferenceRow], studies: list[str] | None = None) -> dict[str, dict[str, Fitted]]:
+def fit_all(reference: dict[str, ReferenceRow], studies: list[str] | None = None,
+            root: Path | None = None) -> dict[str, dict[str, Fitted]]:
     """Fresh fits of the given (default: all registered) studies."""
     chosen = studies or list(registered())
     unknown = [s for s in chosen if s not in _REGISTRY]
     if unknown:
         raise UserError(f"no registered fit for study {', '.join(unknown)} (registered: {', '.join(registered()) or 'none'})")
-    return {s: run_fit(s, CalibrationData(reference)) for s in chosen}
+    return {s: run_fit(s, CalibrationData(reference, root)) for s in chosen}
 
 
 def fitted_path(root: Path, study: str) -> Path:
@@ -195,7 +199,7 @@ def calibrate_command(root: Path, studies: list[str], check: bool) -> int:
     if not registered():
         print("calibrate: no study registers a fit yet (routertwin.studies.*)", file=sys.stderr)
         return 0
-    fits = fit_all(load_reference(reference_path(root)), studies or None)
+    fits = fit_all(load_reference(reference_path(root)), studies or None, root)
     stale = []
     for study, params in fits.items():
         path = fitted_path(root, study)

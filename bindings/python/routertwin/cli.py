@@ -1,4 +1,4 @@
-"""Command line interface: `routertwin run | validate | calibrate | list`.
+"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list`.
 
 User mistakes (bad scenario, mapping, flag) print one line on stderr and exit
 with status 2; a failed validation exits 1; an internal error prints a short
@@ -45,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("calibrate", help="run the registered study fits; write scenarios/platforms/fitted/*.yaml")
     c.add_argument("--study", action="append", default=[], help="only this study (repeatable)")
     c.add_argument("--check", action="store_true", help="write nothing; exit 1 if a committed file differs")
+
+    b = sub.add_parser("rfc2544", help="an RFC 2544 method over a scenario's cases (any kind with a tester)")
+    from routertwin.methods.command import add_arguments
+
+    add_arguments(b)
 
     sub.add_parser("list", help="list scenarios, runner kinds and studies")
     return p
@@ -160,4 +165,11 @@ def _cmd_list(args) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list}
+def _cmd_rfc2544(args) -> int:
+    from routertwin.methods.command import rfc2544_command
+
+    return rfc2544_command(args, _root(args, required=False))
+
+
+_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
+             "rfc2544": _cmd_rfc2544}

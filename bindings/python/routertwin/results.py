@@ -108,10 +108,10 @@ def to_frame(cases: list[CaseResult]):
     return pd.DataFrame([_flat(c) for c in cases], columns=_columns(cases))
 
 
-def write_atomic(files: dict[Path, str]) -> None:
-    """Write every file under a temporary name, then rename them all; on any
-    failure remove the temporaries and any destination already renamed, so
-    the set is written completely or not at all."""
+def write_atomic(files: dict[Path, str | bytes]) -> None:
+    """Write every file (text, or bytes such as a PNG) under a temporary name,
+    then rename them all; on any failure remove the temporaries and any
+    destination already renamed, so the set is written completely or not at all."""
     temps: list[tuple[str, Path]] = []
     renamed: list[Path] = []
     try:
@@ -119,8 +119,12 @@ def write_atomic(files: dict[Path, str]) -> None:
             dest.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
             temps.append((tmp, dest))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
+            if isinstance(text, bytes):
+                with os.fdopen(fd, "wb") as f:
+                    f.write(text)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                    f.write(text)
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         for tmp, dest in temps:
             os.replace(tmp, dest)

@@ -51,6 +51,7 @@ from pydantic import (BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloa
 
 from routertwin.errors import ScenarioError
 from routertwin.methods import rfc2544
+from routertwin.methods.tester import TesterCase
 from routertwin.results import CaseResult
 from routertwin.scenario import ScenarioPath
 
@@ -241,6 +242,7 @@ class RouterTester:
         extra = {k: r[k] for k in ("tx_pps", "rx_pps", "theoretical_pps", "tx_pct", "rx_pct",
                                     "throughput_gbps", "mean_ingress_escapes", "mean_egress_escapes",
                                     "fabric_load", "lookup_load", "bottleneck")}
+        extra["tx_fps"], extra["rx_fps"] = r["tx_pps"], r["rx_pps"]  # the tester protocol's names
         extra["drops"] = dict(r["drops"])
         return rfc2544.TrialResult(load, int(r["tx_packets"]), int(r["rx_packets"]),
                                    r["latency_min_us"], r["latency_avg_us"], r["latency_max_us"], extra)
@@ -326,4 +328,48 @@ def run(scenario, progress) -> list[CaseResult]:
                 out.append(case_result(f"{case.case}-{size}b", _params(case, size, 1.0, dur, mode), t,
                                        {"first_zero_loss_bytes": first_ok}))
         progress.advance(1, status=f"{case.case} done")
+    return out
+
+
+# ---------------------------------------------------------------- tester --
+
+def max_frame_rate(plat: RouterPlatform, ip_bytes: int) -> float:
+    """Frames/s of all ports at 100 % offered load with no escapes (the
+    report's theoretical maximum): SONET payload / frame octets, where a
+    frame is the packet plus flag (shared or not), address and control,
+    protocol and FCS (docs/t640.md section 1)."""
+    from routertwin import _core
+
+    f = plat.framing
+    overhead = (1 if f.shared_flag else 2) + (2 if f.address_control else 0) + f.protocol_bytes + f.fcs_bits // 8
+    return plat.ports * _core.sonet_payload_bps(plat.sonet) / (8.0 * (ip_bytes + overhead))
+
+
+def testers(scenario, *, duration_s: float | None = None) -> list[TesterCase]:
+    """Each case as a device behind an RFC 2544 tester (routertwin.methods.tester):
+    the case's routes, destinations and mode, at any IP packet size. A burst
+    of N frames is one trial at 100 % load lasting N / max_frame_rate."""
+    cfg: Schema = scenario.config
+    plat = load_platform(cfg.platform)
+    out = []
+    for case in cfg.cases:
+        mode = case.mode or cfg.mode
+        dur = duration_s or case.duration_s or cfg.duration_s
+
+        def trial_at(size: int, seed: int, case=case, mode=mode, dur=dur) -> RouterTester:
+            return RouterTester(plat, case, ip_bytes=size, duration_s=dur, mode=mode, seed=seed)
+
+        def burst_at(size: int, seed: int, case=case, mode=mode):
+            def burst(frames: int) -> rfc2544.TrialResult:
+                dev = RouterTester(plat, case, ip_bytes=size, duration_s=frames / max_frame_rate(plat, size),
+                                   mode=mode, seed=seed)
+                return dev(1.0)
+            return burst
+
+        routes = f"{case.routes} routes" + (" as destinations" if case.routes_as_destinations else "")
+        out.append(TesterCase(
+            case=case.case, size=case.ip_bytes, size_unit="IP packet bytes", size_range=(32, 9000),
+            duration_s=dur, trial_at=trial_at, burst_at=burst_at,
+            max_frame_rate=lambda size: max_frame_rate(plat, size),
+            describe=f"{plat.platform}, {plat.ports} x {plat.sonet} POS, {routes}, {mode} mode"))
     return out

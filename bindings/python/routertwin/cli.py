@@ -91,6 +91,7 @@ def _cmd_run(args) -> int:
     from routertwin.results import table, write_results
     from routertwin.scenario import load_scenario
     from routertwin.sweep import Job, run_jobs
+    from routertwin.validation.replay import print_scenario_comparison
 
     root = _root(args, required=False)
     out = args.out or (root or Path.cwd()) / "build" / "results"
@@ -106,6 +107,8 @@ def _cmd_run(args) -> int:
     console = _console()
     for o in outcomes:
         console.print(table(o.scenario, o.cases))
+        if root is not None:
+            print_scenario_comparison(root, o, console)
         jpath, cpath = write_results(out, o.scenario, o.cases, root)
         console.print(f"wrote {jpath} and {cpath.name}")
     return 0

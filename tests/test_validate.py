@@ -156,3 +156,26 @@ def test_unknown_study_flag_suggests_closest(project):
     proc = run_cli("--root", project, "validate", "--study", "tech")
     assert proc.returncode == 2
     assert proc.stderr.strip() == "--study tech: no validation/mapping/tech.yaml; did you mean 'teach'?"
+
+
+def test_plot_where_keeps_only_matching_cases_and_sits_in_its_study_section(project):
+    text = MAPPING + """  - name: one-server
+    scenario: scenarios/cores.yaml
+    x: arrival_rate
+    y: throughput
+    where: {servers: 1}
+  - name: no-case
+    scenario: scenarios/cores.yaml
+    x: servers
+    y: throughput
+    where: {servers: 3}
+"""
+    mapping(project, text)
+    run_cli("--root", project, "validate", "--jobs", "1")
+    plots = project / "build" / "validation" / "plots"
+    assert (plots / "teach-one-server.png").is_file()
+    assert not (plots / "teach-no-case.png").exists()  # no case has servers == 3
+    report = (project / "build" / "validation" / "REPORT.md").read_text()
+    study = report.split("## Study teach")[1].split("## Not yet replayed")[0]
+    assert "![teach-one-server.png](plots/teach-one-server.png)" in study
+    assert "## Plots" not in report

@@ -53,6 +53,7 @@ class PlotSpec(BaseModel):
     x: str  # CaseResult.params key
     y: str  # CaseResult.metrics key
     series: str | None = None  # CaseResult.params key
+    where: dict[str, str | int | float | bool] = {}  # only cases whose params have these values
     title: str | None = None
     log_x: bool = False
     log_y: bool = False

@@ -4,8 +4,11 @@
   the band of the study's median tolerance; calibrate and predict rows have
   different markers, failures are red.
 - `scaling_curve`: a case metric against a case parameter (cores, frame size,
-  servers...), one line per series, reference points drawn on top. Studies
-  ask for these in their mapping's `plots:` section (docs/validation.md).
+  servers, offered load...), one line per series, reference points drawn on
+  top. Studies ask for these in their mapping's `plots:` section, optionally
+  restricted to cases with given parameter values (`where:`), e.g. the loss
+  curve of an RFC 2544 scenario: x offered_load, y loss_pct, where method
+  loss_curve (docs/validation.md).
 """
 
 from __future__ import annotations
@@ -123,7 +126,10 @@ def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
         outcome = outcomes[plot.scenario]
         if outcome.error:
             continue
-        cases = {c.case: c for c in outcome.cases}
+        # `where` keeps the cases of one kind (e.g. method: loss_curve) out of
+        # a scenario that also has others.
+        selected = [c for c in outcome.cases if all(c.params.get(k) == v for k, v in spec.where.items())]
+        cases = {c.case: c for c in selected}
         refs = []
         for r in report.by_study.get(plot.study, []):
             case = cases.get(r.mapped.case)
@@ -131,7 +137,7 @@ def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
                 refs.append((case.params[spec.x], r.ref.value, case.params.get(spec.series) if spec.series else None,
                              r.ref.role, r.ref.id))
         name = f"{plot.study}-{spec.name}.png"
-        if scaling_curve(outcome.cases, spec.x, spec.y, out_dir / name, series=spec.series, refs=refs,
+        if scaling_curve(selected, spec.x, spec.y, out_dir / name, series=spec.series, refs=refs,
                          title=spec.title or f"{plot.study}: {spec.y} vs {spec.x}", log_x=spec.log_x, log_y=spec.log_y):
             written.append(name)
     return written

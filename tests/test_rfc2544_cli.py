@@ -86,14 +86,15 @@ def test_router_throughput_at_41_bytes_is_the_fabric_cell_capacity(tmp_path, wri
     text = T640_PLATFORM.read_text().replace("ingress_us: 100000", "ingress_us: 10")
     text = text.replace("\nports: 32\n", "\nports: 8\n")
     (tmp_path / "plat.yaml").write_text(text)
-    scen = write("r.yaml", """
+    scen = write("r.yaml", f"""
         scenario: t640-small
         kind: router
         platform: plat.yaml
+        fitted: {ROOT}/scenarios/platforms/fitted/t640.yaml
         mode: steady
         duration_s: 1
         cases:
-          - {case: c41, ip_bytes: 41}
+          - {{case: c41, ip_bytes: 41}}
     """)
     out = tmp_path / "out"
     p = run_cli("--root", ROOT, "rfc2544", scen, "--method", "throughput", "--resolution", "0.001", "--out", out)

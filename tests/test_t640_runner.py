@@ -22,6 +22,7 @@ from conftest import ROOT, run_cli
 
 T640 = ROOT / "scenarios" / "t640"
 PLATFORM = ROOT / "scenarios" / "platforms" / "t640.yaml"
+FITTED = ROOT / "scenarios" / "platforms" / "fitted" / "t640.yaml"
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in T640.glob("*.yaml")))
@@ -70,7 +71,8 @@ def test_zero_loss_throughput_at_41_bytes_is_the_fabric_capacity(tmp_path):
     plat_path = tmp_path / "t640-small.yaml"
     plat_path.write_text(text)
     plat = router.load_platform(plat_path)
-    dev = router.RouterTester(plat, _case(ip_bytes=41), ip_bytes=41, duration_s=1.0,
+    dev = router.RouterTester(plat, _case(ip_bytes=41), pipeline_latency_us=router.load_pipeline_latency(FITTED, plat),
+                              ip_bytes=41, duration_s=1.0,
                               mode="steady", seed=1)
     res = rfc2544.throughput(dev, resolution=0.001)
     cells = math.ceil((41 + plat.fabric.internal_header_bytes) / plat.fabric.cell_bytes)
@@ -94,6 +96,7 @@ def test_unknown_platform_key_names_file_and_line(tmp_path):
     text = PLATFORM.read_text().replace("  cell_bytes: 64", "  cell_bytes: 64\n  cell_byte: 64")
     (tmp_path / "platforms" / "t640.yaml").write_text(text)
     s = (tmp_path / "s.yaml").read_text().replace("../platforms/t640.yaml", "platforms/t640.yaml")
+    s = s.replace("../platforms/fitted/t640.yaml", str(FITTED))
     (tmp_path / "s.yaml").write_text(s)
     sc = load_scenario(tmp_path / "s.yaml")
     with pytest.raises(ScenarioError) as err:
@@ -107,16 +110,29 @@ def test_bad_case_key_is_one_line_with_exit_status_2(write):
         scenario: bad
         kind: router
         platform: {PLATFORM}
+        fitted: {FITTED}
         cases:
           - case: x
             ip_byte: 40
         """)
     out = run_cli("run", p)
     assert out.returncode == 2
-    assert "bad.yaml:6" in out.stderr and "ip_byte" in out.stderr
+    assert "bad.yaml:7" in out.stderr and "ip_byte" in out.stderr
     assert "Traceback" not in out.stderr
 
 
 def test_size_sweep_needs_sizes():
     with pytest.raises(ValueError):
         _case(method="size_sweep")
+
+
+def test_fitted_pipeline_latency_plus_zero_load_parts_is_the_calibrate_minimum():
+    plat = router.load_platform(PLATFORM)
+    parts = router.zero_load_us(plat, 40)
+    # 49 octets (40 + 9 of PPP/HDLC) at the STS-192c payload rate; one table
+    # read at the lookup rate; one 64-byte cell slot of the PFE's fabric port.
+    assert parts["serialization"] == pytest.approx(49 * 8 / 9_584.64e6 * 1e6, rel=1e-12)
+    assert parts["lookup"] == pytest.approx(1e6 / plat.lookup.probes_per_second)
+    assert parts["fabric"] == pytest.approx(64 * 8 / (plat.fabric.gbps_per_pfe * 1e9) * 1e6)
+    pipe = router.load_pipeline_latency(FITTED, plat)
+    assert pipe + sum(parts.values()) == pytest.approx(18.68, abs=1e-9)  # t640-40b-500k-lat-min

@@ -27,6 +27,7 @@ Example (scenarios/t640/t640-30s.yaml):
     kind: router
     seed: 1
     platform: ../platforms/t640.yaml
+    fitted: ../platforms/fitted/t640.yaml
     mode: steady
     duration_s: 30
     cases:
@@ -91,11 +92,6 @@ class Buffers(BaseModel):
     egress_us: PositiveFloat
 
 
-class Latency(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    fixed_us: PositiveFloat
-
-
 class RouterPlatform(BaseModel):
     """scenarios/platforms/<router>.yaml: the hardware (each number cited or
     marked as an assumption in the file's comments)."""
@@ -109,7 +105,6 @@ class RouterPlatform(BaseModel):
     lookup: Lookup
     fabric: Fabric
     buffers: Buffers
-    latency: Latency
     route_first_prefix: str = "16.0.0.0"
 
 
@@ -165,6 +160,7 @@ class Case(BaseModel):
 class Schema(BaseModel):
     model_config = ConfigDict(extra="forbid")
     platform: ScenarioPath
+    fitted: ScenarioPath  # scenarios/platforms/fitted/<study>.yaml: the fixed pipeline latency
     mode: Mode = "steady"
     duration_s: PositiveFloat = 30.0
     cases: list[Case] = Field(min_length=1)
@@ -178,9 +174,60 @@ class Schema(BaseModel):
         return self
 
 
+# ---------------------------------------------------------------- latency --
+
+def frame_overhead(plat: RouterPlatform) -> int:
+    """PPP/HDLC octets around an IP packet with no escapes: flag (one when
+    shared between frames), address and control, protocol, FCS (RFC 1662)."""
+    f = plat.framing
+    return (1 if f.shared_flag else 2) + (2 if f.address_control else 0) + f.protocol_bytes + f.fcs_bits // 8
+
+
+def zero_load_us(plat: RouterPlatform, ip_bytes: int) -> dict[str, float]:
+    """What the fastest packet of `ip_bytes` spends besides the fixed
+    pipeline latency, by part (us): the latency the tester measures is taken
+    as first bit sent to first bit received (ASSUMPTION: the seed does not
+    say how the Agilent tester timestamps), so a store-and-forward router
+    adds the ingress frame's serialization (no escapes: the fastest frame),
+    one lookup-engine table read (the fewest any DIR-24-8 lookup makes), and
+    one fabric slot per cell of the packet. The native model reports
+    latency = fixed + queueing waits, so its fixed part is the pipeline
+    latency plus these (native_config)."""
+    from routertwin import _core
+
+    fab = plat.fabric
+    cells = -(-(ip_bytes + fab.internal_header_bytes) // fab.cell_bytes)
+    return {
+        "serialization": 8.0 * (ip_bytes + frame_overhead(plat)) / _core.sonet_payload_bps(plat.sonet) * 1e6,
+        "lookup": 1.0 / plat.lookup.probes_per_second * 1e6,
+        "fabric": cells * 8.0 * fab.cell_bytes / (fab.gbps_per_pfe * 1e9) * 1e6,
+    }
+
+
+def pipeline_latency_param(plat: RouterPlatform) -> str:
+    """The fitted parameter name of a platform's fixed pipeline latency."""
+    return f"latency.{plat.platform}.pipeline_us"
+
+
+def load_pipeline_latency(fitted: Path, plat: RouterPlatform) -> float:
+    """The platform's fixed pipeline latency (us) from a fitted file written
+    by `routertwin calibrate` (routertwin.studies.t640)."""
+    from routertwin.validation.calibration import load_fitted
+
+    name = pipeline_latency_param(plat)
+    try:
+        values = load_fitted(fitted)
+    except (OSError, KeyError, TypeError, AttributeError):
+        raise ScenarioError(f"{fitted}: not a fitted-parameter file (run `routertwin calibrate`)") from None
+    if name not in values:
+        raise ScenarioError(f"{fitted}: no fitted parameter '{name}' for platform '{plat.platform}' "
+                            "(run `routertwin calibrate`)")
+    return float(values[name])
+
+
 # ------------------------------------------------------------------- run --
 
-def native_config(plat: RouterPlatform, case: Case, *, load: float, ip_bytes: int,
+def native_config(plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, load: float, ip_bytes: int,
                   duration_s: float, mode: str, seed: int) -> dict:
     """The run_router config dict of one trial."""
     cfg = {
@@ -208,7 +255,7 @@ def native_config(plat: RouterPlatform, case: Case, *, load: float, ip_bytes: in
         "speedup": plat.fabric.speedup,
         "ingress_buffer_us": plat.buffers.ingress_us,
         "egress_buffer_us": plat.buffers.egress_us,
-        "fixed_latency_us": plat.latency.fixed_us,
+        "fixed_latency_us": pipeline_latency_us + sum(zero_load_us(plat, ip_bytes).values()),
         "duration_s": duration_s,
         "seed": seed,
     }
@@ -220,9 +267,9 @@ def native_config(plat: RouterPlatform, case: Case, *, load: float, ip_bytes: in
 class RouterTester:
     """The model as an RFC 2544 device: trial(load) -> TrialResult."""
 
-    def __init__(self, plat: RouterPlatform, case: Case, *, ip_bytes: int, duration_s: float,
-                 mode: str, seed: int, progress=None):
-        self.plat, self.case = plat, case
+    def __init__(self, plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, ip_bytes: int,
+                 duration_s: float, mode: str, seed: int, progress=None):
+        self.plat, self.case, self.pipeline_latency_us = plat, case, pipeline_latency_us
         self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
         self.progress = progress
         self.wall_s = 0.0
@@ -230,7 +277,8 @@ class RouterTester:
     def __call__(self, load: float) -> rfc2544.TrialResult:
         from routertwin import _core
 
-        cfg = native_config(self.plat, self.case, load=load, ip_bytes=self.ip_bytes,
+        cfg = native_config(self.plat, self.case, pipeline_latency_us=self.pipeline_latency_us,
+                            load=load, ip_bytes=self.ip_bytes,
                             duration_s=self.duration_s, mode=self.mode, seed=self.seed)
         try:
             r = _core.run_router(cfg)
@@ -285,6 +333,7 @@ def _params(case: Case, ip_bytes: int, load: float, duration_s: float, mode: str
 def run(scenario, progress) -> list[CaseResult]:
     cfg: Schema = scenario.config
     plat = load_platform(cfg.platform)
+    pipe_us = load_pipeline_latency(cfg.fitted, plat)
     out: list[CaseResult] = []
     progress.set_total(len(cfg.cases))
     for case in cfg.cases:
@@ -292,8 +341,8 @@ def run(scenario, progress) -> list[CaseResult]:
         dur = case.duration_s or cfg.duration_s
 
         def tester(size: int) -> RouterTester:
-            return RouterTester(plat, case, ip_bytes=size, duration_s=dur, mode=mode,
-                                seed=scenario.seed, progress=progress)
+            return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
+                                mode=mode, seed=scenario.seed, progress=progress)
 
         dev = tester(case.ip_bytes)
         if case.method == "frmol":
@@ -335,14 +384,11 @@ def run(scenario, progress) -> list[CaseResult]:
 
 def max_frame_rate(plat: RouterPlatform, ip_bytes: int) -> float:
     """Frames/s of all ports at 100 % offered load with no escapes (the
-    report's theoretical maximum): SONET payload / frame octets, where a
-    frame is the packet plus flag (shared or not), address and control,
-    protocol and FCS (docs/t640.md section 1)."""
+    report's theoretical maximum): SONET payload / frame octets
+    (docs/t640.md section 1)."""
     from routertwin import _core
 
-    f = plat.framing
-    overhead = (1 if f.shared_flag else 2) + (2 if f.address_control else 0) + f.protocol_bytes + f.fcs_bits // 8
-    return plat.ports * _core.sonet_payload_bps(plat.sonet) / (8.0 * (ip_bytes + overhead))
+    return plat.ports * _core.sonet_payload_bps(plat.sonet) / (8.0 * (ip_bytes + frame_overhead(plat)))
 
 
 def testers(scenario, *, duration_s: float | None = None) -> list[TesterCase]:
@@ -351,18 +397,20 @@ def testers(scenario, *, duration_s: float | None = None) -> list[TesterCase]:
     of N frames is one trial at 100 % load lasting N / max_frame_rate."""
     cfg: Schema = scenario.config
     plat = load_platform(cfg.platform)
+    pipe_us = load_pipeline_latency(cfg.fitted, plat)
     out = []
     for case in cfg.cases:
         mode = case.mode or cfg.mode
         dur = duration_s or case.duration_s or cfg.duration_s
 
         def trial_at(size: int, seed: int, case=case, mode=mode, dur=dur) -> RouterTester:
-            return RouterTester(plat, case, ip_bytes=size, duration_s=dur, mode=mode, seed=seed)
+            return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
+                                mode=mode, seed=seed)
 
         def burst_at(size: int, seed: int, case=case, mode=mode):
             def burst(frames: int) -> rfc2544.TrialResult:
-                dev = RouterTester(plat, case, ip_bytes=size, duration_s=frames / max_frame_rate(plat, size),
-                                   mode=mode, seed=seed)
+                dev = RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size,
+                                   duration_s=frames / max_frame_rate(plat, size), mode=mode, seed=seed)
                 return dev(1.0)
             return burst
 

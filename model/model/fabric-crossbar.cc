@@ -212,7 +212,7 @@ CrossbarFabric::MatchFifo(std::vector<int>& matchOfInput)
         uint32_t winner;
         if (m_cfg.scheduler == FabricScheduler::FifoRandom)
         {
-            winner = fill[begin + m_rng.Below(count)];
+            winner = fill[begin + m_rng.UniformInt(count)];
         }
         else
         {
@@ -285,7 +285,7 @@ RunUniformBernoulli(const FabricConfig& cfg, double load, uint64_t warmup, uint6
     CrossbarFabric fabric(cfg);
     // Traffic has its own stream so that changing the scheduler does not
     // change the arrivals (common random numbers across schedulers).
-    FabricRng traffic(cfg.seed ^ 0x5DEECE66Dull);
+    RandomStream traffic(cfg.seed, 0x5DEECE66Dull);
     const unsigned n = cfg.ports;
     std::vector<FabricCell> departed;
     UniformRunResult r;
@@ -308,7 +308,7 @@ RunUniformBernoulli(const FabricConfig& cfg, double load, uint64_t warmup, uint6
         {
             if (traffic.Bernoulli(load))
             {
-                fabric.Enqueue(i, traffic.Below(n), s);
+                fabric.Enqueue(i, traffic.UniformInt(n), s);
             }
         }
         departed.clear();

@@ -19,7 +19,7 @@
 #ifndef ROUTERTWIN_FABRIC_CROSSBAR_H
 #define ROUTERTWIN_FABRIC_CROSSBAR_H
 
-#include "fabric-rng.h"
+#include "random-stream.h"
 
 #include <cstdint>
 #include <deque>
@@ -101,7 +101,7 @@ class CrossbarFabric
     bool OutputOpen(uint32_t out) const;
 
     FabricConfig m_cfg;
-    FabricRng m_rng;
+    RandomStream m_rng;
     uint64_t m_slot = 0;
     std::vector<std::deque<FabricCell>> m_queues; // N (FIFO) or N*N (VOQ)
     std::vector<uint32_t> m_inputCount;

@@ -2,7 +2,7 @@
 
 #include "dp_csum.h"
 #include "dp_lpm.h"
-#include "fabric-rng.h"
+#include "random-stream.h"
 #include "t640-tester-traffic.h"
 
 #include <algorithm>
@@ -165,10 +165,10 @@ FirstRouteOf(const RouterConfig& cfg, unsigned q)
 // Standard normal from two uniforms (Box-Muller), so results do not depend
 // on a library's distribution algorithm.
 double
-Normal(FabricRng& rng)
+Normal(RandomStream& rng)
 {
-    double u1 = rng.Uniform();
-    double u2 = rng.Uniform();
+    double u1 = rng.Uniform01();
+    double u2 = rng.Uniform01();
     if (u1 < 1e-300)
     {
         u1 = 1e-300;
@@ -667,7 +667,7 @@ struct Walk
 // into packets.
 Walk
 LindleyBlocks(double m, double v, double n, double block, double buffer, double serviceMean,
-              FabricRng& rng)
+              RandomStream& rng)
 {
     Walk w;
     if (n <= 0)
@@ -804,7 +804,7 @@ RunRouterSteadyState(const RouterConfig& cfg)
     const double nominal = 1.0 / (cfg.offeredLoad * thPort);
     const unsigned cells = cfg.CellsPerPacket();
     const double slot = 8.0 * cfg.cellBytes / cfg.fabricBpsPerPfe;
-    FabricRng rng(cfg.seed ^ 0xA5A5A5A5ull);
+    RandomStream rng(cfg.seed, 0xA5A5A5A5ull);
 
     // Probes per lookup from the real FIB and the real destinations.
     double probesPerLookup = 1.0;

@@ -373,9 +373,10 @@ TEST(Ordering, DeparturesLeaveInTimeOrder)
 TEST(Drops, FullInputQueueDropsByReason)
 {
     // One core of 1 us fed at 2 Mpps with room for 16 waiting packets: once
-    // full, every other arrival finds the queue full. Of n arrivals over
-    // n/2 us, n/2 + 1 start service (one per us, plus the one at t=0 being
-    // served as the horizon ends... see below) and 16 are still queued.
+    // the queue is full, every other arrival finds it full. The core starts
+    // one packet per us (t = 0, 1, 2, ... us), so by the last arrival at
+    // t = (n-1)/2 us it has started n/2 packets; 16 more are waiting and
+    // every other arrival is dropped.
     PipelineConfig c = SingleServer();
     c.clockHz = 1e9;
     c.inputQueueDepth = 16;
@@ -391,8 +392,7 @@ TEST(Drops, FullInputQueueDropsByReason)
     }
     eng.Process(in.data(), n, out, drops);
     eng.Flush(out);
-    // Admitted = served by the last arrival (t = (n-1)/2 us, ceil -> n/2
-    // starts) + 16 waiting; the rest are dropped.
+    // Admitted = the n/2 started by the last arrival + 16 waiting.
     const uint64_t admitted = n / 2 + 16;
     EXPECT_EQ(eng.Counters().drops[static_cast<size_t>(PipelineDrop::kInputQueueFull)],
               n - admitted);

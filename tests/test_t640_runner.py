@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import zlib
 from pathlib import Path
 
 import pytest
@@ -41,11 +42,18 @@ def test_theoretical_maximum_reproduces_the_report_exactly():
 
 
 def test_pos_frame_escapes_flag_and_escape_octets():
-    f = _core.pos_frame(bytes([0x45, 0x7E, 0x7D, 0x00]))
-    wire = f["wire"]
-    assert wire[0] == 0x7E and 0x7E not in wire[1:]
-    assert f["escapes"] >= 2
-    assert len(wire) == f["unstuffed_bytes"] + f["escapes"]
+    # Its FCS-32 is 3f 7d 16 aa on the wire: one escape comes from the FCS.
+    ip = bytes([0x45, 0x7E, 0x7D, 0x21])
+    f = _core.pos_frame(ip)
+    # RFC 1662: address FF, control 03, protocol 0021, the packet, then the
+    # FCS-32 (the CRC-32 of zlib, sent least significant octet first); every
+    # 0x7E and 0x7D between the opening flag and the next is escaped.
+    body = bytes([0xFF, 0x03, 0x00, 0x21]) + ip
+    body += zlib.crc32(body).to_bytes(4, "little")
+    stuffed = b"".join(bytes([0x7D, b ^ 0x20]) if b in (0x7E, 0x7D) else bytes([b]) for b in body)
+    assert f["escapes"] == sum(b in (0x7E, 0x7D) for b in body)
+    assert f["unstuffed_bytes"] == 1 + len(body)
+    assert f["wire"] == b"\x7e" + stuffed
 
 
 def _case(**kw) -> router.Case:

@@ -139,6 +139,7 @@ TEST(ForwardingWorkload, CountersComeFromParseLookupAndTtlRewrite)
     wc.cost.SetCounterPrice("table_probes", 7);
     wc.cost.SetCounterPrice("bytes_parsed", 1);
     wc.cost.SetCounterPrice("csum_updates", 11);
+    wc.cost.SetCounterPrice("checksum_bytes", 3);
     wc.runCorePerPacket = true;
     ForwardingWorkload w(wc);
     PacketDesc d{};
@@ -150,9 +151,10 @@ TEST(ForwardingWorkload, CountersComeFromParseLookupAndTtlRewrite)
     EXPECT_EQ(ops.csum_updates, 1u);        // one RFC 1624 TTL update
     EXPECT_EQ(ops.table_probes, 1u);        // a /16 resolves in the first DIR-24-8 level
     EXPECT_EQ(ops.bytes_parsed, 14u + 20u + 8u); // Ethernet + IPv4 + UDP headers
+    EXPECT_EQ(ops.checksum_bytes, 20u);     // the verified IPv4 header, no options
     EXPECT_EQ(d.dpDrop, DP_OK);
-    EXPECT_EQ(d.serviceCycles, 100u + 7u + 42u + 11u + static_cast<uint32_t>(
-                                   wc.cost.perCounter[3] * ops.checksum_bytes));
+    // fixed + 7 x 1 probe + 1 x 42 header bytes + 11 x 1 update + 3 x 20 bytes
+    EXPECT_EQ(d.serviceCycles, 100u + 7u + 42u + 11u + 60u);
 }
 
 TEST(ForwardingWorkload, MemoizedTemplatesGiveTheSameCyclesAsRunningEveryPacket)

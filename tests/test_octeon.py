@@ -151,16 +151,146 @@ def test_octeon_fit_ignores_predict_values():
 
 # ------------------------------------------------------------ profiles --
 
-NUMBER_LINE = re.compile(r"^\s*[a-z_]+:\s*[-+0-9.e]+\s*(#.*)?$")
+# What counts as a citation of an assumed number (docs/octeon.md, DESIGN.md
+# "every assumed number cited or marked as an assumption"): one of
+CITATION = re.compile(
+    # a seed file plus where in it: a section or table, or a named part and a quote
+    r"\bseed 0\d\d\b[ ,]+(section\s*\d|table|\w+(\s\w+)?:|\"|\u201c)"
+    # a standard
+    r"|\bRFC\s?\d{3,4}\b|\bIEEE (Std )?\d{3}|\bJEDEC\b|\bJESD\d+|\bITU-T [A-Z]\.\d+"
+    # a named datasheet, product brief or hardware manual (a model number, then the kind)
+    r"|\b[\w-]*\d[\w-]*\b[^#]{0,40}\b(product brief|data ?sheet|hardware (reference )?(manual|guide))\b"
+    # the issue that asked for it
+    r"|\bissue \d+\b"
+    # or an assumption with a reason of at least four words
+    r"|\bassumption:\s*\S+(\s+\S+){3,}",
+    re.IGNORECASE)
+# Keys whose numbers are configuration of a run, not claims about a system,
+# and need no citation. Any leaf below one of these keys is exempt.
+UNCITED_KEYS = {
+    "seed",         # the random seed of a run: bit-identical replays, nothing physical
+    "sweep",        # the test conditions (frame sizes, core counts, flows) a scenario sweeps
+    "cases",        # the same, listed case by case
+    "duration_us",  # simulated time per case: a numerical setting of the packet engine
+    "warmup_us",    # the unmeasured start of that window
+    "packets",      # ops_per_packet.packets: counters are per packet, so 1 by definition
+}
+# Numbers of files outside this study that do not yet meet the rule, by
+# dotted key. Listed so that the test still fails on any NEW uncited number
+# there; remove an entry once its file cites it. (t640.yaml belongs to the
+# T640 study: these four share a comment block with the key above them.)
+KNOWN_UNCITED = {
+    "t640.yaml": {"framing.protocol_bytes", "fabric.islip_iterations", "fabric.speedup",
+                  "buffers.egress_us"},
+}
+NUMERIC_TEXT = re.compile(r"^[-+]?(\d[\d_]*)?\.?\d[\d_]*([eE][-+]?\d+)?$")
 
 
-@pytest.mark.parametrize("path", sorted(PLATFORMS.glob("cn*.yaml")), ids=lambda p: p.name)
-def test_every_platform_number_cites_the_seed_or_says_assumption(path):
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if NUMBER_LINE.match(line):
-            comment = line.partition("#")[2]
-            assert re.search(r"seed 002|assumption:|IEEE 802\.3|by definition|same assumption", comment), \
-                f"{path.name}:{i}: number without a citation or 'assumption:': {line.strip()}"
+def _comment(line: str) -> str:
+    """The comment of a YAML line ('' if none): a '#' outside quotes that
+    starts the line or follows whitespace."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[i + 1:]
+    return ""
+
+
+def _comment_block_above(lines: list[str], index: int) -> list[str]:
+    """The comment-only lines directly above line `index` (0-based), nearest last."""
+    block = []
+    i = index - 1
+    while i >= 0 and lines[i].lstrip().startswith("#"):
+        block.insert(0, _comment(lines[i]))
+        i -= 1
+    return block
+
+
+def _numeric_leaves(node, keys=(), anchors=()):
+    """(dotted keys, value, 0-based line of the value, 0-based lines of the keys
+    whose comments may cite it) for every scalar leaf of a round-trip YAML tree.
+    A leaf inside a flow collection ({...} or [...]) may be cited at the key
+    that holds the collection as well as at its own key."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(node, CommentedMap):
+        inherited = tuple(anchors) if node.fa.flow_style() else ()
+        for k, v in node.items():
+            at = inherited + (node.lc.key(k)[0],)
+            if isinstance(v, (CommentedMap, CommentedSeq)):
+                yield from _numeric_leaves(v, keys + (str(k),), at)
+            else:
+                yield keys + (str(k),), v, node.lc.value(k)[0], at
+    elif isinstance(node, CommentedSeq):
+        for i, v in enumerate(node):
+            if isinstance(v, (CommentedMap, CommentedSeq)):
+                yield from _numeric_leaves(v, keys + (f"[{i}]",), anchors)
+            else:
+                yield keys + (f"[{i}]",), v, node.lc.item(i)[0], anchors
+
+
+def uncited_numbers(text: str) -> list[tuple[int, str, object]]:
+    """(1-based line, dotted key, value) of every number in the YAML `text`
+    that has no citation on its own line, on the line of its key, or in the
+    comment block directly above its key."""
+    from ruamel.yaml import YAML
+
+    lines = text.splitlines()
+    out = []
+    for keys, value, line, anchors in _numeric_leaves(YAML().load(text)):
+        numeric = (isinstance(value, (int, float)) and not isinstance(value, bool)) or \
+            (isinstance(value, str) and NUMERIC_TEXT.match(value.strip()))
+        if not numeric or UNCITED_KEYS & set(keys):
+            continue
+        places = [_comment(lines[line])]
+        for a in anchors:
+            places.append(" ".join(_comment_block_above(lines, a) + [_comment(lines[a])]))
+        if not any(CITATION.search(p) for p in places):
+            out.append((line + 1, ".".join(k for k in keys if not k.startswith("[")), value))
+    return out
+
+
+def test_citation_check_flags_uncited_numbers_in_every_yaml_form():
+    # Each number below lacks a valid citation; the check must find all seven.
+    text = """\
+# seed 002 (a seed without a place in it is not a citation)
+plain: 3
+Key2Cap: 1.5e9   # just a comment
+under_score: 1_000
+flow_list: [64, 576]
+flow_map: {bytes: 64, weight: 7}
+quoted: "12"
+vague: 5   # assumption: guess
+cited: 4   # seed 002 section 2.1 table header "4flow"
+mixes:
+  # issue 4: "7:4:1 of 64/576/1500 bytes"
+  imix: [{bytes: 64, weight: 7}]
+std: 20    # IEEE 802.3 preamble+SFD and inter-frame gap
+why: 40    # assumption: an L2 hit costs about forty core cycles
+brief: 4   # CN68xx product brief lists four controllers
+seed: 1
+"""
+    assert [k for _, k, _ in uncited_numbers(text)] == [
+        "plain", "Key2Cap", "under_score", "flow_list", "flow_list",
+        "flow_map.bytes", "flow_map.weight", "quoted", "vague"]
+    assert [n for n, _, _ in uncited_numbers(text)][:3] == [2, 3, 4]
+
+
+CITED_FILES = sorted([*PLATFORMS.glob("*.yaml"), *WORKLOADS.glob("*.yaml"),
+                      *(ROOT / "scenarios" / "whatif").glob("*.yaml")])
+
+
+@pytest.mark.parametrize("path", CITED_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_assumed_number_cites_its_source_or_says_assumption(path):
+    bad = [(n, k, v) for n, k, v in uncited_numbers(path.read_text(encoding="utf-8"))
+           if k not in KNOWN_UNCITED.get(path.name, set())]
+    assert not bad, "\n".join(f"{path.name}:{n}: {k} = {v}: no citation (seed 0NN + section, "
+                              f"standard, named datasheet, issue N) or 'assumption: <reason>'"
+                              for n, k, v in bad)
 
 
 def test_unknown_key_in_a_platform_profile_names_file_and_line(tmp_path):

@@ -280,14 +280,70 @@ TEST(FlowTable, CountsProbesAndWrites)
     FlowTable t(1, 16);
     dp_flow_key_t k = Key(1);
     dp_ops_t ops{};
+    // Empty table (dp_flow.c: 64-byte bucket headers, 32-byte entries): the
+    // miss reads the home bucket header, which matches nothing and has no
+    // overflow; the insert reads that header again, finds a free slot, and
+    // writes the header and the entry (a third cache line).
     ASSERT_EQ(dp_flow_insert(t.get(), &k, 1, 0, &ops), 0);
-    EXPECT_GE(ops.table_probes, 2u); // miss probe + insert probe
-    EXPECT_GE(ops.table_writes, 2u);
+    EXPECT_EQ(ops.table_probes, 2u);
+    EXPECT_EQ(ops.table_writes, 2u);
+    EXPECT_EQ(ops.cache_lines, 3u);
     dp_ops_t look{};
     uint64_t v;
     ASSERT_EQ(dp_flow_lookup(t.get(), &k, 0, &v, &look), 0);
     EXPECT_EQ(look.table_probes, 2u); // bucket header + matching entry
     EXPECT_EQ(look.cache_lines, 2u);
+    // Inserting a key that is present finds it (header + entry) and
+    // rewrites only the entry.
+    dp_ops_t again{};
+    ASSERT_EQ(dp_flow_insert(t.get(), &k, 2, 1, &again), 0);
+    EXPECT_EQ(again.table_probes, 2u);
+    EXPECT_EQ(again.table_writes, 1u);
+    // Deleting it finds it the same way and clears its slot in the header.
+    dp_ops_t del{};
+    ASSERT_EQ(dp_flow_delete(t.get(), &k, &del), 0);
+    EXPECT_EQ(del.table_probes, 2u);
+    EXPECT_EQ(del.table_writes, 1u);
+}
+
+TEST(FlowTable, OverflowIntoTheNextBucketIsCountedOnThePathWalked)
+{
+    // Nine keys whose hashes have 8 low zero bits share home bucket 0 of
+    // any table of up to 256 buckets; a bucket holds 8 (dp_flow.c).
+    std::vector<dp_flow_key_t> keys;
+    for (uint32_t n = 0; keys.size() < 9; n++) {
+        dp_flow_key_t k = Key(n);
+        if ((dp_flow_hash(&k) & 0xFFu) == 0)
+            keys.push_back(k);
+    }
+    FlowTable t(1, 16);
+    for (size_t i = 0; i < 8; i++)
+        ASSERT_EQ(dp_flow_insert(t.get(), &keys[i], i, 0, nullptr), 0);
+    // Miss: home header only (full, no overflow yet). Insert: home header
+    // (full: its overflow count is written), next header (free slot), then
+    // that header and the entry are written.
+    dp_ops_t ins{};
+    ASSERT_EQ(dp_flow_insert(t.get(), &keys[8], 8, 0, &ins), 0);
+    EXPECT_EQ(ins.table_probes, 3u);
+    EXPECT_EQ(ins.table_writes, 3u);
+    EXPECT_EQ(ins.cache_lines, 4u);
+    // Lookup: home header, whose overflow count sends it on to the next
+    // header, then the matching entry.
+    dp_ops_t look{};
+    uint64_t v = 0;
+    ASSERT_EQ(dp_flow_lookup(t.get(), &keys[8], 0, &v, &look), 0);
+    EXPECT_EQ(v, 8u);
+    EXPECT_EQ(look.table_probes, 3u);
+    // Delete: the same three reads, then the home bucket's overflow count
+    // and the slot's header are written.
+    dp_ops_t del{};
+    ASSERT_EQ(dp_flow_delete(t.get(), &keys[8], &del), 0);
+    EXPECT_EQ(del.table_probes, 3u);
+    EXPECT_EQ(del.table_writes, 2u);
+    // With the overflow count back to zero a miss stops at the home header.
+    dp_ops_t miss{};
+    EXPECT_EQ(dp_flow_lookup(t.get(), &keys[8], 0, &v, &miss), DP_FLOW_ENOENT);
+    EXPECT_EQ(miss.table_probes, 1u);
 }
 
 TEST(FlowTable, CreateRefusesBadConfigAndShortMemory)

@@ -54,7 +54,7 @@ IO_ROWS = {
 LOCK_ROWS = {
     "linux_stack": ("cn68-linux-64b-32c", "cn68xx-1300-ddr3-1333", "ipfwd-linux", 64, 32),
 }
-FLOWS = 4  # seed 002 section 2: "4flow" in every IP forwarding / L2 table header
+FLOWS = 4  # seed 002 sections 2.1, 2.2 and 4.1: "4flow" in every IP forwarding / L2 table header
 # docs/octeon.md "Ordering": under ATOMIC tags 4 flows keep at most 4 cores busy,
 # 4 x 3.3 = 13.2 Mpps on CN68xx (4 x 3.6 = 14.4 on CN78xx), yet the calibrate rows
 # cn68-se-64b-32c (43 Mpps) and cn78-se-64b-48c (104.9 Mpps) carried 4 flows: the

@@ -1,6 +1,7 @@
 // routertwin._core.run_pipeline: the forwarding scenario of
 // model/helper/forwarding-scenario.h (its header documents every key).
 #include "bindings.h"
+#include "dict-config.h"
 #include "forwarding-scenario.h"
 
 #include <pybind11/stl.h>
@@ -48,9 +49,7 @@ ToConfigValue(const std::string& key, const py::handle& v)
         std::map<std::string, double> m;
         for (const auto& [k, x] : v.cast<py::dict>())
         {
-            if (!py::isinstance<py::str>(k) ||
-                !(py::isinstance<py::int_>(x) || py::isinstance<py::float_>(x)) ||
-                py::isinstance<py::bool_>(x))
+            if (!py::isinstance<py::str>(k) || !IsNumber(x))
             {
                 throw std::invalid_argument("key '" + key + "': must map names to numbers");
             }
@@ -99,15 +98,9 @@ BindPipeline(py::module_& m)
         "run_pipeline",
         [](const py::dict& config) {
             std::map<std::string, ConfigValue> keys;
-            for (const auto& [k, v] : config)
-            {
-                if (!py::isinstance<py::str>(k))
-                {
-                    throw std::invalid_argument("config keys must be strings");
-                }
-                const std::string key = k.cast<std::string>();
+            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
                 keys.emplace(key, ToConfigValue(key, v));
-            }
+            });
             const ForwardingScenarioConfig c = ForwardingScenarioConfig::FromKeys(keys);
             // The GIL stays held: ns3::Simulator is a process-wide singleton,
             // so two runs from Python threads must not overlap.

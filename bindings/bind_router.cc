@@ -2,6 +2,7 @@
 // scenario of model/helper/router-scenario.h, whose header documents every
 // config key. Unknown keys and wrong types raise ValueError naming the key.
 #include "bindings.h"
+#include "dict-config.h"
 #include "fabric-crossbar.h"
 #include "pos-framing.h"
 #include "router-scenario.h"
@@ -22,47 +23,6 @@ namespace routertwin::bindings
 
 namespace
 {
-
-double
-Num(const std::string& key, const py::handle& v)
-{
-    if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)))
-    {
-        throw std::invalid_argument("key '" + key + "': must be a number");
-    }
-    return v.cast<double>();
-}
-
-unsigned
-Uint(const std::string& key, const py::handle& v)
-{
-    if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v) || v.cast<int64_t>() < 0 ||
-        v.cast<int64_t>() > 0xFFFFFFFFll)
-    {
-        throw std::invalid_argument("key '" + key + "': must be a non-negative integer");
-    }
-    return v.cast<unsigned>();
-}
-
-bool
-Bool(const std::string& key, const py::handle& v)
-{
-    if (!py::isinstance<py::bool_>(v))
-    {
-        throw std::invalid_argument("key '" + key + "': must be true or false");
-    }
-    return v.cast<bool>();
-}
-
-std::string
-Str(const std::string& key, const py::handle& v)
-{
-    if (!py::isinstance<py::str>(v))
-    {
-        throw std::invalid_argument("key '" + key + "': must be a string");
-    }
-    return v.cast<std::string>();
-}
 
 uint32_t
 Ipv4(const std::string& key, const std::string& s)
@@ -99,16 +59,7 @@ ParseRouterConfig(const py::dict& d)
          }},
         {"ports", [&](auto& k, auto& v) { c.ports = Uint(k, v); }},
         {"ports_per_pfe", [&](auto& k, auto& v) { c.portsPerPfe = Uint(k, v); }},
-        {"sonet", [&](auto& k, auto& v) {
-             try
-             {
-                 c.sonetN = ParseSonetRate(Str(k, v));
-             }
-             catch (const std::invalid_argument& e)
-             {
-                 throw std::invalid_argument("key 'sonet': " + std::string(e.what()));
-             }
-         }},
+        {"sonet", [&](auto& k, auto& v) { c.sonetN = ParseSonetRate(Str(k, v)); }},
         {"fcs_bits", [&](auto& k, auto& v) { c.ppp.fcsBits = Uint(k, v); }},
         {"shared_flag", [&](auto& k, auto& v) { c.ppp.sharedFlag = Bool(k, v); }},
         {"address_control", [&](auto& k, auto& v) { c.ppp.addressControl = Bool(k, v); }},
@@ -137,24 +88,14 @@ ParseRouterConfig(const py::dict& d)
         {"sample_frames", [&](auto& k, auto& v) { c.sampleFrames = Uint(k, v); }},
         {"block_packets", [&](auto& k, auto& v) { c.blockPackets = Uint(k, v); }},
     };
-    for (const auto& [k, v] : d)
-    {
-        std::string key = py::str(k);
+    ForEachKey(d, [&](const std::string& key, const py::handle& v) {
         auto it = keys.find(key);
         if (it == keys.end())
         {
             throw std::invalid_argument("key '" + key + "': unknown router config key");
         }
-        try
-        {
-            it->second(key, v);
-        }
-        catch (const std::invalid_argument& e)
-        {
-            std::string m = e.what();
-            throw std::invalid_argument(m.rfind("key '", 0) == 0 ? m : "key '" + key + "': " + m);
-        }
-    }
+        it->second(key, v);
+    });
     c.Validate();
     return p;
 }

@@ -1,0 +1,103 @@
+// Reading a runner's config dict from Python: the key walk and the value
+// type checks the run_* bindings share. Every error is std::invalid_argument
+// "key 'K': ..." (pybind11 turns it into ValueError), so a bad scenario value
+// is reported by the name the user wrote.
+#ifndef ROUTERTWIN_DICT_CONFIG_H
+#define ROUTERTWIN_DICT_CONFIG_H
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace routertwin::bindings
+{
+
+/// An int or a float, not a bool (Python's bool is an int subclass).
+inline bool
+IsNumber(const pybind11::handle& v)
+{
+    return !pybind11::isinstance<pybind11::bool_>(v) &&
+           (pybind11::isinstance<pybind11::int_>(v) || pybind11::isinstance<pybind11::float_>(v));
+}
+
+/// Value of `key` as a double; throws unless IsNumber.
+inline double
+Num(const std::string& key, const pybind11::handle& v)
+{
+    if (!IsNumber(v))
+    {
+        throw std::invalid_argument("key '" + key + "': must be a number");
+    }
+    return v.cast<double>();
+}
+
+/// Value of `key` as an int in 0..2^32-1; throws otherwise (bools included).
+inline unsigned
+Uint(const std::string& key, const pybind11::handle& v)
+{
+    if (pybind11::isinstance<pybind11::bool_>(v) || !pybind11::isinstance<pybind11::int_>(v) ||
+        v.cast<int64_t>() < 0 || v.cast<int64_t>() > 0xFFFFFFFFll)
+    {
+        throw std::invalid_argument("key '" + key + "': must be a non-negative integer");
+    }
+    return v.cast<unsigned>();
+}
+
+/// Value of `key` as a bool; throws unless it is True or False.
+inline bool
+Bool(const std::string& key, const pybind11::handle& v)
+{
+    if (!pybind11::isinstance<pybind11::bool_>(v))
+    {
+        throw std::invalid_argument("key '" + key + "': must be true or false");
+    }
+    return v.cast<bool>();
+}
+
+/// Value of `key` as a string; throws unless it is a str.
+inline std::string
+Str(const std::string& key, const pybind11::handle& v)
+{
+    if (!pybind11::isinstance<pybind11::str>(v))
+    {
+        throw std::invalid_argument("key '" + key + "': must be a string");
+    }
+    return v.cast<std::string>();
+}
+
+/// Calls read(key, value) for every entry of `config`, in dict order. Keys
+/// must be str. A std::invalid_argument from `read` whose message does not
+/// already start with "key '" is re-thrown prefixed with "key 'K': ", so a
+/// parser that knows nothing of keys (e.g. ParseSonetRate) still names one.
+template <class Read>
+void
+ForEachKey(const pybind11::dict& config, Read&& read)
+{
+    for (const auto& [k, v] : config)
+    {
+        if (!pybind11::isinstance<pybind11::str>(k))
+        {
+            throw std::invalid_argument("config keys must be strings");
+        }
+        const std::string key = pybind11::cast<std::string>(k);
+        try
+        {
+            read(key, v);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            const std::string m = e.what();
+            if (m.rfind("key '", 0) == 0)
+            {
+                throw;
+            }
+            throw std::invalid_argument("key '" + key + "': " + m);
+        }
+    }
+}
+
+} // namespace routertwin::bindings
+
+#endif

@@ -10,9 +10,22 @@ printed once":
   checksum verifies with the pseudo-header when one was asked for, and the
   addresses, ports, TTL and length are those of the spec;
 - routes: every add/delete return code, lookup and bulk result equals a
-  linear scan of the current rule list;
+  linear scan of the current rule list; the rule and second-level group
+  counts are those of the final rule list;
 - flows: every hash equals the documented mixing of the field values, and
   the shard equals (hash * shards) >> 32.
+
+The operation counters the cycle model prices are checked exactly against
+what the contracts in core/include/dp/*.h say each call adds: parse
+(packets, whole headers walked, checksum bytes), TTL rewrite (one
+incremental update, 3 bytes written), build (bytes written, copied and
+summed) and LPM lookups (one probe and cache line, two when the /24 holds a
+longer rule). Not checked: the LPM update counters and the flow-table
+counters, whose values depend on the table's internal layout rather than on
+a documented per-call count.
+
+Every vector must have its transcript entry and every transcript line must
+be accounted for: a short or truncated transcript fails.
 
 Usage: check_expected.py VECTOR_DIR EXPECTED_TXT   (exit 1 on the first mismatch)
 """
@@ -34,8 +47,15 @@ def csum(data):
     return ~s & 0xFFFF
 
 
-def parse(frame, verify, allow_frag):
-    """Returns (reason, fields) following the documented check order."""
+def parse(frame, verify, allow_frag, ops=None):
+    """Returns (reason, fields) following the documented check order, and
+    adds to ops (a dict) what dp_pkt.h says dp_parse counts: one packet,
+    whole headers once their bytes are present (the L4 header only when
+    accepted), IHL*4 checksum bytes when the checksum is verified."""
+    if ops is None:
+        ops = {}
+    add = lambda k, v: ops.__setitem__(k, ops.get(k, 0) + v)
+    add("packets", 1)
     n = len(frame)
     if n < 14:
         return "eth_truncated", None
@@ -43,14 +63,17 @@ def parse(frame, verify, allow_frag):
     l3, vlan = 14, 0
     if et == 0x8100:
         if n < 18:
+            add("bytes_parsed", 14)
             return "eth_truncated", None
         vlan, et = struct.unpack("!HH", frame[14:18])
         l3 = 18
+    add("bytes_parsed", l3)
     if et != 0x0800:
         return "eth_unsupported_type", None
     ip = frame[l3:]
     if len(ip) < 20:
         return "ip4_truncated", None
+    add("bytes_parsed", 20)
     if ip[0] >> 4 != 4:
         return "ip4_bad_version", None
     ihl = ip[0] & 15
@@ -58,11 +81,14 @@ def parse(frame, verify, allow_frag):
         return "ip4_bad_ihl", None
     if len(ip) < ihl * 4:
         return "ip4_truncated", None
+    add("bytes_parsed", ihl * 4 - 20)
     total = struct.unpack("!H", ip[2:4])[0]
     if total < ihl * 4 or total > len(ip):
         return "ip4_bad_total_length", None
-    if verify and csum(ip[:ihl * 4]) != 0:
-        return "ip4_bad_checksum", None
+    if verify:
+        add("checksum_bytes", ihl * 4)
+        if csum(ip[:ihl * 4]) != 0:
+            return "ip4_bad_checksum", None
     frag = struct.unpack("!H", ip[6:8])[0]
     if frag & 0x3FFF and not allow_frag:
         return "ip4_fragment", None
@@ -89,6 +115,7 @@ def parse(frame, verify, allow_frag):
         hdr = doff
         f["sport"], f["dport"] = struct.unpack("!HH", l4[:4])
         f["flags"] = l4[13]
+    add("bytes_parsed", hdr)
     f["pay"] = f["l4"] + hdr
     f["paylen"] = len(l4) - hdr
     return "ok", f
@@ -112,39 +139,69 @@ def vector_lines(path):
         return [l.rstrip("\n") for l in fh if l.strip() and not l.startswith("#")]
 
 
+def check_ops(where, line, label, want):
+    """line must be "  <label>" followed by exactly the nonzero counters of
+    want, in dp_ops_t order (the order dp_golden prints them in)."""
+    order = ["packets", "bytes_parsed", "bytes_written", "checksum_bytes", "csum_updates", "table_probes",
+             "cache_lines", "table_writes", "rules_evaluated", "bytes_copied", "crypto_bytes"]
+    unknown = set(want) - set(order)
+    if unknown:
+        fail("%s: checker bug, unknown counters %s" % (where, sorted(unknown)))
+    expect = "  " + " ".join([label] + ["%s=%d" % (k, want[k]) for k in order if want.get(k)])
+    if line != expect:
+        fail("%s: %r, python says %r" % (where, line, expect))
+
+
+class Lines:
+    """The transcript lines of one section, consumed in order."""
+
+    def __init__(self, section, lines):
+        self.section, self.lines, self.i = section, lines, 0
+
+    def next(self, what):
+        if self.i >= len(self.lines):
+            fail("%s: transcript ends where %s was expected" % (self.section, what))
+        self.i += 1
+        return self.lines[self.i - 1]
+
+    def done(self):
+        if self.i != len(self.lines):
+            fail("%s: %d transcript lines left over, from %r" % (self.section, len(self.lines) - self.i,
+                                                                  self.lines[self.i]))
+
+
 def check_packets(vdir, lines):
-    body = [l for l in lines if not l.startswith("  ops")]
-    i = 0
+    body = Lines("packets", lines)
     for vline in vector_lines(vdir + "/packets.txt"):
         name, hx = vline.split()
         frame = b"" if hx == "-" else bytes.fromhex(hx)
-        head = body[i].split()
-        i += 1
-        if head[1] != name:
-            fail("packets: expected %s, transcript has %s" % (name, head[1]))
+        head = body.next("the entry of " + name).split()
+        if head[:2] != ["pkt", name]:
+            fail("packets: expected pkt %s, transcript has %s" % (name, " ".join(head[:2])))
         verdict = dict(kv.split("=") for kv in head[2:])
-        strict, f = parse(frame, True, False)
+        ops = {}
+        strict, f = parse(frame, True, False, ops)
         if verdict["strict"] != strict:
             fail("packets %s: strict %s, python says %s" % (name, verdict["strict"], strict))
         if strict != "ok":
-            lax, f = parse(frame, False, True)
+            lax, f = parse(frame, False, True, ops)
             if verdict["lax"] != lax:
                 fail("packets %s: lax %s, python says %s" % (name, verdict["lax"], lax))
-            if lax != "ok":
-                continue
-        fields = dict(kv.split("=") for kv in body[i].split())
-        i += 1
+        check_ops("packets %s" % name, body.next("the ops of " + name), "ops", ops)
+        if f is None:
+            continue
+        fields = dict(kv.split("=") for kv in body.next("the fields of " + name).split())
         for k, v in f.items():
             base = 16 if k in ("eth", "vlan", "flags", "src", "dst") else 10
             if int(fields[k], base) != v:
                 fail("packets %s: %s=%s, python says %d" % (name, k, fields[k], v))
-        ttl_line = body[i].split()
-        i += 1
+        ttl_line = body.next("the TTL rewrite of " + name).split()
         ihl = f["ihl"] * 4
         hdr = bytearray(frame[f["l3"]:f["l3"] + ihl])
         if hdr[8] <= 1:
-            want_res, want = "ip4_ttl_expired", bytes(hdr)
+            want_res, want, ttl_ops = "ip4_ttl_expired", bytes(hdr), {}
         else:
+            ttl_ops = {"csum_updates": 1, "bytes_written": 3}
             hdr[8] -= 1
             hdr[10:12] = b"\0\0"
             c = csum(bytes(hdr))
@@ -157,15 +214,17 @@ def check_packets(vdir, lines):
         if ttl_line[1] != "ttl=" + want_res or (want is not None and ttl_line[2] != want.hex()):
             fail("packets %s: TTL rewrite %s, python says %s %s" % (name, " ".join(ttl_line[1:3]), want_res,
                                                                     want.hex() if want else ""))
-    return i
+        check_ops("packets %s TTL" % name, body.next("the TTL ops of " + name), "ttl_ops", ttl_ops)
+    body.done()
 
 
 def check_builds(vdir, lines):
-    body = [l for l in lines if not l.startswith("  ops")]
-    for vline, tline in zip(vector_lines(vdir + "/builds.txt"), body):
+    body = Lines("builds", lines)
+    for vline in vector_lines(vdir + "/builds.txt"):
         v = vline.split()
+        tline = body.next("the build of " + v[0])
         t = tline.split()
-        if t[1] != v[0] or t[2] != "ok":
+        if t[:3] != ["build", v[0], "ok"]:
             fail("builds %s: %s" % (v[0], tline[:60]))
         frame = bytes.fromhex(t[4])
         proto = 6 if v[1] == "tcp" else 17
@@ -178,18 +237,38 @@ def check_builds(vdir, lines):
         l4 = frame[34:14 + total]
         if struct.unpack("!HH", l4[:4]) != (int(v[4]), int(v[5])):
             fail("builds %s: ports wrong" % v[0])
-        if total != 20 + (20 if proto == 6 else 8) + int(v[11]):
+        paylen = int(v[11])
+        l4hdr = 20 if proto == 6 else 8
+        if total != 20 + l4hdr + paylen:
             fail("builds %s: total length %d" % (v[0], total))
+        if len(frame) != max(60, 14 + total):
+            fail("builds %s: frame length %d, not the padded %d" % (v[0], len(frame), max(60, 14 + total)))
         if v[12] == "1":
             pseudo = ip[12:20] + struct.pack("!BBH", 0, proto, len(l4))
             if csum(pseudo + l4) != 0:
                 fail("builds %s: L4 checksum does not verify" % v[0])
+        # dp_pkt.h: everything but the payload written, the payload copied
+        # (or zero-filled), the IPv4 header summed, and with an L4 checksum
+        # the pseudo-header addresses and the whole segment too.
+        ops = {"bytes_written": len(frame) - paylen, "bytes_copied": paylen,
+               "checksum_bytes": 20 + (8 + l4hdr + paylen if v[12] == "1" else 0)}
+        check_ops("builds %s" % v[0], body.next("the ops of " + v[0]), "ops", ops)
+    body.done()
 
 
 def check_routes(vdir, lines):
     rules = {}
     lookups = []
-    out = iter(lines)
+    body = Lines("routes", lines)
+    probes = [0]  # table probes the lookups must count (dp_lpm.h)
+    split = set()  # /24s holding a rule longer than /24
+
+    def next_line():
+        return body.next("the result of a routes.txt line")
+
+    def count_lookup(ip):
+        # One first-level read; a second one when the /24 holds a longer rule.
+        probes[0] += 2 if ip >> 8 in split else 1
 
     def ip_of(s):
         a = [int(x) for x in s.split(".")]
@@ -206,21 +285,24 @@ def check_routes(vdir, lines):
         return None if best is None else best[1]
 
     for vline in vector_lines(vdir + "/routes.txt"):
-        t = next(out)
+        t = next_line()
         w = vline.split()
         if w[0] == "add":
             p, d = w[1].split("/")
             d = int(d)
             rules[(ip_of(p) & mask(d), d)] = int(w[2])
+            split = {q >> 8 for q, e in rules if e > 24}
             want = "add %s %s -> 0" % (w[1], w[2])
         elif w[0] == "del":
             p, d = w[1].split("/")
             d = int(d)
             rc = 0 if rules.pop((ip_of(p) & mask(d), d), None) is not None else -3
+            split = {q >> 8 for q, e in rules if e > 24}
             want = "del %s -> %d" % (w[1], rc)
         elif w[0] == "lookup":
             ip = ip_of(w[1])
             lookups.append(ip)
+            count_lookup(ip)
             h = lpm(ip)
             want = "lookup %s -> %s" % (w[1], "miss -3" if h is None else h)
         else:
@@ -229,16 +311,24 @@ def check_routes(vdir, lines):
                 fail("routes: %r, python says %r" % (t, want))
             for ip in lookups:
                 h = lpm(ip)
+                count_lookup(ip)
                 want = "  %08x %06x" % (ip, h) if h is not None else "  %08x ffffffff" % ip
-                t = next(out)
+                t = next_line()
                 if t != want:
                     fail("routes bulk: %r, python says %r" % (t, want))
             continue
         if t != want:
             fail("routes: %r, python says %r" % (t, want))
-    t = next(out)
-    if not t.startswith("lpm rules=%d " % len(rules)):
-        fail("routes: %r, python says %d rules" % (t, len(rules)))
+    t = next_line()
+    want = "lpm rules=%d tbl8_groups_used=%d" % (len(rules), len(split))
+    if t != want:
+        fail("routes: %r, python says %r" % (t, want))
+    # Update counters depend on the table's internals (see the docstring).
+    if not body.next("the update ops").startswith("  update_ops"):
+        fail("routes: no update_ops line after the lpm line")
+    check_ops("routes lookups", body.next("the lookup ops"), "lookup_ops",
+              {"table_probes": probes[0], "cache_lines": probes[0]})
+    body.done()
 
 
 def flow_hash(src, dst, sport, dport, proto):
@@ -261,16 +351,56 @@ def flow_hash(src, dst, sport, dport, proto):
 
 
 def check_flows(vdir, lines):
-    flows = [l for l in lines if l.startswith("flow ")]
-    vecs = vector_lines(vdir + "/flows.txt")
-    if len(flows) != len(vecs):
-        fail("flows: %d lines for %d keys" % (len(flows), len(vecs)))
-    for vline, t in zip(vecs, flows):
+    """Hashes and shards as documented; insert, lookup, expiry and the shard
+    counters against a dict per shard following dp_flow.h (capacity per
+    shard, refusal when full, lookups refresh last-seen, expiry when
+    last-seen + timeout <= now), driven as dp_golden.c drives the table."""
+    shards, capacity, timeout = 3, 24, 300
+    table = [{} for _ in range(shards)]  # key -> [value, last_seen]
+    stats = [dict(inserts=0, refused=0, expired=0) for _ in range(shards)]
+    body = Lines("flows", lines)
+    now = 0
+    for vline in vector_lines(vdir + "/flows.txt"):
         s, d, sp, dp, pr = vline.split()
-        h = flow_hash(int(s, 16), int(d, 16), int(sp), int(dp), int(pr))
-        want = "flow %s hash=%08x shard=%d " % (vline, h, (h * 3) >> 32)
-        if not t.startswith(want):
-            fail("flows: %r, python says %r" % (t, want))
+        key = (int(s, 16), int(d, 16), int(sp), int(dp), int(pr))
+        h = flow_hash(*key)
+        sh = (h * shards) >> 32
+        now += 10
+        t = table[sh]
+        rc = 0
+        if key in t:
+            t[key] = [now * 3, now]
+        elif len(t) >= capacity:
+            rc = -2
+            stats[sh]["refused"] += 1
+        else:
+            t[key] = [now * 3, now]
+            stats[sh]["inserts"] += 1
+        lrc, value = (0, t[key][0]) if key in t else (-3, 0)
+        want = "flow %s hash=%08x shard=%d insert=%d lookup=%d value=%d" % (vline, h, sh, rc, lrc, value)
+        got = body.next("the entry of flow " + vline)
+        if got != want:
+            fail("flows: %r, python says %r" % (got, want))
+        if now % 500 == 0:
+            for i in range(shards):
+                old = [k for k, (_, seen) in table[i].items() if seen + timeout <= now]
+                for k in old:
+                    del table[i][k]
+                stats[i]["expired"] += len(old)
+                want = "  expire shard=%d now=%d evicted=%d" % (i, now, len(old))
+                got = body.next("an expiry")
+                if got != want:
+                    fail("flows: %r, python says %r" % (got, want))
+    for i in range(shards):
+        want = "shard %d entries=%d capacity=%d inserts=%d refused=%d expired=%d deletes=0" % (
+            i, len(table[i]), capacity, stats[i]["inserts"], stats[i]["refused"], stats[i]["expired"])
+        got = body.next("the counters of shard %d" % i)
+        if got != want:
+            fail("flows: %r, python says %r" % (got, want))
+    # Probe and write counts depend on the bucket layout (see the docstring).
+    if not body.next("the flow ops").startswith("  ops"):
+        fail("flows: no ops line after the shard counters")
+    body.done()
 
 
 def main():
@@ -279,6 +409,9 @@ def main():
         sys.exit(2)
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
+    for name in ("packets", "builds", "routes", "flows"):
+        if name not in sec:
+            fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
     check_builds(vdir, sec["builds"])
     check_routes(vdir, sec["routes"])

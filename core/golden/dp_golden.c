@@ -88,10 +88,11 @@ static void print_hex(const uint8_t *p, size_t n)
         printf("%02x", p[i]);
 }
 
-static void print_ops(const dp_ops_t *ops)
+/* One line "  <label> name=value ..." of the nonzero counters. */
+static void print_ops(const char *label, const dp_ops_t *ops)
 {
     unsigned i;
-    printf("  ops");
+    printf("  %s", label);
     for (i = 0; i < DP_OPS_NUM_COUNTERS; i++) {
         uint64_t v = dp_ops_counter(ops, i);
         if (v)
@@ -133,7 +134,7 @@ static void run_packets(const char *dir)
             r = r2;
         }
         printf("\n");
-        print_ops(&ops);
+        print_ops("ops", &ops);
         if (r != DP_OK)
             continue;
         print_parsed(&p);
@@ -151,6 +152,7 @@ static void run_packets(const char *dir)
             printf(" ttl=%s ", dp_drop_reason_name(tr));
             print_hex(ip, ihl);
             printf(" after=%04x\n", dp_csum(ip, ihl, NULL));
+            print_ops("ttl_ops", &tops);
         }
     }
     fclose(f);
@@ -196,7 +198,7 @@ static void run_builds(const char *dir)
         printf("build %s %s len=%lu ", name, dp_drop_reason_name(r), (unsigned long)len);
         print_hex(frame, r == DP_OK ? len : 0);
         printf("\n");
-        print_ops(&ops);
+        print_ops("ops", &ops);
     }
     fclose(f);
 }
@@ -227,7 +229,7 @@ static void run_routes(const char *dir)
     void *mem = malloc(mem_size);
     dp_lpm_t *lpm = dp_lpm_create(mem, mem_size, &cfg);
     dp_lpm_stats_t st;
-    dp_ops_t ops;
+    dp_ops_t ops, lops; /* adds and deletes; lookups (single and bulk) */
     unsigned nips = 0, i;
 
     if (!lpm) {
@@ -235,13 +237,14 @@ static void run_routes(const char *dir)
         exit(2);
     }
     dp_ops_reset(&ops);
+    dp_ops_reset(&lops);
     printf("== routes\n");
     while (next_line(f, line, sizeof line)) {
         uint32_t ip, hop = 0;
         unsigned depth;
         unsigned long hop_in = 0;
         if (strcmp(line, "bulk") == 0) {
-            dp_lpm_lookup_bulk(lpm, ips, hops, nips, &ops);
+            dp_lpm_lookup_bulk(lpm, ips, hops, nips, &lops);
             printf("bulk %u\n", nips);
             for (i = 0; i < nips; i++)
                 printf("  %08lx %06lx\n", (unsigned long)ips[i], (unsigned long)hops[i]);
@@ -262,7 +265,7 @@ static void run_routes(const char *dir)
             if (!parse_prefix(arg, &ip, NULL) || nips >= MAX_LOOKUPS)
                 fail("routes.txt", line);
             ips[nips++] = ip;
-            rc = dp_lpm_lookup(lpm, ip, &hop, &ops);
+            rc = dp_lpm_lookup(lpm, ip, &hop, &lops);
             if (rc == 0)
                 printf("lookup %s -> %lu\n", arg, (unsigned long)hop);
             else
@@ -273,7 +276,8 @@ static void run_routes(const char *dir)
     }
     dp_lpm_get_stats(lpm, &st);
     printf("lpm rules=%lu tbl8_groups_used=%lu\n", (unsigned long)st.rules, (unsigned long)st.tbl8_groups_used);
-    print_ops(&ops);
+    print_ops("update_ops", &ops);
+    print_ops("lookup_ops", &lops);
     free(mem);
     fclose(f);
 }
@@ -331,7 +335,7 @@ static void run_flows(const char *dir)
                (unsigned long long)st.inserts, (unsigned long long)st.refused_full,
                (unsigned long long)st.expired, (unsigned long long)st.deletes);
     }
-    print_ops(&ops);
+    print_ops("ops", &ops);
     free(mem);
     fclose(f);
 }

@@ -52,7 +52,9 @@ int dp_lpm_add(dp_lpm_t *lpm, uint32_t prefix, uint8_t depth, uint32_t next_hop,
 int dp_lpm_delete(dp_lpm_t *lpm, uint32_t prefix, uint8_t depth, dp_ops_t *ops);
 
 /* Longest match for ip (host order): 0 and *next_hop set, or DP_LPM_ENOENT.
- * Adds table_probes and cache_lines to ops. */
+ * Adds table_probes and cache_lines to ops: 1 each for the first-level read,
+ * 2 each when the address's /24 holds a rule longer than /24 (a
+ * second-level read follows). */
 int dp_lpm_lookup(const dp_lpm_t *lpm, uint32_t ip, uint32_t *next_hop, dp_ops_t *ops);
 
 /* Batch lookup: next_hops[i] = hop or DP_LPM_MISS. Same ops accounting. */
@@ -63,7 +65,7 @@ void dp_lpm_lookup_bulk(const dp_lpm_t *lpm, const uint32_t *ips, uint32_t *next
 /* Footprint and occupancy. */
 typedef struct dp_lpm_stats {
     uint32_t rules;             /* rules stored */
-    uint32_t tbl8_groups_used;  /* second-level groups in use */
+    uint32_t tbl8_groups_used;  /* second-level groups in use: one per /24 holding a rule longer than /24 */
     size_t memory_bytes;        /* bytes of the table as configured */
 } dp_lpm_stats_t;
 

@@ -62,7 +62,12 @@ typedef struct dp_parse_opts {
  * (Ethernet padding) are ignored. In an allowed first fragment (MF set,
  * offset 0) the UDP length may exceed the fragment's payload.
  * Adds to ops->packets, ops->bytes_parsed (header bytes walked, up to where
- * parsing stopped) and ops->checksum_bytes. */
+ * parsing stopped) and ops->checksum_bytes. Headers are counted whole, once
+ * their bytes are known to be present: the Ethernet header (14, 18 with the
+ * tag; 14 when the tag is cut short), the fixed IPv4 header (20), its
+ * options (IHL*4 - 20), and the UDP/TCP header only when it is accepted.
+ * checksum_bytes is IHL*4 when the header checksum is verified (only once
+ * the total length has passed), else 0. */
 dp_drop_reason_t dp_parse(const uint8_t *frame, size_t len, const dp_parse_opts_t *opts,
                           dp_parsed_t *out, dp_ops_t *ops);
 
@@ -90,7 +95,11 @@ typedef struct dp_build_spec {
  * Returns DP_DROP_BUFFER_TOO_SMALL if cap is too small, writing nothing;
  * DP_DROP_BAD_BUILD_SPEC if ip_proto is not UDP/TCP or the IPv4 total length
  * would exceed 65535. The IPv4 header has IHL 5, DF set, TOS 0; TCP has data
- * offset 5 and window 65535. */
+ * offset 5 and window 65535. On success adds to ops->bytes_written every
+ * byte but the payload (headers and padding), to ops->bytes_copied the
+ * payload_len bytes (copied, or zero-filled when payload is NULL), and to
+ * ops->checksum_bytes the 20 header bytes plus, with l4_checksum, the 8
+ * address bytes of the pseudo-header and the whole UDP/TCP segment. */
 dp_drop_reason_t dp_build(const dp_build_spec_t *spec, uint8_t *buf, size_t cap, size_t *out_len,
                           dp_ops_t *ops);
 
@@ -100,7 +109,8 @@ size_t dp_build_len(uint8_t ip_proto, uint16_t payload_len);
 /* Forwarding rewrite of an IPv4 header in place: TTL decrement with the
  * RFC 1624 incremental checksum update. ip points at the IPv4 header, len
  * bytes of it are present. Returns DP_DROP_IP4_TTL_EXPIRED (header untouched)
- * when TTL <= 1. */
+ * when TTL <= 1. A rewrite adds one ops->csum_updates and 3 ops->bytes_written
+ * (TTL and checksum); a refusal adds nothing. */
 dp_drop_reason_t dp_ip4_decrement_ttl(uint8_t *ip, size_t len, dp_ops_t *ops);
 
 #ifdef __cplusplus

@@ -33,6 +33,11 @@ class RowSpec(BaseModel):
     tolerance_pct: NonNegativeFloat | None = None  # |twin - ref| / |ref| * 100 must not exceed it
     tolerance_abs: NonNegativeFloat | None = None  # or |twin - ref| must not exceed it (zero references)
     reason: str = Field(min_length=1)  # why this tolerance
+    # True when a number the twin uses to replay this row was chosen knowing
+    # the row's value (a predict row that informed the model): the row is
+    # still judged, but reported as a consistency check and kept out of the
+    # predict statistics, which must measure predictions only.
+    consistency_check: bool = False
 
     @model_validator(mode="after")
     def _one_tolerance(self):
@@ -79,6 +84,7 @@ class MappedRow:
     reason: str
     where: str  # "FILE:LINE" of the row in the mapping
     metric_where: str  # "FILE:LINE" of its metric (or of the row when defaulted)
+    consistency_check: bool = False  # see RowSpec.consistency_check
 
     def tolerance_text(self) -> str:
         if self.tolerance_pct is not None:
@@ -154,6 +160,7 @@ def load_mapping(path: Path, root: Path, reference: dict[str, ReferenceRow]) -> 
             case=row.case, metric=metric,
             tolerance_pct=row.tolerance_pct, tolerance_abs=row.tolerance_abs, reason=row.reason,
             where=f"{shown}:{where.line(loc)}", metric_where=f"{shown}:{where.line(metric_loc)}",
+            consistency_check=row.consistency_check,
         )
     for i, plot in enumerate(spec.plots):
         loc = ("plots", i)

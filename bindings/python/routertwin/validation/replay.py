@@ -81,7 +81,11 @@ def summary_line(label: str, results: list[RowResult], total: int) -> str:
     line = f"{label}: {len(replayed)}/{total} rows replayed, {passed} pass"
     if errors:
         line += f", {errors} could not be replayed"
-    pred = [r for r in replayed if r.ref.role == "predict" and r.error_pct is not None]
+    pred = [r for r in replayed if r.ref.role == "predict" and r.error_pct is not None
+            and not r.mapped.consistency_check]
+    checks = [r for r in replayed if r.mapped.consistency_check]
+    if checks:
+        line += f" ({len(checks)} consistency check{'s' if len(checks) > 1 else ''}, not predictions)"
     if pred:
         worst = max(pred, key=lambda r: (r.abs_error_pct, r.ref.id))
         med = statistics.median(r.abs_error_pct for r in pred)
@@ -128,7 +132,8 @@ def build_report(reference: dict[str, ReferenceRow], mappings: dict[str, Mapping
 
 def _cells(r: RowResult) -> list[str]:
     return [
-        r.ref.id, r.ref.system, r.ref.condition, f"{r.ref.value_text} {r.ref.unit}".strip(), r.ref.role,
+        r.ref.id, r.ref.system, r.ref.condition, f"{r.ref.value_text} {r.ref.unit}".strip(),
+        r.ref.role + (" (consistency)" if r.mapped.consistency_check else ""),
         "—" if r.twin is None else fmt(r.twin),
         "—" if r.error_pct is None else f"{r.error_pct:+.1f}%",
         r.mapped.tolerance_text(), r.status,

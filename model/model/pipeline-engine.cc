@@ -37,6 +37,21 @@ FlowHash(uint32_t x)
     return x;
 }
 
+// One shared server taking work in the order it is offered (an I/O engine,
+// the memory bus, the egress line, the global lock): work ready at `at`
+// starts when the server is free and holds it for `occ`. Returns the start;
+// adds occ to the server's busy time (ticks, or a double where the caller
+// keeps one). All times in ticks.
+template <class Busy>
+inline uint64_t
+Occupy(uint64_t at, uint64_t occ, uint64_t& freeAt, Busy& busy)
+{
+    const uint64_t start = std::max(at, freeAt);
+    freeAt = start + occ;
+    busy += occ;
+    return start;
+}
+
 const char* const kDropNames[] = {"none", "input_queue_full", "core_queue_full", "data_plane"};
 static_assert(sizeof(kDropNames) / sizeof(kDropNames[0]) == static_cast<size_t>(PipelineDrop::kCount),
               "one name per PipelineDrop");
@@ -252,16 +267,12 @@ PipelineEngine::Egress(Tick release, const PacketDesc& desc, std::vector<PacketD
     Tick t = release;
     if (m_outputOcc)
     {
-        t = std::max(t, m_outputFree);
-        m_outputFree = t + m_outputOcc;
-        m_busyOutput += m_outputOcc;
+        t = Occupy(t, m_outputOcc, m_outputFree, m_busyOutput);
     }
     if (m_lineTicksPerByte > 0)
     {
         const Tick ser = RoundTicks(ethernet::WireBytes(desc.frameBytes) * m_lineTicksPerByte);
-        t = std::max(t, m_lineFree) + ser; // last bit out
-        m_lineFree = t;
-        m_busyLine += ser;
+        t = Occupy(t, ser, m_lineFree, m_busyLine) + ser; // last bit out
     }
     t += m_fixedLatency;
     m_lastDepart = std::max(m_lastDepart, t);
@@ -367,18 +378,13 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
         Tick ready = t;
         if (m_inputOcc)
         {
-            ready = std::max(ready, m_inputFree);
-            m_inputFree = ready + m_inputOcc;
-            m_busyInput += m_inputOcc;
+            ready = Occupy(ready, m_inputOcc, m_inputFree, m_busyInput);
         }
         if (m_memTicksPerByte > 0)
         {
             const double bytes =
                 m_cfg.memoryBytesPerFrameByte * d.frameBytes + m_cfg.memoryBytesPerPacket;
-            const Tick occ = RoundTicks(bytes * m_memTicksPerByte);
-            ready = std::max(ready, m_memFree);
-            m_memFree = ready + occ;
-            m_busyMemTicks += static_cast<double>(occ);
+            ready = Occupy(ready, RoundTicks(bytes * m_memTicksPerByte), m_memFree, m_busyMemTicks);
         }
 
         // Work distribution.
@@ -442,10 +448,7 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
         if (m_lockTicks)
         {
             const Tick unlocked = svc > m_lockTicks ? svc - m_lockTicks : 0;
-            const Tick acquire = std::max(start + unlocked, m_lockFree);
-            finish = acquire + m_lockTicks;
-            m_lockFree = finish;
-            m_busyLock += m_lockTicks;
+            finish = Occupy(start + unlocked, m_lockTicks, m_lockFree, m_busyLock) + m_lockTicks;
         }
         else
         {

@@ -172,23 +172,27 @@ static int key_eq(const dp_flow_key_t *a, const dp_flow_key_t *b)
            a->dst_port == b->dst_port && a->proto == b->proto;
 }
 
+/* One probe of a table line (a bucket header or an entry): a probe and a
+ * cache line in the counters the cycle model prices. */
+static void count_line_read(dp_ops_t *ops)
+{
+    if (ops) {
+        ops->table_probes++;
+        ops->cache_lines++;
+    }
+}
+
 static uint32_t find(const flow_shard_t *s, const dp_flow_key_t *key, uint32_t h, dp_ops_t *ops)
 {
     uint32_t b = h & s->bucket_mask, n;
     for (n = 0; n <= s->bucket_mask; n++) {
         const flow_bucket_t *bk = &s->buckets[b];
         unsigned i;
-        if (ops) {
-            ops->table_probes++;
-            ops->cache_lines++;
-        }
+        count_line_read(ops);
         for (i = 0; i < BUCKET_SLOTS; i++) {
             if ((bk->used >> i) & 1u && bk->sig[i] == h) {
                 const flow_entry_t *e = &s->entries[b * BUCKET_SLOTS + i];
-                if (ops) {
-                    ops->table_probes++;
-                    ops->cache_lines++;
-                }
+                count_line_read(ops);
                 if (key_eq(&e->key, key))
                     return b * BUCKET_SLOTS + i;
             }
@@ -198,6 +202,16 @@ static uint32_t find(const flow_shard_t *s, const dp_flow_key_t *key, uint32_t h
         b = (b + 1u) & s->bucket_mask;
     }
     return NOT_FOUND;
+}
+
+/* The first steps of insert, lookup and delete: hash the key (*h), pick its
+ * shard (*s) and find it there (slot, or NOT_FOUND). */
+static uint32_t locate(const dp_flow_table_t *t, const dp_flow_key_t *key, uint32_t *h,
+                       flow_shard_t **s, dp_ops_t *ops)
+{
+    *h = dp_flow_hash(key);
+    *s = shard_at(t, shard_of_hash(t, *h));
+    return find(*s, key, *h, ops);
 }
 
 static void remove_at(flow_shard_t *s, uint32_t slot, dp_ops_t *ops)
@@ -225,9 +239,7 @@ int dp_flow_insert(dp_flow_table_t *t, const dp_flow_key_t *key, uint64_t value,
 
     if (!t || !key)
         return DP_FLOW_EINVAL;
-    h = dp_flow_hash(key);
-    s = shard_at(t, shard_of_hash(t, h));
-    slot = find(s, key, h, ops);
+    slot = locate(t, key, &h, &s, ops);
     if (slot != NOT_FOUND) {
         e = &s->entries[slot];
         e->value = value;
@@ -244,10 +256,7 @@ int dp_flow_insert(dp_flow_table_t *t, const dp_flow_key_t *key, uint64_t value,
     b = h & s->bucket_mask;
     for (;;) {
         flow_bucket_t *bk = &s->buckets[b];
-        if (ops) {
-            ops->table_probes++;
-            ops->cache_lines++;
-        }
+        count_line_read(ops);
         if (bk->used != BUCKET_FULL) {
             unsigned i = 0;
             while ((bk->used >> i) & 1u)
@@ -283,9 +292,7 @@ int dp_flow_lookup(dp_flow_table_t *t, const dp_flow_key_t *key, uint64_t now, u
 
     if (!t || !key)
         return DP_FLOW_EINVAL;
-    h = dp_flow_hash(key);
-    s = shard_at(t, shard_of_hash(t, h));
-    slot = find(s, key, h, ops);
+    slot = locate(t, key, &h, &s, ops);
     if (slot == NOT_FOUND)
         return DP_FLOW_ENOENT;
     s->entries[slot].last_seen = now;
@@ -301,9 +308,7 @@ int dp_flow_delete(dp_flow_table_t *t, const dp_flow_key_t *key, dp_ops_t *ops)
 
     if (!t || !key)
         return DP_FLOW_EINVAL;
-    h = dp_flow_hash(key);
-    s = shard_at(t, shard_of_hash(t, h));
-    slot = find(s, key, h, ops);
+    slot = locate(t, key, &h, &s, ops);
     if (slot == NOT_FOUND)
         return DP_FLOW_ENOENT;
     remove_at(s, slot, ops);
@@ -322,10 +327,7 @@ uint32_t dp_flow_expire(dp_flow_table_t *t, uint32_t shard, uint64_t now, uint64
     s = shard_at(t, shard);
     for (b = 0; b <= s->bucket_mask; b++) {
         unsigned i;
-        if (ops) {
-            ops->table_probes++;
-            ops->cache_lines++;
-        }
+        count_line_read(ops);
         for (i = 0; i < BUCKET_SLOTS; i++) {
             const flow_entry_t *e;
             if (!((s->buckets[b].used >> i) & 1u))

@@ -184,34 +184,50 @@ static void rule_remove(dp_lpm_t *lpm, uint32_t i)
     lpm->rules_used--;
 }
 
-/* Writes entry over every slot of [first, first+count) of a tbl8 group that
- * holds nothing or a rule no more specific than depth. */
-static uint64_t fill_tbl8(uint32_t *group, uint32_t first, uint32_t count, unsigned depth,
-                          uint32_t entry)
+/* Add and delete walk a rule's range the same way and differ only in which
+ * entries they take over: an add writes its entry over those that hold
+ * nothing or a rule no more specific than its depth; a delete writes the
+ * fallback over exactly those of its own depth (inside its range only the
+ * deleted rule can have written them). */
+typedef enum { REWRITE_ADD, REWRITE_DELETE } rewrite_t;
+
+static int rewrites(uint32_t e, unsigned depth, rewrite_t op)
+{
+    if (op == REWRITE_ADD)
+        return !(e & E_VALID) || entry_depth(e) <= depth;
+    return (e & E_VALID) && entry_depth(e) == depth;
+}
+
+/* Writes `with` over the slots of [first, first+count) of a tbl8 group that
+ * op takes over; returns the writes. */
+static uint64_t rewrite_tbl8(uint32_t *group, uint32_t first, uint32_t count, unsigned depth,
+                             uint32_t with, rewrite_t op)
 {
     uint64_t writes = 0;
     uint32_t j;
     for (j = first; j < first + count; j++) {
-        uint32_t e = group[j];
-        if (!(e & E_VALID) || entry_depth(e) <= depth) {
-            group[j] = entry;
+        if (rewrites(group[j], depth, op)) {
+            group[j] = with;
             writes++;
         }
     }
     return writes;
 }
 
-/* Replaces the entries written by the rule of depth (those of that exact
- * depth) with repl. */
-static uint64_t unfill_tbl8(uint32_t *group, uint32_t first, uint32_t count, unsigned depth,
-                            uint32_t repl)
+/* The same over the tbl24 range of a rule of depth <= 24, descending into
+ * the whole tbl8 group of each /24 in it that has split. */
+static uint64_t rewrite_tbl24(dp_lpm_t *lpm, uint32_t prefix, unsigned depth, uint32_t with,
+                              rewrite_t op)
 {
     uint64_t writes = 0;
-    uint32_t j;
-    for (j = first; j < first + count; j++) {
-        uint32_t e = group[j];
-        if ((e & E_VALID) && entry_depth(e) == depth) {
-            group[j] = repl;
+    uint32_t first = prefix >> 8, count = 1u << (24 - depth), i;
+    for (i = first; i < first + count; i++) {
+        uint32_t e = lpm->tbl24[i];
+        if (e & E_EXT) {
+            uint32_t *group = lpm->tbl8 + ((size_t)(e & E_NH_MASK) << 8);
+            writes += rewrite_tbl8(group, 0, TBL8_GROUP_ENTRIES, depth, with, op);
+        } else if (rewrites(e, depth, op)) {
+            lpm->tbl24[i] = with;
             writes++;
         }
     }
@@ -242,17 +258,7 @@ int dp_lpm_add(dp_lpm_t *lpm, uint32_t prefix, uint8_t depth, uint32_t next_hop,
     writes++;
 
     if (depth <= 24) {
-        uint32_t first = prefix >> 8, count = 1u << (24 - depth), i;
-        for (i = first; i < first + count; i++) {
-            uint32_t e = lpm->tbl24[i];
-            if (e & E_EXT) {
-                uint32_t *group = lpm->tbl8 + ((size_t)(e & E_NH_MASK) << 8);
-                writes += fill_tbl8(group, 0, TBL8_GROUP_ENTRIES, depth, entry);
-            } else if (!(e & E_VALID) || entry_depth(e) <= depth) {
-                lpm->tbl24[i] = entry;
-                writes++;
-            }
-        }
+        writes += rewrite_tbl24(lpm, prefix, depth, entry, REWRITE_ADD);
     } else {
         uint32_t idx = prefix >> 8, e = lpm->tbl24[idx];
         uint32_t *group;
@@ -268,7 +274,8 @@ int dp_lpm_add(dp_lpm_t *lpm, uint32_t prefix, uint8_t depth, uint32_t next_hop,
         } else {
             group = lpm->tbl8 + ((size_t)(e & E_NH_MASK) << 8);
         }
-        writes += fill_tbl8(group, prefix & 0xFFu, 1u << (32 - depth), depth, entry);
+        writes += rewrite_tbl8(group, prefix & 0xFFu, 1u << (32 - depth), depth, entry,
+                               REWRITE_ADD);
     }
     if (ops)
         ops->table_writes += writes;
@@ -318,21 +325,12 @@ int dp_lpm_delete(dp_lpm_t *lpm, uint32_t prefix, uint8_t depth, dp_ops_t *ops)
     }
 
     if (depth <= 24) {
-        uint32_t first = prefix >> 8, count = 1u << (24 - depth), i;
-        for (i = first; i < first + count; i++) {
-            uint32_t e = lpm->tbl24[i];
-            if (e & E_EXT) {
-                uint32_t *group = lpm->tbl8 + ((size_t)(e & E_NH_MASK) << 8);
-                writes += unfill_tbl8(group, 0, TBL8_GROUP_ENTRIES, depth, repl);
-            } else if ((e & E_VALID) && entry_depth(e) == depth) {
-                lpm->tbl24[i] = repl;
-                writes++;
-            }
-        }
+        writes += rewrite_tbl24(lpm, prefix, depth, repl, REWRITE_DELETE);
     } else {
         uint32_t idx = prefix >> 8;
         uint32_t *group = lpm->tbl8 + ((size_t)(lpm->tbl24[idx] & E_NH_MASK) << 8);
-        writes += unfill_tbl8(group, prefix & 0xFFu, 1u << (32 - depth), depth, repl);
+        writes += rewrite_tbl8(group, prefix & 0xFFu, 1u << (32 - depth), depth, repl,
+                               REWRITE_DELETE);
         try_collapse(lpm, idx, ops);
     }
     if (ops)

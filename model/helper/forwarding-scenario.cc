@@ -125,14 +125,7 @@ Keys()
         {"scheduling",
          [](C& c, S k, V v) {
              c.scheduling = AsString(k, v);
-             try
-             {
-                 ParseWorkScheduling(c.scheduling);
-             }
-             catch (const std::invalid_argument& e)
-             {
-                 Bad(k, e.what());
-             }
+             ParseWorkScheduling(c.scheduling);
          }},
         {"input_pps_ceiling", [](C& c, S k, V v) { c.inputPpsCeiling = NonNeg(k, v); }},
         {"output_pps_ceiling", [](C& c, S k, V v) { c.outputPpsCeiling = NonNeg(k, v); }},
@@ -180,14 +173,7 @@ Keys()
              CycleCost probe;
              for (const auto& [name, price] : *m)
              {
-                 try
-                 {
-                     probe.SetCounterPrice(name, price);
-                 }
-                 catch (const std::invalid_argument& e)
-                 {
-                     Bad(k, e.what());
-                 }
+                 probe.SetCounterPrice(name, price);
                  if (!std::isfinite(price) || price < 0)
                  {
                      Bad(k, "price of '" + name + "' must be >= 0");
@@ -255,7 +241,21 @@ ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& key
         {
             Bad(name, "unknown key");
         }
-        found->set(c, name, value);
+        try
+        {
+            found->set(c, name, value);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            // Parsers that know nothing of keys (ParseWorkScheduling,
+            // SetCounterPrice) get the key named here.
+            const std::string m = e.what();
+            if (m.rfind("key '", 0) == 0)
+            {
+                throw;
+            }
+            Bad(name, m);
+        }
     }
     if (c.unroutedFlows > c.numFlows)
     {

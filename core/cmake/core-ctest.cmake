@@ -77,7 +77,7 @@ if(RT_CLANG AND RT_CLANGXX)
   rt_core_sub_build(asan
     ARGS -DCMAKE_C_COMPILER=${RT_CLANG} -DCMAKE_CXX_COMPILER=${RT_CLANGXX}
          -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_CORE_TESTS=ON -DRT_CORE_SANITIZE=ON -DRT_CORE_FUZZ=ON
-    TARGETS core_tests fuzz_parse)
+    TARGETS core_tests fuzz_parse fuzz_lpm fuzz_build)
   # The 1M-route fill is left to the host run: under ASan it costs ~20 s and
   # its table is one allocation, so ASan would see nothing the small random
   # tables do not already show.
@@ -91,6 +91,21 @@ if(RT_CLANG AND RT_CLANGXX)
             -DARTIFACTS=${RT_CORE_SUB}/fuzz-artifacts -DRUNS=200000
             -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/fuzz-smoke.cmake)
   set_tests_properties(core_fuzz_parse_smoke PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 120)
+  # LPM and build harnesses: fewer runs, each of theirs costs more (table
+  # fills and delete-all per LPM input; up to 64 KiB frames per build
+  # input); about 5 s each.
+  foreach(h lpm:3000:256 build:10000:1600)
+    string(REPLACE ":" ";" h "${h}")
+    list(GET h 0 name)
+    list(GET h 1 runs)
+    list(GET h 2 max_len)
+    add_test(NAME core_fuzz_${name}_smoke
+      COMMAND ${CMAKE_COMMAND} -DFUZZER=${RT_CORE_SUB}/asan/fuzz_${name}
+              -DCORPUS=${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-${name} -DWORK=${RT_CORE_SUB}/fuzz-work-${name}
+              -DARTIFACTS=${RT_CORE_SUB}/fuzz-artifacts -DRUNS=${runs} -DMAX_LEN=${max_len}
+              -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/fuzz-smoke.cmake)
+    set_tests_properties(core_fuzz_${name}_smoke PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 120)
+  endforeach()
 else()
   message(STATUS "core: clang not found; no sanitizer or fuzz tests")
 endif()

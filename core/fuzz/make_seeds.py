@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the LPM and build fuzzers (core/fuzz/corpus-lpm/,
+core/fuzz/corpus-build/); the input layouts are described at the top of
+fuzz_lpm.c and fuzz_build.c. Each seed reaches a case the harness checks:
+overlapping prefixes, a rule covering the whole fuzzed region, second-level
+groups and rule store running out, bulk lookups; UDP and TCP builds with and without checksums and
+payload, padding, buffers one byte short, oversized and unsupported specs.
+
+Deterministic: re-running rewrites identical files.
+Usage: python3 core/fuzz/make_seeds.py
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def addr(a, b, c):
+    """The three address bytes of 10.a.b.c (a in 0..3)."""
+    return bytes([a, b, c])
+
+
+def depth(d):
+    """Depth byte for /d (12 <= d <= 32): the harness reads 12 + byte % 21."""
+    assert 12 <= d <= 32
+    return bytes([d - 12])
+
+
+def add(d, a, b, c, hop):
+    return b"\x00" + depth(d) + addr(a, b, c) + hop.to_bytes(3, "big")
+
+
+def delete(d, a, b, c):
+    return b"\x01" + depth(d) + addr(a, b, c)
+
+
+def lookup(a, b, c):
+    return b"\x02" + addr(a, b, c)
+
+
+def bulk(*addrs):
+    return b"\x03" + bytes([len(addrs)]) + b"".join(addr(*x) for x in addrs)
+
+
+def lpm_seeds():
+    nested = [add(12, 0, 0, 0, 1), add(16, 1, 0, 0, 2), add(24, 1, 2, 0, 3), add(25, 1, 2, 128, 4),
+              add(32, 1, 2, 200, 5)]
+    probes = [lookup(1, 2, 200), lookup(1, 2, 201), lookup(1, 2, 1), lookup(1, 3, 0), lookup(2, 0, 0)]
+    yield "nested", b"".join(nested + probes)
+    yield "nested_delete", b"".join(nested + [delete(25, 1, 2, 128), delete(32, 1, 2, 200), delete(24, 1, 2, 0)]
+                                    + probes + [delete(24, 1, 2, 0)])
+    yield "whole_region", add(14, 0, 0, 0, 9) + lookup(3, 255, 255) + add(30, 3, 9, 4, 10) + delete(14, 0, 0, 0) \
+        + lookup(3, 9, 5) + lookup(3, 9, 8)
+    # Four second-level groups: the fifth split /24 is refused, a longer
+    # rule in an already split /24 is not.
+    groups = [add(28, 0, g, 16, 20 + g) for g in range(5)] + [add(30, 0, 1, 32, 30), delete(28, 0, 0, 16),
+                                                               add(28, 0, 4, 16, 24)]
+    yield "groups_exhausted", b"".join(groups) + lookup(0, 4, 17)
+    yield "rules_exhausted", b"".join(add(24, 2, n, 0, n) for n in range(26)) + add(24, 2, 3, 0, 99)
+    yield "replace_hop", add(20, 1, 16, 0, 7) + add(20, 1, 16, 0, 8) + lookup(1, 20, 3)
+    yield "bulk", b"".join(nested) + bulk((1, 2, 200), (1, 2, 129), (1, 2, 0), (0, 0, 0), (3, 3, 3))
+
+
+def build_spec(sel, src, dst, sport, dport, ttl, ip_id, seq, ack, flags, paylen, bits, payload=b""):
+    head = struct.pack("!BIIHHBHIIB", sel, src, dst, sport, dport, ttl, ip_id, seq, ack, flags)
+    return head + struct.pack("!H", paylen) + bytes([bits]) + payload
+
+
+def build_seeds():
+    a, b = 0xC0A80001, 0xC0A800C7
+    yield "udp_min", build_spec(0, a, b, 1234, 53, 64, 1, 0, 0, 0, 0, 0)
+    yield "udp_csum_payload", build_spec(0, a, b, 1234, 53, 64, 2, 0, 0, 0, 17, 3, bytes(range(17)))
+    yield "tcp_csum", build_spec(4, a, b, 40000, 80, 128, 3, 0x01020304, 0x05060708, 0x18, 100, 1)
+    yield "tcp_payload", build_spec(4, a, b, 40000, 443, 1, 4, 7, 9, 0x02, 30, 3, bytes(range(100, 130)))
+    yield "buffer_one_short", build_spec(0, a, b, 1, 2, 64, 5, 0, 0, 0, 1000, 4)
+    yield "buffer_59", build_spec(4, a, b, 1, 2, 64, 6, 0, 0, 0, 0, 12)
+    yield "spare_room", build_spec(0, a, b, 1, 2, 64, 7, 0, 0, 0, 5, 8)
+    yield "bad_protocol", build_spec(47, a, b, 1, 2, 64, 8, 0, 0, 0, 10, 0)
+    # Lengths with bit 15 set are taken whole: 65507 (0xFFE3) is the largest
+    # UDP payload (20 + 8 + 65507 = 65535); 65496 (0xFFD8) is one more than
+    # the largest TCP payload (20 + 20 + 65495 = 65535).
+    yield "udp_largest", build_spec(0, a, b, 1, 2, 64, 9, 0, 0, 0, 0xFFE3, 1)
+    yield "tcp_too_long", build_spec(4, a, b, 1, 2, 64, 10, 0, 0, 0, 0xFFD8, 0)
+
+
+def write(folder, seeds):
+    os.makedirs(folder, exist_ok=True)
+    for name, data in seeds:
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    write(os.path.join(HERE, "corpus-lpm"), lpm_seeds())
+    write(os.path.join(HERE, "corpus-build"), build_seeds())

@@ -9,6 +9,12 @@ round-trip loader keeps the line of every key, and pydantic's error location
 (a path of keys and list indices) is walked through the loaded document to
 find it. Paths inside a scenario (type `ScenarioPath`) are relative to the
 scenario file and must exist.
+
+Every kind's models derive from `ScenarioModel` (unknown keys and infinite or
+NaN numbers rejected). A rule across keys raises `FieldError` with the key it
+blames, so the line points there; a runner's optional `check(scenario)`
+(profiles, platform limits) runs here too, so every user error surfaces at
+load time, before any scenario runs.
 """
 
 from __future__ import annotations
@@ -47,10 +53,27 @@ ScenarioPath = Annotated[Path, AfterValidator(_resolve_path)]
 """A path in a scenario: resolved against the scenario's folder; must exist."""
 
 
-class Common(BaseModel):
-    """The keys every scenario has, whatever its kind."""
+class ScenarioModel(BaseModel):
+    """Base of every scenario and profile model: unknown keys are errors, and
+    so are `.inf`, `.nan` and numbers too large for a double (YAML reads
+    1e400 as inf): no physical quantity here is infinite, and an infinite
+    input only comes back as a NaN or a zero rate much later."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class FieldError(ValueError):
+    """A rule across keys, blamed on one key: `loc` is its path (keys and
+    list indices) from the model whose validator raises it, or from the top
+    of the scenario when a runner's `check` raises it."""
+
+    def __init__(self, loc: tuple, message: str):
+        super().__init__(message)
+        self.loc = tuple(loc)
+
+
+class Common(ScenarioModel):
+    """The keys every scenario has, whatever its kind."""
 
     scenario: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     kind: str
@@ -121,7 +144,7 @@ def load_scenario(
     except pydantic.ValidationError as exc:
         raise ScenarioError(where.explain(exc, schema, valid_top)) from None
 
-    return LoadedScenario(
+    loaded = LoadedScenario(
         path=path.resolve(),
         name=common.scenario,
         kind=common.kind,
@@ -130,6 +153,13 @@ def load_scenario(
         config=config,
         parameters=kind_in,
     )
+    check = getattr(runner, "check", None)
+    if check is not None:  # profiles and limits that need more than the scenario's own keys
+        try:
+            check(loaded)
+        except FieldError as exc:
+            raise ScenarioError(where.at(exc.loc, str(exc))) from None
+    return loaded
 
 
 def parse_yaml(text: str, shown: str, error: type[UserError] = ScenarioError) -> Any:
@@ -176,10 +206,17 @@ def _apply_override(data: dict, item: str, shown: str) -> tuple[str, ...]:
     except YAMLError:
         raise ScenarioError(f"{shown}: --set key '{key}': value is not valid YAML: {raw!r}") from None
     node = data
-    for k in keys[:-1]:
+    for i, k in enumerate(keys[:-1]):
         child = node.get(k)
-        if not isinstance(child, dict):
-            child = node[k] = {}
+        if child is None:
+            child = node[k] = {}  # a new group of keys: the schema says whether it may exist
+        elif not isinstance(child, dict):
+            # Replacing a list or a value by a mapping would be reported as a
+            # wrong type at the file's line: say what the flag did instead.
+            parent = ".".join(keys[: i + 1])
+            what = (f"is a list, not a group of keys: set it whole (--set {parent}=[...])"
+                    if isinstance(child, list) else f"is the value {child!r}, not a group of keys")
+            raise ScenarioError(f"{shown}: --set key '{key}': '{parent}' {what}")
         node = child
     node[keys[-1]] = value
     return keys
@@ -206,15 +243,17 @@ class Locator:
     def line(self, loc: tuple) -> int:
         return self._walk(loc)[0]
 
-    def _flag(self, parts: list[str], in_doc: bool) -> str | None:
+    def _flag(self, parts: list[str]) -> str | None:
         """The command-line flag that set the key at `parts`, if one did: the
-        key lies inside an overridden value, or the override created it."""
+        key lies inside an overridden value, or the override created it, or
+        changed a key inside it (only a rule across the whole document, at
+        no key, stays the file's)."""
         for keys, flag in self.overridden.items():
-            if tuple(parts[: len(keys)]) == keys or (not in_doc and keys[: len(parts)] == tuple(parts)):
+            if tuple(parts[: len(keys)]) == keys or (parts and keys[: len(parts)] == tuple(parts)):
                 return flag
         return None
 
-    def _walk(self, loc: tuple) -> tuple[int, list[str], bool]:
+    def _walk(self, loc: tuple) -> tuple[int, list[str]]:
         node: Any = self.doc
         value: Any = self.data
         line = 1
@@ -237,7 +276,22 @@ class Locator:
                 node = node[el]
             else:
                 node = None  # set on the command line, or missing: keep the parent's line
-        return line, parts, node is not None
+        return line, parts
+
+    def _prefix(self, loc: tuple) -> tuple[int, str]:
+        """(line, `FILE:LINE: key 'a.b': `) of the key at `loc`, or
+        `FILE: --set key 'a.b': ` (line 0) when a flag set it."""
+        line, parts = self._walk(loc)
+        key = ".".join(parts).replace(".[", "[")
+        flag = self._flag(parts)
+        named = f"key '{key}': " if key else ""  # a rule across keys has no single key
+        if flag is not None:
+            return 0, f"{self.shown}: {flag} {named}"  # a command-line mistake is the one to report first
+        return line, f"{self.shown}:{line}: {named}"
+
+    def at(self, loc: tuple, message: str) -> str:
+        """The one line of an error blamed on the key at `loc`."""
+        return self._prefix(tuple(loc))[1] + message
 
     def explain(self, exc: pydantic.ValidationError, model: type[BaseModel], top_keys: list[str] | None = None) -> str:
         """The one line for a pydantic error of `model` validated from this
@@ -246,15 +300,10 @@ class Locator:
         best = None
         for err in exc.errors(include_url=False):
             loc = tuple(err["loc"])
-            line, parts, in_doc = self._walk(loc)
-            key = ".".join(parts).replace(".[", "[")
-            flag = self._flag(parts, in_doc)
-            named = f"key '{key}': " if key else ""  # a rule across keys has no single key
-            if flag is not None:
-                prefix = f"{self.shown}: {flag} {named}"
-                line = 0  # a command-line mistake is the one to report first
-            else:
-                prefix = f"{self.shown}:{line}: {named}"
+            blamed = (err.get("ctx") or {}).get("error")
+            if isinstance(blamed, FieldError):
+                loc += blamed.loc  # a rule across keys that names the key to fix
+            line, prefix = self._prefix(loc)
             # A misspelt key also makes its real name "missing": report the
             # misspelling (with its suggestion) first, then the earliest line.
             candidate = ((err["type"] == "missing", line), prefix + self._message(err, loc, model, top_keys))

@@ -13,9 +13,11 @@ from routertwin.scenario import load_scenario
 
 
 def test_same_seed_gives_byte_identical_json_and_csv(tmp_path):
+    # Run outside the project: its git commit (recorded in the JSON) moves
+    # whenever anyone commits; tests/test_provenance.py pins it in a fixed tree.
     a, b = tmp_path / "a", tmp_path / "b"
     for out in (a, b):
-        assert run_cli("run", DATA / "mmc_teaching.yaml", "--out", out).returncode == 0
+        assert run_cli("run", DATA / "mmc_teaching.yaml", "--out", out, cwd=tmp_path).returncode == 0
     for name in ("mmc-teaching.json", "mmc-teaching.csv"):
         assert (a / name).read_bytes() == (b / name).read_bytes()
 

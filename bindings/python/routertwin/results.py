@@ -4,15 +4,25 @@ Files are deterministic (sorted keys, repr of floats, no wall-clock values)
 so the same scenario and seed give byte-identical output, and written
 atomically (temporary name in the same folder, then os.replace) so a failed
 run leaves nothing that looks like a valid result.
+
+The JSON header says what produced it: the routertwin version, the git
+commit of the project (`git describe --always --dirty`) and the sha256 of the
+scenario file and of every file it refers to, so results of different inputs
+never look alike. JSON has no infinity: an infinite value (an unstable
+queue's wait) is written as the string "inf"; a NaN is never written -- it
+means a computation failed, and writing it is refused as an internal error.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
+import hashlib
 import io
 import json
 import math
 import os
+import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,26 +42,81 @@ class CaseResult:
     counters: dict[str, float] = field(default_factory=dict)  # drop reasons, counts
 
 
-def _finite(x: Any) -> Any:
-    # JSON has no inf/nan: an unstable queue's waiting time is written as null.
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
+class NotANumberError(RuntimeError):
+    """A result holds a NaN: a computation failed (an internal error, never
+    the user's), and no file may present it as a value."""
+
+
+def _finite(x: Any, where: str = "") -> Any:
+    """`x` made JSON-safe: +-inf as the strings "inf"/"-inf" (an unstable
+    queue's wait is infinite, which null would hide); a NaN raises
+    NotANumberError naming where it is (e.g. `cases[2].metrics.wait_s`)."""
+    if isinstance(x, float) and math.isnan(x):
+        raise NotANumberError(f"result value '{where}' is NaN (a failed computation); nothing written")
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
     if isinstance(x, dict):
-        return {str(k): _finite(v) for k, v in x.items()}
+        return {str(k): _finite(v, f"{where}.{k}" if where else str(k)) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
+        return [_finite(v, f"{where}[{i}]") for i, v in enumerate(x)]
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):  # numpy scalars
-        return _finite(x.item())
+        return _finite(x.item(), where)
     return x
 
 
-def record(scenario, cases: Iterable[CaseResult], root: Path | None = None) -> dict:
-    """The JSON document of a run."""
+@functools.lru_cache(maxsize=None)
+def git_commit(folder: Path) -> str:
+    """`git describe --always --dirty` of `folder` when it is a git checkout
+    (and git is installed), else "unknown". Stable for a given tree, so
+    same-scenario-same-seed files stay byte-identical."""
+    try:
+        out = subprocess.run(["git", "-C", str(folder), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def _referenced_files(value: Any) -> list[Path]:
+    """Every file path in a validated scenario config (its ScenarioPath
+    fields, at any depth: profiles, fitted parameters, route files)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, Path):
+        return [value]
+    if isinstance(value, BaseModel):
+        return [p for name in type(value).model_fields for p in _referenced_files(getattr(value, name))]
+    if isinstance(value, dict):
+        return [p for v in value.values() for p in _referenced_files(v)]
+    if isinstance(value, (list, tuple)):
+        return [p for v in value for p in _referenced_files(v)]
+    return []
+
+
+def provenance(scenario, root: Path | None = None) -> dict:
+    """What produced a result: version, git commit of the project root
+    ("unknown" without one), and the sha256 of the scenario file and each
+    file it refers to, keyed by display path."""
     from routertwin import __version__
 
+    files = {}
+    for path in [scenario.path, *_referenced_files(scenario.config)]:
+        files[display_path(path, root)] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    commit = git_commit(Path(root).resolve()) if root is not None else "unknown"
+    return {"routertwin_version": __version__, "git_commit": commit, "input_files": files}
+
+
+def record(scenario, cases: Iterable[CaseResult], root: Path | None = None) -> dict:
+    """The JSON document of a run. Raises NotANumberError if a metric is NaN."""
+    cases = list(cases)
+    for c in cases:
+        for name, v in c.metrics.items():
+            if isinstance(v, float) and math.isnan(v):
+                raise NotANumberError(f"scenario '{scenario.name}' case '{c.case}': metric '{name}' is NaN "
+                                      "(a failed computation); no result file written")
     return _finite(
         {
-            "routertwin_version": __version__,
+            **provenance(scenario, root),
             "scenario": scenario.name,
             "kind": scenario.kind,
             "description": scenario.description,

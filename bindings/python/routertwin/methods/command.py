@@ -203,15 +203,14 @@ def _png(plot, *a, **kw) -> bytes:
 
 def outputs(scenario, tc: TesterCase, method: str, args, seed: int, res: dict, log: _Log,
             root: Path | None) -> dict[Path, str | bytes]:
-    from routertwin import __version__
     from routertwin.project import display_path
-    from routertwin.results import _finite, to_json
+    from routertwin.results import _finite, provenance, to_json
 
     stem = f"{scenario.name}-{tc.case}-{method}"
     out = Path(args.out) if args.out else (root or Path.cwd()) / "build" / "rfc2544"
     rows = trial_rows(log)
     doc = _finite({
-        "routertwin_version": __version__, "scenario": scenario.name, "kind": scenario.kind,
+        **provenance(scenario, root), "scenario": scenario.name, "kind": scenario.kind,
         "scenario_file": display_path(scenario.path, root), "seed": seed, "case": tc.case,
         "device": tc.describe, "size": tc.size, "size_unit": tc.size_unit, "trial_duration_s": tc.duration_s,
         "method": method, "options": _options(args, method), "result": res, "trials": rows,

@@ -196,6 +196,7 @@ def test_frame_mix_case_cannot_be_offered(write):
         platform: {ROOT}/scenarios/platforms/cn68xx-1500-ddr3-1066.yaml
         workload: {ROOT}/scenarios/workloads/ipfwd-se.yaml
         fitted: {ROOT}/scenarios/platforms/fitted/octeon.yaml
+        method: analytic  # a mix loads only for the analytic method; the tester is packet level
         mixes:
           imix: [{{bytes: 64, weight: 7}}, {{bytes: 1518, weight: 1}}]
         cases:

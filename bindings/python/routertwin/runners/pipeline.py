@@ -42,14 +42,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt,
-                      PositiveFloat, PositiveInt, field_validator, model_validator)
+from pydantic import (AfterValidator, BaseModel, Field, NonNegativeFloat, NonNegativeInt,
+                      PositiveFloat, PositiveInt, ValidationInfo, field_validator, model_validator)
 
 from routertwin.errors import ScenarioError, UserError
 from routertwin.results import CaseResult
-from routertwin.scenario import ScenarioPath
+from routertwin.scenario import FieldError, ScenarioModel, ScenarioPath
 
 # Metrics a case may report (mappings are checked against them). Packet level
 # adds core<i>_util per core and <resource>_util for each engine resource.
@@ -79,16 +79,38 @@ def _known_counters(value: dict) -> dict:
     return value
 
 
+# Ethernet frames incl. FCS: 64 bytes (IEEE 802.3 minimum) to 9216 (the
+# common jumbo limit of switch ports).
+MIN_FRAME, MAX_FRAME = 64, 9216
+
+
+def _frame_size(v: int | str) -> int | str:
+    if isinstance(v, int) and not MIN_FRAME <= v <= MAX_FRAME:
+        raise ValueError(f"frame {v} bytes is outside {MIN_FRAME}..{MAX_FRAME}")
+    return v
+
+
+Frame = Annotated[int | str, AfterValidator(_frame_size)]
+"""Frame bytes incl. FCS, or the name of a mix in `mixes`."""
+
+# At most 4096 cores (assumption: far above any network processor; seed 002's
+# CN78xx has 48); check() holds each case to its platform's cores.count.
+CoreCount = Annotated[int, Field(ge=1, le=4096)]
+# The engine keeps three 8-byte words of state per flow: 2^20 flows is 24 MB
+# (the seed's tests use 4 to 70 flows; the what-ifs 10000).
+Flows = Annotated[int, Field(ge=1, le=2**20)]
+# Offered load is a fraction of the input line rate: a port cannot carry more.
+Load = Annotated[float, Field(gt=0, le=1)]
+
+
 # ---------------------------------------------------------------- profiles --
 
-class Cores(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    count: PositiveInt
+class Cores(ScenarioModel):
+    count: CoreCount
     clock_hz: PositiveFloat
 
 
-class Memory(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Memory(ScenarioModel):
     type: str
     transfers_per_s: PositiveFloat
     controllers: PositiveInt
@@ -100,18 +122,16 @@ class Memory(BaseModel):
         return self.transfers_per_s * self.controllers * self.bytes_per_transfer * self.efficiency
 
 
-class Port(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Port(ScenarioModel):
     type: Literal["ethernet"]
     rate_bps: PositiveFloat
     overhead_bytes: NonNegativeInt  # preamble + SFD + inter-frame gap per frame
     min_frame_bytes: PositiveInt
 
 
-class PlatformProfile(BaseModel):
+class PlatformProfile(ScenarioModel):
     """scenarios/platforms/<name>.yaml: what the chip is (cited or assumed)."""
 
-    model_config = ConfigDict(extra="forbid")
     platform: str
     family: str
     cores: Cores
@@ -125,10 +145,9 @@ class PlatformProfile(BaseModel):
     _check_counters = field_validator("counter_cycles")(_known_counters)
 
 
-class EspSpec(BaseModel):
+class EspSpec(ScenarioModel):
     """ESP tunnel-mode encapsulation sizes (RFC 4303)."""
 
-    model_config = ConfigDict(extra="forbid")
     outer_ip_bytes: PositiveInt
     esp_header_bytes: PositiveInt
     iv_bytes: NonNegativeInt
@@ -137,10 +156,9 @@ class EspSpec(BaseModel):
     icv_bytes: NonNegativeInt
 
 
-class WorkloadProfile(BaseModel):
+class WorkloadProfile(ScenarioModel):
     """scenarios/workloads/<name>.yaml: what the software does to a packet."""
 
-    model_config = ConfigDict(extra="forbid")
     workload: str
     description: str = ""
     cost_key: str
@@ -171,20 +189,17 @@ def load_profile(path: Path, model: type[BaseModel]):
         raise ScenarioError(Locator(doc, shown, []).explain(exc, model, sorted(model.model_fields))) from None
 
 
-class CostSet(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CostSet(ScenarioModel):
     fixed_cycles: NonNegativeFloat
     per_byte_cycles: NonNegativeFloat = 0.0
     crypto_byte_cycles: NonNegativeFloat = 0.0
 
 
-class IoCeiling(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class IoCeiling(ScenarioModel):
     sclk_cycles_per_packet: PositiveFloat
 
 
-class LockHold(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class LockHold(ScenarioModel):
     hold_cycles: PositiveFloat
 
 
@@ -212,91 +227,130 @@ class FittedParameters:
 
     @classmethod
     def from_flat(cls, values: dict[str, float], shown: str) -> "FittedParameters":
+        import pydantic
+
         costs: dict[str, dict[str, dict]] = {}
         io: dict[str, IoCeiling] = {}
         locks: dict[str, LockHold] = {}
         for name, v in values.items():
             parts = name.split(".")
-            if parts[0] == "cost" and len(parts) == 4:
-                costs.setdefault(parts[1], {}).setdefault(parts[2], {})[parts[3]] = v
-            elif parts[0] == "io_ceiling" and len(parts) == 3 and parts[2] == "sclk_cycles_per_packet":
-                io[parts[1]] = IoCeiling(sclk_cycles_per_packet=v)
-            elif parts[0] == "lock" and len(parts) == 3 and parts[2] == "hold_cycles":
-                locks[parts[1]] = LockHold(hold_cycles=v)
-            else:
-                raise ScenarioError(f"{shown}: parameter '{name}' is not a pipeline parameter "
-                                    "(cost.P.K.FIELD, io_ceiling.F.sclk_cycles_per_packet, lock.L.hold_cycles)")
-        import pydantic
-
-        try:
-            built = {p: {k: CostSet(**f) for k, f in sets.items()} for p, sets in costs.items()}
-        except pydantic.ValidationError as exc:
-            raise ScenarioError(f"{shown}: bad cost parameters: {exc.errors()[0]['msg']}") from None
+            try:
+                if parts[0] == "cost" and len(parts) == 4:
+                    CostSet.model_validate({"fixed_cycles": 0.0, parts[3]: v})  # this one field, alone
+                    costs.setdefault(parts[1], {}).setdefault(parts[2], {})[parts[3]] = v
+                elif parts[0] == "io_ceiling" and len(parts) == 3 and parts[2] == "sclk_cycles_per_packet":
+                    io[parts[1]] = IoCeiling(sclk_cycles_per_packet=v)
+                elif parts[0] == "lock" and len(parts) == 3 and parts[2] == "hold_cycles":
+                    locks[parts[1]] = LockHold(hold_cycles=v)
+                else:
+                    raise ScenarioError(f"{shown}: parameter '{name}' is not a pipeline parameter "
+                                        "(cost.P.K.FIELD, io_ceiling.F.sclk_cycles_per_packet, lock.L.hold_cycles)")
+            except pydantic.ValidationError as exc:
+                err = exc.errors(include_url=False)[0]
+                raise ScenarioError(f"{shown}: parameter '{name}': {err['msg']} (got {v!r})") from None
+        built = {}
+        for p, sets in costs.items():
+            built[p] = {}
+            for k, f in sets.items():
+                if "fixed_cycles" not in f:
+                    raise ScenarioError(f"{shown}: parameter 'cost.{p}.{k}.fixed_cycles' is missing")
+                built[p][k] = CostSet(**f)
         return cls(built, io, locks)
 
 
 # ---------------------------------------------------------------- scenario --
 
-class MixPart(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    bytes: PositiveInt
+class MixPart(ScenarioModel):
+    bytes: int = Field(ge=MIN_FRAME, le=MAX_FRAME)
     weight: PositiveFloat
 
 
 TagType = Literal["ORDERED", "ATOMIC", "UNTAGGED"]
 
 
-class Case(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Case(ScenarioModel):
     id: str | None = None  # default "<frame>b-<cores>c" (+ "-<flows>f", "-<tag>" when set)
-    frame: int | str  # frame bytes incl. FCS, or the name of a mix in `mixes`
-    cores: PositiveInt
-    flows: PositiveInt | None = None  # default: the scenario's
+    frame: Frame
+    cores: CoreCount
+    flows: Flows | None = None  # default: the scenario's
     tag_type: TagType | None = None  # default: the scenario's
-    offered_load: PositiveFloat | None = None  # fraction of the input line rate
+    offered_load: Load | None = None  # fraction of the input line rate
 
 
-class Sweep(BaseModel):
+class Sweep(ScenarioModel):
     """Every combination of the lists (case ids as in Case)."""
 
-    model_config = ConfigDict(extra="forbid")
-    frame: list[int | str]
-    cores: list[PositiveInt]
-    flows: list[PositiveInt] | None = None
+    frame: list[Frame]
+    cores: list[CoreCount]
+    flows: list[Flows] | None = None
     tag_type: list[TagType] | None = None
 
 
-class Schema(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Schema(ScenarioModel):
 
     platform: ScenarioPath
     workload: ScenarioPath
     fitted: ScenarioPath
-    port_rate_bps: PositiveFloat | None = None  # what-if: replace the platform's port rate
-    flows: PositiveInt = 4
+    # what-if: replace the platform's port rate; at most 1.6 Tbit/s, the
+    # fastest Ethernet rate IEEE 802.3 has defined (802.3dj).
+    port_rate_bps: float | None = Field(default=None, gt=0, le=1.6e12)
+    flows: Flows = 4
     tag_type: TagType = "ORDERED"
-    offered_load: PositiveFloat = 1.0  # fraction of the input line rate (the tests offered line rate)
+    offered_load: Load = 1.0  # fraction of the input line rate (the tests offered line rate)
     method: Literal["packet", "analytic", "both"] = "both"
     contention: Literal["none", "mva"] = "none"  # analytic only: see analytic()
-    duration_us: PositiveFloat = 2000.0  # simulated time per case (packet method)
-    warmup_us: NonNegativeFloat = 500.0  # not measured
+    # Simulated time per case (packet method). At most 1 s: the engine runs
+    # ~10^7 frames per wall second (measured: 100 ms of 32 cores at 64 B,
+    # 4.3 M frames, 1.3 s), so 1 s at 100G (149 M frames of 64 B) takes
+    # about 15 s; the seed's windows are milliseconds.
+    duration_us: float = Field(default=2000.0, gt=0, le=1e6)
+    warmup_us: NonNegativeFloat = 500.0  # not measured; smaller than duration_us
     mixes: dict[str, list[MixPart]] = {}
     cases: list[Case] | None = None
     sweep: Sweep | None = None
 
+    @field_validator("warmup_us")
+    @classmethod
+    def _warmup_leaves_a_window(cls, v: float, info: ValidationInfo) -> float:
+        duration = info.data.get("duration_us")  # absent when it failed its own check
+        if duration is not None and v >= duration:
+            raise ValueError(f"warmup_us {v:g} must be smaller than duration_us {duration:g}")
+        return v
+
     @model_validator(mode="after")
     def _cases_or_sweep(self):
-        if (self.cases is None) == (self.sweep is None):
-            raise ValueError("give exactly one of 'cases' and 'sweep'")
-        if self.warmup_us >= self.duration_us:
-            raise ValueError("warmup_us must be smaller than duration_us")
-        frames = [c.frame for c in self.cases] if self.cases else list(self.sweep.frame)
-        for f in frames:
+        if self.cases is None and self.sweep is None:
+            raise FieldError(("sweep",), "give exactly one of 'cases' and 'sweep'")
+        if self.cases is not None and self.sweep is not None:
+            raise FieldError(("cases",), "give exactly one of 'cases' and 'sweep'")
+        for loc, f in _frame_locs(self):
             if isinstance(f, str) and f not in self.mixes:
-                raise ValueError(f"frame {f!r} is neither a frame size nor a mix defined in 'mixes'")
-            if isinstance(f, int) and not 64 <= f <= 9216:
-                raise ValueError(f"frame {f} bytes is outside 64..9216")
+                raise FieldError(loc, f"frame {f!r} is neither a frame size nor a mix defined in 'mixes'")
+        ids: dict[str, int] = {}
+        for i, c in enumerate(_cases(self)):
+            cid = _case_id(c)
+            if cid in ids:
+                loc = ("cases", i, "id" if c.id else "frame") if self.cases is not None else ("sweep",)
+                raise FieldError(loc, f"case id '{cid}' appears twice; give cases distinct ids")
+            ids[cid] = i
         return self
+
+
+def _frame_locs(cfg: "Schema") -> list[tuple[tuple, int | str]]:
+    """(location in the scenario, frame) of every frame the scenario names."""
+    if cfg.cases is not None:
+        return [(("cases", i, "frame"), c.frame) for i, c in enumerate(cfg.cases)]
+    return [(("sweep", "frame", i), f) for i, f in enumerate(cfg.sweep.frame)]
+
+
+def _case_locs(cfg: "Schema", index: int, c: "Case") -> dict[str, tuple]:
+    """Where the scenario sets case `index`'s frame, cores and flows."""
+    if cfg.cases is not None:
+        return {k: ("cases", index, k) for k in ("frame", "cores", "flows")}
+    sw = cfg.sweep
+    return {"frame": ("sweep", "frame", sw.frame.index(c.frame)),
+            "cores": ("sweep", "cores", sw.cores.index(c.cores)),
+            "flows": ("sweep", "flows", sw.flows.index(c.flows)) if sw.flows else ("flows",)}
 
 
 # ------------------------------------------------------------- mechanisms --
@@ -414,23 +468,34 @@ class Resolved:
         return min(self.cores, self.flows) if self.tag_type == "ATOMIC" else self.cores
 
 
+class CaseError(UserError):
+    """A case its profiles cannot serve; `key` is the scenario key to blame
+    ("fitted", "cores", "frame", "contention"), which check() turns into
+    its file and line."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
+
+
 def resolve(plat: PlatformProfile, wl: WorkloadProfile, fitted: FittedParameters,
             frames: list[tuple[int, float]], cores: int, flows: int, tag_type: str,
             offered_load: float) -> Resolved:
     try:
         cost = fitted.costs[plat.platform][wl.cost_key]
     except KeyError:
-        raise UserError(f"fitted parameters have no costs for platform '{plat.platform}', "
+        raise CaseError("fitted", f"fitted parameters have no costs for platform '{plat.platform}', "
                         f"workload cost_key '{wl.cost_key}': run `routertwin calibrate`") from None
     if plat.family not in fitted.io_ceiling:
-        raise UserError(f"fitted parameters have no io_ceiling for family '{plat.family}'")
+        raise CaseError("fitted", f"fitted parameters have no io_ceiling for family '{plat.family}'")
     lock_s = 0.0
     if wl.lock != "none":
         if wl.lock not in fitted.locks:
-            raise UserError(f"fitted parameters have no lock '{wl.lock}'")
+            raise CaseError("fitted", f"fitted parameters have no lock '{wl.lock}'")
         lock_s = fitted.locks[wl.lock].hold_cycles / plat.cores.clock_hz
     if cores > plat.cores.count:
-        raise UserError(f"{cores} cores asked of platform '{plat.platform}', which has {plat.cores.count}")
+        raise CaseError("cores", f"{cores} cores asked of platform '{plat.platform}', which has "
+                        f"{plat.cores.count}")
     total = sum(w for _, w in frames)
     costs = [frame_cost(f, w / total, plat, wl, cost) for f, w in frames]
     io_s = fitted.io_ceiling[plat.family].sclk_cycles_per_packet / plat.sclk_hz
@@ -464,7 +529,8 @@ def analytic(r: Resolved, contention: str = "none") -> CaseResult:
     if contention == "mva":
         think = r.core_s - sum(shared.values())
         if think <= 0:
-            raise UserError(f"shared-station time exceeds the per-packet core time on '{r.plat.platform}'")
+            raise CaseError("contention", "shared-station time exceeds the per-packet core time on "
+                            f"'{r.plat.platform}'")
         x_closed, resid = mva_closed(n, think, shared)
         if x_closed < x:
             x = x_closed
@@ -511,7 +577,8 @@ def engine_config(r: Resolved, cfg: Schema, seed: int) -> dict:
     line rate of the output frame is given as the output pps ceiling.
     """
     if len(r.frames) != 1:
-        raise UserError("method 'packet' runs one frame size per case; use method: analytic for frame mixes")
+        raise CaseError("frame", "method 'packet' runs one frame size per case; use method: analytic for "
+                        "frame mixes")
     f = r.frames[0]
     plat, port = r.plat, r.plat.port
     keys = {
@@ -545,7 +612,20 @@ def engine_config(r: Resolved, cfg: Schema, seed: int) -> dict:
     return keys
 
 
-def run_packet(r: Resolved, cfg: Schema, seed: int) -> CaseResult:
+def run_engine(keys: dict, source: Path | None, case_id: str) -> dict:
+    """`_core.run_pipeline(keys)`; a key the engine rejects (a value the
+    load-time checks let through) is still the input's fault: a
+    ScenarioError naming the scenario file, the case and the engine's key."""
+    from routertwin import _core
+
+    try:
+        return _core.run_pipeline(keys)
+    except ValueError as exc:
+        where = f"{source}: " if source else ""
+        raise ScenarioError(f"{where}case '{case_id}': packet engine: {exc}") from None
+
+
+def run_packet(r: Resolved, cfg: Schema, seed: int, source: Path | None = None, case_id: str = "") -> CaseResult:
     """One case through the C++ packet-level engine (ns-3 + PipelineEngine)."""
     from routertwin import _core
 
@@ -553,7 +633,7 @@ def run_packet(r: Resolved, cfg: Schema, seed: int) -> CaseResult:
         raise UserError("method 'packet' needs routertwin._core.run_pipeline, which this build "
                         "does not have (run scripts/dev-refresh.sh); or use method: analytic")
     keys = engine_config(r, cfg, seed)
-    out = _core.run_pipeline(keys)
+    out = run_engine(keys, source, case_id)
     f = r.frames[0]
     pps = float(out["forwarded_pps"])
     line_in = line_rate_pps(f.frame, r.plat.port)
@@ -618,18 +698,40 @@ def load_fitted(path: Path) -> FittedParameters:
     return FittedParameters.from_flat(load_values(path), str(path))
 
 
-def run(scenario, progress) -> list[CaseResult]:
-    cfg: Schema = scenario.config
+def load_profiles(cfg: Schema) -> tuple[PlatformProfile, WorkloadProfile, FittedParameters]:
+    """The scenario's platform (with its port_rate_bps what-if), workload and
+    fitted parameters; errors name the profile file and line."""
     plat = load_profile(cfg.platform, PlatformProfile)
     if cfg.port_rate_bps is not None:
         plat = plat.model_copy(update={"port": plat.port.model_copy(update={"rate_bps": cfg.port_rate_bps})})
-    wl = load_profile(cfg.workload, WorkloadProfile)
-    fitted = load_fitted(cfg.fitted)
+    return plat, load_profile(cfg.workload, WorkloadProfile), load_fitted(cfg.fitted)
+
+
+def check(scenario) -> None:
+    """Load-time checks (routertwin.scenario calls them before any scenario
+    runs): the profiles load, and every case resolves and has an analytic
+    answer on them -- fitted costs present, cores within the platform's
+    count, contention computable -- and, at packet level, is one frame size.
+    Errors point at the scenario key to change (e.g. `sweep.cores[1]`)."""
+    cfg: Schema = scenario.config
+    plat, wl, fitted = load_profiles(cfg)
+    for i, c in enumerate(_cases(cfg)):
+        locs = _case_locs(cfg, i, c)
+        try:
+            r = resolve(plat, wl, fitted, _frames(cfg, c), c.cores, c.flows or cfg.flows,
+                        c.tag_type or cfg.tag_type, c.offered_load or cfg.offered_load)
+            analytic(r, cfg.contention)
+            if cfg.method != "analytic":
+                engine_config(r, cfg, scenario.seed)
+        except CaseError as exc:
+            raise FieldError(locs.get(exc.key, (exc.key,)), str(exc)) from None
+
+
+def run(scenario, progress) -> list[CaseResult]:
+    cfg: Schema = scenario.config
+    plat, wl, fitted = load_profiles(cfg)
     cases = _cases(cfg)
     ids = [_case_id(c) for c in cases]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    if dup:
-        raise ScenarioError(f"{scenario.path}: case id '{dup[0]}' appears twice; give cases distinct ids")
     progress.set_total(len(cases))
     out = []
     for c, cid in zip(cases, ids):
@@ -637,7 +739,7 @@ def run(scenario, progress) -> list[CaseResult]:
                     c.tag_type or cfg.tag_type, c.offered_load or cfg.offered_load)
         res = analytic(r, cfg.contention)
         if cfg.method in ("packet", "both"):
-            pkt = run_packet(r, cfg, seed=scenario.seed)
+            pkt = run_packet(r, cfg, seed=scenario.seed, source=scenario.path, case_id=cid)
             if cfg.method == "both":
                 pkt.metrics["pps_analytic"] = res.metrics["pps"]
                 pkt.metrics["latency_analytic_us"] = res.metrics["latency_avg_us"]
@@ -663,9 +765,10 @@ class PipelineTester:
     every frame is back or dropped, so tx - rx is exactly the frames lost."""
 
     def __init__(self, cfg: Schema, plat: PlatformProfile, wl: WorkloadProfile, fitted: FittedParameters,
-                 case: Case, frame: int, *, duration_s: float, seed: int):
+                 case: Case, frame: int, *, duration_s: float, seed: int, source: Path | None = None):
         self.cfg, self.plat, self.wl, self.fitted, self.case = cfg, plat, wl, fitted, case
         self.frame, self.duration_s, self.seed = frame, duration_s, seed
+        self.source = source  # the scenario file, named in errors
 
     def _keys(self, load: float, duration_s: float, warmup_s: float) -> dict:
         r = resolve(self.plat, self.wl, self.fitted, [(self.frame, 1.0)], self.case.cores,
@@ -675,10 +778,9 @@ class PipelineTester:
         return keys
 
     def run(self, load: float, duration_s: float, warmup_s: float):
-        from routertwin import _core
         from routertwin.methods.rfc2544 import TrialResult
 
-        out = _core.run_pipeline(self._keys(load, duration_s, warmup_s))
+        out = run_engine(self._keys(load, duration_s, warmup_s), self.source, _case_id(self.case))
         extra = {
             "tx_fps": float(out["offered_pps"]),
             "rx_fps": float(out["forwarded_pps"]),
@@ -709,11 +811,7 @@ def testers(scenario, *, duration_s: float | None = None):
     from routertwin.methods.tester import TesterCase
 
     cfg: Schema = scenario.config
-    plat = load_profile(cfg.platform, PlatformProfile)
-    if cfg.port_rate_bps is not None:
-        plat = plat.model_copy(update={"port": plat.port.model_copy(update={"rate_bps": cfg.port_rate_bps})})
-    wl = load_profile(cfg.workload, WorkloadProfile)
-    fitted = load_fitted(cfg.fitted)
+    plat, wl, fitted = load_profiles(cfg)
     dur = duration_s or cfg.duration_us * 1e-6
     out = []
     for c in _cases(cfg):
@@ -723,7 +821,7 @@ def testers(scenario, *, duration_s: float | None = None):
             if not isinstance(c.frame, int):
                 raise UserError(f"case '{cid}' is the frame mix '{c.frame}': the packet-level tester "
                                 "offers one frame size")
-            return PipelineTester(cfg, plat, wl, fitted, c, size, duration_s=dur, seed=seed)
+            return PipelineTester(cfg, plat, wl, fitted, c, size, duration_s=dur, seed=seed, source=scenario.path)
 
         def burst_at(size: int, seed: int, trial_at=trial_at):
             return trial_at(size, seed).burst

@@ -13,7 +13,7 @@ serving at rate mu; a = lambda/mu offered load in Erlangs, rho = a/c):
 
 For every model W = Wq + 1/mu, Lq = lambda Wq, L = lambda W (Little's law).
 At rho >= 1 the queue is unstable: throughput is c mu, waits are infinite
-(written as null in JSON) and the bottleneck is "servers".
+(written as the string "inf" in JSON) and the bottleneck is "servers".
 
 Example:
 
@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, model_validator
 
 from routertwin.results import CaseResult
+from routertwin.scenario import FieldError, ScenarioModel
 
 
 # Every metric a case may report (validation mappings are checked against it).
@@ -44,38 +45,49 @@ METRICS = ("utilization", "throughput", "p_wait", "wait_s", "sojourn_s", "queue_
            "sim_wait_s", "sim_sojourn_s", "sim_p_wait")
 
 
-class Simulate(BaseModel):
+class Simulate(ScenarioModel):
     """Also simulate each case: a seeded FIFO queue of `customers` arrivals,
     the first `warmup` of which are not measured."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    customers: PositiveInt = 200_000
+    # At most 10^7: the simulation holds three arrays of 8-byte floats per
+    # customer (240 MB) and visits each customer once in Python (~10 s).
+    customers: int = Field(default=200_000, ge=1, le=10_000_000)
     warmup: int = Field(default=20_000, ge=0)
 
     @model_validator(mode="after")
     def _warmup_leaves_customers(self):
         if self.warmup >= self.customers:
-            raise ValueError("warmup must be smaller than customers")
+            raise FieldError(("warmup",), f"warmup {self.warmup} must be smaller than customers {self.customers}")
         return self
 
 
-class Schema(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Schema(ScenarioModel):
     model: Literal["mm1", "md1", "mmc"]
-    service_rate: PositiveFloat  # per server, customers per second
-    servers: list[PositiveInt] = [1]
-    utilization: list[PositiveFloat] | None = None  # rho = lambda / (c mu), per case
-    arrival_rate: list[PositiveFloat] | None = None  # lambda, customers per second
+    # Per server, customers per second. 1e-6/s (one customer in 11 days) to
+    # 1e12/s (a terahertz server, beyond any packet engine) keeps 1/mu, the
+    # waits and every product of rates finite and normal in double precision
+    # (1e-320 is subnormal: 1/mu overflows and the formula reports nothing).
+    service_rate: float = Field(ge=1e-6, le=1e12)
+    # At most 10^5 servers: Erlang B is a recursion over the servers (O(c) per
+    # case) and the simulation keeps a heap of c free times; 10^5 take
+    # milliseconds, 10^9 would never finish.
+    servers: list[Annotated[int, Field(gt=0, le=100_000)]] = [1]
+    # rho = lambda / (c mu), per case. Any rho >= 1 is an unstable queue
+    # (infinite waits); 1000 is far beyond and keeps lambda finite.
+    utilization: list[Annotated[float, Field(gt=0, le=1000)]] | None = None
+    # lambda, customers per second: at most 1e3 x the largest c mu (1e17/s).
+    arrival_rate: list[Annotated[float, Field(gt=0, le=1e20)]] | None = None
     simulate: Simulate | None = None
 
     @model_validator(mode="after")
     def _one_load_axis(self):
-        if (self.utilization is None) == (self.arrival_rate is None):
-            raise ValueError("give exactly one of 'utilization' and 'arrival_rate'")
+        if self.utilization is None and self.arrival_rate is None:
+            raise FieldError(("utilization",), "give exactly one of 'utilization' and 'arrival_rate'")
+        if self.utilization is not None and self.arrival_rate is not None:
+            raise FieldError(("arrival_rate",), "give exactly one of 'utilization' and 'arrival_rate'")
         if self.model in ("mm1", "md1") and self.servers != [1]:
-            raise ValueError(f"model '{self.model}' has one server; use model 'mmc' for {self.servers}")
+            raise FieldError(("servers",), f"model '{self.model}' has one server; use model 'mmc' for "
+                             f"{self.servers}")
         return self
 
 

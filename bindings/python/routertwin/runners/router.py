@@ -44,40 +44,37 @@ reasons. Wall-clock time is reported on the progress line only.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt,
-                      model_validator)
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from routertwin.errors import ScenarioError
 from routertwin.methods import rfc2544
 from routertwin.methods.tester import TesterCase
 from routertwin.results import CaseResult
-from routertwin.scenario import ScenarioPath
+from routertwin.scenario import FieldError, ScenarioModel, ScenarioPath
 
 Mode = Literal["packet", "steady"]
 
 
 # ---------------------------------------------------------------- profile --
 
-class Framing(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Framing(ScenarioModel):
     fcs_bits: Literal[16, 32]
     shared_flag: bool
     address_control: bool = True
     protocol_bytes: Literal[1, 2] = 2
 
 
-class Lookup(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Lookup(ScenarioModel):
     probes_per_second: PositiveFloat
     queue_us: PositiveFloat
 
 
-class Fabric(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    cell_bytes: PositiveInt
+class Fabric(ScenarioModel):
+    cell_bytes: int = Field(ge=16, le=9216)  # the native model needs room for its cell header
     internal_header_bytes: NonNegativeInt
     gbps_per_pfe: PositiveFloat
     queueing: Literal["fifo", "voq"] = "voq"
@@ -86,19 +83,19 @@ class Fabric(BaseModel):
     speedup: PositiveInt = 1
 
 
-class Buffers(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Buffers(ScenarioModel):
     ingress_us: PositiveFloat
     egress_us: PositiveFloat
 
 
-class RouterPlatform(BaseModel):
+class RouterPlatform(ScenarioModel):
     """scenarios/platforms/<router>.yaml: the hardware (each number cited or
     marked as an assumption in the file's comments)."""
 
-    model_config = ConfigDict(extra="forbid")
     platform: str
-    ports: PositiveInt
+    # The native model pairs port p with p + ports/2 and keeps per-port state
+    # for at most 256 ports (RouterConfig::Validate).
+    ports: int = Field(ge=2, le=256)
     ports_per_pfe: PositiveInt
     sonet: str
     framing: Framing
@@ -106,6 +103,36 @@ class RouterPlatform(BaseModel):
     fabric: Fabric
     buffers: Buffers
     route_first_prefix: str = "16.0.0.0"
+
+    @field_validator("sonet")
+    @classmethod
+    def _known_sonet(cls, v: str) -> str:
+        from routertwin import _core
+
+        _core.sonet_payload_bps(v)  # ValueError names the rates it knows
+        return v
+
+    @field_validator("route_first_prefix")
+    @classmethod
+    def _ipv4(cls, v: str) -> str:
+        try:
+            ipaddress.IPv4Address(v)
+        except ValueError:
+            raise ValueError(f"not an IPv4 address: {v!r}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _pairs_and_pfes(self):
+        if self.ports % 2:
+            raise FieldError(("ports",), f"ports must be even (port p is paired with p + ports/2), got {self.ports}")
+        if self.ports % self.ports_per_pfe:
+            raise FieldError(("ports_per_pfe",), f"ports_per_pfe {self.ports_per_pfe} must divide ports {self.ports}")
+        return self
+
+    def free_slash24s(self) -> int:
+        """/24 prefixes from route_first_prefix to the end of the IPv4 space:
+        generated routes are consecutive /24s from there."""
+        return (2**32 - (int(ipaddress.IPv4Address(self.route_first_prefix)) & 0xFFFFFF00)) // 256
 
 
 def load_platform(path: Path) -> RouterPlatform:
@@ -129,16 +156,31 @@ def load_platform(path: Path) -> RouterPlatform:
 
 # ----------------------------------------------------------------- schema --
 
-class Case(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+# At most one day of tester time: the RFC 2544 tests run seconds to minutes
+# (the seed's longest is 5 minutes); a day keeps every packet count exact in
+# a double (780 Mpps x 86400 s < 2^53) and within uint64 in the native model.
+# mode: packet is limited further, by memory (check()).
+MAX_DURATION_S = 86400.0
+
+# Packet mode reserves one descriptor per offered frame up front (~32 bytes
+# measured: 15.6 M frames took 605 MB RSS, 20 ms of the full T640 at 40 B);
+# 5e7 frames stay under ~2 GB and about a minute of wall time.
+MAX_PACKET_MODE_FRAMES = 5e7
+
+# Generated routes are consecutive /24s: there are 2^24 in all of IPv4
+# (check() bounds them by the platform's first prefix).
+MAX_ROUTES = 2**24
+
+
+class Case(ScenarioModel):
     case: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     method: Literal["frmol", "load", "throughput", "ndr_pdr", "loss_curve", "size_sweep"] = "frmol"
     ip_bytes: int = Field(default=40, ge=32, le=9000)
-    routes: NonNegativeInt = 0
+    routes: int = Field(default=0, ge=0, le=MAX_ROUTES)
     routes_as_destinations: bool = False
     route_file: ScenarioPath | None = None
     offered_load: float = Field(default=1.0, gt=0, le=1)
-    duration_s: PositiveFloat | None = None  # default: the scenario's
+    duration_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S)  # default: the scenario's
     mode: Mode | None = None  # default: the scenario's
     resolution: float = Field(default=0.001, gt=0, lt=1)
     pdr_loss_pct: float = Field(default=0.5, ge=0, lt=100)
@@ -149,29 +191,54 @@ class Case(BaseModel):
     def _sizes(self):
         if self.method == "size_sweep":
             if self.sizes is None:
-                raise ValueError("size_sweep needs 'sizes: [first, last]'")
+                raise FieldError(("sizes",), "size_sweep needs 'sizes: [first, last]'")
             if not (32 <= self.sizes[0] <= self.sizes[1] <= 9000):
-                raise ValueError("sizes must satisfy 32 <= first <= last <= 9000")
+                raise FieldError(("sizes",), "sizes must satisfy 32 <= first <= last <= 9000")
         elif self.sizes is not None:
-            raise ValueError("'sizes' applies to method size_sweep only")
+            raise FieldError(("sizes",), "'sizes' applies to method size_sweep only")
         return self
 
 
-class Schema(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Schema(ScenarioModel):
     platform: ScenarioPath
     fitted: ScenarioPath  # scenarios/platforms/fitted/<study>.yaml: the fixed pipeline latency
     mode: Mode = "steady"
-    duration_s: PositiveFloat = 30.0
+    duration_s: float = Field(default=30.0, gt=0, le=MAX_DURATION_S)
     cases: list[Case] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _unique(self):
-        names = [c.case for c in self.cases]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"case '{dup[0]}' appears twice")
+        seen = set()
+        for i, c in enumerate(self.cases):
+            if c.case in seen:
+                raise FieldError(("cases", i, "case"), f"case '{c.case}' appears twice")
+            seen.add(c.case)
         return self
+
+
+def check(scenario) -> None:
+    """Load-time checks that need the platform profile and the fitted file:
+    both load (their own errors name their file and line), generated routes
+    fit in the IPv4 space after the platform's first prefix, and a packet-mode
+    run fits in memory."""
+    cfg: Schema = scenario.config
+    plat = load_platform(cfg.platform)
+    load_pipeline_latency(cfg.fitted, plat)
+    for i, case in enumerate(cfg.cases):
+        if case.routes > plat.free_slash24s():
+            raise FieldError(("cases", i, "routes"),
+                             f"{case.routes} routes do not fit: consecutive /24s from the platform's "
+                             f"route_first_prefix {plat.route_first_prefix} give at most {plat.free_slash24s()}")
+        if (case.mode or cfg.mode) == "packet":
+            dur = case.duration_s or cfg.duration_s
+            smallest = case.sizes[0] if case.sizes else case.ip_bytes
+            frames = dur * max_frame_rate(plat, smallest)
+            if frames > MAX_PACKET_MODE_FRAMES:
+                where = ("cases", i, "duration_s") if case.duration_s else ("duration_s",)
+                raise FieldError(where, f"mode packet would simulate {frames:.3g} frames ({dur:g} s at "
+                                 f"{max_frame_rate(plat, smallest):.4g} frames/s); at most "
+                                 f"{MAX_PACKET_MODE_FRAMES:.0e} fit in memory: shorten duration_s or use "
+                                 "mode: steady")
 
 
 # ---------------------------------------------------------------- latency --
@@ -215,10 +282,7 @@ def load_pipeline_latency(fitted: Path, plat: RouterPlatform) -> float:
     from routertwin.validation.calibration import load_fitted
 
     name = pipeline_latency_param(plat)
-    try:
-        values = load_fitted(fitted)
-    except (OSError, KeyError, TypeError, AttributeError):
-        raise ScenarioError(f"{fitted}: not a fitted-parameter file (run `routertwin calibrate`)") from None
+    values = load_fitted(fitted)
     if name not in values:
         raise ScenarioError(f"{fitted}: no fitted parameter '{name}' for platform '{plat.platform}' "
                             "(run `routertwin calibrate`)")
@@ -268,10 +332,11 @@ class RouterTester:
     """The model as an RFC 2544 device: trial(load) -> TrialResult."""
 
     def __init__(self, plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, ip_bytes: int,
-                 duration_s: float, mode: str, seed: int, progress=None):
+                 duration_s: float, mode: str, seed: int, progress=None, source: Path | None = None):
         self.plat, self.case, self.pipeline_latency_us = plat, case, pipeline_latency_us
         self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
         self.progress = progress
+        self.source = source  # the scenario file, named in errors
         self.wall_s = 0.0
 
     def __call__(self, load: float) -> rfc2544.TrialResult:
@@ -282,8 +347,9 @@ class RouterTester:
                             duration_s=self.duration_s, mode=self.mode, seed=self.seed)
         try:
             r = _core.run_router(cfg)
-        except ValueError as exc:
-            raise ScenarioError(f"case '{self.case.case}': {exc}") from None
+        except ValueError as exc:  # a config the checks above let through: still the input's fault
+            where = f"{self.source}: " if self.source else ""
+            raise ScenarioError(f"{where}case '{self.case.case}': native model: {exc}") from None
         self.wall_s += r["wall_s"]
         if self.progress is not None:
             self.progress.advance(0, status=f"{self.case.case} {self.ip_bytes}B load {load:.4f}")
@@ -342,7 +408,7 @@ def run(scenario, progress) -> list[CaseResult]:
 
         def tester(size: int) -> RouterTester:
             return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
-                                mode=mode, seed=scenario.seed, progress=progress)
+                                mode=mode, seed=scenario.seed, progress=progress, source=scenario.path)
 
         dev = tester(case.ip_bytes)
         if case.method == "frmol":
@@ -405,12 +471,13 @@ def testers(scenario, *, duration_s: float | None = None) -> list[TesterCase]:
 
         def trial_at(size: int, seed: int, case=case, mode=mode, dur=dur) -> RouterTester:
             return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
-                                mode=mode, seed=seed)
+                                mode=mode, seed=seed, source=scenario.path)
 
         def burst_at(size: int, seed: int, case=case, mode=mode):
             def burst(frames: int) -> rfc2544.TrialResult:
                 dev = RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size,
-                                   duration_s=frames / max_frame_rate(plat, size), mode=mode, seed=seed)
+                                   duration_s=frames / max_frame_rate(plat, size), mode=mode, seed=seed,
+                                   source=scenario.path)
                 return dev(1.0)
             return burst
 

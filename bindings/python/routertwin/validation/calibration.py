@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from routertwin.errors import CalibrationDisciplineError, UserError
+from routertwin.errors import CalibrationDisciplineError, ScenarioError, UserError
 from routertwin.project import display_path
 from routertwin.validation.reference import ReferenceRow, load_reference, reference_path
 
@@ -183,13 +183,31 @@ def render(study: str, params: dict[str, Fitted]) -> str:
 
 
 def load_fitted(path: Path) -> dict[str, float | int | list[float]]:
-    """Parameter name -> value of a fitted file (for runners and scenarios)."""
-    from ruamel.yaml import YAML
+    """Parameter name -> value of a fitted file (for runners and scenarios).
+    A file that is not one (edited by hand, or not fitted at all) raises
+    ScenarioError naming file, line and key."""
+    from routertwin.scenario import Locator, parse_yaml, plain
 
-    from routertwin.scenario import plain
-
-    doc = plain(YAML(typ="rt").load(Path(path).read_text(encoding="utf-8")))
-    return {k: v["value"] for k, v in doc["params"].items()}
+    shown = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    doc = parse_yaml(text, shown)
+    params = doc.get("params") if isinstance(doc, dict) else None
+    if not isinstance(params, dict):
+        raise ScenarioError(f"{shown}:1: key 'params': missing: not a fitted-parameter file "
+                            "(run `routertwin calibrate`)")
+    where = Locator(doc, shown)
+    out: dict[str, float | int | list[float]] = {}
+    for name, entry in params.items():
+        value = plain(entry.get("value")) if isinstance(entry, dict) else None
+        numbers = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
+            raise ScenarioError(where.at(("params", name, "value"), "expected a finite number (or a list of "
+                                         "them) under 'value'"))
+        out[str(name)] = value
+    return out
 
 
 def calibrate_command(root: Path, studies: list[str], check: bool) -> int:

@@ -19,6 +19,18 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{self.prog}: {message} (see --help)")
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (a pool of 0 or -3 processes is a
+    typo, not a request for the default)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="routertwin", description="RouterTwin: a digital twin of routers, switches and load balancers.")
     p.add_argument("--root", type=Path, help="project root (default: the folder holding validation/reference.csv, "
@@ -32,12 +44,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, help="replace the scenario's seed")
     r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key (dotted for nested keys; VALUE is YAML)")
-    r.add_argument("--jobs", type=int, help="local processes for several scenarios (default: CPU count)")
+    r.add_argument("--jobs", type=positive_int, help="local processes for several scenarios (default: CPU count)")
     r.add_argument("--scheduler", help="Dask scheduler address: run on that cluster instead")
 
     v = sub.add_parser("validate", help="replay the reference measurements mapped in validation/mapping/")
     v.add_argument("--study", action="append", default=[], help="only this study (repeatable)")
-    v.add_argument("--jobs", type=int, help="local processes (default: CPU count)")
+    v.add_argument("--jobs", type=positive_int, help="local processes (default: CPU count)")
     v.add_argument("--out", type=Path, help="report folder (default: ROOT/build/validation)")
     v.add_argument("--scheduler", help="Dask scheduler address: run on that cluster instead")
     v.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -95,8 +107,15 @@ def _cmd_run(args) -> int:
 
     root = _root(args, required=False)
     out = args.out or (root or Path.cwd()) / "build" / "results"
-    for path in args.scenarios:  # every user error, in the user's spelling, before any work starts
-        load_scenario(path, seed=args.seed, overrides=args.overrides)
+    # Every user error, in the user's spelling, before any work starts (the
+    # loader also runs each runner's load-time check: profiles, platform limits).
+    named: dict[str, Path] = {}
+    for path in args.scenarios:
+        name = load_scenario(path, seed=args.seed, overrides=args.overrides).name
+        if name in named:  # both would write OUT/<name>.json: one would silently replace the other
+            raise UserError(f"{path}: scenario '{name}' is also the name of {named[name]}; results are written "
+                            "under the name, so give each a distinct 'scenario:'")
+        named[name] = path
     # Absolute paths: Dask workers do not share our working folder.
     jobs = [Job(str(p.resolve()), args.seed, tuple(args.overrides)) for p in args.scenarios]
     with Progress("run", len(jobs)) as progress:

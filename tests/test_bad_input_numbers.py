@@ -159,6 +159,18 @@ def test_router_routes_beyond_the_slash24s_after_the_first_prefix_are_refused(wr
     load_scenario(write("ok.yaml", ROUTER.replace("routes: 500", f"routes: {free}")))
 
 
+@pytest.mark.parametrize("key,value,bound", [
+    ("resolution", "1e-300", "greater than or equal to 0.000001"),  # log2(1e300) ~ 1000 bisection trials
+    ("step", "1e-300", "greater than or equal to 0.001"),  # 1e300 loss-curve trials
+    ("offered_load", "1e-300", "greater than or equal to 0.000001"),
+])
+def test_router_search_granularity_that_would_never_finish_is_refused(write, tmp_path, key, value, bound):
+    text = ROUTER.replace("    routes: 500", f"    routes: 500\n    {key}: {value}")
+    path, line = refused(write, tmp_path, text)
+    assert line.startswith(f"{path}:{line_of(text, key + ':')}: key 'cases[0].{key}': ")
+    assert bound in line
+
+
 def test_unstable_queue_writes_inf_as_a_string_not_null(write, tmp_path):
     path = write("u.yaml", QUEUE.replace("utilization: [0.5]", "utilization: [1.5]"))
     assert run_cli("run", path, "--out", tmp_path).returncode == 0

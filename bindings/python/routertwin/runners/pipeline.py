@@ -39,7 +39,6 @@ Example (scenarios/octeon/cn68-se-1core.yaml):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
@@ -99,8 +98,10 @@ CoreCount = Annotated[int, Field(ge=1, le=4096)]
 # The engine keeps three 8-byte words of state per flow: 2^20 flows is 24 MB
 # (the seed's tests use 4 to 70 flows; the what-ifs 10000).
 Flows = Annotated[int, Field(ge=1, le=2**20)]
-# Offered load is a fraction of the input line rate: a port cannot carry more.
-Load = Annotated[float, Field(gt=0, le=1)]
+# Offered load is a fraction of the input line rate: a port cannot carry
+# more; at least a millionth of it, below which a window of microseconds to a
+# second offers next to no frame to measure.
+Load = Annotated[float, Field(ge=1e-6, le=1)]
 
 
 # ---------------------------------------------------------------- profiles --

@@ -73,10 +73,13 @@ class Schema(ScenarioModel):
     # milliseconds, 10^9 would never finish.
     servers: list[Annotated[int, Field(gt=0, le=100_000)]] = [1]
     # rho = lambda / (c mu), per case. Any rho >= 1 is an unstable queue
-    # (infinite waits); 1000 is far beyond and keeps lambda finite.
-    utilization: list[Annotated[float, Field(gt=0, le=1000)]] | None = None
-    # lambda, customers per second: at most 1e3 x the largest c mu (1e17/s).
-    arrival_rate: list[Annotated[float, Field(gt=0, le=1e20)]] | None = None
+    # (infinite waits); 1000 is far beyond and keeps lambda finite. From 1e-9:
+    # a lower load rounds lambda towards 0 and the simulated inter-arrival
+    # time 1/lambda towards infinity.
+    utilization: list[Annotated[float, Field(ge=1e-9, le=1000)]] | None = None
+    # lambda, customers per second: 1e-12 (1/lambda stays finite) to 1e3 x
+    # the largest c mu (1e17/s).
+    arrival_rate: list[Annotated[float, Field(ge=1e-12, le=1e20)]] | None = None
     simulate: Simulate | None = None
 
     @model_validator(mode="after")

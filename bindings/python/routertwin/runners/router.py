@@ -179,12 +179,17 @@ class Case(ScenarioModel):
     routes: int = Field(default=0, ge=0, le=MAX_ROUTES)
     routes_as_destinations: bool = False
     route_file: ScenarioPath | None = None
-    offered_load: float = Field(default=1.0, gt=0, le=1)
+    # A fraction of the tester's maximum rate; at least a millionth of it
+    # (780 frames/s on the T640), below which a trial sends almost nothing.
+    offered_load: float = Field(default=1.0, ge=1e-6, le=1)
     duration_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S)  # default: the scenario's
     mode: Mode | None = None  # default: the scenario's
-    resolution: float = Field(default=0.001, gt=0, lt=1)
+    # Bisection runs log2(1 / resolution) trials: at most 20 from 1e-6.
+    resolution: float = Field(default=0.001, ge=1e-6, lt=1)
     pdr_loss_pct: float = Field(default=0.5, ge=0, lt=100)
-    step: float = Field(default=0.1, gt=0, le=0.1)
+    # The loss curve runs 1 / step trials: at most 1000 (RFC 2544 26.3 asks
+    # for steps of at most 10 %).
+    step: float = Field(default=0.1, ge=0.001, le=0.1)
     sizes: tuple[int, int] | None = None  # size_sweep: first and last size
 
     @model_validator(mode="after")

@@ -171,6 +171,17 @@ def test_router_search_granularity_that_would_never_finish_is_refused(write, tmp
     assert bound in line
 
 
+def test_rfc2544_duration_flag_beyond_memory_or_time_is_one_line_exit_2(write, tmp_path):
+    packet = write("r.yaml", ROUTER.replace("mode: steady", "mode: packet").replace("duration_s: 1", "duration_s: 0.001"))
+    pipe = write("p.yaml", PIPELINE)
+    for path, duration, says in ((packet, "10", "mode packet would simulate 7.82e+09 frames"),
+                                 (pipe, "1e9", "a trial of 1e+09 s is longer than the packet engine's limit of 1 s")):
+        proc = run_cli("rfc2544", path, "--method", "frmol", "--duration", duration, "--out", tmp_path / "out")
+        assert proc.returncode == 2, proc.stderr
+        assert len(proc.stderr.splitlines()) == 1 and f"{path}: case '" in proc.stderr and says in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_unstable_queue_writes_inf_as_a_string_not_null(write, tmp_path):
     path = write("u.yaml", QUEUE.replace("utilization: [0.5]", "utilization: [1.5]"))
     assert run_cli("run", path, "--out", tmp_path).returncode == 0

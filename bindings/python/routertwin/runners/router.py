@@ -234,16 +234,23 @@ def check(scenario) -> None:
             raise FieldError(("cases", i, "routes"),
                              f"{case.routes} routes do not fit: consecutive /24s from the platform's "
                              f"route_first_prefix {plat.route_first_prefix} give at most {plat.free_slash24s()}")
-        if (case.mode or cfg.mode) == "packet":
-            dur = case.duration_s or cfg.duration_s
-            smallest = case.sizes[0] if case.sizes else case.ip_bytes
-            frames = dur * max_frame_rate(plat, smallest)
-            if frames > MAX_PACKET_MODE_FRAMES:
-                where = ("cases", i, "duration_s") if case.duration_s else ("duration_s",)
-                raise FieldError(where, f"mode packet would simulate {frames:.3g} frames ({dur:g} s at "
-                                 f"{max_frame_rate(plat, smallest):.4g} frames/s); at most "
-                                 f"{MAX_PACKET_MODE_FRAMES:.0e} fit in memory: shorten duration_s or use "
-                                 "mode: steady")
+        dur = case.duration_s or cfg.duration_s
+        too_long = trial_too_long(plat, case.mode or cfg.mode, dur, case.sizes[0] if case.sizes else case.ip_bytes)
+        if too_long:
+            raise FieldError(("cases", i, "duration_s") if case.duration_s else ("duration_s",),
+                             too_long + ": shorten duration_s or use mode: steady")
+
+
+def trial_too_long(plat: RouterPlatform, mode: str, duration_s: float, ip_bytes: int) -> str | None:
+    """Why a trial of `duration_s` at full load of `ip_bytes` packets cannot
+    run (over a day, or a packet-mode run beyond memory), or None."""
+    if duration_s > MAX_DURATION_S:
+        return f"a trial of {duration_s:g} s is longer than a day ({MAX_DURATION_S:g} s)"
+    rate = max_frame_rate(plat, ip_bytes)
+    if mode == "packet" and duration_s * rate > MAX_PACKET_MODE_FRAMES:
+        return (f"mode packet would simulate {duration_s * rate:.3g} frames ({duration_s:g} s at {rate:.4g} "
+                f"frames/s); at most {MAX_PACKET_MODE_FRAMES:.0e} fit in memory")
+    return None
 
 
 # ---------------------------------------------------------------- latency --
@@ -347,13 +354,18 @@ class RouterTester:
     def __call__(self, load: float) -> rfc2544.TrialResult:
         from routertwin import _core
 
+        where = f"{self.source}: " if self.source else ""
+        # Trials of `routertwin rfc2544` (--duration, bursts, other sizes) bypass
+        # the scenario's load-time check: hold each to the same limits.
+        too_long = trial_too_long(self.plat, self.mode, self.duration_s, self.ip_bytes)
+        if too_long:
+            raise ScenarioError(f"{where}case '{self.case.case}': {too_long}")
         cfg = native_config(self.plat, self.case, pipeline_latency_us=self.pipeline_latency_us,
                             load=load, ip_bytes=self.ip_bytes,
                             duration_s=self.duration_s, mode=self.mode, seed=self.seed)
         try:
             r = _core.run_router(cfg)
         except ValueError as exc:  # a config the checks above let through: still the input's fault
-            where = f"{self.source}: " if self.source else ""
             raise ScenarioError(f"{where}case '{self.case.case}': native model: {exc}") from None
         self.wall_s += r["wall_s"]
         if self.progress is not None:

@@ -140,7 +140,7 @@ class PlatformProfile(ScenarioModel):
     memory: Memory
     port: Port
     stages_ns: dict[str, NonNegativeFloat]
-    input_buffer_packets: PositiveInt
+    input_buffer_packets: int = Field(ge=1, le=2**32 - 1)  # the engine's queue depth is a 32-bit count
     counter_cycles: dict[str, NonNegativeFloat] = {}
 
     _check_counters = field_validator("counter_cycles")(_known_counters)

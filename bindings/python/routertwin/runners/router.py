@@ -48,7 +48,7 @@ import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from routertwin.errors import ScenarioError
 from routertwin.methods import rfc2544
@@ -74,13 +74,19 @@ class Lookup(ScenarioModel):
 
 
 class Fabric(ScenarioModel):
-    cell_bytes: int = Field(ge=16, le=9216)  # the native model needs room for its cell header
-    internal_header_bytes: NonNegativeInt
+    # Cells and the header added to each packet are at most a jumbo frame
+    # (9216 bytes; a cell needs 16 for the native model's own header).
+    cell_bytes: int = Field(ge=16, le=9216)
+    internal_header_bytes: int = Field(ge=0, le=9216)
     gbps_per_pfe: PositiveFloat
     queueing: Literal["fifo", "voq"] = "voq"
     scheduler: Literal["islip", "fifo_random", "fifo_rr"] = "islip"
-    islip_iterations: PositiveInt = 1
-    speedup: PositiveInt = 1
+    # iSLIP converges in at most N iterations for N ports (McKeown 1999,
+    # "The iSLIP scheduling algorithm", IEEE/ACM ToN 7(2)); the model has at
+    # most 256 ports. Speedup: assumption, 16 is far above any fabric (the
+    # T640's is not published; docs/t640.md).
+    islip_iterations: int = Field(default=1, ge=1, le=256)
+    speedup: int = Field(default=1, ge=1, le=16)
 
 
 class Buffers(ScenarioModel):

@@ -179,6 +179,27 @@ def parse_yaml(text: str, shown: str, error: type[UserError] = ScenarioError) ->
         raise error(f"{shown}:1: YAML error: {msg}") from None
 
 
+def read_yaml_file(path: Path) -> tuple[Any, str]:
+    """Parse a data file a scenario refers to (platform, workload, fitted
+    parameters): (round-trip document, the name errors show)."""
+    shown = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    return parse_yaml(text, shown), shown
+
+
+def load_yaml_model(path: Path, model: type[BaseModel]) -> Any:
+    """A data file validated into `model`, with the same one-line
+    `FILE:LINE: key 'a.b': message` errors as scenarios."""
+    doc, shown = read_yaml_file(path)
+    try:
+        return model.model_validate(plain(doc))
+    except pydantic.ValidationError as exc:
+        raise ScenarioError(Locator(doc, shown, []).explain(exc, model, sorted(model.model_fields))) from None
+
+
 def plain(node: Any) -> Any:
     """ruamel's round-trip nodes as plain dict/list/int/float/str/bool."""
     if isinstance(node, dict):

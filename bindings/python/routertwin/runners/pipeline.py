@@ -172,22 +172,10 @@ class WorkloadProfile(ScenarioModel):
 
 
 def load_profile(path: Path, model: type[BaseModel]):
-    """Load a platform/workload/fitted YAML file into `model`, with the same
-    `FILE:LINE: key 'a.b': message` errors as scenarios."""
-    import pydantic
+    """Load a platform/workload YAML file into `model` (errors name file, line and key)."""
+    from routertwin.scenario import load_yaml_model
 
-    from routertwin.scenario import Locator, parse_yaml, plain
-
-    shown = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    doc = parse_yaml(text, shown)
-    try:
-        return model.model_validate(plain(doc))
-    except pydantic.ValidationError as exc:
-        raise ScenarioError(Locator(doc, shown, []).explain(exc, model, sorted(model.model_fields))) from None
+    return load_yaml_model(path, model)
 
 
 class CostSet(ScenarioModel):

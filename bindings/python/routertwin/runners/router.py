@@ -142,22 +142,10 @@ class RouterPlatform(ScenarioModel):
 
 
 def load_platform(path: Path) -> RouterPlatform:
-    import pydantic
+    """The router platform profile (errors name file, line and key)."""
+    from routertwin.scenario import load_yaml_model
 
-    from routertwin.scenario import Locator, parse_yaml, plain
-
-    shown = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    doc = parse_yaml(text, shown)
-    try:
-        return RouterPlatform.model_validate(plain(doc))
-    except pydantic.ValidationError as exc:
-        raise ScenarioError(
-            Locator(doc, shown, []).explain(exc, RouterPlatform, sorted(RouterPlatform.model_fields))
-        ) from None
+    return load_yaml_model(path, RouterPlatform)
 
 
 # ----------------------------------------------------------------- schema --

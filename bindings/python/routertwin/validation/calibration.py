@@ -186,14 +186,9 @@ def load_fitted(path: Path) -> dict[str, float | int | list[float]]:
     """Parameter name -> value of a fitted file (for runners and scenarios).
     A file that is not one (edited by hand, or not fitted at all) raises
     ScenarioError naming file, line and key."""
-    from routertwin.scenario import Locator, parse_yaml, plain
+    from routertwin.scenario import Locator, plain, read_yaml_file
 
-    shown = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    doc = parse_yaml(text, shown)
+    doc, shown = read_yaml_file(path)
     params = doc.get("params") if isinstance(doc, dict) else None
     if not isinstance(params, dict):
         raise ScenarioError(f"{shown}:1: key 'params': missing: not a fitted-parameter file "

@@ -10,6 +10,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
+PLATFORMS = ROOT / "scenarios" / "platforms"
+
+# The smallest valid scenario: an M/M/1 queue at half load (closed form).
+MM1_SCENARIO = """
+scenario: q
+kind: queue_analytic
+seed: 1
+model: mm1
+service_rate: 100
+utilization: [0.5]
+"""
 
 
 @pytest.fixture

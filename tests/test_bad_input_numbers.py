@@ -10,20 +10,11 @@ import time
 import pytest
 from ruamel.yaml import YAML
 
-from conftest import ROOT, run_cli
+from conftest import MM1_SCENARIO, PLATFORMS, ROOT, run_cli
 from routertwin.results import CaseResult, NotANumberError, write_results
 from routertwin.scenario import load_scenario
 
-PLATFORMS = ROOT / "scenarios" / "platforms"
-
-QUEUE = """
-scenario: q
-kind: queue_analytic
-seed: 1
-model: mm1
-service_rate: 100
-utilization: [0.5]
-"""
+QUEUE = MM1_SCENARIO
 
 ROUTER = f"""
 scenario: r

@@ -10,18 +10,9 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import MM1_SCENARIO, PLATFORMS, ROOT, run_cli
 
-PLATFORMS = ROOT / "scenarios" / "platforms"
-
-QUEUE = """
-scenario: q
-kind: queue_analytic
-seed: 1
-model: mm1
-service_rate: 100
-utilization: [0.5]
-"""
+QUEUE = MM1_SCENARIO
 
 
 def sha256(path) -> str:

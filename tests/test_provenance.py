@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import MM1_SCENARIO, ROOT, run_cli
+from conftest import MM1_SCENARIO, PLATFORMS, ROOT, run_cli
 
 QUEUE = MM1_SCENARIO
 

@@ -2,7 +2,6 @@
 listing, and the exit statuses of user and internal errors."""
 
 import io
-import sys
 
 import pytest
 

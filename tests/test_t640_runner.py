@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import shutil
 import zlib
-from pathlib import Path
 
 import pytest
 

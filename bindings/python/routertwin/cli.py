@@ -103,7 +103,7 @@ def _cmd_run(args) -> int:
     from routertwin.results import table, write_results
     from routertwin.scenario import load_scenario
     from routertwin.sweep import Job, run_jobs
-    from routertwin.validation.replay import print_scenario_comparison
+    from routertwin.validation.replay import mapped_rows, print_scenario_comparison
 
     root = _root(args, required=False)
     out = args.out or (root or Path.cwd()) / "build" / "results"
@@ -124,10 +124,13 @@ def _cmd_run(args) -> int:
         if o.error:
             raise UserError(o.error)
     console = _console()
+    mapped = None  # the reference rows mappings replay: read once, when the first table is out
     for o in outcomes:
         console.print(table(o.scenario, o.cases))
         if root is not None:
-            print_scenario_comparison(root, o, console)
+            if mapped is None:
+                mapped = mapped_rows(root)
+            print_scenario_comparison(mapped, o, console)
         jpath, cpath = write_results(out, o.scenario, o.cases, root)
         console.print(f"wrote {jpath} and {cpath.name}")
     return 0

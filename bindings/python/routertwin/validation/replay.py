@@ -255,23 +255,28 @@ def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str
     return 1 if report.failed else 0
 
 
-def print_scenario_comparison(root: Path, outcome: Outcome, con) -> None:
-    """After `routertwin run`: the reference rows this scenario replays
-    (from every mapping), compared with this run's values. Prints nothing
-    when no mapping names the scenario."""
+def mapped_rows(root: Path) -> list[tuple[ReferenceRow, MappedRow]]:
+    """Every reference row some mapping replays, with its mapping."""
+    reference = load_reference(reference_path(root))
+    return [(reference[rid], mapped) for m in load_mappings(root, reference).values()
+            for rid, mapped in m.rows.items()]
+
+
+def print_scenario_comparison(mapped: list[tuple[ReferenceRow, MappedRow]], outcome: Outcome, con) -> None:
+    """After `routertwin run`: the rows of `mapped` (mapped_rows) this
+    scenario replays, compared with this run's values. Prints nothing when no
+    mapping names the scenario."""
     from rich.table import Table
 
-    reference = load_reference(reference_path(root))
     scenario = Path(outcome.scenario.path).resolve()
-    rows = [(reference[rid], mapped) for m in load_mappings(root, reference).values()
-            for rid, mapped in m.rows.items() if mapped.scenario == scenario]
+    rows = [(ref, m) for ref, m in mapped if m.scenario == scenario]
     if not rows:
         return
     t = Table(title=f"{outcome.scenario.name}: reference vs twin", title_justify="left")
     for h in HEADER + ["bottleneck"]:
         t.add_column(h, justify="right" if h in ("reference", "twin", "error", "tolerance") else "left")
-    for ref, mapped in rows:
-        r = compare(ref, mapped, outcome)
+    for ref, row in rows:
+        r = compare(ref, row, outcome)
         style = {"pass": None, "FAIL": "red", "ERROR": "yellow"}[r.status]
         t.add_row(*_cells(r), r.bottleneck, style=style)
     con.print(t)

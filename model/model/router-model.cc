@@ -1,7 +1,7 @@
 #include "router-model.h"
 
-#include "dp_csum.h"
 #include "dp_lpm.h"
+#include "dp_pkt.h"
 #include "random-stream.h"
 #include "t640-tester-traffic.h"
 
@@ -176,17 +176,16 @@ Normal(RandomStream& rng)
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
-// Decrements TTL and updates the header checksum (RFC 1624) in place.
+// The router's forwarding rewrite of a tester packet (TTL and checksum), so
+// that the egress frame's stuffing is counted on the octets it really sends.
+// The tester sends TTL 64, so the rewrite cannot be refused.
 void
 ForwardHeader(std::vector<uint8_t>& p)
 {
-    uint16_t oldWord = static_cast<uint16_t>((p[8] << 8) | p[9]);
-    uint16_t csum = static_cast<uint16_t>((p[10] << 8) | p[11]);
-    p[8] = static_cast<uint8_t>(p[8] - 1);
-    uint16_t newWord = static_cast<uint16_t>((p[8] << 8) | p[9]);
-    csum = dp_csum_update16(csum, oldWord, newWord, nullptr);
-    p[10] = static_cast<uint8_t>(csum >> 8);
-    p[11] = static_cast<uint8_t>(csum);
+    if (dp_ip4_decrement_ttl(p.data(), p.size(), nullptr) != DP_OK)
+    {
+        throw std::logic_error("router: tester packet refused by the TTL rewrite");
+    }
 }
 
 TesterStreamConfig

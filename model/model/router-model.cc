@@ -133,6 +133,13 @@ LoadRouteFile(const std::string& path, unsigned ports)
     return routes;
 }
 
+// Generated routes of peer q: the first routes % ports peers take one extra.
+uint32_t
+RoutesOf(const RouterConfig& cfg, unsigned q)
+{
+    return cfg.routes / cfg.ports + (q < cfg.routes % cfg.ports ? 1 : 0);
+}
+
 // Routes "as the test did": `total` routes, total/ports per eBGP peer (the
 // peer behind each port), consecutive /24s.
 std::vector<Route>
@@ -143,8 +150,7 @@ GenerateRoutes(const RouterConfig& cfg)
     uint32_t next = cfg.routeFirstPrefix & 0xFFFFFF00u;
     for (unsigned q = 0; q < cfg.ports; ++q)
     {
-        uint32_t n = cfg.routes / cfg.ports + (q < cfg.routes % cfg.ports ? 1 : 0);
-        for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t i = 0, n = RoutesOf(cfg, q); i < n; ++i)
         {
             r.push_back(Route{next, 24, q});
             next += 256;
@@ -196,7 +202,7 @@ StreamOf(const RouterConfig& cfg, unsigned p)
     s.srcIp = InterfaceSubnet(p) | 2;
     s.streamId = p + 1;
     unsigned q = cfg.PeerOf(p);
-    uint32_t n = cfg.routes / cfg.ports + (q < cfg.routes % cfg.ports ? 1 : 0);
+    uint32_t n = RoutesOf(cfg, q);
     if (cfg.routesAsDestinations && n > 0)
     {
         uint32_t first = (cfg.routeFirstPrefix & 0xFFFFFF00u) + (FirstRouteOf(cfg, q) << 8);
@@ -287,9 +293,8 @@ struct RouterEngine::Impl
         return f;
     }
 
-    static uint32_t CapCells(const RouterConfig& c)
+    static uint32_t CapCells(const RouterConfig& c, double slotS)
     {
-        double slotS = 8.0 * c.cellBytes / c.fabricBpsPerPfe;
         double cap = std::ceil(c.ingressBufferSeconds / slotS);
         return cap < 1 ? 1u : static_cast<uint32_t>(std::min(cap, 4.0e9));
     }
@@ -303,8 +308,8 @@ struct RouterEngine::Impl
           nominalInterval(1.0 / (c.offeredLoad * theoreticalPortPps)),
           cells(c.CellsPerPacket()),
           slot(8.0 * c.cellBytes / c.fabricBpsPerPfe),
-          ingressCapCells(CapCells(c)),
-          fabric(MakeFabric(c, CapCells(c)))
+          ingressCapCells(CapCells(c, slot)),
+          fabric(MakeFabric(c, ingressCapCells))
     {
         BuildFib();
         streams.resize(cfg.ports);
@@ -402,7 +407,7 @@ struct RouterEngine::Impl
         streams[p].pending.valid = false;
         ++stats[p].txPackets;
         uint32_t nh = 0;
-        dp_ops_t before = ops;
+        const uint64_t probesBefore = ops.table_probes;
         ++lookups;
         if (dp_lpm_lookup(lpm, pd.dst, &nh, &ops) != 0)
         {
@@ -410,7 +415,7 @@ struct RouterEngine::Impl
             return;
         }
         unsigned pfe = p / cfg.portsPerPfe;
-        double probes = static_cast<double>(ops.table_probes - before.table_probes);
+        double probes = static_cast<double>(ops.table_probes - probesBefore);
         double start = std::max(pd.end, lookupFreeAt[pfe]);
         double wait = start - pd.end;
         if (wait > cfg.lookupQueueSeconds)

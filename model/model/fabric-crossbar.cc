@@ -1,5 +1,6 @@
 #include "fabric-crossbar.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -76,7 +77,9 @@ CrossbarFabric::CrossbarFabric(const FabricConfig& cfg)
     m_acceptPtr.assign(n, 0);
     m_matchOfOutput.assign(n, -1);
     m_grantTo.assign(n, -1);
+    m_matchOfInput.assign(n, -1);
     m_bucketStart.assign(n + 1, 0);
+    m_bucketPos.assign(n, 0);
     m_bucketInputs.assign(n, 0);
 }
 
@@ -191,14 +194,12 @@ CrossbarFabric::MatchFifo(std::vector<int>& matchOfInput)
         m_bucketStart[j + 1] += m_bucketStart[j];
     }
     std::vector<uint32_t>& fill = m_bucketInputs;
+    std::copy(m_bucketStart.begin(), m_bucketStart.end() - 1, m_bucketPos.begin());
+    for (unsigned i = 0; i < n; ++i)
     {
-        std::vector<uint32_t> pos(m_bucketStart.begin(), m_bucketStart.end() - 1);
-        for (unsigned i = 0; i < n; ++i)
+        if (!m_queues[i].empty())
         {
-            if (!m_queues[i].empty())
-            {
-                fill[pos[m_queues[i].front().output]++] = i;
-            }
+            fill[m_bucketPos[m_queues[i].front().output]++] = i;
         }
     }
     for (unsigned j = 0; j < n; ++j)
@@ -237,7 +238,7 @@ void
 CrossbarFabric::Step(std::vector<FabricCell>& departed)
 {
     const unsigned n = m_cfg.ports;
-    std::vector<int> matchOfInput(n);
+    std::vector<int>& matchOfInput = m_matchOfInput;
     for (unsigned phase = 0; phase < m_cfg.speedup; ++phase)
     {
         std::fill(matchOfInput.begin(), matchOfInput.end(), -1);

@@ -113,9 +113,11 @@ class CrossbarFabric
     uint64_t m_inputDrops = 0;
     uint64_t m_inputBacklog = 0;
     // Scratch reused every phase.
+    std::vector<int> m_matchOfInput;
     std::vector<int> m_matchOfOutput;
     std::vector<int> m_grantTo;
     std::vector<uint32_t> m_bucketStart;
+    std::vector<uint32_t> m_bucketPos;
     std::vector<uint32_t> m_bucketInputs;
 };
 

@@ -53,6 +53,28 @@ MakeTable32()
 
 const std::array<uint16_t, 256> kTable16 = MakeTable16();
 const std::array<uint32_t, 256> kTable32 = MakeTable32();
+
+// Running (not yet complemented) CRCs over len more octets, so that a frame's
+// FCS can be taken over its header and payload without joining them.
+inline uint16_t
+Crc16Update(uint16_t c, const uint8_t* data, size_t len)
+{
+    for (size_t i = 0; i < len; ++i)
+    {
+        c = static_cast<uint16_t>((c >> 8) ^ kTable16[(c ^ data[i]) & 0xFF]);
+    }
+    return c;
+}
+
+inline uint32_t
+Crc32Update(uint32_t c, const uint8_t* data, size_t len)
+{
+    for (size_t i = 0; i < len; ++i)
+    {
+        c = (c >> 8) ^ kTable32[(c ^ data[i]) & 0xFF];
+    }
+    return c;
+}
 } // namespace
 
 double
@@ -145,23 +167,13 @@ PppHdlcConfig::Validate() const
 uint16_t
 Fcs16(const uint8_t* data, size_t len)
 {
-    uint16_t fcs = 0xFFFF;
-    for (size_t i = 0; i < len; ++i)
-    {
-        fcs = static_cast<uint16_t>((fcs >> 8) ^ kTable16[(fcs ^ data[i]) & 0xFF]);
-    }
-    return static_cast<uint16_t>(~fcs);
+    return static_cast<uint16_t>(~Crc16Update(0xFFFF, data, len));
 }
 
 uint32_t
 Fcs32(const uint8_t* data, size_t len)
 {
-    uint32_t fcs = 0xFFFFFFFFu;
-    for (size_t i = 0; i < len; ++i)
-    {
-        fcs = (fcs >> 8) ^ kTable32[(fcs ^ data[i]) & 0xFF];
-    }
-    return ~fcs;
+    return ~Crc32Update(0xFFFFFFFFu, data, len);
 }
 
 PosEncoder::PosEncoder(const PppHdlcConfig& cfg)
@@ -193,32 +205,14 @@ PosEncoder::Frame(const uint8_t* ip, size_t len, std::vector<uint8_t>* wire) con
     const unsigned fcsBytes = m_cfg.fcsBits / 8;
     if (m_cfg.fcsBits == 16)
     {
-        uint16_t c = 0xFFFF;
-        for (unsigned i = 0; i < h; ++i)
-        {
-            c = static_cast<uint16_t>((c >> 8) ^ kTable16[(c ^ hdr[i]) & 0xFF]);
-        }
-        for (size_t i = 0; i < len; ++i)
-        {
-            c = static_cast<uint16_t>((c >> 8) ^ kTable16[(c ^ ip[i]) & 0xFF]);
-        }
-        c = static_cast<uint16_t>(~c);
+        const uint16_t c = static_cast<uint16_t>(~Crc16Update(Crc16Update(0xFFFF, hdr, h), ip, len));
         // Least significant octet first (RFC 1662 C.2).
         fcs[0] = static_cast<uint8_t>(c);
         fcs[1] = static_cast<uint8_t>(c >> 8);
     }
     else
     {
-        uint32_t c = 0xFFFFFFFFu;
-        for (unsigned i = 0; i < h; ++i)
-        {
-            c = (c >> 8) ^ kTable32[(c ^ hdr[i]) & 0xFF];
-        }
-        for (size_t i = 0; i < len; ++i)
-        {
-            c = (c >> 8) ^ kTable32[(c ^ ip[i]) & 0xFF];
-        }
-        c = ~c;
+        const uint32_t c = ~Crc32Update(Crc32Update(0xFFFFFFFFu, hdr, h), ip, len);
         for (int i = 0; i < 4; ++i)
         {
             fcs[i] = static_cast<uint8_t>(c >> (8 * i));

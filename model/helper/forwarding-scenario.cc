@@ -211,6 +211,12 @@ struct RunGuard
 
 } // namespace
 
+double
+ForwardingScenarioConfig::EffectiveWarmupSeconds() const
+{
+    return warmupSeconds < 0 ? durationSeconds / 10 : warmupSeconds;
+}
+
 std::vector<std::string>
 ForwardingScenarioConfig::KeyNames()
 {
@@ -261,8 +267,7 @@ ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& key
     {
         Bad("unrouted_flows", "must be <= num_flows");
     }
-    const double warmup = c.warmupSeconds < 0 ? c.durationSeconds / 10 : c.warmupSeconds;
-    if (warmup >= c.durationSeconds)
+    if (c.EffectiveWarmupSeconds() >= c.durationSeconds)
     {
         Bad("warmup_s", "must be shorter than duration_s");
     }
@@ -310,13 +315,12 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     }
     dev->Build();
 
-    const double warmup = c.warmupSeconds < 0 ? c.durationSeconds / 10 : c.warmupSeconds;
     tester->SetAttribute("FrameBytes", UintegerValue(c.frameBytes));
     tester->SetAttribute("OfferedPps", DoubleValue(c.offeredPps));
     tester->SetAttribute("PortBitRate", DoubleValue(c.portBitRate));
     tester->SetAttribute("NumFlows", UintegerValue(c.numFlows));
     tester->SetAttribute("Duration", TimeValue(PicoSeconds(std::llround(c.durationSeconds * 1e12))));
-    tester->SetAttribute("Warmup", TimeValue(PicoSeconds(std::llround(warmup * 1e12))));
+    tester->SetAttribute("Warmup", TimeValue(PicoSeconds(std::llround(c.EffectiveWarmupSeconds() * 1e12))));
     tester->SetAttribute("BatchInterval",
                          TimeValue(PicoSeconds(std::llround(c.batchIntervalSeconds * 1e12))));
     tester->SetAttribute("Poisson", BooleanValue(c.arrivals == "poisson"));

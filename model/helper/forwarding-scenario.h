@@ -94,6 +94,9 @@ struct ForwardingScenarioConfig
 
     /// Every key FromKeys accepts, in documentation order.
     static std::vector<std::string> KeyNames();
+
+    /// warmupSeconds, or durationSeconds / 10 when it is negative (not given).
+    double EffectiveWarmupSeconds() const;
 };
 
 struct ForwardingScenarioResult

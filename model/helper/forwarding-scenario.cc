@@ -352,9 +352,7 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     if (pkts > 0)
     {
         r.serviceCyclesMean = w.SumCycles() / pkts;
-        r.serviceUsMean =
-            (r.serviceCyclesMean + c.frameBytes * (c.copyCyclesPerByte + c.cryptoCyclesPerByte)) /
-            c.clockHz * 1e6;
+        r.serviceUsMean = e.ServiceSeconds(r.serviceCyclesMean, c.frameBytes) * 1e6;
         const dp_ops_t ops = w.Ops();
         for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
         {

@@ -159,8 +159,8 @@ class PipelineEngine
     PipelineReport Report() const;
 
     /// Core service time in seconds of a packet with these cycles and size
-    /// (per-byte costs included, lock not).
-    double ServiceSeconds(uint32_t serviceCycles, uint32_t frameBytes) const;
+    /// (per-byte costs included, lock not). Cycles may be a mean over packets.
+    double ServiceSeconds(double serviceCycles, uint32_t frameBytes) const;
 
     /// Seconds that the last departed packet (by departure time) left at.
     double LastDepartureSeconds() const;

@@ -105,7 +105,6 @@ CrossbarFabric::Enqueue(uint32_t input, uint32_t output, uint64_t tag)
     Queue(input, output).push_back(FabricCell{tag, m_slot, input, output});
     ++m_inputCount[input];
     ++m_inputBacklog;
-    ++m_cellsIn;
     return true;
 }
 
@@ -269,7 +268,6 @@ CrossbarFabric::Step(std::vector<FabricCell>& departed)
         {
             departed.push_back(m_egress[j].front());
             m_egress[j].pop_front();
-            ++m_cellsOut;
         }
     }
     ++m_slot;

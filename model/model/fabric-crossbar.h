@@ -84,9 +84,6 @@ class CrossbarFabric
     /// `departed`. Advances the slot counter.
     void Step(std::vector<FabricCell>& departed);
 
-    uint64_t Slot() const { return m_slot; }
-    uint64_t CellsIn() const { return m_cellsIn; }
-    uint64_t CellsOut() const { return m_cellsOut; }
     uint64_t InputDrops() const { return m_inputDrops; }
     /// Cells waiting in input queues, all inputs.
     uint64_t InputBacklog() const { return m_inputBacklog; }
@@ -108,8 +105,6 @@ class CrossbarFabric
     std::vector<std::deque<FabricCell>> m_egress;
     std::vector<uint32_t> m_grantPtr;  // per output
     std::vector<uint32_t> m_acceptPtr; // per input
-    uint64_t m_cellsIn = 0;
-    uint64_t m_cellsOut = 0;
     uint64_t m_inputDrops = 0;
     uint64_t m_inputBacklog = 0;
     // Scratch reused every phase.

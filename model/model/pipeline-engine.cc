@@ -151,12 +151,6 @@ PipelineEngine::ServiceSeconds(double serviceCycles, uint32_t frameBytes) const
     return (serviceCycles + frameBytes * m_extraCyclesPerByte) / m_cfg.clockHz;
 }
 
-double
-PipelineEngine::LastDepartureSeconds() const
-{
-    return static_cast<double>(m_lastDepart) / kTicksPerSecond;
-}
-
 inline void
 PipelineEngine::GrowFlows(uint32_t flow)
 {

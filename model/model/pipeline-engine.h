@@ -162,9 +162,6 @@ class PipelineEngine
     /// (per-byte costs included, lock not). Cycles may be a mean over packets.
     double ServiceSeconds(double serviceCycles, uint32_t frameBytes) const;
 
-    /// Seconds that the last departed packet (by departure time) left at.
-    double LastDepartureSeconds() const;
-
   private:
     using Tick = uint64_t; // 1/1024 ps
     // Packet waiting for its egress turn, ordered by (release, dispatch

@@ -284,10 +284,9 @@ def table(trials: Sequence[TrialResult]):
 
 def plot_loss_vs_load(trials: Sequence[TrialResult], path: Path, title: str = "") -> Path:
     """Frame loss rate (%) against offered load (%), PNG."""
-    import matplotlib
+    from routertwin.validation.plots import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     pts = sorted((100 * r.offered_load, 100 * r.loss_ratio) for r in trials)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -296,20 +295,14 @@ def plot_loss_vs_load(trials: Sequence[TrialResult], path: Path, title: str = ""
     ax.set_ylabel("frame loss (%)")
     ax.set_title(title or "RFC 2544 frame loss rate")
     ax.grid(True, alpha=0.3)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_size_sweep(sweep: SizeSweepResult, path: Path, title: str = "") -> Path:
     """Loss (%) at maximum offered load against frame size, PNG."""
-    import matplotlib
+    from routertwin.validation.plots import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     xs = [s for s, _ in sweep.trials]
     ys = [100 * r.loss_ratio for _, r in sweep.trials]
@@ -319,10 +312,15 @@ def plot_size_sweep(sweep: SizeSweepResult, path: Path, title: str = "") -> Path
     ax.set_ylabel("frame loss at max offered load (%)")
     ax.set_xticks(xs)
     ax.set_title(title or "frame-size sweep (FRMOL, 1-byte steps)")
+    return _save(plt, fig, path)
+
+
+def _save(plt, fig, path: Path) -> Path:
+    """Write `fig` to `path` as PNG and close it. No Software tag in the file:
+    the same trials give the same bytes."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(fig)
     return path
-

@@ -21,7 +21,8 @@ from typing import Iterable
 from routertwin.results import CaseResult
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (files only, no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -40,7 +41,7 @@ def scatter(rows, title: str, path: Path) -> bool:
     pts = [r for r in rows if r.twin is not None and r.twin > 0 and r.ref.value > 0]
     if not pts:
         return False
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 6))
     lo = min(min(r.ref.value, r.twin) for r in pts) / 2
     hi = max(max(r.ref.value, r.twin) for r in pts) * 2
@@ -84,7 +85,7 @@ def scaling_curve(cases: Iterable[CaseResult], x: str, y: str, path: Path, *, se
             lines[c.params.get(series) if series else None].append((c.params[x], c.metrics[y]))
     if not lines:
         return False
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 5))
     colors = {}
     for i, (key, pts) in enumerate(sorted(lines.items(), key=lambda kv: _sort_key(kv[0]))):

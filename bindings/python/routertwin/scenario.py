@@ -20,6 +20,7 @@ load time, before any scenario runs.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import types
 import typing
@@ -187,7 +188,16 @@ def read_yaml_file(path: Path) -> tuple[Any, str]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    return parse_yaml(text, shown), shown
+    return _parse_data_file(text, shown), shown
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_data_file(text: str, shown: str) -> Any:
+    # A profile is read by its runner's load-time check, again by the run, and
+    # by every fit that needs it; round-trip parsing of a commented file costs
+    # tens of ms, so each text is parsed once per process. Keyed on the text,
+    # an edited file is parsed afresh. Callers only read the document.
+    return parse_yaml(text, shown)
 
 
 def load_yaml_model(path: Path, model: type[BaseModel]) -> Any:

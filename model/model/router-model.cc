@@ -81,6 +81,12 @@ RouterConfig::CellsPerPacket() const
     return (ipBytes + internalHeaderBytes + cellBytes - 1) / cellBytes;
 }
 
+double
+RouterConfig::RunLimitSeconds() const
+{
+    return durationSeconds + ingressBufferSeconds + egressBufferSeconds + lookupQueueSeconds + 1e-3;
+}
+
 namespace
 {
 
@@ -641,8 +647,7 @@ RunRouterPacketLevel(const RouterConfig& cfg)
     double t = 0;
     // Run the tester's time, then drain what is in flight (bounded by the
     // buffers, so bounded in time).
-    const double limit = cfg.durationSeconds + cfg.ingressBufferSeconds + cfg.egressBufferSeconds +
-                         cfg.lookupQueueSeconds + 1e-3;
+    const double limit = cfg.RunLimitSeconds();
     while (!(t >= cfg.durationSeconds && e.Drained()) && t < limit)
     {
         t += cfg.batchSeconds;

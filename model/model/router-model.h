@@ -98,6 +98,10 @@ struct RouterConfig
     unsigned PeerOf(unsigned p) const { return (p + ports / 2) % ports; }
     /// Cells one packet occupies.
     unsigned CellsPerPacket() const;
+    /// Simulated seconds after which a packet-level run stops even if not
+    /// drained: the tester's time, the longest a packet can wait in the
+    /// lookup queue and both buffers, and 1 ms.
+    double RunLimitSeconds() const;
 };
 
 struct RouterPortStats

@@ -85,9 +85,7 @@ RouterNode::Start()
             [this](unsigned port, double lat) { m_rxTrace(port, ns3::Seconds(lat)); });
     }
     m_batches = 0;
-    m_limit = ns3::Simulator::Now().GetSeconds() + m_cfg.durationSeconds +
-              m_cfg.ingressBufferSeconds + m_cfg.egressBufferSeconds + m_cfg.lookupQueueSeconds +
-              1e-3;
+    m_limit = ns3::Simulator::Now().GetSeconds() + m_cfg.RunLimitSeconds();
     ns3::Simulator::Schedule(ns3::Seconds(m_cfg.batchSeconds), &RouterNode::Batch, this);
 }
 

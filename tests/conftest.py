@@ -41,6 +41,22 @@ def write(tmp_path):
     return _write
 
 
+def line_of(text: str, needle: str) -> int:
+    """1-based line of the first line of `text` containing `needle`."""
+    return next(i for i, line in enumerate(text.strip("\n").splitlines(), 1) if needle in line)
+
+
+def one_line(proc, out=None) -> str:
+    """The one stderr line of a refused CLI run (exit status 2, no traceback,
+    and no output folder `out` when given)."""
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    if out is not None:
+        assert not out.exists()
+    return lines[0]
+
+
 def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
     """`python -m routertwin ARGS` as a user runs it."""
     return subprocess.run([sys.executable, "-m", "routertwin", *map(str, args)], cwd=cwd,

@@ -5,9 +5,8 @@ output file. Each test runs the CLI as a user would."""
 
 from ruamel.yaml import YAML
 
-from conftest import ROOT, run_cli
+from conftest import PLATFORMS, ROOT, line_of, one_line, run_cli
 
-PLATFORMS = ROOT / "scenarios" / "platforms"
 PLATFORM = PLATFORMS / "cn68xx-1500-ddr3-1066.yaml"
 
 GOOD = f"""
@@ -26,20 +25,6 @@ sweep:
   frame: [64, 128]
   cores: [1, 2]
 """
-
-
-def line_of(text: str, needle: str) -> int:
-    """1-based line of the first line of `text` containing `needle`."""
-    return next(i for i, line in enumerate(text.strip("\n").splitlines(), 1) if needle in line)
-
-
-def one_line(proc, out=None) -> str:
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    if out is not None:
-        assert not out.exists()
-    return lines[0]
 
 
 def run(tmp_path, *args) -> str:

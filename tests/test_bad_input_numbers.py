@@ -10,7 +10,7 @@ import time
 import pytest
 from ruamel.yaml import YAML
 
-from conftest import MM1_SCENARIO, PLATFORMS, ROOT, run_cli
+from conftest import MM1_SCENARIO, PLATFORMS, ROOT, line_of, one_line, run_cli
 from routertwin.results import CaseResult, NotANumberError, write_results
 from routertwin.scenario import load_scenario
 
@@ -44,22 +44,12 @@ sweep: {{frame: [64], cores: [1]}}
 """
 
 
-def line_of(text: str, needle: str) -> int:
-    """1-based line of the first line of `text` containing `needle`."""
-    return next(i for i, line in enumerate(text.strip("\n").splitlines(), 1) if needle in line)
-
-
 def refused(write, tmp_path, text: str, *flags) -> tuple[str, str]:
     """Run the CLI on `text`; assert exit 2, one stderr line, no output
     folder; return (path, the line)."""
     path = write("s.yaml", text)
     out = tmp_path / "out"
-    proc = run_cli("run", path, "--out", out, *flags)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert not out.exists()
-    return str(path), lines[0]
+    return str(path), one_line(run_cli("run", path, "--out", out, *flags), out)
 
 
 def test_router_duration_of_1e300_seconds_is_refused_not_reported_as_zero_pps(write, tmp_path):

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from conftest import ROOT
 from routertwin.validation.mapping import MappedRow
 from routertwin.validation.reference import ReferenceRow
 from routertwin.validation.replay import RowResult, summary_line
@@ -24,6 +25,6 @@ def test_consistency_rows_are_counted_but_not_in_predict_statistics():
 
 
 def test_t640_boundary_rows_are_marked_as_consistency_checks():
-    text = (Path(__file__).resolve().parents[1] / "validation" / "mapping" / "t640.yaml").read_text()
+    text = (ROOT / "validation" / "mapping" / "t640.yaml").read_text()
     block = text[text.index("  t640-41b-drop:"):text.index("  t640-42b-pps:")]
     assert "consistency_check: true" in block

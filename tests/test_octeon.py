@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PLATFORMS, ROOT
 from routertwin.errors import ScenarioError, UserError
 from routertwin.results import to_json
 from routertwin.runners import pipeline
@@ -16,8 +17,6 @@ from routertwin.runners.pipeline import (EspSpec, PlatformProfile, analytic, esp
 from routertwin.scenario import load_scenario
 from routertwin.progress import silent
 
-ROOT = Path(__file__).resolve().parents[1]
-PLATFORMS = ROOT / "scenarios" / "platforms"
 WORKLOADS = ROOT / "scenarios" / "workloads"
 OCTEON = ROOT / "scenarios" / "octeon"
 

@@ -2,9 +2,7 @@
 
 import subprocess
 import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 def test_run_prints_the_reference_rows_the_scenario_replays(tmp_path):

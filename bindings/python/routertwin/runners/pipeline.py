@@ -683,6 +683,14 @@ def _frames(cfg: Schema, c: Case) -> list[tuple[int, float]]:
     return [(m.bytes, m.weight) for m in cfg.mixes[c.frame]]
 
 
+def _resolve_case(cfg: Schema, c: Case, plat: PlatformProfile, wl: WorkloadProfile,
+                  fitted: FittedParameters) -> Resolved:
+    """Case `c` on the profiles, the scenario's values standing in for what
+    the case leaves unset (the same for the load-time check and the run)."""
+    return resolve(plat, wl, fitted, _frames(cfg, c), c.cores, c.flows or cfg.flows,
+                   c.tag_type or cfg.tag_type, c.offered_load or cfg.offered_load)
+
+
 def load_fitted(path: Path) -> FittedParameters:
     from routertwin.validation.calibration import load_fitted as load_values
 
@@ -709,8 +717,7 @@ def check(scenario) -> None:
     for i, c in enumerate(_cases(cfg)):
         locs = _case_locs(cfg, i, c)
         try:
-            r = resolve(plat, wl, fitted, _frames(cfg, c), c.cores, c.flows or cfg.flows,
-                        c.tag_type or cfg.tag_type, c.offered_load or cfg.offered_load)
+            r = _resolve_case(cfg, c, plat, wl, fitted)
             analytic(r, cfg.contention)
             if cfg.method != "analytic":
                 engine_config(r, cfg, scenario.seed)
@@ -726,8 +733,7 @@ def run(scenario, progress) -> list[CaseResult]:
     progress.set_total(len(cases))
     out = []
     for c, cid in zip(cases, ids):
-        r = resolve(plat, wl, fitted, _frames(cfg, c), c.cores, c.flows or cfg.flows,
-                    c.tag_type or cfg.tag_type, c.offered_load or cfg.offered_load)
+        r = _resolve_case(cfg, c, plat, wl, fitted)
         res = analytic(r, cfg.contention)
         if cfg.method in ("packet", "both"):
             pkt = run_packet(r, cfg, seed=scenario.seed, source=scenario.path, case_id=cid)

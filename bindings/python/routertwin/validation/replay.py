@@ -98,10 +98,8 @@ def summary_line(label: str, results: list[RowResult], total: int) -> str:
 @dataclass
 class Report:
     by_study: dict[str, list[RowResult]]
-    totals: dict[str, int]  # study -> reference rows of the seeds it replays
     unreplayed: dict[str, list[ReferenceRow]]  # seed -> rows in no mapping
-    overall_total: int
-    summaries: list[str]
+    summaries: list[str]  # per study (against the reference rows of the seeds it replays), then overall
 
     @property
     def failed(self) -> bool:
@@ -113,11 +111,11 @@ def build_report(reference: dict[str, ReferenceRow], mappings: dict[str, Mapping
     mapped_ids = {rid for m in mappings.values() for rid in m.rows}
     by_study = {s: [compare(reference[rid], row, outcomes[row.scenario]) for rid, row in mappings[s].rows.items()]
                 for s in selected}
-    totals = {}
+    totals = {}  # study -> reference rows of the seeds it replays
     for s in selected:
         seeds = {reference[rid].seed for rid in mappings[s].rows}
         totals[s] = sum(r.seed in seeds for r in reference.values())
-    in_scope = [r for r in reference.values()]
+    in_scope = list(reference.values())
     if len(selected) < len(mappings):  # --study: only the seeds those studies replay
         seeds = {reference[rid].seed for s in selected for rid in mappings[s].rows}
         in_scope = [r for r in in_scope if r.seed in seeds]
@@ -127,7 +125,7 @@ def build_report(reference: dict[str, ReferenceRow], mappings: dict[str, Mapping
             unreplayed[r.seed].append(r)
     summaries = [summary_line(s, by_study[s], totals[s]) for s in selected]
     summaries.append(summary_line("overall", [r for s in selected for r in by_study[s]], len(in_scope)))
-    return Report(by_study, totals, dict(sorted(unreplayed.items())), len(in_scope), summaries)
+    return Report(by_study, dict(sorted(unreplayed.items())), summaries)
 
 
 def _cells(r: RowResult) -> list[str]:
@@ -143,18 +141,23 @@ def _cells(r: RowResult) -> list[str]:
 HEADER = ["id", "system", "condition", "reference", "role", "twin", "error", "tolerance", "pass"]
 
 
-def print_report(report: Report, con) -> None:
+def _table(title: str, rows: list[RowResult], bottleneck: bool):
+    """A rich Table of compared rows (HEADER, plus the twin's bottleneck when
+    `bottleneck`); failures red, rows that could not be replayed yellow."""
     from rich.table import Table
 
+    t = Table(title=title, title_justify="left")
+    for h in HEADER + (["bottleneck"] if bottleneck else []):
+        t.add_column(h, justify="right" if h in ("reference", "twin", "error", "tolerance") else "left")
+    for r in rows:
+        style = {"pass": None, "FAIL": "red", "ERROR": "yellow"}[r.status]
+        t.add_row(*_cells(r), *([r.bottleneck] if bottleneck else []), style=style)
+    return t
+
+
+def print_report(report: Report, con) -> None:
     for study, rows in report.by_study.items():
-        bn = any(r.bottleneck for r in rows)
-        t = Table(title=f"study {study}", title_justify="left")
-        for h in HEADER + (["bottleneck"] if bn else []):
-            t.add_column(h, justify="right" if h in ("reference", "twin", "error", "tolerance") else "left")
-        for r in rows:
-            style = {"pass": None, "FAIL": "red", "ERROR": "yellow"}[r.status]
-            t.add_row(*_cells(r), *([r.bottleneck] if bn else []), style=style)
-        con.print(t)
+        con.print(_table(f"study {study}", rows, any(r.bottleneck for r in rows)))
         for r in rows:
             if r.message:
                 con.print(f"  {r.ref.id}: {r.message}", markup=False, highlight=False)
@@ -266,17 +269,7 @@ def print_scenario_comparison(mapped: list[tuple[ReferenceRow, MappedRow]], outc
     """After `routertwin run`: the rows of `mapped` (mapped_rows) this
     scenario replays, compared with this run's values. Prints nothing when no
     mapping names the scenario."""
-    from rich.table import Table
-
     scenario = Path(outcome.scenario.path).resolve()
-    rows = [(ref, m) for ref, m in mapped if m.scenario == scenario]
-    if not rows:
-        return
-    t = Table(title=f"{outcome.scenario.name}: reference vs twin", title_justify="left")
-    for h in HEADER + ["bottleneck"]:
-        t.add_column(h, justify="right" if h in ("reference", "twin", "error", "tolerance") else "left")
-    for ref, row in rows:
-        r = compare(ref, row, outcome)
-        style = {"pass": None, "FAIL": "red", "ERROR": "yellow"}[r.status]
-        t.add_row(*_cells(r), r.bottleneck, style=style)
-    con.print(t)
+    rows = [compare(ref, m, outcome) for ref, m in mapped if m.scenario == scenario]
+    if rows:
+        con.print(_table(f"{outcome.scenario.name}: reference vs twin", rows, bottleneck=True))

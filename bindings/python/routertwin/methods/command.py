@@ -14,6 +14,7 @@ import io
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from routertwin.errors import UserError
 from routertwin.methods import rfc2544
@@ -72,14 +73,19 @@ def _check_flags(args) -> None:
 
 @dataclass
 class _Log:
-    """Every trial run for one case, in order, with its phase, size and seed."""
+    """Every trial run for one case, in order, with its phase, size and seed;
+    each trial also shows on `progress` (when given) as the case's count."""
 
+    case: str = ""
+    progress: Any = None
     rows: list[tuple[str, int, int, rfc2544.TrialResult]] = field(default_factory=list)
 
     def trial(self, fn, phase: str, size: int, seed: int):
         def run(load: float) -> rfc2544.TrialResult:
             r = fn(load)
             self.rows.append((phase, size, seed, r))
+            if self.progress is not None:
+                self.progress.advance(0, status=f"{self.case}: {len(self.rows)} trials")
             return r
         return run
 
@@ -89,27 +95,19 @@ class _Log:
 
 def run_method(tc: TesterCase, method: str, args, seed: int, progress=None) -> tuple[dict, _Log]:
     """Run one method on one case; returns the summary and the trial log."""
-    log = _Log()
+    log = _Log(tc.case, progress)
     size = tc.size
     dev = tc.trial_at(size, seed)  # raises the case's own reason when it has no single size (a frame mix)
-
-    def tick(fn):
-        def run(x):
-            r = fn(x)
-            if progress is not None:
-                progress.advance(0, status=f"{tc.case}: {len(log.rows)} trials")
-            return r
-        return run
 
     def rate(load: float) -> float:
         return load * tc.max_frame_rate(size)
 
     res: dict = {}
     if method == "frmol":
-        t = rfc2544.frmol(tick(log.trial(dev, "frmol", size, seed)))
+        t = rfc2544.frmol(log.trial(dev, "frmol", size, seed))
         res = {"forwarded_fps": t.extra["rx_fps"], "loss_pct": 100 * t.loss_ratio}
     elif method in ("throughput", "latency"):
-        s = rfc2544.throughput(tick(log.trial(dev, "search", size, seed)), resolution=args.resolution)
+        s = rfc2544.throughput(log.trial(dev, "search", size, seed), resolution=args.resolution)
         res = {"throughput_load": s.load, "throughput_fps": rate(s.load), "resolution": args.resolution,
                "search_trials": len(s.trials)}
         if method == "latency":
@@ -118,24 +116,24 @@ def run_method(tc: TesterCase, method: str, args, seed: int, progress=None) -> t
                                 "rate to measure latency at")
             repeats = args.repeats or 20
             lats = [rfc2544.latency_at_throughput(
-                tick(log.trial(tc.trial_at(size, seed + i), "latency", size, seed + i)), s.load, repeats=1)
+                log.trial(tc.trial_at(size, seed + i), "latency", size, seed + i), s.load, repeats=1)
                 for i in range(repeats)]
             res.update({"repeats": repeats, "latency_min_us": min(x.min_us for x in lats),
                         "latency_avg_us": sum(x.avg_us for x in lats) / repeats,
                         "latency_max_us": max(x.max_us for x in lats)})
     elif method == "loss-curve":
-        pts = rfc2544.frame_loss_curve(tick(log.trial(dev, "loss-curve", size, seed)), step=args.step)
+        pts = rfc2544.frame_loss_curve(log.trial(dev, "loss-curve", size, seed), step=args.step)
         res = {"step": args.step, "loads": [p.offered_load for p in pts],
                "loss_pct": [100 * p.loss_ratio for p in pts]}
     elif method == "ndr-pdr":
-        r = rfc2544.ndr_pdr(tick(log.trial(dev, "search", size, seed)), resolution=args.resolution,
+        r = rfc2544.ndr_pdr(log.trial(dev, "search", size, seed), resolution=args.resolution,
                             pdr_loss_ratio=args.pdr_loss_pct / 100)
         res = {"ndr_load": r.ndr.load, "ndr_fps": rate(r.ndr.load), "pdr_load": r.pdr.load,
                "pdr_fps": rate(r.pdr.load), "pdr_loss_pct_allowed": args.pdr_loss_pct,
                "resolution": args.resolution, "trials": r.trials}
     elif method == "back-to-back":
         repeats = args.repeats or 50
-        found = [rfc2544.back_to_back(tick(log.trial(tc.burst_at(size, seed + i), "burst", size, seed + i)),
+        found = [rfc2544.back_to_back(log.trial(tc.burst_at(size, seed + i), "burst", size, seed + i),
                                       max_frames=args.max_frames, repeats=1).frames for i in range(repeats)]
         res = {"frames_mean": sum(found) / repeats, "per_repeat": [int(f) for f in found],
                "max_frames": args.max_frames, "repeats": repeats}
@@ -144,7 +142,7 @@ def run_method(tc: TesterCase, method: str, args, seed: int, progress=None) -> t
         tc.check_size(first, "--sizes")
         tc.check_size(last, "--sizes")
         sweep = rfc2544.frame_size_sweep(
-            lambda s: tick(log.trial(tc.trial_at(s, seed), "sweep", s, seed)),
+            lambda s: log.trial(tc.trial_at(s, seed), "sweep", s, seed),
             range(first, last + 1, args.size_step))
         res = {"first_zero_loss_size": sweep.first_zero_loss_bytes, "sizes": [first, last],
                "size_step": args.size_step}

@@ -343,7 +343,6 @@ class RouterTester:
         self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
         self.progress = progress
         self.source = source  # the scenario file, named in errors
-        self.wall_s = 0.0
 
     def __call__(self, load: float) -> rfc2544.TrialResult:
         from routertwin import _core
@@ -361,7 +360,6 @@ class RouterTester:
             r = _core.run_router(cfg)
         except ValueError as exc:  # a config the checks above let through: still the input's fault
             raise ScenarioError(f"{where}case '{self.case.case}': native model: {exc}") from None
-        self.wall_s += r["wall_s"]
         if self.progress is not None:
             self.progress.advance(0, status=f"{self.case.case} {self.ip_bytes}B load {load:.4f}")
         extra = {k: r[k] for k in ("tx_pps", "rx_pps", "theoretical_pps", "tx_pct", "rx_pct",

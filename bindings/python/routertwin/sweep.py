@@ -29,7 +29,8 @@ class Job:
 
 @dataclass
 class Outcome:
-    job: Job
+    """What one job gave; run_jobs returns them in the order of its jobs."""
+
     scenario: Any = None  # LoadedScenario, None on error
     cases: list[CaseResult] | None = None
     error: str | None = None  # one line, when the scenario could not run
@@ -44,8 +45,8 @@ def run_job(job: Job) -> Outcome:
         scenario = load_scenario(job.path, seed=job.seed, overrides=job.overrides)
         cases = runners.get(scenario.kind).run(scenario, silent())
     except UserError as exc:
-        return Outcome(job, error=str(exc))
-    return Outcome(job, scenario=scenario, cases=list(cases))
+        return Outcome(error=str(exc))
+    return Outcome(scenario=scenario, cases=list(cases))
 
 
 def parallel_map(

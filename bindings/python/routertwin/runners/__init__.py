@@ -1,7 +1,10 @@
 """Runner registry: a scenario's `kind` names the module
 `routertwin.runners.<kind>`, which defines `Schema` (pydantic, extra="forbid")
-and `run(scenario, progress) -> list[CaseResult]` (docs/contracts.md).
-Adding a kind means adding a module; nothing is registered by hand.
+and `run(scenario, progress) -> list[CaseResult]` (docs/contracts.md), and
+may define `check(scenario)` (load-time checks, called by the scenario
+loader), `testers(scenario, duration_s=)` (routertwin.methods.tester) and
+`METRICS` (the metric names mappings may read). Adding a kind means adding a
+module; nothing is registered by hand.
 """
 
 from __future__ import annotations

@@ -284,7 +284,7 @@ def table(trials: Sequence[TrialResult]):
 
 def plot_loss_vs_load(trials: Sequence[TrialResult], path: Path, title: str = "") -> Path:
     """Frame loss rate (%) against offered load (%), PNG."""
-    from routertwin.validation.plots import pyplot
+    from routertwin.validation.plots import pyplot, save_png
 
     plt = pyplot()
 
@@ -295,12 +295,12 @@ def plot_loss_vs_load(trials: Sequence[TrialResult], path: Path, title: str = ""
     ax.set_ylabel("frame loss (%)")
     ax.set_title(title or "RFC 2544 frame loss rate")
     ax.grid(True, alpha=0.3)
-    return _save(plt, fig, path)
+    return save_png(fig, path, dpi=100, metadata={"Software": None})  # no version tag: same trials, same bytes
 
 
 def plot_size_sweep(sweep: SizeSweepResult, path: Path, title: str = "") -> Path:
     """Loss (%) at maximum offered load against frame size, PNG."""
-    from routertwin.validation.plots import pyplot
+    from routertwin.validation.plots import pyplot, save_png
 
     plt = pyplot()
 
@@ -312,15 +312,4 @@ def plot_size_sweep(sweep: SizeSweepResult, path: Path, title: str = "") -> Path
     ax.set_ylabel("frame loss at max offered load (%)")
     ax.set_xticks(xs)
     ax.set_title(title or "frame-size sweep (FRMOL, 1-byte steps)")
-    return _save(plt, fig, path)
-
-
-def _save(plt, fig, path: Path) -> Path:
-    """Write `fig` to `path` as PNG and close it. No Software tag in the file:
-    the same trials give the same bytes."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=100, metadata={"Software": None})  # no version tag: same trials, same bytes

@@ -31,6 +31,16 @@ def pyplot():
     return plt
 
 
+def save_png(fig, path: Path, dpi: int, metadata: dict | None = None) -> Path:
+    """Lay out `fig`, write it to `path` as PNG (folders made) and close it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi, metadata=metadata)
+    pyplot().close(fig)
+    return path
+
+
 def _sort_key(v):
     return (0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0, str(v))
 
@@ -66,10 +76,7 @@ def scatter(rows, title: str, path: Path) -> bool:
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", fontsize="small")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path, dpi=110)
     return True
 
 
@@ -108,10 +115,7 @@ def scaling_curve(cases: Iterable[CaseResult], x: str, y: str, path: Path, *, se
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path, dpi=110)
     return True
 
 

@@ -20,6 +20,14 @@ static const char *const drop_names[DP_DROP__COUNT] = {
     "flow_table_full",
     "buffer_too_small",
     "bad_build_spec",
+    "no_virtual_service",
+    "no_session",
+    "session_table_full",
+    "no_server",
+    "rate_limited",
+    "syn_cookie_invalid",
+    "dns_malformed",
+    "dns_unsupported",
 };
 
 const char *dp_drop_reason_name(dp_drop_reason_t reason)

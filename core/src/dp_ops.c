@@ -6,7 +6,8 @@
 static const char *const counter_names[DP_OPS_NUM_COUNTERS] = {
     "packets",      "bytes_parsed",  "bytes_written",   "checksum_bytes",
     "csum_updates", "table_probes",  "cache_lines",     "table_writes",
-    "rules_evaluated", "bytes_copied", "crypto_bytes",
+    "rules_evaluated", "bytes_copied", "crypto_bytes", "hashes",
+    "servers_examined",
 };
 
 /* The generic accessors below index dp_ops_t as an array of counters. */

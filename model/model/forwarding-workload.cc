@@ -25,7 +25,8 @@ constexpr uint64_t dp_ops_t::*kCounterFields[] = {
     &dp_ops_t::packets,       &dp_ops_t::bytes_parsed,    &dp_ops_t::bytes_written,
     &dp_ops_t::checksum_bytes, &dp_ops_t::csum_updates,   &dp_ops_t::table_probes,
     &dp_ops_t::cache_lines,   &dp_ops_t::table_writes,    &dp_ops_t::rules_evaluated,
-    &dp_ops_t::bytes_copied,  &dp_ops_t::crypto_bytes};
+    &dp_ops_t::bytes_copied,  &dp_ops_t::crypto_bytes,
+    &dp_ops_t::hashes,        &dp_ops_t::servers_examined};
 static_assert(sizeof(kCounterFields) / sizeof(kCounterFields[0]) == DP_OPS_NUM_COUNTERS,
               "one field per dp_ops counter");
 

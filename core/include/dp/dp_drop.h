@@ -26,6 +26,14 @@ typedef enum dp_drop_reason {
     DP_DROP_FLOW_TABLE_FULL,      /* flow insert refused: shard at capacity */
     DP_DROP_BUFFER_TOO_SMALL,     /* builder output buffer too small */
     DP_DROP_BAD_BUILD_SPEC,       /* builder spec: protocol not UDP/TCP, or IPv4 total length > 65535 */
+    DP_DROP_NO_VIRTUAL_SERVICE,   /* balancer: destination address/port/protocol matches no virtual service */
+    DP_DROP_NO_SESSION,           /* balancer: a non-SYN TCP segment matches no session */
+    DP_DROP_SESSION_TABLE_FULL,   /* balancer: new connection refused, session table shard at capacity */
+    DP_DROP_NO_SERVER,            /* balancer: no server of the pool is up and below its connection limit */
+    DP_DROP_RATE_LIMITED,         /* balancer: over the virtual service's new-connection rate limit */
+    DP_DROP_SYN_COOKIE_INVALID,   /* balancer: an ACK whose SYN cookie does not validate */
+    DP_DROP_DNS_MALFORMED,        /* DNS message truncated or inconsistent with its counts */
+    DP_DROP_DNS_UNSUPPORTED,      /* DNS message that is not a standard one-question query */
     DP_DROP__COUNT
 } dp_drop_reason_t;
 

@@ -24,10 +24,13 @@ typedef struct dp_ops {
     uint64_t rules_evaluated; /* classifier / URL / ACL rules compared */
     uint64_t bytes_copied;    /* payload bytes copied (memcpy-like work) */
     uint64_t crypto_bytes;    /* bytes passed through a cipher or MAC */
+    uint64_t hashes;          /* hash function evaluations (flow/session keys, scheduler
+                                 hashes, SYN-cookie MACs), one per key hashed */
+    uint64_t servers_examined; /* backend entries a scheduler read to pick one */
 } dp_ops_t;
 
 /* Number of uint64_t counters in dp_ops_t, for generic pricing loops. */
-#define DP_OPS_NUM_COUNTERS 11
+#define DP_OPS_NUM_COUNTERS 13
 
 /* Name of counter i (0 <= i < DP_OPS_NUM_COUNTERS), matching field order;
  * NULL when out of range. Platform profiles price counters by these names. */

@@ -10,7 +10,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libns3-dev ns3 libgsl-dev libsqlite3-dev libxml2-dev python3-dev
   libeigen3-dev libboost-dev libgtest-dev libgmock-dev libbenchmark-dev
-  gcc-mips64-linux-gnuabi64 gcc-aarch64-linux-gnu qemu-user
+  gcc-mips64-linux-gnuabi64 libc6-dev-mips64-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
   clang-14 libclang-rt-14-dev valgrind
 )
 PIP_PACKAGES=(

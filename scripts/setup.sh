@@ -1,22 +1,14 @@
 #!/usr/bin/env bash
-# Installs everything RouterTwin needs on Debian bookworm (as root), builds it
-# and installs the Python package. Idempotent: a second run only rebuilds
-# what changed.
+# Installs everything RouterTwin needs on Debian bookworm (as root), proves
+# every toolchain works, builds it and installs the Python package.
+# Idempotent: a second run installs nothing and only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
-APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
-  libns3-dev ns3 libgsl-dev libsqlite3-dev libxml2-dev python3-dev
-  libeigen3-dev libboost-dev libgtest-dev libgmock-dev libbenchmark-dev
-  gcc-mips64-linux-gnuabi64 libc6-dev-mips64-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-  clang-14 libclang-rt-14-dev valgrind
-)
-PIP_PACKAGES=(
-  pybind11 scikit-build-core numpy pandas matplotlib ruamel.yaml pydantic rich
-  "dask[distributed]" pytest pytest-xdist
-)
+export PYTHON
+# shellcheck source=packages.sh
+source scripts/packages.sh
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -31,10 +23,11 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+bash scripts/prove-toolchains.sh native
 
 if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
   log "installing pip for $PYTHON"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip
 fi
 # Debian's own python3 is "externally managed" (PEP 668); a pyenv or venv
 # Python is not. Only the former needs the override.
@@ -43,10 +36,17 @@ if "$PYTHON" -c 'import sys, sysconfig, os; sys.exit(0 if os.path.exists(os.path
   PIP_FLAGS+=(--break-system-packages)
 fi
 
-if ! "$PYTHON" -c 'import pybind11, scikit_build_core, numpy, pandas, matplotlib, ruamel.yaml, pydantic, rich, dask.distributed, pytest, xdist' 2>/dev/null; then
+modules=()
+requirements=()
+for pair in "${PIP_PACKAGES[@]}"; do
+  requirements+=("${pair%%:*}")
+  modules+=("${pair##*:}")
+done
+if ! "$PYTHON" -c "import $(IFS=,; echo "${modules[*]}")" 2>/dev/null; then
   log "installing Python packages"
-  "$PYTHON" -m pip install "${PIP_FLAGS[@]}" "${PIP_PACKAGES[@]}"
+  "$PYTHON" -m pip install "${PIP_FLAGS[@]}" "${requirements[@]}"
 fi
+bash scripts/prove-toolchains.sh python
 
 log "building and installing routertwin (Release; build tree build/release)"
 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \

@@ -27,6 +27,7 @@
 #define ROUTERTWIN_PIPELINE_ENGINE_H
 
 #include "dp_drop.h"
+#include "packet-desc.h"
 
 #include <array>
 #include <cstdint>
@@ -62,20 +63,6 @@ enum class PipelineDrop : uint8_t
 
 /// Stable snake_case name: "input_queue_full", "core_queue_full", "data_plane".
 const char* PipelineDropName(PipelineDrop d);
-
-/// One packet, 32 bytes.
-struct PacketDesc
-{
-    uint64_t arrivalPs;     ///< last bit received at the device input, ps
-    uint64_t departPs;      ///< out: last bit sent on egress + fixed latency, ps
-    uint32_t seq;           ///< per-flow sequence number (set by the sender)
-    uint32_t flow;          ///< flow id, small dense integer (tag / RSS hash input)
-    uint32_t serviceCycles; ///< core cycles of the packet's work (set by the workload)
-    uint16_t frameBytes;    ///< Ethernet frame incl. FCS, excl. preamble/IFG
-    uint8_t drop;           ///< out: PipelineDrop
-    uint8_t dpDrop;         ///< dp_drop_reason_t verdict of the work; != DP_OK drops it
-};
-static_assert(sizeof(PacketDesc) == 32, "PacketDesc must stay one half cache line");
 
 /// Static configuration. A value of 0 for a ceiling, rate or depth means "none".
 struct PipelineConfig

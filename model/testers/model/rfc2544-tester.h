@@ -19,7 +19,7 @@
 #ifndef ROUTERTWIN_RFC2544_TESTER_H
 #define ROUTERTWIN_RFC2544_TESTER_H
 
-#include "pipeline-engine.h"
+#include "packet-desc.h"
 #include "random-stream.h"
 
 #include <ns3/callback.h>

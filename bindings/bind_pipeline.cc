@@ -1,5 +1,5 @@
 // routertwin._core.run_pipeline: the forwarding scenario of
-// model/helper/forwarding-scenario.h (its header documents every key).
+// model/pipeline/helper/forwarding-scenario.h (its header documents every key).
 #include "bindings.h"
 #include "dict-config.h"
 #include "forwarding-scenario.h"
@@ -108,7 +108,7 @@ BindPipeline(py::module_& m)
         },
         py::arg("config"),
         "Runs an RFC 2544 tester through a multi-core forwarding pipeline (ns-3) and returns "
-        "its metrics. Keys and units: model/helper/forwarding-scenario.h and docs/model.md. "
+        "its metrics. Keys and units: model/pipeline/helper/forwarding-scenario.h and docs/model.md. "
         "Unknown keys or bad values raise ValueError naming the key.");
     m.def("pipeline_config_keys", &ForwardingScenarioConfig::KeyNames,
           "Every key run_pipeline accepts.");

@@ -1,5 +1,5 @@
 // routertwin._core.run_router and the POS / fabric helpers: the router
-// scenario of model/helper/router-scenario.h, whose header documents every
+// scenario of model/router/helper/router-scenario.h, whose header documents every
 // config key. Unknown keys and wrong types raise ValueError naming the key.
 #include "bindings.h"
 #include "dict-config.h"
@@ -191,7 +191,7 @@ BindRouter(py::module_& m)
             return out;
         },
         py::arg("config"),
-        "Router scenario (model/helper/router-scenario.h documents the keys); returns metrics, "
+        "Router scenario (model/router/helper/router-scenario.h documents the keys); returns metrics, "
         "drops by reason and per-port counters. wall_s is the only non-deterministic value.");
     m.def(
         "pos_theoretical_pps",

@@ -11,8 +11,11 @@
  * is exactly ticks_per_second units. Nothing is rounded, nothing drifts:
  * over T ticks a bucket that starts full admits at most
  * burst + floor(T * rate / ticks_per_second) connections, and exactly that
- * many when connections are asked for at every tick, as many as there are
- * tokens (so no credit is lost to a full bucket). Every product is bounded before it
+ * many when connections are asked for at every tick until one is refused
+ * and the bucket holds a token plus one tick's credit (burst >= 1 +
+ * rate / ticks_per_second; else the excess is lost to the full bucket, as
+ * in any token bucket sampled at ticks: choose fine ticks, e.g. ns).
+ * Every product is bounded before it
  * is formed (refill stops at the bucket's capacity), so no run length,
  * idle gap or clock value overflows. Deterministic: same calls, same
  * answers, on every architecture.

@@ -59,7 +59,7 @@ typedef struct dp_rl_stats {
     uint64_t refused;  /* connections refused (DP_RL_ELIMITED) */
 } dp_rl_stats_t;
 
-/* Bytes needed for cfg; 0 when cfg is invalid. */
+/* Bytes needed for cfg: 64 + 64 * services; 0 when cfg is invalid. */
 size_t dp_rl_memory_size(const dp_rl_config_t *cfg);
 
 /* Builds the limiter in mem; every service starts unlimited (admits all,

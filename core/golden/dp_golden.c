@@ -448,7 +448,7 @@ static void run_syncookie(const char *dir)
         dp_ops_t ops;
         dp_parsed_t p;
         dp_drop_reason_t pr;
-        long n;
+        long n = 0;
         int rc;
 
         dp_ops_reset(&ops);

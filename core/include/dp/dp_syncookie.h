@@ -147,8 +147,10 @@ typedef struct dp_syncookie_reply {
  * flags SYN|ACK, window r->window, urgent 0, the option MSS r->mss (4
  * bytes), checksum computed; SYN payload dropped; zero padding to 60
  * bytes. *out_len = max(60, l3_offset + 44). p is updated to the reply.
- * The client's MSS comes from the SYN's MSS option (the last one, when
- * several; 536 when none or malformed).
+ * The client's MSS comes from the SYN's MSS option: options are walked
+ * until End of Option List or the first malformed one (length < 2 or past
+ * the header); the last MSS option of length 4 and nonzero value seen
+ * counts (as Linux's tcp_parse_options); none gives the class of 536.
  * Returns the MSS class encoded (> 0), or DP_SYNCOOKIE_EINVAL,
  * DP_SYNCOOKIE_ENOTSYN, DP_SYNCOOKIE_ENOSPC without writing. Adds:
  * bytes_parsed doff*4 - 20 (the SYN's options, scanned in full), hashes 1,

@@ -110,7 +110,7 @@ if(RT_CLANG AND RT_CLANGXX)
   rt_core_sub_build(asan
     ARGS -DCMAKE_C_COMPILER=${RT_CLANG} -DCMAKE_CXX_COMPILER=${RT_CLANGXX}
          -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_CORE_TESTS=ON -DRT_CORE_SANITIZE=ON -DRT_CORE_FUZZ=ON
-    TARGETS core_tests fuzz_parse fuzz_lpm fuzz_build)
+    TARGETS core_tests fuzz_parse fuzz_lpm fuzz_build fuzz_nat fuzz_syncookie)
   # The 1M-route fill is left to the host run: under ASan it costs ~20 s and
   # its table is one allocation, so ASan would see nothing the small random
   # tables do not already show.
@@ -126,8 +126,9 @@ if(RT_CLANG AND RT_CLANGXX)
   set_tests_properties(core_fuzz_parse_smoke PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 120)
   # LPM and build harnesses: fewer runs, each of theirs costs more (table
   # fills and delete-all per LPM input; up to 64 KiB frames per build
-  # input); about 5 s each.
-  foreach(h lpm:3000:256 build:10000:1600)
+  # input); about 5 s each. NAT (a parse, a rewrite and a re-parse per
+  # input) and SYN cookies (one to three SipHash calls): about 5 s too.
+  foreach(h lpm:3000:256 build:10000:1600 nat:100000:1600 syncookie:250000:1600)
     string(REPLACE ":" ";" h "${h}")
     list(GET h 0 name)
     list(GET h 1 runs)
@@ -141,5 +142,5 @@ if(RT_CLANG AND RT_CLANGXX)
   endforeach()
 else()
   rt_core_missing("clang-14 (or clang) and clang++" core_asan_ubsan_tests core_fuzz_parse_smoke
-                  core_fuzz_lpm_smoke core_fuzz_build_smoke)
+                  core_fuzz_lpm_smoke core_fuzz_build_smoke core_fuzz_nat_smoke core_fuzz_syncookie_smoke)
 endif()

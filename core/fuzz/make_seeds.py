@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the LPM and build fuzzers (core/fuzz/corpus-lpm/,
-core/fuzz/corpus-build/); the input layouts are described at the top of
-fuzz_lpm.c and fuzz_build.c. Each seed reaches a case the harness checks:
-overlapping prefixes, a rule covering the whole fuzzed region, second-level
-groups and rule store running out, bulk lookups; UDP and TCP builds with and without checksums and
-payload, padding, buffers one byte short, oversized and unsupported specs.
+"""Writes the seed corpora of the LPM, build, NAT and SYN-cookie fuzzers
+(core/fuzz/corpus-lpm/, corpus-build/, corpus-nat/, corpus-syncookie/); the
+input layouts are described at the top of each harness. Each seed reaches
+a case the harness checks: overlapping prefixes, a rule covering the whole
+fuzzed region, second-level groups and rule store running out, bulk
+lookups; UDP and TCP builds with and without checksums and payload,
+padding, buffers one byte short, oversized and unsupported specs; every
+balancer rewrite on TCP, UDP with and without checksum, ICMP, fragments,
+short headroom, an MTU one byte short and stale parse results; cookie round
+trips, a SYN-ACK, the client's ACK and a segment that is not a SYN.
 
 Deterministic: re-running rewrites identical files.
 Usage: python3 core/fuzz/make_seeds.py
 """
 import os
 import struct
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -83,6 +88,69 @@ def build_seeds():
     yield "tcp_too_long", build_spec(4, a, b, 1, 2, 64, 10, 0, 0, 0, 0xFFD8, 0)
 
 
+# The frame helpers of the golden-vector generator (Python struct and its
+# own checksums), shared rather than written a second time.
+sys.path.insert(0, os.path.join(HERE, "..", "golden"))
+from make_vectors import cookie_make, ipv4, l4_fix, tcp, udp  # noqa: E402
+
+
+def eth_frame(l3, vlan=None):
+    hdr = bytes.fromhex("02000000000102000000000281000064" if vlan else "020000000001020000000002")
+    frame = hdr + b"\x08\x00" + l3
+    return frame + b"\0" * max(0, 60 - len(frame))
+
+
+def nat_spec(flags, op, headroom=32, mtu=1500, stale=0, which=0, value=0):
+    """The 22-byte header of fuzz_nat.c."""
+    return struct.pack("!BIHIHBHBHBH", flags | (op << 2) | (stale << 5), 0x0a640001, 40001, 0xc0a80a0b, 8080,
+                       headroom, mtu, 0, 0x1234, which, value)
+
+
+def nat_seeds():
+    syn_opts = b"\x02\x04\x05\xb4\x01\x03\x03\x07"
+    t = l4_fix(ipv4(0xc6120001, 0xc6130001, 6, tcp(40000, 80, b"GET / HTTP/1.1\r\n", flags=0x18, doff=7,
+                                                    options=syn_opts, seq=7, ack=9), options=b"\x01" * 4))
+    u = l4_fix(ipv4(0xc6120002, 0xc6130002, 17, udp(5353, 53, b"\x12\x34" + b"\0" * 20)))
+    u0 = ipv4(0xc6120003, 0xc6130003, 17, udp(5353, 53, b"\x12\x34" + b"\0" * 20))
+    icmp = ipv4(0xc6120004, 0xc6130004, 1, b"\x08\x00" + b"\0" * 30)
+    later = ipv4(0xc6120005, 0xc6130005, 17, b"z" * 24, frag=0x0003)
+    first = l4_fix(ipv4(0xc6120006, 0xc6130006, 17, udp(1, 2, b"y" * 40), frag=0x2000))
+    big = l4_fix(ipv4(0xc6120007, 0xc6130007, 6, tcp(1, 2, b"x" * 1460), frag=0x4000))
+    yield "dnat_tcp_vlan", nat_spec(1, 0) + eth_frame(t, vlan=True)
+    yield "snat_udp", nat_spec(1, 1) + eth_frame(u)
+    yield "full_udp_no_csum", nat_spec(1, 2) + eth_frame(u0)
+    yield "full_icmp", nat_spec(1, 2) + eth_frame(icmp)
+    yield "dnat_later_fragment", nat_spec(3, 0) + eth_frame(later)
+    yield "dnat_first_fragment", nat_spec(3, 0) + eth_frame(first)
+    yield "dr_tcp", nat_spec(1, 3) + eth_frame(t)
+    yield "ipip_tcp_vlan", nat_spec(1, 4) + eth_frame(t, vlan=True)
+    yield "ipip_short_headroom", nat_spec(1, 4, headroom=19) + eth_frame(u)
+    yield "ipip_df_over_mtu", nat_spec(1, 4, mtu=1519) + eth_frame(big)
+    yield "full_then_ipip", nat_spec(1, 5) + eth_frame(t)
+    yield "stale_l3_offset", nat_spec(1, 2, stale=1, which=0, value=18) + eth_frame(t)
+    yield "stale_total_len", nat_spec(1, 4, stale=1, which=3, value=1000) + eth_frame(u)
+
+
+def syncookie_seeds():
+    key = bytes(range(16))
+    head = lambda mode, bits=4, age=1, counter=1000: struct.pack("!BBB16sI", mode, bits, age, key, counter)
+    tup = struct.pack("!IIHH", 0xc6120001, 0xc6130001, 40000, 80)
+    yield "round_trip", head(0) + tup + struct.pack("!HII", 1460, 1, 0x00000001)
+    yield "round_trip_old", head(0) + tup + struct.pack("!HII", 1300, 2, 0x80000000)
+    yield "round_trip_wide_counter", head(0, bits=20, age=200) + tup + struct.pack("!HII", 9000, 150, 0x10)
+    pad = bytes(10)  # MSS, age and mask: unused by the frame modes
+    syn = l4_fix(ipv4(0xc6120001, 0xc6130001, 6, tcp(40000, 80, b"", flags=0x02, doff=8, seq=0x01020304,
+                                                      options=b"\x02\x04\x05\xb4\x01\x03\x03\x07\x04\x02\x00\x00")))
+    yield "synack", head(1) + tup + pad + eth_frame(syn)
+    yield "synack_vlan_room", head(5) + tup + pad + eth_frame(syn, vlan=True)
+    # The client's ACK of that SYN-ACK (cookie made with C = 1 + 4 % 21 = 5).
+    c = cookie_make(key, 5, 0xc6120001, 0xc6130001, 40000, 80, 1460, 1000)
+    ack = l4_fix(ipv4(0xc6120001, 0xc6130001, 6, tcp(40000, 80, b"", flags=0x10, seq=0x01020305,
+                                                      ack=(c + 1) & 0xFFFFFFFF)))
+    yield "ack", head(3) + tup + pad + eth_frame(ack)
+    yield "not_a_syn", head(1) + tup + pad + eth_frame(ack)
+
+
 def write(folder, seeds):
     os.makedirs(folder, exist_ok=True)
     for name, data in seeds:
@@ -93,3 +161,5 @@ def write(folder, seeds):
 if __name__ == "__main__":
     write(os.path.join(HERE, "corpus-lpm"), lpm_seeds())
     write(os.path.join(HERE, "corpus-build"), build_seeds())
+    write(os.path.join(HERE, "corpus-nat"), nat_seeds())
+    write(os.path.join(HERE, "corpus-syncookie"), syncookie_seeds())

@@ -13,14 +13,26 @@ printed once":
   linear scan of the current rule list; the rule and second-level group
   counts are those of the final rule list;
 - flows: every hash equals the documented mixing of the field values, and
-  the shard equals (hash * shards) >> 32.
+  the shard equals (hash * shards) >> 32;
+- nat: every NAT/full-NAT rewrite equals the frame with the new addresses
+  and ports and both checksums recomputed in full (RFC 1071, UDP "no
+  checksum" kept), DR changes only the MACs, IPIP is the RFC 2003 outer
+  header with a full checksum before the unchanged inner packet, or the
+  documented refusal (no L4, headroom, MTU with DF set or clear);
+- syncookie: SipHash-2-4 of the 64 reference messages, every cookie made
+  and checked, every SYN-ACK (rebuilt here field by field) and every ACK
+  check, against a Python SipHash (self-tested on the paper's Appendix A
+  value) and the cookie layout of dp_syncookie.h;
+- ratelimit: every admit/refuse, set, clear and bucket state against token
+  buckets kept in Python's unbounded integers.
 
 The operation counters the cycle model prices are checked exactly against
 what the contracts in core/include/dp/*.h say each call adds: parse
 (packets, whole headers walked, checksum bytes), TTL rewrite (one
 incremental update, 3 bytes written), build (bytes written, copied and
-summed) and LPM lookups (one probe and cache line, two when the /24 holds a
-longer rule). Not checked: the LPM update counters and the flow-table
+summed), LPM lookups (one probe and cache line, two when the /24 holds a
+longer rule), NAT/DR/IPIP rewrites, SipHash and cookie MACs, SYN-ACKs and
+rate-limiter calls. Not checked: the LPM update counters and the flow-table
 counters, whose values depend on the table's internal layout rather than on
 a documented per-call count.
 
@@ -35,6 +47,10 @@ import sys
 # The RFC 1071 checksum the vector generator builds valid packets with; the
 # C core's own checksums are what this script checks against it.
 from make_vectors import csum
+# The load-balancer checks use the generator's SipHash-2-4 and cookie layout
+# (plain Python, self-tested below against the SipHash paper's Appendix A)
+# and its L4 checksum (RFC 768 / 9293 pseudo-header over the whole segment).
+from make_vectors import MSS_TABLE, cookie_check, cookie_make, l4_fix, mss_index, siphash24
 
 
 def fail(msg):
@@ -139,7 +155,8 @@ def check_ops(where, line, label, want):
     """line must be "  <label>" followed by exactly the nonzero counters of
     want, in dp_ops_t order (the order dp_golden prints them in)."""
     order = ["packets", "bytes_parsed", "bytes_written", "checksum_bytes", "csum_updates", "table_probes",
-             "cache_lines", "table_writes", "rules_evaluated", "bytes_copied", "crypto_bytes"]
+             "cache_lines", "table_writes", "rules_evaluated", "bytes_copied", "crypto_bytes", "hashes",
+             "servers_examined"]
     unknown = set(want) - set(order)
     if unknown:
         fail("%s: checker bug, unknown counters %s" % (where, sorted(unknown)))
@@ -399,19 +416,250 @@ def check_flows(vdir, lines):
     body.done()
 
 
+def check_nat(vdir, lines):
+    """Every NAT rewrite equals the input frame with the new addresses and
+    ports and both checksums recomputed in full (a UDP checksum of 0 stays
+    0); DR changes the MACs only; IPIP is the RFC 2003 outer header (full
+    checksum) in front of the unchanged inner packet, or the documented
+    refusal; op counts as dp_nat.h states."""
+    body = Lines("nat", lines)
+    for vline in vector_lines(vdir + "/nat.txt"):
+        w = vline.split()
+        op, name, frame = w[0], w[1], bytes.fromhex(w[-1])
+        verdict, f = parse(frame, True, True)
+        if verdict != "ok":
+            fail("nat %s: the vector does not parse (%s)" % (name, verdict))
+        l3, ihl, tot = f["l3"], f["ihl"] * 4, f["tot"]
+        ip = frame[l3:l3 + tot]
+        ops = {}
+        rc, out = 0, None
+        if op in ("dnat", "snat", "full"):
+            frag_off = struct.unpack("!H", ip[6:8])[0] & 0x1FFF
+            if f["proto"] not in (6, 17) or frag_off:
+                rc = -2
+            else:
+                if op == "full":
+                    rew = [(12, 0, int(w[2], 16), int(w[3])), (16, 2, int(w[4], 16), int(w[5]))]
+                else:
+                    rew = [(12 if op == "snat" else 16, 0 if op == "snat" else 2, int(w[2], 16), int(w[3]))]
+                b = bytearray(ip)
+                for a_off, p_off, addr, port in rew:
+                    b[a_off:a_off + 4] = struct.pack("!I", addr)
+                    b[ihl + p_off:ihl + p_off + 2] = struct.pack("!H", port)
+                b[10:12] = b"\0\0"
+                b[10:12] = struct.pack("!H", csum(bytes(b[:ihl])))
+                has_l4 = f["proto"] == 6 or ip[ihl + 6:ihl + 8] != b"\0\0"
+                new_ip = l4_fix(bytes(b), udp_csum=has_l4)
+                out = frame[:l3] + new_ip + frame[l3 + tot:]
+                halves = len(rew)
+                ops = {"csum_updates": halves * (5 if has_l4 else 2), "bytes_written": halves * (10 if has_l4 else 8)}
+        elif op == "dr":
+            out = bytes.fromhex(w[2]) + bytes.fromhex(w[3]) + frame[12:]
+            ops = {"bytes_written": 12}
+        elif op == "ipip":
+            src, dst, dmac, smac = int(w[2], 16), int(w[3], 16), bytes.fromhex(w[4]), bytes.fromhex(w[5])
+            ident, mtu, ttl, room = int(w[6]), int(w[7]), int(w[8]), int(w[9])
+            df = struct.unpack("!H", ip[6:8])[0] & 0x4000
+            if room < 20:
+                rc = -3
+            elif tot + 20 > mtu:
+                rc = -4 if df else -5
+            else:
+                outer = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, ip[1], tot + 20, ident, df, ttl or ip[8], 4, 0,
+                                              struct.pack("!I", src), struct.pack("!I", dst)))
+                outer[10:12] = struct.pack("!H", csum(bytes(outer)))
+                out = dmac + smac + frame[12:l3] + bytes(outer) + ip
+                ops = {"bytes_written": l3 + 20, "checksum_bytes": 20}
+        else:
+            fail("nat: unknown op %s" % op)
+        want = "nat %s %s rc=%d" % (name, op, rc)
+        if out is not None:
+            want += " len=%d %s" % (len(out), out.hex())
+        got = body.next("the result of " + name)
+        if got != want:
+            fail("nat %s: %r, python says %r" % (name, got[:120], want[:120]))
+        check_ops("nat %s" % name, body.next("the ops of " + name), "ops", ops)
+    body.done()
+
+
+def syn_mss(opts):
+    """dp_syncookie.h: the last well-formed MSS option (length 4, nonzero);
+    the walk stops at EOL or a malformed option."""
+    mss, i = 0, 0
+    while i < len(opts):
+        if opts[i] == 0:
+            break
+        if opts[i] == 1:
+            i += 1
+            continue
+        if i + 1 >= len(opts) or opts[i + 1] < 2 or opts[i + 1] > len(opts) - i:
+            break
+        if opts[i] == 2 and opts[i + 1] == 4 and struct.unpack("!H", opts[i + 2:i + 4])[0]:
+            mss = struct.unpack("!H", opts[i + 2:i + 4])[0]
+        i += opts[i + 1]
+    return mss
+
+
+def check_syncookie(vdir, lines):
+    """SipHash-2-4 outputs, cookies made and checked, SYN-ACKs and ACK
+    checks against the Python SipHash and cookie layout of dp_syncookie.h;
+    each SYN-ACK is rebuilt here field by field with full checksums."""
+    if siphash24(bytes(range(16)), bytes(range(15))) != 0xa129ca6149be45e5:
+        fail("syncookie: the Python SipHash-2-4 misses the paper's Appendix A value")
+    body = Lines("syncookie", lines)
+    key = bits = max_age = None
+    hashed = {"hashes": 1, "crypto_bytes": 17}
+    for vline in vector_lines(vdir + "/syncookie.txt"):
+        w = vline.split()
+        got = body.next("the result of " + vline[:40])
+        ops = {}
+        if w[0] == "siphash":
+            n = int(w[1])
+            want = "siphash %d %016x" % (n, siphash24(bytes(range(16)), bytes(range(n))))
+            ops = {"hashes": 1, "crypto_bytes": n}
+        elif w[0] == "key":
+            key, bits, max_age = bytes.fromhex(w[1]), int(w[2]), int(w[3])
+            ok = 1 <= bits <= 21 and max_age < (1 << bits)
+            want = "key counter_bits=%d max_age=%d mac_bits=%d rc=%d" % (bits, max_age, 29 - bits if ok else 0,
+                                                                         0 if ok else -1)
+            if got != want:
+                fail("syncookie: %r, python says %r" % (got, want))
+            continue
+        elif w[0] == "make":
+            t = (int(w[1], 16), int(w[2], 16), int(w[3]), int(w[4]))
+            want = "%s -> %08x" % (vline, cookie_make(key, bits, *t, int(w[5]), int(w[6])))
+            ops = hashed
+        elif w[0] == "check":
+            t = (int(w[1], 16), int(w[2], 16), int(w[3]), int(w[4]))
+            rc = cookie_check(key, bits, max_age, *t, int(w[5], 16), int(w[6]))
+            want = "%s -> %d" % (vline, rc)
+            ops = {} if rc == -2 else hashed
+        elif w[0] in ("synack", "ack"):
+            counter, frame = int(w[1]), bytes.fromhex(w[-1])
+            verdict, f = parse(frame, True, False)
+            if verdict != "ok" or f["proto"] != 6:
+                fail("syncookie: vector %r is not a TCP frame" % vline[:40])
+            l3, ihl = f["l3"], f["ihl"] * 4
+            ip = frame[l3:]
+            client, vip = f["src"], f["dst"]
+            cport, vport, seq, ack = struct.unpack("!HHII", ip[ihl:ihl + 12])
+            doff, flags = (ip[ihl + 12] >> 4) * 4, ip[ihl + 13]
+            if w[0] == "synack":
+                if flags & 0x17 != 0x02:
+                    want = "synack %d rc=-4" % counter
+                else:
+                    rmss, window, ttl = int(w[2]), int(w[3]), int(w[4])
+                    mss = syn_mss(ip[ihl + 20:ihl + doff])
+                    cookie = cookie_make(key, bits, client, vip, cport, vport, mss, counter)
+                    iph = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 44, 0, 0x4000, ttl, 6, 0,
+                                                struct.pack("!I", vip), struct.pack("!I", client)))
+                    iph[10:12] = struct.pack("!H", csum(bytes(iph)))
+                    seg = bytearray(struct.pack("!HHIIBBHHHBBH", vport, cport, cookie, (seq + 1) & 0xFFFFFFFF, 0x60,
+                                                0x12, window, 0, 0, 2, 4, rmss))
+                    seg[16:18] = struct.pack("!H", csum(bytes(iph[12:20]) + struct.pack("!BBH", 0, 6, 24) + bytes(seg)))
+                    out = frame[6:12] + frame[0:6] + frame[12:l3] + bytes(iph) + bytes(seg)
+                    out += b"\0" * max(0, 60 - len(out))
+                    want = "synack %d rc=%d len=%d %s" % (counter, MSS_TABLE[mss_index(mss)], len(out), out.hex())
+                    ops = {"bytes_parsed": doff - 20, "bytes_written": 12 + len(out) - l3, "checksum_bytes": 52}
+                    ops.update(hashed)
+            else:
+                if not flags & 0x10 or flags & 0x06:
+                    rc = -5
+                else:
+                    rc = cookie_check(key, bits, max_age, client, vip, cport, vport, (ack - 1) & 0xFFFFFFFF, counter)
+                    ops = {} if rc == -2 else hashed
+                want = "ack %d -> %d" % (counter, rc)
+        else:
+            fail("syncookie: unknown vector %r" % vline[:40])
+        if got != want:
+            fail("syncookie: %r, python says %r" % (got[:140], want[:140]))
+        check_ops("syncookie %s" % vline[:40], body.next("the ops of " + vline[:40]), "ops", ops)
+    body.done()
+
+
+def check_ratelimit(vdir, lines):
+    """Token buckets modelled with Python's unbounded integers (credit in
+    1/ticks_per_second tokens, refill min(capacity, credit + elapsed *
+    rate), no overflow guard needed), driven as dp_golden.c drives the
+    limiter; op counts as dp_ratelimit.h states."""
+    body = Lines("ratelimit", lines)
+    tps, buckets = None, []
+    for vline in vector_lines(vdir + "/ratelimit.txt"):
+        w = vline.split()
+        got = body.next("the result of " + vline)
+        ops = {}
+        if w[0] == "config":
+            n, tps = int(w[1]), int(w[2])
+            buckets = [dict(rate=0, burst=0, credit=0, cap=0, last=0, admitted=0, refused=0) for _ in range(n)]
+            want = "config services=%d ticks_per_second=%d memory=%d" % (n, tps, 64 + 64 * n)
+            if got != want:
+                fail("ratelimit: %r, python says %r" % (got, want))
+            continue
+        s = int(w[1])
+        ok = s < len(buckets)
+        if w[0] == "set":
+            rate, burst, now = int(w[2]), int(w[3]), int(w[4])
+            ok = ok and rate > 0 and burst > 0
+            if ok:
+                buckets[s].update(rate=rate, burst=burst, cap=burst * tps, credit=burst * tps, last=now)
+                ops = {"table_writes": 1}
+            want = "%s -> %d" % (vline, 0 if ok else -1)
+        elif w[0] == "clear":
+            if ok:
+                buckets[s].update(rate=0, burst=0, cap=0, credit=0)
+                ops = {"table_writes": 1}
+            want = "%s -> %d" % (vline, 0 if ok else -1)
+        elif w[0] == "admit":
+            now, n = int(w[2]), int(w[3])
+            b, res = buckets[s], ""
+            for _ in range(n):
+                if b["burst"] == 0:
+                    b["admitted"] += 1
+                    res += "1"
+                    continue
+                if now > b["last"]:
+                    b["credit"] = min(b["cap"], b["credit"] + (now - b["last"]) * b["rate"])
+                    b["last"] = now
+                if b["credit"] >= tps:
+                    b["credit"] -= tps
+                    b["admitted"] += 1
+                    res += "1"
+                else:
+                    b["refused"] += 1
+                    res += "0"
+            want = "%s -> %s" % (vline, res)
+            ops = {"table_probes": n, "cache_lines": n, "table_writes": n}
+        elif w[0] == "stats":
+            b = buckets[s]
+            want = "stats %d rate=%d burst=%d tokens=%d admitted=%d refused=%d" % (
+                s, b["rate"], b["burst"], b["credit"] // tps if b["burst"] else 0, b["admitted"], b["refused"])
+            if got != want:
+                fail("ratelimit: %r, python says %r" % (got, want))
+            continue
+        else:
+            fail("ratelimit: unknown vector %r" % vline)
+        if got != want:
+            fail("ratelimit: %r, python says %r" % (got, want))
+        check_ops("ratelimit %s" % vline, body.next("the ops of " + vline), "ops", ops)
+    body.done()
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
         sys.exit(2)
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
-    for name in ("packets", "builds", "routes", "flows"):
+    for name in ("packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit"):
         if name not in sec:
             fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
     check_builds(vdir, sec["builds"])
     check_routes(vdir, sec["routes"])
     check_flows(vdir, sec["flows"])
+    check_nat(vdir, sec["nat"])
+    check_syncookie(vdir, sec["syncookie"])
+    check_ratelimit(vdir, sec["ratelimit"])
     print("check_expected: transcript agrees with the Python references")
 
 

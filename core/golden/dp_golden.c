@@ -340,6 +340,273 @@ static void run_flows(const char *dir)
     fclose(f);
 }
 
+/* The last space-separated token of line (the frame, in the LB vectors). */
+static const char *last_token(const char *line)
+{
+    const char *sp = strrchr(line, ' ');
+    return sp ? sp + 1 : line;
+}
+
+static void run_nat(const char *dir)
+{
+    static const dp_parse_opts_t opts = {1, 1};
+    static uint8_t buf[64 + MAX_FRAME];
+    FILE *f = open_vector(dir, "nat.txt");
+    char line[LINE_MAX_CHARS], op[16], name[64];
+
+    printf("== nat\n");
+    while (next_line(f, line, sizeof line)) {
+        unsigned long a = 0, b = 0, id = 0, mtu = 0, ttl = 0, room = 64;
+        unsigned pa = 0, pb = 0;
+        char m1[16], m2[16];
+        uint8_t *frame;
+        long n;
+        dp_parsed_t p;
+        dp_ops_t ops;
+        dp_drop_reason_t pr;
+        size_t out_len = 0;
+        int rc;
+
+        if (sscanf(line, "%15s %63s", op, name) != 2)
+            fail("nat.txt", line);
+        if (strcmp(op, "ipip") == 0) {
+            dp_nat_tunnel_t t;
+            memset(&t, 0, sizeof t);
+            if (sscanf(line, "%*s %*s %lx %lx %15s %15s %lu %lu %lu %lu", &a, &b, m1, m2, &id, &mtu, &ttl, &room) != 8 ||
+                room > 64 || unhex(m1, t.dst_mac, 6) != 6 || unhex(m2, t.src_mac, 6) != 6)
+                fail("nat.txt", line);
+            t.src_ip = (uint32_t)a;
+            t.dst_ip = (uint32_t)b;
+            t.ip_id = (uint16_t)id;
+            t.mtu = (uint16_t)mtu;
+            t.ttl = (uint8_t)ttl;
+            frame = buf + room;
+            if ((n = unhex(last_token(line), frame, MAX_FRAME)) < 0)
+                fail("nat.txt", line);
+            pr = dp_parse(frame, (size_t)n, &opts, &p, NULL);
+            dp_ops_reset(&ops);
+            rc = pr == DP_OK ? dp_nat_ipip_encap(frame, room, (size_t)n, &p, &t, &out_len, &ops) : 0;
+            frame -= rc == 0 ? DP_NAT_IPIP_HEADROOM : 0;
+        } else {
+            frame = buf;
+            if ((n = unhex(last_token(line), frame, MAX_FRAME)) < 0)
+                fail("nat.txt", line);
+            pr = dp_parse(frame, (size_t)n, &opts, &p, NULL);
+            dp_ops_reset(&ops);
+            rc = 0;
+            out_len = (size_t)n;
+            if (pr != DP_OK) {
+                /* reported below */
+            } else if (strcmp(op, "dnat") == 0 || strcmp(op, "snat") == 0) {
+                if (sscanf(line, "%*s %*s %lx %u", &a, &pa) != 2)
+                    fail("nat.txt", line);
+                rc = op[0] == 'd' ? dp_nat_rewrite_dst(frame, (size_t)n, &p, (uint32_t)a, (uint16_t)pa, &ops)
+                                  : dp_nat_rewrite_src(frame, (size_t)n, &p, (uint32_t)a, (uint16_t)pa, &ops);
+            } else if (strcmp(op, "full") == 0) {
+                if (sscanf(line, "%*s %*s %lx %u %lx %u", &a, &pa, &b, &pb) != 4)
+                    fail("nat.txt", line);
+                rc = dp_nat_rewrite_full(frame, (size_t)n, &p, (uint32_t)a, (uint16_t)pa, (uint32_t)b, (uint16_t)pb,
+                                         &ops);
+            } else if (strcmp(op, "dr") == 0) {
+                uint8_t dmac[6], smac[6];
+                if (sscanf(line, "%*s %*s %15s %15s", m1, m2) != 2 || unhex(m1, dmac, 6) != 6 ||
+                    unhex(m2, smac, 6) != 6)
+                    fail("nat.txt", line);
+                rc = dp_nat_dr(frame, (size_t)n, dmac, smac, &ops);
+            } else {
+                fail("nat.txt", line);
+            }
+        }
+        if (pr != DP_OK) {
+            printf("nat %s %s parse=%s\n", name, op, dp_drop_reason_name(pr));
+            continue;
+        }
+        printf("nat %s %s rc=%d", name, op, rc);
+        if (rc == 0) {
+            printf(" len=%lu ", (unsigned long)out_len);
+            print_hex(frame, out_len);
+        }
+        printf("\n");
+        print_ops("ops", &ops);
+    }
+    fclose(f);
+}
+
+static void run_syncookie(const char *dir)
+{
+    static uint8_t frame[MAX_FRAME];
+    FILE *f = open_vector(dir, "syncookie.txt");
+    char line[LINE_MAX_CHARS], op[16];
+    dp_syncookie_t sc;
+    int have_key = 0;
+
+    printf("== syncookie\n");
+    while (next_line(f, line, sizeof line)) {
+        unsigned long cl, vip, cookie, counter;
+        unsigned cport, vport, mss, win, ttl;
+        dp_syncookie_tuple_t t;
+        dp_ops_t ops;
+        dp_parsed_t p;
+        dp_drop_reason_t pr;
+        long n = 0;
+        int rc;
+
+        dp_ops_reset(&ops);
+        if (sscanf(line, "%15s", op) != 1)
+            fail("syncookie.txt", line);
+        if (strcmp(op, "siphash") == 0) {
+            uint8_t key[16], msg[64];
+            unsigned len, i;
+            uint64_t h;
+            if (sscanf(line, "%*s %u", &len) != 1 || len > sizeof msg)
+                fail("syncookie.txt", line);
+            for (i = 0; i < 16; i++)
+                key[i] = (uint8_t)i;
+            for (i = 0; i < len; i++)
+                msg[i] = (uint8_t)i;
+            h = dp_syncookie_siphash24(key, msg, len, &ops);
+            printf("siphash %u %08lx%08lx\n", len, (unsigned long)(h >> 32), (unsigned long)(h & 0xFFFFFFFFu));
+            print_ops("ops", &ops);
+            continue;
+        }
+        if (strcmp(op, "key") == 0) {
+            dp_syncookie_config_t cfg;
+            char key[40];
+            unsigned bits, age;
+            memset(&cfg, 0, sizeof cfg);
+            if (sscanf(line, "%*s %39s %u %u", key, &bits, &age) != 3 || unhex(key, cfg.key, 16) != 16)
+                fail("syncookie.txt", line);
+            cfg.counter_bits = (uint8_t)bits;
+            cfg.max_age = (uint8_t)age;
+            rc = dp_syncookie_init(&sc, &cfg);
+            have_key = rc == 0;
+            printf("key counter_bits=%u max_age=%u mac_bits=%u rc=%d\n", bits, age, have_key ? sc.mac_bits : 0u, rc);
+            continue;
+        }
+        if (!have_key)
+            fail("syncookie.txt", line);
+        if (strcmp(op, "make") == 0) {
+            if (sscanf(line, "%*s %lx %lx %u %u %u %lu", &cl, &vip, &cport, &vport, &mss, &counter) != 6)
+                fail("syncookie.txt", line);
+            t.client_ip = (uint32_t)cl;
+            t.vip = (uint32_t)vip;
+            t.client_port = (uint16_t)cport;
+            t.vip_port = (uint16_t)vport;
+            printf("%s -> %08lx\n", line,
+                   (unsigned long)dp_syncookie_make(&sc, &t, (uint16_t)mss, (uint32_t)counter, &ops));
+        } else if (strcmp(op, "check") == 0) {
+            if (sscanf(line, "%*s %lx %lx %u %u %lx %lu", &cl, &vip, &cport, &vport, &cookie, &counter) != 6)
+                fail("syncookie.txt", line);
+            t.client_ip = (uint32_t)cl;
+            t.vip = (uint32_t)vip;
+            t.client_port = (uint16_t)cport;
+            t.vip_port = (uint16_t)vport;
+            printf("%s -> %d\n", line, dp_syncookie_check(&sc, &t, (uint32_t)cookie, (uint32_t)counter, &ops));
+        } else if (strcmp(op, "synack") == 0 || strcmp(op, "ack") == 0) {
+            int syn = op[0] == 's';
+            if ((syn ? sscanf(line, "%*s %lu %u %u %u", &counter, &mss, &win, &ttl) != 4
+                     : sscanf(line, "%*s %lu", &counter) != 1) ||
+                (n = unhex(last_token(line), frame, sizeof frame)) < 0)
+                fail("syncookie.txt", line);
+            pr = dp_parse(frame, (size_t)n, NULL, &p, NULL);
+            if (pr != DP_OK) {
+                printf("%s %lu parse=%s\n", op, counter, dp_drop_reason_name(pr));
+                continue;
+            }
+            if (syn) {
+                dp_syncookie_reply_t r;
+                size_t out_len = 0;
+                memset(&r, 0, sizeof r);
+                r.mss = (uint16_t)mss;
+                r.window = (uint16_t)win;
+                r.ttl = (uint8_t)ttl;
+                rc = dp_syncookie_synack(&sc, frame, (size_t)n, sizeof frame, &p, (uint32_t)counter, &r, &out_len, &ops);
+                printf("synack %lu rc=%d", counter, rc);
+                if (rc > 0) {
+                    printf(" len=%lu ", (unsigned long)out_len);
+                    print_hex(frame, out_len);
+                }
+                printf("\n");
+            } else {
+                printf("ack %lu -> %d\n", counter,
+                       dp_syncookie_check_ack(&sc, frame, (size_t)n, &p, (uint32_t)counter, &ops));
+            }
+        } else {
+            fail("syncookie.txt", line);
+        }
+        print_ops("ops", &ops);
+    }
+    fclose(f);
+}
+
+static void run_ratelimit(const char *dir)
+{
+    FILE *f = open_vector(dir, "ratelimit.txt");
+    char line[LINE_MAX_CHARS], op[16];
+    void *mem = NULL;
+    dp_rl_t *rl = NULL;
+
+    printf("== ratelimit\n");
+    while (next_line(f, line, sizeof line)) {
+        unsigned long svc = 0, rate = 0, burst = 0, count = 0;
+        unsigned long long now = 0;
+        dp_ops_t ops;
+        dp_ops_reset(&ops);
+        if (sscanf(line, "%15s", op) != 1)
+            fail("ratelimit.txt", line);
+        if (strcmp(op, "config") == 0) {
+            dp_rl_config_t cfg;
+            size_t size;
+            if (sscanf(line, "%*s %lu %lu", &svc, &rate) != 2)
+                fail("ratelimit.txt", line);
+            cfg.services = (uint32_t)svc;
+            cfg.ticks_per_second = (uint32_t)rate;
+            size = dp_rl_memory_size(&cfg);
+            free(mem);
+            mem = malloc(size ? size : 1);
+            rl = dp_rl_create(mem, size, &cfg);
+            if (!rl) {
+                fprintf(stderr, "dp_golden: cannot create rate limiter\n");
+                exit(2);
+            }
+            printf("config services=%lu ticks_per_second=%lu memory=%lu\n", svc, rate, (unsigned long)size);
+            continue;
+        }
+        if (!rl)
+            fail("ratelimit.txt", line);
+        if (strcmp(op, "set") == 0) {
+            if (sscanf(line, "%*s %lu %lu %lu %llu", &svc, &rate, &burst, &now) != 4)
+                fail("ratelimit.txt", line);
+            printf("%s -> %d\n", line, dp_rl_set(rl, (uint32_t)svc, (uint32_t)rate, (uint32_t)burst, now, &ops));
+        } else if (strcmp(op, "clear") == 0) {
+            if (sscanf(line, "%*s %lu", &svc) != 1)
+                fail("ratelimit.txt", line);
+            printf("%s -> %d\n", line, dp_rl_clear(rl, (uint32_t)svc, &ops));
+        } else if (strcmp(op, "admit") == 0) {
+            unsigned long i;
+            if (sscanf(line, "%*s %lu %llu %lu", &svc, &now, &count) != 3)
+                fail("ratelimit.txt", line);
+            printf("%s -> ", line);
+            for (i = 0; i < count; i++) /* 1 admitted, 0 refused */
+                printf("%d", dp_rl_admit(rl, (uint32_t)svc, now, &ops) == 0);
+            printf("\n");
+        } else if (strcmp(op, "stats") == 0) {
+            dp_rl_stats_t st;
+            if (sscanf(line, "%*s %lu", &svc) != 1 || dp_rl_get_stats(rl, (uint32_t)svc, &st) != 0)
+                fail("ratelimit.txt", line);
+            printf("stats %lu rate=%lu burst=%lu tokens=%llu admitted=%llu refused=%llu\n", svc,
+                   (unsigned long)st.rate, (unsigned long)st.burst, (unsigned long long)st.tokens,
+                   (unsigned long long)st.admitted, (unsigned long long)st.refused);
+            continue;
+        } else {
+            fail("ratelimit.txt", line);
+        }
+        print_ops("ops", &ops);
+    }
+    free(mem);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned i;
@@ -354,5 +621,8 @@ int main(int argc, char **argv)
     run_builds(argv[1]);
     run_routes(argv[1]);
     run_flows(argv[1]);
+    run_nat(argv[1]);
+    run_syncookie(argv[1]);
+    run_ratelimit(argv[1]);
     return 0;
 }

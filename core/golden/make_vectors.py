@@ -185,6 +185,240 @@ def flows():
     return lines
 
 
+# ---- load-balancer data path: NAT/DR/IPIP, SYN cookies, rate limits ----
+# Each generator has its own seeded Random, so adding one leaves the other
+# vector files byte for byte as they were.
+
+def l4_fix(ip_pkt: bytes, udp_csum=True) -> bytes:
+    """ip_pkt (an IPv4 packet with TCP or UDP) with its L4 checksum computed
+    (RFC 768 / 9293 pseudo-header; UDP: 0 if udp_csum is false, a computed
+    0 sent as 0xFFFF)."""
+    ihl = (ip_pkt[0] & 15) * 4
+    total = struct.unpack("!H", ip_pkt[2:4])[0]
+    proto = ip_pkt[9]
+    seg = bytearray(ip_pkt[ihl:total])
+    at = 16 if proto == 6 else 6
+    seg[at:at + 2] = b"\0\0"
+    c = 0
+    if proto == 6 or udp_csum:
+        c = csum(ip_pkt[12:20] + struct.pack("!BBH", 0, proto, len(seg)) + bytes(seg))
+        if proto == 17 and c == 0:
+            c = 0xFFFF
+    seg[at:at + 2] = struct.pack("!H", c)
+    return ip_pkt[:ihl] + bytes(seg) + ip_pkt[total:]
+
+
+def eth_with(r, l3, vlan=None, pad=True):
+    """Ethernet II frame with random MACs drawn from r."""
+    hdr = bytes(r.randrange(256) for _ in range(12))
+    if vlan is not None:
+        hdr += struct.pack("!HH", 0x8100, vlan)
+    frame = hdr + struct.pack("!H", 0x0800) + l3
+    if pad and len(frame) < 60:
+        frame += b"\0" * (60 - len(frame))
+    return frame
+
+
+def random_l4_packet(r, proto=None, udp_csum=True, frag=0x4000, tcp_opts=None, flags=None):
+    """A valid IPv4 packet with TCP or UDP (random options, payload)."""
+    proto = proto or r.choice([6, 17])
+    pl = bytes(r.randrange(256) for _ in range(r.randrange(0, 60)))
+    if proto == 6:
+        opts = tcp_opts if tcp_opts is not None else b"\x01" * (4 * r.randrange(0, 4))
+        l4 = tcp(r.randrange(65536), r.randrange(65536), pl, flags=r.randrange(256) if flags is None else flags,
+                 doff=5 + len(opts) // 4, options=opts, seq=r.getrandbits(32), ack=r.getrandbits(32))
+    elif proto == 17:
+        l4 = udp(r.randrange(65536), r.randrange(65536), pl)
+    else:
+        l4 = pl
+    ip = ipv4(r.getrandbits(32), r.getrandbits(32), proto, l4, ttl=r.randrange(1, 256), ident=r.randrange(65536),
+              frag=frag, options=b"\x01" * (4 * r.randrange(0, 3)), tos=r.randrange(256))
+    return l4_fix(ip, udp_csum) if proto in (6, 17) else ip
+
+
+def nat_vectors():
+    r = random.Random(20261)
+    lines = []
+    hexs = lambda n: "%0*x" % (2 * n, r.getrandbits(8 * n))
+    for i in range(60):
+        udp_csum = r.random() < 0.75
+        ip = random_l4_packet(r, udp_csum=udp_csum)
+        frame = eth_with(r, ip, vlan=r.randrange(65536) if r.random() < 0.3 else None)
+        op = ("dnat", "snat", "full")[i % 3]
+        if op == "full":
+            args = "%08x %d %08x %d" % (r.getrandbits(32), r.randrange(65536), r.getrandbits(32), r.randrange(65536))
+        else:
+            args = "%08x %d" % (r.getrandbits(32), r.randrange(65536))
+        lines.append("%s nat_%02d %s %s" % (op, i, args, frame.hex()))
+    # Refused: ICMP has no ports; a later fragment carries no L4 header.
+    icmp = ipv4(0x0a000001, 0x0a000002, 1, b"\x08\x00" + b"\0" * 30)
+    lines.append("dnat nat_icmp 0a000063 80 %s" % eth_with(r, icmp).hex())
+    later = ipv4(0x0a000001, 0x0a000002, 17, b"z" * 24, frag=0x0003)
+    lines.append("snat nat_later_fragment 0a000063 80 %s" % eth_with(r, later).hex())
+    for i in range(10):
+        frame = eth_with(r, random_l4_packet(r, proto=r.choice([6, 17, 47])))
+        lines.append("dr dr_%02d %s %s %s" % (i, hexs(6), hexs(6), frame.hex()))
+    for i in range(24):
+        proto = r.choice([6, 17, 47])
+        df = r.choice([0x4000, 0])
+        ip = random_l4_packet(r, proto=proto, frag=df)
+        vlan = r.randrange(65536) if i % 3 == 0 else None
+        frame = eth_with(r, ip, vlan=vlan)
+        total = len(ip)
+        # MTU: fits exactly, fits with room, one byte short (DF decides
+        # the error), or headroom short.
+        mtu = (total + 20, 1500, total + 19, 1500)[i % 4]
+        headroom = 19 if i % 4 == 3 else r.choice([20, 32, 64])
+        lines.append("ipip ipip_%02d %08x %08x %s %s %d %d %d %d %s" % (
+            i, r.getrandbits(32), r.getrandbits(32), hexs(6), hexs(6), r.randrange(65536), mtu,
+            r.choice([0, 64, 255]), headroom, frame.hex()))
+    return lines
+
+
+# SipHash-2-4 (Aumasson & Bernstein, "SipHash: a fast short-input PRF",
+# 2012), written from the paper's section 2 in plain Python integers.
+def siphash24(key: bytes, msg: bytes) -> int:
+    M = (1 << 64) - 1
+
+    def rotl(x, b):
+        return ((x << b) | (x >> (64 - b))) & M
+
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:16], "little")
+    v = [k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d, k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573]
+
+    def rnd():
+        v[0] = (v[0] + v[1]) & M; v[1] = rotl(v[1], 13); v[1] ^= v[0]; v[0] = rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & M; v[3] = rotl(v[3], 16); v[3] ^= v[2]
+        v[0] = (v[0] + v[3]) & M; v[3] = rotl(v[3], 21); v[3] ^= v[0]
+        v[2] = (v[2] + v[1]) & M; v[1] = rotl(v[1], 17); v[1] ^= v[2]; v[2] = rotl(v[2], 32)
+
+    n = len(msg)
+    for i in range(0, n - n % 8, 8):
+        w = int.from_bytes(msg[i:i + 8], "little")
+        v[3] ^= w; rnd(); rnd(); v[0] ^= w
+    b = ((n & 255) << 56) | int.from_bytes(msg[n - n % 8:], "little")
+    v[3] ^= b; rnd(); rnd(); v[0] ^= b
+    v[2] ^= 0xFF
+    for _ in range(4):
+        rnd()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+MSS_TABLE = [536, 1220, 1300, 1360, 1400, 1440, 1460, 8960]
+
+
+def mss_index(mss):
+    i = 7
+    while i > 0 and mss < MSS_TABLE[i]:
+        i -= 1
+    return i
+
+
+def cookie_mac(key, bits, client, vip, cport, vport, counter, idx):
+    msg = struct.pack("!IIHHIB", client, vip, cport, vport, counter & 0xFFFFFFFF, idx)
+    return siphash24(key, msg) & ((1 << (29 - bits)) - 1)
+
+
+def cookie_make(key, bits, client, vip, cport, vport, mss, counter):
+    """The cookie layout of dp_syncookie.h: counter mod 2^C | MSS index | MAC."""
+    idx = mss_index(mss)
+    return (((counter & ((1 << bits) - 1)) << (32 - bits)) | (idx << (29 - bits))
+            | cookie_mac(key, bits, client, vip, cport, vport, counter, idx))
+
+
+def cookie_check(key, bits, max_age, client, vip, cport, vport, cookie, counter):
+    """MSS (> 0), or -2 (age) / -3 (MAC), as dp_syncookie_check."""
+    age = (counter - (cookie >> (32 - bits))) & ((1 << bits) - 1)
+    if age > max_age:
+        return -2
+    idx = (cookie >> (29 - bits)) & 7
+    if cookie_mac(key, bits, client, vip, cport, vport, counter - age, idx) != cookie & ((1 << (29 - bits)) - 1):
+        return -3
+    return MSS_TABLE[idx]
+
+
+def syncookie_vectors():
+    r = random.Random(4987)
+    lines = ["siphash %d" % n for n in range(64)]
+    for bits, max_age in ((5, 1), (3, 2), (12, 40)):
+        key = bytes(r.randrange(256) for _ in range(16))
+        lines.append("key %s %d %d" % (key.hex(), bits, max_age))
+        for _ in range(20):
+            t = (r.getrandbits(32), r.getrandbits(32), r.randrange(65536), r.randrange(65536))
+            mss = r.choice([0, 100, 535, 536, 1219, 1220, 1300, 1359, 1400, 1452, 1460, 1500, 8960, 9000, 65535])
+            made = r.choice([0, 1, (1 << 32) - 1, r.getrandbits(32)])
+            lines.append("make %08x %08x %d %d %d %d" % (t + (mss, made)))
+            c = cookie_make(key, bits, *t, mss, made)
+            for age in (0, max_age, max_age + 1, (1 << bits) - 1):
+                lines.append("check %08x %08x %d %d %08x %d" % (t + (c, (made + age) & 0xFFFFFFFF)))
+            for b in (r.randrange(32), r.randrange(32)):
+                lines.append("check %08x %08x %d %d %08x %d" % (t + (c ^ (1 << b), made)))
+            u = list(t)
+            u[r.randrange(4)] ^= 1 << r.randrange(16)
+            lines.append("check %08x %08x %d %d %08x %d" % (tuple(u) + (c, made)))
+            lines.append("check %08x %08x %d %d %08x %d" % (t + (r.getrandbits(32), made)))
+        # SYNs (VLAN or not, IP options, Linux-like TCP options, odd MSS
+        # placements) turned into SYN-ACKs, the clients' ACKs, and segments
+        # that are neither.
+        for i in range(12):
+            mss = r.choice([0, 536, 1300, 1460, 8961, 1399])
+            opts = [b"", struct.pack("!BBH", 2, 4, mss) + b"\x01\x03\x03\x07",
+                    b"\x01\x01" + struct.pack("!BBH", 2, 4, mss) + b"\x00\x00",
+                    b"\x04\x02\x08\x0a" + bytes(8) + struct.pack("!BBH", 2, 4, mss)][i % 4]
+            flags = 0x02 if i < 9 else (0x12, 0x03, 0x10)[i - 9]
+            ip = random_l4_packet(r, proto=6, tcp_opts=opts, flags=flags)
+            frame = eth_with(r, ip, vlan=r.randrange(65536) if i % 2 else None)
+            counter = r.getrandbits(32)
+            lines.append("synack %d %d %d %d %s" % (counter, r.choice([1460, 1400, 8960]), r.randrange(65536),
+                                                   r.choice([64, 128, 255]), frame.hex()))
+            if flags != 0x02:
+                continue
+            ihl = (ip[0] & 15) * 4
+            client, vip = struct.unpack("!II", ip[12:20])
+            cport, vport, seq = struct.unpack("!HHI", ip[ihl:ihl + 8])
+            c = cookie_make(key, bits, client, vip, cport, vport, mss, counter)
+            for age, delta, fl in ((0, 1, 0x10), (max_age, 1, 0x18), (max_age + 1, 1, 0x10), (0, 0, 0x10),
+                                   (0, 1, 0x02), (0, 1, 0x14)):
+                a = ipv4(client, vip, 6, tcp(cport, vport, b"", flags=fl, seq=(seq + 1) & 0xFFFFFFFF,
+                                             ack=(c + delta) & 0xFFFFFFFF))
+                lines.append("ack %d %s" % ((counter + age) & 0xFFFFFFFF, eth_with(r, l4_fix(a)).hex()))
+    return lines
+
+
+def ratelimit_vectors():
+    r = random.Random(2544)
+    lines = []
+    # Millisecond ticks: bursts, refills, clear, a clock going back.
+    lines.append("config 4 1000")
+    lines.append("set 0 10 3 0")
+    lines.append("set 1 999 2 0")
+    lines.append("set 2 1 1 0")
+    lines.append("admit 3 0 5")
+    now = 0
+    for _ in range(150):
+        now += r.choice([0, 1, 7, 33, 100, 250, 1000])
+        lines.append("admit %d %d %d" % (r.randrange(3), now, r.randrange(1, 6)))
+    lines.append("admit 0 %d 2" % (now - 500))
+    lines.append("clear 1")
+    lines.append("admit 1 %d 4" % now)
+    for s in range(4):
+        lines.append("stats %d" % s)
+    # The largest clock rate, rate and burst, a clock from 2^63 on, gaps up
+    # to 2^62 ticks (the clock stays below 2^64).
+    lines.append("config 3 2147483647")
+    lines.append("set 0 4294967295 4294967295 0")
+    lines.append("set 1 3 5 9223372036854775808")
+    lines.append("set 2 1000000 1 1")
+    now = 1 << 63
+    for i in range(60):
+        now += (1 << 62) if i == 30 else r.choice([0, 1, 715827882, 2147483647, 1 << 40, 1 << 56])
+        assert now < 1 << 64
+        lines.append("admit %d %d %d" % (r.randrange(3), now, r.randrange(1, 9)))
+    for s in range(3):
+        lines.append("stats %d" % s)
+    return lines
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     pkts = packets()
@@ -210,6 +444,22 @@ def main():
     with open(os.path.join(OUT, "flows.txt"), "w") as f:
         f.write("# src dst (hex) sport dport proto\n")
         for line in flows():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "nat.txt"), "w") as f:
+        f.write("# dnat|snat NAME IP PORT FRAME | full NAME SIP SPORT DIP DPORT FRAME | dr NAME DMAC SMAC FRAME |\n"
+                "# ipip NAME SRC DST DMAC SMAC ID MTU TTL HEADROOM FRAME   (addresses hex, frames Ethernet II hex)\n")
+        for line in nat_vectors():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "syncookie.txt"), "w") as f:
+        f.write("# siphash LEN (key 00..0f, message 00..LEN-1) | key KEY C MAX_AGE |\n"
+                "# make CLIENT VIP CPORT VPORT MSS COUNTER | check CLIENT VIP CPORT VPORT COOKIE COUNTER |\n"
+                "# synack COUNTER MSS WINDOW TTL FRAME | ack COUNTER FRAME\n")
+        for line in syncookie_vectors():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "ratelimit.txt"), "w") as f:
+        f.write("# config SERVICES TICKS_PER_SECOND | set SVC RATE BURST NOW | clear SVC |\n"
+                "# admit SVC NOW N (N connections at NOW) | stats SVC\n")
+        for line in ratelimit_vectors():
             f.write(line + "\n")
 
 

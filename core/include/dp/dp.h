@@ -5,6 +5,9 @@
 #include "dp_drop.h"
 #include "dp_flow.h"
 #include "dp_lpm.h"
+#include "dp_nat.h"
 #include "dp_ops.h"
 #include "dp_pkt.h"
+#include "dp_ratelimit.h"
+#include "dp_syncookie.h"
 #endif

@@ -7,4 +7,5 @@
 #include "dp_lpm.h"
 #include "dp_ops.h"
 #include "dp_pkt.h"
+#include "dp_sched.h"
 #endif

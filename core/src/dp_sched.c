@@ -1107,15 +1107,18 @@ static uint32_t hash_input(const dp_sched_t *s, const dp_sched_key_t *k, dp_ops_
 }
 
 /* HAProxy source: the address itself (get_server_sh XORs the 32-bit words
- * of the address: one word for IPv4), full_hash'ed only with avalanche, and
- * not hashed at all when one server is left. */
+ * of the address: one word for IPv4), full_hash'ed with avalanche, and not
+ * hashed at all when one server is left. */
 static uint32_t ha_source_hash(const dp_sched_t *s, const dp_sched_key_t *k, dp_ops_t *ops)
 {
     uint32_t h;
     if (s->tot_used == 1)
         return 0;
     h = hash_input(s, k, ops);
-    if (s->cfg.flags & DP_SCHED_CFG_AVALANCHE) {
+    /* cfgparse-listen.c: hash-type consistent without a function means
+     * sdbm + avalanche; map-based avalanches only when asked to. */
+    if (s->cfg.algo == DP_SCHED_SOURCE_CONSISTENT ? !(s->cfg.flags & DP_SCHED_CFG_NO_AVALANCHE)
+                                                  : (s->cfg.flags & DP_SCHED_CFG_AVALANCHE) != 0) {
         COUNT(ops, hashes, 1);
         h = full_hash(h);
     }

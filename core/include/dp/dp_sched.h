@@ -112,9 +112,13 @@ typedef enum dp_sched_hash_input {
 #define DP_SCHED_CFG_FALLBACK 0x1u   /* sh, maglev: IPVS sh-fallback / mh-fallback: walk on to another
                                         bucket when the hashed one's server is unavailable */
 #define DP_SCHED_CFG_ALLBACKUPS 0x2u /* HAProxy option allbackups: use every backup, not only the first */
-#define DP_SCHED_CFG_AVALANCHE 0x4u  /* HAProxy hash-type ... avalanche: full_hash() the hash input */
+#define DP_SCHED_CFG_AVALANCHE 0x4u  /* source: HAProxy hash-type map-based ... avalanche: full_hash()
+                                        the hash input */
 #define DP_SCHED_CFG_AFFINITY_MAXCONN 0x8u /* HAProxy hash-preserve-affinity maxconn (source-consistent):
                                               skip a server at its maxconn instead of returning it */
+#define DP_SCHED_CFG_NO_AVALANCHE 0x10u /* source-consistent: no full_hash() of the input (HAProxy
+                                           "hash-type consistent sdbm"; plain "hash-type consistent"
+                                           means sdbm avalanche) */
 
 typedef struct dp_sched_config {
     uint32_t algo;        /* dp_sched_algo_t */
@@ -239,7 +243,8 @@ int dp_sched_set_state(dp_sched_t *s, uint32_t id, dp_sched_state_t state, uint6
  *            (+1 with 5TUPLE); no hash at all when one server is in use (HAProxy
  *            then uses hash 0)
  *   source-consistent: table_probes 2 (the ring nodes on either side), servers_examined 1
- *            (+1 per node walked under DP_SCHED_CFG_AFFINITY_MAXCONN), hashes as source
+ *            (+1 per node walked under DP_SCHED_CFG_AFFINITY_MAXCONN), hashes 1 (avalanche,
+ *            unless DP_SCHED_CFG_NO_AVALANCHE; +1 with 5TUPLE; none with one server in use)
  *   random   per draw: hashes 1 (the PRNG output) and the source-consistent ring lookup
  * When a HAProxy server is warming up (slow start), the pick first
  * re-evaluates its weight (HAProxy's warmup task) and any table rebuild this

@@ -92,36 +92,40 @@ def run(name, balance, servers, actions, extra=""):
 def opens(n, src="127.0.0.1", keep=False):
     return [("open", src, "keep") if keep else ("open", src) for _ in range(n)]
 
-W = {"511": [5, 1, 1], "321": [3, 2, 1], "4321": [4, 3, 2, 1], "21": [2, 1], "111": [1, 1, 1],
-     "7_3_2": [7, 3, 2]}
-for algo in ("roundrobin", "static-rr"):
-    for k, w in W.items():
-        run("%s w=%s" % (algo, k), algo, ["weight %d" % x for x in w], opens(2 * sum(w)))
-# roundrobin with a server disabled and re-enabled at run time
-run("roundrobin w=321 maint", "roundrobin", ["weight 3", "weight 2", "weight 1"],
-    opens(4) + [("cmd", "set server b/s0 state maint")] + opens(5) + [("cmd", "set server b/s0 state ready")] + opens(12))
-run("roundrobin w=321 setweight", "roundrobin", ["weight 3", "weight 2", "weight 1"],
-    opens(4) + [("cmd", "set weight b/s2 4")] + opens(20))
-# backups
-run("roundrobin backup", "roundrobin", ["weight 1", "weight 1 backup", "weight 1 backup"],
-    opens(2) + [("cmd", "set server b/s0 state maint")] + opens(4))
-run("roundrobin allbackups", "roundrobin", ["weight 1", "weight 2 backup", "weight 1 backup"],
-    opens(2) + [("cmd", "set server b/s0 state maint")] + opens(6), extra="option allbackups")
-# maxconn: held connections saturate servers
-run("roundrobin maxconn", "roundrobin", ["weight 1 maxconn 2", "weight 1 maxconn 1", "weight 1"],
-    opens(6, keep=True))
-run("static-rr maxconn", "static-rr", ["weight 2 maxconn 1", "weight 1", "weight 1"],
-    opens(6, keep=True))
-run("first maxconn", "first", ["maxconn 2", "maxconn 1", "maxconn 3"],
-    opens(5, keep=True) + [("close", 0)] + opens(2, keep=True))
-# leastconn with held connections and closes
-run("leastconn w=111", "leastconn", ["weight 1", "weight 1", "weight 1"],
-    opens(5, keep=True) + [("close", 1)] + opens(3, keep=True) + [("close", 0), ("close", 4)] + opens(4, keep=True))
-run("leastconn w=321", "leastconn", ["weight 3", "weight 2", "weight 1"], opens(12, keep=True))
-# source hashing from 127.0.0.k
-srcs = [("open", "127.0.0.%d" % k) for k in range(1, 41)]
-for ht in ("map-based", "consistent"):
-    for k, w in (("111", [1, 1, 1]), ("321", [3, 2, 1])):
-        run("source %s w=%s" % (ht, k), "source", ["weight %d" % x for x in w], srcs, extra="hash-type " + ht)
-    run("source %s w=1111 s1 maint" % ht, "source", ["weight 1"] * 4,
-        [("cmd", "set server b/s1 state maint")] + srcs, extra="hash-type " + ht)
+if __name__ == "__main__":
+    W = {"511": [5, 1, 1], "321": [3, 2, 1], "4321": [4, 3, 2, 1], "21": [2, 1], "111": [1, 1, 1],
+         "7_3_2": [7, 3, 2]}
+    for w in ([2, 3, 13, 2], [12, 16, 15], [9, 12, 13, 10]):
+        run("roundrobin w=%s" % ",".join(map(str, w)), "roundrobin", ["weight %d" % x for x in w],
+            opens(3 * sum(w)))
+    for algo in ("roundrobin", "static-rr"):
+        for k, w in W.items():
+            run("%s w=%s" % (algo, k), algo, ["weight %d" % x for x in w], opens(2 * sum(w)))
+    # roundrobin with a server disabled and re-enabled at run time
+    run("roundrobin w=321 maint", "roundrobin", ["weight 3", "weight 2", "weight 1"],
+        opens(4) + [("cmd", "set server b/s0 state maint")] + opens(5) + [("cmd", "set server b/s0 state ready")] + opens(12))
+    run("roundrobin w=321 setweight", "roundrobin", ["weight 3", "weight 2", "weight 1"],
+        opens(4) + [("cmd", "set weight b/s2 4")] + opens(20))
+    # backups
+    run("roundrobin backup", "roundrobin", ["weight 1", "weight 1 backup", "weight 1 backup"],
+        opens(2) + [("cmd", "set server b/s0 state maint")] + opens(4))
+    run("roundrobin allbackups", "roundrobin", ["weight 1", "weight 2 backup", "weight 1 backup"],
+        opens(2) + [("cmd", "set server b/s0 state maint")] + opens(6), extra="option allbackups")
+    # maxconn: held connections saturate servers
+    run("roundrobin maxconn", "roundrobin", ["weight 1 maxconn 2", "weight 1 maxconn 1", "weight 1"],
+        opens(6, keep=True))
+    run("static-rr maxconn", "static-rr", ["weight 2 maxconn 1", "weight 1", "weight 1"],
+        opens(6, keep=True))
+    run("first maxconn", "first", ["maxconn 2", "maxconn 1", "maxconn 3"],
+        opens(5, keep=True) + [("close", 0)] + opens(2, keep=True))
+    # leastconn with held connections and closes
+    run("leastconn w=111", "leastconn", ["weight 1", "weight 1", "weight 1"],
+        opens(5, keep=True) + [("close", 1)] + opens(3, keep=True) + [("close", 0), ("close", 4)] + opens(4, keep=True))
+    run("leastconn w=321", "leastconn", ["weight 3", "weight 2", "weight 1"], opens(12, keep=True))
+    # source hashing from 127.0.0.k
+    srcs = [("open", "127.0.0.%d" % k) for k in range(1, 41)]
+    for ht in ("map-based", "consistent"):
+        for k, w in (("111", [1, 1, 1]), ("321", [3, 2, 1])):
+            run("source %s w=%s" % (ht, k), "source", ["weight %d" % x for x in w], srcs, extra="hash-type " + ht)
+        run("source %s w=1111 s1 maint" % ht, "source", ["weight 1"] * 4,
+            [("cmd", "set server b/s1 state maint")] + srcs, extra="hash-type " + ht)

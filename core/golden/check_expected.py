@@ -13,7 +13,13 @@ printed once":
   linear scan of the current rule list; the rule and second-level group
   counts are those of the final rule list;
 - flows: every hash equals the documented mixing of the field values, and
-  the shard equals (hash * shards) >> 32.
+  the shard equals (hash * shards) >> 32;
+- sched: check_sched.py re-implements the schedulers (IPVS rr, wrr, lc, wlc,
+  sh, Maglev tables entry by entry, HAProxy static-rr, leastconn, first,
+  source map-based and consistent, random) and compares every pick, table,
+  remap count and documented op count; HAProxy roundrobin and the other
+  HAProxy scenarios are compared with sequences recorded from a real
+  HAProxy 2.6.12.
 
 The operation counters the cycle model prices are checked exactly against
 what the contracts in core/include/dp/*.h say each call adds: parse
@@ -35,6 +41,7 @@ import sys
 # The RFC 1071 checksum the vector generator builds valid packets with; the
 # C core's own checksums are what this script checks against it.
 from make_vectors import csum
+from check_sched import check_sched
 
 
 def fail(msg):
@@ -139,7 +146,8 @@ def check_ops(where, line, label, want):
     """line must be "  <label>" followed by exactly the nonzero counters of
     want, in dp_ops_t order (the order dp_golden prints them in)."""
     order = ["packets", "bytes_parsed", "bytes_written", "checksum_bytes", "csum_updates", "table_probes",
-             "cache_lines", "table_writes", "rules_evaluated", "bytes_copied", "crypto_bytes"]
+             "cache_lines", "table_writes", "rules_evaluated", "bytes_copied", "crypto_bytes", "hashes",
+             "servers_examined"]
     unknown = set(want) - set(order)
     if unknown:
         fail("%s: checker bug, unknown counters %s" % (where, sorted(unknown)))
@@ -405,13 +413,14 @@ def main():
         sys.exit(2)
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
-    for name in ("packets", "builds", "routes", "flows"):
+    for name in ("packets", "builds", "routes", "flows", "sched"):
         if name not in sec:
             fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
     check_builds(vdir, sec["builds"])
     check_routes(vdir, sec["routes"])
     check_flows(vdir, sec["flows"])
+    check_sched(vdir, sec["sched"], vector_lines, check_ops, Lines, flow_hash)
     print("check_expected: transcript agrees with the Python references")
 
 

@@ -110,7 +110,7 @@ if(RT_CLANG AND RT_CLANGXX)
   rt_core_sub_build(asan
     ARGS -DCMAKE_C_COMPILER=${RT_CLANG} -DCMAKE_CXX_COMPILER=${RT_CLANGXX}
          -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_CORE_TESTS=ON -DRT_CORE_SANITIZE=ON -DRT_CORE_FUZZ=ON
-    TARGETS core_tests fuzz_parse fuzz_lpm fuzz_build)
+    TARGETS core_tests fuzz_parse fuzz_lpm fuzz_build fuzz_sched)
   # The 1M-route fill is left to the host run: under ASan it costs ~20 s and
   # its table is one allocation, so ASan would see nothing the small random
   # tables do not already show.
@@ -124,10 +124,10 @@ if(RT_CLANG AND RT_CLANGXX)
             -DARTIFACTS=${RT_CORE_SUB}/fuzz-artifacts -DRUNS=200000
             -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/fuzz-smoke.cmake)
   set_tests_properties(core_fuzz_parse_smoke PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 120)
-  # LPM and build harnesses: fewer runs, each of theirs costs more (table
-  # fills and delete-all per LPM input; up to 64 KiB frames per build
-  # input); about 5 s each.
-  foreach(h lpm:3000:256 build:10000:1600)
+  # LPM, build and sched harnesses: fewer runs, each of theirs costs more
+  # (table fills and delete-all per LPM input; up to 64 KiB frames per build
+  # input; a pool clone and table rebuilds per sched input); about 5 s each.
+  foreach(h lpm:3000:256 build:10000:1600 sched:3000:512)
     string(REPLACE ":" ";" h "${h}")
     list(GET h 0 name)
     list(GET h 1 runs)
@@ -141,5 +141,5 @@ if(RT_CLANG AND RT_CLANGXX)
   endforeach()
 else()
   rt_core_missing("clang-14 (or clang) and clang++" core_asan_ubsan_tests core_fuzz_parse_smoke
-                  core_fuzz_lpm_smoke core_fuzz_build_smoke)
+                  core_fuzz_lpm_smoke core_fuzz_build_smoke core_fuzz_sched_smoke)
 endif()

@@ -246,6 +246,10 @@ int dp_sched_set_state(dp_sched_t *s, uint32_t id, dp_sched_state_t state, uint6
  *            (+1 per node walked under DP_SCHED_CFG_AFFINITY_MAXCONN), hashes 1 (avalanche,
  *            unless DP_SCHED_CFG_NO_AVALANCHE; +1 with 5TUPLE; none with one server in use)
  *   random   per draw: hashes 1 (the PRNG output) and the source-consistent ring lookup
+ * As in HAProxy, source and source-consistent may return a server at its
+ * maxconn, and when only backups are usable (without allbackups) every
+ * algorithm but static-rr and random returns the first backup full or not:
+ * HAProxy queues the connection on that server.
  * When a HAProxy server is warming up (slow start), the pick first
  * re-evaluates its weight (HAProxy's warmup task) and any table rebuild this
  * causes adds table_writes. */

@@ -258,7 +258,8 @@ int32_t dp_sched_pick(dp_sched_t *s, const dp_sched_key_t *key, uint64_t now_ms,
 /* For the key-mapping algorithms (sh, maglev, source, source-consistent):
  * the server key maps to now, without changing any state (slow start is not
  * re-evaluated). Server id, DP_SCHED_ENOSERVER or DP_SCHED_ENOTKEYED. Ops as
- * dp_sched_pick. */
+ * dp_sched_pick. The tables exist once dp_sched_build (or a first pick) has
+ * run; before that the answer is DP_SCHED_ENOSERVER. */
 int32_t dp_sched_lookup(const dp_sched_t *s, const dp_sched_key_t *key, dp_ops_t *ops);
 
 /* Remap count: how many of keys[0..n-1] map to a different result under
@@ -275,8 +276,8 @@ int dp_sched_count_remapped(const dp_sched_t *before, const dp_sched_t *after, c
 /* Lookup-table access (maglev M entries, sh buckets, static-rr/source map
  * slots): the number of entries in use now, and the server id of entry i or
  * -1 when the entry is empty / i out of range. 0 entries for the other
- * algorithms. Before the first pick the table is built on demand by
- * dp_sched_pick only, so call dp_sched_build first. */
+ * algorithms; both answer as if empty until dp_sched_build (or a first pick)
+ * has built the table. */
 uint32_t dp_sched_table_size(const dp_sched_t *s);
 int32_t dp_sched_table_entry(const dp_sched_t *s, uint32_t i);
 

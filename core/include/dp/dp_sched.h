@@ -236,8 +236,10 @@ int dp_sched_set_state(dp_sched_t *s, uint32_t id, dp_sched_state_t state, uint6
  *   maglev   hashes 1 (+1 with 5TUPLE) + 1 per fallback step; table_probes and
  *            servers_examined 1 per table entry read
  *   roundrobin, leastconn, first: servers_examined: servers taken from the tree
- *            (1, plus each one skipped as saturated); roundrobin and leastconn
- *            add table_writes 1 per server requeued (a saturated one is requeued too)
+ *            (1, plus each one skipped as saturated; 1 when the first backup is
+ *            returned); roundrobin adds table_writes 1 per server it requeues (the
+ *            one picked and each saturated one); leastconn requeues on
+ *            conn_opened / conn_closed instead
  *   static-rr table_probes and servers_examined: map slots read
  *   source   table_probes 1, servers_examined 1, hashes 1 with DP_SCHED_CFG_AVALANCHE
  *            (+1 with 5TUPLE); no hash at all when one server is in use (HAProxy

@@ -161,6 +161,8 @@ def build_tree_needs(needs: Needs, build: Path) -> None:
         key, kind, value = m.groups()
         if kind == "INTERNAL" and key != "CMAKE_COMMAND":
             continue
+        if key == "CMAKE_INSTALL_PREFIX":
+            continue  # where the build installs to, not something it uses
         if kind == "UNINITIALIZED" and key != "CMAKE_MAKE_PROGRAM":
             continue
         if value.startswith((str(ROOT), str(build), "/tmp/")) or not os.path.exists(value):

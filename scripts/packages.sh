@@ -22,6 +22,9 @@ APT_PACKAGES=(
   clang-14 libclang-rt-14-dev
   # instruction counts for benchmarks
   valgrind
+  # the real HAProxy that core/tests/haproxy_record.py records scheduler
+  # sequences from (the truth of sched-test.cc's HaproxyRecorded tests)
+  haproxy
 )
 
 # PyPI: "requirement:module it provides" (the module is what setup proves

@@ -103,6 +103,29 @@ if(RT_CC_mips64)
   set_tests_properties(core_octeon2_compiles PROPERTIES RESOURCE_LOCK core_sub_build TIMEOUT 300)
 endif()
 
+# One bounded libFuzzer smoke run per harness fuzz/fuzz_<name>.c over its seed
+# corpus fuzz/corpus-<name>: name:runs:max_len, sized to about 5 s each under
+# ASan (runs are fewer where one input costs more: table fills and
+# delete-all per LPM input, up to 64 KiB frames per build input, a pool
+# clone and table rebuilds per sched input, a parse, rewrite and re-parse
+# per NAT input, one to three SipHash calls per SYN-cookie input).
+set(rt_fuzz_smokes parse:200000:1600 lpm:3000:256 build:10000:1600 nat:100000:1600
+    syncookie:250000:1600 sched:3000:512)
+set(rt_fuzz_targets)
+set(rt_fuzz_tests)
+foreach(h ${rt_fuzz_smokes})
+  string(REGEX REPLACE ":.*" "" name "${h}")
+  list(APPEND rt_fuzz_targets fuzz_${name})
+  list(APPEND rt_fuzz_tests core_fuzz_${name}_smoke)
+endforeach()
+file(GLOB rt_fuzz_sources RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/fuzz ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_*.c)
+foreach(source ${rt_fuzz_sources})
+  string(REGEX REPLACE "\\.c$" "" target "${source}")
+  if(NOT target IN_LIST rt_fuzz_targets)
+    message(FATAL_ERROR "core/fuzz/${source} has no smoke run: add it to rt_fuzz_smokes in ${CMAKE_CURRENT_LIST_FILE}")
+  endif()
+endforeach()
+
 # Sanitizers and libFuzzer need clang (libFuzzer ships with clang's runtime).
 find_program(RT_CLANG NAMES clang-14 clang)
 find_program(RT_CLANGXX NAMES clang++-14 clang++)
@@ -110,7 +133,7 @@ if(RT_CLANG AND RT_CLANGXX)
   rt_core_sub_build(asan
     ARGS -DCMAKE_C_COMPILER=${RT_CLANG} -DCMAKE_CXX_COMPILER=${RT_CLANGXX}
          -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_CORE_TESTS=ON -DRT_CORE_SANITIZE=ON -DRT_CORE_FUZZ=ON
-    TARGETS core_tests fuzz_parse fuzz_lpm fuzz_build fuzz_nat fuzz_syncookie)
+    TARGETS core_tests ${rt_fuzz_targets})
   # The 1M-route fill is left to the host run: under ASan it costs ~20 s and
   # its table is one allocation, so ASan would see nothing the small random
   # tables do not already show.
@@ -118,17 +141,7 @@ if(RT_CLANG AND RT_CLANGXX)
     COMMAND ${RT_CORE_SUB}/asan/tests/core_tests --gtest_filter=-Lpm.HoldsAMillionRoutes)
   set_tests_properties(core_asan_ubsan_tests PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 300
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1")
-  add_test(NAME core_fuzz_parse_smoke
-    COMMAND ${CMAKE_COMMAND} -DFUZZER=${RT_CORE_SUB}/asan/fuzz_parse
-            -DCORPUS=${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus -DWORK=${RT_CORE_SUB}/fuzz-work
-            -DARTIFACTS=${RT_CORE_SUB}/fuzz-artifacts -DRUNS=200000
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/fuzz-smoke.cmake)
-  set_tests_properties(core_fuzz_parse_smoke PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 120)
-  # LPM and build harnesses: fewer runs, each of theirs costs more (table
-  # fills and delete-all per LPM input; up to 64 KiB frames per build
-  # input); about 5 s each. NAT (a parse, a rewrite and a re-parse per
-  # input) and SYN cookies (one to three SipHash calls): about 5 s too.
-  foreach(h lpm:3000:256 build:10000:1600 nat:100000:1600 syncookie:250000:1600)
+  foreach(h ${rt_fuzz_smokes})
     string(REPLACE ":" ";" h "${h}")
     list(GET h 0 name)
     list(GET h 1 runs)
@@ -141,6 +154,5 @@ if(RT_CLANG AND RT_CLANGXX)
     set_tests_properties(core_fuzz_${name}_smoke PROPERTIES FIXTURES_REQUIRED core_asan TIMEOUT 120)
   endforeach()
 else()
-  rt_core_missing("clang-14 (or clang) and clang++" core_asan_ubsan_tests core_fuzz_parse_smoke
-                  core_fuzz_lpm_smoke core_fuzz_build_smoke core_fuzz_nat_smoke core_fuzz_syncookie_smoke)
+  rt_core_missing("clang-14 (or clang) and clang++" core_asan_ubsan_tests ${rt_fuzz_tests})
 endif()

@@ -10,6 +10,11 @@ balancer rewrite on TCP, UDP with and without checksum, ICMP, fragments,
 short headroom, an MTU one byte short and stale parse results; cookie round
 trips, a SYN-ACK, the client's ACK and a segment that is not a SYN.
 
+The scheduler seeds (core/fuzz/corpus-sched/, layout at the top of
+fuzz_sched.c) give each algorithm a small weighted pool with picks, held
+connections, maxconn, a backup, a server going down, draining and coming
+back with a slow start.
+
 Deterministic: re-running rewrites identical files.
 Usage: python3 core/fuzz/make_seeds.py
 """
@@ -149,6 +154,38 @@ def syncookie_seeds():
                                                       ack=(c + 1) & 0xFFFFFFFF)))
     yield "ack", head(3) + tup + pad + eth_frame(ack)
     yield "not_a_syn", head(1) + tup + pad + eth_frame(ack)
+ALGOS = ["rr", "wrr", "lc", "wlc", "sh", "maglev", "roundrobin", "static-rr", "leastconn", "first", "source",
+         "source-consistent", "random"]
+
+
+def sched_seeds():
+    def srv(i, w, maxconn=0, opts=0):
+        return bytes([0, i, w, maxconn, opts])
+
+    def state(i, st):
+        return bytes([1, i, st])
+
+    def pick(a, b, c):
+        return bytes([2, a, b, c])
+
+    def opened(i):
+        return bytes([3, i])
+
+    def closed(i, inactive=0):
+        return bytes([4, i, inactive])
+
+    def tick(n):
+        return bytes([7, n])
+
+    for k, name in enumerate(ALGOS):
+        ipvs = k <= 5
+        head = bytes([k, 5, 0x01 if ipvs else 0x02, 0, 8])
+        body = srv(0, 3) + srv(1, 2, 2) + srv(2, 1) + srv(3, 1, 0, 0 if ipvs else 1) + srv(4, 0)
+        body += b"".join(pick(1, j, 3 * j) + opened(j % 3) for j in range(8))
+        body += state(0, 1) + b"".join(pick(2, j, j) for j in range(4)) + closed(1) + closed(2)
+        body += state(2, 2) + pick(3, 3, 3) + state(0, 0) + (b"" if ipvs else srv(0, 3, 0, 2 << 1))
+        body += state(0, 1) + state(0, 0) + tick(15) + pick(4, 4, 4) + tick(20) + pick(5, 5, 5)
+        yield "pool_" + name.replace("-", "_"), head + body
 
 
 def write(folder, seeds):
@@ -163,3 +200,4 @@ if __name__ == "__main__":
     write(os.path.join(HERE, "corpus-build"), build_seeds())
     write(os.path.join(HERE, "corpus-nat"), nat_seeds())
     write(os.path.join(HERE, "corpus-syncookie"), syncookie_seeds())
+    write(os.path.join(HERE, "corpus-sched"), sched_seeds())

@@ -25,6 +25,12 @@ printed once":
   value) and the cookie layout of dp_syncookie.h;
 - ratelimit: every admit/refuse, set, clear and bucket state against token
   buckets kept in Python's unbounded integers.
+- sched: check_sched.py re-implements the schedulers (IPVS rr, wrr, lc, wlc,
+  sh, Maglev tables entry by entry, HAProxy static-rr, leastconn, first,
+  source map-based and consistent, random) and compares every pick, table,
+  remap count and documented op count; HAProxy roundrobin and the other
+  HAProxy scenarios are compared with sequences recorded from a real
+  HAProxy 2.6.12.
 
 The operation counters the cycle model prices are checked exactly against
 what the contracts in core/include/dp/*.h say each call adds: parse
@@ -51,6 +57,7 @@ from make_vectors import csum
 # (plain Python, self-tested below against the SipHash paper's Appendix A)
 # and its L4 checksum (RFC 768 / 9293 pseudo-header over the whole segment).
 from make_vectors import MSS_TABLE, cookie_check, cookie_make, l4_fix, mss_index, siphash24
+from check_sched import check_sched
 
 
 def fail(msg):
@@ -650,7 +657,7 @@ def main():
         sys.exit(2)
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
-    for name in ("packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit"):
+    for name in ("packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched"):
         if name not in sec:
             fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
@@ -660,6 +667,7 @@ def main():
     check_nat(vdir, sec["nat"])
     check_syncookie(vdir, sec["syncookie"])
     check_ratelimit(vdir, sec["ratelimit"])
+    check_sched(vdir, sec["sched"], vector_lines, check_ops, Lines, flow_hash)
     print("check_expected: transcript agrees with the Python references")
 
 

@@ -607,6 +607,206 @@ static void run_ratelimit(const char *dir)
     fclose(f);
 }
 
+/* Scheduler keys of the "keys" and "remapdown" commands: documented here
+ * and re-derived by check_expected.py. */
+static dp_sched_key_t sched_key(uint32_t src, uint32_t i)
+{
+    dp_sched_key_t k;
+    memset(&k, 0, sizeof k);
+    k.src_ip = src;
+    k.dst_ip = 0xc0a80001u;
+    k.src_port = (uint16_t)(1000u + i);
+    k.dst_port = 80;
+    k.proto = 6;
+    k.hash = i * 2654435761u;
+    return k;
+}
+
+static void print_table(const dp_sched_t *s, int full)
+{
+    uint32_t n = dp_sched_table_size(s), i, fnv = 2166136261u;
+    uint32_t counts[DP_SCHED_MAX_SERVERS];
+    dp_sched_config_t cfg;
+    dp_sched_get_config(s, &cfg);
+    memset(counts, 0, sizeof counts);
+    for (i = 0; i < n; i++) {
+        int32_t e = dp_sched_table_entry(s, i);
+        uint32_t v = e < 0 ? 0xFFFFu : (uint32_t)e;
+        fnv = (fnv ^ (v & 0xFFu)) * 16777619u;
+        fnv = (fnv ^ (v >> 8)) * 16777619u;
+        if (e >= 0)
+            counts[e]++;
+        if (full) {
+            if (i % 32 == 0)
+                printf("%s ", i ? "\n" : "");
+            printf(" %ld", (long)e);
+        }
+    }
+    if (full && n)
+        printf("\n");
+    printf("  size=%lu fnv=%08lx counts=", (unsigned long)n, (unsigned long)fnv);
+    for (i = 0; i < cfg.max_servers; i++)
+        printf("%s%lu", i ? "," : "", (unsigned long)counts[i]);
+    printf("\n");
+}
+
+static void run_sched(const char *dir)
+{
+    FILE *f = open_vector(dir, "sched.txt");
+    char line[LINE_MAX_CHARS], cmd[32], name[64], algo[32];
+    void *mem = NULL, *mem2 = NULL;
+    size_t mem_size = 0;
+    dp_sched_t *s = NULL;
+
+    printf("== sched\n");
+    while (next_line(f, line, sizeof line)) {
+        dp_ops_t ops;
+        unsigned long a = 0, b = 0, c = 0, d = 0, e = 0, g = 0;
+        char word[32];
+        dp_ops_reset(&ops);
+        if (sscanf(line, "%31s", cmd) != 1)
+            fail("sched.txt", line);
+        if (strcmp(cmd, "scenario") == 0) {
+            dp_sched_config_t cfg;
+            unsigned long long seed;
+            memset(&cfg, 0, sizeof cfg);
+            if (sscanf(line, "%*s %63s %31s %lu %lu %lu %lu %lu %llu", name, algo, &a, &b, &c, &d, &e, &seed) != 8 ||
+                dp_sched_algo_from_name(algo) < 0)
+                fail("sched.txt", line);
+            cfg.algo = (uint32_t)dp_sched_algo_from_name(algo);
+            cfg.max_servers = (uint32_t)a;
+            cfg.table_size = (uint32_t)b;
+            cfg.hash_input = (uint32_t)c;
+            cfg.flags = (uint32_t)d;
+            cfg.draws = (uint32_t)e;
+            cfg.seed = seed;
+            free(mem);
+            free(mem2);
+            mem_size = dp_sched_memory_size(&cfg);
+            mem = malloc(mem_size);
+            mem2 = malloc(mem_size);
+            s = dp_sched_create(mem, mem_size, &cfg);
+            if (!s || !mem2) {
+                fprintf(stderr, "dp_golden: cannot create scheduler: %s\n", line);
+                exit(2);
+            }
+            dp_sched_get_config(s, &cfg);
+            printf("scenario %s %s max_servers=%lu table_size=%lu\n", name, dp_sched_algo_name((dp_sched_algo_t)cfg.algo),
+                   (unsigned long)cfg.max_servers, (unsigned long)cfg.table_size);
+            continue;
+        }
+        if (!s)
+            fail("sched.txt", line);
+        if (strcmp(cmd, "server") == 0) {
+            dp_sched_server_t sv;
+            unsigned long long key;
+            memset(&sv, 0, sizeof sv);
+            if (sscanf(line, "%*s %lu %lu %lu %lu %lu %llx", &a, &b, &c, &d, &e, &key) != 6)
+                fail("sched.txt", line);
+            sv.weight = (uint32_t)b;
+            sv.maxconn = (uint32_t)c;
+            sv.slowstart_ms = (uint32_t)d;
+            sv.flags = (uint32_t)e;
+            sv.hash_key = key;
+            printf("%s -> %d\n", line, dp_sched_set_server(s, (uint32_t)a, &sv, &ops));
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "state") == 0) {
+            unsigned st;
+            if (sscanf(line, "%*s %lu %31s %lu", &a, word, &b) != 3)
+                fail("sched.txt", line);
+            for (st = 0; st < (unsigned)DP_SCHED__STATES && strcmp(word, dp_sched_state_name((dp_sched_state_t)st)); st++)
+                ;
+            printf("%s -> %d\n", line, dp_sched_set_state(s, (uint32_t)a, (dp_sched_state_t)st, (uint64_t)b, &ops));
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "remove") == 0) {
+            if (sscanf(line, "%*s %lu", &a) != 1)
+                fail("sched.txt", line);
+            printf("%s -> %d\n", line, dp_sched_remove_server(s, (uint32_t)a, &ops));
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "pick") == 0) {
+            if (sscanf(line, "%*s %lu", &a) != 1)
+                fail("sched.txt", line);
+            printf("%s -> %ld\n", line, (long)dp_sched_pick(s, NULL, (uint64_t)a, &ops));
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "picks") == 0 || strcmp(cmd, "openpick") == 0) {
+            int open = strcmp(cmd, "openpick") == 0;
+            if (sscanf(line, "%*s %lu %lu", &a, &b) != 2)
+                fail("sched.txt", line);
+            printf("%s ->", line);
+            for (c = 0; c < a; c++) {
+                int32_t id = dp_sched_pick(s, NULL, (uint64_t)b, &ops);
+                printf(" %ld", (long)id);
+                if (open && id >= 0)
+                    dp_sched_conn_opened(s, (uint32_t)id, &ops);
+            }
+            printf("\n");
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "keys") == 0) {
+            if (sscanf(line, "%*s %lu %lx %lx %lu", &a, &b, &c, &d) != 4)
+                fail("sched.txt", line);
+            printf("%s ->", line);
+            for (e = 0; e < a; e++) {
+                dp_sched_key_t k = sched_key((uint32_t)(b + e * c), (uint32_t)e);
+                printf(" %ld", (long)dp_sched_pick(s, &k, (uint64_t)d, &ops));
+            }
+            printf("\n");
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "open") == 0 || strcmp(cmd, "toinactive") == 0) {
+            if (sscanf(line, "%*s %lu", &a) != 1)
+                fail("sched.txt", line);
+            printf("%s -> %d\n", line,
+                   cmd[0] == 'o' ? dp_sched_conn_opened(s, (uint32_t)a, &ops) : dp_sched_conn_to_inactive(s, (uint32_t)a, &ops));
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "close") == 0) {
+            if (sscanf(line, "%*s %lu %lu", &a, &b) != 2)
+                fail("sched.txt", line);
+            printf("%s -> %d\n", line, dp_sched_conn_closed(s, (uint32_t)a, (int)b, &ops));
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "table") == 0 || strcmp(cmd, "tablesum") == 0) {
+            dp_sched_build(s, 0, &ops);
+            printf("%s\n", line);
+            print_table(s, strcmp(cmd, "table") == 0);
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "info") == 0) {
+            dp_sched_server_info_t in;
+            if (sscanf(line, "%*s %lu", &a) != 1 || dp_sched_get_server(s, (uint32_t)a, &in) != 0)
+                fail("sched.txt", line);
+            printf("%s -> state=%s weight=%lu eweight=%lu maxconn=%lu maxconn_now=%lu active=%lu inactive=%lu "
+                   "usable=%lu overloaded=%lu warming=%lu table_entries=%lu\n",
+                   line, dp_sched_state_name((dp_sched_state_t)in.state), (unsigned long)in.weight,
+                   (unsigned long)in.eweight, (unsigned long)in.maxconn, (unsigned long)in.maxconn_now,
+                   (unsigned long)in.active, (unsigned long)in.inactive, (unsigned long)in.usable,
+                   (unsigned long)in.overloaded, (unsigned long)in.warming, (unsigned long)in.table_entries);
+        } else if (strcmp(cmd, "remapdown") == 0) {
+            /* Clone, take one server down in the clone, count the keys
+             * (and table entries) that map elsewhere. */
+            dp_sched_t *after;
+            uint32_t moved = 0;
+            int rc;
+            if (sscanf(line, "%*s %lu %lu", &a, &b) != 2)
+                fail("sched.txt", line);
+            dp_sched_build(s, 0, NULL);
+            after = dp_sched_clone(mem2, mem_size, s);
+            dp_sched_set_state(after, (uint32_t)a, DP_SCHED_DOWN, 0, NULL);
+            rc = 0;
+            for (g = 0; g < b; g++) {
+                dp_sched_key_t k = sched_key((uint32_t)(0x0a000000u + g * 2654435761u), (uint32_t)g);
+                uint32_t m1 = 0;
+                rc = dp_sched_count_remapped(s, after, &k, 1, &m1, &ops);
+                moved += m1;
+            }
+            printf("%s -> rc=%d moved=%lu table_changes=%lu\n", line, rc, (unsigned long)moved,
+                   (unsigned long)dp_sched_count_table_changes(s, after));
+            print_ops("ops", &ops);
+        } else {
+            fail("sched.txt", line);
+        }
+    }
+    free(mem);
+    free(mem2);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned i;
@@ -624,5 +824,6 @@ int main(int argc, char **argv)
     run_nat(argv[1]);
     run_syncookie(argv[1]);
     run_ratelimit(argv[1]);
+    run_sched(argv[1]);
     return 0;
 }

@@ -16,7 +16,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "vectors")
-CORPUS = os.path.join(HERE, "..", "fuzz", "corpus")
+CORPUS = os.path.join(HERE, "..", "fuzz", "corpus-parse")
 rng = random.Random(20261121)
 
 
@@ -417,6 +417,140 @@ def ratelimit_vectors():
     for s in range(3):
         lines.append("stats %d" % s)
     return lines
+def sched():
+    """Scheduler scenarios (dp_sched.h): one 'scenario' line, then pool
+    changes, picks, connection events and table dumps; see dp_golden.c
+    run_sched for the commands. The HAProxy scenarios repeat the ones
+    recorded from a real HAProxy 2.6.12 (core/tests/haproxy_record.py)."""
+    L = []
+
+    def sc(name, algo, n, table=0, hin=0, flags=0, draws=0, seed=0):
+        L.append("scenario %s %s %d %d %d %d %d %d" % (name, algo, n, table, hin, flags, draws, seed))
+
+    def srv(i, w, maxconn=0, ss=0, flags=0, key=0):
+        L.append("server %d %d %d %d %d %x" % (i, w, maxconn, ss, flags, key))
+
+    # IPVS rr / wrr: list order, cursor, down/up, quiesce.
+    sc("ipvs_rr", "rr", 5)
+    for i in range(5):
+        srv(i, 1)
+    L += ["picks 12 0", "state 2 down 0", "picks 6 0", "state 2 up 0", "picks 6 0", "server 1 0 0 0 0 0",
+          "picks 6 0"]
+    sc("ipvs_wrr", "wrr", 4)
+    for i, w in enumerate([4, 3, 2, 1]):
+        srv(i, w)
+    L += ["picks 20 0", "server 3 6 0 0 0 0", "picks 16 0", "state 0 draining 0", "picks 12 0"]
+    sc("ipvs_wrr_gcd", "wrr", 3)
+    for i, w in enumerate([4, 8, 12]):
+        srv(i, w)
+    L += ["picks 12 0"]
+    # IPVS lc / wlc with held and inactive connections.
+    for algo in ("lc", "wlc"):
+        sc("ipvs_" + algo, algo, 4)
+        for i, w in enumerate([1, 2, 3, 4]):
+            srv(i, w, 6 if i == 3 else 0)
+        L += ["openpick 12 0", "toinactive 1", "toinactive 1", "close 0 0", "openpick 6 0", "close 1 1",
+              "openpick 4 0", "info 3"]
+    # IPVS sh: bucket fill by weight, down, fallback.
+    sc("ipvs_sh", "sh", 5)
+    for i, w in enumerate([1, 2, 1, 3, 1]):
+        srv(i, w)
+    L += ["table", "keys 16 0a000001 1000193 0", "state 3 down 0", "table", "keys 16 0a000001 1000193 0",
+          "state 0 draining 0", "keys 16 0a000001 1000193 0"]
+    sc("ipvs_sh_fallback_port", "sh", 4, 6, 2, 1)
+    for i in range(4):
+        srv(i, 2)
+    L += ["table", "state 1 draining 0", "keys 20 c0000201 1 0"]
+    # Maglev: full small table, weights, drain with fallback, removal.
+    sc("maglev_small", "maglev", 5, 1021)
+    for i in range(5):
+        srv(i, 1 + (i % 2), 0, 0, 0, 0x1000 + i)
+    L += ["table", "keys 16 0a000001 7919 0", "remove 2", "table", "keys 16 0a000001 7919 0"]
+    sc("maglev_drain_fallback", "maglev", 4, 401, 1, 1)
+    for i in range(4):
+        srv(i, 3)
+    L += ["tablesum", "state 1 draining 0", "tablesum", "keys 12 0a000001 1 0"]
+    sc("maglev_96", "maglev", 96)
+    for i in range(96):
+        srv(i, 1)
+    L += ["tablesum", "remapdown 13 3000", "keys 8 0a000001 65599 0"]
+    # HAProxy roundrobin and static-rr, as recorded from HAProxy 2.6.12.
+    for algo in ("roundrobin", "static-rr"):
+        for ws in ([5, 1, 1], [3, 2, 1], [4, 3, 2, 1], [7, 3, 2]):
+            sc("ha_%s_%s" % (algo.replace("-", ""), "_".join(map(str, ws))), algo, len(ws))
+            for i, w in enumerate(ws):
+                srv(i, w)
+            L.append("picks %d 0" % (2 * sum(ws)))
+    sc("ha_roundrobin_maint", "roundrobin", 3)
+    for i, w in enumerate([3, 2, 1]):
+        srv(i, w)
+    L += ["picks 4 0", "state 0 disabled 0", "picks 5 0", "state 0 up 0", "picks 12 0"]
+    sc("ha_roundrobin_maxconn", "roundrobin", 3)
+    srv(0, 1, 2)
+    srv(1, 1, 1)
+    srv(2, 1)
+    L += ["openpick 6 0"]
+    sc("ha_staticrr_maxconn", "static-rr", 3)
+    srv(0, 2, 1)
+    srv(1, 1)
+    srv(2, 1)
+    L += ["openpick 6 0"]
+    sc("ha_first_maxconn", "first", 3)
+    srv(0, 1, 2)
+    srv(1, 1, 1)
+    srv(2, 1, 3)
+    L += ["openpick 5 0", "close 0 0", "openpick 2 0"]
+    sc("ha_leastconn_111", "leastconn", 3)
+    for i in range(3):
+        srv(i, 1)
+    L += ["openpick 5 0", "close 1 0", "openpick 3 0", "close 0 0", "close 1 0", "openpick 4 0"]
+    sc("ha_leastconn_321", "leastconn", 3)
+    for i, w in enumerate([3, 2, 1]):
+        srv(i, w)
+    L += ["openpick 12 0"]
+    sc("ha_roundrobin_backup", "roundrobin", 3, 0, 0, 2)
+    srv(0, 1)
+    srv(1, 2, 0, 0, 1)
+    srv(2, 1, 0, 0, 1)
+    L += ["picks 2 0", "state 0 disabled 0", "picks 6 0"]
+    # HAProxy source hashing from 127.0.0.1 .. 127.0.0.40.
+    for algo in ("source", "source-consistent"):
+        for ws in ([1, 1, 1], [3, 2, 1]):
+            sc("ha_%s_%s" % (algo.replace("-", "_"), "_".join(map(str, ws))), algo, len(ws))
+            for i, w in enumerate(ws):
+                srv(i, w)
+            L.append("keys 40 7f000001 1 0")
+        sc("ha_%s_maint" % algo.replace("-", "_"), algo, 4)
+        for i in range(4):
+            srv(i, 1)
+        L += ["state 1 disabled 0", "keys 40 7f000001 1 0", "remapdown 2 2000"]
+    sc("ha_source_avalanche", "source", 5, 0, 0, 4)
+    for i in range(5):
+        srv(i, 1)
+    L += ["keys 12 0a000001 1 0", "table"]
+    # HAProxy slow start: weight and maxconn ramp, picks during the ramp.
+    sc("ha_slowstart", "roundrobin", 2)
+    srv(0, 10)
+    srv(1, 10, 100, 10000)
+    L += ["picks 4 0", "state 1 down 1000", "state 1 up 20000"]
+    for t in (20000, 20999, 21000, 23500, 25000, 29999, 30000, 31000):
+        L += ["pick %d" % t, "info 1"]
+    L += ["picks 12 25000"]
+    # HAProxy random(2), seeded; random(1) with weights.
+    sc("ha_random2", "random", 3, 0, 0, 0, 2, 12345)
+    for i, w in enumerate([1, 2, 3]):
+        srv(i, w)
+    L += ["openpick 12 0", "picks 12 0"]
+    sc("ha_random1", "random", 3, 0, 0, 0, 1, 99)
+    for i, w in enumerate([1, 2, 3]):
+        srv(i, w)
+    L += ["picks 24 0"]
+    # Key hash inputs: 5-tuple and caller hash (HAProxy balance uri).
+    sc("ha_uri_consistent", "source-consistent", 4, 0, 4)
+    for i in range(4):
+        srv(i, 1)
+    L += ["keys 12 0a000001 1 0"]
+    return L
 
 
 def main():
@@ -440,6 +574,10 @@ def main():
     with open(os.path.join(OUT, "routes.txt"), "w") as f:
         f.write("# add P/D HOP | del P/D | lookup IP | bulk (all lookups again, batched)\n")
         for line in routes():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "sched.txt"), "w") as f:
+        f.write("# scheduler scenarios; commands in core/golden/dp_golden.c run_sched\n")
+        for line in sched():
             f.write(line + "\n")
     with open(os.path.join(OUT, "flows.txt"), "w") as f:
         f.write("# src dst (hex) sport dport proto\n")

@@ -10,4 +10,5 @@
 #include "dp_pkt.h"
 #include "dp_ratelimit.h"
 #include "dp_syncookie.h"
+#include "dp_session.h"
 #endif

@@ -15,50 +15,93 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
+#include <sys/mman.h>
+
 namespace {
 
-constexpr uint32_t kSessions = 8u << 20;
 constexpr size_t kKeys = 1u << 20;
 
-// Resident set of this process in bytes (Linux), 0 when unknown.
-double RssBytes()
+// Sessions resident: 8M, one ADX application core's share; the environment
+// variable SESSION_BENCH_SESSIONS may set fewer (e.g. for callgrind, whose
+// instruction counts per lookup do not depend on the size).
+uint32_t Sessions()
 {
-    FILE *f = std::fopen("/proc/self/status", "r");
+    static const uint32_t n = [] {
+        const char *e = std::getenv("SESSION_BENCH_SESSIONS");
+        unsigned long v = e ? std::strtoul(e, nullptr, 10) : 0;
+        return v >= 2 && v <= (8ul << 20) ? uint32_t(v) & ~1u : 8u << 20;
+    }();
+    return n;
+}
+
+// A "Name:   N kB" field of a /proc file of this process in bytes (Linux),
+// 0 when unknown.
+double ProcBytes(const char *file, const char *name)
+{
+    FILE *f = std::fopen(file, "r");
     if (!f)
         return 0;
     char line[256];
     double kb = 0;
+    size_t n = std::strlen(name);
     while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, "VmRSS:", 6) == 0)
-            kb = std::strtod(line + 6, nullptr);
+        if (std::strncmp(line, name, n) == 0)
+            kb = std::strtod(line + n, nullptr);
     std::fclose(f);
     return kb * 1024.0;
 }
 
+double RssBytes()
+{
+    return ProcBytes("/proc/self/status", "VmRSS:");
+}
+
+// The table's memory: anonymous pages, asked to be 2 MiB transparent huge
+// pages (as DPDK deployments back their tables with hugepages); a 257 MB
+// table on 4 KiB pages would pay a TLB miss on nearly every lookup.
+struct Memory {
+    void *p = MAP_FAILED;
+    size_t n = 0;
+    bool huge = false;
+    explicit Memory(size_t bytes) : n(bytes)
+    {
+        p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            std::abort();
+        huge = madvise(p, n, MADV_HUGEPAGE) == 0;
+    }
+    ~Memory() { munmap(p, n); }
+};
+
 struct World {
-    std::vector<uint8_t> mem;
+    std::unique_ptr<Memory> mem;
     dp_sess_table_t *t = nullptr;
     std::vector<dp_flow_key_t> keys;
     size_t memory_bytes = 0;
-    double rss_added = 0, fill_seconds = 0, probes_per_lookup_full = 0;
+    double rss_added = 0, fill_seconds = 0, huge_bytes = 0;
 
     World()
     {
         dp_sess_config_t cfg;
-        dp_sess_config_init(&cfg, 1, kSessions, 1000);
+        dp_sess_config_init(&cfg, 1, Sessions(), 1000);
         memory_bytes = dp_sess_memory_size(&cfg);
+        // The keys kept for the lookups are resident before the first RSS
+        // reading, so the difference is the table alone.
+        std::vector<dp_flow_key_t> resident(Sessions());
+        size_t held = 0;
+        keys.resize(kKeys);
         double rss0 = RssBytes();
-        mem.resize(memory_bytes);
-        t = dp_sess_create(mem.data(), mem.size(), &cfg);
+        mem = std::make_unique<Memory>(memory_bytes);
+        t = dp_sess_create(mem->p, mem->n, &cfg);
         std::mt19937 rng(42);
-        std::vector<dp_flow_key_t> resident;
-        resident.reserve(kSessions);
         auto t0 = std::chrono::steady_clock::now();
-        while (resident.size() < kSessions) {
+        while (held < Sessions()) {
             dp_flow_key_t in{}, out{};
             in.src_ip = rng();
             in.dst_ip = 0xC6336401u + rng() % 16; // 16 VIPs
@@ -76,20 +119,20 @@ struct World {
             // Handshake seen: the connections are ESTABLISHED.
             dp_sess_track(t, c, DP_SESS_DIR_IN, 0x02, 0, nullptr);
             dp_sess_track(t, c, DP_SESS_DIR_IN, 0x10, 0, nullptr);
-            resident.push_back(in);
-            resident.push_back(out);
+            resident[held++] = in;
+            resident[held++] = out;
         }
         fill_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         rss_added = RssBytes() - rss0;
-        keys.resize(kKeys);
+        huge_bytes = ProcBytes("/proc/self/smaps_rollup", "AnonHugePages:");
         for (auto &k : keys)
             k = resident[rng() % resident.size()];
         dp_sess_shard_stats_t st;
         dp_sess_get_shard_stats(t, 0, &st);
         std::printf("session_bench: %u sessions resident in one shard (capacity %u), %zu bytes configured "
-                    "(%.2f B/session), RSS +%.0f bytes (%.2f B/session), fill %.2f s\n",
+                    "(%.2f B/session), RSS +%.0f bytes (%.2f B/session), fill %.2f s, huge pages %s (%.0f bytes on them)\n",
                     st.entries, st.capacity, memory_bytes, double(memory_bytes) / st.entries, rss_added,
-                    rss_added / st.entries, fill_seconds);
+                    rss_added / st.entries, fill_seconds, mem->huge ? "asked" : "refused", huge_bytes);
     }
 };
 
@@ -102,10 +145,11 @@ const World &TheWorld()
 void SetCounters(benchmark::State &state, const World &w, const dp_ops_t &ops, uint64_t lookups)
 {
     state.SetItemsProcessed(int64_t(lookups));
-    state.counters["sessions"] = double(kSessions);
+    state.counters["sessions"] = double(Sessions());
     state.counters["memory_bytes"] = double(w.memory_bytes);
-    state.counters["B_per_session"] = double(w.memory_bytes) / kSessions;
-    state.counters["rss_B_per_session"] = w.rss_added / kSessions;
+    state.counters["B_per_session"] = double(w.memory_bytes) / Sessions();
+    state.counters["rss_B_per_session"] = w.rss_added / Sessions();
+    state.counters["huge_bytes"] = w.huge_bytes;
     double n = double(lookups ? lookups : 1);
     state.counters["probes_per_lookup"] = double(ops.table_probes) / n;
     state.counters["lines_per_lookup"] = double(ops.cache_lines) / n;

@@ -110,7 +110,7 @@ if(RT_CLANG AND RT_CLANGXX)
   rt_core_sub_build(asan
     ARGS -DCMAKE_C_COMPILER=${RT_CLANG} -DCMAKE_CXX_COMPILER=${RT_CLANGXX}
          -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_CORE_TESTS=ON -DRT_CORE_SANITIZE=ON -DRT_CORE_FUZZ=ON
-    TARGETS core_tests fuzz_parse fuzz_lpm fuzz_build fuzz_nat fuzz_syncookie)
+    TARGETS core_tests fuzz_parse fuzz_lpm fuzz_build fuzz_nat fuzz_syncookie fuzz_session)
   # The 1M-route fill is left to the host run: under ASan it costs ~20 s and
   # its table is one allocation, so ASan would see nothing the small random
   # tables do not already show.
@@ -128,7 +128,9 @@ if(RT_CLANG AND RT_CLANGXX)
   # fills and delete-all per LPM input; up to 64 KiB frames per build
   # input); about 5 s each. NAT (a parse, a rewrite and a re-parse per
   # input) and SYN cookies (one to three SipHash calls): about 5 s too.
-  foreach(h lpm:3000:256 build:10000:1600 nat:100000:1600 syncookie:250000:1600)
+  # Sessions (a model check of every connection after each operation):
+  # about 3 s.
+  foreach(h lpm:3000:256 build:10000:1600 nat:100000:1600 syncookie:250000:1600 session:20000:512)
     string(REPLACE ":" ";" h "${h}")
     list(GET h 0 name)
     list(GET h 1 runs)
@@ -142,5 +144,6 @@ if(RT_CLANG AND RT_CLANGXX)
   endforeach()
 else()
   rt_core_missing("clang-14 (or clang) and clang++" core_asan_ubsan_tests core_fuzz_parse_smoke
-                  core_fuzz_lpm_smoke core_fuzz_build_smoke core_fuzz_nat_smoke core_fuzz_syncookie_smoke)
+                  core_fuzz_lpm_smoke core_fuzz_build_smoke core_fuzz_nat_smoke core_fuzz_syncookie_smoke
+                  core_fuzz_session_smoke)
 endif()

@@ -104,8 +104,11 @@ typedef struct dp_sess_config {
 } dp_sess_config_t;
 
 /* Connection handle: valid until the connection is closed or expires
- * (slots are reused; a stale handle is detected only when its slots are
- * empty or no longer linked to each other). */
+ * (slots are reused; a stale handle is detected only when the slot an
+ * operation reads is empty, of the other direction, or not linked to the
+ * handle's other slot). Operations check the handle against the record
+ * they read and its bucket's used mask, which the lookup that gave the
+ * handle just read: the checks add nothing to ops. */
 typedef struct dp_sess_conn {
     uint32_t shard;   /* owning shard (core) */
     uint32_t slot[2]; /* slot of the IN session and of the OUT session (equal without out_key) */
@@ -207,9 +210,9 @@ int dp_sess_lookup(const dp_sess_table_t *t, const dp_flow_key_t *key, dp_sess_h
                    dp_ops_t *ops);
 
 /* Looks up n keys (any n): hits[i] as dp_sess_lookup sets it, with
- * hits[i].dir = DP_SESS_DIR_NONE on a miss. Hashes each group of up to 16
- * keys and prefetches their home buckets before comparing any, so cache
- * misses overlap. Same ops as n calls of dp_sess_lookup. Returns the hits. */
+ * hits[i].dir = DP_SESS_DIR_NONE on a miss. Key i is hashed and its home
+ * bucket prefetched 16 keys before it is compared, so cache misses overlap.
+ * Same ops as n calls of dp_sess_lookup. Returns the number found. */
 unsigned dp_sess_lookup_bulk(const dp_sess_table_t *t, const dp_flow_key_t *keys, unsigned n,
                              dp_sess_hit_t *hits, dp_ops_t *ops);
 

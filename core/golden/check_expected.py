@@ -24,21 +24,27 @@ printed once":
   check, against a Python SipHash (self-tested on the paper's Appendix A
   value) and the cookie layout of dp_syncookie.h;
 - ratelimit: every admit/refuse, set, clear and bucket state against token
-  buckets kept in Python's unbounded integers.
+  buckets kept in Python's unbounded integers;
 - sched: check_sched.py re-implements the schedulers (IPVS rr, wrr, lc, wlc,
   sh, Maglev tables entry by entry, HAProxy static-rr, leastconn, first,
   source map-based and consistent, random) and compares every pick, table,
   remap count and documented op count; HAProxy roundrobin and the other
   HAProxy scenarios are compared with sequences recorded from a real
-  HAProxy 2.6.12.
+  HAProxy 2.6.12;
+- sessions: a Python model of the session table built from dp_session.h
+  (placement, overflow counts, IPVS TCP transitions, per-state aging modulo
+  2^32, budgeted expiry) gives every open, lookup, track, close and expiry
+  result, the shard counters, and every op count of every operation.
 
 The operation counters the cycle model prices are checked exactly against
 what the contracts in core/include/dp/*.h say each call adds: parse
 (packets, whole headers walked, checksum bytes), TTL rewrite (one
 incremental update, 3 bytes written), build (bytes written, copied and
 summed), LPM lookups (one probe and cache line, two when the /24 holds a
-longer rule), NAT/DR/IPIP rewrites, SipHash and cookie MACs, SYN-ACKs and
-rate-limiter calls. Not checked: the LPM update counters and the flow-table
+longer rule), NAT/DR/IPIP rewrites, SipHash and cookie MACs, SYN-ACKs,
+rate-limiter calls, and every session-table operation (its contract states
+the counts in terms of the bucket layout, which the model above
+reproduces). Not checked: the LPM update counters and the flow-table
 counters, whose values depend on the table's internal layout rather than on
 a documented per-call count.
 
@@ -648,6 +654,317 @@ def check_ratelimit(vdir, lines):
         if got != want:
             fail("ratelimit: %r, python says %r" % (got, want))
         check_ops("ratelimit %s" % vline, body.next("the ops of " + vline), "ops", ops)
+# ---- sessions: a Python model of dp_session.h's table -----------------------
+
+SESS_STATES = ["none", "syn_sent", "syn_recv", "established", "fin_wait", "close_wait", "time_wait",
+               "closed", "udp"]
+# IPVS's tcp_states (net/netfilter/ipvs/ip_vs_proto_tcp.c) for the states the
+# table keeps, re-entered here as {table: {flag: "from->to ..."}}.
+_IPVS = {
+    "in": {"syn": "none>syn_recv syn_sent>established syn_recv>syn_recv established>established "
+                  "fin_wait>syn_recv close_wait>syn_recv time_wait>syn_recv closed>syn_recv",
+           "fin": "none>closed syn_sent>syn_sent syn_recv>time_wait established>close_wait "
+                  "fin_wait>time_wait close_wait>close_wait time_wait>time_wait closed>closed",
+           "ack": "none>closed syn_sent>syn_sent syn_recv>established established>established "
+                  "fin_wait>fin_wait close_wait>close_wait time_wait>time_wait closed>closed",
+           "rst": "none>closed syn_sent>closed syn_recv>syn_recv established>closed "
+                  "fin_wait>closed close_wait>closed time_wait>closed closed>closed"},
+    "out": {"syn": "none>syn_sent syn_sent>syn_sent syn_recv>syn_recv established>established "
+                   "fin_wait>syn_sent close_wait>syn_sent time_wait>syn_sent closed>syn_sent",
+            "fin": "none>time_wait syn_sent>syn_sent syn_recv>time_wait established>fin_wait "
+                   "fin_wait>fin_wait close_wait>time_wait time_wait>time_wait closed>closed",
+            "ack": "none>established syn_sent>syn_sent syn_recv>established established>established "
+                   "fin_wait>fin_wait close_wait>close_wait time_wait>time_wait closed>closed",
+            "rst": "none>closed syn_sent>syn_sent syn_recv>closed established>closed "
+                   "fin_wait>closed close_wait>closed time_wait>time_wait closed>closed"},
+}
+# INPUT-ONLY differs from INPUT only for FIN in established and fin_wait.
+_IPVS["in_only"] = {f: _IPVS["in"][f] for f in _IPVS["in"]}
+_IPVS["in_only"]["fin"] = _IPVS["in"]["fin"].replace("established>close_wait", "established>fin_wait") \
+    .replace("fin_wait>time_wait", "fin_wait>fin_wait")
+
+
+def sess_tcp_next(state, out, input_only, flags):
+    if state == "udp":
+        return state
+    if flags & 0x04:
+        f = "rst"
+    elif flags & 0x02:
+        f = "syn"
+    elif flags & 0x01:
+        f = "fin"
+    elif flags & 0x10:
+        f = "ack"
+    else:
+        return "closed"
+    table = "out" if out else ("in_only" if input_only else "in")
+    return dict(x.split(">") for x in _IPVS[table][f].split())[state]
+
+
+class SessShard:
+    def __init__(self, nb):
+        self.nb = nb
+        self.used = [[False] * 5 for _ in range(nb)]
+        self.tag = [[0] * 5 for _ in range(nb)]
+        self.overflow = [0] * nb
+        self.rec = [[None] * 5 for _ in range(nb)]
+        self.cursor = 0
+        self.st = dict(entries=0, connections=0, inserts=0, refused=0, expired=0, deletes=0)
+        self.by_state = {n: 0 for n in SESS_STATES}
+        self.expired_by_state = {n: 0 for n in SESS_STATES}
+
+    def rec_at(self, slot):
+        return self.rec[slot // 5][slot % 5]
+
+
+def sess_slot_lines(i):
+    """Cache lines (0, 1) of the 128-byte bucket that record slot i covers:
+    bytes 8 + 24i .. 31 + 24i (dp_session.h's layout)."""
+    return {(8 + 24 * i) // 64, (31 + 24 * i) // 64}
+
+
+class SessModel:
+    def __init__(self, shards, capacity, timeouts):
+        self.nshards, self.capacity, self.timeouts = shards, capacity, timeouts
+        self.nb = (capacity * 6 + 24) // 25
+        self.shards = [SessShard(self.nb) for _ in range(shards)]
+
+    def position(self, key, ops):
+        h = flow_hash(*key)
+        ops["hashes"] += 1
+        m = (h * 0x9E3779B97F4A7C15) & (2 ** 64 - 1)
+        return (h * self.nshards) >> 32, (((m >> 32) * self.nb) >> 32), (m >> 24) & 0xFF
+
+    def find(self, sh, key, pos, ops):
+        s, b = self.shards[sh], pos[1]
+        for _ in range(s.nb):
+            probes, lines, found = 1, {0}, None
+            for i in range(5):
+                if s.used[b][i] and s.tag[b][i] == pos[2]:
+                    probes += 1
+                    lines |= sess_slot_lines(i)
+                    if s.rec[b][i]["key"] == key:
+                        found = b * 5 + i
+                        break
+            ops["table_probes"] += probes
+            ops["cache_lines"] += len(lines)
+            if found is not None:
+                return found
+            if s.overflow[b] == 0:
+                return None
+            b = (b + 1) % s.nb
+        return None
+
+    def place(self, sh, key, pos, ops):
+        s, b = self.shards[sh], pos[1]
+        while True:
+            ops["table_probes"] += 1
+            ops["cache_lines"] += 1
+            if not all(s.used[b]):
+                break
+            s.overflow[b] = min(s.overflow[b] + 1, 0xFFFF) if s.overflow[b] != 0xFFFF else 0xFFFF
+            ops["table_writes"] += 1
+            b = (b + 1) % s.nb
+        i = s.used[b].index(False)
+        s.used[b][i] = True
+        s.tag[b][i] = pos[2]
+        s.rec[b][i] = {"key": key}
+        s.st["entries"] += 1
+        ops["table_writes"] += 2
+        ops["cache_lines"] += 1 if 1 in sess_slot_lines(i) else 0
+        return b * 5 + i
+
+    def unplace(self, sh, slot, ops):
+        s = self.shards[sh]
+        target = slot // 5
+        b = self.position(s.rec_at(slot)["key"], ops)[1]
+        while b != target:
+            if s.overflow[b] != 0xFFFF:
+                s.overflow[b] -= 1
+            ops["table_writes"] += 1
+            b = (b + 1) % s.nb
+        s.used[target][slot % 5] = False
+        s.rec[target][slot % 5] = None
+        s.st["entries"] -= 1
+        ops["table_writes"] += 1
+
+    def open(self, kin, kout, server, now, ops):
+        pin = self.position(kin, ops)
+        if kout is not None:
+            pout = self.position(kout, ops)
+            if pout[0] != pin[0]:
+                return -6, None
+        sh = pin[0]
+        s = self.shards[sh]
+        if self.find(sh, kin, pin, ops) is not None:
+            return -5, None
+        if kout is not None and self.find(sh, kout, pout, ops) is not None:
+            return -5, None
+        if s.st["entries"] + (2 if kout else 1) > self.capacity:
+            s.st["refused"] += 1
+            return -2, None
+        state = "none" if kin[4] == 6 else "udp"
+        sin = self.place(sh, kin, pin, ops)
+        sout = self.place(sh, kout, pout, ops) if kout else sin
+        for slot, out, peer in ((sin, False, sout), (sout, True, sin)):
+            s.rec_at(slot).update(peer=peer, server=server, last=now, state=state, out=out and kout is not None)
+        s.st["connections"] += 1
+        s.st["inserts"] += 1
+        s.by_state[state] += 1
+        return 0, (sh, sin, sout)
+
+    def lookup(self, key, ops):
+        pos = self.position(key, ops)
+        slot = self.find(pos[0], key, pos, ops)
+        if slot is None:
+            return None
+        r = self.shards[pos[0]].rec_at(slot)
+        conn = (pos[0], r["peer"], slot) if r["out"] else (pos[0], slot, r["peer"])
+        return conn, 1 if r["out"] else 0, r
+
+    def track(self, conn, d, flags, now, ops):
+        sh, sin, sout = conn
+        s = self.shards[sh]
+        r, peer = s.rec_at(conn[1 + d]), s.rec_at(conn[2 - d])
+        nxt = sess_tcp_next(r["state"], d == 1, sin == sout, flags)
+        r["last"] = now
+        ops["table_probes"] += 1
+        ops["table_writes"] += 1
+        if nxt != r["state"]:
+            s.by_state[r["state"]] -= 1
+            s.by_state[nxt] += 1
+            if sin != sout:
+                ops["table_writes"] += 1
+                ops["cache_lines"] += len(sess_slot_lines(conn[2 - d] % 5))
+            r["state"] = peer["state"] = nxt
+        return nxt
+
+    def remove(self, sh, sin, ops):
+        s = self.shards[sh]
+        r = s.rec_at(sin)
+        sout = r["peer"]
+        s.by_state[r["state"]] -= 1
+        s.st["connections"] -= 1
+        self.unplace(sh, sin, ops)
+        if sout != sin:
+            self.unplace(sh, sout, ops)
+
+    def close(self, conn, ops):
+        ops["table_probes"] += 1 if conn[1] == conn[2] else 2
+        self.remove(conn[0], conn[1], ops)
+        self.shards[conn[0]].st["deletes"] += 1
+
+    def expire(self, sh, now, budget, ops):
+        s = self.shards[sh]
+        if budget == 0 or budget > s.nb:
+            budget = s.nb
+        removed = 0
+        for _ in range(budget):
+            b = s.cursor
+            s.cursor = (b + 1) % s.nb
+            ops["table_probes"] += 1
+            ops["cache_lines"] += 2
+            for i in range(5):
+                if not s.used[b][i]:
+                    continue
+                r = s.rec[b][i]
+                ops["table_probes"] += 1
+                if r["out"]:
+                    continue
+                peer = s.rec_at(r["peer"])
+                if r["peer"] != b * 5 + i:
+                    ops["table_probes"] += 1
+                    ops["cache_lines"] += len(sess_slot_lines(r["peer"] % 5))
+                # The later of the two ticks modulo 2^32, then the age.
+                a, c = r["last"], peer["last"]
+                last = a if (a - c) % 2 ** 32 < 2 ** 31 else c
+                age = (now - last) % 2 ** 32
+                if age < 2 ** 31 and age >= self.timeouts[r["state"]]:
+                    s.expired_by_state[r["state"]] += 1
+                    self.remove(sh, b * 5 + i, ops)
+                    removed += 1
+        s.st["expired"] += removed
+        return removed
+
+
+def check_sessions(vdir, lines):
+    """Replays sessions.txt on a Python model of the session table built from
+    dp_session.h alone: the hash (flow_hash), shard and Fibonacci bucket/tag
+    split, 5-slot 128-byte buckets with linear probing and overflow counts,
+    first-free-slot placement, IPVS's TCP transitions (re-entered above),
+    per-state idle timeouts modulo 2^32, budgeted expiry with a cursor; every
+    result and every documented op count of every operation must agree."""
+    secs = {"none": 2, "syn_sent": 120, "syn_recv": 60, "established": 900, "fin_wait": 120,
+            "close_wait": 60, "time_wait": 120, "closed": 10, "udp": 300}
+    shards, capacity = 3, 20
+    model = SessModel(shards, capacity, secs)
+    body = Lines("sessions", lines)
+
+    def expect(want, what):
+        got = body.next(what)
+        if got != want:
+            fail("sessions: %r, python says %r" % (got, want))
+
+    def new_ops():
+        return dict(hashes=0, table_probes=0, cache_lines=0, table_writes=0)
+
+    def key(fields):
+        return (int(fields[0], 16), int(fields[1], 16), int(fields[2]), int(fields[3]), int(fields[4]))
+
+    memory = 127 + 128 + shards * (256 + 128 * model.nb)
+    expect("memory=%d timeouts %s" % (memory, " ".join("%s=%d" % (n, secs[n]) for n in SESS_STATES)),
+           "the table line")
+    for vline in vector_lines(vdir + "/sessions.txt"):
+        f = vline.split()
+        ops = new_ops()
+        if f[0] == "open1":
+            rc, conn = model.open(key(f[1:6]), None, int(f[6]), int(f[7]), ops)
+            want = "%s -> rc=%d" % (vline, rc)
+        elif f[0] in ("open2", "openx"):
+            kin = key(f[1:6])
+            osrc, odst, osp, port = int(f[6], 16), int(f[7], 16), int(f[8]), int(f[9])
+            if f[0] == "open2":
+                want_shard = (flow_hash(*kin) * shards) >> 32
+                while True:  # the first port from START on (wrapping in 1024..65535) that steers
+                    ops["hashes"] += 1
+                    if (flow_hash(osrc, odst, osp, port, kin[4]) * shards) >> 32 == want_shard:
+                        break
+                    port = 1024 if port == 65535 else port + 1
+            rc, conn = model.open(kin, (osrc, odst, osp, port, kin[4]), int(f[10]), int(f[11]), ops)
+            want = "%s -> steer=0 port=%d rc=%d" % (vline, port, rc)
+        elif f[0] == "pkt":
+            found = model.lookup(key(f[1:6]), ops)
+            want = "%s -> lookup=%d" % (vline, -3 if found is None else 0)
+            if found:
+                conn, d, r = found
+                was = r["state"]
+                now = model.track(conn, d, int(f[6], 16), int(f[7]), ops)
+                want += " conn=%d:%d:%d dir=%d server=%d was=%s now=%s" % (conn + (d, r["server"], was, now))
+            conn = None
+        elif f[0] == "close":
+            found = model.lookup(key(f[1:6]), ops)
+            want = "%s -> lookup=%d" % (vline, -3 if found is None else 0)
+            if found:
+                model.close(found[0], ops)
+                want += " close=0"
+            conn = None
+        elif f[0] == "expire":
+            n = model.expire(int(f[1]), int(f[2]), int(f[3]), ops)
+            want = "%s -> expired=%d" % (vline, n)
+            conn = None
+        else:
+            fail("sessions: unknown vector %r" % vline)
+        if f[0].startswith("open") and conn:
+            want += " conn=%d:%d:%d" % conn
+        expect(want, "the entry of " + vline)
+        check_ops("sessions " + vline, body.next("the ops of " + vline), "ops", ops)
+    for i, s in enumerate(model.shards):
+        expect("shard %d entries=%d capacity=%d connections=%d buckets=%d inserts=%d refused=%d expired=%d "
+               "deletes=%d" % (i, s.st["entries"], capacity, s.st["connections"], model.nb, s.st["inserts"],
+                               s.st["refused"], s.st["expired"], s.st["deletes"]), "shard %d" % i)
+        expect("  by_state " + " ".join(str(s.by_state[n]) for n in SESS_STATES), "by_state %d" % i)
+        expect("  expired_by_state " + " ".join(str(s.expired_by_state[n]) for n in SESS_STATES),
+               "expired_by_state %d" % i)
     body.done()
 
 
@@ -657,7 +974,7 @@ def main():
         sys.exit(2)
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
-    for name in ("packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched"):
+    for name in ("packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched", "sessions"):
         if name not in sec:
             fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
@@ -668,6 +985,7 @@ def main():
     check_syncookie(vdir, sec["syncookie"])
     check_ratelimit(vdir, sec["ratelimit"])
     check_sched(vdir, sec["sched"], vector_lines, check_ops, Lines, flow_hash)
+    check_sessions(vdir, sec["sessions"])
     print("check_expected: transcript agrees with the Python references")
 
 

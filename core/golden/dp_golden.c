@@ -807,6 +807,148 @@ static void run_sched(const char *dir)
     fclose(f);
 }
 
+/* Session table: a script of opens (steered, fixed-port and one-session),
+ * packets (lookup + track), closes and budgeted expiries over 3 shards of
+ * 20 sessions, with every result and the op counts of each operation
+ * printed, so check_expected.py can replay the table's placement and
+ * counts in Python. Ticks are seconds (IPVS default timeouts) and the
+ * script's clock crosses the 2^32 wrap. */
+static int read_key(const char *s, dp_flow_key_t *k, int *used)
+{
+    unsigned long src, dst;
+    unsigned sp, dp, pr;
+    memset(k, 0, sizeof(*k));
+    if (sscanf(s, "%lx %lx %u %u %u%n", &src, &dst, &sp, &dp, &pr, used) != 5)
+        return 0;
+    k->src_ip = (uint32_t)src;
+    k->dst_ip = (uint32_t)dst;
+    k->src_port = (uint16_t)sp;
+    k->dst_port = (uint16_t)dp;
+    k->proto = (uint8_t)pr;
+    return 1;
+}
+
+static void print_conn(const dp_sess_conn_t *c)
+{
+    printf(" conn=%lu:%lu:%lu", (unsigned long)c->shard, (unsigned long)c->slot[0], (unsigned long)c->slot[1]);
+}
+
+static void run_sessions(const char *dir)
+{
+    FILE *f = open_vector(dir, "sessions.txt");
+    char line[LINE_MAX_CHARS];
+    dp_sess_config_t cfg;
+    size_t mem_size;
+    void *mem;
+    dp_sess_table_t *t;
+    uint32_t s, i;
+
+    dp_sess_config_init(&cfg, 3, 20, 1);
+    mem_size = dp_sess_memory_size(&cfg);
+    mem = malloc(mem_size);
+    t = dp_sess_create(mem, mem_size, &cfg);
+    if (!t) {
+        fprintf(stderr, "dp_golden: cannot create session table\n");
+        exit(2);
+    }
+    printf("== sessions\n");
+    printf("memory=%lu timeouts", (unsigned long)mem_size);
+    for (i = 0; i < DP_SESS_STATE_COUNT; i++)
+        printf(" %s=%lu", dp_sess_state_name((dp_sess_state_t)i), (unsigned long)cfg.timeout[i]);
+    printf("\n");
+    while (next_line(f, line, sizeof line)) {
+        dp_ops_t ops;
+        dp_flow_key_t in, out;
+        dp_sess_conn_t c;
+        dp_sess_hit_t hit;
+        int n = 0, m = 0, rc;
+        unsigned long a, b, now;
+        unsigned osp, oport, flags, server;
+        dp_ops_reset(&ops);
+        memset(&c, 0, sizeof c);
+        if (strncmp(line, "open1 ", 6) == 0) {
+            if (!read_key(line + 6, &in, &n) || sscanf(line + 6 + n, "%u %lu", &server, &now) != 2)
+                fail("sessions.txt", line);
+            rc = dp_sess_open(t, &in, NULL, server, (uint32_t)now, &c, &ops);
+            printf("%s -> rc=%d", line, rc);
+        } else if (strncmp(line, "open2 ", 6) == 0 || strncmp(line, "openx ", 6) == 0) {
+            int steer = line[4] == '2', src = 0;
+            if (!read_key(line + 6, &in, &n) ||
+                sscanf(line + 6 + n, "%lx %lx %u %u %u %lu", &a, &b, &osp, &oport, &server, &now) != 6)
+                fail("sessions.txt", line);
+            memset(&out, 0, sizeof out);
+            out.src_ip = (uint32_t)a;
+            out.dst_ip = (uint32_t)b;
+            out.src_port = (uint16_t)osp;
+            out.dst_port = (uint16_t)oport;
+            out.proto = in.proto;
+            if (steer)
+                src = dp_sess_steer_port(t, &out, dp_sess_shard_of(t, &in), 1024, 65535, (uint16_t)oport, &ops);
+            rc = dp_sess_open(t, &in, &out, server, (uint32_t)now, &c, &ops);
+            printf("%s -> steer=%d port=%u rc=%d", line, src, out.dst_port, rc);
+        } else if (strncmp(line, "pkt ", 4) == 0) {
+            if (!read_key(line + 4, &in, &n) || sscanf(line + 4 + n, "%x %lu", &flags, &now) != 2)
+                fail("sessions.txt", line);
+            rc = dp_sess_lookup(t, &in, &hit, &ops);
+            printf("%s -> lookup=%d", line, rc);
+            if (rc == 0) {
+                int st = dp_sess_track(t, hit.conn, (dp_sess_dir_t)hit.dir, (uint8_t)flags, (uint32_t)now, &ops);
+                print_conn(&hit.conn);
+                printf(" dir=%u server=%u was=%s now=%s", hit.dir, hit.server,
+                       dp_sess_state_name((dp_sess_state_t)hit.state),
+                       st < 0 ? "error" : dp_sess_state_name((dp_sess_state_t)st));
+            }
+            printf("\n");
+            print_ops("ops", &ops);
+            continue;
+        } else if (strncmp(line, "close ", 6) == 0) {
+            if (!read_key(line + 6, &in, &n))
+                fail("sessions.txt", line);
+            rc = dp_sess_lookup(t, &in, &hit, &ops);
+            printf("%s -> lookup=%d", line, rc);
+            if (rc == 0)
+                printf(" close=%d", dp_sess_close(t, hit.conn, &ops));
+            printf("\n");
+            print_ops("ops", &ops);
+            continue;
+        } else if (strncmp(line, "expire ", 7) == 0) {
+            unsigned long sh, budget;
+            if (sscanf(line + 7, "%lu %lu %lu%n", &sh, &now, &budget, &m) != 3)
+                fail("sessions.txt", line);
+            printf("%s -> expired=%lu\n", line,
+                   (unsigned long)dp_sess_expire(t, (uint32_t)sh, (uint32_t)now, (uint32_t)budget, &ops));
+            print_ops("ops", &ops);
+            continue;
+        } else {
+            fail("sessions.txt", line);
+        }
+        /* The opens. */
+        if (rc == 0)
+            print_conn(&c);
+        printf("\n");
+        print_ops("ops", &ops);
+    }
+    for (s = 0; s < cfg.shards; s++) {
+        dp_sess_shard_stats_t st;
+        dp_sess_get_shard_stats(t, s, &st);
+        printf("shard %lu entries=%lu capacity=%lu connections=%lu buckets=%lu inserts=%llu refused=%llu "
+               "expired=%llu deletes=%llu\n",
+               (unsigned long)s, (unsigned long)st.entries, (unsigned long)st.capacity,
+               (unsigned long)st.connections, (unsigned long)st.buckets, (unsigned long long)st.inserts,
+               (unsigned long long)st.refused_full, (unsigned long long)st.expired,
+               (unsigned long long)st.deletes);
+        printf("  by_state");
+        for (i = 0; i < DP_SESS_STATE_COUNT; i++)
+            printf(" %lu", (unsigned long)st.by_state[i]);
+        printf("\n  expired_by_state");
+        for (i = 0; i < DP_SESS_STATE_COUNT; i++)
+            printf(" %llu", (unsigned long long)st.expired_by_state[i]);
+        printf("\n");
+    }
+    free(mem);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned i;
@@ -825,5 +967,6 @@ int main(int argc, char **argv)
     run_syncookie(argv[1]);
     run_ratelimit(argv[1]);
     run_sched(argv[1]);
+    run_sessions(argv[1]);
     return 0;
 }

@@ -553,6 +553,109 @@ def sched():
     return L
 
 
+def sessions():
+    """A session-table script (see dp_golden.c run_sessions): opens, packets,
+    closes and budgeted expiries over 3 shards of 20 sessions. Steered opens
+    give the start port of the SNAT port search; the port the table will
+    pick (the first from there whose out key hashes to the in key's shard)
+    is computed here so later packets of the reply direction can use it.
+    The clock starts 2000 ticks before the 32-bit wrap."""
+    from check_expected import flow_hash  # imported here: check_expected imports this module
+    r = random.Random(20261123)
+    shards = 3
+    vips = [0xC6336401, 0xC6336402, 0xC6336403]
+    servers = [0x0A000010 + i for i in range(8)]
+    snat = [0x0A640001, 0x0A640002]
+    flag_choices = [0x02, 0x12, 0x10, 0x18, 0x11, 0x04, 0x14, 0x00]
+    state = {"now": 2 ** 32 - 2000}
+    lines, known = [], []  # known: (in_key, out_key or None)
+
+    def tick(n):
+        state["now"] = (state["now"] + n) % 2 ** 32
+        return state["now"]
+
+    def kstr(k):
+        return "%08x %08x %d %d %d" % k
+
+    def shard(k):
+        return (flow_hash(*k) * shards) >> 32
+
+    def new_in():
+        return (r.getrandbits(32), r.choice(vips), r.randrange(1024, 65536), r.choice([80, 443]),
+                r.choice([6, 6, 6, 17]))
+
+    def open_one():
+        k = new_in()
+        kind = r.random()
+        if kind < 0.05 and known:
+            k = r.choice(known)[0]  # duplicate
+        if kind < 0.75:
+            osrc, odst, start = r.choice(servers), r.choice(snat), r.randrange(1024, 65536)
+            port = start
+            while shard((osrc, odst, 8080, port, k[4])) != shard(k):
+                port = 1024 if port == 65535 else port + 1
+            lines.append("open2 %s %08x %08x 8080 %d %d %d" % (kstr(k), osrc, odst, start, r.randrange(1000),
+                                                             tick(r.randint(0, 3))))
+            known.append((k, (osrc, odst, 8080, port, k[4])))
+        elif kind < 0.88:
+            lines.append("open1 %s %d %d" % (kstr(k), r.randrange(1000), tick(r.randint(0, 3))))
+            known.append((k, None))
+        else:
+            osrc, odst, port = r.choice(servers), r.choice(snat), r.randrange(1024, 65536)
+            lines.append("openx %s %08x %08x 8080 %d %d %d" % (kstr(k), osrc, odst, port, r.randrange(1000),
+                                                             tick(r.randint(0, 3))))
+            known.append((k, (osrc, odst, 8080, port, k[4])))
+
+    def packet(flags=None, conn=None):
+        k_in, k_out = conn or r.choice(known)
+        k = k_out if k_out and r.random() < 0.45 else k_in
+        if flags is None:
+            flags = r.choice(flag_choices)
+        lines.append("pkt %s %02x %d" % (kstr(k), flags, tick(r.randint(0, 2))))
+
+    def handshake(conn):
+        for f, out in ((0x02, 0), (0x12, 1), (0x10, 0), (0x18, 0), (0x18, 1)):
+            k = conn[1] if out and conn[1] else conn[0]
+            lines.append("pkt %s %02x %d" % (kstr(k), f, tick(1)))
+
+    for _ in range(45):
+        open_one()
+    for conn in known[:20]:
+        handshake(conn)
+    for _ in range(150):
+        x = r.random()
+        if x < 0.80:
+            packet()
+        elif x < 0.87:
+            lines.append("close %s" % kstr(r.choice(known)[r.choice([0, 0, 1])] or r.choice(known)[0]))
+        elif x < 0.95:
+            lines.append("expire %d %d %d" % (r.randrange(shards), tick(r.randint(0, 30)), r.choice([0, 1, 2, 5])))
+        else:
+            open_one()
+    # Long idle periods: every state's timeout passes in turn (2, 10, 60,
+    # 120, 300, 900 s), with reopens and traffic in between.
+    for jump in (3, 11, 61, 121, 301, 901):
+        for sh in range(shards):
+            lines.append("expire %d %d 0" % (sh, tick(jump if sh == 0 else 0)))
+        for _ in range(8):
+            open_one()
+        for _ in range(25):
+            packet()
+    # A budgeted sweep, 2 buckets at a time, once the short timeouts (NONE,
+    # CLOSED, SYN_RECV) have passed but not the longer ones.
+    for _ in range(14):
+        open_one()
+    for conn in known[-14:-7]:
+        handshake(conn)
+    for _ in range(20):
+        packet(conn=r.choice(known[-14:]))
+    tick(70)
+    for _ in range(3):
+        for sh in range(shards):
+            lines.append("expire %d %d 2" % (sh, tick(0)))
+    return lines
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     pkts = packets()
@@ -598,6 +701,13 @@ def main():
         f.write("# config SERVICES TICKS_PER_SECOND | set SVC RATE BURST NOW | clear SVC |\n"
                 "# admit SVC NOW N (N connections at NOW) | stats SVC\n")
         for line in ratelimit_vectors():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "sessions.txt"), "w") as f:
+        f.write("# key = src dst (hex) sport dport proto; ticks are seconds\n"
+                "# open1 KEY SERVER NOW | open2 KEY OSRC ODST OSPORT START SERVER NOW (SNAT port steered from START)\n"
+                "# openx KEY OSRC ODST OSPORT OPORT SERVER NOW | pkt KEY FLAGS(hex) NOW | close KEY\n"
+                "# expire SHARD NOW BUDGET\n")
+        for line in sessions():
             f.write(line + "\n")
 
 

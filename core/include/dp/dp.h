@@ -9,6 +9,7 @@
 #include "dp_ops.h"
 #include "dp_pkt.h"
 #include "dp_ratelimit.h"
+#include "dp_session.h"
 #include "dp_syncookie.h"
 #include "dp_sched.h"
 #endif

@@ -186,12 +186,14 @@ static int config_ok(const dp_dns_zone_config_t *cfg)
            (cfg->edns_udp_size == 0 || (cfg->edns_udp_size >= DP_DNS_UDP_LIMIT && cfg->edns_udp_size <= 0xFFFFu));
 }
 
-/* At least a quarter of the slots stay empty (load <= 3/4), so probe walks
- * stay short and always end at an empty slot. */
+/* At most half the slots are used (load <= 1/2): with linear probing a
+ * miss then reads (1 + 1/(1-a)^2)/2 <= 2.5 slots on average and a hit
+ * (1 + 1/(1-a))/2 <= 1.5 (Knuth, TAOCP vol. 3, 6.4). Misses matter: an
+ * NXDOMAIN flood is all misses. A walk always ends at an empty slot. */
 static uint32_t slots_for(uint32_t max_names)
 {
-    uint32_t want = max_names + max_names / 3u + 1u, n = 1;
-    while (n < want)
+    uint32_t n = 2;
+    while (n < 2u * max_names)
         n <<= 1;
     return n;
 }
@@ -281,7 +283,7 @@ static uint32_t walk(const dp_dns_zone_t *z, const uint8_t *name, size_t len, ui
         }
         i = (i + 1u) & z->slot_mask;
     }
-    return i; /* unreachable: a quarter of the slots are always empty */
+    return i; /* unreachable: half the slots are always empty */
 }
 
 int dp_dns_zone_add(dp_dns_zone_t *zone, const uint8_t *name, size_t name_len, const uint32_t *addrs,

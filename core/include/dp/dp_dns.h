@@ -232,7 +232,8 @@ typedef struct dp_dns_zone_stats {
     uint32_t names;          /* names held */
     uint32_t name_bytes;     /* name pool bytes used */
     uint32_t records;        /* A records held */
-    uint32_t slots;          /* hash table slots (a power of two > 4/3 max_names) */
+    uint32_t slots;          /* hash table slots: the smallest power of two >= 2 * max_names
+                                (load <= 1/2) */
     size_t memory_bytes;     /* dp_dns_zone_memory_size of the config */
 } dp_dns_zone_stats_t;
 

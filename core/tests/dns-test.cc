@@ -628,8 +628,11 @@ TEST(DnsZone, AgreesWithAMapAndTheDocumentedProbeWalk)
     dp_ops_t ops;
     dp_ops_reset(&ops);
     uint64_t lookups = 0, probes = 0, lines = 0, hits = 0, hit_probes = 0;
+    std::vector<std::string> present;
+    for (const auto &kv : model)
+        present.push_back(kv.first);
     for (int i = 0; i < 20000; i++) {
-        std::string name = i % 2 ? std::next(model.begin(), long(rng() % model.size()))->first : random_name();
+        std::string name = i % 2 ? present[rng() % present.size()] : random_name();
         Bytes w = W(random_case(name));
         dp_dns_rrset_t rr;
         int rc = dp_dns_zone_lookup(z.z, w.data(), w.size(), &rr, &ops);
@@ -666,6 +669,36 @@ TEST(DnsZone, AgreesWithAMapAndTheDocumentedProbeWalk)
     double miss_mean = double(probes - hit_probes) / double(lookups - hits);
     EXPECT_NEAR(hit_mean, (1 + 1 / (1 - a)) / 2, 0.15 * (1 + 1 / (1 - a)) / 2);
     EXPECT_NEAR(miss_mean, (1 + 1 / ((1 - a) * (1 - a))) / 2, 0.15 * (1 + 1 / ((1 - a) * (1 - a))) / 2);
+}
+
+TEST(DnsZone, AFullHashCollisionIsSettledByComparingNames)
+{
+    // Two names of the same length with the same 32-bit hash, found by a
+    // birthday search over "c%08x" names (the 781,345th name collides with
+    // an earlier one; the search takes seconds, so its result is kept):
+    // the stored name is compared up to and including the first differing
+    // byte.
+    const std::string a = "c0004a0f5", b = "c000bec20";
+    ASSERT_EQ(RefHash(W(a)), RefHash(W(b)));
+    ASSERT_EQ(RefHash(W(a)), 0xE9819861u);
+    size_t diff = 1; // wire offset of the first differing byte (after the length byte)
+    while (a[diff - 1] == b[diff - 1])
+        diff++;
+    Zone z(Config(4, 64, 4, 0));
+    ASSERT_EQ(z.Add(a, {1}, 1), 0);
+    Bytes wb = W(b);
+    dp_dns_rrset_t rr;
+    dp_ops_t ops;
+    dp_ops_reset(&ops);
+    EXPECT_EQ(dp_dns_zone_lookup(z.z, wb.data(), wb.size(), &rr, &ops), DP_DNS_ENOENT);
+    EXPECT_EQ(rr.bytes_compared, diff + 1);
+    EXPECT_EQ(ops.table_probes, 2u); // the colliding slot, then an empty one
+    EXPECT_EQ(ops.cache_lines, z.ref->Find(wb).lines);
+    EXPECT_EQ(z.ref->Find(wb).compared, diff + 1);
+    ASSERT_EQ(z.Add(b, {2}, 2), 0);
+    EXPECT_EQ(dp_dns_zone_lookup(z.z, wb.data(), wb.size(), &rr, nullptr), 0);
+    EXPECT_EQ(rr.addrs[0], 2u);
+    EXPECT_EQ(rr.bytes_compared, diff + 1 + wb.size());
 }
 
 TEST(DnsZone, CollidingNamesProbeOnAndCountEachLine)
@@ -939,8 +972,8 @@ TEST_F(DnsAnswer, LabelsOf63AreAcceptedAnd64Refused)
     // A length byte of 64 (0x40, the reserved label type 01) and 0x80
     // (type 10): refused whatever follows.
     for (uint8_t len : {uint8_t(0x40), uint8_t(0x7F), uint8_t(0x80), uint8_t(0xBF)}) {
-        Bytes name = {len};
-        name.resize(1 + (len & 0x3F) + 1 + 64, 'b');
+        Bytes name = {len}; // a label of that many bytes, then the root
+        name.resize(1 + len, 'b');
         name.push_back(0);
         a = Ask(zone, Query(name, 1));
         EXPECT_EQ(a.reason, DP_DROP_DNS_MALFORMED);

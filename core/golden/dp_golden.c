@@ -1005,7 +1005,7 @@ static void run_dns(const char *dir)
         } else if (strcmp(op, "name") == 0) {
             char dotted[512];
             size_t wl = 0;
-            long n;
+            long n = 0;
             int rc;
             if (sscanf(line, "%*s %8191s", a1) != 1 || (n = unhex(a1, (uint8_t *)dotted, sizeof dotted - 1)) < 0)
                 fail("dns.txt", line);
@@ -1019,7 +1019,7 @@ static void run_dns(const char *dir)
             printf("\n");
         } else if (strcmp(op, "add") == 0) {
             unsigned long ttl;
-            long n;
+            long n = 0;
             unsigned na = 0;
             int rc;
             if (!z || sscanf(line, "%*s %8191s %lu %8191s", a1, &ttl, a2) != 3 || (n = unhex(a1, msg, sizeof msg)) < 0)
@@ -1043,7 +1043,7 @@ static void run_dns(const char *dir)
             dp_dns_result_t res;
             dp_drop_reason_t r;
             size_t len = 0;
-            long n;
+            long n = 0;
             if (!z || sscanf(line, "%*s %8191s %8191s", a3, a1) != 2 || (n = unhex(a1, msg, sizeof msg)) < 0)
                 fail("dns.txt", line);
             if (frame) {

@@ -585,8 +585,14 @@ dp_drop_reason_t dp_dns_answer(const dp_dns_zone_t *zone, const uint8_t *query, 
         return DP_DROP_BUFFER_TOO_SMALL;
     }
 
-    /* Everything needed from the query is in q now: in place, the header
-     * and what follows the question may be overwritten. */
+    /* Everything needed from the query but its question is in q now. The
+     * question moves first (memmove: resp may overlap query anywhere), so
+     * whatever the header and answers overwrite afterwards is spent. */
+    if (question && resp != query) {
+        memmove(resp + DP_DNS_HDR_LEN, query + DP_DNS_HDR_LEN, question);
+        if (ops)
+            ops->bytes_copied += question;
+    }
     wr16(resp, q.id);
     resp[2] = (uint8_t)(0x80u | (((q.flags >> 11) & 0xFu) << 3) | ((uint32_t)res->aa << 2) |
                         ((uint32_t)res->truncated << 1) | ((q.flags & FLAG_RD) ? 1u : 0u));
@@ -595,15 +601,7 @@ dp_drop_reason_t dp_dns_answer(const dp_dns_zone_t *zone, const uint8_t *query, 
     wr16(resp + 6, res->answers);
     wr16(resp + 8, 0);
     wr16(resp + 10, res->opt);
-    at = DP_DNS_HDR_LEN;
-    if (question) {
-        if (resp != query) {
-            memcpy(resp + at, query + at, question);
-            if (ops)
-                ops->bytes_copied += question;
-        }
-        at += question;
-    }
+    at = DP_DNS_HDR_LEN + question;
     for (k = 0; k < res->answers; k++) {
         uint8_t *a = resp + at;
         a[0] = 0xC0; /* pointer to offset 12, the question's name */
@@ -666,17 +664,9 @@ dp_drop_reason_t dp_dns_answer_frame(const dp_dns_zone_t *zone, const uint8_t *f
     tci[0] = l2 > DP_ETH_HDR_LEN ? frame[14] : 0;
     tci[1] = l2 > DP_ETH_HDR_LEN ? frame[15] : 0;
 
-    if (out == frame && p.payload_offset != hdrs) {
-        /* In place with IPv4 options: the response's header has none, so
-         * the message moves up to where the answer is written in place. */
-        if (hdrs + dns_len > cap)
-            return DP_DROP_BUFFER_TOO_SMALL;
-        memmove(out + hdrs, dns, dns_len);
-        dns = out + hdrs;
-        if (ops)
-            ops->bytes_copied += dns_len;
-    }
-    /* Every response frame is at least 60 bytes: a smaller buffer holds
+    /* In place, a query with IPv4 options has its message further on than
+     * the response's (whose IPv4 header has none): dp_dns_answer handles
+     * the overlap. Every response frame is at least 60 bytes: a smaller buffer holds
      * none, so the DNS layer is told it has no room at all. */
     dns_cap = cap >= ETH_MIN_FRAME_NO_FCS && cap > hdrs ? cap - hdrs : 0;
     r = dp_dns_answer(zone, dns, dns_len, out + hdrs, dns_cap, &resp_len, res, ops);

@@ -1218,6 +1218,25 @@ TEST_F(DnsAnswer, InPlaceAnswerEqualsTheCopyLessTheQuestionCopy)
     }
 }
 
+TEST_F(DnsAnswer, AnyOverlapOfQueryAndResponseWorks)
+{
+    // The response written a few bytes before or after the query in one
+    // buffer equals the one written elsewhere.
+    const Bytes queries[] = {Query(W("www.example.com"), 1), QueryWithOpt(W("big.example.com"), 1, Opt(4096)),
+                             Query(W("nope.example.com"), 28), Query(W("a"), 1, 1, 1, 0x2000)};
+    for (const Bytes &q : queries) {
+        Answer want = Ask(zone, q);
+        ASSERT_EQ(want.reason, DP_OK);
+        for (int shift : {-40, -13, -1, 1, 5, 12, 40}) {
+            Bytes buf(2048, 0);
+            size_t qat = 100, rat = size_t(long(qat) + shift), len = 0;
+            std::copy(q.begin(), q.end(), buf.begin() + long(qat));
+            ASSERT_EQ(dp_dns_answer(zone.z, &buf[qat], q.size(), &buf[rat], 1024, &len, nullptr, nullptr), DP_OK);
+            EXPECT_EQ(Bytes(buf.begin() + long(rat), buf.begin() + long(rat + len)), want.resp) << shift;
+        }
+    }
+}
+
 TEST_F(DnsAnswer, ABufferTooSmallGetsNothingWritten)
 {
     Bytes q = Query(W("www.example.com"), 1);
@@ -1564,7 +1583,7 @@ TEST_F(DnsFrame, VlanTagIsKept)
     EXPECT_EQ(a.ops.bytes_written, 46u + 12u + 16u + 11u);
 }
 
-TEST_F(DnsFrame, InPlaceEqualsTheCopyAndMovesPastIpOptions)
+TEST_F(DnsFrame, InPlaceEqualsTheCopyWithAndWithoutIpOptions)
 {
     for (unsigned words : {0u, 1u, 10u}) {
         for (bool vlan : {false, true}) {
@@ -1581,9 +1600,9 @@ TEST_F(DnsFrame, InPlaceEqualsTheCopyAndMovesPastIpOptions)
             ASSERT_EQ(dp_dns_answer_frame(zone.z, buf.data(), f.size(), buf.data(), buf.size(), &len, &res, &ops),
                       DP_OK);
             EXPECT_EQ(Bytes(buf.begin(), buf.begin() + long(len)), copy.out) << words << vlan;
-            // In place the question stays where it is; the message moves
-            // only when the query's IPv4 header had options.
-            EXPECT_EQ(ops.bytes_copied, words ? dns.size() : 0u);
+            // In place the question stays where it is, unless the query's
+            // IPv4 header had options: then the response's starts earlier.
+            EXPECT_EQ(ops.bytes_copied, words ? dns.size() - 12 : 0u);
             EXPECT_EQ(copy.ops.bytes_copied, dns.size() - 12);
         }
     }

@@ -109,9 +109,9 @@
  *     dp_dns_answer counts; for a response also bytes_written += the
  *     Ethernet (14, 18 tagged), IPv4 (20) and UDP (8) headers and the
  *     padding to 60 bytes; checksum_bytes += 20 (IPv4 header) + 8 (pseudo-
- *     header addresses) + the UDP length; bytes_copied += the DNS message
- *     length when, in place, it had to move (query IPv4 header with
- *     options: the response's has none).
+ *     header addresses) + the UDP length. In place, the question counts as
+ *     copied only when the query's IPv4 header had options (the response's
+ *     has none, so its DNS message starts earlier).
  *   dp_dns_zone_add: the lookup counts of the walk; on success table_writes
  *     = 1 (the slot) + the number of addresses, bytes_copied = the name's
  *     wire length.
@@ -317,7 +317,8 @@ typedef struct dp_dns_result {
 
 /* Answers the DNS message query[0..query_len) into resp[0..resp_cap),
  * following the table in the header comment. resp may be query itself
- * (answered in place: the question is not copied) or must not overlap it.
+ * (answered in place: the question is not copied) or overlap it in any
+ * other way: the query is read whole before anything is written.
  * Returns DP_OK with *resp_len set when a response was written; else the
  * status's drop reason with nothing written (DP_DROP_BUFFER_TOO_SMALL when
  * the response would exceed resp_cap; the size limit is a protocol rule,
@@ -338,10 +339,7 @@ dp_drop_reason_t dp_dns_answer(const dp_dns_zone_t *zone, const uint8_t *query, 
  * service); the query's UDP checksum is not verified (NIC offload is
  * assumed). out may be frame itself (in place) or must not overlap it.
  * No fragmentation: a response frame larger than cap is
- * DP_DROP_BUFFER_TOO_SMALL. In place, a query whose IPv4 header has options
- * first has its DNS message moved up to where the response's goes, so a
- * frame dropped after that is no longer the query (nothing beyond len is
- * written, and nothing at all for a frame refused by dp_parse or not UDP).
+ * DP_DROP_BUFFER_TOO_SMALL. A drop writes nothing, in place or not.
  * res may be NULL; when the frame is refused before its DNS message is
  * looked at (dp_parse's reasons, not UDP), res is zeroed with status
  * DP_DNS_STATUS__COUNT. */

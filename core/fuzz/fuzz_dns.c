@@ -14,7 +14,8 @@
  *
  * Every input is answered twice, into a separate exactly sized heap buffer
  * (ASan reports any write past it) and in place; both must agree. Checked:
- * a drop writes nothing and names the reason of its status; a response is
+ * the outcome equals the one a model of dp_dns.h's table in this file
+ * gives (or no_room); a drop writes nothing and names the reason of its status; a response is
  * decoded here and must hold the query's ID, opcode and RD, QR set, RA/Z
  * clear, the question byte for byte, exactly the A records a brute-force
  * scan of the zone finds for the question (unless TC), an OPT exactly when
@@ -129,6 +130,94 @@ static size_t qname_len(const uint8_t *m)
     return p + 1 - 12;
 }
 
+/* The outcome dp_dns.h's table gives message m, worked out again here
+ * (a cursor over the bytes, every length checked before use). */
+static dp_dns_status_t ref_name(const uint8_t *m, size_t len, size_t *pos, int question)
+{
+    size_t total = 0;
+    while (*pos < len) {
+        unsigned c = m[*pos];
+        if (c == 0) {
+            *pos += 1;
+            return DP_DNS_NOERROR;
+        }
+        if (c >= 0xC0) {
+            size_t target;
+            if (question)
+                return DP_DNS_QNAME_POINTER;
+            if (len - *pos < 2)
+                return DP_DNS_TRUNCATED;
+            target = (size_t)(c - 0xC0) * 256 + m[*pos + 1];
+            if (target < 12 || target >= *pos)
+                return DP_DNS_BAD_POINTER;
+            *pos += 2;
+            return DP_DNS_NOERROR;
+        }
+        if (c >= 64)
+            return DP_DNS_LABEL_TOO_LONG;
+        total += c + 1;
+        if (total + 1 > 255)
+            return DP_DNS_NAME_TOO_LONG;
+        *pos += c + 1;
+    }
+    return DP_DNS_TRUNCATED;
+}
+
+static dp_dns_status_t ref_outcome(const uint8_t *m, size_t len, uint32_t edns)
+{
+    size_t pos = 12, qend, i, rrs, opts = 0, opt_at = 0;
+    int misplaced = 0;
+    dp_dns_status_t st;
+    unsigned qtype, qclass;
+    if (len < 12)
+        return DP_DNS_SHORT_HEADER;
+    if (m[2] & 0x80)
+        return DP_DNS_QR_SET;
+    if (m[2] & 0x78)
+        return DP_DNS_NOTIMP_OPCODE;
+    if (be(m + 4, 2) != 1)
+        return DP_DNS_FORMERR_QDCOUNT;
+    if ((st = ref_name(m, len, &pos, 1)) != DP_DNS_NOERROR)
+        return st;
+    if (len < pos + 4)
+        return DP_DNS_TRUNCATED;
+    qtype = be(m + pos, 2);
+    qclass = be(m + pos + 2, 2);
+    qend = pos;
+    pos += 4;
+    rrs = be(m + 6, 2) + be(m + 8, 2) + be(m + 10, 2);
+    for (i = 0; i < rrs; i++) {
+        size_t owner = pos;
+        if ((st = ref_name(m, len, &pos, 0)) != DP_DNS_NOERROR)
+            return st;
+        if (len < pos + 10 || len < pos + 10 + be(m + pos + 8, 2))
+            return DP_DNS_TRUNCATED;
+        if (be(m + pos, 2) == 41) {
+            if (i < be(m + 6, 2) + be(m + 8, 2))
+                misplaced = 1;
+            else if (opts++ == 0)
+                opt_at = owner;
+        }
+        pos += 10 + be(m + pos + 8, 2);
+    }
+    if (pos != len)
+        return DP_DNS_TRAILING_BYTES;
+    if (edns && (opts > 1 || misplaced || (opts == 1 && m[opt_at] != 0)))
+        return DP_DNS_FORMERR_OPT;
+    if (edns && opts == 1 && m[opt_at + 6] > 0) /* root(1) TYPE(2) CLASS(2) ext-RCODE(1) version */
+        return DP_DNS_BADVERS;
+    if (qclass != 1)
+        return DP_DNS_REFUSED_CLASS;
+    if (qtype == 251 || qtype == 252)
+        return DP_DNS_NOTIMP_QTYPE;
+    i = (size_t)ref_lookup(m + 12, qend - 12);
+    if ((int)i < 0)
+        return DP_DNS_NXDOMAIN;
+    if (names[i].count == 0 || (qtype != 1 && qtype != 255))
+        return DP_DNS_NODATA;
+    return DP_DNS_NOERROR;
+}
+
 /* Decodes and checks a response to query q (qlen bytes). */
 static void check_response(const dp_dns_zone_t *z, uint32_t edns, const uint8_t *q, size_t qlen, const uint8_t *r,
                            size_t rlen, const dp_dns_result_t *res, size_t cap)
@@ -215,6 +304,7 @@ static dp_drop_reason_t answer_both(const dp_dns_zone_t *z, uint32_t edns, const
     r = dp_dns_answer(z, msg, len, buf, cap, &n, res, &ops);
     CHECK((unsigned)res->status < (unsigned)DP_DNS_STATUS__COUNT);
     CHECK(r == dp_dns_status_drop(res->status));
+    CHECK(res->status == ref_outcome(msg, len, edns) || res->status == DP_DNS_NO_ROOM);
     CHECK(ops.packets == 0 && ops.bytes_parsed <= len && ops.hashes <= 1);
     if (r != DP_OK) {
         for (i = 0; i < cap; i++)

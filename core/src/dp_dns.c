@@ -666,10 +666,11 @@ dp_drop_reason_t dp_dns_answer_frame(const dp_dns_zone_t *zone, const uint8_t *f
 
     /* In place, a query with IPv4 options has its message further on than
      * the response's (whose IPv4 header has none): dp_dns_answer handles
-     * the overlap. Every response frame is at least 60 bytes: a smaller buffer holds
-     * none, so the DNS layer is told it has no room at all. */
+     * the overlap. Every response frame is at least 60 bytes: a smaller
+     * buffer holds none, so the DNS layer is told it has no room at all
+     * (and is not handed a pointer past the buffer). */
     dns_cap = cap >= ETH_MIN_FRAME_NO_FCS && cap > hdrs ? cap - hdrs : 0;
-    r = dp_dns_answer(zone, dns, dns_len, out + hdrs, dns_cap, &resp_len, res, ops);
+    r = dp_dns_answer(zone, dns, dns_len, dns_cap ? out + hdrs : out, dns_cap, &resp_len, res, ops);
     if (r != DP_OK)
         return r;
 

@@ -322,7 +322,8 @@ typedef struct dp_dns_result {
  * Returns DP_OK with *resp_len set when a response was written; else the
  * status's drop reason with nothing written (DP_DROP_BUFFER_TOO_SMALL when
  * the response would exceed resp_cap; the size limit is a protocol rule,
- * resp_cap only the buffer). res may be NULL. */
+ * resp_cap only the buffer). zone and resp_len must be valid; res and ops
+ * may be NULL. */
 dp_drop_reason_t dp_dns_answer(const dp_dns_zone_t *zone, const uint8_t *query, size_t query_len,
                                uint8_t *resp, size_t resp_cap, size_t *resp_len, dp_dns_result_t *res,
                                dp_ops_t *ops);

@@ -80,7 +80,7 @@
  *     short_header); + the question (QNAME + 4) once it is accepted whole;
  *     + for each further RR accepted whole, its owner name's wire bytes (up
  *     to and including a pointer) + 10 (RDATA is skipped, not read).
- *     notimp_opcode and formerr_qdcount stop after the header (12).
+ *     qr_set, notimp_opcode and formerr_qdcount stop after the header (12).
  *     Nothing else; packets is not counted (the frame was, by dp_parse).
  *   zone lookup (in dp_dns_zone_lookup, dp_dns_zone_add and answers that
  *     look a name up: noerror, nodata, nxdomain): hashes 1; table_probes =
@@ -112,9 +112,10 @@
  *     header addresses) + the UDP length. In place, the question counts as
  *     copied only when the query's IPv4 header had options (the response's
  *     has none, so its DNS message starts earlier).
- *   dp_dns_zone_add: the lookup counts of the walk; on success table_writes
- *     = 1 (the slot) + the number of addresses, bytes_copied = the name's
- *     wire length.
+ *   dp_dns_zone_add: the lookup counts of the walk (EEXIST and ENOSPC
+ *     included; EINVAL is refused before, counting nothing); on success
+ *     also table_writes = 1 (the slot) + the number of addresses,
+ *     bytes_copied = the name's wire length.
  *   dp_dns_name_to_wire, dp_dns_name_hash, dp_dns_zone_get_stats: nothing.
  */
 #ifndef DP_DNS_H

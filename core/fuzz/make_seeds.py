@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the LPM, build, NAT, SYN-cookie and session
-fuzzers (core/fuzz/corpus-lpm/, corpus-build/, corpus-nat/,
-corpus-syncookie/, corpus-session/); the
+"""Writes the seed corpora of the LPM, build, NAT, SYN-cookie, session and
+DNS fuzzers (core/fuzz/corpus-lpm/, corpus-build/, corpus-nat/,
+corpus-syncookie/, corpus-session/, corpus-dns/); the
 input layouts are described at the top of each harness. Each seed reaches
 a case the harness checks: overlapping prefixes, a rule covering the whole
 fuzzed region, second-level groups and rule store running out, bulk
@@ -11,7 +11,8 @@ balancer rewrite on TCP, UDP with and without checksum, ICMP, fragments,
 short headroom, an MTU one byte short and stale parse results; cookie round
 trips, a SYN-ACK, the client's ACK and a segment that is not a SYN; full
 session shards, handshakes and closes, one-session connections, budgeted
-expiry and duplicate keys.
+expiry and duplicate keys; DNS queries of every outcome, with and without
+EDNS, small buffers, frames.
 
 The scheduler seeds (core/fuzz/corpus-sched/, layout at the top of
 fuzz_sched.c) give each algorithm a small weighted pool with picks, held
@@ -236,6 +237,58 @@ def session_seeds():
         + s_bulk(10, 12, 14)
 
 
+def dns_name(dotted):
+    if dotted == ".":
+        return b"\0"
+    return b"".join(bytes([len(l)]) + l.encode() for l in dotted.split(".")) + b"\0"
+
+
+def dns_msg(name, qtype=1, qclass=1, flags=0x0100, qd=1, an=0, ar=0, extra=b"", ident=0x1234):
+    return struct.pack("!6H", ident, flags, qd, an, 0, ar) + dns_name(name) + struct.pack("!HH", qtype, qclass) + extra
+
+
+def dns_opt(udp=4096, version=0, flags=0x8000, owner=b"\0"):
+    return owner + struct.pack("!HHBBHH", 41, udp, 0, version, flags, 0)
+
+
+def dns_seeds():
+    """Byte 0 mode, byte 1 buffer size (fuzz_dns.c); names of its zone."""
+    def seed(mode, msg, capb=0):
+        return bytes([mode, capb]) + msg
+    yield "a_www", seed(0, dns_msg("www.example.com"))
+    yield "a_caps_opt", seed(0, dns_msg("WwW.eXample.com", ar=1, extra=dns_opt()))
+    yield "big_tc", seed(0, dns_msg("big.example.com"))
+    yield "big_edns", seed(0, dns_msg("big.example.com", ar=1, extra=dns_opt(1232)))
+    yield "big_edns_off", seed(1, dns_msg("big.example.com", ar=1, extra=dns_opt(1232)))
+    # 12 + 21 + 40 * 16 + 11 = 684 bytes: fits a 684-byte limit, not 683.
+    yield "big_exact_fit", seed(0, dns_msg("big.example.com", ar=1, extra=dns_opt(684)))
+    yield "big_one_short", seed(0, dns_msg("big.example.com", ar=1, extra=dns_opt(683)))
+    yield "nxdomain", seed(0, dns_msg("nope.example.com"))
+    yield "nodata_aaaa", seed(0, dns_msg("www.example.com", 28))
+    yield "nodata_mail", seed(0, dns_msg("mail.example.com"))
+    yield "root_any", seed(0, dns_msg(".", 255))
+    yield "xyz_ttl", seed(0, dns_msg("x.y.z"))
+    yield "refused_ch", seed(0, dns_msg("a", 16, 3))
+    yield "axfr", seed(0, dns_msg("a", 252))
+    yield "notify", seed(0, dns_msg("a", flags=0x2000))
+    yield "qdcount_2", seed(0, dns_msg("a", qd=2) + dns_name("a") + b"\0\x01\0\x01")
+    yield "response", seed(0, dns_msg("a", flags=0x8400))
+    yield "badvers", seed(0, dns_msg("a", ar=1, extra=dns_opt(version=1)))
+    yield "two_opt", seed(0, dns_msg("a", ar=2, extra=dns_opt() + dns_opt()))
+    yield "opt_owner", seed(0, dns_msg("a", ar=1, extra=dns_opt(owner=dns_name("a"))))
+    yield "ar_pointer", seed(0, dns_msg("a", ar=1, extra=b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 5, 4) + b"abcd"))
+    yield "qname_pointer", seed(0, struct.pack("!6H", 1, 0x100, 1, 0, 0, 0) + b"\xc0\x0c\0\x01\0\x01")
+    yield "label_63", seed(0, dns_msg("q" * 63 + ".a"))
+    yield "name_255", seed(0, dns_msg(".".join(["x" * 63] * 3 + ["y" * 61])))
+    yield "name_256", seed(0, dns_msg(".".join(["x" * 63] * 3 + ["y" * 62])))
+    yield "cap_small", seed(2, dns_msg("www.example.com"), 40)
+    yield "cap_exact", seed(6, dns_msg("www.example.com"))
+    yield "frame", seed(8, dns_msg("www.example.com"))
+    yield "frame_vlan_options", seed(8 | 16 | 32, dns_msg("big.example.com", ar=1, extra=dns_opt()))
+    yield "frame_small_cap", seed(8 | 2, dns_msg("notify", flags=0x2000), 59)
+    yield "frame_exact_cap", seed(8 | 6, dns_msg("a"))
+
+
 def write(folder, seeds):
     os.makedirs(folder, exist_ok=True)
     for name, data in seeds:
@@ -250,3 +303,4 @@ if __name__ == "__main__":
     write(os.path.join(HERE, "corpus-syncookie"), syncookie_seeds())
     write(os.path.join(HERE, "corpus-sched"), sched_seeds())
     write(os.path.join(HERE, "corpus-session"), session_seeds())
+    write(os.path.join(HERE, "corpus-dns"), dns_seeds())

@@ -968,13 +968,426 @@ def check_sessions(vdir, lines):
     body.done()
 
 
+# ---- DNS ------------------------------------------------------------------
+# The rules of core/include/dp/dp_dns.h written again: the zone's hash and
+# layout (for the probe, cache-line and compare counts), the parse checks in
+# their documented order, the outcome table; every response in the
+# transcript is decoded here (struct only) and each field compared.
+
+M32 = 0xFFFFFFFF
+
+
+def dns_lower(b):
+    return bytes(c + 32 if 65 <= c <= 90 else c for c in b)
+
+
+def dns_hash(wire):
+    """FNV-1a 32 over the ASCII-folded bytes, then MurmurHash3's fmix32."""
+    h = 0x811C9DC5
+    for c in dns_lower(wire):
+        h = ((h ^ c) * 0x01000193) & M32
+    h ^= h >> 16
+    h = h * 0x85EBCA6B & M32
+    h ^= h >> 13
+    h = h * 0xC2B2AE35 & M32
+    h ^= h >> 16
+    return h
+
+
+def dns_lines(off, n):
+    """64-byte lines spanned by n >= 1 bytes at offset off of an aligned pool."""
+    return (off + n - 1) // 64 - off // 64 + 1
+
+
+def dns_name_to_wire(dotted):
+    if dotted == b"":
+        return None
+    if dotted == b".":
+        return b"\0"
+    labels = dotted.split(b".")
+    if labels[-1] == b"":
+        labels = labels[:-1]
+    if any(len(l) == 0 or len(l) > 63 for l in labels):
+        return None
+    w = b"".join(bytes([len(l)]) + dns_lower(l) for l in labels) + b"\0"
+    return w if len(w) <= 255 else None
+
+
+def dns_wire_ok(w):
+    if not 1 <= len(w) <= 255:
+        return False
+    pos = 0
+    while pos < len(w):
+        if w[pos] == 0:
+            return pos == len(w) - 1
+        if w[pos] > 63:
+            return False
+        pos += 1 + w[pos]
+    return False
+
+
+def add_op(ops, k, v=1):
+    ops[k] = ops.get(k, 0) + v
+
+
+class DnsZone:
+    """Slots: the smallest power of two >= 2 * max_names, 16 bytes each,
+    4 a line; names and RRsets (TTL word + addresses) back to back."""
+
+    def __init__(self, max_names, max_name_bytes, max_records, edns):
+        self.max_names, self.max_name_bytes, self.max_records, self.edns = max_names, max_name_bytes, max_records, edns
+        self.slots = 2
+        while self.slots < 2 * max_names:
+            self.slots *= 2
+        self.table = [None] * self.slots
+        self.names = self.name_bytes = self.records = self.words = 0
+
+    def walk(self, wire, ops):
+        """(entry or None, slot, bytes compared), counting the walk."""
+        low, h = dns_lower(wire), dns_hash(wire)
+        i, prev, compared = h & (self.slots - 1), None, 0
+        for n in range(self.slots):
+            add_op(ops, "table_probes")
+            if n == 0 or i // 4 != prev:
+                add_op(ops, "cache_lines")
+            prev = i // 4
+            e = self.table[i]
+            if e is None:
+                return None, i, compared
+            if e["hash"] == h and len(e["name"]) == len(low):
+                k = 0
+                while k < len(low) and e["name"][k] == low[k]:
+                    k += 1
+                read = k + 1 if k < len(low) else len(low)
+                compared += read
+                add_op(ops, "cache_lines", dns_lines(e["off"], read))
+                if k == len(low):
+                    return e, i, compared
+            i = (i + 1) & (self.slots - 1)
+        fail("dns: checker bug, walk did not end")
+
+    def add(self, wire, addrs, ttl, ops):
+        if not dns_wire_ok(wire) or len(addrs) > 65535 or ttl > 0x7FFFFFFF:
+            return -1
+        add_op(ops, "hashes")
+        e, i, _ = self.walk(wire, ops)
+        if e is not None:
+            return -3
+        if (self.names >= self.max_names or len(wire) > self.max_name_bytes - self.name_bytes
+                or len(addrs) > self.max_records - self.records):
+            return -2
+        self.table[i] = dict(name=dns_lower(wire), hash=dns_hash(wire), off=self.name_bytes, word=self.words,
+                             addrs=list(addrs), ttl=ttl)
+        self.names += 1
+        self.name_bytes += len(wire)
+        self.records += len(addrs)
+        self.words += 1 + len(addrs)
+        add_op(ops, "table_writes", 1 + len(addrs))
+        add_op(ops, "bytes_copied", len(wire))
+        return 0
+
+
+def dns_walk_name(m, pos, question):
+    """(status or None, end); checks per length byte: present, root,
+    pointer, label type/length, name length."""
+    used = 0
+    while True:
+        if pos >= len(m):
+            return "truncated", pos
+        c = m[pos]
+        if c == 0:
+            return None, pos + 1
+        if c & 0xC0 == 0xC0:
+            if question:
+                return "qname_pointer", pos
+            if pos + 1 >= len(m):
+                return "truncated", pos
+            target = (c & 0x3F) << 8 | m[pos + 1]
+            if target < 12 or target >= pos:
+                return "bad_pointer", pos
+            return None, pos + 2
+        if c > 63:
+            return "label_too_long", pos
+        if used + 1 + c + 1 > 255:
+            return "name_too_long", pos
+        used += 1 + c
+        pos += 1 + c
+
+
+def dns_parse(m, ops):
+    """(status, fields) as dp_dns_parse; "ok" for a well-formed query."""
+    q = {}
+    if len(m) < 12:
+        return "short_header", q
+    q["id"], q["flags"], qd, an, ns, ar = struct.unpack("!6H", m[:12])
+    add_op(ops, "bytes_parsed", 12)
+    if q["flags"] & 0x8000:
+        return "qr_set", q
+    if (q["flags"] >> 11) & 15:
+        return "notimp_opcode", q
+    if qd != 1:
+        return "formerr_qdcount", q
+    st, pos = dns_walk_name(m, 12, True)
+    if st:
+        return st, q
+    if len(m) - pos < 4:
+        return "truncated", q
+    q["qname"] = m[12:pos]
+    q["qtype"], q["qclass"] = struct.unpack("!HH", m[pos:pos + 4])
+    pos += 4
+    add_op(ops, "bytes_parsed", len(q["qname"]) + 4)
+    q["opts"], q["misplaced"] = [], False
+    for r in range(an + ns + ar):
+        start = pos
+        st, pos = dns_walk_name(m, pos, False)
+        if st:
+            return st, q
+        if len(m) - pos < 10:
+            return "truncated", q
+        rtype, rclass, rttl, rdlen = struct.unpack("!HHIH", m[pos:pos + 10])
+        if len(m) - pos - 10 < rdlen:
+            return "truncated", q
+        add_op(ops, "bytes_parsed", pos - start + 10)
+        if rtype == 41:
+            if r < an + ns:
+                q["misplaced"] = True
+            else:
+                q["opts"].append(dict(owner=m[start:pos], udp=rclass, version=(rttl >> 16) & 255,
+                                      flags=rttl & 0xFFFF))
+        pos += 10 + rdlen
+    if pos != len(m):
+        return "trailing_bytes", q
+    return "ok", q
+
+
+DNS_DROPS = {"short_header": "dns_malformed", "qr_set": "dns_unsupported", "truncated": "dns_malformed",
+             "label_too_long": "dns_malformed", "name_too_long": "dns_malformed", "qname_pointer": "dns_malformed",
+             "bad_pointer": "dns_malformed", "trailing_bytes": "dns_malformed", "no_room": "buffer_too_small"}
+
+
+def dns_expect(zone, m, ops, in_place):
+    """What dp_dns_answer must do with message m: a dict of the result
+    fields, the drop reason, and for a response what it must hold."""
+    st, q = dns_parse(m, ops)
+    e = dict(status=st, drop="ok", rcode=0, aa=0, tc=0, opt=0, an=0, limit=512, cmp=0, qtype=0, qclass=0,
+             question=False, q=q, rr=None)
+    if st == "notimp_opcode" or st == "formerr_qdcount":
+        e["rcode"] = 4 if st == "notimp_opcode" else 1
+    elif st != "ok":
+        e["drop"] = DNS_DROPS[st]
+        return e
+    else:
+        e["question"] = True
+        e["qtype"], e["qclass"] = q["qtype"], q["qclass"]
+        opts = q["opts"]
+        if zone.edns and (len(opts) > 1 or q["misplaced"] or (len(opts) == 1 and opts[0]["owner"] != b"\0")):
+            e["status"], e["rcode"] = "formerr_opt", 1
+        else:
+            e["status"] = None
+            if zone.edns and len(opts) == 1:
+                e["opt"] = 1
+                e["limit"] = max(512, min(opts[0]["udp"], zone.edns))
+                if opts[0]["version"] > 0:
+                    e["status"], e["rcode"] = "badvers", 16
+            if e["status"] is not None:
+                pass
+            elif q["qclass"] != 1:
+                e["status"], e["rcode"] = "refused_class", 5
+            elif q["qtype"] in (251, 252):
+                e["status"], e["rcode"] = "notimp_qtype", 4
+            else:
+                e["aa"] = 1
+                add_op(ops, "hashes")
+                rr, _, e["cmp"] = zone.walk(q["qname"], ops)
+                if rr is None:
+                    e["status"], e["rcode"] = "nxdomain", 3
+                elif not rr["addrs"] or q["qtype"] not in (1, 255):
+                    e["status"] = "nodata"
+                else:
+                    e["status"], e["an"], e["rr"] = "noerror", len(rr["addrs"]), rr
+        if 12 + len(q["qname"]) + 4 + 11 * e["opt"] + 16 * e["an"] > e["limit"]:
+            e["an"], e["tc"] = 0, 1
+        if e["an"]:
+            rr = e["rr"]
+            add_op(ops, "cache_lines", dns_lines(rr["word"] * 4, (len(rr["addrs"]) + 1) * 4))
+        if not in_place:
+            add_op(ops, "bytes_copied", len(q["qname"]) + 4)
+    add_op(ops, "bytes_written", 12 + 16 * e["an"] + 11 * e["opt"])
+    return e
+
+
+def dns_check_response(where, m, e, resp, zone):
+    """Decodes resp and compares every field with the expectation e for
+    the query m."""
+    q = e["q"]
+    if len(resp) < 12:
+        fail("%s: response of %d bytes" % (where, len(resp)))
+    rid, flags, qd, an, ns, ar = struct.unpack("!6H", resp[:12])
+    opcode = (q["flags"] >> 11) & 15
+    want_flags = 0x8000 | opcode << 11 | e["aa"] << 10 | e["tc"] << 9 | (q["flags"] & 0x0100) | (e["rcode"] & 15)
+    if rid != q["id"] or flags != want_flags:
+        fail("%s: header id %04x flags %04x, python says %04x %04x" % (where, rid, flags, q["id"], want_flags))
+    want_counts = (1 if e["question"] else 0, e["an"], 0, e["opt"])
+    if (qd, an, ns, ar) != want_counts:
+        fail("%s: counts %s, python says %s" % (where, (qd, an, ns, ar), want_counts))
+    pos = 12
+    if e["question"]:
+        qlen = len(q["qname"]) + 4
+        if resp[12:12 + qlen] != m[12:12 + qlen]:
+            fail("%s: the question is not repeated byte for byte" % where)
+        pos += qlen
+    for k in range(an):
+        # The owner is a pointer to offset 12, which decodes to the question.
+        if resp[pos:pos + 2] != b"\xc0\x0c":
+            fail("%s: answer %d owner is not the pointer C00C" % (where, k))
+        rtype, rclass, ttl, rdlen = struct.unpack("!HHIH", resp[pos + 2:pos + 12])
+        addr = struct.unpack("!I", resp[pos + 12:pos + 16])[0]
+        want = (1, 1, e["rr"]["ttl"], 4, e["rr"]["addrs"][k])
+        if (rtype, rclass, ttl, rdlen, addr) != want:
+            fail("%s: answer %d is %s, python says %s" % (where, k, (rtype, rclass, ttl, rdlen, addr), want))
+        pos += 16
+    if ar:
+        dof = q["opts"][0]["flags"] & 0x8000
+        want = (0, 41, zone.edns, (e["rcode"] >> 4) << 24 | dof, 0)
+        got = (resp[pos],) + struct.unpack("!HHIH", resp[pos + 1:pos + 11])
+        if got != want:
+            fail("%s: OPT %s, python says %s" % (where, got, want))
+        pos += 11
+    if pos != len(resp):
+        fail("%s: %d bytes after the last record" % (where, len(resp) - pos))
+    if len(resp) > e["limit"]:
+        fail("%s: %d bytes over the %d-byte limit" % (where, len(resp), e["limit"]))
+
+
+def dns_check_res(where, line, e):
+    want = "  res rcode=%d aa=%d tc=%d opt=%d an=%d limit=%d cmp=%d qtype=%d qclass=%d" % (
+        e["rcode"], e["aa"], e["tc"], e["opt"], e["an"], e["limit"], e["cmp"], e["qtype"], e["qclass"])
+    if line != want:
+        fail("%s: %r, python says %r" % (where, line, want))
+
+
+def dns_check_frame(where, frame, head, body, zone):
+    """A frame answered in place: parse as dp_parse, answer the UDP
+    payload, rebuild the headers; check the response frame field by field."""
+    ops = {}
+    reason, f = parse(frame, True, False, ops)
+    if reason == "ok" and f["proto"] != 17:
+        reason = "dns_unsupported"
+    if reason != "ok":
+        want = "frame %s unknown drop=%s len=0 -" % (where, reason)
+        if head != want:
+            fail("dns frame: %r, python says %r" % (head, want))
+        dns_check_res("dns frame " + where, body.next("a res line"), dict(
+            rcode=0, aa=0, tc=0, opt=0, an=0, limit=0, cmp=0, qtype=0, qclass=0))
+        check_ops("dns frame " + where, body.next("an ops line"), "ops", ops)
+        return
+    l2, l4 = f["l3"], f["l4"]
+    udp_len = struct.unpack("!H", frame[l4 + 4:l4 + 6])[0]
+    dns = frame[l4 + 8:l4 + udp_len]
+    # In place the question is copied only when the query's IPv4 options
+    # put its message further on than the response's.
+    e = dns_expect(zone, dns, ops, l4 + 8 == l2 + 28)
+    t = head.split()
+    if t[:4] != ["frame", where, e["status"], "drop=" + e["drop"]]:
+        fail("dns frame %s: %s, python says %s drop=%s" % (where, " ".join(t[2:4]), e["status"], e["drop"]))
+    dns_check_res("dns frame " + where, body.next("a res line"), e)
+    if e["drop"] != "ok":
+        check_ops("dns frame " + where, body.next("an ops line"), "ops", ops)
+        return
+    out = bytes.fromhex(t[5])
+    if int(t[4][4:]) != len(out):
+        fail("dns frame %s: len field %s for %d bytes" % (where, t[4], len(out)))
+    # Padding hides the DNS length: take it from the UDP header, then check
+    # the frame is exactly that, padded to 60.
+    resp_len = struct.unpack("!H", out[l2 + 24:l2 + 26])[0] - 8
+    if len(out) != max(60, l2 + 28 + resp_len):
+        fail("dns frame %s: frame of %d bytes for a %d-byte answer" % (where, len(out), resp_len))
+    if out[0:6] != frame[6:12] or out[6:12] != frame[0:6] or out[12:l2] != frame[12:l2]:
+        fail("dns frame %s: Ethernet header not swapped / tag not kept" % where)
+    ip = out[l2:l2 + 20]
+    want_ip = struct.pack("!BBHHHBB", 0x45, 0, 28 + resp_len, 0, 0x4000, 64, 17)
+    if ip[:10] != want_ip or csum(ip) != 0 or ip[12:16] != frame[l2 + 16:l2 + 20] or ip[16:20] != frame[l2 + 12:l2 + 16]:
+        fail("dns frame %s: IPv4 header wrong" % where)
+    udp = out[l2 + 20:l2 + 28 + resp_len]
+    if udp[0:2] != frame[l4 + 2:l4 + 4] or udp[2:4] != frame[l4:l4 + 2] or len(udp) != 8 + resp_len:
+        fail("dns frame %s: UDP ports or length wrong" % where)
+    if csum(ip[12:20] + struct.pack("!BBH", 0, 17, len(udp)) + udp) != 0 or udp[6:8] == b"\0\0":
+        fail("dns frame %s: UDP checksum does not verify" % where)
+    if any(out[l2 + 28 + resp_len:]):
+        fail("dns frame %s: padding not zero" % where)
+    dns_check_response("dns frame " + where, dns, e, udp[8:], zone)
+    add_op(ops, "bytes_written", l2 + 28 + len(out) - (l2 + 28 + resp_len))
+    add_op(ops, "checksum_bytes", 20 + 8 + len(udp))
+    check_ops("dns frame " + where, body.next("an ops line"), "ops", ops)
+
+
+def check_dns(vdir, lines):
+    body = Lines("dns", lines)
+    zone = None
+
+    def zone_line():
+        want = "zone names=%d name_bytes=%d records=%d slots=%d" % (zone.names, zone.name_bytes, zone.records,
+                                                                     zone.slots)
+        got = body.next("the zone counters")
+        if got != want:
+            fail("dns: %r, python says %r" % (got, want))
+
+    for vline in vector_lines(vdir + "/dns.txt"):
+        w = vline.split()
+        if w[0] == "config":
+            if zone is not None:
+                zone_line()
+            zone = DnsZone(*[int(x) for x in w[1:5]])
+            want = "config " + " ".join(w[1:5])
+            got = body.next("a config line")
+            if got != want:
+                fail("dns: %r, python says %r" % (got, want))
+        elif w[0] == "name":
+            wire = dns_name_to_wire(b"" if w[1] == "-" else bytes.fromhex(w[1]))
+            want = "name %s -> %s" % (w[1], "-1" if wire is None else "0 " + wire.hex())
+            got = body.next("a name line")
+            if got != want:
+                fail("dns: %r, python says %r" % (got, want))
+        elif w[0] == "add":
+            ops = {}
+            addrs = [] if w[3] == "-" else [int(a, 16) for a in w[3].split(",")]
+            rc = zone.add(bytes.fromhex(w[1]), addrs, int(w[2]), ops)
+            want = "add %s -> %d" % (w[1], rc)
+            got = body.next("an add line")
+            if got != want:
+                fail("dns: %r, python says %r" % (got, want))
+            check_ops("dns add " + w[1], body.next("an ops line"), "ops", ops)
+        elif w[0] == "query":
+            m = b"" if w[2] == "-" else bytes.fromhex(w[2])
+            ops = {}
+            e = dns_expect(zone, m, ops, False)
+            t = body.next("the answer to " + w[1]).split()
+            if t[:4] != ["query", w[1], e["status"], "drop=" + e["drop"]]:
+                fail("dns query %s: %s, python says %s drop=%s" % (w[1], " ".join(t[2:4]), e["status"], e["drop"]))
+            dns_check_res("dns query " + w[1], body.next("a res line"), e)
+            if e["drop"] == "ok":
+                resp = bytes.fromhex(t[5])
+                if t[4] != "len=%d" % len(resp):
+                    fail("dns query %s: %s for %d bytes" % (w[1], t[4], len(resp)))
+                dns_check_response("dns query " + w[1], m, e, resp, zone)
+            elif t[4:] != ["len=0", "-"]:
+                fail("dns query %s: a drop with a response" % w[1])
+            check_ops("dns query " + w[1], body.next("an ops line"), "ops", ops)
+        elif w[0] == "frame":
+            dns_check_frame(w[1], bytes.fromhex(w[2]), body.next("the answer to frame " + w[1]), body, zone)
+        else:
+            fail("dns: unknown vector line %r" % vline)
+    zone_line()
+    body.done()
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
         sys.exit(2)
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
-    for name in ("packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched", "sessions"):
+    for name in ("packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched", "sessions", "dns"):
         if name not in sec:
             fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
@@ -986,6 +1399,7 @@ def main():
     check_ratelimit(vdir, sec["ratelimit"])
     check_sched(vdir, sec["sched"], vector_lines, check_ops, Lines, flow_hash)
     check_sessions(vdir, sec["sessions"])
+    check_dns(vdir, sec["dns"])
     print("check_expected: transcript agrees with the Python references")
 
 

@@ -949,6 +949,127 @@ static void run_sessions(const char *dir)
     fclose(f);
 }
 
+static void print_dns_result(const dp_dns_result_t *r)
+{
+    printf("  res rcode=%u aa=%u tc=%u opt=%u an=%u limit=%lu cmp=%lu qtype=%u qclass=%u\n", r->rcode, r->aa,
+           r->truncated, r->opt, r->answers, (unsigned long)r->udp_limit, (unsigned long)r->bytes_compared, r->qtype,
+           r->qclass);
+}
+
+static void print_dns_zone(const dp_dns_zone_t *z)
+{
+    dp_dns_zone_stats_t st;
+    dp_dns_zone_get_stats(z, &st);
+    printf("zone names=%lu name_bytes=%lu records=%lu slots=%lu\n", (unsigned long)st.names,
+           (unsigned long)st.name_bytes, (unsigned long)st.records, (unsigned long)st.slots);
+}
+
+/* Zones built by config/add lines; names converted; DNS messages answered
+ * into a separate buffer; frames answered in place. */
+static void run_dns(const char *dir)
+{
+    static uint8_t msg[MAX_FRAME], out[MAX_FRAME];
+    static uint32_t addrs[1024];
+    FILE *f = open_vector(dir, "dns.txt");
+    char line[LINE_MAX_CHARS], op[16], a1[LINE_MAX_CHARS], a2[LINE_MAX_CHARS], a3[LINE_MAX_CHARS];
+    void *mem = NULL;
+    dp_dns_zone_t *z = NULL;
+
+    printf("== dns\n");
+    while (next_line(f, line, sizeof line)) {
+        dp_ops_t ops;
+        dp_ops_reset(&ops);
+        if (sscanf(line, "%15s", op) != 1)
+            fail("dns.txt", line);
+        if (strcmp(op, "config") == 0) {
+            dp_dns_zone_config_t cfg;
+            unsigned long n, b, r, e;
+            size_t size;
+            if (sscanf(line, "%*s %lu %lu %lu %lu", &n, &b, &r, &e) != 4)
+                fail("dns.txt", line);
+            if (z)
+                print_dns_zone(z);
+            free(mem);
+            cfg.max_names = (uint32_t)n;
+            cfg.max_name_bytes = (uint32_t)b;
+            cfg.max_records = (uint32_t)r;
+            cfg.edns_udp_size = (uint32_t)e;
+            size = dp_dns_zone_memory_size(&cfg);
+            mem = malloc(size ? size : 1);
+            z = dp_dns_zone_create(mem, size, &cfg);
+            if (!z) {
+                fprintf(stderr, "dp_golden: cannot create DNS zone: %s\n", line);
+                exit(2);
+            }
+            printf("config %lu %lu %lu %lu\n", n, b, r, e);
+        } else if (strcmp(op, "name") == 0) {
+            char dotted[512];
+            size_t wl = 0;
+            long n = 0;
+            int rc;
+            if (sscanf(line, "%*s %8191s", a1) != 1 || (n = unhex(a1, (uint8_t *)dotted, sizeof dotted - 1)) < 0)
+                fail("dns.txt", line);
+            dotted[n] = 0;
+            rc = dp_dns_name_to_wire(dotted, msg, sizeof msg, &wl);
+            printf("name %s -> %d", a1, rc);
+            if (rc == 0) {
+                printf(" ");
+                print_hex(msg, wl);
+            }
+            printf("\n");
+        } else if (strcmp(op, "add") == 0) {
+            unsigned long ttl;
+            long n = 0;
+            unsigned na = 0;
+            int rc;
+            if (!z || sscanf(line, "%*s %8191s %lu %8191s", a1, &ttl, a2) != 3 || (n = unhex(a1, msg, sizeof msg)) < 0)
+                fail("dns.txt", line);
+            if (strcmp(a2, "-") != 0) {
+                char *p = a2;
+                for (;;) {
+                    if (na >= sizeof addrs / sizeof addrs[0])
+                        fail("dns.txt", line);
+                    addrs[na++] = (uint32_t)strtoul(p, &p, 16);
+                    if (*p != ',')
+                        break;
+                    p++;
+                }
+            }
+            rc = dp_dns_zone_add(z, msg, (size_t)n, addrs, na, (uint32_t)ttl, &ops);
+            printf("add %s -> %d\n", a1, rc);
+            print_ops("ops", &ops);
+        } else if (strcmp(op, "query") == 0 || strcmp(op, "frame") == 0) {
+            int frame = op[0] == 'f';
+            dp_dns_result_t res;
+            dp_drop_reason_t r;
+            size_t len = 0;
+            long n = 0;
+            if (!z || sscanf(line, "%*s %8191s %8191s", a3, a1) != 2 || (n = unhex(a1, msg, sizeof msg)) < 0)
+                fail("dns.txt", line);
+            if (frame) {
+                r = dp_dns_answer_frame(z, msg, (size_t)n, msg, sizeof msg, &len, &res, &ops);
+            } else {
+                r = dp_dns_answer(z, msg, (size_t)n, out, sizeof out, &len, &res, &ops);
+            }
+            printf("%s %s %s drop=%s len=%lu ", op, a3, dp_dns_status_name(res.status), dp_drop_reason_name(r),
+                   (unsigned long)(r == DP_OK ? len : 0));
+            if (r == DP_OK)
+                print_hex(frame ? msg : out, len);
+            else
+                printf("-");
+            printf("\n");
+            print_dns_result(&res);
+            print_ops("ops", &ops);
+        } else {
+            fail("dns.txt", line);
+        }
+    }
+    if (z)
+        print_dns_zone(z);
+    free(mem);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned i;
@@ -968,5 +1089,6 @@ int main(int argc, char **argv)
     run_ratelimit(argv[1]);
     run_sched(argv[1]);
     run_sessions(argv[1]);
+    run_dns(argv[1]);
     return 0;
 }

@@ -656,6 +656,227 @@ def sessions():
     return lines
 
 
+# ---- DNS (dns.txt): zones, names, queries and frames -----------------------
+# Its own generator, so the vectors above do not change when this part does.
+drng = random.Random(1035)
+
+
+def dns_wire(dotted):
+    """Wire form of a dotted name, case kept (RFC 1035 section 3.1)."""
+    if dotted == ".":
+        return b"\0"
+    out = b""
+    for label in dotted.rstrip(".").split("."):
+        out += bytes([len(label)]) + label.encode("latin-1")
+    return out + b"\0"
+
+
+def dns_header(ident, flags, qd=1, an=0, ns=0, ar=0):
+    return struct.pack("!HHHHHH", ident, flags, qd, an, ns, ar)
+
+
+def dns_query(qname, qtype=1, qclass=1, ident=0x1234, flags=0x0100, ar=0, extra=b""):
+    return dns_header(ident, flags, ar=ar) + qname + struct.pack("!HH", qtype, qclass) + extra
+
+
+def dns_opt(udp, ext=0, version=0, flags=0, rdata=b"", owner=b"\0"):
+    """OPT pseudo-RR (RFC 6891 section 6.1.2)."""
+    return owner + struct.pack("!HHBBHH", 41, udp, ext, version, flags, len(rdata)) + rdata
+
+
+def dns_frame(dns, vlan=None, option_words=0, proto=17, frag=0x4000, bad_csum=False):
+    """Ethernet + IPv4 (checksum from csum above) + UDP 40000 -> 53 + dns."""
+    l4 = struct.pack("!HHHH", 40000, 53, 8 + len(dns), 0) + dns
+    if proto == 6:
+        l4 = struct.pack("!HHIIBBHHH", 40000, 53, 1, 0, 0x50, 0x18, 8192, 0, 0) + dns
+    ip = ipv4(0x0A010203, 0x0A000035, proto, l4, ttl=61, ident=0x4D2E, frag=frag,
+              options=b"\x01" * (4 * option_words))
+    if bad_csum:
+        ip = ip[:10] + bytes([ip[10] ^ 1]) + ip[11:]
+    hdr = bytes.fromhex("020000000035020000000002")
+    if vlan is not None:
+        hdr += struct.pack("!HH", 0x8100, vlan)
+    return hdr + b"\x08\x00" + ip
+
+
+def dns_random_name():
+    labels = [
+        "".join(drng.choice("abcdefghijklmnopqrstuvwxyz0123456789-") for _ in range(drng.randrange(1, 9)))
+        for _ in range(drng.randrange(1, 4))
+    ]
+    return ".".join(labels) + ".example.net"
+
+
+def dns_random_case(dotted):
+    return "".join(c.upper() if c.isalpha() and drng.random() < 0.4 else c for c in dotted)
+
+
+def dns_add(lines, dotted, ttl, addrs):
+    lines.append("add %s %d %s" % (dns_wire(dotted).hex(), ttl,
+                                   ",".join("%08x" % a for a in addrs) if addrs else "-"))
+
+
+def dns():
+    """Lines of dns.txt. Zones first (config, then adds), then what is
+    asked of them: names converted, queries (DNS messages) and frames."""
+    lines = []
+    # EDNS on, 1232 bytes (DNS flag day 2020).
+    lines.append("config 64 4096 600 1232")
+    for dotted in ["www.Example.COM", "f.isi.arpa.", ".", "", "a..b", ".a", "x" * 63, "x" * 64,
+                   ".".join(["x" * 63] * 3 + ["y" * 61]), ".".join(["x" * 63] * 3 + ["y" * 62])]:
+        lines.append("name %s" % (dotted.encode().hex() or "-"))
+    dns_add(lines, "www.example.com", 300, [0xC0000201, 0xC0000202, 0xC0000203])
+    dns_add(lines, "NS1.Example.Com", 86400, [0xC6336435])
+    dns_add(lines, "mail.example.com", 600, [])
+    dns_add(lines, "fit.example.com", 60, [0x0A000000 + i for i in range(29)])
+    dns_add(lines, "big.example.com", 60, [0x0A010000 + i for i in range(30)])
+    dns_add(lines, "e74.example.com", 60, [0x0A020000 + i for i in range(74)])
+    dns_add(lines, "e75.example.com", 60, [0x0A030000 + i for i in range(75)])
+    dns_add(lines, "caf\xc9.example", 5, [0x01020304])
+    dns_add(lines, ".".join(["x" * 63] * 3 + ["y" * 61]), 7, [0x7F000001])
+    dns_add(lines, "WWW.EXAMPLE.COM", 1, [1])  # a duplicate in another case
+    dns_add(lines, "zero-ttl.example.com", 0, [0x08080808, 0x08080404])
+    dns_add(lines, "max-ttl.example.com", 0x7FFFFFFF, [0x09090909])
+    lines.append("add c0%s 5 -" % "0c")                              # a pointer: refused
+    lines.append("add 0161 5 -")                                      # no root label
+    lines.append("add 016100 2147483648 01020304")                    # TTL over 2^31 - 1
+    present = ["www.example.com", "ns1.example.com", "mail.example.com", "fit.example.com", "big.example.com",
+               "e74.example.com", "e75.example.com", "zero-ttl.example.com", "max-ttl.example.com"]
+    for _ in range(30):
+        name = dns_random_name()
+        if name in present:
+            continue
+        present.append(name)
+        dns_add(lines, dns_random_case(name), drng.randrange(0, 100000),
+                [drng.getrandbits(32) for _ in range(drng.randrange(0, 6))])
+
+    q = []  # (label, message)
+    www = dns_wire("www.example.com")
+    q.append(("a_www", dns_query(www, ident=0xBEEF)))
+    q.append(("any_ns1", dns_query(dns_wire("ns1.example.com"), 255)))
+    q.append(("nxdomain", dns_query(dns_wire("nope.example.com"))))
+    q.append(("nxdomain_aaaa", dns_query(dns_wire("nope.example.com"), 28)))
+    q.append(("nodata_aaaa", dns_query(www, 28)))
+    q.append(("nodata_mx", dns_query(www, 15)))
+    q.append(("nodata_no_a", dns_query(dns_wire("mail.example.com"))))
+    q.append(("refused_ch", dns_query(www, 1, 3)))
+    q.append(("refused_any_class", dns_query(www, 1, 255)))
+    q.append(("version_bind", dns_query(dns_wire("version.bind"), 16, 3, 0x5C1E, 0)))
+    q.append(("notimp_axfr", dns_query(dns_wire("example.com"), 252)))
+    q.append(("notimp_ixfr", dns_query(dns_wire("example.com"), 251)))
+    for opcode in (1, 2, 4, 5, 15):
+        q.append(("opcode_%d" % opcode, dns_query(www, flags=(opcode << 11) | 0x0100)))
+    q.append(("qdcount_0", dns_header(0x7777, 0x0100, qd=0)))
+    q.append(("qdcount_2", dns_header(0x7778, 0, qd=2) + www + b"\0\x01\0\x01" + www + b"\0\x01\0\x01"))
+    q.append(("qr_set", dns_header(1, 0x8580, 1, 1) + www + b"\0\x01\0\x01"))
+    q.append(("qr_bare", dns_header(1, 0x8000, qd=0)))
+    # Captured-style: dig 9.18 (RD AD, OPT 1232 + COOKIE), nslookup, 0x20 case.
+    q.append(("dig_cookie", bytes.fromhex("3b7a01200001000000000001") + www + bytes.fromhex(
+        "00010001" "00" "0029" "04d0" "0000" "0000" "000c" "000a0008" "5e1d276b8a42990c")))
+    q.append(("nslookup", bytes.fromhex("000201000001000000000000") + dns_wire("ns1.example.com") + b"\0\x01\0\x01"))
+    q.append(("caps_0x20", dns_query(dns_wire("wWw.ExAmPlE.cOM"), ident=0x9A01, flags=0)))
+    q.append(("latin1_case", dns_query(dns_wire("CAF\xc9.example"))))
+    q.append(("latin1_other", dns_query(dns_wire("caf\xe9.example"))))
+    q.append(("zero_ttl", dns_query(dns_wire("zero-ttl.example.com"))))
+    q.append(("max_ttl", dns_query(dns_wire("max-ttl.example.com"))))
+    # Lengths at the limits.
+    q.append(("label_63", dns_query(dns_wire("q" * 63 + ".example.com"))))
+    for t in (0x40, 0x7F, 0x80, 0xBF):
+        q.append(("label_type_%02x" % t, dns_query(bytes([t]) + b"b" * t + b"\0")))
+    n255 = ".".join(["x" * 63] * 3 + ["y" * 61])
+    n256 = ".".join(["x" * 63] * 3 + ["y" * 62])
+    q.append(("name_255", dns_query(dns_wire(n255))))
+    q.append(("name_255_caps", dns_query(dns_wire(n255.upper()))))
+    q.append(("name_256", dns_query(dns_wire(n256))))
+    q.append(("name_256_no_root", dns_query(dns_wire(n256)[:-1])))
+    # Pointers.
+    q.append(("qname_pointer_self", dns_query(b"\xc0\x0c")))
+    q.append(("qname_pointer_tail", dns_query(b"\x03www\xc0\x00")))
+    rr_back = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + bytes([10, 0, 0, 1])
+    q.append(("ar_pointer_back", dns_query(www, ar=1, extra=rr_back)))
+    for target in (0, 11, 33, 40):
+        q.append(("ar_pointer_%d" % target, dns_query(www, ar=1, extra=struct.pack("!H", 0xC000 | target) + rr_back[2:])))
+    # Counts and sizes.
+    q.append(("ar_missing", dns_query(www, ar=1)))
+    an = dns_header(2, 0x0100, 1, 1) + www + b"\0\x01\0\x01" + b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 1, 5) + b"\1\2\3\4"
+    q.append(("an_rdlen_past_end", an))
+    q.append(("an_ignored", an[:-5] + b"\x04\1\2\3\4"))
+    q.append(("trailing_byte", dns_query(www) + b"\0"))
+    q.append(("uncounted_opt", dns_query(www) + dns_opt(1232)))
+    q.append(("fit_512", dns_query(dns_wire("fit.example.com"))))
+    q.append(("big_tc", dns_query(dns_wire("big.example.com"))))
+    for name, udp in (("big", 4096), ("e74", 4096), ("e75", 4096), ("fit", 100), ("big", 0), ("big", 512),
+                      ("e75", 1300)):
+        q.append(("edns_%s_%d" % (name, udp), dns_query(dns_wire(name + ".example.com"), ar=1, extra=dns_opt(udp))))
+    # EDNS details.
+    for fl in (0x8000, 0xFFFF, 0x7FFF):
+        q.append(("edns_flags_%04x" % fl, dns_query(www, ar=1, extra=dns_opt(4096, 0, 0, fl))))
+    q.append(("edns_badvers", dns_query(www, ar=1, extra=dns_opt(4096, 0, 1, 0x8000))))
+    q.append(("edns_two_opt", dns_query(www, ar=2, extra=dns_opt(1232) + dns_opt(4096))))
+    q.append(("edns_owner", dns_query(www, ar=1, extra=dns_opt(1232, owner=dns_wire("example")))))
+    q.append(("edns_misplaced", dns_header(0x1234, 0x0100, 1, 1) + www + b"\0\x01\0\x01" + dns_opt(1232)))
+    # Every prefix of the dig query: short_header, then truncated.
+    dig = q[[lbl for lbl, _ in q].index("dig_cookie")][1]
+    for n in range(len(dig)):
+        q.append(("dig_prefix_%02d" % n, dig[:n]))
+    # Random queries over present and absent names, random case, types,
+    # classes, flags and OPT; then noise: random byte flips of them.
+    qtypes = [1, 1, 1, 28, 15, 255, 16, 251, 252, 0, 65535]
+    qclasses = [1, 1, 1, 1, 3, 4, 254, 255]
+    rand = []
+    for i in range(120):
+        name = drng.choice(present + ["absent.example.com", "example.com", "www.example.org"])
+        opt = drng.random() < 0.5
+        extra = dns_opt(drng.choice([0, 512, 1232, 1400, 4096, drng.randrange(65536)]),
+                        0, 1 if drng.random() < 0.1 else 0, drng.getrandbits(16)) if opt else b""
+        m = dns_query(dns_wire(dns_random_case(name)), drng.choice(qtypes), drng.choice(qclasses),
+                      drng.getrandbits(16), drng.getrandbits(16) & 0x01B0, int(opt), extra)
+        rand.append(m)
+        q.append(("rand_%03d" % i, m))
+    for i in range(60):
+        m = bytearray(drng.choice(rand))
+        for _ in range(drng.randrange(1, 4)):
+            m[drng.randrange(len(m))] = drng.randrange(256)
+        if drng.random() < 0.3:
+            m = m[:drng.randrange(len(m))]
+        q.append(("noise_%02d" % i, bytes(m)))
+    lines += ["query %s %s" % (lbl, m.hex() or "-") for lbl, m in q]
+
+    # Frames, answered in place.
+    f = [("udp", dns_frame(dns_query(www))),
+         ("udp_notimp_padded", dns_frame(dns_query(www, flags=0x2100, ident=0x4242))),
+         ("vlan_opt", dns_frame(dns_query(dns_wire("NS1.example.com"), ar=1, extra=dns_opt(1232)), vlan=0x2064)),
+         ("ip_options_1", dns_frame(dns_query(www), option_words=1)),
+         ("ip_options_10_vlan", dns_frame(dns_query(dns_wire("big.example.com")), vlan=5, option_words=10)),
+         ("nxdomain", dns_frame(dns_query(dns_wire("nope.example.com")))),
+         ("tcp", dns_frame(dns_query(www), proto=6)),
+         ("bad_ip_checksum", dns_frame(dns_query(www), bad_csum=True)),
+         ("fragment", dns_frame(dns_query(www), frag=0x2000)),
+         ("dns_truncated", dns_frame(dns_query(www)[:-1])),
+         ("dns_response", dns_frame(dns_header(1, 0x8580, 1, 0) + www + b"\0\x01\0\x01")),
+         ("short_udp", dns_frame(b"\x12"))]
+    lines += ["frame %s %s" % (lbl, fr.hex()) for lbl, fr in f]
+
+    # EDNS off: OPT walked like any RR, 512 bytes, no OPT sent.
+    lines.append("config 8 256 64 0")
+    dns_add(lines, "www.example.com", 300, [0xC0000201, 0xC0000202, 0xC0000203])
+    dns_add(lines, "big.example.com", 60, [0x0A010000 + i for i in range(30)])
+    lines.append("query plain_opt %s" % dns_query(www, ar=1, extra=dns_opt(4096, 0, 1, 0x8000)).hex())
+    lines.append("query plain_big_opt %s" % dns_query(dns_wire("big.example.com"), ar=1, extra=dns_opt(4096)).hex())
+    lines.append("query plain_two_opt %s" % dns_query(www, ar=2, extra=dns_opt(1232) + dns_opt(4096)).hex())
+    # A zone filling up: names, then name bytes, then records run out.
+    lines.append("config 3 40 5 512")
+    dns_add(lines, "a.example", 10, [1, 2, 3])
+    dns_add(lines, "b.example", 10, [1, 2, 3])
+    dns_add(lines, "a-much-much-longer-name.example", 10, [])
+    dns_add(lines, "b.example", 10, [4, 5])
+    dns_add(lines, ".", 10, [])
+    dns_add(lines, "c", 10, [])
+    lines.append("query root %s" % dns_query(b"\0").hex())
+    lines.append("query a_full %s" % dns_query(dns_wire("A.EXAMPLE")).hex())
+    return lines
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     pkts = packets()
@@ -708,6 +929,12 @@ def main():
                 "# openx KEY OSRC ODST OSPORT OPORT SERVER NOW | pkt KEY FLAGS(hex) NOW | close KEY\n"
                 "# expire SHARD NOW BUDGET\n")
         for line in sessions():
+            f.write(line + "\n")
+
+    with open(os.path.join(OUT, "dns.txt"), "w") as f:
+        f.write("# config MAX_NAMES MAX_NAME_BYTES MAX_RECORDS EDNS_UDP_SIZE (a fresh zone) | name DOTTED-HEX|- |\n"
+                "# add WIRE-HEX TTL ADDR,ADDR,...|- | query LABEL DNS-HEX|- | frame LABEL FRAME-HEX (answered in place)\n")
+        for line in dns():
             f.write(line + "\n")
 
 

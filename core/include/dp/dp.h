@@ -2,6 +2,7 @@
 #ifndef DP_H
 #define DP_H
 #include "dp_csum.h"
+#include "dp_dns.h"
 #include "dp_drop.h"
 #include "dp_flow.h"
 #include "dp_lpm.h"

@@ -28,16 +28,10 @@
 #include <string.h>
 
 #include "dp.h"
+#include "fuzz_check.h"
 
 #define CANARY 0xA5u
 #define ZONE_MEM (1u << 14)
-
-/* Invariant violations abort, which libFuzzer records as a crash. */
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) \
-            abort(); \
-    } while (0)
 
 /* The zone's content, also scanned by brute force below. */
 struct ref_name {
@@ -98,27 +92,6 @@ static int ref_lookup(const uint8_t *q, size_t len)
             return (int)i;
     }
     return -1;
-}
-
-static uint32_t be(const uint8_t *p, unsigned n)
-{
-    uint32_t v = 0;
-    unsigned i;
-    for (i = 0; i < n; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t acc)
-{
-    size_t i;
-    for (i = 0; i + 1 < n; i += 2)
-        acc += ((uint32_t)p[i] << 8) | p[i + 1];
-    if (n & 1)
-        acc += (uint32_t)p[n - 1] << 8;
-    while (acc >> 16)
-        acc = (acc & 0xFFFFu) + (acc >> 16);
-    return acc;
 }
 
 /* QNAME length of a query known to have a well-formed question. */

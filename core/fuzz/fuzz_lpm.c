@@ -25,17 +25,11 @@
 #include <string.h>
 
 #include "dp.h"
+#include "fuzz_check.h"
 
 #define MAX_RULES 24u
 #define TBL8_GROUPS 4u
 #define MAX_BULK 16u
-
-/* Invariant violations abort, which libFuzzer records as a crash. */
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) \
-            abort(); \
-    } while (0)
 
 typedef struct ref_rule {
     uint32_t prefix; /* masked to depth */

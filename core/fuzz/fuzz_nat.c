@@ -25,37 +25,10 @@
 #include <string.h>
 
 #include "dp.h"
+#include "fuzz_check.h"
 
 #define HDR 22u
 #define CANARY 0x5Au
-
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) \
-            abort(); \
-    } while (0)
-
-static uint32_t be(const uint8_t *p, unsigned n)
-{
-    uint32_t v = 0;
-    unsigned i;
-    for (i = 0; i < n; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-/* RFC 1071 one's-complement sum, folded, not complemented. */
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t acc)
-{
-    size_t i;
-    for (i = 0; i + 1 < n; i += 2)
-        acc += ((uint32_t)p[i] << 8) | p[i + 1];
-    if (n & 1)
-        acc += (uint32_t)p[n - 1] << 8;
-    while (acc >> 16)
-        acc = (acc & 0xFFFFu) + (acc >> 16);
-    return acc;
-}
 
 static int ip_verifies(const uint8_t *ip, size_t ihl)
 {

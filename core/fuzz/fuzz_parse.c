@@ -11,15 +11,9 @@
 #include <string.h>
 
 #include "dp.h"
+#include "fuzz_check.h"
 
 #define FLOW_MEM_BYTES (1u << 16)
-
-/* Invariant violations abort, which libFuzzer records as a crash. */
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) \
-            abort(); \
-    } while (0)
 
 static dp_flow_table_t *flow_table(void)
 {

@@ -34,14 +34,9 @@
 #include <string.h>
 
 #include "dp.h"
+#include "fuzz_check.h"
 
 #define MAX_SRV 16u
-
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) \
-            abort(); \
-    } while (0)
 
 typedef struct model_srv {
     int present;

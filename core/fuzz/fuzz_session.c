@@ -29,16 +29,11 @@
 #include <string.h>
 
 #include "dp.h"
+#include "fuzz_check.h"
 
 #define SHARDS 2u
 #define CAPACITY 9u
 #define MAX_CONNS (SHARDS * CAPACITY)
-
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) \
-            abort(); \
-    } while (0)
 
 typedef struct model_conn {
     dp_flow_key_t in, out;

@@ -1,4 +1,5 @@
 #include "dp_dns.h"
+#include "dp_bytes.h"
 
 #include <string.h>
 
@@ -75,27 +76,6 @@ dp_drop_reason_t dp_dns_status_drop(dp_dns_status_t status)
     if (status == DP_DNS_NO_ROOM)
         return DP_DROP_BUFFER_TOO_SMALL;
     return DP_DROP_DNS_MALFORMED;
-}
-
-/* Fields are read and written byte by byte in network order, so the code
- * does not depend on host byte order or on alignment. */
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static void wr16(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
 }
 
 /* RFC 4343 section 3: only ASCII letters fold; bytes >= 0x80 compare as

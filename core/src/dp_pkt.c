@@ -1,35 +1,9 @@
 #include "dp_pkt.h"
+#include "dp_bytes.h"
 
 #include <string.h>
 
 #include "dp_csum.h"
-
-/* Fields are assembled byte by byte so the code neither depends on host
- * byte order (mips64 big-endian and x86/aarch64 little-endian read the same
- * values) nor on the alignment of the frame in memory. */
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
-}
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
 
 #define IP4_FLAG_MF 0x2000u
 #define IP4_FRAG_OFFSET_MASK 0x1FFFu

@@ -1,32 +1,9 @@
 #include "dp_syncookie.h"
+#include "dp_bytes.h"
 
 #include <string.h>
 
 #include "dp_csum.h"
-
-static uint16_t rd16(const uint8_t *b)
-{
-    return (uint16_t)((b[0] << 8) | b[1]);
-}
-
-static uint32_t rd32(const uint8_t *b)
-{
-    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | (uint32_t)b[3];
-}
-
-static void wr16(uint8_t *b, uint16_t v)
-{
-    b[0] = (uint8_t)(v >> 8);
-    b[1] = (uint8_t)v;
-}
-
-static void wr32(uint8_t *b, uint32_t v)
-{
-    b[0] = (uint8_t)(v >> 24);
-    b[1] = (uint8_t)(v >> 16);
-    b[2] = (uint8_t)(v >> 8);
-    b[3] = (uint8_t)v;
-}
 
 /* ---- SipHash-2-4 (Aumasson & Bernstein 2012, section 2) ---- */
 

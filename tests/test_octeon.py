@@ -12,8 +12,10 @@ from conftest import PLATFORMS, ROOT
 from routertwin.errors import ScenarioError, UserError
 from routertwin.results import to_json
 from routertwin.runners import pipeline
-from routertwin.runners.pipeline import (EspSpec, PlatformProfile, analytic, esp_tunnel,
-                                         load_fitted, load_profile, mva_closed, resolve)
+from routertwin.runners.pipeline.analytic import analytic, mva_closed
+from routertwin.runners.pipeline.frame_cost import esp_tunnel
+from routertwin.runners.pipeline.profiles import EspSpec, PlatformProfile, WorkloadProfile, load_fitted, load_profile
+from routertwin.runners.pipeline.resolve import resolve
 from routertwin.scenario import load_scenario
 from routertwin.progress import silent
 
@@ -62,7 +64,7 @@ def test_esp_tunnel_growth_matches_hand_arithmetic(frame, inner, pad, encrypted,
 
 
 def test_esp_workload_file_is_aes128_sha1_tunnel():
-    wl = load_profile(WORKLOADS / "ipsec-esp-aes128-sha1.yaml", pipeline.WorkloadProfile)
+    wl = load_profile(WORKLOADS / "ipsec-esp-aes128-sha1.yaml", WorkloadProfile)
     assert wl.esp == ESP
 
 
@@ -107,7 +109,7 @@ def test_mva_single_station_matches_machine_repairman_closed_form():
 def test_atomic_tags_limit_busy_cores_to_the_flow_count():
     fitted = load_fitted(PLATFORMS / "fitted" / "octeon.yaml")
     plat = load_profile(PLATFORMS / "cn78xx-1800-ddr4-1866.yaml", PlatformProfile)
-    wl = load_profile(WORKLOADS / "ipfwd-se.yaml", pipeline.WorkloadProfile)
+    wl = load_profile(WORKLOADS / "ipfwd-se.yaml", WorkloadProfile)
     per_core = analytic(resolve(plat, wl, fitted, [(64, 1.0)], 1, 4, "ATOMIC", 1.0)).metrics["pps"]
     for flows in (4, 8):
         r = resolve(plat, wl, fitted, [(64, 1.0)], 16, flows, "ATOMIC", 1.0)
@@ -332,7 +334,7 @@ def test_packet_engine_agrees_with_the_closed_form_bound(scenario, case, bottlen
 def test_ipv4_workload_ops_equal_what_the_c_core_counts(workload):
     # The engine runs the C core's parse + LPM + TTL on the tester's frames;
     # the workload file's ops_per_packet (used by the fit) must be the same.
-    wl = load_profile(WORKLOADS / f"{workload}.yaml", pipeline.WorkloadProfile)
+    wl = load_profile(WORKLOADS / f"{workload}.yaml", WorkloadProfile)
     scenario = {"ipfwd-se": "cn68-se.yaml", "ipfwd-linux": "cn68-linux.yaml",
                 "ipfwd-linux-offload": "cn68-linuxoff.yaml"}[workload]
     c = run_cases(OCTEON / scenario, "64b-1c", method="packet", duration_us=100, warmup_us=25)["64b-1c"]

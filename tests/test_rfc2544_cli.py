@@ -16,7 +16,10 @@ from routertwin import _core
 from routertwin.errors import UserError
 from routertwin.methods import command
 from routertwin.methods.tester import case_testers
-from routertwin.runners import pipeline, router
+from routertwin.runners import pipeline
+from routertwin.runners.pipeline.profiles import PlatformProfile, load_profile
+from routertwin.runners.router.analytic import max_frame_rate
+from routertwin.runners.router.platform import load_platform
 from routertwin.scenario import load_scenario
 
 from conftest import ROOT, run_cli
@@ -56,7 +59,7 @@ def test_octeon_one_core_ndr_is_the_closed_form_capacity():
     mu = 1.0 / _service_s(tc)
     line = tc.max_frame_rate(64)
     assert line == pytest.approx(40e9 / (8 * (64 + 20)))  # IEEE 802.3 line rate, preamble + IFG
-    depth = pipeline.load_profile(sc.config.platform, pipeline.PlatformProfile).input_buffer_packets
+    depth = load_profile(sc.config.platform, PlatformProfile).input_buffer_packets
     res, log = command.run_method(tc, "ndr-pdr", _args(method="ndr-pdr", resolution=0.0002), seed=1)
     cap = mu / line
     assert cap - 0.0002 <= res["ndr_load"] <= cap + (depth + 1) / (duration * line)
@@ -73,7 +76,7 @@ def test_octeon_back_to_back_burst_is_the_queue_over_the_excess_rate():
     # stays within the D-packet input queue (plus the one in service).
     sc, tc = _octeon_case(0.001)
     mu, line = 1.0 / _service_s(tc), tc.max_frame_rate(64)
-    depth = pipeline.load_profile(sc.config.platform, pipeline.PlatformProfile).input_buffer_packets
+    depth = load_profile(sc.config.platform, PlatformProfile).input_buffer_packets
     res, _ = command.run_method(tc, "back-to-back", _args(method="back-to-back", repeats=1, max_frames=5000),
                                 seed=1)
     expect = depth / (1 - mu / line)
@@ -100,7 +103,7 @@ def test_router_throughput_at_41_bytes_is_the_fabric_cell_capacity(tmp_path, wri
     p = run_cli("--root", ROOT, "rfc2544", scen, "--method", "throughput", "--resolution", "0.001", "--out", out)
     assert p.returncode == 0, p.stderr
     doc = json.loads((out / "t640-small-c41-throughput.json").read_text())
-    plat = router.load_platform(tmp_path / "plat.yaml")
+    plat = load_platform(tmp_path / "plat.yaml")
     cells = math.ceil((41 + plat.fabric.internal_header_bytes) / plat.fabric.cell_bytes)
     cap_cells = plat.fabric.gbps_per_pfe * 1e9 / (8 * plat.fabric.cell_bytes)
     demand = plat.ports_per_pfe * cells * _core.pos_theoretical_pps("OC-192", 41)
@@ -111,9 +114,9 @@ def test_router_throughput_at_41_bytes_is_the_fabric_cell_capacity(tmp_path, wri
 
 
 def test_router_max_frame_rate_is_the_reports_theoretical_maximum():
-    plat = router.load_platform(T640_PLATFORM)
-    assert router.max_frame_rate(plat, 40) == pytest.approx(782_419_591.8, abs=0.1)
-    assert router.max_frame_rate(plat, 42) == pytest.approx(751_736_470.6, abs=0.1)
+    plat = load_platform(T640_PLATFORM)
+    assert max_frame_rate(plat, 40) == pytest.approx(782_419_591.8, abs=0.1)
+    assert max_frame_rate(plat, 42) == pytest.approx(751_736_470.6, abs=0.1)
 
 
 def test_size_sweep_writes_json_csv_and_plot_and_stops_at_first_loss_free_size(tmp_path):
@@ -135,7 +138,7 @@ def test_size_sweep_writes_json_csv_and_plot_and_stops_at_first_loss_free_size(t
     sc, tc = _octeon_case(0.02)
     mu = 1.0 / _service_s(tc)
     # the first loss-free size offers at most mu plus the queue's allowance
-    depth = pipeline.load_profile(sc.config.platform, pipeline.PlatformProfile).input_buffer_packets
+    depth = load_profile(sc.config.platform, PlatformProfile).input_buffer_packets
     assert tc.max_frame_rate(first) <= mu + (depth + 1) / 0.02
     assert tc.max_frame_rate(first - 10) > mu
     assert (out / "cn68-se-1core-64b-1c-size-sweep-size-sweep.png").stat().st_size > 1000

@@ -16,6 +16,10 @@ from routertwin.methods import rfc2544
 from routertwin.progress import silent
 from routertwin.results import record, to_json
 from routertwin.runners import router
+from routertwin.runners.router.analytic import zero_load_us
+from routertwin.runners.router.platform import load_pipeline_latency, load_platform
+from routertwin.runners.router.schema import Case
+from routertwin.runners.router.tester import RouterTester
 from routertwin.scenario import load_scenario
 
 from conftest import ROOT, run_cli
@@ -55,8 +59,8 @@ def test_pos_frame_escapes_flag_and_escape_octets():
     assert f["wire"] == b"\x7e" + stuffed
 
 
-def _case(**kw) -> router.Case:
-    return router.Case(case="t", **kw)
+def _case(**kw) -> Case:
+    return Case(case="t", **kw)
 
 
 def test_packet_level_and_steady_state_agree_on_a_full_t640_window():
@@ -77,10 +81,9 @@ def test_zero_loss_throughput_at_41_bytes_is_the_fabric_capacity(tmp_path):
     text = text.replace("\nports: 32\n", "\nports: 8\n")
     plat_path = tmp_path / "t640-small.yaml"
     plat_path.write_text(text)
-    plat = router.load_platform(plat_path)
-    dev = router.RouterTester(plat, _case(ip_bytes=41), pipeline_latency_us=router.load_pipeline_latency(FITTED, plat),
-                              ip_bytes=41, duration_s=1.0,
-                              mode="steady", seed=1)
+    plat = load_platform(plat_path)
+    dev = RouterTester(plat, _case(ip_bytes=41), pipeline_latency_us=load_pipeline_latency(FITTED, plat),
+                       ip_bytes=41, duration_s=1.0, mode="steady", seed=1)
     res = rfc2544.throughput(dev, resolution=0.001)
     cells = math.ceil((41 + plat.fabric.internal_header_bytes) / plat.fabric.cell_bytes)
     cap_cells = plat.fabric.gbps_per_pfe * 1e9 / (8 * plat.fabric.cell_bytes)
@@ -133,12 +136,12 @@ def test_size_sweep_needs_sizes():
 
 
 def test_fitted_pipeline_latency_plus_zero_load_parts_is_the_calibrate_minimum():
-    plat = router.load_platform(PLATFORM)
-    parts = router.zero_load_us(plat, 40)
+    plat = load_platform(PLATFORM)
+    parts = zero_load_us(plat, 40)
     # 49 octets (40 + 9 of PPP/HDLC) at the STS-192c payload rate; one table
     # read at the lookup rate; one 64-byte cell slot of the PFE's fabric port.
     assert parts["serialization"] == pytest.approx(49 * 8 / 9_584.64e6 * 1e6, rel=1e-12)
     assert parts["lookup"] == pytest.approx(1e6 / plat.lookup.probes_per_second)
     assert parts["fabric"] == pytest.approx(64 * 8 / (plat.fabric.gbps_per_pfe * 1e9) * 1e6)
-    pipe = router.load_pipeline_latency(FITTED, plat)
+    pipe = load_pipeline_latency(FITTED, plat)
     assert pipe + sum(parts.values()) == pytest.approx(18.68, abs=1e-9)  # t640-40b-500k-lat-min

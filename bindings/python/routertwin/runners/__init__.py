@@ -1,10 +1,13 @@
-"""Runner registry: a scenario's `kind` names the module
+"""Runner registry: a scenario's `kind` names the module or package
 `routertwin.runners.<kind>`, which defines `Schema` (pydantic, extra="forbid")
 and `run(scenario, progress) -> list[CaseResult]` (docs/contracts.md), and
 may define `check(scenario)` (load-time checks, called by the scenario
 loader), `testers(scenario, duration_s=)` (routertwin.methods.tester) and
-`METRICS` (the metric names mappings may read). Adding a kind means adding a
-module; nothing is registered by hand.
+`METRICS` (the metric names mappings may read). A small kind is one module
+(queue_analytic.py); a grown one a package whose `__init__` exposes just
+those names from its modules (pipeline/, router/). Names starting with "_"
+are not kinds: `_shared` holds what several kinds use. Adding a kind means
+adding a module or package; nothing is registered by hand.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ class UnknownKind(LookupError):
 
 
 def available() -> list[str]:
-    """Names of every runner module in this package."""
+    """Names of every runner module or package in this package."""
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
 def get(kind: str) -> ModuleType:
-    """The runner module for `kind`; raises UnknownKind if there is none."""
+    """The runner module (or package) for `kind`; raises UnknownKind if there is none."""
     if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", kind):
         raise UnknownKind(f"not a runner name: {kind!r}")
     module_name = f"{__name__}.{kind}"

@@ -37,6 +37,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from routertwin.results import CaseResult
+from routertwin.runners._shared.schema import exactly_one
 from routertwin.scenario import FieldError, ScenarioModel
 
 
@@ -84,10 +85,7 @@ class Schema(ScenarioModel):
 
     @model_validator(mode="after")
     def _one_load_axis(self):
-        if self.utilization is None and self.arrival_rate is None:
-            raise FieldError(("utilization",), "give exactly one of 'utilization' and 'arrival_rate'")
-        if self.utilization is not None and self.arrival_rate is not None:
-            raise FieldError(("arrival_rate",), "give exactly one of 'utilization' and 'arrival_rate'")
+        exactly_one(self, "utilization", "arrival_rate", blame_missing="utilization", blame_both="arrival_rate")
         if self.model in ("mm1", "md1") and self.servers != [1]:
             raise FieldError(("servers",), f"model '{self.model}' has one server; use model 'mmc' for "
                              f"{self.servers}")

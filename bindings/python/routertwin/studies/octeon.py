@@ -10,7 +10,7 @@ Fitted (calibrate rows only, see CALIBRATE_ROWS):
   docs/octeon.md). Non-negative least squares: a cost is never negative.
 - one packet-I/O ceiling per chip family (SCLK cycles per packet at the shared
   I/O engine) from its many-core row, solving the closed queueing model of
-  routertwin.runners.pipeline for the measured throughput;
+  routertwin.runners.pipeline.analytic for the measured throughput;
 - one lock hold (core cycles) for the Linux native stack from
   cn68-linux-64b-32c, solved the same way.
 
@@ -23,9 +23,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from routertwin.runners.pipeline import (CostSet, FittedParameters, IoCeiling, LockHold,
-                                         PlatformProfile, WorkloadProfile, analytic, frame_cost,
-                                         load_profile, resolve)
+from routertwin.runners.pipeline.analytic import analytic
+from routertwin.runners.pipeline.frame_cost import frame_cost
+from routertwin.runners.pipeline.profiles import (CostSet, FittedParameters, IoCeiling, LockHold, PlatformProfile,
+                                                  WorkloadProfile, load_profile)
+from routertwin.runners.pipeline.resolve import resolve
 from routertwin.validation.calibration import register_fit
 from routertwin.validation.lsq import nnls
 

@@ -7,16 +7,17 @@ comes from the calibrate row t640-40b-500k-lat-min only: the fastest of
 
     min latency = pipeline + serialization + minimum service
 
-(routertwin.runners.router.zero_load_us: the ingress frame with no escapes
-at the SONET payload rate, one lookup table read, one fabric slot per cell),
-solved for the pipeline part at the row's 40-byte packets. Every other
-number of the model is cited or assumed in scenarios/platforms/t640.yaml;
-predict rows are never read here.
+(routertwin.runners.router.analytic.zero_load_us: the ingress frame with no
+escapes at the SONET payload rate, one lookup table read, one fabric slot
+per cell), solved for the pipeline part at the row's 40-byte packets.
+Every other number of the model is cited or assumed in
+scenarios/platforms/t640.yaml; predict rows are never read here.
 """
 
 from __future__ import annotations
 
-from routertwin.runners.router import load_platform, pipeline_latency_param, zero_load_us
+from routertwin.runners.router.analytic import zero_load_us
+from routertwin.runners.router.platform import load_platform, pipeline_latency_param
 from routertwin.validation.calibration import Fitted, register_fit
 
 STUDY = "t640"

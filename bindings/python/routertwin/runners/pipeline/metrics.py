@@ -1,0 +1,24 @@
+"""What a pipeline case reports."""
+
+from __future__ import annotations
+
+# Metrics a case may report (mappings are checked against them). Packet level
+# adds core<i>_util per core and <resource>_util for each engine resource.
+METRICS = (
+    "pps", "gbps", "gbps_out", "line_rate_fraction", "latency_avg_us", "latency_min_us",
+    "latency_max_us", "cycles_per_packet", "loss_pct", "core_util", "cores_util", "packet_input_util",
+    "packet_output_util", "lock_util", "memory_util", "line_rate_util", "ordering_util",
+    "pps_analytic", "latency_analytic_us",
+)
+
+
+def rate_metrics(pps: float, frame: float, out_frame: float, line_in_pps: float) -> dict[str, float]:
+    """The rates of `pps` forwarded frames, the first metrics of every case
+    (analytic and packet level): frames/s, Gbit/s in (frames of `frame`
+    bytes) and out (`out_frame` bytes), and the share of the input line rate."""
+    return {
+        "pps": pps,
+        "gbps": pps * frame * 8.0 / 1e9,
+        "gbps_out": pps * out_frame * 8.0 / 1e9,
+        "line_rate_fraction": pps / line_in_pps,
+    }

@@ -1,0 +1,32 @@
+"""What a router case reports: a tester's trial as a CaseResult."""
+
+from __future__ import annotations
+
+from routertwin.methods import rfc2544
+from routertwin.results import CaseResult
+
+
+def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict | None = None) -> CaseResult:
+    e = t.extra
+    metrics = {
+        "pps": e["rx_pps"],
+        "tx_pps": e["tx_pps"],
+        "pct_of_theoretical": e["tx_pct"],
+        "rx_pct": e["rx_pct"],
+        "throughput_gbps": e["throughput_gbps"],
+        "latency_min": t.latency_min_us,
+        "latency_avg": t.latency_avg_us,
+        "latency_max": t.latency_max_us,
+        "lost_packets": float(t.lost),
+        "loss_pct": 100.0 * t.loss_ratio,
+        "zero_loss": 1.0 if t.lost == 0 else 0.0,
+        "mean_ingress_escapes": e["mean_ingress_escapes"],
+        "mean_egress_escapes": e["mean_egress_escapes"],
+        "fabric_load": e["fabric_load"],
+        "lookup_load": e["lookup_load"],
+    }
+    metrics.update(more or {})
+    bottleneck = e["bottleneck"] if t.lost > 0 else ""
+    counters = {k: float(v) for k, v in sorted(e["drops"].items())}
+    return CaseResult(case=case_id, params=params, metrics=metrics, bottleneck=bottleneck,
+                      counters=counters)

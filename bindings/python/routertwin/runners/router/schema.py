@@ -1,0 +1,91 @@
+"""The keys of a router scenario (`Schema`: a list of cases, each one RFC
+2544 method) and the limits a trial is held to."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from routertwin.runners.router.analytic import max_frame_rate
+from routertwin.runners.router.platform import RouterPlatform
+from routertwin.scenario import FieldError, ScenarioModel, ScenarioPath
+
+Mode = Literal["packet", "steady"]
+
+
+# At most one day of tester time: the RFC 2544 tests run seconds to minutes
+# (the seed's longest is 5 minutes); a day keeps every packet count exact in
+# a double (780 Mpps x 86400 s < 2^53) and within uint64 in the native model.
+# mode: packet is limited further, by memory (check()).
+MAX_DURATION_S = 86400.0
+
+# Packet mode reserves one descriptor per offered frame up front (~32 bytes
+# measured: 15.6 M frames took 605 MB RSS, 20 ms of the full T640 at 40 B);
+# 5e7 frames stay under ~2 GB and about a minute of wall time.
+MAX_PACKET_MODE_FRAMES = 5e7
+
+# Generated routes are consecutive /24s: there are 2^24 in all of IPv4
+# (check() bounds them by the platform's first prefix).
+MAX_ROUTES = 2**24
+
+
+class Case(ScenarioModel):
+    case: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    method: Literal["frmol", "load", "throughput", "ndr_pdr", "loss_curve", "size_sweep"] = "frmol"
+    ip_bytes: int = Field(default=40, ge=32, le=9000)
+    routes: int = Field(default=0, ge=0, le=MAX_ROUTES)
+    routes_as_destinations: bool = False
+    route_file: ScenarioPath | None = None
+    # A fraction of the tester's maximum rate; at least a millionth of it
+    # (780 frames/s on the T640), below which a trial sends almost nothing.
+    offered_load: float = Field(default=1.0, ge=1e-6, le=1)
+    duration_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S)  # default: the scenario's
+    mode: Mode | None = None  # default: the scenario's
+    # Bisection runs log2(1 / resolution) trials: at most 20 from 1e-6.
+    resolution: float = Field(default=0.001, ge=1e-6, lt=1)
+    pdr_loss_pct: float = Field(default=0.5, ge=0, lt=100)
+    # The loss curve runs 1 / step trials: at most 1000 (RFC 2544 26.3 asks
+    # for steps of at most 10 %).
+    step: float = Field(default=0.1, ge=0.001, le=0.1)
+    sizes: tuple[int, int] | None = None  # size_sweep: first and last size
+
+    @model_validator(mode="after")
+    def _sizes(self):
+        if self.method == "size_sweep":
+            if self.sizes is None:
+                raise FieldError(("sizes",), "size_sweep needs 'sizes: [first, last]'")
+            if not (32 <= self.sizes[0] <= self.sizes[1] <= 9000):
+                raise FieldError(("sizes",), "sizes must satisfy 32 <= first <= last <= 9000")
+        elif self.sizes is not None:
+            raise FieldError(("sizes",), "'sizes' applies to method size_sweep only")
+        return self
+
+
+class Schema(ScenarioModel):
+    platform: ScenarioPath
+    fitted: ScenarioPath  # scenarios/platforms/fitted/<study>.yaml: the fixed pipeline latency
+    mode: Mode = "steady"
+    duration_s: float = Field(default=30.0, gt=0, le=MAX_DURATION_S)
+    cases: list[Case] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        seen = set()
+        for i, c in enumerate(self.cases):
+            if c.case in seen:
+                raise FieldError(("cases", i, "case"), f"case '{c.case}' appears twice")
+            seen.add(c.case)
+        return self
+
+
+def trial_too_long(plat: RouterPlatform, mode: str, duration_s: float, ip_bytes: int) -> str | None:
+    """Why a trial of `duration_s` at full load of `ip_bytes` packets cannot
+    run (over a day, or a packet-mode run beyond memory), or None."""
+    if duration_s > MAX_DURATION_S:
+        return f"a trial of {duration_s:g} s is longer than a day ({MAX_DURATION_S:g} s)"
+    rate = max_frame_rate(plat, ip_bytes)
+    if mode == "packet" and duration_s * rate > MAX_PACKET_MODE_FRAMES:
+        return (f"mode packet would simulate {duration_s * rate:.3g} frames ({duration_s:g} s at {rate:.4g} "
+                f"frames/s); at most {MAX_PACKET_MODE_FRAMES:.0e} fit in memory")
+    return None

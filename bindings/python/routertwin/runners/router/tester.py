@@ -1,0 +1,76 @@
+"""A router case as a device behind an RFC 2544 tester (the trial protocol
+of routertwin.methods.tester): each trial one run of the native model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from routertwin.methods import rfc2544
+from routertwin.methods.tester import TesterCase
+from routertwin.runners._shared.native import case_error, trial_result
+from routertwin.runners.router.analytic import max_frame_rate
+from routertwin.runners.router.native import native_config, run_native
+from routertwin.runners.router.platform import RouterPlatform, load_profiles
+from routertwin.runners.router.schema import Case, Schema, trial_too_long
+
+
+class RouterTester:
+    """The model as an RFC 2544 device: trial(load) -> TrialResult."""
+
+    def __init__(self, plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, ip_bytes: int,
+                 duration_s: float, mode: str, seed: int, progress=None, source: Path | None = None):
+        self.plat, self.case, self.pipeline_latency_us = plat, case, pipeline_latency_us
+        self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
+        self.progress = progress
+        self.source = source  # the scenario file, named in errors
+
+    def __call__(self, load: float) -> rfc2544.TrialResult:
+        # Trials of `routertwin rfc2544` (--duration, bursts, other sizes) bypass
+        # the scenario's load-time check: hold each to the same limits.
+        too_long = trial_too_long(self.plat, self.mode, self.duration_s, self.ip_bytes)
+        if too_long:
+            raise case_error(self.source, self.case.case, too_long)
+        cfg = native_config(self.plat, self.case, pipeline_latency_us=self.pipeline_latency_us,
+                            load=load, ip_bytes=self.ip_bytes,
+                            duration_s=self.duration_s, mode=self.mode, seed=self.seed)
+        r = run_native(cfg, source=self.source, case_id=self.case.case)
+        if self.progress is not None:
+            self.progress.advance(0, status=f"{self.case.case} {self.ip_bytes}B load {load:.4f}")
+        extra = {k: r[k] for k in ("tx_pps", "rx_pps", "theoretical_pps", "tx_pct", "rx_pct",
+                                    "throughput_gbps", "mean_ingress_escapes", "mean_egress_escapes",
+                                    "fabric_load", "lookup_load", "bottleneck")}
+        extra["tx_fps"], extra["rx_fps"] = r["tx_pps"], r["rx_pps"]  # the tester protocol's names
+        extra["drops"] = dict(r["drops"])
+        return trial_result(load, r, extra)
+
+
+def testers(scenario, *, duration_s: float | None = None) -> list[TesterCase]:
+    """Each case as a device behind an RFC 2544 tester (routertwin.methods.tester):
+    the case's routes, destinations and mode, at any IP packet size. A burst
+    of N frames is one trial at 100 % load lasting N / max_frame_rate."""
+    cfg: Schema = scenario.config
+    plat, pipe_us = load_profiles(cfg)
+    out = []
+    for case in cfg.cases:
+        mode = case.mode or cfg.mode
+        dur = duration_s or case.duration_s or cfg.duration_s
+
+        def trial_at(size: int, seed: int, case=case, mode=mode, dur=dur) -> RouterTester:
+            return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
+                                mode=mode, seed=seed, source=scenario.path)
+
+        def burst_at(size: int, seed: int, case=case, mode=mode):
+            def burst(frames: int) -> rfc2544.TrialResult:
+                dev = RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size,
+                                   duration_s=frames / max_frame_rate(plat, size), mode=mode, seed=seed,
+                                   source=scenario.path)
+                return dev(1.0)
+            return burst
+
+        routes = f"{case.routes} routes" + (" as destinations" if case.routes_as_destinations else "")
+        out.append(TesterCase(
+            case=case.case, size=case.ip_bytes, size_unit="IP packet bytes", size_range=(32, 9000),
+            duration_s=dur, trial_at=trial_at, burst_at=burst_at,
+            max_frame_rate=lambda size: max_frame_rate(plat, size),
+            describe=f"{plat.platform}, {plat.ports} x {plat.sonet} POS, {routes}, {mode} mode"))
+    return out

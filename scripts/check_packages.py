@@ -301,7 +301,10 @@ class Dpkg:
 
 
 def site_packages() -> list[str]:
+    """Every site-packages folder this Python imports from: its own and, in a
+    venv made with --system-site-packages, the base Python's too."""
     paths = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    paths.update(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))
     return sorted(p for p in paths if p)
 
 

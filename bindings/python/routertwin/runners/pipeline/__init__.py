@@ -19,7 +19,7 @@ at a time, so at most `flows` cores are busy; ORDERED (and UNTAGGED) tags let
 every core work and only restore order on output.
 
 Two methods compute a case: `packet` runs the C++ packet-level engine
-(`routertwin._core.run_pipeline`, keys in model/helper/forwarding-scenario.h);
+(`routertwin._core.run_pipeline`, keys in model/pipeline/helper/forwarding-scenario.h);
 `analytic` is the closed form (exact Mean Value Analysis of the closed
 network, capped by line rate in/out, offered load and memory bandwidth).
 `both` runs the packet level and reports the analytic throughput beside it.

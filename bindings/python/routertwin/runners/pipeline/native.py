@@ -1,5 +1,5 @@
 """The pipeline at packet level: the C++ engine `routertwin._core.run_pipeline`
-(ns-3 + PipelineEngine, keys in model/helper/forwarding-scenario.h), its
+(ns-3 + PipelineEngine, keys in model/pipeline/helper/forwarding-scenario.h), its
 config dict of a case and its answer as a CaseResult."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from routertwin.runners.pipeline.schema import Schema
 
 
 def engine_config(r: Resolved, cfg: Schema, seed: int) -> dict:
-    """The run_pipeline keys (model/helper/forwarding-scenario.h) of a case.
+    """The run_pipeline keys (model/pipeline/helper/forwarding-scenario.h) of a case.
 
     The engine's tester offers one frame size on the port and its device runs
     the C core's IPv4 forwarding, priced by `counter_prices`. For the ipv4

@@ -2,7 +2,7 @@
 T640 of seed 001) offered traffic by an RFC 2544 tester.
 
 The native model is `routertwin._core.run_router` (keys documented in
-model/helper/router-scenario.h): POS framing with byte stuffing computed from
+model/router/helper/router-scenario.h): POS framing with byte stuffing computed from
 each packet's octets, a dp_lpm route lookup, segmentation into fabric cells,
 an iSLIP crossbar per packet forwarding engine, egress re-framing and queues.
 `mode: packet` simulates every packet (windows of milliseconds); `mode:

@@ -1,5 +1,5 @@
 """The router's native model, `routertwin._core.run_router` (keys documented
-in model/helper/router-scenario.h): the config dict of one trial and the
+in model/router/helper/router-scenario.h): the config dict of one trial and the
 call."""
 
 from __future__ import annotations

@@ -21,8 +21,8 @@
  * importer subtracts.
  *
  * Not yet in the core, listed in "pending" so their absence is visible:
- * dns_* (dp_dns), http_parse and url_rule_match (issue: HTTP/URL rules).
- * Each becomes one more entry of kOps below.
+ * http_parse, url_rule_match and the cookie operations (the L7 issues).
+ * Each becomes one more entry of kOps below (and rows of the table).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -83,6 +83,12 @@ static struct {
     dp_syncookie_tuple_t tuples[NIN];
     uint32_t cookies[NIN];
     dp_rl_t *rl; void *rl_mem; size_t rl_size; dp_rl_config_t rl_cfg;
+    dp_dns_zone_t *zone;
+    uint8_t dnsq[NIN][64];           /* DNS queries (messages) */
+    size_t dnsq_len[NIN];
+    uint8_t dnsf[NIN][128];          /* the same queries in Ethernet/IPv4/UDP frames */
+    size_t dnsf_len[NIN];
+    uint8_t dns_out[1600];
     uint64_t now;
     volatile uint32_t sink;
 } W;
@@ -250,6 +256,45 @@ static void init(unsigned lpm_routes, int build_big)
         W.cookies[i] = dp_syncookie_make(&W.sc, &W.tuples[i], 1460, 100, NULL);
     }
 
+    /* DNS: a zone of 1,024 names with 1-4 A records each; queries for
+     * names of the zone, A/IN, recursion desired, no EDNS. */
+    rng_state = 0x5EED0007u;
+    dp_dns_zone_config_t zc = {1024, 1024 * 32, 4096, 0};
+    size_t zsize = dp_dns_zone_memory_size(&zc);
+    W.zone = dp_dns_zone_create(xalloc(zsize), zsize, &zc);
+    uint8_t wire[64];
+    size_t wl;
+    for (unsigned n = 0; n < 1024; n++) {
+        char name[48];
+        uint32_t addrs[4] = {(uint32_t)rng(), (uint32_t)rng(), (uint32_t)rng(), (uint32_t)rng()};
+        snprintf(name, sizeof name, "host%u.pool%u.example.com", n, n % 7);
+        if (dp_dns_name_to_wire(name, wire, sizeof wire, &wl) != 0 ||
+            dp_dns_zone_add(W.zone, wire, wl, addrs, 1 + n % 4, 300, NULL) != 0) {
+            fprintf(stderr, "dp_cost: DNS zone refused %s\n", name);
+            exit(3);
+        }
+    }
+    for (unsigned i = 0; i < NIN; i++) {
+        char name[48];
+        unsigned n = (unsigned)(rng() % 1024);
+        snprintf(name, sizeof name, "host%u.pool%u.example.com", n, n % 7);
+        dp_dns_name_to_wire(name, wire, sizeof wire, &wl);
+        uint8_t *q = W.dnsq[i];
+        memset(q, 0, 12);
+        q[0] = (uint8_t)i; q[1] = (uint8_t)(i >> 8); q[2] = 0x01; /* RD */ q[5] = 1; /* QDCOUNT 1 */
+        memcpy(q + 12, wire, wl);
+        q[12 + wl] = 0; q[13 + wl] = 1; q[14 + wl] = 0; q[15 + wl] = 1; /* A, IN */
+        W.dnsq_len[i] = 16 + wl;
+        dp_build_spec_t sp = W.spec[i | 1]; /* a UDP spec: addresses and MACs */
+        sp.dst_port = 53;
+        sp.payload = q;
+        sp.payload_len = (uint16_t)W.dnsq_len[i];
+        if (dp_build(&sp, W.dnsf[i], sizeof W.dnsf[i], &W.dnsf_len[i], NULL) != DP_OK) {
+            fprintf(stderr, "dp_cost: DNS frame %u not built\n", i);
+            exit(3);
+        }
+    }
+
     W.rl_cfg.services = 16; W.rl_cfg.ticks_per_second = 1000000;
     W.rl_size = dp_rl_memory_size(&W.rl_cfg);
     W.rl_mem = xalloc(W.rl_size);
@@ -403,6 +448,25 @@ static void op_rl_admit(uint32_t i, dp_ops_t *o)
     W.now += 1; /* one admission per microsecond per service: rate-limited half the time */
     W.sink += (uint32_t)dp_rl_admit(W.rl, i & 15, W.now, o);
 }
+static void op_dns_parse(uint32_t i, dp_ops_t *o)
+{
+    dp_dns_query_t q;
+    W.sink += (uint32_t)dp_dns_parse(W.dnsq[IN(i)], W.dnsq_len[IN(i)], &q, o);
+}
+static void op_dns_answer(uint32_t i, dp_ops_t *o)
+{
+    size_t n = 0;
+    W.sink += (uint32_t)dp_dns_answer(W.zone, W.dnsq[IN(i)], W.dnsq_len[IN(i)], W.dns_out, sizeof W.dns_out, &n,
+                                      NULL, o) + (uint32_t)n;
+}
+/* The DNS service's per-packet path: a query frame answered into a
+ * response frame (parse, DNS parse, zone lookup, response, checksums). */
+static void op_path_dns(uint32_t i, dp_ops_t *o)
+{
+    size_t n = 0;
+    W.sink += (uint32_t)dp_dns_answer_frame(W.zone, W.dnsf[IN(i)], W.dnsf_len[IN(i)], W.dns_out, sizeof W.dns_out,
+                                            &n, NULL, o) + (uint32_t)n;
+}
 /* The forwarding path the pipeline and router models run per packet:
  * parse (checksum verified), LPM lookup of the destination, TTL. */
 static void fwd(const dp_lpm_t *lpm, uint32_t i, dp_ops_t *o)
@@ -467,16 +531,21 @@ static const cost_op_t kOps[] = {
     {"syncookie_make", "syncookie", "dp_syncookie_make (SipHash-2-4 of 17 bytes)", setup_none, op_cookie_make},
     {"syncookie_check", "syncookie", "dp_syncookie_check of a valid cookie", setup_none, op_cookie_check},
     {"ratelimit_admit", "ratelimit", "dp_rl_admit, 16 services", setup_rl, op_rl_admit},
+    {"dns_parse", "dns", "dp_dns_parse of an A/IN query (names of 24-27 bytes)", setup_none, op_dns_parse},
+    {"dns_answer", "dns", "dp_dns_answer: parse, lookup in a 1,024-name zone, 1-4 A records", setup_none,
+     op_dns_answer},
     {"path_ip4_fwd", "path", "parse + LPM (--lpm-routes; 90% of destinations routed) + TTL: the forwarding "
      "models' path", setup_frames, op_path_fwd},
     {"path_l4_nat", "path", "parse + session lookup + track + NAT dst of TCP ACKs: the L4 balancer's established path",
      setup_frames, op_path_l4_nat},
+    {"path_dns", "path", "dp_dns_answer_frame: a query frame answered into a response frame", setup_none,
+     op_path_dns},
 };
 #define NOPS (sizeof kOps / sizeof kOps[0])
 
 /* Operations the load-balancer issues add, not in the core yet. */
-static const char *const kPending[] = {"dns_parse_answer (dp_dns)", "http_parse (HTTP request/response parser)",
-                                       "url_rule_match (URL rules)"};
+static const char *const kPending[] = {"http_parse (HTTP request/response parser)", "url_rule_match (URL rules)",
+                                       "cookie_insert_learn (HTTP cookies)"};
 
 /* Instruction attribution point for emulators (see the top of the file).
  * noinline and with a side effect so every call stays a call. */

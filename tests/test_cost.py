@@ -157,3 +157,22 @@ def test_not_json_and_untimed_emulator_runs_are_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "mips64-qemu.json" in err and "not a plausible measurement" in err
     assert not out.exists()
+
+
+def test_validation_report_gets_a_derived_only_column_for_the_one_core_rows():
+    from types import SimpleNamespace
+
+    from routertwin.validation import replay
+
+    def row(rid):
+        ref = SimpleNamespace(id=rid, system="s", condition="c", value_text="3.3e6", unit="pps", role="calibrate")
+        mapped = SimpleNamespace(consistency_check=False, tolerance_text=lambda: "1%", reason="r")
+        return replay.RowResult(ref, mapped, twin=3.3e6, error_pct=0.0, status="pass")
+
+    rows = [row("cn68-se-64b-1c"), row("cn68-se-64b-16c"), row("cn78-l2-64b-1c")]
+    report = replay.Report({"octeon": rows}, {}, [])
+    replay.add_derived(report, ROOT)
+    assert "Mpps; explains" in rows[0].derived and rows[1].derived == ""
+    assert "no code" in rows[2].derived
+    md = replay.report_markdown(report, {}, [])
+    assert replay.DERIVED_HEADER in md and rows[0].derived in md

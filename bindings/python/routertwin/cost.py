@@ -344,7 +344,9 @@ def import_profile(results: Results, rows: list[dict], platform_path: Path, out:
             body.append(f"  # {c}: {p.shown()} ({label}); the pipeline runner does not price this counter yet")
             continue
         v = max(0.0, p.value)
-        note = "" if p.value >= 0 else f" (fit {p.value:.3g} < 0, clamped: within noise)"
+        note = "" if p.value >= 0 else (f" (fit {p.value:.3g} < 0, clamped to 0; "
+                                        + ("within 2 s.e. of 0)" if p.stderr is not None and -p.value < 2 * p.stderr
+                                           else "NOT within 2 s.e. of 0: check the run)"))
         body.append(f"  {c}: {v:.6g}   # {label}: {p.shown()} cycles per unit{note}; derived "
                     f"{derived.get(c, float('nan')):.3g} ({derived_src})")
     profile = "\n".join(lines + body) + "\n"
@@ -434,4 +436,19 @@ def seed002_report(root: Path) -> list[dict]:
             res[f"derived_pps_{tag}"] = clock / cyc if cyc > 0 else math.inf
         res["fitted_pps"] = clock / total_fitted
         out.append(res)
+    return out
+
+
+def derived_cells(root: Path) -> dict[str, str]:
+    """{row id: text} for the validation report's derived-only column: the
+    1-core packets/s the derived prices alone predict (CPI low / mid /
+    high) and the share of the fitted per-packet cycles they explain."""
+    out = {}
+    for x in seed002_report(root):
+        if x["derived_cycles_mid"] == 0:
+            out[x["row"]] = "core runs no code on this path (0%)"
+            continue
+        pps = " / ".join(f"{x[f'derived_pps_{k}'] / 1e6:.2f}" for k in ("low", "mid", "high"))
+        expl = " / ".join(f"{x[f'explained_pct_{k}']:.0f}" for k in ("low", "mid", "high"))
+        out[x["row"]] = f"{pps} Mpps; explains {expl}% of {x['fitted_cycles']:.0f} fitted cycles"
     return out

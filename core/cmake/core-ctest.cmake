@@ -118,7 +118,7 @@ if(RT_CC_mips64)
     COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_CURRENT_SOURCE_DIR} -DBIN=${RT_CORE_SUB}/octeon2
             -DGEN=${CMAKE_GENERATOR}
             "-DARGS=-DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/toolchains/mips64-linux-gnuabi64.cmake|-DRT_MIPS64_MARCH=octeon2"
-            -DTARGETS=dp_golden -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/sub-build.cmake)
+            "-DTARGETS=dp_golden|dp_cost" -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/sub-build.cmake)
   set_tests_properties(core_octeon2_compiles PROPERTIES RESOURCE_LOCK core_sub_build TIMEOUT 300)
 endif()
 

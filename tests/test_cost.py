@@ -176,3 +176,18 @@ def test_validation_report_gets_a_derived_only_column_for_the_one_core_rows():
     assert "no code" in rows[2].derived
     md = replay.report_markdown(report, {}, [])
     assert replay.DERIVED_HEADER in md and rows[0].derived in md
+
+
+def test_a_native_host_run_imports_as_a_measurement(tmp_path, rows):
+    """The harness built by the project (build/release) runs here natively:
+    its JSON passes every check and is not labelled emulated."""
+    import subprocess
+
+    exe = ROOT / "build" / "release" / "core" / "dp_cost"
+    assert exe.exists(), f"{exe} missing: build the project (pip install . builds it)"
+    doc = subprocess.run([str(exe), "--reps", "2"], capture_output=True, text=True, check=True, timeout=120).stdout
+    path = tmp_path / "host.json"
+    path.write_text(doc)
+    res = cost.load_results(path, rows, 2.5e9)
+    assert not res.emulated and res.doc["isa"] == "x86_64"
+    assert set(res.cycles_per_call) >= set(cost.table_ops(rows))

@@ -93,7 +93,8 @@ def test_import_of_an_emulated_run_is_labelled_and_loads_as_a_profile(tmp_path, 
     counter_lines = [ln for ln in text.split("counter_cycles:")[1].splitlines()[1:] if ln.startswith("  ")]
     assert counter_lines and all("emulated" in ln or "not identified" in ln for ln in counter_lines)
     assert "hashes" in text  # priced, even where the runner cannot use it yet
-    from routertwin.runners.pipeline import PlatformProfile, load_profile
+    from routertwin.runners._shared.profiles import load_profile
+    from routertwin.runners.pipeline.profiles import PlatformProfile
 
     prof = load_profile(out, PlatformProfile)
     assert prof.platform == "cn68xx-1500-ddr3-1066" and set(prof.counter_cycles) <= set(cost.counter_names())

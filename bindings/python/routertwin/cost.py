@@ -360,7 +360,7 @@ def _runner_counters(names: tuple[str, ...]) -> tuple[str, ...]:
     """Counters the pipeline runner accepts in counter_cycles (it may lag
     the core's list); all of them when the runner does not say."""
     try:
-        from routertwin.runners.pipeline import OPS_COUNTERS
+        from routertwin.runners.pipeline.profiles import OPS_COUNTERS
     except ImportError:
         return names
     return tuple(OPS_COUNTERS)

@@ -1,6 +1,8 @@
 #include "bindings.h"
 #include "dp.h"
+#include "least-squares.h"
 
+#include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
 #include <string>
@@ -29,6 +31,22 @@ BindDataPlane(py::module_& m)
         }
         return names;
     });
+    m.def(
+        "least_squares",
+        [](const Eigen::MatrixXd& A, const Eigen::VectorXd& b) {
+            auto fit = FitLeastSquares(A, b);
+            py::dict d;
+            d["x"] = fit.x;
+            d["stderr"] = fit.stderr_;
+            d["cov"] = fit.cov;
+            d["identified"] = fit.identified;
+            d["rss"] = fit.rss;
+            d["rank"] = fit.rank;
+            d["dof"] = fit.dof;
+            return d;
+        },
+        "Least squares A x = b with covariance (Eigen, model/common least-squares.h): dict of x, stderr, "
+        "cov (identified columns), identified, rss, rank, dof.");
     m.def("ops_counter_names", []() {
         std::vector<std::string> names;
         for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)

@@ -79,7 +79,7 @@ function(rt_core_cross arch triple)
   rt_core_sub_build(${arch}
     ARGS -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/toolchains/${triple}.cmake
          -DCMAKE_BUILD_TYPE=Release
-    TARGETS dp_golden)
+    TARGETS dp_golden dp_cost)
   list(JOIN ARGN "|" emulator)
   add_test(NAME core_golden_${arch}
     COMMAND ${CMAKE_COMMAND} "-DEMULATOR=${RT_QEMU_${arch}}|${emulator}"
@@ -92,6 +92,25 @@ endfunction()
 rt_core_cross(mips64 mips64-linux-gnuabi64 -cpu MIPS64R2-generic -L /usr/mips64-linux-gnuabi64)
 rt_core_cross(aarch64 aarch64-linux-gnu -L /usr/aarch64-linux-gnu)
 
+# The instruction-count table (core/cost/insn_counts.csv) cannot drift from
+# the code: a few operations are recounted on all three ISAs (callgrind on
+# the host, qemu-user with the tree's TCG plugin for mips64 and aarch64)
+# and compared with it. The host binary is a standalone Release sub-build,
+# as core/cost/count_insns.py builds it.
+find_program(RT_VALGRIND valgrind)
+if(RT_VALGRIND AND RT_CC_mips64 AND RT_CC_aarch64 AND RT_QEMU_mips64 AND RT_QEMU_aarch64 AND Python_EXECUTABLE)
+  rt_core_sub_build(cost_host ARGS -DCMAKE_BUILD_TYPE=Release TARGETS dp_cost)
+  add_test(NAME core_cost_insn_table
+    COMMAND ${Python_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cost/count_insns.py --check
+            --only parse,ttl,lpm_lookup_small,session_lookup,sched_maglev,path_l4_nat
+            --bin x86_64=${RT_CORE_SUB}/cost_host/dp_cost --bin mips64=${RT_CORE_SUB}/mips64/dp_cost
+            --bin aarch64=${RT_CORE_SUB}/aarch64/dp_cost --build-dir ${RT_CORE_SUB}/cost-plugin)
+  set_tests_properties(core_cost_insn_table PROPERTIES
+    FIXTURES_REQUIRED "core_cost_host;core_mips64;core_aarch64" TIMEOUT 180)
+elseif(NOT RT_VALGRIND)
+  rt_core_missing(valgrind core_cost_insn_table)
+endif()
+
 # The core must also compile for the Octeon ISA proper (Octeon extensions
 # cannot run under qemu-user here; see the mips64 toolchain file).
 if(RT_CC_mips64)
@@ -99,7 +118,7 @@ if(RT_CC_mips64)
     COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_CURRENT_SOURCE_DIR} -DBIN=${RT_CORE_SUB}/octeon2
             -DGEN=${CMAKE_GENERATOR}
             "-DARGS=-DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/toolchains/mips64-linux-gnuabi64.cmake|-DRT_MIPS64_MARCH=octeon2"
-            -DTARGETS=dp_golden -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/sub-build.cmake)
+            "-DTARGETS=dp_golden|dp_cost" -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/sub-build.cmake)
   set_tests_properties(core_octeon2_compiles PROPERTIES RESOURCE_LOCK core_sub_build TIMEOUT 300)
 endif()
 

@@ -1,4 +1,4 @@
-"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list`.
+"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile`.
 
 User mistakes (bad scenario, mapping, flag) print one line on stderr and exit
 with status 2; a failed validation exits 1; an internal error prints a short
@@ -64,6 +64,20 @@ def _parser() -> argparse.ArgumentParser:
     add_arguments(b)
 
     sub.add_parser("list", help="list scenarios, runner kinds and studies")
+
+    pr = sub.add_parser("profile", help="counter prices: derived from the core's instruction counts, or imported "
+                                        "from a cost-harness run on a board (core/cost/dp_cost)")
+    psub = pr.add_subparsers(dest="profile_command", required=True, parser_class=_Parser)
+    pd = psub.add_parser("derive", help="instructions per counter unit (least squares over the harness's "
+                                        "operations) and the seed-002 1-core rows they explain")
+    pd.add_argument("--isa", default="mips64", choices=["x86_64", "mips64", "aarch64"],
+                    help="instruction counts of this ISA (default mips64: the Octeon's)")
+    pi = psub.add_parser("import", help="build a platform profile from a dp_cost JSON taken on a board and show "
+                                        "it beside the current profile, price by price")
+    pi.add_argument("results", type=Path, metavar="RESULTS.json")
+    pi.add_argument("--platform", type=Path, required=True, metavar="PLATFORM.yaml",
+                    help="the current profile of that board (scenarios/platforms/*.yaml)")
+    pi.add_argument("--out", type=Path, help="write the new profile here (default: show only)")
     return p
 
 
@@ -196,5 +210,71 @@ def _cmd_rfc2544(args) -> int:
     return rfc2544_command(args, _root(args, required=False))
 
 
+def _cmd_profile(args) -> int:
+    from rich.table import Table
+
+    from routertwin import cost
+    from routertwin.results import console as _console
+
+    root = _root(args)
+    console = _console()
+    rows = cost.read_insn_table(root)
+    if args.profile_command == "derive":
+        fit = cost.derive_instruction_prices(rows, args.isa)
+        t = Table(title=f"instructions per unit ({args.isa}; {fit.call.source})")
+        for col in ("price", "instructions per unit (± 1 s.e.)", "kind"):
+            t.add_column(col)
+        t.add_row("call", fit.call.shown(), fit.call.kind)
+        for c, p in fit.per_counter.items():
+            t.add_row(c, p.shown(), p.kind)
+        console.print(t)
+        insns = cost.table_insns(rows, args.isa)
+        ops = cost.table_ops(rows)
+        h = Table(title="held-out paths: counted vs predicted by the prices")
+        for col in ("path", "counted", "predicted", "error"):
+            h.add_column(col)
+        for path, calls in cost.PATH_CALLS.items():
+            pred = fit.predict(ops[path], calls)
+            h.add_row(path, f"{insns[path]:.1f}", f"{pred:.1f}", f"{100 * (pred - insns[path]) / insns[path]:+.1f}%")
+        console.print(h)
+        r = Table(title="seed 002, 1-core 64-byte rows: fitted cycles per packet vs what the core's code explains "
+                        "(derived at CPI low / mid / high, scenarios/platforms/core-types.yaml)")
+        for col in ("row", "fitted cycles", "core path", "derived cycles", "explained", "fitted pps",
+                    "derived-only pps", "work the core does not model"):
+            r.add_column(col)
+        for x in cost.seed002_report(root):
+            r.add_row(x["row"], f"{x['fitted_cycles']:.1f}", x["core_path"],
+                      f"{x['derived_cycles_low']:.0f} / {x['derived_cycles_mid']:.0f} / {x['derived_cycles_high']:.0f}",
+                      f"{x['explained_pct_low']:.0f}% / {x['explained_pct_mid']:.0f}% / {x['explained_pct_high']:.0f}%",
+                      f"{x['fitted_pps']:.3g}",
+                      " / ".join("-" if x[f'derived_pps_{k}'] == float("inf") else f"{x[f'derived_pps_{k}']:.3g}"
+                                 for k in ("low", "mid", "high")),
+                      x["not_modelled"])
+        console.print(r)
+        return 0
+    from ruamel.yaml import YAML
+
+    if not args.platform.exists():
+        raise UserError(f"{args.platform}: no such platform profile")
+    base = YAML(typ="safe").load(args.platform.read_text(encoding="utf-8"))
+    clock = float(((base or {}).get("cores") or {}).get("clock_hz") or 0) or None
+    res = cost.load_results(args.results, rows, clock)
+    table, measured, _ = cost.import_profile(res, rows, args.platform, args.out, root)
+    if res.emulated:
+        console.print(f"[bold red]EMULATED RUN[/]: {args.results} was taken under {res.doc['environment']}; "
+                      "its figures are not a hardware measurement.")
+    t = Table(title=f"{base.get('platform')}: prices in cycles per unit, current profile vs this run "
+                    f"({res.doc['isa']}, {res.doc['cpu']})")
+    for col in ("price", "current profile", "derived (instructions x CPI)", "this run (± 1 s.e.)", "kind"):
+        t.add_column(col)
+    for row in table:
+        t.add_row(row["price"], row["current"], row["derived"], row["board"], row["kind"])
+    console.print(t)
+    console.print(f"cycles from: {res.cycles_basis}")
+    if args.out:
+        console.print(f"wrote {args.out}")
+    return 0
+
+
 _COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
-             "rfc2544": _cmd_rfc2544}
+             "rfc2544": _cmd_rfc2544, "profile": _cmd_profile}

@@ -35,6 +35,7 @@ class RowResult:
     status: str = "ERROR"  # pass, FAIL, ERROR
     bottleneck: str = ""
     message: str = ""  # why ERROR
+    derived: str = ""  # what the core's derived prices alone give for this row (routertwin.cost), if anything
 
     @property
     def abs_error_pct(self) -> float | None:
@@ -141,18 +142,40 @@ def _cells(r: RowResult) -> list[str]:
 HEADER = ["id", "system", "condition", "reference", "role", "twin", "error", "tolerance", "pass"]
 
 
+DERIVED_HEADER = "derived-only (core code, CPI 0.5/1/1.5)"
+
+
 def _table(title: str, rows: list[RowResult], bottleneck: bool):
     """A rich Table of compared rows (HEADER, plus the twin's bottleneck when
-    `bottleneck`); failures red, rows that could not be replayed yellow."""
+    `bottleneck`, plus the derived-only column when a row has one); failures
+    red, rows that could not be replayed yellow."""
     from rich.table import Table
 
+    derived = any(r.derived for r in rows)
     t = Table(title=title, title_justify="left")
-    for h in HEADER + (["bottleneck"] if bottleneck else []):
+    for h in HEADER + (["bottleneck"] if bottleneck else []) + ([DERIVED_HEADER] if derived else []):
         t.add_column(h, justify="right" if h in ("reference", "twin", "error", "tolerance") else "left")
     for r in rows:
         style = {"pass": None, "FAIL": "red", "ERROR": "yellow"}[r.status]
-        t.add_row(*_cells(r), *([r.bottleneck] if bottleneck else []), style=style)
+        t.add_row(*_cells(r), *([r.bottleneck] if bottleneck else []), *([r.derived] if derived else []),
+                  style=style)
     return t
+
+
+def add_derived(report: Report, root: Path) -> None:
+    """Fills RowResult.derived for the rows the cost derivation speaks to
+    (seed 002's 1-core rows: routertwin.cost.seed002_report). Informative
+    only: no pass/fail, no effect on the twin."""
+    from routertwin import cost
+
+    try:
+        extra = cost.derived_cells(root)
+    except (OSError, KeyError) as exc:  # no instruction table or profiles: nothing to add
+        extra = {}
+        del exc
+    for rows in report.by_study.values():
+        for r in rows:
+            r.derived = extra.get(r.ref.id, "")
 
 
 def print_report(report: Report, con) -> None:
@@ -189,10 +212,12 @@ def report_markdown(report: Report, params: dict[str, str], plots: list[str]) ->
     out += [f"- {_md_escape(line)}" for line in report.summaries]
     for study, rows in report.by_study.items():
         bn = any(r.bottleneck for r in rows)
-        head = HEADER + (["bottleneck"] if bn else [])
+        dv = any(r.derived for r in rows)
+        head = HEADER + (["bottleneck"] if bn else []) + ([DERIVED_HEADER] if dv else [])
         out += ["", f"## Study {study}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in rows:
-            out.append("| " + " | ".join(_md_escape(c) for c in _cells(r) + ([r.bottleneck] if bn else [])) + " |")
+            out.append("| " + " | ".join(_md_escape(c) for c in _cells(r) + ([r.bottleneck] if bn else [])
+                                         + ([r.derived] if dv else [])) + " |")
         errors = [r for r in rows if r.message]
         if errors:
             out += [""] + [f"- `{r.ref.id}`: {_md_escape(r.message)}" for r in errors]
@@ -230,6 +255,7 @@ def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str
         results = run_jobs([Job(str(p)) for p in scenario_files], jobs=jobs, scheduler=scheduler, progress=progress)
     outcomes = dict(zip(scenario_files, results))
     report = build_report(reference, mappings, selected, outcomes)
+    add_derived(report, root)
 
     out_console = console()
     print_report(report, out_console)

@@ -333,15 +333,11 @@ def import_profile(results: Results, rows: list[dict], platform_path: Path, out:
             continue
         skip = False
         body.append(ln)
-    priced_by_runner = _runner_counters(names)
     body.append(f"counter_cycles:       # {label}: {results.path.name} ({results.doc['isa']}, core {results.doc['commit']})")
     for c in names:
         p = measured.per_counter[c]
         if p.kind == "not identified":
             body.append(f"  # {c}: not identified by the harness's operations (no price)")
-            continue
-        if c not in priced_by_runner:
-            body.append(f"  # {c}: {p.shown()} ({label}); the pipeline runner does not price this counter yet")
             continue
         v = max(0.0, p.value)
         note = "" if p.value >= 0 else (f" (fit {p.value:.3g} < 0, clamped to 0; "
@@ -354,16 +350,6 @@ def import_profile(results: Results, rows: list[dict], platform_path: Path, out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(profile, encoding="utf-8")
     return table, measured, profile
-
-
-def _runner_counters(names: tuple[str, ...]) -> tuple[str, ...]:
-    """Counters the pipeline runner accepts in counter_cycles (it may lag
-    the core's list); all of them when the runner does not say."""
-    try:
-        from routertwin.runners.pipeline.profiles import OPS_COUNTERS
-    except ImportError:
-        return names
-    return tuple(OPS_COUNTERS)
 
 
 # ---------------------------------------------------------- seed 002 report --

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
 
+from routertwin import _core
 from routertwin.errors import ScenarioError
 from routertwin.runners._shared.ethernet import Port
 from routertwin.runners._shared.profiles import load_profile
@@ -24,11 +25,8 @@ CoreCount = Annotated[int, Field(ge=1, le=4096)]
 
 # dp_ops_t field names (core/include/dp/dp_ops.h), in order: the keys a
 # workload's ops_per_packet and a platform's counter_cycles may use.
-OPS_COUNTERS = (
-    "packets", "bytes_parsed", "bytes_written", "checksum_bytes", "csum_updates",
-    "table_probes", "cache_lines", "table_writes", "rules_evaluated", "bytes_copied",
-    "crypto_bytes",
-)
+# The C core's operation counters, by name, as dp_ops.h defines them.
+OPS_COUNTERS = tuple(_core.ops_counter_names())
 
 
 def _known_counters(value: dict) -> dict:

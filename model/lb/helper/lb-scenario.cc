@@ -164,6 +164,7 @@ Keys()
              }
              c.counterPrices = *m;
          }},
+        {"connection_setup_cycles", [](C& c, S k, V v) { c.connectionSetupCycles = NonNeg(k, v); }},
         {"ports", [](C& c, S k, V v) { c.ports = static_cast<uint32_t>(AsInt(k, v, 1, 1024)); }},
         {"port_bit_rate", [](C& c, S k, V v) { c.portBitRate = Positive(k, v); }},
         {"core_queue_depth",
@@ -232,6 +233,7 @@ MakeDevice(const LbScenarioConfig& c, uint32_t sessionsPerCore, uint32_t cores)
     dev->SetAttribute("RateLimitCps", UintegerValue(c.rateLimitCps));
     dev->SetAttribute("FixedCyclesPerPacket", DoubleValue(c.fixedCyclesPerPacket));
     dev->SetAttribute("CyclesPerFrameByte", DoubleValue(c.cyclesPerFrameByte));
+    dev->SetAttribute("ConnectionSetupCycles", DoubleValue(c.connectionSetupCycles));
     dev->SetAttribute("CoreQueueDepth", UintegerValue(c.coreQueueDepth));
     dev->SetAttribute("InputPpsCeiling", DoubleValue(c.inputPpsCeiling));
     dev->SetAttribute("EgressBitRate", DoubleValue(c.ports * c.portBitRate));

@@ -23,6 +23,7 @@
 //   fixed_cycles_per_packet float cycles, 0  CycleCost fixed part
 //   cycles_per_frame_byte  float, 0          CycleCost per frame byte
 //   counter_prices         dict str->float   cycles per dp_ops counter unit
+//   connection_setup_cycles float cycles, 0  per new connection, beyond the counted work
 //   ports                  int, 16           10GbE ports (ingress line-rate check)
 //   port_bit_rate          float bit/s, 10e9 per port
 //   core_queue_depth       int pkts, 1024    RSS queue per core; 0 = unbounded
@@ -70,6 +71,7 @@ struct LbScenarioConfig
     double fixedCyclesPerPacket = 0;
     double cyclesPerFrameByte = 0;
     std::map<std::string, double> counterPrices;
+    double connectionSetupCycles = 0;
     uint32_t ports = 16;
     double portBitRate = 10e9;
     uint32_t coreQueueDepth = 1024;

@@ -51,6 +51,10 @@ L4BalancerDevice::GetTypeId()
             .AddAttribute("CyclesPerFrameByte", "CycleCost per frame byte.", DoubleValue(0),
                           MakeDoubleAccessor(&L4BalancerDevice::m_cyclesPerFrameByte),
                           MakeDoubleChecker<double>(0))
+            .AddAttribute("ConnectionSetupCycles",
+                          "Cycles per new connection beyond the core's counted work (fitted).", DoubleValue(0),
+                          MakeDoubleAccessor(&L4BalancerDevice::m_connectionSetupCycles),
+                          MakeDoubleChecker<double>(0))
             .AddAttribute("CoreQueueDepth", "Packets waiting per core (RSS queue), 0 = unbounded.",
                           UintegerValue(1024), MakeUintegerAccessor(&L4BalancerDevice::m_coreQueueDepth),
                           MakeUintegerChecker<uint32_t>())
@@ -94,6 +98,7 @@ L4BalancerDevice::Build()
     c.synCookies = m_synCookies;
     c.rateLimitCps = m_rateLimitCps;
     c.cost = m_cost;
+    c.connectionSetupCycles = m_connectionSetupCycles;
     m_lb = std::make_unique<L4Balancer>(c);
     PipelineConfig p;
     p.numCores = m_numCores;

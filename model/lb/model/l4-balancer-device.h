@@ -72,6 +72,7 @@ class L4BalancerDevice : public ns3::Object
     uint32_t m_rateLimitCps;
     double m_fixedCyclesPerPacket;
     double m_cyclesPerFrameByte;
+    double m_connectionSetupCycles;
     uint32_t m_coreQueueDepth;
     double m_inputPpsCeiling;
     double m_egressBitRate;

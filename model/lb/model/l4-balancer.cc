@@ -80,6 +80,10 @@ L4BalancerConfig::Validate() const
     {
         Bad("scheduler", "unknown algorithm '" + scheduler + "'");
     }
+    if (!(connectionSetupCycles >= 0))
+    {
+        Bad("connection_setup_cycles", "must be >= 0");
+    }
     if (cost.clockHz <= 0)
     {
         Bad("clock_hz", "must be > 0");
@@ -526,7 +530,8 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
         ++m_drops[drop];
     }
     v.out = p;
-    v.cycles = static_cast<uint32_t>(m_cfg.cost.Cycles(v.ops, static_cast<double>(len + 4)) + 0.5);
+    const double setup = v.opened ? m_cfg.connectionSetupCycles : 0.0;
+    v.cycles = static_cast<uint32_t>(m_cfg.cost.Cycles(v.ops, static_cast<double>(len + 4)) + setup + 0.5);
     return v;
 }
 

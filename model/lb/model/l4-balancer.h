@@ -42,7 +42,8 @@
 // which at the 1.5M CPS Tolly measured would hold 180M connections, more
 // than the 128M the tables hold, so the ADX cannot be doing that.
 //
-// Costs: the dp_ops counters of these calls, priced by CycleCost. Two parts
+// Costs: the dp_ops counters of these calls, priced by CycleCost, plus
+// connectionSetupCycles on the frame that opens a connection. Two parts
 // are not a core call and are counted here, stated:
 //   virtual-service table read: table_probes 1, cache_lines 1 per frame
 //     addressed to a VIP or the SNAT address (a direct-indexed array);
@@ -93,6 +94,11 @@ struct L4BalancerConfig
     bool synCookies = false;            ///< answer every SYN with a cookie (no state until the ACK)
     uint32_t rateLimitCps = 0;          ///< new connections/s per service; 0 = none
     CycleCost cost;                     ///< prices of the dp_ops counters
+    /// Cycles added to the frame that opens a connection, for the work of a
+    /// new connection that the core's counters do not see (session memory
+    /// allocation, aging timers, statistics, the line card's flow entry on a
+    /// real box): fitted per platform, 0 by default.
+    double connectionSetupCycles = 0;
 
     /// Throws std::invalid_argument naming the first bad field.
     void Validate() const;

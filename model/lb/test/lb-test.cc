@@ -318,6 +318,20 @@ TEST(LbScenario, SynFloodWithoutCookiesFillsTablesAndCookiesKeepThemEmpty)
     EXPECT_LT(off.legitCompletedRate, off.legitOfferedRate);      // new legit connections refused
 }
 
+TEST(LbScenario, ConnectionSetupCyclesArePaidOncePerConnection)
+{
+    // http10 opens one connection per unit; http11 none in the run (its
+    // persistent connections are opened before it), whatever the price
+    LbScenarioConfig c = Scenario("http10", 5e5);
+    const double base = RunLbScenario(c).cyclesPerUnit;
+    c.connectionSetupCycles = 12345;
+    EXPECT_NEAR(RunLbScenario(c).cyclesPerUnit - base, 12345, 0.5);
+    LbScenarioConfig t = Scenario("http11", 5e5);
+    const double tBase = RunLbScenario(t).cyclesPerUnit;
+    t.connectionSetupCycles = 12345;
+    EXPECT_DOUBLE_EQ(RunLbScenario(t).cyclesPerUnit, tBase);
+}
+
 TEST(LbScenario, SameSeedSameResult)
 {
     LbScenarioConfig c = Scenario("http10", 1e6);

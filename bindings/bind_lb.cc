@@ -72,9 +72,11 @@ ToDict(const LbScenarioResult& r)
     d["cycles_per_unit"] = r.cyclesPerUnit;
     d["cycles_per_packet"] = r.cyclesPerPacket;
     d["delivered_pps"] = r.deliveredPps;
+    d["delivered_bps"] = r.deliveredBitRate;
     d["ops_per_unit"] = r.opsPerUnit;
     d["cpu_mean_pct"] = r.cpuMeanPct;
     d["cpu_max_pct"] = r.cpuMaxPct;
+    d["cpu_span_mean_pct"] = r.cpuSpanMeanPct;
     d["core_utilization_pct"] = r.coreUtilizationPct;
     d["cpu_closed_form_pct"] = r.cpuClosedFormPct;
     d["bottleneck"] = r.bottleneck;

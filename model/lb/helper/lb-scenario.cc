@@ -429,9 +429,17 @@ RunLbScenario(const LbScenarioConfig& c)
     uint8_t* const buf = storage + 64; // headroom for the tunnel mode
     const size_t cap = sizeof storage - 64;
 
+    const uint64_t windowFromPs = static_cast<uint64_t>(std::llround(c.EffectiveWarmupSeconds() * 1e12));
+    double windowBits = 0;
+    std::vector<double> windowCycles(c.numCores, 0.0);
     auto settle = [&]() {
         for (const PacketDesc& d : departed)
         {
+            if (d.arrivalPs >= windowFromPs && d.arrivalPs < durPs)
+            {
+                windowBits += 8.0 * d.frameBytes;
+                windowCycles[dev->CoreOfDesc(d)] += d.serviceCycles;
+            }
             auto it = inFlight.find(d.seq);
             tester.OnDeparted(it->second);
             inFlight.erase(it);
@@ -509,16 +517,20 @@ RunLbScenario(const LbScenarioConfig& c)
                 static_cast<double>(allUnits);
         }
     }
+    r.deliveredBitRate = windowBits / window;
     r.cyclesPerPacket = frames ? cycles / static_cast<double>(frames) : 0;
     const PipelineReport rep = dev->Engine().Report();
-    double sum = 0;
-    for (double u : rep.coreUtilization)
+    double sum = 0, spanSum = 0;
+    for (uint32_t k = 0; k < c.numCores; ++k)
     {
-        r.coreUtilizationPct.push_back(100 * u);
+        const double u = 100 * windowCycles[k] / (c.clockHz * window);
+        r.coreUtilizationPct.push_back(u);
         sum += u;
-        r.cpuMaxPct = std::max(r.cpuMaxPct, 100 * u);
+        r.cpuMaxPct = std::max(r.cpuMaxPct, u);
+        spanSum += 100 * rep.coreUtilization[k];
     }
-    r.cpuMeanPct = rep.coreUtilization.empty() ? 0 : 100 * sum / rep.coreUtilization.size();
+    r.cpuMeanPct = sum / c.numCores;
+    r.cpuSpanMeanPct = spanSum / c.numCores;
     r.cpuClosedFormPct = 100 * c.rate * r.cyclesPerUnit / (c.numCores * c.clockHz);
     r.bottleneck = rep.bottleneck;
     r.deliveredPps = rep.durationSeconds > 0 ? dev->Engine().Counters().departed / rep.durationSeconds : 0;

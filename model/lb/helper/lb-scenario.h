@@ -107,10 +107,16 @@ struct LbScenarioResult
     double cyclesPerUnit = 0;     ///< priced cycles per unit (all frames of the run / units)
     double cyclesPerPacket = 0;
     double deliveredPps = 0;      ///< frames that left the device / device span (first arrival..last departure)
+    double deliveredBitRate = 0;  ///< frame bits (FCS incl.) delivered, of frames that arrived in the window, / window
     std::map<std::string, double> opsPerUnit; ///< dp_ops counters per unit
-    double cpuMeanPct = 0;        ///< mean application-core utilisation, %
+    /// CPU as Tolly read it, per core over the measured window: the cycles
+    /// of the frames that arrived in [warmup, duration) and were served, /
+    /// (clock x window). Frames lost in a full queue cost nothing.
+    double cpuMeanPct = 0;        ///< mean over the application cores, %
     double cpuMaxPct = 0;         ///< busiest core, %
     std::vector<double> coreUtilizationPct;
+    /// The engine's time model: busy time / (first arrival .. last departure), per core.
+    double cpuSpanMeanPct = 0;
     double cpuClosedFormPct = 0;  ///< offered units/s x cycles per unit / (cores x clock), %
     std::string bottleneck;
     std::map<std::string, uint64_t> drops;

@@ -128,6 +128,8 @@ L4BalancerDevice::Build()
         if (m_coreFlow[core] == UINT32_MAX)
         {
             m_coreFlow[core] = f;
+            m_flowCore.resize(f + 1, UINT32_MAX);
+            m_flowCore[f] = core;
             ++found;
         }
     }

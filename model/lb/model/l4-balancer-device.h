@@ -48,6 +48,8 @@ class L4BalancerDevice : public ns3::Object
     void Flush(std::vector<PacketDesc>& departed);
 
     L4Balancer& Balancer() { return *m_lb; }
+    /// The core a descriptor this device offered was sent to (from its flow id).
+    uint32_t CoreOfDesc(const PacketDesc& d) const { return m_flowCore.at(d.flow); }
     const PipelineEngine& Engine() const { return *m_engine; }
     /// Counters of every frame offered.
     const dp_ops_t& Ops() const { return m_ops; }
@@ -81,6 +83,7 @@ class L4BalancerDevice : public ns3::Object
     std::unique_ptr<L4Balancer> m_lb;
     std::unique_ptr<PipelineEngine> m_engine;
     std::vector<uint32_t> m_coreFlow; // a flow id the engine's RSS sends to each core
+    std::vector<uint32_t> m_flowCore; // its inverse, indexed by those flow ids
     dp_ops_t m_ops{};
     double m_sumCycles = 0;
     uint64_t m_frames = 0;

@@ -435,13 +435,13 @@ RunLbScenario(const LbScenarioConfig& c)
     auto settle = [&]() {
         for (const PacketDesc& d : departed)
         {
-            if (d.arrivalPs >= windowFromPs && d.arrivalPs < durPs)
+            if (d.departPs >= windowFromPs && d.departPs < durPs)
             {
                 windowBits += 8.0 * d.frameBytes;
                 windowCycles[dev->CoreOfDesc(d)] += d.serviceCycles;
             }
             auto it = inFlight.find(d.seq);
-            tester.OnDeparted(it->second);
+            tester.OnDeparted(it->second, d.departPs);
             inFlight.erase(it);
         }
         for (const PacketDesc& d : dropped)

@@ -101,17 +101,17 @@ struct LbScenarioConfig
 struct LbScenarioResult
 {
     double offeredRate = 0;       ///< units/s started in the window
-    double completedRate = 0;     ///< units/s of those that completed
+    double completedRate = 0;     ///< units/s completed in the window (last packet out in it)
     uint64_t unitsStarted = 0, unitsCompleted = 0; ///< in the window
     double packetsPerUnit = 0;    ///< frames through the balancer per unit
     double cyclesPerUnit = 0;     ///< priced cycles per unit (all frames of the run / units)
     double cyclesPerPacket = 0;
     double deliveredPps = 0;      ///< frames that left the device / device span (first arrival..last departure)
-    double deliveredBitRate = 0;  ///< frame bits (FCS incl.) delivered, of frames that arrived in the window, / window
+    double deliveredBitRate = 0;  ///< frame bits (FCS incl.) that left in the window / window
     std::map<std::string, double> opsPerUnit; ///< dp_ops counters per unit
     /// CPU as Tolly read it, per core over the measured window: the cycles
-    /// of the frames that arrived in [warmup, duration) and were served, /
-    /// (clock x window). Frames lost in a full queue cost nothing.
+    /// of the frames that left the core in [warmup, duration), / (clock x
+    /// window). Frames lost in a full queue cost nothing.
     double cpuMeanPct = 0;        ///< mean over the application cores, %
     double cpuMaxPct = 0;         ///< busiest core, %
     std::vector<double> coreUtilizationPct;

@@ -328,9 +328,11 @@ LbTester::OnLost(const LbTxPacket& pkt)
 }
 
 void
-LbTester::OnDeparted(const LbTxPacket& pkt)
+LbTester::OnDeparted(const LbTxPacket& pkt, uint64_t departPs)
 {
-    ++UnitOf(pkt).delivered;
+    Unit& u = UnitOf(pkt);
+    ++u.delivered;
+    u.lastDepartPs = std::max(u.lastDepartPs, departPs);
 }
 
 uint64_t
@@ -351,7 +353,7 @@ LbTester::Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
     uint64_t n = 0;
     for (const Unit& u : m_streams[stream].units)
     {
-        n += u.startPs >= fromPs && u.startPs < toPs && !u.failed && u.delivered == need;
+        n += u.lastDepartPs >= fromPs && u.lastDepartPs < toPs && !u.failed && u.delivered == need;
     }
     return n;
 }

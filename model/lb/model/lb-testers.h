@@ -104,11 +104,13 @@ class LbTester
     /// The device dropped the packet (queue full) or the balancer refused it.
     void OnLost(const LbTxPacket& pkt);
     /// The packet left the device at departPs.
-    void OnDeparted(const LbTxPacket& pkt);
+    void OnDeparted(const LbTxPacket& pkt, uint64_t departPs);
 
-    /// Units started in [fromPs, toPs) of a stream, and those of them that
-    /// completed (every packet delivered; a flood SYN completes when answered
-    /// or forwarded).
+    /// Units of a stream started in [fromPs, toPs), and units that completed
+    /// in [fromPs, toPs): every packet delivered, the last one leaving the
+    /// device in that span (a flood SYN completes when answered or forwarded).
+    /// Counting completions when they happen keeps a backlog served after the
+    /// window out of the rate, as a tester counting replies per second does.
     uint64_t Started(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
     uint64_t Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
     /// Packets a unit of the stream sends through the balancer.
@@ -131,6 +133,7 @@ class LbTester
         uint16_t snatPort = 0;
         uint32_t cookie = 0;     // the SYN-ACK's sequence number
         uint8_t delivered = 0;   // packets delivered
+        uint64_t lastDepartPs = 0;
         bool failed = false;
         uint32_t conn = 0;       // http11: connection index
     };

@@ -248,7 +248,9 @@ TEST(LbScenario, DescriptorRunCpuAgreesWithClosedFormBelowSaturation)
         // departure, which one unit's packets (7 x 10 us) stretch past 4 ms
         EXPECT_NEAR(r.cpuSpanMeanPct, r.cpuClosedFormPct, r.cpuClosedFormPct * 0.02) << w;
         EXPECT_LE(r.cpuSpanMeanPct, r.cpuClosedFormPct * (1 + 1e-9)) << w;
-        EXPECT_EQ(r.unitsCompleted, r.unitsStarted) << w;
+        // started in the window vs completed in it (shifted by one unit's
+        // duration): equal up to a unit at either edge
+        EXPECT_NEAR(static_cast<double>(r.unitsCompleted), static_cast<double>(r.unitsStarted), 1.0) << w;
         EXPECT_GT(r.cyclesPerUnit, r.packetsPerUnit * 400) << w; // the counted work is priced too
     }
 }

@@ -106,7 +106,8 @@ def run(scenario, progress) -> list[CaseResult]:
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
             m, bottleneck, drops = _step_metrics(cfg, plat, out, keys)
-            results.append(CaseResult(c.id, _params(cfg, plat, c, keys, rate=c.rate), m, bottleneck, drops))
+            results.append(CaseResult(c.id, _params(cfg, plat, c, keys, rate=c.rate, phase="step"), m, bottleneck,
+                                      drops))
         else:
             results.extend(_tolly(scenario, cfg, plat, prices, c, progress))
         progress.advance(status=c.id)
@@ -153,6 +154,11 @@ def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseR
                         "saturation_vs_line_pct": 100.0 * (sat.rate - line.rate_at_100) / line.rate_at_100,
                         "line_cpu_at_saturation": line_at_sat})
         bottleneck = sat.resource
+    # the line itself, for plots: from zero load to 100 % CPU
+    for k, x in enumerate((0.0, line.rate_at_100)):
+        out_cases.append(CaseResult(f"{c.id}-line-{k + 1}", {"rate": x, "phase": "Tolly line (twin)",
+                                                              "method": c.method, "workload": cfg.workload},
+                                    {"cpu_util": line.intercept + line.slope * x}, "", {}))
     keys = step_config(cfg, plat, prices, scenario.seed, c, c.steps[-1])
     out_cases.insert(0, CaseResult(c.id, _params(cfg, plat, c, keys, steps=list(c.steps)), metrics, bottleneck, {}))
     return out_cases

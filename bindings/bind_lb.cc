@@ -2,6 +2,7 @@
 // model/lb/helper/lb-scenario.h (its header documents every key).
 #include "bindings.h"
 #include "dict-config.h"
+#include "lb-remap.h"
 #include "lb-scenario.h"
 
 #include <pybind11/stl.h>
@@ -113,6 +114,25 @@ BindLb(py::module_& m)
         "its metrics. Keys and units: model/lb/helper/lb-scenario.h. Unknown keys or bad values raise "
         "ValueError naming the key.");
     m.def("lb_config_keys", &LbScenarioConfig::KeyNames, "Every key run_lb accepts.");
+    m.def(
+        "lb_remap",
+        [](const py::dict& config) {
+            std::map<std::string, ConfigValue> keys;
+            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
+                keys.emplace(key, ToValue(key, v));
+            });
+            const LbRemapResult r = RunLbRemap(keys);
+            py::dict d;
+            d["keys"] = r.keys;
+            d["moved"] = r.moved;
+            d["on_failed"] = r.onFailed;
+            d["keyed"] = r.keyed;
+            d["table_changes"] = r.tableChanges;
+            d["table_size"] = r.tableSize;
+            return d;
+        },
+        py::arg("config"),
+        "Connections remapped when one server of a pool fails (model/lb/helper/lb-remap.h documents the keys).");
 }
 
 } // namespace routertwin::bindings

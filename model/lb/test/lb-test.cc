@@ -4,6 +4,7 @@
 // closed form CPU = rate x cycles / (cores x clock).
 #include "l4-balancer-device.h"
 #include "l4-balancer.h"
+#include "lb-remap.h"
 #include "lb-scenario.h"
 
 #include <gtest/gtest.h>
@@ -349,6 +350,29 @@ TEST(LbScenario, SameSeedSameResult)
     EXPECT_EQ(a.coreUtilizationPct, b.coreUtilizationPct);
     c.seed = 8;
     EXPECT_NE(RunLbScenario(c).unitsStarted, a.unitsStarted);
+}
+
+TEST(LbRemap, RoundRobinMovesOnlyTheFailedServersShareMaglevLittleMore)
+{
+    // round robin over 96,000 keys puts exactly 1,000 on each server; the
+    // session table pins the rest, so exactly those move
+    const LbRemapResult rr = RunLbRemap({{"scheduler", ConfigValue(std::string("rr"))},
+                                         {"keys", ConfigValue(int64_t{96000})}});
+    EXPECT_FALSE(rr.keyed);
+    EXPECT_EQ(rr.onFailed, 1000u);
+    EXPECT_EQ(rr.moved, 1000u);
+    // Maglev (Eisenbud et al., NSDI 2016, section 3.4): the failed server's
+    // keys move, and only a small share of the others (table entries that
+    // change beyond the failed server's own)
+    const LbRemapResult mg = RunLbRemap({{"scheduler", ConfigValue(std::string("maglev"))},
+                                         {"keys", ConfigValue(int64_t{96000})}});
+    EXPECT_TRUE(mg.keyed);
+    EXPECT_GE(mg.moved, mg.onFailed);
+    EXPECT_NEAR(static_cast<double>(mg.onFailed), 1000.0, 150.0); // 1/96 of the keys, binomial spread
+    EXPECT_LT(mg.moved, mg.onFailed + 96000 * 2 / 100);
+    EXPECT_EQ(mg.tableSize, 65537u);
+    EXPECT_THROW(RunLbRemap({{"failed", ConfigValue(int64_t{96})}}), std::invalid_argument);
+    EXPECT_THROW(RunLbRemap({{"schedular", ConfigValue(std::string("rr"))}}), std::invalid_argument);
 }
 
 TEST(LbScenarioConfig, UnknownKeyAndBadValuesAreNamed)

@@ -15,4 +15,6 @@ METRICS = (
     "saturation_rate", "saturation_cpu", "saturation_cpu_max", "saturation_vs_line_pct", "line_cpu_at_saturation",
     # fill
     "max_concurrent", "concurrent", "connections_per_core",
+    # remap
+    "moved", "moved_pct", "on_failed_pct", "table_changes_pct",
 )

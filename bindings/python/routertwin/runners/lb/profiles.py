@@ -8,7 +8,8 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
-from routertwin.scenario import ScenarioModel, load_yaml_model
+from routertwin.runners._shared.profiles import load_profile
+from routertwin.scenario import ScenarioModel
 
 # The counters of dp_ops.h a profile may price (docs/core.md).
 COUNTERS = ("packets", "bytes_parsed", "bytes_written", "checksum_bytes", "csum_updates", "table_probes",
@@ -50,7 +51,7 @@ class LbPlatform(ScenarioModel):
 
 
 def load_platform(path: Path) -> LbPlatform:
-    return load_yaml_model(Path(path), LbPlatform)
+    return load_profile(Path(path), LbPlatform)
 
 
 def load_prices(path: Path | None) -> dict[str, float]:

@@ -102,6 +102,8 @@ def run(scenario, progress) -> list[CaseResult]:
                  "connections_per_core": float(out["fill_connections_per_core"])}
             results.append(CaseResult(c.id, _params(cfg, plat, c, keys, sessions_per_core=keys["sessions_per_core"]),
                                       m, "session table", {"refused_full": float(out["refused_full"])}))
+        elif c.method == "remap":
+            results.append(_remap(scenario, plat, c))
         elif c.method == "step":
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
@@ -112,6 +114,22 @@ def run(scenario, progress) -> list[CaseResult]:
             results.extend(_tolly(scenario, cfg, plat, prices, c, progress))
         progress.advance(status=c.id)
     return results
+
+
+def _remap(scenario, plat, c: Case) -> CaseResult:
+    """Connections moved when server 0 of a pool fails (model/lb/helper/lb-remap.h)."""
+    from routertwin import _core
+    from routertwin.runners._shared.native import call_native
+
+    keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0,
+            "keys": c.keys or 100000, "seed": scenario.seed}
+    out = call_native(_core.lb_remap, keys, source=scenario.path, case_id=c.id, engine="lb_remap")
+    m = {"moved": float(out["moved"]), "moved_pct": 100.0 * out["moved"] / out["keys"],
+         "on_failed_pct": 100.0 * out["on_failed"] / out["keys"]}
+    if out["table_size"]:
+        m["table_changes_pct"] = 100.0 * out["table_changes"] / out["table_size"]
+    return CaseResult(c.id, {"method": "remap", "scheduler": keys["scheduler"], "servers": keys["servers"],
+                             "keys": keys["keys"], "keyed": out["keyed"]}, m, "", {})
 
 
 def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseResult]:

@@ -19,7 +19,7 @@ MAX_DURATION_US = 1e5
 
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    method: Literal["step", "tolly", "fill"] = "step"
+    method: Literal["step", "tolly", "fill", "remap"] = "step"
     rate: Rate | None = None  # step: units/s
     steps: list[Rate] | None = None  # tolly: the load steps, units/s
     saturation: bool = True  # tolly: also run to true saturation
@@ -28,6 +28,9 @@ class Case(ScenarioModel):
     legit_rate: NonNegativeFloat | None = None  # synflood: legitimate connections/s beside the flood
     response_bytes: int | None = Field(default=None, ge=0, le=1460)
     sessions_per_core: int | None = Field(default=None, ge=2, le=2**28)  # fill: the table size
+    scheduler: str | None = None  # remap: dp_sched algorithm (default: the platform's)
+    servers: int | None = Field(default=None, ge=2, le=4096)  # remap: pool size
+    keys: int | None = Field(default=None, ge=1, le=10**7)  # remap: connections
 
     @model_validator(mode="after")
     def _keys_of_method(self):

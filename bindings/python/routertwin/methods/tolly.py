@@ -8,7 +8,13 @@ The line is ordinary least squares with numpy (`numpy.linalg.lstsq`), its
 parameter covariance s^2 (X'X)^-1 with s^2 = RSS / (n - 2), and the rate at
 100 % CPU, x100 = (100 - a) / b, with a 95 % interval by the delta method
 (gradient (-1/b, -(100 - a)/b^2)) and Student's t on n - 2 degrees of
-freedom. A twin without background load puts every point on a line through
+freedom. The method runs as a `tolly` case of any lb scenario, from a file
+or from the command line:
+
+    routertwin run scenarios/adx/adx-dns.yaml \
+        --set 'cases=[{id: t, method: tolly, steps: [1.0e6, 2.0e6, 3.0e6]}]'
+
+A twin without background load puts every point on a line through
 the origin: then a = 0 and RSS = 0 (the interval collapses to the point,
 which is the honest answer: the spread of Tolly's points is not modelled).
 """

@@ -78,8 +78,11 @@ def _step_metrics(cfg: Schema, plat, out: dict, keys: dict) -> tuple[dict, str, 
         bottleneck = "cores" if out["cpu_mean_pct"] >= 99 else f"core {busiest}"
     elif out["drops"].get("session_table_full"):
         bottleneck = "session table"
-    else:
+    elif out["bottleneck"]:
         bottleneck = out["bottleneck"]
+    else:
+        # nothing saturated: name the most loaded resource and its load
+        bottleneck = f"none (busiest core {out['cpu_max_pct']:.0f} %)"
     return m, bottleneck, drops
 
 

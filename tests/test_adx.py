@@ -166,3 +166,12 @@ def test_misspelled_lb_key_is_one_line(tmp_path):
     """)
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
     assert f"{path}:{line_of(text, 'workloda')}: key 'workloda'" in line
+
+
+def test_tolly_case_with_two_steps_is_one_line(tmp_path):
+    path, text = scenario(tmp_path, """
+        cases:
+          - {id: t, method: tolly, steps: [1.0e6, 2.0e6]}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'steps')}: key 'cases[0].steps'" in line

@@ -36,8 +36,9 @@ class Case(ScenarioModel):
     def _keys_of_method(self):
         if self.method == "step" and self.rate is None:
             raise FieldError(("rate",), "a step case needs 'rate' (units/s)")
-        if self.method == "tolly" and (self.steps is None or len(self.steps) < 2):
-            raise FieldError(("steps",), "a tolly case needs at least two load steps in 'steps'")
+        if self.method == "tolly" and (self.steps is None or len(self.steps) < 3 or len(set(self.steps)) < 2):
+            # the line's covariance needs n - 2 >= 1 degrees of freedom
+            raise FieldError(("steps",), "a tolly case needs at least three load steps, not all equal, in 'steps'")
         if self.method != "step" and self.rate is not None:
             raise FieldError(("rate",), f"'rate' belongs to step cases, not {self.method}")
         if self.method != "tolly" and self.steps is not None:

@@ -8,13 +8,12 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
+from routertwin import _core
 from routertwin.runners._shared.profiles import load_profile
 from routertwin.scenario import ScenarioModel
 
-# The counters of dp_ops.h a profile may price (docs/core.md).
-COUNTERS = ("packets", "bytes_parsed", "bytes_written", "checksum_bytes", "csum_updates", "table_probes",
-            "cache_lines", "table_writes", "rules_evaluated", "bytes_copied", "crypto_bytes", "hashes",
-            "servers_examined")
+# The counters a profile may price: the C core's, by name (dp_ops.h), from the core itself.
+COUNTERS = tuple(_core.ops_counter_names())
 Counter = Literal[COUNTERS]  # type: ignore[valid-type]
 
 # Fitted parameters (routertwin.studies.adx): cycles per frame handled, per

@@ -12,6 +12,8 @@ void BindDataPlane(pybind11::module_& m);
 void BindPipeline(pybind11::module_& m);
 /// run_router, pos_*, fabric_uniform: POS line cards, cell fabric, router (model/).
 void BindRouter(pybind11::module_& m);
+/// run_lb: the Tolly testers against an L4 load balancer (model/lb).
+void BindLb(pybind11::module_& m);
 } // namespace routertwin::bindings
 
 #endif

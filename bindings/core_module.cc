@@ -8,4 +8,5 @@ PYBIND11_MODULE(_core, m)
     routertwin::bindings::BindDataPlane(m);
     routertwin::bindings::BindPipeline(m);
     routertwin::bindings::BindRouter(m);
+    routertwin::bindings::BindLb(m);
 }

@@ -280,7 +280,8 @@ seed: 1
 
 
 CITED_FILES = sorted([*PLATFORMS.glob("*.yaml"), *WORKLOADS.glob("*.yaml"),
-                      *(ROOT / "scenarios" / "whatif").glob("*.yaml")])
+                      *(ROOT / "scenarios" / "whatif").glob("*.yaml"),
+                      *(ROOT / "scenarios" / "adx").glob("*.yaml")])
 
 
 @pytest.mark.parametrize("path", CITED_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -18,7 +18,7 @@ def test_kinds_are_modules_and_packages_found_by_name():
         runners.get("_shared")
 
 
-@pytest.mark.parametrize("kind", ["pipeline", "router"])
+@pytest.mark.parametrize("kind", ["pipeline", "router", "lb"])
 def test_a_packaged_kind_exposes_just_the_runner_contract(kind):
     module = runners.get(kind)
     assert {"Schema", "run"} <= set(module.__all__) <= CONTRACT

@@ -1,0 +1,138 @@
+// routertwin._core.run_lb: the L4 balancer scenario of
+// model/lb/helper/lb-scenario.h (its header documents every key).
+#include "bindings.h"
+#include "dict-config.h"
+#include "lb-remap.h"
+#include "lb-scenario.h"
+
+#include <pybind11/stl.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace py = pybind11;
+
+namespace routertwin::bindings
+{
+
+namespace
+{
+
+ConfigValue
+ToValue(const std::string& key, const py::handle& v)
+{
+    if (py::isinstance<py::bool_>(v))
+    {
+        return v.cast<bool>();
+    }
+    if (py::isinstance<py::int_>(v))
+    {
+        try
+        {
+            return v.cast<int64_t>();
+        }
+        catch (const py::cast_error&)
+        {
+            throw std::invalid_argument("key '" + key + "': integer out of range");
+        }
+    }
+    if (py::isinstance<py::float_>(v))
+    {
+        return v.cast<double>();
+    }
+    if (py::isinstance<py::str>(v))
+    {
+        return v.cast<std::string>();
+    }
+    if (py::isinstance<py::dict>(v))
+    {
+        std::map<std::string, double> m;
+        for (const auto& [k, x] : v.cast<py::dict>())
+        {
+            if (!py::isinstance<py::str>(k) || !IsNumber(x))
+            {
+                throw std::invalid_argument("key '" + key + "': must map names to numbers");
+            }
+            m[k.cast<std::string>()] = x.cast<double>();
+        }
+        return m;
+    }
+    throw std::invalid_argument("key '" + key + "': unsupported value type " +
+                                std::string(Py_TYPE(v.ptr())->tp_name));
+}
+
+py::dict
+ToDict(const LbScenarioResult& r)
+{
+    py::dict d;
+    d["offered_rate"] = r.offeredRate;
+    d["completed_rate"] = r.completedRate;
+    d["units_started"] = r.unitsStarted;
+    d["units_completed"] = r.unitsCompleted;
+    d["packets_per_unit"] = r.packetsPerUnit;
+    d["cycles_per_unit"] = r.cyclesPerUnit;
+    d["cycles_per_packet"] = r.cyclesPerPacket;
+    d["delivered_pps"] = r.deliveredPps;
+    d["delivered_bps"] = r.deliveredBitRate;
+    d["ops_per_unit"] = r.opsPerUnit;
+    d["cpu_mean_pct"] = r.cpuMeanPct;
+    d["cpu_max_pct"] = r.cpuMaxPct;
+    d["cpu_span_mean_pct"] = r.cpuSpanMeanPct;
+    d["core_utilization_pct"] = r.coreUtilizationPct;
+    d["cpu_closed_form_pct"] = r.cpuClosedFormPct;
+    d["bottleneck"] = r.bottleneck;
+    d["drops"] = r.drops;
+    d["legit_offered_rate"] = r.legitOfferedRate;
+    d["legit_completed_rate"] = r.legitCompletedRate;
+    d["cookies_sent"] = r.cookiesSent;
+    d["cookies_valid"] = r.cookiesValid;
+    d["connections_end"] = r.connectionsEnd;
+    d["refused_full"] = r.refusedFull;
+    d["fill_connections_per_core"] = r.fillConnectionsPerCore;
+    d["max_concurrent"] = r.maxConcurrent;
+    d["sim_events"] = r.simEvents;
+    return d;
+}
+
+} // namespace
+
+void
+BindLb(py::module_& m)
+{
+    m.def(
+        "run_lb",
+        [](const py::dict& config) {
+            std::map<std::string, ConfigValue> keys;
+            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
+                keys.emplace(key, ToValue(key, v));
+            });
+            const LbScenarioConfig c = LbScenarioConfig::FromKeys(keys);
+            return ToDict(RunLbScenario(c)); // GIL held: one ns-3 simulator per process
+        },
+        py::arg("config"),
+        "Runs the Tolly testers against an L4 balancer (C core on ns-3 application cores) and returns "
+        "its metrics. Keys and units: model/lb/helper/lb-scenario.h. Unknown keys or bad values raise "
+        "ValueError naming the key.");
+    m.def("lb_config_keys", &LbScenarioConfig::KeyNames, "Every key run_lb accepts.");
+    m.def(
+        "lb_remap",
+        [](const py::dict& config) {
+            std::map<std::string, ConfigValue> keys;
+            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
+                keys.emplace(key, ToValue(key, v));
+            });
+            const LbRemapResult r = RunLbRemap(keys);
+            py::dict d;
+            d["keys"] = r.keys;
+            d["moved"] = r.moved;
+            d["on_failed"] = r.onFailed;
+            d["keyed"] = r.keyed;
+            d["table_changes"] = r.tableChanges;
+            d["table_size"] = r.tableSize;
+            return d;
+        },
+        py::arg("config"),
+        "Connections remapped when one server of a pool fails (model/lb/helper/lb-remap.h documents the keys).");
+}
+
+} // namespace routertwin::bindings

@@ -1,0 +1,76 @@
+"""The lb case at packet (descriptor) level: the run_lb config dict
+(model/lb/helper/lb-scenario.h documents every key) and the call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from routertwin.runners.lb.profiles import HEADER_BYTE_COUNTERS, LbPlatform
+from routertwin.runners.lb.schema import Case, Schema
+
+# Seed 000, 测试方法 每秒第4层交易数: "模拟96个用户，每个用户20条TCP连接" (96 users,
+# 20 TCP connections each): the IxLoad population of the HTTP/1.1 tests.
+IXLOAD_USERS = 96
+IXLOAD_CONNS_PER_USER = 20
+# 64-byte SYN frames (seed 000, DDoS SYN泛滥攻击: "64字节SYN数据包") and the
+# IEEE 802.3 preamble+SFD and inter-frame gap: 84 bytes on the wire each.
+SYN_FRAME_BYTES = 64
+
+
+def base_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: int, case: Case) -> dict:
+    """Keys every run of the case shares (not the rate)."""
+    counter_prices = {k: float(v) for k, v in plat.prices.items()}
+    for k in HEADER_BYTE_COUNTERS:
+        counter_prices[k] = counter_prices.get(k, 0.0) + prices["header_byte_cycles"]
+    return {
+        "seed": seed,
+        "num_cores": case.cores or plat.cores,
+        "clock_hz": plat.clock_hz,
+        "services": plat.services,
+        "servers_per_service": plat.servers_per_service,
+        "scheduler": plat.scheduler,
+        "forwarding": plat.forwarding,
+        "syn_cookies": cfg.syn_cookies if case.syn_cookies is None else case.syn_cookies,
+        "fixed_cycles_per_packet": prices["fixed_cycles_per_frame"],
+        "connection_setup_cycles": prices["connection_setup_cycles"],
+        "counter_prices": counter_prices,
+        "ports": plat.ports,
+        "port_bit_rate": plat.port_rate_bps,
+        "core_queue_depth": plat.core_queue_depth,
+    }
+
+
+def step_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: int, case: Case,
+                rate: float) -> dict:
+    keys = base_config(cfg, plat, prices, seed, case)
+    keys.update({
+        # rate tests keep at most a few thousand connections open: a small
+        # table has the same (near-empty) probe counts as the ADX's 8M
+        "sessions_per_core": case.sessions_per_core or cfg.rate_table_sessions_per_core,
+        "workload": cfg.workload,
+        "rate": float(rate),
+        "legit_rate": float(cfg.legit_rate if case.legit_rate is None else case.legit_rate),
+        "flood_ports": cfg.flood_ports,
+        "users": IXLOAD_USERS,
+        "conns_per_user": IXLOAD_CONNS_PER_USER,
+        "request_bytes": plat.request_bytes,
+        "response_bytes": plat.response_bytes if case.response_bytes is None else case.response_bytes,
+        "step_gap_s": plat.step_gap_us * 1e-6,
+        "arrivals": cfg.arrivals,
+        "duration_s": cfg.duration_us * 1e-6,
+        "warmup_s": cfg.warmup_us * 1e-6,
+    })
+    return keys
+
+
+def fill_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: int, case: Case) -> dict:
+    keys = base_config(cfg, plat, prices, seed, case)
+    keys.update({"workload": "fill", "sessions_per_core": case.sessions_per_core or plat.sessions_per_core})
+    return keys
+
+
+def call(config: dict, *, source: Path | None, case_id: str) -> dict:
+    from routertwin import _core
+    from routertwin.runners._shared.native import call_native
+
+    return call_native(_core.run_lb, config, source=source, case_id=case_id, engine="run_lb")

@@ -1,0 +1,77 @@
+"""The keys of an lb scenario (`Schema`) and its cases."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, NonNegativeFloat, PositiveFloat, ValidationInfo, field_validator, model_validator
+
+from routertwin.scenario import FieldError, ScenarioModel, ScenarioPath
+
+Workload = Literal["http11", "http10", "dns", "synflood"]
+# Units per second of a load step: at most 1e9, ten times the 119 Mpps of
+# eight 10GbE ports of 64-byte frames, the largest rate of the seed.
+Rate = Annotated[float, Field(gt=0, le=1e9)]
+# Simulated time per run: at most 100 ms (the model runs ~1e6 frames per wall
+# second; 100 ms at 119 Mpps is 12 M frames).
+MAX_DURATION_US = 1e5
+
+
+class Case(ScenarioModel):
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    method: Literal["step", "tolly", "fill", "remap"] = "step"
+    rate: Rate | None = None  # step: units/s
+    steps: list[Rate] | None = None  # tolly: the load steps, units/s
+    saturation: bool = True  # tolly: also run to true saturation
+    cores: int | None = Field(default=None, ge=1, le=4096)  # what-if: application cores
+    syn_cookies: bool | None = None  # default: the scenario's
+    legit_rate: NonNegativeFloat | None = None  # synflood: legitimate connections/s beside the flood
+    response_bytes: int | None = Field(default=None, ge=0, le=1460)
+    sessions_per_core: int | None = Field(default=None, ge=2, le=2**28)  # fill: the table size
+    scheduler: str | None = None  # remap: dp_sched algorithm (default: the platform's)
+    servers: int | None = Field(default=None, ge=2, le=4096)  # remap: pool size
+    keys: int | None = Field(default=None, ge=1, le=10**7)  # remap: connections
+
+    @model_validator(mode="after")
+    def _keys_of_method(self):
+        if self.method == "step" and self.rate is None:
+            raise FieldError(("rate",), "a step case needs 'rate' (units/s)")
+        if self.method == "tolly" and (self.steps is None or len(self.steps) < 3 or len(set(self.steps)) < 2):
+            # the line's covariance needs n - 2 >= 1 degrees of freedom
+            raise FieldError(("steps",), "a tolly case needs at least three load steps, not all equal, in 'steps'")
+        if self.method != "step" and self.rate is not None:
+            raise FieldError(("rate",), f"'rate' belongs to step cases, not {self.method}")
+        if self.method != "tolly" and self.steps is not None:
+            raise FieldError(("steps",), f"'steps' belongs to tolly cases, not {self.method}")
+        return self
+
+
+class Schema(ScenarioModel):
+    platform: ScenarioPath
+    fitted: ScenarioPath | None = None  # fitted prices (scenarios/platforms/fitted/adx.yaml)
+    workload: Workload = "http11"
+    syn_cookies: bool = False
+    legit_rate: NonNegativeFloat = 0.0  # synflood: the report's 1,200 legitimate TPS
+    flood_ports: int = Field(default=8, ge=1, le=1024)  # synflood: ports carrying the attack
+    arrivals: Literal["constant", "poisson"] = "constant"
+    rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
+    duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)
+    warmup_us: NonNegativeFloat = 200.0
+    cases: list[Case] = Field(min_length=1)
+
+    @field_validator("warmup_us")
+    @classmethod
+    def _warmup_leaves_a_window(cls, v: float, info: ValidationInfo) -> float:
+        duration = info.data.get("duration_us")
+        if duration is not None and v >= duration:
+            raise ValueError(f"warmup_us {v:g} must be smaller than duration_us {duration:g}")
+        return v
+
+    @model_validator(mode="after")
+    def _distinct_ids(self):
+        seen: set[str] = set()
+        for i, c in enumerate(self.cases):
+            if c.id in seen:
+                raise FieldError(("cases", i, "id"), f"case id '{c.id}' appears twice")
+            seen.add(c.id)
+        return self

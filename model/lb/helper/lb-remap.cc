@@ -1,0 +1,145 @@
+#include "lb-remap.h"
+
+#include "dp_sched.h"
+#include "random-stream.h"
+
+#include <stdexcept>
+#include <vector>
+
+namespace routertwin
+{
+
+namespace
+{
+
+[[noreturn]] void
+Bad(const std::string& key, const std::string& what)
+{
+    throw std::invalid_argument("key '" + key + "': " + what);
+}
+
+int64_t
+Int(const std::string& key, const ConfigValue& v, int64_t lo, int64_t hi)
+{
+    const auto* i = std::get_if<int64_t>(&v);
+    if (!i || *i < lo || *i > hi)
+    {
+        Bad(key, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    return *i;
+}
+
+} // namespace
+
+LbRemapResult
+RunLbRemap(const std::map<std::string, ConfigValue>& keys)
+{
+    std::string algoName = "maglev";
+    uint32_t servers = 96, failed = 0, nKeys = 100000;
+    uint64_t seed = 1;
+    for (const auto& [k, v] : keys)
+    {
+        if (k == "scheduler")
+        {
+            const auto* s = std::get_if<std::string>(&v);
+            if (!s || dp_sched_algo_from_name(s->c_str()) < 0)
+            {
+                Bad(k, "must name a dp_sched algorithm");
+            }
+            algoName = *s;
+        }
+        else if (k == "servers")
+        {
+            servers = static_cast<uint32_t>(Int(k, v, 2, DP_SCHED_MAX_SERVERS));
+        }
+        else if (k == "failed")
+        {
+            failed = static_cast<uint32_t>(Int(k, v, 0, DP_SCHED_MAX_SERVERS - 1));
+        }
+        else if (k == "keys")
+        {
+            nKeys = static_cast<uint32_t>(Int(k, v, 1, 10000000));
+        }
+        else if (k == "seed")
+        {
+            seed = static_cast<uint64_t>(Int(k, v, 0, INT64_MAX));
+        }
+        else
+        {
+            Bad(k, "unknown key");
+        }
+    }
+    if (failed >= servers)
+    {
+        Bad("failed", "must be below servers");
+    }
+    dp_sched_config_t c{};
+    c.algo = static_cast<uint32_t>(dp_sched_algo_from_name(algoName.c_str()));
+    c.max_servers = servers;
+    c.seed = seed;
+    std::vector<uint8_t> memBefore(dp_sched_memory_size(&c)), memAfter(memBefore.size());
+    dp_sched_t* before = dp_sched_create(memBefore.data(), memBefore.size(), &c);
+    if (!before)
+    {
+        Bad("servers", "the scheduler refused the configuration");
+    }
+    for (uint32_t s = 0; s < servers; ++s)
+    {
+        dp_sched_server_t srv{};
+        srv.weight = 1;
+        dp_sched_set_server(before, s, &srv, nullptr);
+    }
+    dp_sched_build(before, 0, nullptr);
+    dp_sched_t* after = dp_sched_clone(memAfter.data(), memAfter.size(), before);
+    dp_sched_set_state(after, failed, DP_SCHED_DOWN, 0, nullptr);
+    dp_sched_build(after, 0, nullptr);
+
+    RandomStream rng(seed, 11);
+    std::vector<dp_sched_key_t> ks(nKeys);
+    for (auto& k : ks)
+    {
+        k = dp_sched_key_t{};
+        k.src_ip = 0xC6120000u + rng.UniformInt(1u << 17); // clients in 198.18.0.0/15
+        k.dst_ip = 0x0A000001u;
+        k.src_port = static_cast<uint16_t>(1024 + rng.UniformInt(64512));
+        k.dst_port = 80;
+        k.proto = 6;
+    }
+    LbRemapResult r;
+    r.keys = nKeys;
+    // which keys sit on the failed server before it fails: the picks a fresh
+    // pool makes (for rr: the round-robin order over the keys)
+    std::vector<uint8_t> memPick(memBefore.size());
+    dp_sched_t* pick = dp_sched_clone(memPick.data(), memPick.size(), before);
+    for (const auto& k : ks)
+    {
+        if (dp_sched_pick(pick, &k, 0, nullptr) == static_cast<int32_t>(failed))
+        {
+            ++r.onFailed;
+        }
+    }
+    uint32_t moved = 0;
+    const int rc = dp_sched_count_remapped(before, after, ks.data(), nKeys, &moved, nullptr);
+    if (rc == 0)
+    {
+        r.keyed = true;
+        r.moved = moved;
+        const uint32_t changes = dp_sched_count_table_changes(before, after);
+        if (changes != 0xFFFFFFFFu)
+        {
+            r.tableChanges = changes;
+            r.tableSize = dp_sched_table_size(before);
+        }
+    }
+    else if (rc == DP_SCHED_ENOTKEYED)
+    {
+        r.moved = r.onFailed; // the session table pins every other connection
+    }
+    else
+    {
+        Bad("scheduler", "count_remapped failed");
+    }
+    return r;
+}
+
+} // namespace routertwin

@@ -1,0 +1,44 @@
+// LbRemap: how many connections move to another server when one server of a
+// pool fails, per scheduler. Key-mapping schedulers (sh, maglev, source,
+// source-consistent) are asked dp_sched_count_remapped over the same keys
+// before and after the failure: a key whose server changes is remapped (its
+// connection breaks unless a session table pins it). Schedulers that map no
+// key (rr, wrr, lc, ...) only move the failed server's connections, since
+// the session table pins every other one: those are counted by picking each
+// key's server before the failure.
+//
+// The same configuration arrives from Python as a dict
+// (routertwin._core.lb_remap). Keys (default):
+//   scheduler  str, "maglev"   dp_sched algorithm name
+//   servers    int, 96         servers in the pool (all up, weight 1)
+//   failed     int, 0          the server that fails
+//   keys       int, 100000     connections (client address:port -> VIP:80)
+//   seed       int, 1          client addresses and ports
+#ifndef ROUTERTWIN_LB_REMAP_H
+#define ROUTERTWIN_LB_REMAP_H
+
+#include "forwarding-scenario.h" // ConfigValue
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace routertwin
+{
+
+struct LbRemapResult
+{
+    uint64_t keys = 0;        ///< connections considered
+    uint64_t moved = 0;       ///< connections whose server changes
+    uint64_t onFailed = 0;    ///< connections that were on the failed server
+    bool keyed = false;       ///< the scheduler maps keys (count_remapped answered)
+    uint32_t tableChanges = 0;///< maglev/sh: lookup-table entries that changed (0 otherwise)
+    uint32_t tableSize = 0;   ///< maglev/sh: entries of the table
+};
+
+/// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
+LbRemapResult RunLbRemap(const std::map<std::string, ConfigValue>& keys);
+
+} // namespace routertwin
+
+#endif

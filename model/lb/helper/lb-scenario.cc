@@ -1,0 +1,565 @@
+#include "lb-scenario.h"
+
+#include "ethernet-framing.h"
+#include "l4-balancer-device.h"
+#include "lb-testers.h"
+
+#include <ns3/boolean.h>
+#include <ns3/double.h>
+#include <ns3/simulator.h>
+#include <ns3/string.h>
+#include <ns3/uinteger.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace routertwin
+{
+
+using namespace ns3;
+
+namespace
+{
+
+[[noreturn]] void
+Bad(const std::string& key, const std::string& what)
+{
+    throw std::invalid_argument("key '" + key + "': " + what);
+}
+
+double
+AsDouble(const std::string& key, const ConfigValue& v)
+{
+    if (const auto* d = std::get_if<double>(&v))
+    {
+        if (!std::isfinite(*d))
+        {
+            Bad(key, "must be a finite number");
+        }
+        return *d;
+    }
+    if (const auto* i = std::get_if<int64_t>(&v))
+    {
+        return static_cast<double>(*i);
+    }
+    Bad(key, "must be a number");
+}
+
+double
+NonNeg(const std::string& key, const ConfigValue& v)
+{
+    const double d = AsDouble(key, v);
+    if (d < 0)
+    {
+        Bad(key, "must be >= 0");
+    }
+    return d;
+}
+
+double
+Positive(const std::string& key, const ConfigValue& v)
+{
+    const double d = AsDouble(key, v);
+    if (d <= 0)
+    {
+        Bad(key, "must be > 0");
+    }
+    return d;
+}
+
+int64_t
+AsInt(const std::string& key, const ConfigValue& v, int64_t lo, int64_t hi)
+{
+    const auto* i = std::get_if<int64_t>(&v);
+    if (!i)
+    {
+        Bad(key, "must be an integer");
+    }
+    if (*i < lo || *i > hi)
+    {
+        Bad(key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    return *i;
+}
+
+std::string
+AsString(const std::string& key, const ConfigValue& v)
+{
+    const auto* s = std::get_if<std::string>(&v);
+    if (!s)
+    {
+        Bad(key, "must be a string");
+    }
+    return *s;
+}
+
+bool
+AsBool(const std::string& key, const ConfigValue& v)
+{
+    const auto* b = std::get_if<bool>(&v);
+    if (!b)
+    {
+        Bad(key, "must be true or false");
+    }
+    return *b;
+}
+
+using C = LbScenarioConfig;
+using S = const std::string&;
+using V = const ConfigValue&;
+struct Key
+{
+    const char* name;
+    std::function<void(C&, S, V)> set;
+};
+
+const std::vector<Key>&
+Keys()
+{
+    static const std::vector<Key> keys = {
+        {"seed", [](C& c, S k, V v) { c.seed = static_cast<uint64_t>(AsInt(k, v, 0, INT64_MAX)); }},
+        {"num_cores", [](C& c, S k, V v) { c.numCores = static_cast<uint32_t>(AsInt(k, v, 1, 4096)); }},
+        {"clock_hz", [](C& c, S k, V v) { c.clockHz = Positive(k, v); }},
+        {"sessions_per_core",
+         [](C& c, S k, V v) { c.sessionsPerCore = static_cast<uint32_t>(AsInt(k, v, 2, 1 << 28)); }},
+        {"services", [](C& c, S k, V v) { c.services = static_cast<uint32_t>(AsInt(k, v, 1, 256)); }},
+        {"servers_per_service",
+         [](C& c, S k, V v) { c.serversPerService = static_cast<uint32_t>(AsInt(k, v, 1, 254)); }},
+        {"scheduler",
+         [](C& c, S k, V v) {
+             c.scheduler = AsString(k, v);
+             if (dp_sched_algo_from_name(c.scheduler.c_str()) < 0)
+             {
+                 Bad(k, "unknown algorithm '" + c.scheduler + "'");
+             }
+         }},
+        {"forwarding",
+         [](C& c, S k, V v) {
+             c.forwarding = AsString(k, v);
+             ParseLbForwarding(c.forwarding);
+         }},
+        {"syn_cookies", [](C& c, S k, V v) { c.synCookies = AsBool(k, v); }},
+        {"rate_limit_cps",
+         [](C& c, S k, V v) { c.rateLimitCps = static_cast<uint32_t>(AsInt(k, v, 0, 0xFFFFFFFFll)); }},
+        {"fixed_cycles_per_packet", [](C& c, S k, V v) { c.fixedCyclesPerPacket = NonNeg(k, v); }},
+        {"cycles_per_frame_byte", [](C& c, S k, V v) { c.cyclesPerFrameByte = NonNeg(k, v); }},
+        {"counter_prices",
+         [](C& c, S k, V v) {
+             const auto* m = std::get_if<std::map<std::string, double>>(&v);
+             if (!m)
+             {
+                 Bad(k, "must map counter names to numbers");
+             }
+             CycleCost probe;
+             for (const auto& [name, price] : *m)
+             {
+                 if (!(price >= 0) || !std::isfinite(price))
+                 {
+                     Bad(k, "price of '" + name + "' must be a finite number >= 0");
+                 }
+                 probe.SetCounterPrice(name, price); // names the unknown counter
+             }
+             c.counterPrices = *m;
+         }},
+        {"connection_setup_cycles", [](C& c, S k, V v) { c.connectionSetupCycles = NonNeg(k, v); }},
+        {"ports", [](C& c, S k, V v) { c.ports = static_cast<uint32_t>(AsInt(k, v, 1, 1024)); }},
+        {"port_bit_rate", [](C& c, S k, V v) { c.portBitRate = Positive(k, v); }},
+        {"core_queue_depth",
+         [](C& c, S k, V v) { c.coreQueueDepth = static_cast<uint32_t>(AsInt(k, v, 0, 1 << 24)); }},
+        {"input_pps_ceiling", [](C& c, S k, V v) { c.inputPpsCeiling = NonNeg(k, v); }},
+        {"workload",
+         [](C& c, S k, V v) {
+             c.workload = AsString(k, v);
+             if (c.workload != "fill")
+             {
+                 ParseLbWorkload(c.workload);
+             }
+         }},
+        {"rate", [](C& c, S k, V v) { c.rate = Positive(k, v); }},
+        {"legit_rate", [](C& c, S k, V v) { c.legitRate = NonNeg(k, v); }},
+        {"flood_ports", [](C& c, S k, V v) { c.floodPorts = static_cast<uint32_t>(AsInt(k, v, 1, 1024)); }},
+        {"users", [](C& c, S k, V v) { c.users = static_cast<uint32_t>(AsInt(k, v, 1, 65536)); }},
+        {"conns_per_user",
+         [](C& c, S k, V v) { c.connsPerUser = static_cast<uint32_t>(AsInt(k, v, 1, 50000)); }},
+        {"request_bytes", [](C& c, S k, V v) { c.requestBytes = static_cast<uint32_t>(AsInt(k, v, 0, 1460)); }},
+        {"response_bytes",
+         [](C& c, S k, V v) { c.responseBytes = static_cast<uint32_t>(AsInt(k, v, 0, 1460)); }},
+        {"step_gap_s", [](C& c, S k, V v) { c.stepGapSeconds = Positive(k, v); }},
+        {"arrivals",
+         [](C& c, S k, V v) {
+             c.arrivals = AsString(k, v);
+             if (c.arrivals != "constant" && c.arrivals != "poisson")
+             {
+                 Bad(k, "must be constant or poisson");
+             }
+         }},
+        {"duration_s", [](C& c, S k, V v) { c.durationSeconds = Positive(k, v); }},
+        {"warmup_s", [](C& c, S k, V v) { c.warmupSeconds = AsDouble(k, v); }},
+        {"batch_interval_s", [](C& c, S k, V v) { c.batchIntervalSeconds = Positive(k, v); }},
+        {"fill_limit",
+         [](C& c, S k, V v) { c.fillLimit = static_cast<uint64_t>(AsInt(k, v, 0, INT64_MAX)); }},
+    };
+    return keys;
+}
+
+struct RunGuard
+{
+    Ptr<L4BalancerDevice> device;
+    ~RunGuard()
+    {
+        if (device)
+        {
+            device->Dispose();
+        }
+        Simulator::Destroy();
+    }
+};
+
+Ptr<L4BalancerDevice>
+MakeDevice(const LbScenarioConfig& c, uint32_t sessionsPerCore, uint32_t cores)
+{
+    Ptr<L4BalancerDevice> dev = CreateObject<L4BalancerDevice>();
+    dev->SetAttribute("NumCores", UintegerValue(cores));
+    dev->SetAttribute("ClockHz", DoubleValue(c.clockHz));
+    dev->SetAttribute("SessionsPerCore", UintegerValue(sessionsPerCore));
+    dev->SetAttribute("Services", UintegerValue(c.services));
+    dev->SetAttribute("ServersPerService", UintegerValue(c.serversPerService));
+    dev->SetAttribute("Scheduler", StringValue(c.scheduler));
+    dev->SetAttribute("Forwarding", StringValue(c.forwarding));
+    dev->SetAttribute("SynCookies", BooleanValue(c.synCookies));
+    dev->SetAttribute("RateLimitCps", UintegerValue(c.rateLimitCps));
+    dev->SetAttribute("FixedCyclesPerPacket", DoubleValue(c.fixedCyclesPerPacket));
+    dev->SetAttribute("CyclesPerFrameByte", DoubleValue(c.cyclesPerFrameByte));
+    dev->SetAttribute("ConnectionSetupCycles", DoubleValue(c.connectionSetupCycles));
+    dev->SetAttribute("CoreQueueDepth", UintegerValue(c.coreQueueDepth));
+    dev->SetAttribute("InputPpsCeiling", DoubleValue(c.inputPpsCeiling));
+    dev->SetAttribute("EgressBitRate", DoubleValue(c.ports * c.portBitRate));
+    for (const auto& [name, price] : c.counterPrices)
+    {
+        dev->SetCounterPrice(name, price);
+    }
+    dev->Build();
+    return dev;
+}
+
+// The concurrency test: one core's shard, really filled. Connections are
+// opened by their SYN through the balancer (full path: lookup, pick, SNAT
+// port, open) and established by SYN-ACK and ACK; client keys that hash to
+// another shard are skipped (they would belong to another core). The shards
+// are identical and share nothing, so the box holds num_cores times one
+// shard's count.
+LbScenarioResult
+RunFill(const LbScenarioConfig& c)
+{
+    RunGuard guard;
+    LbScenarioConfig one = c;
+    one.synCookies = false;
+    guard.device = MakeDevice(one, c.sessionsPerCore, 1);
+    L4Balancer& lb = guard.device->Balancer();
+    uint8_t buf[256];
+    uint64_t held = 0;
+    LbScenarioResult r;
+    for (uint64_t n = 0;; ++n)
+    {
+        const uint32_t service = static_cast<uint32_t>(n % c.services);
+        const uint32_t ip = 0xC6120000u + static_cast<uint32_t>((n >> 14) % 131072u);
+        const uint16_t port = static_cast<uint16_t>(1024 + (n & 0x3FFF));
+        dp_build_spec_t b{};
+        b.ttl = 64;
+        b.ip_proto = DP_IPPROTO_TCP;
+        b.src_ip = ip;
+        b.dst_ip = L4Balancer::Vip(service);
+        b.src_port = port;
+        b.dst_port = L4Balancer::kHttpPort;
+        b.tcp_flags = DP_SESS_TCP_SYN;
+        size_t len = 0;
+        dp_build(&b, buf, sizeof buf, &len, nullptr);
+        const LbVerdict v = lb.Process(buf, len, sizeof buf, 0, 0);
+        if (v.dpDrop == DP_DROP_SESSION_TABLE_FULL)
+        {
+            r.drops["session_table_full"] = 1;
+            break;
+        }
+        if (v.dpDrop != DP_OK)
+        {
+            throw std::runtime_error("fill: unexpected refusal " +
+                                     std::string(dp_drop_reason_name(static_cast<dp_drop_reason_t>(v.dpDrop))));
+        }
+        // SYN-ACK from the server and the client's ACK: ESTABLISHED
+        dp_build_spec_t s = b;
+        s.src_ip = v.out.dst_ip;
+        s.dst_ip = L4Balancer::kSnatIp;
+        s.src_port = L4Balancer::kHttpPort;
+        s.dst_port = v.out.src_port;
+        s.tcp_flags = DP_SESS_TCP_SYN | DP_SESS_TCP_ACK;
+        dp_build(&s, buf, sizeof buf, &len, nullptr);
+        lb.Process(buf, len, sizeof buf, 0, 0);
+        b.tcp_flags = DP_SESS_TCP_ACK;
+        dp_build(&b, buf, sizeof buf, &len, nullptr);
+        lb.Process(buf, len, sizeof buf, 0, 0);
+        ++held;
+        if (c.fillLimit && held >= c.fillLimit)
+        {
+            break;
+        }
+    }
+    r.fillConnectionsPerCore = lb.Connections();
+    r.maxConcurrent = r.fillConnectionsPerCore * c.numCores;
+    r.connectionsEnd = lb.Connections();
+    r.refusedFull = lb.RefusedFull();
+    return r;
+}
+
+} // namespace
+
+double
+LbScenarioConfig::EffectiveWarmupSeconds() const
+{
+    return warmupSeconds < 0 ? durationSeconds / 10 : warmupSeconds;
+}
+
+std::vector<std::string>
+LbScenarioConfig::KeyNames()
+{
+    std::vector<std::string> names;
+    for (const auto& k : Keys())
+    {
+        names.emplace_back(k.name);
+    }
+    return names;
+}
+
+LbScenarioConfig
+LbScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
+{
+    LbScenarioConfig c;
+    for (const auto& [name, value] : keys)
+    {
+        const Key* found = nullptr;
+        for (const auto& k : Keys())
+        {
+            if (name == k.name)
+            {
+                found = &k;
+                break;
+            }
+        }
+        if (!found)
+        {
+            Bad(name, "unknown key");
+        }
+        try
+        {
+            found->set(c, name, value);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            const std::string m = e.what();
+            if (m.rfind("key '", 0) == 0)
+            {
+                throw;
+            }
+            Bad(name, m);
+        }
+    }
+    if (c.EffectiveWarmupSeconds() >= c.durationSeconds)
+    {
+        Bad("warmup_s", "must be shorter than duration_s");
+    }
+    if (c.workload == "synflood")
+    {
+        // 64-byte SYNs on flood_ports ports: 14,880,952 frames/s per 10GbE
+        const double line = c.floodPorts * ethernet::LineRatePps(c.portBitRate, 64);
+        if (c.rate > line * (1 + 1e-12))
+        {
+            Bad("rate", "exceeds the line rate of flood_ports: " + std::to_string(line) + " pps");
+        }
+        if (c.floodPorts > c.ports)
+        {
+            Bad("flood_ports", "must be <= ports");
+        }
+    }
+    return c;
+}
+
+LbScenarioResult
+RunLbScenario(const LbScenarioConfig& c)
+{
+    Simulator::Destroy();
+    if (c.workload == "fill")
+    {
+        return RunFill(c);
+    }
+    RunGuard guard;
+    guard.device = MakeDevice(c, c.sessionsPerCore, c.numCores);
+    Ptr<L4BalancerDevice> dev = guard.device;
+
+    LbTesterConfig tc;
+    tc.workload = ParseLbWorkload(c.workload);
+    tc.rate = c.rate;
+    tc.legitRate = c.legitRate;
+    tc.users = c.users;
+    tc.connsPerUser = c.connsPerUser;
+    tc.requestBytes = c.requestBytes;
+    tc.responseBytes = c.responseBytes;
+    tc.stepGapSeconds = c.stepGapSeconds;
+    tc.poisson = c.arrivals == "poisson";
+    tc.seed = c.seed;
+    tc.synCookies = c.synCookies;
+    LbTester tester(tc, c.services);
+    tester.Setup(dev->Balancer());
+    // the setup's frames (persistent connections opened before the test) are not priced in the run
+    const uint64_t setupFrames = dev->Frames();
+    const double setupCycles = dev->SumCycles();
+    const dp_ops_t setupOps = dev->Ops();
+
+    const uint64_t durPs = static_cast<uint64_t>(std::llround(c.durationSeconds * 1e12));
+    const uint64_t warmPs = static_cast<uint64_t>(std::llround(c.EffectiveWarmupSeconds() * 1e12));
+    const uint64_t slicePs = static_cast<uint64_t>(std::llround(c.batchIntervalSeconds * 1e12));
+
+    tester.SetEnd(durPs);
+    std::unordered_map<uint32_t, LbTxPacket> inFlight;
+    uint32_t tag = 0;
+    std::vector<LbTxPacket> pkts;
+    std::vector<PacketDesc> batch, departed, dropped;
+    alignas(8) uint8_t storage[2048];
+    uint8_t* const buf = storage + 64; // headroom for the tunnel mode
+    const size_t cap = sizeof storage - 64;
+
+    const uint64_t windowFromPs = static_cast<uint64_t>(std::llround(c.EffectiveWarmupSeconds() * 1e12));
+    double windowBits = 0;
+    std::vector<double> windowCycles(c.numCores, 0.0);
+    auto settle = [&]() {
+        for (const PacketDesc& d : departed)
+        {
+            if (d.departPs >= windowFromPs && d.departPs < durPs)
+            {
+                windowBits += 8.0 * d.frameBytes;
+                windowCycles[dev->CoreOfDesc(d)] += d.serviceCycles;
+            }
+            auto it = inFlight.find(d.seq);
+            tester.OnDeparted(it->second, d.departPs);
+            inFlight.erase(it);
+        }
+        for (const PacketDesc& d : dropped)
+        {
+            auto it = inFlight.find(d.seq);
+            tester.OnLost(it->second);
+            inFlight.erase(it);
+        }
+        departed.clear();
+        dropped.clear();
+    };
+
+    std::function<void(uint64_t)> slice = [&](uint64_t fromPs) {
+        const uint64_t toPs = std::min(fromPs + slicePs, durPs);
+        pkts.clear();
+        batch.clear();
+        tester.Emit(toPs, pkts);
+        for (const LbTxPacket& p : pkts)
+        {
+            const size_t len = tester.Build(p, buf, cap);
+            uint8_t* out = buf;
+            size_t outLen = len;
+            const LbVerdict v = dev->Offer(buf, len, cap, p.timePs, tag, batch, &out, &outLen);
+            tester.OnVerdict(p, v, out, outLen);
+            inFlight.emplace(tag++, p);
+        }
+        dev->Run(batch, departed, dropped);
+        settle();
+        if (toPs < durPs)
+        {
+            Simulator::Schedule(PicoSeconds(toPs - fromPs), [&slice, toPs]() { slice(toPs); });
+        }
+    };
+    Simulator::ScheduleNow([&slice]() { slice(0); });
+    Simulator::Run();
+    // the tail: packets of units started before the end
+    pkts.clear();
+    batch.clear();
+    tester.Emit(UINT64_MAX, pkts);
+    for (const LbTxPacket& p : pkts)
+    {
+        const size_t len = tester.Build(p, buf, cap);
+        uint8_t* out = buf;
+        size_t outLen = len;
+        const LbVerdict v = dev->Offer(buf, len, cap, p.timePs, tag, batch, &out, &outLen);
+        tester.OnVerdict(p, v, out, outLen);
+        inFlight.emplace(tag++, p);
+    }
+    dev->Run(batch, departed, dropped);
+    dev->Flush(departed);
+    settle();
+
+    LbScenarioResult r;
+    const double window = (durPs - warmPs) * 1e-12;
+    r.unitsStarted = tester.Started(0, warmPs, durPs);
+    r.unitsCompleted = tester.Completed(0, warmPs, durPs);
+    r.offeredRate = r.unitsStarted / window;
+    r.completedRate = r.unitsCompleted / window;
+    const uint64_t allUnits = tester.Started(0, 0, UINT64_MAX);
+    r.packetsPerUnit = tester.PacketsPerUnit(0);
+    dp_ops_t ops = dev->Ops();
+    const uint64_t frames = dev->Frames() - setupFrames;
+    const double cycles = dev->SumCycles() - setupCycles;
+    // per unit of the main stream over the whole run (a flood's legitimate
+    // stream, 1e-5 of its frames, is included in the cycles)
+    if (allUnits > 0)
+    {
+        r.cyclesPerUnit = cycles / static_cast<double>(allUnits);
+        for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
+        {
+            r.opsPerUnit[dp_ops_counter_name(i)] =
+                static_cast<double>(dp_ops_counter(&ops, i) - dp_ops_counter(&setupOps, i)) /
+                static_cast<double>(allUnits);
+        }
+    }
+    r.deliveredBitRate = windowBits / window;
+    r.cyclesPerPacket = frames ? cycles / static_cast<double>(frames) : 0;
+    const PipelineReport rep = dev->Engine().Report();
+    double sum = 0, spanSum = 0;
+    for (uint32_t k = 0; k < c.numCores; ++k)
+    {
+        const double u = 100 * windowCycles[k] / (c.clockHz * window);
+        r.coreUtilizationPct.push_back(u);
+        sum += u;
+        r.cpuMaxPct = std::max(r.cpuMaxPct, u);
+        spanSum += 100 * rep.coreUtilization[k];
+    }
+    r.cpuMeanPct = sum / c.numCores;
+    r.cpuSpanMeanPct = spanSum / c.numCores;
+    r.cpuClosedFormPct = 100 * c.rate * r.cyclesPerUnit / (c.numCores * c.clockHz);
+    r.bottleneck = rep.bottleneck;
+    r.deliveredPps = rep.durationSeconds > 0 ? dev->Engine().Counters().departed / rep.durationSeconds : 0;
+    const PipelineCounters& k = dev->Engine().Counters();
+    for (size_t i = 1; i < static_cast<size_t>(PipelineDrop::kCount); ++i)
+    {
+        if (i != static_cast<size_t>(PipelineDrop::kDataPlane) && k.drops[i])
+        {
+            r.drops[PipelineDropName(static_cast<PipelineDrop>(i))] = k.drops[i];
+        }
+    }
+    for (int i = 1; i < DP_DROP__COUNT; ++i)
+    {
+        if (k.dpDrops[i])
+        {
+            r.drops[dp_drop_reason_name(static_cast<dp_drop_reason_t>(i))] = k.dpDrops[i];
+        }
+    }
+    if (c.workload == "synflood" && c.legitRate > 0)
+    {
+        r.legitOfferedRate = tester.Started(1, warmPs, durPs) / window;
+        r.legitCompletedRate = tester.Completed(1, warmPs, durPs) / window;
+    }
+    r.cookiesSent = dev->Balancer().CookiesSent();
+    r.cookiesValid = dev->Balancer().CookiesValid();
+    r.connectionsEnd = dev->Balancer().Connections();
+    r.refusedFull = dev->Balancer().RefusedFull();
+    r.simEvents = Simulator::GetEventCount();
+    return r;
+}
+
+} // namespace routertwin

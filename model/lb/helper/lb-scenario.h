@@ -1,0 +1,139 @@
+// LbScenario: wires an LbTester (the Tolly report's generators) to an
+// L4BalancerDevice, runs ns3::Simulator in batches until every packet is
+// back or dropped, and returns what a Tolly load step reports: offered and
+// completed rate, CPU per core, cycles per unit, drops by reason, the
+// bottleneck. Or, for workload "fill", inserts connections into one core's
+// session-table shard until it refuses one (the concurrency test).
+//
+// The configuration arrives from Python as a dict (routertwin._core.run_lb);
+// LbScenarioConfig::FromKeys maps the keys below onto the struct and rejects
+// any other key with std::invalid_argument naming it (ValueError in Python).
+//
+// Keys (units, default):
+//   seed                   int, 1            Poisson starts and flood sources
+//   num_cores              int, 32           application cores (= table shards)
+//   clock_hz               float Hz, 1e9     core clock
+//   sessions_per_core      int, 65536        session-table capacity per core
+//   services               int, 96           virtual services (HTTP and DNS each)
+//   servers_per_service    int, 4            real servers per service
+//   scheduler              str, "rr"         dp_sched algorithm name
+//   forwarding             str, "fullnat"    fullnat | dr | tunnel
+//   syn_cookies            bool, false       answer every SYN with a cookie
+//   rate_limit_cps         int, 0            new connections/s per service; 0 = none
+//   fixed_cycles_per_packet float cycles, 0  CycleCost fixed part
+//   cycles_per_frame_byte  float, 0          CycleCost per frame byte
+//   counter_prices         dict str->float   cycles per dp_ops counter unit
+//   connection_setup_cycles float cycles, 0  per new connection, beyond the counted work
+//   ports                  int, 16           10GbE ports (ingress line-rate check)
+//   port_bit_rate          float bit/s, 10e9 per port
+//   core_queue_depth       int pkts, 1024    RSS queue per core; 0 = unbounded
+//   input_pps_ceiling      float pps, 0      packet input ceiling; 0 = none
+//   workload               str, "http11"     http11 | http10 | dns | synflood | fill
+//   rate                   float 1/s, 1e5    units/s (transactions, connections,
+//                                            queries; synflood: attack SYNs/s)
+//   legit_rate             float 1/s, 0      synflood: HTTP/1.0 connections/s beside it
+//   flood_ports            int, 8            synflood: ports carrying the attack
+//   users                  int, 96           http11 users
+//   conns_per_user         int, 20           http11 persistent connections per user
+//   request_bytes          int B, 64         HTTP request payload
+//   response_bytes         int B, 64         HTTP response payload
+//   step_gap_s             float s, 1e-5     between the packets of one unit
+//   arrivals               str, "constant"   constant | poisson
+//   duration_s             float s, 0.002    offered traffic duration
+//   warmup_s               float s, -1       start of the measured window; -1 = duration/10
+//   batch_interval_s       float s, 1e-5     tester time slice per ns-3 event
+//   fill_limit             int, 0            fill: stop after this many connections (0 = until refused)
+#ifndef ROUTERTWIN_LB_SCENARIO_H
+#define ROUTERTWIN_LB_SCENARIO_H
+
+#include "forwarding-scenario.h" // ConfigValue
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace routertwin
+{
+
+struct LbScenarioConfig
+{
+    uint64_t seed = 1;
+    uint32_t numCores = 32;
+    double clockHz = 1e9;
+    uint32_t sessionsPerCore = 65536;
+    uint32_t services = 96;
+    uint32_t serversPerService = 4;
+    std::string scheduler = "rr";
+    std::string forwarding = "fullnat";
+    bool synCookies = false;
+    uint32_t rateLimitCps = 0;
+    double fixedCyclesPerPacket = 0;
+    double cyclesPerFrameByte = 0;
+    std::map<std::string, double> counterPrices;
+    double connectionSetupCycles = 0;
+    uint32_t ports = 16;
+    double portBitRate = 10e9;
+    uint32_t coreQueueDepth = 1024;
+    double inputPpsCeiling = 0;
+    std::string workload = "http11";
+    double rate = 1e5;
+    double legitRate = 0;
+    uint32_t floodPorts = 8;
+    uint32_t users = 96;
+    uint32_t connsPerUser = 20;
+    uint32_t requestBytes = 64;
+    uint32_t responseBytes = 64;
+    double stepGapSeconds = 1e-5;
+    std::string arrivals = "constant";
+    double durationSeconds = 0.002;
+    double warmupSeconds = -1;
+    double batchIntervalSeconds = 1e-5;
+    uint64_t fillLimit = 0;
+
+    /// Defaults overridden by `keys`; throws std::invalid_argument "key 'K': ...".
+    static LbScenarioConfig FromKeys(const std::map<std::string, ConfigValue>& keys);
+    /// Every key FromKeys accepts, in documentation order.
+    static std::vector<std::string> KeyNames();
+    double EffectiveWarmupSeconds() const;
+};
+
+struct LbScenarioResult
+{
+    double offeredRate = 0;       ///< units/s started in the window
+    double completedRate = 0;     ///< units/s completed in the window (last packet out in it)
+    uint64_t unitsStarted = 0, unitsCompleted = 0; ///< in the window
+    double packetsPerUnit = 0;    ///< frames through the balancer per unit
+    double cyclesPerUnit = 0;     ///< priced cycles per unit (all frames of the run / units)
+    double cyclesPerPacket = 0;
+    double deliveredPps = 0;      ///< frames that left the device / device span (first arrival..last departure)
+    double deliveredBitRate = 0;  ///< frame bits (FCS incl.) that left in the window / window
+    std::map<std::string, double> opsPerUnit; ///< dp_ops counters per unit
+    /// CPU as Tolly read it, per core over the measured window: the cycles
+    /// of the frames that left the core in [warmup, duration), / (clock x
+    /// window). Frames lost in a full queue cost nothing.
+    double cpuMeanPct = 0;        ///< mean over the application cores, %
+    double cpuMaxPct = 0;         ///< busiest core, %
+    std::vector<double> coreUtilizationPct;
+    /// The engine's time model: busy time / (first arrival .. last departure), per core.
+    double cpuSpanMeanPct = 0;
+    double cpuClosedFormPct = 0;  ///< offered units/s x cycles per unit / (cores x clock), %
+    std::string bottleneck;
+    std::map<std::string, uint64_t> drops;
+    double legitOfferedRate = 0;  ///< synflood: legitimate connections/s started in the window
+    double legitCompletedRate = 0;
+    uint64_t cookiesSent = 0, cookiesValid = 0;
+    uint64_t connectionsEnd = 0;  ///< connections in the tables at the end
+    uint64_t refusedFull = 0;     ///< connections refused for lack of room
+    uint64_t fillConnectionsPerCore = 0; ///< fill: connections one shard held when it refused
+    uint64_t maxConcurrent = 0;   ///< fill: that x num_cores
+    uint64_t simEvents = 0;
+};
+
+/// Runs one scenario; throws std::invalid_argument for a bad configuration.
+/// Uses the process-wide ns3::Simulator (one run at a time).
+LbScenarioResult RunLbScenario(const LbScenarioConfig& config);
+
+} // namespace routertwin
+
+#endif

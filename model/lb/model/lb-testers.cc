@@ -1,0 +1,367 @@
+#include "lb-testers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace routertwin
+{
+
+namespace
+{
+
+const char* const kWorkloadNames[] = {"http11", "http10", "dns", "synflood"};
+
+constexpr uint8_t kSyn = DP_SESS_TCP_SYN;
+constexpr uint8_t kAck = DP_SESS_TCP_ACK;
+constexpr uint8_t kFin = DP_SESS_TCP_FIN;
+constexpr uint8_t kPsh = 0x08;
+
+struct Later
+{
+    bool operator()(const LbTxPacket& a, const LbTxPacket& b) const
+    {
+        if (a.timePs != b.timePs)
+        {
+            return a.timePs > b.timePs;
+        }
+        if (a.stream != b.stream)
+        {
+            return a.stream > b.stream;
+        }
+        if (a.unit != b.unit)
+        {
+            return a.unit > b.unit;
+        }
+        return a.step > b.step;
+    }
+};
+
+uint32_t
+ReadU32(const uint8_t* b)
+{
+    return (uint32_t(b[0]) << 24) | (uint32_t(b[1]) << 16) | (uint32_t(b[2]) << 8) | b[3];
+}
+
+} // namespace
+
+LbWorkload
+ParseLbWorkload(const std::string& name)
+{
+    for (int i = 0; i < 4; ++i)
+    {
+        if (name == kWorkloadNames[i])
+        {
+            return static_cast<LbWorkload>(i);
+        }
+    }
+    throw std::invalid_argument("unknown workload '" + name + "' (expected http11, http10, dns or synflood)");
+}
+
+const char*
+LbWorkloadName(LbWorkload w)
+{
+    return kWorkloadNames[static_cast<int>(w)];
+}
+
+LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
+    : m_cfg(config),
+      m_services(services),
+      m_rng(config.seed, 7)
+{
+    if (!(config.rate > 0) || !std::isfinite(config.rate))
+    {
+        throw std::invalid_argument("rate: must be > 0");
+    }
+    const uint16_t req = static_cast<uint16_t>(config.requestBytes);
+    const uint16_t rsp = static_cast<uint16_t>(config.responseBytes);
+    std::vector<Step> http10 = {{0, kSyn, 0},       {1, kSyn | kAck, 0},       {0, kAck, 0},
+                                {0, kAck | kPsh, req}, {1, kAck | kPsh, rsp}, {1, kFin | kAck, 0},
+                                {0, kFin | kAck, 0}, {1, kAck, 0}};
+    if (config.synCookies)
+    {
+        // the balancer answers the SYN itself; the server's SYN-ACK follows the ACK
+        http10 = {{0, kSyn, 0},          {0, kAck, 0},          {1, kSyn | kAck, 0}, {0, kAck | kPsh, req},
+                  {1, kAck | kPsh, rsp}, {1, kFin | kAck, 0}, {0, kFin | kAck, 0}, {1, kAck, 0}};
+    }
+    Stream main;
+    main.kind = config.workload;
+    main.rate = config.rate;
+    switch (config.workload)
+    {
+    case LbWorkload::kHttp11:
+        main.script = {{0, kAck | kPsh, req}, {1, kAck | kPsh, rsp}};
+        break;
+    case LbWorkload::kHttp10:
+        main.script = http10;
+        break;
+    case LbWorkload::kDns:
+        main.script = {{0, 0, 0}};
+        break;
+    case LbWorkload::kSynFlood:
+        main.script = {{0, kSyn, 0}};
+        break;
+    }
+    m_streams.push_back(main);
+    if (config.workload == LbWorkload::kSynFlood && config.legitRate > 0)
+    {
+        Stream legit;
+        legit.kind = LbWorkload::kHttp10;
+        legit.rate = config.legitRate;
+        legit.script = http10;
+        m_streams.push_back(legit);
+    }
+}
+
+void
+LbTester::Setup(L4Balancer& lb)
+{
+    if (m_cfg.workload != LbWorkload::kHttp11)
+    {
+        return;
+    }
+    uint8_t buf[256];
+    for (uint32_t u = 0; u < m_cfg.users; ++u)
+    {
+        for (uint32_t c = 0; c < m_cfg.connsPerUser; ++c)
+        {
+            Conn k{};
+            k.clientIp = 0xC6120000u + (u << 8) + 1; // user u: host 198.18.u.1
+            k.clientPort = static_cast<uint16_t>(10000 + c);
+            k.service = static_cast<uint16_t>(u % m_services);
+            const uint8_t hs[3][2] = {{0, kSyn}, {1, kSyn | kAck}, {0, kAck}};
+            for (const auto& s : hs)
+            {
+                dp_build_spec_t b{};
+                b.ttl = 64;
+                b.ip_proto = DP_IPPROTO_TCP;
+                if (s[0] == 0)
+                {
+                    b.src_ip = k.clientIp;
+                    b.dst_ip = L4Balancer::Vip(k.service);
+                    b.src_port = k.clientPort;
+                    b.dst_port = L4Balancer::kHttpPort;
+                }
+                else
+                {
+                    b.src_ip = k.serverIp;
+                    b.dst_ip = L4Balancer::kSnatIp;
+                    b.src_port = L4Balancer::kHttpPort;
+                    b.dst_port = k.snatPort;
+                }
+                b.tcp_flags = s[1];
+                b.l4_checksum = 1;
+                size_t len = 0;
+                dp_build(&b, buf, sizeof buf, &len, nullptr);
+                const LbVerdict v = lb.Process(buf, len, sizeof buf, 0, 0);
+                if (v.dpDrop != DP_OK)
+                {
+                    throw std::invalid_argument("users: the balancer refused a persistent connection (" +
+                                                std::string(dp_drop_reason_name(
+                                                    static_cast<dp_drop_reason_t>(v.dpDrop))) +
+                                                ")");
+                }
+                if (s[0] == 0 && s[1] == kSyn)
+                {
+                    k.serverIp = v.out.dst_ip;
+                    k.snatPort = v.out.src_port;
+                }
+            }
+            m_conns.push_back(k);
+        }
+    }
+}
+
+void
+LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
+{
+    const uint64_t gapPs = static_cast<uint64_t>(std::llround(m_cfg.stepGapSeconds * 1e12));
+    for (size_t si = 0; si < m_streams.size(); ++si)
+    {
+        Stream& st = m_streams[si];
+        while (st.nextStartPs < untilPs && st.nextStartPs < m_endPs)
+        {
+            Unit u;
+            u.startPs = st.nextStartPs;
+            const uint64_t n = st.nextUnit++;
+            if (st.kind == LbWorkload::kHttp11)
+            {
+                u.conn = static_cast<uint32_t>(n % m_conns.size());
+                const Conn& c = m_conns[u.conn];
+                u.clientIp = c.clientIp;
+                u.clientPort = c.clientPort;
+                u.service = c.service;
+                u.serverIp = c.serverIp;
+                u.snatPort = c.snatPort;
+            }
+            else if (st.kind == LbWorkload::kSynFlood)
+            {
+                u.clientIp = 0xC6120000u + m_rng.UniformInt(1u << 17); // spoofed, 198.18.0.0/15
+                u.clientPort = static_cast<uint16_t>(1024 + m_rng.UniformInt(64512));
+                u.service = static_cast<uint16_t>(m_rng.UniformInt(m_services));
+            }
+            else
+            {
+                // a fresh client address:port per unit; stream 1 in 198.19.0.0/16
+                const uint32_t base = si == 0 ? 0xC6120000u : 0xC6130000u;
+                u.clientIp = base + static_cast<uint32_t>((n >> 14) % (si == 0 ? 131072u : 65536u));
+                u.clientPort = static_cast<uint16_t>(1024 + (n & 0x3FFF));
+                u.service = static_cast<uint16_t>(n % m_services);
+            }
+            st.units.push_back(u);
+            for (size_t k = 0; k < st.script.size(); ++k)
+            {
+                m_heap.push_back({u.startPs + k * gapPs, n, static_cast<uint8_t>(k), static_cast<uint8_t>(si)});
+                std::push_heap(m_heap.begin(), m_heap.end(), Later());
+            }
+            const double mean = 1e12 / st.rate;
+            const double dt = m_cfg.poisson ? -std::log(1.0 - m_rng.Uniform01()) * mean : mean;
+            // exact constant spacing: unit n starts at round(n * mean)
+            st.nextStartPs = m_cfg.poisson ? st.nextStartPs + static_cast<uint64_t>(std::llround(dt))
+                                           : static_cast<uint64_t>(std::llround(double(n + 1) * mean));
+        }
+    }
+    while (!m_heap.empty() && m_heap.front().timePs < untilPs)
+    {
+        std::pop_heap(m_heap.begin(), m_heap.end(), Later());
+        out.push_back(m_heap.back());
+        m_heap.pop_back();
+    }
+}
+
+LbTester::Unit&
+LbTester::UnitOf(const LbTxPacket& pkt)
+{
+    return m_streams[pkt.stream].units[pkt.unit];
+}
+
+size_t
+LbTester::Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
+{
+    const Stream& st = m_streams[pkt.stream];
+    const Unit& u = UnitOf(pkt);
+    const Step& s = st.script[pkt.step];
+    dp_build_spec_t b{};
+    b.ttl = 64;
+    b.ip_id = static_cast<uint16_t>(pkt.unit);
+    size_t len = 0;
+    if (st.kind == LbWorkload::kDns)
+    {
+        uint8_t q[300];
+        q[0] = static_cast<uint8_t>(pkt.unit >> 8);
+        q[1] = static_cast<uint8_t>(pkt.unit);
+        q[2] = 0x01; // RD
+        q[3] = 0;
+        q[4] = 0;
+        q[5] = 1; // QDCOUNT
+        std::memset(q + 6, 0, 6);
+        size_t wl = 0;
+        dp_dns_name_to_wire(L4Balancer::DnsName(u.service).c_str(), q + 12, 256, &wl);
+        const size_t o = 12 + wl;
+        q[o] = 0;
+        q[o + 1] = 1; // A
+        q[o + 2] = 0;
+        q[o + 3] = 1; // IN
+        b.ip_proto = DP_IPPROTO_UDP;
+        b.src_ip = u.clientIp;
+        b.dst_ip = L4Balancer::Vip(u.service);
+        b.src_port = u.clientPort;
+        b.dst_port = L4Balancer::kDnsPort;
+        b.payload = q;
+        b.payload_len = static_cast<uint16_t>(o + 4);
+        b.l4_checksum = 1;
+        dp_build(&b, buf, cap, &len, nullptr);
+        return len;
+    }
+    b.ip_proto = DP_IPPROTO_TCP;
+    b.tcp_flags = s.flags;
+    b.payload_len = s.payload;
+    b.l4_checksum = 1;
+    if (s.fromServer)
+    {
+        b.src_ip = u.serverIp;
+        b.dst_ip = L4Balancer::kSnatIp;
+        b.src_port = L4Balancer::kHttpPort;
+        b.dst_port = u.snatPort;
+    }
+    else
+    {
+        b.src_ip = u.clientIp;
+        b.dst_ip = L4Balancer::Vip(u.service);
+        b.src_port = u.clientPort;
+        b.dst_port = L4Balancer::kHttpPort;
+        b.tcp_seq = 1000;
+        // the ACK of a cookie handshake acknowledges cookie + 1
+        b.tcp_ack = (s.flags & kAck) ? u.cookie + 1 : 0;
+    }
+    dp_build(&b, buf, cap, &len, nullptr);
+    return len;
+}
+
+void
+LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* frame, size_t len)
+{
+    Unit& u = UnitOf(pkt);
+    if (v.dpDrop != DP_OK)
+    {
+        u.failed = true;
+        return;
+    }
+    const Step& s = m_streams[pkt.stream].script[pkt.step];
+    if (!s.fromServer && (s.flags & kSyn) && v.answered && len >= size_t(v.out.l4_offset) + 8)
+    {
+        u.cookie = ReadU32(frame + v.out.l4_offset + 4); // the SYN-ACK's sequence number
+    }
+    if (v.opened)
+    {
+        // where the balancer sent the connection: the server answers there
+        u.serverIp = v.out.dst_ip;
+        u.snatPort = v.out.src_port;
+    }
+}
+
+void
+LbTester::OnLost(const LbTxPacket& pkt)
+{
+    UnitOf(pkt).failed = true;
+}
+
+void
+LbTester::OnDeparted(const LbTxPacket& pkt, uint64_t departPs)
+{
+    Unit& u = UnitOf(pkt);
+    ++u.delivered;
+    u.lastDepartPs = std::max(u.lastDepartPs, departPs);
+}
+
+uint64_t
+LbTester::Started(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
+{
+    uint64_t n = 0;
+    for (const Unit& u : m_streams[stream].units)
+    {
+        n += u.startPs >= fromPs && u.startPs < toPs;
+    }
+    return n;
+}
+
+uint64_t
+LbTester::Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
+{
+    const size_t need = m_streams[stream].script.size();
+    uint64_t n = 0;
+    for (const Unit& u : m_streams[stream].units)
+    {
+        n += u.lastDepartPs >= fromPs && u.lastDepartPs < toPs && !u.failed && u.delivered == need;
+    }
+    return n;
+}
+
+uint32_t
+LbTester::PacketsPerUnit(uint8_t stream) const
+{
+    return static_cast<uint32_t>(m_streams[stream].script.size());
+}
+
+} // namespace routertwin

@@ -1,0 +1,171 @@
+// The Tolly report's testers (seed 000) as reusable generators of real
+// frames for an L4Balancer, at descriptor level: each packet is a frame the
+// balancer's C core really parses, looks up, tracks and rewrites, but it
+// travels through the device as a PacketDesc, and no TCP stack runs at the
+// endpoints. Why that is enough for these tests: they measure the balancer's
+// CPU per transaction / connection / query and its table capacity; the
+// testers in the report were driven open-loop at set rates (load steps), the
+// servers were emulated by the same test sets, and nothing in the figures
+// depends on end-host TCP dynamics (windows, retransmission).
+//
+// Workloads (one "unit" = one transaction, connection or query):
+//   http11  IxLoad HTTP/1.1: users x connsPerUser persistent TCP connections
+//           (96 x 20), user i on virtual service i mod services, opened
+//           before the run (SYN, SYN-ACK, ACK through the balancer). A
+//           transaction is 2 packets through the balancer: the request
+//           (requestBytes of HTTP, 64 in the report) and the response. Their
+//           ACKs ride on the next request and on the response (delayed ACK,
+//           RFC 1122 4.2.3.2, with back-to-back transactions on a persistent
+//           connection), so no pure ACK crosses the balancer. Transactions go
+//           round robin over the connections.
+//   http10  Avalanche HTTP/1.0: a new connection per unit, 8 packets through
+//           the balancer: SYN, SYN-ACK, ACK, request, response, server FIN
+//           (HTTP/1.0: the server closes), client FIN, server's last ACK.
+//           With SYN cookies: SYN (answered with a cookie), ACK (validated,
+//           opened, sent on as the SYN), server SYN-ACK, request, response,
+//           server FIN, client FIN, last ACK: also 8.
+//   dns     Avalanche DNS: one UDP query per unit to the service's VIP:53,
+//           "s<n>.example. A", answered in place by the balancer.
+//   synflood IxExplorer: 64-byte SYNs from random spoofed sources (198.18.0.0/15)
+//           and ports to random VIPs; beside it an http10 stream at legitRate
+//           (the report's 1,200 legitimate TPS, IxLoad).
+// Units start at a constant rate (or Poisson, seeded); the packets of a unit
+// follow its start at stepGap intervals (a LAN round trip, assumption).
+#ifndef ROUTERTWIN_LB_TESTERS_H
+#define ROUTERTWIN_LB_TESTERS_H
+
+#include "l4-balancer.h"
+#include "random-stream.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace routertwin
+{
+
+enum class LbWorkload : uint8_t
+{
+    kHttp11,
+    kHttp10,
+    kDns,
+    kSynFlood,
+};
+
+/// "http11", "http10", "dns", "synflood"; throws std::invalid_argument.
+LbWorkload ParseLbWorkload(const std::string& name);
+const char* LbWorkloadName(LbWorkload w);
+
+struct LbTesterConfig
+{
+    LbWorkload workload = LbWorkload::kHttp11;
+    double rate = 1e5;            ///< units (transactions, connections, queries, flood SYNs) per second
+    double legitRate = 0;         ///< synflood: legitimate http10 connections per second beside it
+    uint32_t users = 96;          ///< http11
+    uint32_t connsPerUser = 20;   ///< http11
+    uint32_t requestBytes = 64;   ///< HTTP request (TCP payload)
+    uint32_t responseBytes = 64;  ///< HTTP response (TCP payload), assumption
+    double stepGapSeconds = 10e-6;///< between the packets of one unit
+    bool poisson = false;         ///< Poisson unit starts instead of constant spacing
+    uint64_t seed = 1;
+    bool synCookies = false;      ///< the balancer answers SYNs with cookies (http10 script)
+};
+
+/// One packet to send: when, which unit, which step of its script.
+struct LbTxPacket
+{
+    uint64_t timePs;
+    uint64_t unit;   ///< unit number within its stream
+    uint8_t step;    ///< index into the stream's script
+    uint8_t stream;  ///< 0: the workload, 1: the legitimate stream beside a flood
+};
+
+class LbTester
+{
+  public:
+    LbTester(const LbTesterConfig& config, uint32_t services);
+
+    /// http11: opens the persistent connections through `lb` (not timed,
+    /// as IxLoad opens them before its measurement). Other workloads: nothing.
+    void Setup(L4Balancer& lb);
+
+    /// No unit starts at or after endPs (the end of the offered traffic).
+    void SetEnd(uint64_t endPs) { m_endPs = endPs; }
+
+    /// Appends to out, in time order, every packet due before untilPs (units
+    /// start before the end; their later packets follow past it).
+    void Emit(uint64_t untilPs, std::vector<LbTxPacket>& out);
+
+    /// Writes the packet's frame (no FCS) into buf (cap bytes): returns its length.
+    size_t Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap);
+
+    /// The balancer's verdict on the packet; frame is what left the balancer.
+    void OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* frame, size_t len);
+    /// The device dropped the packet (queue full) or the balancer refused it.
+    void OnLost(const LbTxPacket& pkt);
+    /// The packet left the device at departPs.
+    void OnDeparted(const LbTxPacket& pkt, uint64_t departPs);
+
+    /// Units of a stream started in [fromPs, toPs), and units that completed
+    /// in [fromPs, toPs): every packet delivered, the last one leaving the
+    /// device in that span (a flood SYN completes when answered or forwarded).
+    /// Counting completions when they happen keeps a backlog served after the
+    /// window out of the rate, as a tester counting replies per second does.
+    uint64_t Started(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
+    uint64_t Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
+    /// Packets a unit of the stream sends through the balancer.
+    uint32_t PacketsPerUnit(uint8_t stream) const;
+
+  private:
+    struct Step
+    {
+        uint8_t fromServer; // 1: server -> balancer
+        uint8_t flags;      // TCP flags; 0 for UDP
+        uint16_t payload;   // bytes
+    };
+    struct Unit
+    {
+        uint64_t startPs = 0;
+        uint32_t clientIp = 0;
+        uint16_t clientPort = 0;
+        uint16_t service = 0;
+        uint32_t serverIp = 0;   // learnt from the forwarded SYN
+        uint16_t snatPort = 0;
+        uint32_t cookie = 0;     // the SYN-ACK's sequence number
+        uint8_t delivered = 0;   // packets delivered
+        uint64_t lastDepartPs = 0;
+        bool failed = false;
+        uint32_t conn = 0;       // http11: connection index
+    };
+    struct Stream
+    {
+        LbWorkload kind;
+        double rate;
+        std::vector<Step> script;
+        std::vector<Unit> units;   // indexed by unit number (kept for the window counts)
+        uint64_t nextStartPs = 0;
+        uint64_t nextUnit = 0;
+    };
+    struct Conn // http11 persistent connection
+    {
+        uint32_t clientIp;
+        uint16_t clientPort;
+        uint16_t service;
+        uint32_t serverIp;
+        uint16_t snatPort;
+    };
+
+    Unit& UnitOf(const LbTxPacket& pkt);
+
+    LbTesterConfig m_cfg;
+    uint32_t m_services;
+    std::vector<Stream> m_streams;
+    std::vector<Conn> m_conns;
+    std::vector<LbTxPacket> m_heap; // pending packets, min-heap on (time, stream, unit, step)
+    RandomStream m_rng;
+    uint64_t m_endPs = UINT64_MAX;
+};
+
+} // namespace routertwin
+
+#endif

@@ -1,0 +1,400 @@
+// L4 balancer, its device and the lb scenario, checked against independent
+// truth: IPVS's state sequence, RFC 1071 checksums re-verified by the parser,
+// capacity arithmetic of the session table, brute-force RSS shares, and the
+// closed form CPU = rate x cycles / (cores x clock).
+#include "l4-balancer-device.h"
+#include "l4-balancer.h"
+#include "lb-remap.h"
+#include "lb-scenario.h"
+
+#include <gtest/gtest.h>
+#include <ns3/double.h>
+#include <ns3/uinteger.h>
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+namespace routertwin
+{
+namespace
+{
+
+size_t
+Build(uint8_t* buf, size_t cap, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint8_t flags,
+      uint16_t payload = 0)
+{
+    dp_build_spec_t b{};
+    b.ttl = 64;
+    b.ip_proto = DP_IPPROTO_TCP;
+    b.src_ip = src;
+    b.dst_ip = dst;
+    b.src_port = sport;
+    b.dst_port = dport;
+    b.tcp_flags = flags;
+    b.payload_len = payload;
+    b.l4_checksum = 1;
+    size_t len = 0;
+    EXPECT_EQ(dp_build(&b, buf, cap, &len, nullptr), DP_OK);
+    return len;
+}
+
+// RFC 1071 over the TCP pseudo-header and segment: 0 when the checksum verifies.
+uint16_t
+TcpChecksumResidue(const uint8_t* f, const dp_parsed_t& p)
+{
+    uint32_t sum = 0;
+    const uint8_t* ip = f + p.l3_offset;
+    for (int i = 12; i < 20; i += 2)
+    {
+        sum += (ip[i] << 8) | ip[i + 1];
+    }
+    const uint32_t tcpLen = p.ip_total_len - p.ip_ihl * 4u;
+    sum += 6 + tcpLen;
+    const uint8_t* t = f + p.l4_offset;
+    for (uint32_t i = 0; i + 1 < tcpLen; i += 2)
+    {
+        sum += (t[i] << 8) | t[i + 1];
+    }
+    if (tcpLen & 1)
+    {
+        sum += t[tcpLen - 1] << 8;
+    }
+    while (sum >> 16)
+    {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    return static_cast<uint16_t>(~sum);
+}
+
+L4BalancerConfig
+SmallConfig()
+{
+    L4BalancerConfig c;
+    c.cores = 4;
+    c.sessionsPerCore = 1024;
+    c.services = 2;
+    c.serversPerService = 3;
+    return c;
+}
+
+TEST(L4Balancer, Http10ConnectionIsNattedBothWaysAndRemovedAtLastAck)
+{
+    L4Balancer lb(SmallConfig());
+    uint8_t buf[256];
+    const uint32_t client = 0xC6120005, vip = L4Balancer::Vip(1);
+    const uint16_t cport = 40000;
+    // SYN: a new connection to a server of service 1, source-NATed
+    size_t len = Build(buf, sizeof buf, client, vip, cport, 80, DP_SESS_TCP_SYN);
+    LbVerdict v = lb.Process(buf, len, sizeof buf, 0, 0);
+    ASSERT_EQ(v.dpDrop, DP_OK);
+    EXPECT_TRUE(v.opened);
+    EXPECT_EQ(lb.Connections(), 1u);
+    const uint32_t server = v.out.dst_ip;
+    const uint16_t lport = v.out.src_port;
+    EXPECT_EQ(server & 0xFFFFFF00u, 0x0A010100u); // 10.1.1.x: service 1's pool
+    EXPECT_EQ(v.out.src_ip, L4Balancer::kSnatIp);
+    // the rewritten frame verifies (IPv4 header checksum by dp_parse, TCP by RFC 1071)
+    dp_parsed_t p;
+    ASSERT_EQ(dp_parse(buf, len, nullptr, &p, nullptr), DP_OK);
+    EXPECT_EQ(TcpChecksumResidue(buf, p), 0);
+    // the reply flow lands on the connection's core (SNAT port steering)
+    EXPECT_EQ(lb.CoreOf(server, L4Balancer::kSnatIp, 80, lport, 6), v.core);
+    const uint32_t core = v.core;
+
+    struct Pkt
+    {
+        bool fromServer;
+        uint8_t flags;
+    };
+    const Pkt rest[] = {{true, DP_SESS_TCP_SYN | DP_SESS_TCP_ACK}, {false, DP_SESS_TCP_ACK},
+                        {false, DP_SESS_TCP_ACK}, {true, DP_SESS_TCP_ACK},
+                        {true, DP_SESS_TCP_FIN | DP_SESS_TCP_ACK}, {false, DP_SESS_TCP_FIN | DP_SESS_TCP_ACK},
+                        {true, DP_SESS_TCP_ACK}};
+    for (size_t i = 0; i < 7; ++i)
+    {
+        const Pkt& k = rest[i];
+        len = k.fromServer ? Build(buf, sizeof buf, server, L4Balancer::kSnatIp, 80, lport, k.flags, 64)
+                           : Build(buf, sizeof buf, client, vip, cport, 80, k.flags, 64);
+        v = lb.Process(buf, len, sizeof buf, 0, 1000000 * (i + 1));
+        ASSERT_EQ(v.dpDrop, DP_OK) << "packet " << i + 2;
+        EXPECT_EQ(v.core, core);
+        ASSERT_EQ(dp_parse(buf, len, nullptr, &p, nullptr), DP_OK);
+        EXPECT_EQ(TcpChecksumResidue(buf, p), 0);
+        if (k.fromServer)
+        {
+            EXPECT_EQ(p.src_ip, vip); // server -> client appears to come from the VIP
+            EXPECT_EQ(p.dst_ip, client);
+            EXPECT_EQ(p.dst_port, cport);
+        }
+        else
+        {
+            EXPECT_EQ(p.dst_ip, server);
+            EXPECT_EQ(p.src_port, lport);
+        }
+        // removed exactly at the last packet (both FINs seen, then the last ACK)
+        EXPECT_EQ(lb.Connections(), i == 6 ? 0u : 1u) << "packet " << i + 2;
+    }
+    EXPECT_EQ(lb.Inserts(), 1u);
+    // a segment of the removed connection has no session
+    len = Build(buf, sizeof buf, client, vip, cport, 80, DP_SESS_TCP_ACK);
+    EXPECT_EQ(lb.Process(buf, len, sizeof buf, 0, 9000000).dpDrop, DP_DROP_NO_SESSION);
+    len = Build(buf, sizeof buf, client, 0x0A000905, cport, 80, DP_SESS_TCP_SYN);
+    EXPECT_EQ(lb.Process(buf, len, sizeof buf, 0, 9000000).dpDrop, DP_DROP_NO_VIRTUAL_SERVICE);
+}
+
+TEST(L4Balancer, SynCookieHandshakeStoresNothingUntilTheValidAck)
+{
+    L4BalancerConfig c = SmallConfig();
+    c.synCookies = true;
+    L4Balancer lb(c);
+    uint8_t buf[256];
+    const uint32_t client = 0xC6120009, vip = L4Balancer::Vip(0);
+    size_t len = Build(buf, sizeof buf, client, vip, 5555, 80, DP_SESS_TCP_SYN);
+    LbVerdict v = lb.Process(buf, len, sizeof buf, 0, 0);
+    ASSERT_EQ(v.dpDrop, DP_OK);
+    EXPECT_TRUE(v.answered);
+    EXPECT_EQ(lb.Connections(), 0u);
+    // the reply is a SYN-ACK to the client carrying the cookie
+    dp_parsed_t p;
+    ASSERT_EQ(dp_parse(buf, 60, nullptr, &p, nullptr), DP_OK);
+    EXPECT_EQ(p.dst_ip, client);
+    EXPECT_EQ(p.tcp_flags, DP_SESS_TCP_SYN | DP_SESS_TCP_ACK);
+    const uint8_t* t = buf + p.l4_offset + 4;
+    const uint32_t cookie = (uint32_t(t[0]) << 24) | (t[1] << 16) | (t[2] << 8) | t[3];
+    // a forged ACK is refused, the true one opens the connection
+    dp_build_spec_t b{};
+    b.ttl = 64;
+    b.ip_proto = DP_IPPROTO_TCP;
+    b.src_ip = client;
+    b.dst_ip = vip;
+    b.src_port = 5555;
+    b.dst_port = 80;
+    b.tcp_flags = DP_SESS_TCP_ACK;
+    b.tcp_ack = cookie + 2;
+    b.l4_checksum = 1;
+    dp_build(&b, buf, sizeof buf, &len, nullptr);
+    EXPECT_EQ(lb.Process(buf, len, sizeof buf, 0, 0).dpDrop, DP_DROP_SYN_COOKIE_INVALID);
+    b.tcp_ack = cookie + 1;
+    dp_build(&b, buf, sizeof buf, &len, nullptr);
+    v = lb.Process(buf, len, sizeof buf, 0, 0);
+    ASSERT_EQ(v.dpDrop, DP_OK);
+    EXPECT_TRUE(v.opened);
+    EXPECT_EQ(v.out.tcp_flags, DP_SESS_TCP_SYN); // sent on to the server as its SYN
+    EXPECT_EQ(lb.Connections(), 1u);
+}
+
+TEST(L4BalancerDevice, EachCoresFlowIdLandsOnThatCoreInTheEngine)
+{
+    const uint32_t cores = 32;
+    ns3::Ptr<L4BalancerDevice> dev = ns3::CreateObject<L4BalancerDevice>();
+    dev->SetAttribute("NumCores", ns3::UintegerValue(cores));
+    dev->SetAttribute("FixedCyclesPerPacket", ns3::DoubleValue(1000));
+    dev->Build();
+    // one SYN per client until every core has had work; the engine's per-core
+    // busy time must appear exactly on the core the session table names
+    std::vector<PacketDesc> batch, dep, drop;
+    std::vector<uint32_t> perCore(cores, 0);
+    uint8_t storage[512];
+    for (uint32_t i = 0; i < 400; ++i)
+    {
+        size_t len = Build(storage, sizeof storage, 0xC6120000u + i, L4Balancer::Vip(i % 96), 1024, 80,
+                           DP_SESS_TCP_SYN);
+        const LbVerdict v = dev->Offer(storage, len, sizeof storage, i * 1000000ull, i, batch, nullptr, nullptr);
+        ASSERT_EQ(v.dpDrop, DP_OK);
+        ++perCore[v.core];
+    }
+    dev->Run(batch, dep, drop);
+    dev->Flush(dep);
+    const PipelineReport r = dev->Engine().Report();
+    for (uint32_t k = 0; k < cores; ++k)
+    {
+        const double busy = r.coreUtilization[k] * r.durationSeconds;
+        EXPECT_NEAR(busy, 0, 1e-12 + perCore[k] * 2e-6) << k;
+        if (perCore[k] == 0)
+        {
+            EXPECT_EQ(r.coreUtilization[k], 0) << k;
+        }
+        else
+        {
+            EXPECT_GT(r.coreUtilization[k], 0) << k;
+        }
+    }
+    dev->Dispose();
+}
+
+LbScenarioConfig
+Scenario(const std::string& workload, double rate)
+{
+    LbScenarioConfig c;
+    c.workload = workload;
+    c.rate = rate;
+    c.durationSeconds = 0.004;
+    c.fixedCyclesPerPacket = 400;
+    c.counterPrices = {{"table_probes", 20}, {"cache_lines", 60}, {"hashes", 25}, {"csum_updates", 4},
+                       {"bytes_written", 1}, {"table_writes", 10}, {"bytes_parsed", 0.5},
+                       {"crypto_bytes", 2}, {"checksum_bytes", 0.5}, {"servers_examined", 5}};
+    return c;
+}
+
+TEST(LbScenario, DescriptorRunCpuAgreesWithClosedFormBelowSaturation)
+{
+    for (const char* w : {"http11", "http10", "dns"})
+    {
+        const LbScenarioResult r = RunLbScenario(Scenario(w, 2e6));
+        // the window reading (cycles of the frames that arrived in it)
+        EXPECT_NEAR(r.cpuMeanPct, r.cpuClosedFormPct, r.cpuClosedFormPct * 0.005) << w;
+        // the engine's time model: busy time over first arrival .. last
+        // departure, which one unit's packets (7 x 10 us) stretch past 4 ms
+        EXPECT_NEAR(r.cpuSpanMeanPct, r.cpuClosedFormPct, r.cpuClosedFormPct * 0.02) << w;
+        EXPECT_LE(r.cpuSpanMeanPct, r.cpuClosedFormPct * (1 + 1e-9)) << w;
+        // started in the window vs completed in it (shifted by one unit's
+        // duration): equal up to a unit at either edge
+        EXPECT_NEAR(static_cast<double>(r.unitsCompleted), static_cast<double>(r.unitsStarted), 1.0) << w;
+        EXPECT_GT(r.cyclesPerUnit, r.packetsPerUnit * 400) << w; // the counted work is priced too
+    }
+}
+
+TEST(LbScenario, SaturatedCoresDeliverTheirCapAndWastedHalvesCutGoodput)
+{
+    // Independent truth: the 1,920 connections' cores by brute force (the
+    // session table's shard function); each core forwards at most
+    // clock / cycles-per-packet, the rest of its share is lost. Lost packets
+    // fall on requests and responses alike, so fewer transactions complete
+    // than the packets delivered would carry (work spent on halves).
+    LbScenarioConfig c = Scenario("http11", 40e6);
+    c.counterPrices.clear();
+    c.fixedCyclesPerPacket = 1000; // 2,000 cycles per transaction: 0.5M TPS per core
+    c.durationSeconds = 0.004;
+    c.warmupSeconds = 0.001;
+    L4BalancerConfig bc;
+    bc.cores = c.numCores;
+    L4Balancer lb(bc);
+    std::vector<double> share(c.numCores, 0);
+    for (uint32_t u = 0; u < 96; ++u)
+    {
+        for (uint32_t k = 0; k < 20; ++k)
+        {
+            share[lb.CoreOf(0xC6120000u + (u << 8) + 1, L4Balancer::Vip(u), static_cast<uint16_t>(10000 + k), 80,
+                            6)] += 1.0 / 1920;
+        }
+    }
+    double expect = 0;
+    for (double s : share)
+    {
+        expect += std::min(2 * s * c.rate, 1e9 / 1000);
+    }
+    const LbScenarioResult r = RunLbScenario(c);
+    EXPECT_NEAR(r.deliveredPps, expect, expect * 0.02);
+    EXPECT_LT(r.completedRate, 0.99 * expect / 2);
+    EXPECT_GT(r.drops.at("core_queue_full"), 0u);
+    EXPECT_GT(r.cpuMaxPct, 99.0);
+    EXPECT_EQ(r.bottleneck, "cores");
+}
+
+TEST(LbScenario, FillRefusesWhenTheShardHoldsHalfItsSessions)
+{
+    LbScenarioConfig c;
+    c.workload = "fill";
+    c.sessionsPerCore = 10000; // full NAT: two sessions per connection
+    const LbScenarioResult r = RunLbScenario(c);
+    EXPECT_EQ(r.fillConnectionsPerCore, 5000u);
+    EXPECT_EQ(r.maxConcurrent, 5000u * 32);
+    EXPECT_EQ(r.refusedFull, 1u);
+}
+
+TEST(LbScenario, SynFloodWithoutCookiesFillsTablesAndCookiesKeepThemEmpty)
+{
+    LbScenarioConfig c = Scenario("synflood", 20e6);
+    c.sessionsPerCore = 2048;
+    c.legitRate = 20000;
+    c.durationSeconds = 0.002;
+    const LbScenarioResult off = RunLbScenario(c);
+    // 40,000 SYNs over 32 shards of 1,024 connections: every shard fills
+    EXPECT_GT(off.refusedFull, 0u);
+    EXPECT_GT(off.drops.at("session_table_full"), 0u);
+    EXPECT_LE(off.connectionsEnd, 32u * 1024);
+    c.synCookies = true;
+    const LbScenarioResult on = RunLbScenario(c);
+    EXPECT_EQ(on.drops.count("session_table_full"), 0u);
+    EXPECT_GE(on.cookiesSent, 40000u);
+    EXPECT_GT(on.legitOfferedRate, 0);
+    EXPECT_DOUBLE_EQ(on.legitCompletedRate, on.legitOfferedRate); // CPU not saturated
+    EXPECT_LT(off.legitCompletedRate, off.legitOfferedRate);      // new legit connections refused
+}
+
+TEST(LbScenario, ConnectionSetupCyclesArePaidOncePerConnection)
+{
+    // http10 opens one connection per unit; http11 none in the run (its
+    // persistent connections are opened before it), whatever the price
+    LbScenarioConfig c = Scenario("http10", 5e5);
+    const double base = RunLbScenario(c).cyclesPerUnit;
+    c.connectionSetupCycles = 12345;
+    EXPECT_NEAR(RunLbScenario(c).cyclesPerUnit - base, 12345, 0.5);
+    LbScenarioConfig t = Scenario("http11", 5e5);
+    const double tBase = RunLbScenario(t).cyclesPerUnit;
+    t.connectionSetupCycles = 12345;
+    EXPECT_DOUBLE_EQ(RunLbScenario(t).cyclesPerUnit, tBase);
+}
+
+TEST(LbScenario, SameSeedSameResult)
+{
+    LbScenarioConfig c = Scenario("http10", 1e6);
+    c.arrivals = "poisson";
+    c.seed = 7;
+    const LbScenarioResult a = RunLbScenario(c);
+    const LbScenarioResult b = RunLbScenario(c);
+    EXPECT_EQ(a.unitsStarted, b.unitsStarted);
+    EXPECT_EQ(a.cpuMeanPct, b.cpuMeanPct);
+    EXPECT_EQ(a.coreUtilizationPct, b.coreUtilizationPct);
+    c.seed = 8;
+    EXPECT_NE(RunLbScenario(c).unitsStarted, a.unitsStarted);
+}
+
+TEST(LbRemap, RoundRobinMovesOnlyTheFailedServersShareMaglevLittleMore)
+{
+    // round robin over 96,000 keys puts exactly 1,000 on each server; the
+    // session table pins the rest, so exactly those move
+    const LbRemapResult rr = RunLbRemap({{"scheduler", ConfigValue(std::string("rr"))},
+                                         {"keys", ConfigValue(int64_t{96000})}});
+    EXPECT_FALSE(rr.keyed);
+    EXPECT_EQ(rr.onFailed, 1000u);
+    EXPECT_EQ(rr.moved, 1000u);
+    // Maglev (Eisenbud et al., NSDI 2016, section 3.4): the failed server's
+    // keys move, and only a small share of the others (table entries that
+    // change beyond the failed server's own)
+    const LbRemapResult mg = RunLbRemap({{"scheduler", ConfigValue(std::string("maglev"))},
+                                         {"keys", ConfigValue(int64_t{96000})}});
+    EXPECT_TRUE(mg.keyed);
+    EXPECT_GE(mg.moved, mg.onFailed);
+    EXPECT_NEAR(static_cast<double>(mg.onFailed), 1000.0, 150.0); // 1/96 of the keys, binomial spread
+    EXPECT_LT(mg.moved, mg.onFailed + 96000 * 2 / 100);
+    EXPECT_EQ(mg.tableSize, 65537u);
+    EXPECT_THROW(RunLbRemap({{"failed", ConfigValue(int64_t{96})}}), std::invalid_argument);
+    EXPECT_THROW(RunLbRemap({{"schedular", ConfigValue(std::string("rr"))}}), std::invalid_argument);
+}
+
+TEST(LbScenarioConfig, UnknownKeyAndBadValuesAreNamed)
+{
+    try
+    {
+        LbScenarioConfig::FromKeys({{"rat", ConfigValue(1.0)}});
+        FAIL();
+    }
+    catch (const std::invalid_argument& e)
+    {
+        EXPECT_STREQ(e.what(), "key 'rat': unknown key");
+    }
+    EXPECT_THROW(LbScenarioConfig::FromKeys({{"scheduler", ConfigValue(std::string("fastest"))}}),
+                 std::invalid_argument);
+    // 8 x 10GbE of 64-byte frames is 8 x 14,880,952.38 = 119,047,619 pps
+    EXPECT_NO_THROW(LbScenarioConfig::FromKeys(
+        {{"workload", ConfigValue(std::string("synflood"))}, {"rate", ConfigValue(119047619.0)}}));
+    EXPECT_THROW(LbScenarioConfig::FromKeys(
+                     {{"workload", ConfigValue(std::string("synflood"))}, {"rate", ConfigValue(119047620.0)}}),
+                 std::invalid_argument);
+}
+
+} // namespace
+} // namespace routertwin

@@ -1,0 +1,177 @@
+"""The lb kind and the ADX 8000 study (seed 000): the Tolly regression
+against textbook least squares (numpy.polyfit), the CPU of a load step
+against the closed form rate x cycles / (cores x clock), the extrapolation of
+a twin without background load against the origin line and a run to true
+saturation, the concurrency fill against the table arithmetic, and scenario
+mistakes as one FILE:LINE line."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import PLATFORMS, ROOT, line_of, one_line, run_cli
+from routertwin.methods.tolly import fit_line, t975
+
+FITTED = ROOT / "scenarios" / "platforms" / "fitted" / "adx.yaml"
+
+
+def scenario(tmp_path, body: str, name: str = "s.yaml"):
+    text = textwrap.dedent(f"""
+        scenario: s
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS / 'adx8000.yaml'}
+        fitted: {FITTED}
+    """).lstrip() + textwrap.dedent(body).lstrip("\n")
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def run(tmp_path, body: str) -> dict:
+    path, _ = scenario(tmp_path, body)
+    out = tmp_path / "out"
+    proc = run_cli("run", path, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "s.json").read_text())
+    return {c["case"]: c for c in doc["cases"]}
+
+
+# ------------------------------------------------------------ regression --
+
+def test_tolly_line_through_exact_points_is_the_line_with_a_closed_interval():
+    rates = [1e6, 2e6, 3e6, 4e6, 5e6]
+    line = fit_line(rates, [2.0 + 5e-6 * r for r in rates])
+    assert line.intercept == pytest.approx(2.0)
+    assert line.slope == pytest.approx(5e-6)
+    assert line.rate_at_100 == pytest.approx(98 / 5e-6)
+    assert line.rate_at_100_hi - line.rate_at_100_lo == pytest.approx(0, abs=1e-3)
+
+
+def test_tolly_line_and_interval_agree_with_polyfit_and_the_delta_method():
+    rng = np.random.default_rng(3)
+    rates = np.array([1e6, 2e6, 3e6, 4e6, 5e6, 6e6])
+    cpu = 1.5 + 5.5e-6 * rates + rng.normal(0, 0.4, rates.size)
+    line = fit_line(list(rates), list(cpu))
+    (b, a), cov = np.polyfit(rates, cpu, 1, cov="unscaled")
+    resid = cpu - (a + b * rates)
+    s2 = resid @ resid / (rates.size - 2)
+    assert (line.intercept, line.slope) == pytest.approx((a, b))
+    # polyfit orders (slope, intercept)
+    assert line.cov[1, 1] == pytest.approx(s2 * cov[0, 0])
+    assert line.cov[0, 0] == pytest.approx(s2 * cov[1, 1])
+    x100 = (100 - a) / b
+    var = (s2 * cov[1, 1]) / b**2 + 2 * (100 - a) / b**3 * (s2 * cov[0, 1]) + (100 - a) ** 2 / b**4 * (s2 * cov[0, 0])
+    half = t975(4) * math.sqrt(var)
+    assert line.rate_at_100 == pytest.approx(x100)
+    assert (line.rate_at_100_lo, line.rate_at_100_hi) == pytest.approx((x100 - half, x100 + half))
+
+
+def test_tolly_line_needs_three_points_and_a_rising_cpu():
+    with pytest.raises(ValueError):
+        fit_line([1e6, 2e6], [5.0, 10.0])
+    with pytest.raises(ValueError):
+        fit_line([1e6, 2e6, 3e6], [10.0, 9.0, 8.0])
+
+
+# ------------------------------------------------------------ the model --
+
+def test_load_step_cpu_is_rate_times_cycles_over_cores_and_clock(tmp_path):
+    cases = run(tmp_path, """
+        workload: http11
+        cases:
+          - {id: s, rate: 3.0e6}
+    """)
+    m = cases["s"]["metrics"]
+    assert m["tps"] == pytest.approx(3e6, rel=1e-3)
+    assert m["packets_per_unit"] == 2  # request and response; the ACKs ride on them
+    assert m["cpu_util"] == pytest.approx(100 * 3e6 * m["cycles_per_unit"] / (32 * 1e9), rel=2e-3)
+    per_core = [m[f"core{i}_util"] for i in range(32)]
+    assert sum(per_core) / 32 == pytest.approx(m["cpu_util"], rel=1e-9)
+    assert max(per_core) == pytest.approx(m["cpu_max"])
+
+
+def test_twin_extrapolates_through_the_origin_and_saturates_where_the_line_ends(tmp_path):
+    cases = run(tmp_path, """
+        workload: http11
+        cases:
+          - {id: t, method: tolly, steps: [1.0e6, 2.0e6, 3.0e6]}
+    """)
+    t = cases["t"]["metrics"]
+    cycles = cases["t-step-1"]["metrics"]["cycles_per_unit"]
+    # no background load: CPU = rate x cycles / (cores x clock), so 100 % at cores x clock / cycles
+    assert t["intercept_pct"] == pytest.approx(0, abs=0.05)
+    assert t["rate_at_100"] == pytest.approx(32e9 / cycles, rel=2e-3)
+    # the run to saturation: every core busy, the completed rate at the line's end
+    assert t["saturation_cpu"] > 99
+    assert t["saturation_rate"] == pytest.approx(t["rate_at_100"], rel=0.01)
+    assert cases["t"]["bottleneck"]
+
+
+def test_fill_holds_sessions_per_core_over_two_connections_per_core(tmp_path):
+    cases = run(tmp_path, """
+        cases:
+          - {id: f, method: fill, sessions_per_core: 20000}
+    """)
+    m = cases["f"]["metrics"]
+    assert m["connections_per_core"] == 10000  # full NAT: an inbound and an outbound session each
+    assert m["max_concurrent"] == 10000 * 32
+    assert cases["f"]["counters"]["refused_full"] == 1
+
+
+def test_syn_cookies_keep_the_tables_empty_and_without_them_the_flood_fills_them(tmp_path):
+    cases = run(tmp_path, """
+        workload: synflood
+        legit_rate: 20000
+        duration_us: 1000
+        warmup_us: 100
+        cases:
+          - {id: on, rate: 2.0e6, syn_cookies: true}
+          - {id: off, rate: 2.0e6, syn_cookies: false}
+    """)
+    on, off = cases["on"]["metrics"], cases["off"]["metrics"]
+    assert on["connections_end"] == 0
+    assert on["legit_success_pct"] == 100
+    assert on["attack_pps"] == pytest.approx(2e6, rel=0.01)
+    # 84 wire bytes per 64-byte SYN
+    assert on["attack_gbps"] == pytest.approx(on["attack_pps"] * 84 * 8 / 1e9)
+    assert off["connections_end"] > 1000
+    # 8M sessions per core, 2 per connection, filled at the per-core open rate
+    assert off["seconds_to_fill"] == pytest.approx(4e6 / (off["attack_pps"] / 32))
+
+
+# ------------------------------------------------------- scenario errors --
+
+def test_flood_above_eight_ports_line_rate_is_one_line_naming_the_case(tmp_path):
+    path, text = scenario(tmp_path, """
+        workload: synflood
+        cases:
+          - {id: x, rate: 1.2e8}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'rate: 1.2e8')}: key 'cases[0].rate'" in line
+    assert "line rate" in line
+
+
+def test_misspelled_lb_key_is_one_line(tmp_path):
+    path, text = scenario(tmp_path, """
+        workloda: http11
+        cases:
+          - {id: x, rate: 1.0e6}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'workloda')}: key 'workloda'" in line
+
+
+def test_tolly_case_with_two_steps_is_one_line(tmp_path):
+    path, text = scenario(tmp_path, """
+        cases:
+          - {id: t, method: tolly, steps: [1.0e6, 2.0e6]}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'steps')}: key 'cases[0].steps'" in line

@@ -229,8 +229,12 @@ def test_rfc2544_refuses_a_kind_without_a_tester_and_a_bad_method():
     q = rt.load(DATA / "mmc_teaching.yaml")
     with pytest.raises(rt.UserError, match="kind 'queue_analytic' offers no tester"):
         rt.rfc2544(q, "throughput")
-    with pytest.raises(rt.UserError, match="--method fastest: not a method"):
+    with pytest.raises(rt.UserError, match="method='fastest': not a method"):
         rt.rfc2544(rt.load(OCTEON_1C), "fastest")
+    with pytest.raises(rt.UserError, match=r"routertwin.rfc2544: resolution=2: must be in \(0, 1\)"):
+        rt.rfc2544(rt.load(OCTEON_1C), "throughput", resolution=2)
+    with pytest.raises(rt.UserError, match=r"sizes=\(64, 65\): applies to method='size-sweep' only"):
+        rt.rfc2544(rt.load(OCTEON_1C), "throughput", sizes=(64, 65))
 
 
 def test_calibrate_check_reports_fresh_fits_equal_to_the_committed_files():

@@ -68,12 +68,17 @@ class MethodOptions:
 def check_options(args) -> None:
     """Refuse options out of range (one UserError line naming the flag)."""
     if args.method not in METHODS:
-        raise UserError(f"routertwin rfc2544: --method {args.method}: not a method (methods: {', '.join(METHODS)})")
+        raise UserError(f"routertwin.rfc2544: method={args.method!r}: not a method (methods: {', '.join(METHODS)})")
     _check_flags(args)
 
 
 def _check_flags(args) -> None:
     def bad(flag, value, why):
+        if isinstance(args, MethodOptions):  # called from Python: name the keyword argument
+            keyword = flag.lstrip("-").replace("-", "_")
+            value = getattr(args, keyword, value)
+            why = why.replace("--method size-sweep", "method='size-sweep'")
+            raise UserError(f"routertwin.rfc2544: {keyword}={value!r}: {why}")
         raise UserError(f"routertwin rfc2544: {flag} {value}: {why}")
 
     if not 0 < args.resolution < 1:

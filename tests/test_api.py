@@ -259,3 +259,14 @@ def test_validate_returns_every_mapped_row():
             else abs(r.twin - r.reference) <= m.tolerance_abs
         assert (r.status == "pass") == ok, r.id
     assert df.attrs["summaries"][-1].startswith("overall:")
+
+
+def test_a_sweep_given_a_scheduler_runs_on_that_dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    s = rt.scenario({"scenario": "d", "kind": "queue_analytic", "model": "mm1", "service_rate": 10,
+                     "utilization": [0.5]})
+    grid = {"service_rate": [10, 20]}
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        on_dask = rt.sweep(s, grid, scheduler=cluster.scheduler_address).to_dataframe()
+    pd.testing.assert_frame_equal(on_dask, rt.sweep(s, grid, jobs=1).to_dataframe())

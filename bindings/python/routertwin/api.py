@@ -426,7 +426,8 @@ def validate(studies: Sequence[str] = (), *, jobs: int | None = None, scheduler:
     studies, or `studies`), as `routertwin validate` does, writing nothing.
     Returns a DataFrame, one row per mapped reference row: study, id, system,
     condition, reference value and unit, role, twin value, error_pct,
-    tolerance, status (pass, FAIL, ERROR), bottleneck, message."""
+    tolerance, status (pass, FAIL, ERROR), bottleneck, message, derived (what
+    the core's derived prices alone give, for the rows routertwin.cost speaks to)."""
     import pandas as pd
 
     from routertwin.progress import Progress, silent
@@ -443,7 +444,8 @@ def validate(studies: Sequence[str] = (), *, jobs: int | None = None, scheduler:
                          "condition": r.ref.condition, "reference": r.ref.value, "unit": r.ref.unit,
                          "role": r.ref.role, "consistency_check": r.mapped.consistency_check,
                          "twin": r.twin, "error_pct": r.error_pct, "tolerance": r.mapped.tolerance_text(),
-                         "status": r.status, "bottleneck": r.bottleneck, "message": r.message})
+                         "status": r.status, "bottleneck": r.bottleneck, "message": r.message,
+                         "derived": r.derived})
     df = pd.DataFrame(rows)
     df.attrs = {"summaries": list(rep.report.summaries)}
     return df

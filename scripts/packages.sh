@@ -41,4 +41,8 @@ PIP_PACKAGES=(
   "dask[distributed]:dask.distributed"
   pytest:pytest
   pytest-xdist:xdist
+  # Results.to_parquet (routertwin's Python API)
+  pyarrow:pyarrow
+  # the API reference built from docstrings (tests/test_api_docs.py)
+  pdoc:pdoc
 )

@@ -1,5 +1,42 @@
-"""RouterTwin: a discrete-event digital twin of routers, switches and load balancers."""
+"""RouterTwin: a discrete-event digital twin of routers, switches and load balancers.
+
+Use it from Python as a researcher or a student would:
+
+```python
+import routertwin as rt
+
+s = rt.load("tests/data/mmc_teaching.yaml")       # a scenario file, validated
+s2 = s.with_({"service_rate": 2000, "simulate.warmup": 1000})   # a changed copy, validated
+df = rt.run(s2).to_dataframe()                     # one row per case
+res = rt.sweep(s, {"service_rate": [500, 1000, 2000]})   # every grid point, in parallel
+fig = res.plot("wait_s", "utilization", series="service_rate")
+```
+
+- `load`, `scenario` and `Scenario.with_` build validated scenarios; every
+  mistake raises `ScenarioError` with one line naming the key (and file and
+  line when there is a file).
+- `run` and `sweep` return `Results`: `to_dataframe`, `to_parquet`,
+  `to_csv`, `to_json`, `plot`.
+- `rfc2544`, `validate` and `calibrate` return pandas DataFrames.
+
+docs/python-api.md is the tour; docs/scenarios.md the scenario format.
+"""
 
 from routertwin._core import __version__
+from routertwin.api import Results, Scenario, calibrate, load, rfc2544, run, scenario, sweep, validate
+from routertwin.errors import ScenarioError, UserError
 
-__all__ = ["__version__"]
+__all__ = [
+    "__version__",
+    "Scenario",
+    "Results",
+    "ScenarioError",
+    "UserError",
+    "load",
+    "scenario",
+    "run",
+    "sweep",
+    "rfc2544",
+    "validate",
+    "calibrate",
+]

@@ -100,7 +100,12 @@ def provenance(scenario, root: Path | None = None) -> dict:
     from routertwin import __version__
 
     files = {}
-    for path in [scenario.path, *_referenced_files(scenario.config)]:
+    if scenario.path is None:  # built in Python: its keys are the input, hashed as canonical JSON
+        text = json.dumps(_finite({"scenario": scenario.name, "kind": scenario.kind, "seed": scenario.seed,
+                                   "description": scenario.description, "parameters": scenario.parameters}),
+                          sort_keys=True, default=str)
+        files["<python>"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    for path in [*([scenario.path] if scenario.path is not None else []), *_referenced_files(scenario.config)]:
         files[display_path(path, root)] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     commit = git_commit(Path(root).resolve()) if root is not None else "unknown"
     return {"routertwin_version": __version__, "git_commit": commit, "input_files": files}
@@ -120,7 +125,7 @@ def record(scenario, cases: Iterable[CaseResult], root: Path | None = None) -> d
             "scenario": scenario.name,
             "kind": scenario.kind,
             "description": scenario.description,
-            "scenario_file": display_path(scenario.path, root),
+            "scenario_file": display_path(scenario.path, root) if scenario.path is not None else None,
             "seed": scenario.seed,
             "parameters": scenario.parameters,
             "cases": [asdict(c) for c in cases],

@@ -86,7 +86,7 @@ class Common(ScenarioModel):
 class LoadedScenario:
     """A validated scenario, as runners receive it."""
 
-    path: Path  # absolute path of the scenario file
+    path: Path | None  # absolute path of the scenario file; None when built in Python
     name: str
     kind: str
     description: str
@@ -95,19 +95,25 @@ class LoadedScenario:
     parameters: dict[str, Any] = field(default_factory=dict)  # kind keys as written (plus --set)
 
 
+Override = typing.Union[str, tuple[str, Any]]
+"""A key replaced before validation: `"a.b=VALUE"` (VALUE is YAML, as
+`routertwin run --set`) or `("a.b", value)` (a Python value, as
+`routertwin.Scenario.with_`)."""
+
+OVERRIDE_FLAG = "with_()"  # what error lines name for a (key, value) override
+
+
 def load_scenario(
     path: str | Path,
     *,
     seed: int | None = None,
-    overrides: typing.Sequence[str] = (),
+    overrides: typing.Sequence[Override] = (),
 ) -> LoadedScenario:
     """Load and validate a scenario file.
 
-    `seed` replaces the file's seed; `overrides` are `key.path=value` strings
-    (value parsed as YAML) applied before validation. Raises ScenarioError.
+    `seed` replaces the file's seed; `overrides` (see `Override`) are applied
+    before validation. Raises ScenarioError.
     """
-    from routertwin import runners
-
     path = Path(path)
     shown = str(path)
     try:
@@ -117,13 +123,41 @@ def load_scenario(
     doc = parse_yaml(text, shown)
     if not isinstance(doc, CommentedMap):
         raise ScenarioError(f"{shown}:1: a scenario must be a YAML mapping of keys")
+    return validate_scenario(plain(doc), shown=shown, path=path.resolve(), doc=doc, seed=seed, overrides=overrides)
 
-    data = plain(doc)
-    overridden = {_apply_override(data, item, shown): "--set" for item in overrides}
+
+def validate_scenario(
+    data: dict,
+    *,
+    shown: str,
+    path: Path | None = None,
+    doc: CommentedMap | None = None,
+    base_dir: Path | None = None,
+    seed: int | None = None,
+    overrides: typing.Sequence[Override] = (),
+) -> LoadedScenario:
+    """Validate a scenario given as plain data (`data`, not modified).
+
+    `path` is the scenario file (None for a scenario built in Python: relative
+    paths are then resolved against `base_dir`, default the current folder);
+    `doc` its round-trip document (which knows lines; without it errors name
+    `shown` and the key, no line). Raises ScenarioError.
+    """
+    import copy
+
+    from routertwin import runners
+
+    data = copy.deepcopy(data)
+    overridden: dict[tuple[str, ...], str] = {}
+    for item in overrides:
+        keys = _apply_override(data, item, shown)
+        overridden[keys] = "--set" if isinstance(item, str) else OVERRIDE_FLAG
     if seed is not None:
         data["seed"] = seed
         overridden[("seed",)] = "--seed"
     where = Locator(doc, shown, overridden, data)
+    if base_dir is None:
+        base_dir = path.parent if path is not None else Path.cwd()
 
     common_in = {k: v for k, v in data.items() if k in COMMON_KEYS}
     if "kind" not in data:
@@ -131,7 +165,7 @@ def load_scenario(
     try:
         runner = runners.get(data["kind"])
     except runners.UnknownKind as exc:
-        raise ScenarioError(where.line_of(("kind",)) + f"key 'kind': {exc}") from None
+        raise ScenarioError(where.at(("kind",), str(exc))) from None
     schema: type[BaseModel] = runner.Schema
     valid_top = sorted(set(COMMON_KEYS) | set(schema.model_fields))
 
@@ -141,12 +175,12 @@ def load_scenario(
         raise ScenarioError(where.explain(exc, Common, valid_top)) from None
     kind_in = {k: v for k, v in data.items() if k not in COMMON_KEYS}
     try:
-        config = schema.model_validate(kind_in, context={"base_dir": path.resolve().parent})
+        config = schema.model_validate(kind_in, context={"base_dir": Path(base_dir).resolve()})
     except pydantic.ValidationError as exc:
         raise ScenarioError(where.explain(exc, schema, valid_top)) from None
 
     loaded = LoadedScenario(
-        path=path.resolve(),
+        path=path,
         name=common.scenario,
         kind=common.kind,
         description=common.description,
@@ -227,15 +261,24 @@ def plain(node: Any) -> Any:
     return node
 
 
-def _apply_override(data: dict, item: str, shown: str) -> tuple[str, ...]:
-    key, sep, raw = item.partition("=")
-    keys = tuple(key.strip().split("."))
-    if not sep or not all(keys):
-        raise ScenarioError(f"{shown}: --set {item!r}: expected KEY=VALUE (KEY may be dotted: a.b)")
-    try:
-        value = plain(YAML(typ="rt").load(raw)) if raw.strip() else ""
-    except YAMLError:
-        raise ScenarioError(f"{shown}: --set key '{key}': value is not valid YAML: {raw!r}") from None
+def _apply_override(data: dict, item: Override, shown: str) -> tuple[str, ...]:
+    if isinstance(item, str):
+        flag = "--set"
+        key, sep, raw = item.partition("=")
+        keys = tuple(key.strip().split("."))
+        if not sep or not all(keys):
+            raise ScenarioError(f"{shown}: --set {item!r}: expected KEY=VALUE (KEY may be dotted: a.b)")
+        try:
+            value = plain(YAML(typ="rt").load(raw)) if raw.strip() else ""
+        except YAMLError:
+            raise ScenarioError(f"{shown}: --set key '{key}': value is not valid YAML: {raw!r}") from None
+    else:
+        flag = OVERRIDE_FLAG
+        key, value = item
+        keys = tuple(str(key).split("."))
+        if not all(keys):
+            raise ScenarioError(f"{shown}: {flag} key {key!r}: not a key (dotted names: a.b)")
+        value = _python_value(value)
     node = data
     for i, k in enumerate(keys[:-1]):
         child = node.get(k)
@@ -245,12 +288,29 @@ def _apply_override(data: dict, item: str, shown: str) -> tuple[str, ...]:
             # Replacing a list or a value by a mapping would be reported as a
             # wrong type at the file's line: say what the flag did instead.
             parent = ".".join(keys[: i + 1])
-            what = (f"is a list, not a group of keys: set it whole (--set {parent}=[...])"
+            whole = f"--set {parent}=[...]" if flag == "--set" else f"with_({{'{parent}': [...]}})"
+            what = (f"is a list, not a group of keys: set it whole ({whole})"
                     if isinstance(child, list) else f"is the value {child!r}, not a group of keys")
-            raise ScenarioError(f"{shown}: --set key '{key}': '{parent}' {what}")
+            raise ScenarioError(f"{shown}: {flag} key '{key}': '{parent}' {what}")
         node = child
     node[keys[-1]] = value
     return keys
+
+
+def _python_value(value: Any) -> Any:
+    """A Python override value as the plain data YAML would give: tuples as
+    lists, Paths as strings, numpy scalars as Python numbers."""
+    import copy
+
+    if isinstance(value, dict):
+        return {str(k): _python_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_python_value(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        return value.item()
+    return copy.deepcopy(value)
 
 
 class Locator:
@@ -260,16 +320,17 @@ class Locator:
     plus any --set) and the loaded document (`doc`, which knows lines) side by
     side: an element found in neither is a pydantic union tag, not a key."""
 
-    def __init__(self, doc: CommentedMap, shown: str, overridden: dict[tuple[str, ...], str] | None = None,
+    def __init__(self, doc: CommentedMap | None, shown: str, overridden: dict[tuple[str, ...], str] | None = None,
                  data: Any = None):
         self.doc = doc
         self.data = data if data is not None else plain(doc)
+        self.has_lines = doc is not None  # a scenario built in Python has no lines to name
         self.shown = shown
         self.overridden = overridden or {}  # key path -> the flag that set it
 
     def line_of(self, loc: tuple) -> str:
         """`FILE:LINE: ` of the key at `loc` (or of its nearest parent in the file)."""
-        return f"{self.shown}:{self.line(loc)}: "
+        return f"{self.shown}:{self.line(loc)}: " if self.has_lines else f"{self.shown}: "
 
     def line(self, loc: tuple) -> int:
         return self._walk(loc)[0]
@@ -318,6 +379,8 @@ class Locator:
         named = f"key '{key}': " if key else ""  # a rule across keys has no single key
         if flag is not None:
             return 0, f"{self.shown}: {flag} {named}"  # a command-line mistake is the one to report first
+        if not self.has_lines:
+            return line, f"{self.shown}: {named}"
         return line, f"{self.shown}:{line}: {named}"
 
     def at(self, loc: tuple, message: str) -> str:

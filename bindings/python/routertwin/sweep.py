@@ -22,9 +22,21 @@ from routertwin.results import CaseResult
 
 @dataclass(frozen=True)
 class Job:
-    path: str  # scenario file
+    path: str | None  # scenario file (None: the scenario is `data`, built in Python)
     seed: int | None = None  # replaces the file's seed when given
-    overrides: tuple[str, ...] = ()  # KEY=VALUE, as `routertwin run --set`
+    overrides: tuple = ()  # "KEY=VALUE" as `routertwin run --set`, or (dotted key, value) pairs
+    data: dict | None = None  # the scenario's keys when it has no file
+    base_dir: str | None = None  # folder relative paths of `data` are resolved against
+    shown: str | None = None  # the name errors give a scenario without a file
+
+    def load(self):
+        """The validated scenario (LoadedScenario) this job runs."""
+        from routertwin.scenario import load_scenario, validate_scenario
+
+        if self.data is None:
+            return load_scenario(self.path, seed=self.seed, overrides=self.overrides)
+        return validate_scenario(self.data, shown=self.shown or "<scenario>", base_dir=self.base_dir,
+                                 seed=self.seed, overrides=self.overrides)
 
 
 @dataclass
@@ -39,10 +51,9 @@ class Outcome:
 def run_job(job: Job) -> Outcome:
     """Load and run one scenario (in whichever process or worker runs it)."""
     from routertwin import runners
-    from routertwin.scenario import load_scenario
 
     try:
-        scenario = load_scenario(job.path, seed=job.seed, overrides=job.overrides)
+        scenario = job.load()
         cases = runners.get(scenario.kind).run(scenario, silent())
     except UserError as exc:
         return Outcome(error=str(exc))

@@ -47,8 +47,38 @@ def add_arguments(p) -> None:
     p.add_argument("--out", type=Path, help="output folder (default: ROOT/build/rfc2544, or ./build/rfc2544)")
 
 
+@dataclass
+class MethodOptions:
+    """The options of a method, as the subcommand's flags give them (an
+    argparse Namespace has the same attributes); `routertwin.rfc2544` builds one."""
+
+    method: str
+    resolution: float = 0.001
+    pdr_loss_pct: float = 0.5
+    step: float = 0.1
+    sizes: tuple[int, int] | None = None
+    size_step: int = 1
+    repeats: int | None = None
+    max_frames: int = 100000
+    duration: float | None = None
+    seed: int | None = None
+    out: Path | None = None
+
+
+def check_options(args) -> None:
+    """Refuse options out of range (one UserError line naming the flag)."""
+    if args.method not in METHODS:
+        raise UserError(f"routertwin.rfc2544: method={args.method!r}: not a method (methods: {', '.join(METHODS)})")
+    _check_flags(args)
+
+
 def _check_flags(args) -> None:
     def bad(flag, value, why):
+        if isinstance(args, MethodOptions):  # called from Python: name the keyword argument
+            keyword = flag.lstrip("-").replace("-", "_")
+            value = getattr(args, keyword, value)
+            why = why.replace("--method size-sweep", "method='size-sweep'")
+            raise UserError(f"routertwin.rfc2544: {keyword}={value!r}: {why}")
         raise UserError(f"routertwin rfc2544: {flag} {value}: {why}")
 
     if not 0 < args.resolution < 1:

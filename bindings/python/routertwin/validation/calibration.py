@@ -205,29 +205,59 @@ def load_fitted(path: Path) -> dict[str, float | int | list[float]]:
     return out
 
 
-def calibrate_command(root: Path, studies: list[str], check: bool) -> int:
-    from routertwin.results import write_atomic
+@dataclass(frozen=True)
+class FittedFile:
+    """One study's fresh fit beside its committed file."""
 
+    study: str
+    params: dict[str, Fitted]
+    path: Path  # scenarios/platforms/fitted/<study>.yaml
+    text: str  # the file a fresh fit renders
+    current: str | None  # the committed file's text (None: no file yet)
+
+    @property
+    def stale(self) -> bool:
+        return self.current != self.text
+
+
+def fitted_files(root: Path, studies: list[str] | None = None) -> list[FittedFile]:
+    """Fresh fits of the registered studies (all, or `studies`), each beside
+    its committed file; writes nothing."""
     load_studies()
     if not registered():
-        print("calibrate: no study registers a fit yet (routertwin.studies.*)", file=sys.stderr)
-        return 0
+        return []
     fits = fit_all(load_reference(reference_path(root)), studies or None, root)
-    stale = []
+    out = []
     for study, params in fits.items():
         path = fitted_path(root, study)
-        text = render(study, params)
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if check:
-            if current != text:
-                stale.append(display_path(path, root))
-            continue
-        if current != text:
-            write_atomic({path: text})
-        rows = sorted({r for f in params.values() for r in f.rows})
-        print(f"{display_path(path, root)}: {len(params)} parameters from {len(rows)} calibrate rows"
-              f"{'' if current != text else ' (unchanged)'}")
-    if stale:
-        print(f"calibrate --check: stale fitted files: {', '.join(stale)}", file=sys.stderr)
-        return 1
+        out.append(FittedFile(study, params, path, render(study, params),
+                              path.read_text(encoding="utf-8") if path.exists() else None))
+    return out
+
+
+def write_fitted(files: list[FittedFile]) -> None:
+    """Write the fitted files that differ from a fresh fit."""
+    from routertwin.results import write_atomic
+
+    for f in files:
+        if f.stale:
+            write_atomic({f.path: f.text})
+
+
+def calibrate_command(root: Path, studies: list[str], check: bool) -> int:
+    files = fitted_files(root, studies)
+    if not files:
+        print("calibrate: no study registers a fit yet (routertwin.studies.*)", file=sys.stderr)
+        return 0
+    stale = [display_path(f.path, root) for f in files if f.stale]
+    if check:
+        if stale:
+            print(f"calibrate --check: stale fitted files: {', '.join(stale)}", file=sys.stderr)
+            return 1
+        return 0
+    write_fitted(files)
+    for f in files:
+        rows = sorted({r for p in f.params.values() for r in p.rows})
+        print(f"{display_path(f.path, root)}: {len(f.params)} parameters from {len(rows)} calibrate rows"
+              f"{'' if f.stale else ' (unchanged)'}")
     return 0

@@ -86,12 +86,24 @@ def scaling_curve(cases: Iterable[CaseResult], x: str, y: str, path: Path, *, se
     """Plot metric `y` against parameter `x` over `cases`, one line per value
     of parameter `series`; `refs` are reference points (x, y, series value,
     role, label). False when no case has both x and y."""
+    fig = scaling_figure(cases, x, y, series=series, refs=refs, title=title, log_x=log_x, log_y=log_y)
+    if fig is None:
+        return False
+    save_png(fig, path, dpi=110)
+    return True
+
+
+def scaling_figure(cases: Iterable[CaseResult], x: str, y: str, *, series: str | None = None,
+                   refs: Iterable[tuple[float, float, object, str, str]] = (), title: str = "",
+                   log_x: bool = False, log_y: bool = False):
+    """The figure of `scaling_curve` (a matplotlib Figure, not saved), or None
+    when no case has both x and y."""
     lines: dict[object, list[tuple[float, float]]] = defaultdict(list)
     for c in cases:
         if x in c.params and y in c.metrics and c.metrics[y] is not None:
             lines[c.params.get(series) if series else None].append((c.params[x], c.metrics[y]))
     if not lines:
-        return False
+        return None
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 5))
     colors = {}
@@ -115,8 +127,7 @@ def scaling_curve(cases: Iterable[CaseResult], x: str, y: str, path: Path, *, se
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
-    save_png(fig, path, dpi=110)
-    return True
+    return fig
 
 
 def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:

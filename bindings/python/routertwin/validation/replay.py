@@ -237,10 +237,21 @@ def report_markdown(report: Report, params: dict[str, str], plots: list[str]) ->
     return "\n".join(out) + "\n"
 
 
-def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str | None, out: Path,
-             plots: bool = True) -> int:
-    from routertwin import __version__
+@dataclass
+class Replay:
+    """What a validation replay gave, before any file is written."""
 
+    report: Report
+    reference: dict[str, ReferenceRow]
+    mappings: dict[str, Mapping]
+    selected: list[str]  # the studies replayed
+    outcomes: dict[Path, Outcome]  # scenario file -> its run
+
+
+def replay(root: Path, *, studies: list[str] = (), jobs: int | None = None, scheduler=None,
+           progress: Progress | None = None) -> Replay:
+    """Run every scenario the selected studies' mappings name and compare
+    each mapped row (used by `routertwin validate` and `routertwin.validate`)."""
     reference = load_reference(reference_path(root))
     mappings = load_mappings(root, reference)
     for s in studies:
@@ -248,20 +259,29 @@ def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str
             close = difflib.get_close_matches(s, list(mappings), n=1, cutoff=0.6)
             hint = f"; did you mean '{close[0]}'?" if close else f" (studies: {', '.join(mappings) or 'none'})"
             raise UserError(f"--study {s}: no validation/mapping/{s}.yaml{hint}")
-    selected = studies or sorted(mappings)
+    selected = list(studies) or sorted(mappings)
     scenario_files = sorted({row.scenario for s in selected for row in mappings[s].rows.values()}
                             | {p.scenario for s in selected for p in mappings[s].plots})
-    with Progress("validate", len(scenario_files)) as progress:
-        results = run_jobs([Job(str(p)) for p in scenario_files], jobs=jobs, scheduler=scheduler, progress=progress)
+    results = run_jobs([Job(str(p)) for p in scenario_files], jobs=jobs, scheduler=scheduler, progress=progress)
     outcomes = dict(zip(scenario_files, results))
     report = build_report(reference, mappings, selected, outcomes)
     add_derived(report, root)
+    return Replay(report, reference, mappings, selected, outcomes)
+
+
+def validate(root: Path, *, studies: list[str], jobs: int | None, scheduler: str | None, out: Path,
+             plots: bool = True) -> int:
+    from routertwin import __version__
+
+    with Progress("validate") as progress:
+        rep = replay(root, studies=studies, jobs=jobs, scheduler=scheduler, progress=progress)
+    report, mappings, selected, outcomes = rep.report, rep.mappings, rep.selected, rep.outcomes
 
     out_console = console()
     print_report(report, out_console)
 
     out = Path(out)
-    for o in results:
+    for o in outcomes.values():
         if o.error is None:
             write_results(out / "results", o.scenario, o.cases, root)
     plot_files: list[str] = []

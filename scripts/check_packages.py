@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks that every tool, library and header the build and the tests use
-comes from a package that scripts/packages.sh lists (the list setup.sh
+comes from a package that scripts/setup.sh lists (the packages it
 installs), or from a package that a listed package depends on, so that a
 fresh machine gets it too. It fails on any machine, fresh or not: a package
 installed by hand, or pulled in once as a Recommends, does not count.
@@ -54,7 +54,7 @@ GENERIC_DIRS = {"/usr/include", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/l
 
 
 def listed_packages(packages_sh: Path) -> tuple[list[str], list[str]]:
-    """(Debian packages, PyPI requirement names) of a packages.sh file."""
+    """(Debian packages, PyPI requirement names) that a setup.sh file lists."""
     script = ('set -e; source "$1"; printf "apt %s\\n" "${APT_PACKAGES[@]}"; '
               'printf "pip %s\\n" "${PIP_PACKAGES[@]}"')
     out = subprocess.run(["bash", "-c", script, "bash", str(packages_sh)], capture_output=True,
@@ -369,7 +369,7 @@ def manually_installed() -> tuple[str, ...]:
     return tuple(run_text("apt-mark", "showmanual").split())
 
 
-def check(apt: list[str], pip: list[str], needs: Needs, dpkg: "Dpkg", label: str = "packages.sh") -> list[str]:
+def check(apt: list[str], pip: list[str], needs: Needs, dpkg: "Dpkg", label: str = "setup.sh") -> list[str]:
     """Problems (empty when every needed file is covered by the lists)."""
     covered = dpkg.closure(apt) | dpkg.base_closure()
     not_installed = [p for p in apt if not dpkg.resolve(p)]
@@ -420,7 +420,7 @@ def check(apt: list[str], pip: list[str], needs: Needs, dpkg: "Dpkg", label: str
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--packages", type=Path, default=ROOT / "scripts" / "packages.sh")
+    ap.add_argument("--packages", type=Path, default=ROOT / "scripts" / "setup.sh")
     ap.add_argument("--build", type=Path, default=ROOT / "build" / "release")
     args = ap.parse_args(argv)
     if not args.packages.is_file():

@@ -114,10 +114,10 @@ prove_native() {
   log "proved: CMake finds ns-3 3.37, Eigen3, Boost, GTest, benchmark, Python, pybind11"
 }
 
-# Each PyPI package of scripts/packages.sh, by the module it provides.
+# Each PyPI package of scripts/setup.sh, by the module it provides.
 prove_python() {
-  # shellcheck source=packages.sh
-  source scripts/packages.sh
+  # shellcheck source=setup.sh
+  source scripts/setup.sh
   local pair
   for pair in "${PIP_PACKAGES[@]}"; do
     step "$PYTHON imports ${pair##*:}" "${pair%%:*} (PyPI)" "$PYTHON" -c "import ${pair##*:}"

@@ -1,5 +1,5 @@
 """Every tool, library and header the build and the tests use must come from
-a package that scripts/packages.sh lists (what scripts/setup.sh installs),
+a package that scripts/setup.sh lists (the packages it installs),
 or from one a listed package depends on. The check is made against the list,
 not against what this machine happens to have, so it fails here too when a
 needed package is missing from the list, not only on a fresh machine."""
@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "check_packages.py"
-PACKAGES = ROOT / "scripts" / "packages.sh"
+PACKAGES = ROOT / "scripts" / "setup.sh"
 
 
 def _module():
@@ -65,7 +65,7 @@ NEEDED = [
 @pytest.mark.parametrize("package", NEEDED)
 def test_a_package_removed_from_the_list_is_named(machine, package):
     apt, pip, needs, dpkg = machine
-    assert package in apt, f"{package} is not in scripts/packages.sh"
+    assert package in apt, f"{package} is not in scripts/setup.sh"
     problems = cp.check([p for p in apt if p != package], pip, needs, dpkg)
     assert problems, f"removing {package} from the list went unnoticed"
     assert any(package in p for p in problems), problems
@@ -78,7 +78,7 @@ def test_a_pypi_package_removed_from_the_list_is_named(machine):
 
 
 def test_the_command_names_the_missing_package_and_exits_1(tmp_path):
-    trimmed = tmp_path / "packages.sh"
+    trimmed = tmp_path / "setup.sh"
     trimmed.write_text(PACKAGES.read_text().replace(" libc6-dev-mips64-cross", ""))
     proc = subprocess.run([sys.executable, str(SCRIPT), "--packages", str(trimmed)],
                           capture_output=True, text=True)

@@ -18,49 +18,6 @@ namespace routertwin::bindings
 namespace
 {
 
-ConfigValue
-ToValue(const std::string& key, const py::handle& v)
-{
-    if (py::isinstance<py::bool_>(v))
-    {
-        return v.cast<bool>();
-    }
-    if (py::isinstance<py::int_>(v))
-    {
-        try
-        {
-            return v.cast<int64_t>();
-        }
-        catch (const py::cast_error&)
-        {
-            throw std::invalid_argument("key '" + key + "': integer out of range");
-        }
-    }
-    if (py::isinstance<py::float_>(v))
-    {
-        return v.cast<double>();
-    }
-    if (py::isinstance<py::str>(v))
-    {
-        return v.cast<std::string>();
-    }
-    if (py::isinstance<py::dict>(v))
-    {
-        std::map<std::string, double> m;
-        for (const auto& [k, x] : v.cast<py::dict>())
-        {
-            if (!py::isinstance<py::str>(k) || !IsNumber(x))
-            {
-                throw std::invalid_argument("key '" + key + "': must map names to numbers");
-            }
-            m[k.cast<std::string>()] = x.cast<double>();
-        }
-        return m;
-    }
-    throw std::invalid_argument("key '" + key + "': unsupported value type " +
-                                std::string(Py_TYPE(v.ptr())->tp_name));
-}
-
 py::dict
 ToDict(const LbScenarioResult& r)
 {
@@ -104,7 +61,7 @@ BindLb(py::module_& m)
         [](const py::dict& config) {
             std::map<std::string, ConfigValue> keys;
             ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-                keys.emplace(key, ToValue(key, v));
+                keys.emplace(key, ToConfigValue(key, v));
             });
             const LbScenarioConfig c = LbScenarioConfig::FromKeys(keys);
             return ToDict(RunLbScenario(c)); // GIL held: one ns-3 simulator per process
@@ -119,7 +76,7 @@ BindLb(py::module_& m)
         [](const py::dict& config) {
             std::map<std::string, ConfigValue> keys;
             ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-                keys.emplace(key, ToValue(key, v));
+                keys.emplace(key, ToConfigValue(key, v));
             });
             const LbRemapResult r = RunLbRemap(keys);
             py::dict d;

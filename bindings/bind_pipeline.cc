@@ -17,50 +17,6 @@ namespace routertwin::bindings
 namespace
 {
 
-ConfigValue
-ToConfigValue(const std::string& key, const py::handle& v)
-{
-    // bool before int: Python's bool is an int subclass.
-    if (py::isinstance<py::bool_>(v))
-    {
-        return v.cast<bool>();
-    }
-    if (py::isinstance<py::int_>(v))
-    {
-        try
-        {
-            return v.cast<int64_t>();
-        }
-        catch (const py::cast_error&)
-        {
-            throw std::invalid_argument("key '" + key + "': integer out of range");
-        }
-    }
-    if (py::isinstance<py::float_>(v))
-    {
-        return v.cast<double>();
-    }
-    if (py::isinstance<py::str>(v))
-    {
-        return v.cast<std::string>();
-    }
-    if (py::isinstance<py::dict>(v))
-    {
-        std::map<std::string, double> m;
-        for (const auto& [k, x] : v.cast<py::dict>())
-        {
-            if (!py::isinstance<py::str>(k) || !IsNumber(x))
-            {
-                throw std::invalid_argument("key '" + key + "': must map names to numbers");
-            }
-            m[k.cast<std::string>()] = x.cast<double>();
-        }
-        return m;
-    }
-    throw std::invalid_argument("key '" + key + "': unsupported value type " +
-                                std::string(Py_TYPE(v.ptr())->tp_name));
-}
-
 py::dict
 ToDict(const ForwardingScenarioResult& r)
 {

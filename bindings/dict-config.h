@@ -7,7 +7,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include "config-keys.h"
+
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -96,6 +99,52 @@ ForEachKey(const pybind11::dict& config, Read&& read)
             throw std::invalid_argument("key '" + key + "': " + m);
         }
     }
+}
+
+/// A dict value as the scenario helpers' FromKeys take it: bool, int,
+/// float, str, or a dict of names to numbers.
+inline ConfigValue
+ToConfigValue(const std::string& key, const pybind11::handle& v)
+{
+    // bool before int: Python's bool is an int subclass.
+    if (pybind11::isinstance<pybind11::bool_>(v))
+    {
+        return v.cast<bool>();
+    }
+    if (pybind11::isinstance<pybind11::int_>(v))
+    {
+        try
+        {
+            return v.cast<int64_t>();
+        }
+        catch (const pybind11::cast_error&)
+        {
+            throw std::invalid_argument("key '" + key + "': integer out of range");
+        }
+    }
+    if (pybind11::isinstance<pybind11::float_>(v))
+    {
+        return v.cast<double>();
+    }
+    if (pybind11::isinstance<pybind11::str>(v))
+    {
+        return v.cast<std::string>();
+    }
+    if (pybind11::isinstance<pybind11::dict>(v))
+    {
+        std::map<std::string, double> m;
+        for (const auto& [k, x] : v.cast<pybind11::dict>())
+        {
+            if (!pybind11::isinstance<pybind11::str>(k) || !IsNumber(x))
+            {
+                throw std::invalid_argument("key '" + key + "': must map names to numbers");
+            }
+            m[k.cast<std::string>()] = x.cast<double>();
+        }
+        return m;
+    }
+    throw std::invalid_argument("key '" + key + "': unsupported value type " +
+                                std::string(Py_TYPE(v.ptr())->tp_name));
 }
 
 } // namespace routertwin::bindings

@@ -46,7 +46,7 @@
 #ifndef ROUTERTWIN_LB_SCENARIO_H
 #define ROUTERTWIN_LB_SCENARIO_H
 
-#include "forwarding-scenario.h" // ConfigValue
+#include "config-keys.h"
 
 #include <cstdint>
 #include <map>

@@ -43,17 +43,15 @@
 #ifndef ROUTERTWIN_FORWARDING_SCENARIO_H
 #define ROUTERTWIN_FORWARDING_SCENARIO_H
 
+#include "config-keys.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace routertwin
 {
-
-/// One configuration value as it comes from a dict.
-using ConfigValue = std::variant<bool, int64_t, double, std::string, std::map<std::string, double>>;
 
 struct ForwardingScenarioConfig
 {

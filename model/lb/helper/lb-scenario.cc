@@ -28,11 +28,7 @@ namespace
 using C = LbScenarioConfig;
 using S = const std::string&;
 using V = const ConfigValue&;
-struct Key
-{
-    const char* name;
-    std::function<void(C&, S, V)> set;
-};
+using Key = config::Key<LbScenarioConfig>;
 
 const std::vector<Key>&
 Keys()
@@ -242,47 +238,14 @@ LbScenarioConfig::EffectiveWarmupSeconds() const
 std::vector<std::string>
 LbScenarioConfig::KeyNames()
 {
-    std::vector<std::string> names;
-    for (const auto& k : Keys())
-    {
-        names.emplace_back(k.name);
-    }
-    return names;
+    return config::KeyNames(Keys());
 }
 
 LbScenarioConfig
 LbScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
 {
     LbScenarioConfig c;
-    for (const auto& [name, value] : keys)
-    {
-        const Key* found = nullptr;
-        for (const auto& k : Keys())
-        {
-            if (name == k.name)
-            {
-                found = &k;
-                break;
-            }
-        }
-        if (!found)
-        {
-            Bad(name, "unknown key");
-        }
-        try
-        {
-            found->set(c, name, value);
-        }
-        catch (const std::invalid_argument& e)
-        {
-            const std::string m = e.what();
-            if (m.rfind("key '", 0) == 0)
-            {
-                throw;
-            }
-            Bad(name, m);
-        }
-    }
+    config::ApplyKeys(Keys(), keys, c);
     if (c.EffectiveWarmupSeconds() >= c.durationSeconds)
     {
         Bad("warmup_s", "must be shorter than duration_s");

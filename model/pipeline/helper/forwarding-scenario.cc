@@ -23,12 +23,7 @@ using namespace config;
 namespace
 {
 
-using Setter = std::function<void(ForwardingScenarioConfig&, const std::string&, const ConfigValue&)>;
-struct Key
-{
-    const char* name;
-    Setter set;
-};
+using Key = config::Key<ForwardingScenarioConfig>;
 
 const std::vector<Key>&
 Keys()
@@ -138,49 +133,14 @@ ForwardingScenarioConfig::EffectiveWarmupSeconds() const
 std::vector<std::string>
 ForwardingScenarioConfig::KeyNames()
 {
-    std::vector<std::string> names;
-    for (const auto& k : Keys())
-    {
-        names.emplace_back(k.name);
-    }
-    return names;
+    return config::KeyNames(Keys());
 }
 
 ForwardingScenarioConfig
 ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
 {
     ForwardingScenarioConfig c;
-    for (const auto& [name, value] : keys)
-    {
-        const Key* found = nullptr;
-        for (const auto& k : Keys())
-        {
-            if (name == k.name)
-            {
-                found = &k;
-                break;
-            }
-        }
-        if (!found)
-        {
-            Bad(name, "unknown key");
-        }
-        try
-        {
-            found->set(c, name, value);
-        }
-        catch (const std::invalid_argument& e)
-        {
-            // Parsers that know nothing of keys (ParseWorkScheduling,
-            // SetCounterPrice) get the key named here.
-            const std::string m = e.what();
-            if (m.rfind("key '", 0) == 0)
-            {
-                throw;
-            }
-            Bad(name, m);
-        }
-    }
+    config::ApplyKeys(Keys(), keys, c);
     if (c.unroutedFlows > c.numFlows)
     {
         Bad("unrouted_flows", "must be <= num_flows");

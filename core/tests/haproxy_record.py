@@ -1,28 +1,41 @@
 #!/usr/bin/env python3
 """Records which server a real HAProxy (Debian's package) picks, for small
-pools on loopback, to give the twin's HAProxy schedulers independent truth.
+pools, to give the twin's HAProxy schedulers independent truth.
 
-Each scenario: N tiny TCP servers on 127.0.0.1 answer their index and keep
+Each scenario: N tiny TCP servers on 198.18.0.1 answer their index and keep
 the connection until the client closes it; haproxy (mode tcp, nbthread 1)
 balances a frontend over them; the client opens connections (from a chosen
-127.x source address), reads the index, and keeps or closes the connection
-as the scenario says. Runtime state changes go through the stats socket.
+198.18.1.k source address), reads the index, and keeps or closes the
+connection as the scenario says. Runtime state changes go through the stats
+socket.
+
+All traffic stays inside a network namespace this script creates (its own
+loopback holding 198.18.0.0/16, the RFC 2544 benchmarking range), which it
+deletes afterwards, also on error or Ctrl-C; the recording as a whole is
+bounded by TIMEOUT_S. Needs root (ip netns) and haproxy in PATH.
 
 The printed sequences are the expected values of the HaproxyRecorded tests
-in sched-test.cc (recorded with Debian bookworm's haproxy 2.6.12). Needs
-haproxy in PATH; binds only 127.0.0.0/8; each haproxy it starts is stopped
-before the next scenario. Usage: python3 core/tests/haproxy_record.py
+in sched-test.cc (recorded with Debian bookworm's haproxy 2.6.12). Each
+haproxy it starts is stopped before the next scenario.
+Usage (as root): python3 core/tests/haproxy_record.py
 """
 import os, socket, subprocess, sys, tempfile, threading, time
 
 BASE = 21000
+SERVER_ADDR = "198.18.0.1"
+# The namespace's loopback holds the whole /16: on a loopback device the
+# kernel routes an address's prefix as local, so every 198.18.x.y can be a
+# client source address without adding each one.
+LOOPBACK_PREFIX = "198.18.0.1/16"
+TIMEOUT_S = 300
+INSIDE_FLAG = "--inside-namespace"
 
 class Backends:
     def __init__(self, n):
         self.socks = []
         for i in range(n):
             s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("127.0.0.1", BASE + 5000 + i)); s.listen(512); self.socks.append(s)
+            s.bind((SERVER_ADDR, BASE + 5000 + i)); s.listen(512); self.socks.append(s)
             threading.Thread(target=self.serve, args=(s, i), daemon=True).start()
     def serve(self, s, i):
         while True:
@@ -55,10 +68,10 @@ def run(name, balance, servers, actions, extra=""):
     cfg = os.path.join(d, "h.cfg")
     lines = ["global", "  nbthread 1", "  stats socket %s level admin" % sock,
              "defaults", "  mode tcp", "  timeout connect 2s", "  timeout client 60s", "  timeout server 60s",
-             "frontend f", "  bind 127.0.0.1:%d" % BASE, "  default_backend b",
+             "frontend f", "  bind %s:%d" % (SERVER_ADDR, BASE), "  default_backend b",
              "backend b", "  balance %s" % balance] + (["  " + extra] if extra else [])
     for i, opt in enumerate(servers):
-        lines.append("  server s%d 127.0.0.1:%d %s" % (i, BASE + 5000 + i, opt))
+        lines.append("  server s%d %s:%d %s" % (i, SERVER_ADDR, BASE + 5000 + i, opt))
     open(cfg, "w").write("\n".join(lines) + "\n")
     p = subprocess.Popen(["haproxy", "-db", "-f", cfg], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -70,7 +83,7 @@ def run(name, balance, servers, actions, extra=""):
         held, out = [], []
         for a in actions:
             if a[0] == "open":
-                c = socket.socket(); c.bind((a[1], 0)); c.connect(("127.0.0.1", BASE))
+                c = socket.socket(); c.bind((a[1], 0)); c.connect((SERVER_ADDR, BASE))
                 f = c.makefile("rb"); line = f.readline().strip()
                 out.append(int(line) if line else -1)
                 held.append(c)
@@ -89,10 +102,10 @@ def run(name, balance, servers, actions, extra=""):
         be.close()
         time.sleep(0.3)
 
-def opens(n, src="127.0.0.1", keep=False):
+def opens(n, src=SERVER_ADDR, keep=False):
     return [("open", src, "keep") if keep else ("open", src) for _ in range(n)]
 
-if __name__ == "__main__":
+def record():
     W = {"511": [5, 1, 1], "321": [3, 2, 1], "4321": [4, 3, 2, 1], "21": [2, 1], "111": [1, 1, 1],
          "7_3_2": [7, 3, 2]}
     for w in ([2, 3, 13, 2], [12, 16, 15], [9, 12, 13, 10]):
@@ -122,10 +135,36 @@ if __name__ == "__main__":
     run("leastconn w=111", "leastconn", ["weight 1", "weight 1", "weight 1"],
         opens(5, keep=True) + [("close", 1)] + opens(3, keep=True) + [("close", 0), ("close", 4)] + opens(4, keep=True))
     run("leastconn w=321", "leastconn", ["weight 3", "weight 2", "weight 1"], opens(12, keep=True))
-    # source hashing from 127.0.0.k
-    srcs = [("open", "127.0.0.%d" % k) for k in range(1, 41)]
+    # source hashing from 198.18.1.k
+    srcs = [("open", "198.18.1.%d" % k) for k in range(1, 41)]
     for ht in ("map-based", "consistent"):
         for k, w in (("111", [1, 1, 1]), ("321", [3, 2, 1])):
             run("source %s w=%s" % (ht, k), "source", ["weight %d" % x for x in w], srcs, extra="hash-type " + ht)
         run("source %s w=1111 s1 maint" % ht, "source", ["weight 1"] * 4,
             [("cmd", "set server b/s1 state maint")] + srcs, extra="hash-type " + ht)
+
+
+def in_own_namespace():
+    """Creates a namespace, runs this script's recording inside it (bounded
+    by TIMEOUT_S) and deletes the namespace whatever happens."""
+    ns = "rt-haprec-%d" % os.getpid()
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", LOOPBACK_PREFIX, "dev", "lo"]):
+            subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
+        return subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(__file__), INSIDE_FLAG],
+                              timeout=TIMEOUT_S).returncode
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+if __name__ == "__main__":
+    if INSIDE_FLAG in sys.argv[1:]:
+        record()
+    else:
+        if os.geteuid() != 0:
+            sys.exit("haproxy_record.py: needs root to create its network namespace (ip netns add)")
+        try:
+            sys.exit(in_own_namespace())
+        except KeyboardInterrupt:
+            sys.exit(130)

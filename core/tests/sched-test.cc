@@ -94,7 +94,8 @@ dp_sched_key_t SrcKey(uint32_t src_ip)
 // ---- Sequences recorded from a real HAProxy --------------------------------
 //
 // Recorded with core/tests/haproxy_record.py from Debian bookworm's haproxy
-// 2.6.12 (mode tcp, nbthread 1, servers on loopback that answer their index;
+// 2.6.12 (mode tcp, nbthread 1, servers in the recorder's own network namespace
+// on 198.18.0.1 that answer their index, clients from 198.18.1.k;
 // connections opened one after another; "held" ones stay open). The twin
 // follows HAProxy's code (lb_fwrr.c, lb_map.c, lb_fwlc.c, lb_fas.c,
 // lb_chash.c), so it must print the same numbers.
@@ -290,7 +291,7 @@ std::string SourceRun(uint32_t flags, const std::vector<uint32_t> &w, int maint 
         s.State(uint32_t(maint), DP_SCHED_DISABLED);
     std::vector<int32_t> out;
     for (uint32_t k = 1; k <= 40; k++) {
-        dp_sched_key_t key = SrcKey(0x7F000000u + k); // 127.0.0.k
+        dp_sched_key_t key = SrcKey(0xC6120100u + k); // 198.18.1.k
         out.push_back(s.Pick(0, &key));
     }
     return Join(out);
@@ -306,10 +307,10 @@ TEST(HaproxyRecorded, SourceMapBasedMatchesHaproxy)
 
 TEST(HaproxyRecorded, SourceConsistentMatchesHaproxy)
 {
-    EXPECT_EQ(SourceRun(1, {1, 1, 1}), "1 0 2 0 1 0 2 0 0 2 1 2 2 2 0 0 0 2 0 0 0 1 1 0 0 0 0 2 0 0 1 0 0 2 1 1 0 2 0 2");
-    EXPECT_EQ(SourceRun(1, {3, 2, 1}), "1 0 1 0 0 0 2 0 0 1 1 2 0 2 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0 0 0 0 0 2 1 0 0 1 1 0");
+    EXPECT_EQ(SourceRun(1, {1, 1, 1}), "0 2 1 2 2 1 1 1 2 0 0 2 2 0 0 0 1 0 0 0 2 0 0 0 1 1 0 1 0 0 2 0 0 0 0 2 1 0 2 0");
+    EXPECT_EQ(SourceRun(1, {3, 2, 1}), "0 0 0 1 0 1 1 1 0 0 0 1 1 0 0 0 1 0 0 0 0 0 0 0 1 0 0 1 0 0 1 0 0 0 0 2 0 0 0 0");
     EXPECT_EQ(SourceRun(1, {1, 1, 1, 1}, 1),
-              "3 3 2 0 3 0 2 0 0 3 0 3 3 2 0 0 0 3 0 0 0 3 0 0 0 0 0 3 0 0 3 3 0 2 3 3 0 3 0 3");
+              "0 3 3 2 3 2 2 0 2 0 0 2 2 0 0 0 3 0 0 0 2 0 0 0 2 0 0 2 0 0 2 0 0 3 0 2 2 3 3 0");
 }
 
 

@@ -1,0 +1,91 @@
+"""The runner contract of kind tcp_path: check (load time) and run."""
+
+from __future__ import annotations
+
+import statistics
+
+from routertwin.results import CaseResult
+from routertwin.runners.tcp_path.analytic import ceiling, segment_bytes
+from routertwin.runners.tcp_path.native import call, config, merged_tcp, resolve
+from routertwin.runners.tcp_path.profiles import load_platform
+from routertwin.runners.tcp_path.schema import Schema
+
+
+def check(scenario) -> None:
+    """The platform loads and every type the path names exists in it (or in
+    the scenario's own link_types / node_types)."""
+    cfg: Schema = scenario.config
+    plat = load_platform(cfg.platform)
+    resolve(cfg, plat)
+
+
+def simulated_file_bytes(cfg: Schema) -> int:
+    t = cfg.transfer
+    return t.file_bytes if t.simulate == "full" else min(t.file_bytes, t.window_bytes)
+
+
+def run(scenario, progress) -> list[CaseResult]:
+    cfg: Schema = scenario.config
+    plat = load_platform(cfg.platform)
+    tcp = merged_tcp(cfg, plat)
+    nodes, links = resolve(cfg, plat)
+    t = cfg.transfer
+    progress.set_total(1)
+    duration = t.duration_s is not None
+    sim_bytes = simulated_file_bytes(cfg)
+    case_id = "duration" if duration else "ixchariot"
+    out = call(config(cfg, plat, scenario.seed, sim_bytes, t.records), source=scenario.path, case_id=case_id)
+    if not out["completed"]:
+        from routertwin.runners._shared.native import case_error
+
+        raise case_error(scenario.path, case_id,
+                         f"the transfer did not finish in {out['simulated_seconds']:.0f} simulated seconds "
+                         f"({len(out['record_seconds'])} of {t.records} records)")
+    servers = out["servers"]
+    busiest = max(servers, key=lambda s: s["utilization"])
+    analytic = ceiling(nodes, links, tcp, nat_seconds=out["nat_ns_per_packet"] * 1e-9)
+    metrics = {
+        "ceiling_mbps": analytic.goodput_bps / 1e6,
+        "rtt_mean_ms": out["rtt_mean_s"] * 1e3,
+        "rtt_min_ms": out["rtt_min_s"] * 1e3,
+        "recoveries": float(out["recoveries"]),
+        "timeouts": float(out["timeouts"]),
+        "bottleneck_utilization": busiest["utilization"],
+        "nat_ns_per_packet": out["nat_ns_per_packet"],
+    }
+    if duration:
+        metrics["goodput_mbps"] = out["duration_goodput_bps"] / 1e6
+        metrics["simulated_bytes"] = out["duration_goodput_bps"] * t.duration_s / 8
+    else:
+        # Each record's response time; in window mode the simulated record
+        # is extended to file_bytes at the goodput of its own second half
+        # (steady state: slow start and the confirm's round trip stay in).
+        steady = [b * 8 / s for b, s in zip(out["half_bytes"], out["half_seconds"])]
+        rest = t.file_bytes - sim_bytes
+        times = [s + rest * 8 / r for s, r in zip(out["record_seconds"], steady)]
+        rates = [t.file_bytes * 8 / s / 1e6 for s in times]
+        metrics.update({
+            "throughput_mbps": statistics.fmean(rates), "throughput_min_mbps": min(rates),
+            "throughput_max_mbps": max(rates), "response_time_s": statistics.fmean(times),
+            "response_time_min_s": min(times), "response_time_max_s": max(times),
+            "steady_goodput_mbps": statistics.fmean(steady) / 1e6, "simulated_bytes": float(sim_bytes * t.records),
+        })
+    counters = {"nat_connections": float(out["nat_connections"]), "simulated_seconds": out["simulated_seconds"]}
+    for s in servers:
+        for reason in ("queue_full", "random_loss", "nat"):
+            if s[f"drops_{reason}"]:
+                counters[f"{s['name']}: {reason}"] = float(s[f"drops_{reason}"])
+        counters[f"{s['name']}: utilization"] = s["utilization"]
+    for name, v in out["nat_ops_per_packet"].items():
+        counters[f"nat ops/packet: {name}"] = v
+    params = {
+        "path": " > ".join(h.node for h in cfg.path), "file_bytes": t.file_bytes, "records": t.records,
+        "simulate": t.simulate, "simulated_file_bytes": sim_bytes, "mss": segment_bytes(tcp),
+        "congestion": tcp.congestion, "ack_every_segments": tcp.ack_every_segments,
+        "ceiling_server": analytic.server,
+    }
+    if duration:
+        params["duration_s"] = t.duration_s
+    bottleneck = f"{busiest['name']} ({100 * busiest['utilization']:.1f} % busy)"
+    progress.advance(status=case_id)
+    return [CaseResult(case_id, params, metrics, bottleneck, counters)]

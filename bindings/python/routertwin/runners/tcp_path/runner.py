@@ -57,18 +57,20 @@ def run(scenario, progress) -> list[CaseResult]:
         metrics["goodput_mbps"] = out["duration_goodput_bps"] / 1e6
         metrics["simulated_bytes"] = out["duration_goodput_bps"] * t.duration_s / 8
     else:
-        # Each record's response time; in window mode the simulated record
-        # is extended to file_bytes at the goodput of its own second half
-        # (steady state: slow start and the confirm's round trip stay in).
+        # Each record's response time. In window mode each simulated record
+        # (its own start-up: slow start and the first losses in record 1,
+        # the confirm's round trip in every one) is extended to file_bytes
+        # at the connection's steady goodput: the second half of the last
+        # record, which is past every start-up transient when records >= 2.
         steady = [b * 8 / s for b, s in zip(out["half_bytes"], out["half_seconds"])]
         rest = t.file_bytes - sim_bytes
-        times = [s + rest * 8 / r for s, r in zip(out["record_seconds"], steady)]
+        times = [s + rest * 8 / steady[-1] for s in out["record_seconds"]]
         rates = [t.file_bytes * 8 / s / 1e6 for s in times]
         metrics.update({
             "throughput_mbps": statistics.fmean(rates), "throughput_min_mbps": min(rates),
             "throughput_max_mbps": max(rates), "response_time_s": statistics.fmean(times),
             "response_time_min_s": min(times), "response_time_max_s": max(times),
-            "steady_goodput_mbps": statistics.fmean(steady) / 1e6, "simulated_bytes": float(sim_bytes * t.records),
+            "steady_goodput_mbps": steady[-1] / 1e6, "simulated_bytes": float(sim_bytes * t.records),
         })
     counters = {"nat_connections": float(out["nat_connections"]), "simulated_seconds": out["simulated_seconds"]}
     for s in servers:

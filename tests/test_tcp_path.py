@@ -144,3 +144,15 @@ def test_mistakes_are_one_line_naming_file_line_and_key(tmp_path, edit, needle, 
     out = tmp_path / "out"
     line = one_line(run_cli("run", path, "--out", out), out)
     assert line.startswith(f"{path}:{line_of(text, needle)}: key '{key}': {message}"), line
+
+
+def test_a_nat_box_at_an_end_of_the_path_is_named(tmp_path):
+    path, text = scenario(tmp_path, """
+        path:
+          - {node: a, type: vm}
+          - {node: b, type: eip-host, link: gbe-vlan}
+    """)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", path, "--out", out), out)
+    assert line == (f"{path}:{line_of(text, 'eip-host')}: key 'path[1].type': 'eip-host' does NAT: the sender "
+                    "and the receiver cannot be the NAT box")

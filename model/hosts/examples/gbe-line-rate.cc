@@ -22,6 +22,9 @@ main()
     // Ethernet header (14), FCS, preamble/SFD and inter-frame gap: 38 bytes
     gbe.frameOverheadBytes = 14 + ethernet::kFcsBytes + ethernet::kOverheadBytes;
     c.links = {gbe};
+    // 1 MB of send buffer: the window fills the path but not the 1000-frame
+    // queue, so the wire never idles and nothing is lost.
+    c.tcp.sndBufBytes = 1 << 20;
     c.fileBytes = 20000000;
     const TcpPathResult r = RunTcpPath(c);
     const double steady = 8.0 * r.halfBytes.back() / r.halfSeconds.back();

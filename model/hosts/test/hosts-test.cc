@@ -58,6 +58,10 @@ TEST(TcpPath, GoodputAtLineRateIsMssOverWireBytes)
     TcpPathConfig c;
     c.nodes = {Node("a"), Node("b")};
     c.links = {Gbe()};
+    // A 1 MB send buffer keeps at most 724 segments in flight: more than the
+    // path holds unqueued, fewer than the 1000-frame queue, so the wire never
+    // idles and nothing is lost (CUBIC's loss cycles are another test's).
+    c.tcp.sndBufBytes = 1 << 20;
     c.fileBytes = 16000000;
     c.records = 2;
     const TcpPathResult r = RunTcpPath(c);
@@ -65,6 +69,7 @@ TEST(TcpPath, GoodputAtLineRateIsMssOverWireBytes)
     ASSERT_EQ(r.recordSeconds.size(), 2u);
     const double expected = 1e9 * kMss / (kMss + kAckIp + kEthernet);
     EXPECT_NEAR(expected / 1e6, 941.482, 0.001);
+    EXPECT_EQ(r.recoveries + r.timeouts, 0u);
     EXPECT_NEAR(SteadyBps(r) / expected, 1.0, 0.002); // 0.2 %
     // The record includes the confirm's round trip and (first record) slow
     // start; at 16 MB they cost well under 1 %.
@@ -82,12 +87,14 @@ TEST(TcpPath, SharedWireCarriesDataAndAcksOfBothCrossings)
     c.links = {Gbe(), Gbe(), Gbe(), Gbe()};
     c.links[0].rateBps = c.links[3].rateBps = 10e9; // host links faster: the shared wire binds
     c.links[0].type = c.links[3].type = "tengbe";
+    c.tcp.sndBufBytes = 1 << 20; // loss-free, as above
     c.fileBytes = 16000000;
     const TcpPathResult r = RunTcpPath(c);
     ASSERT_TRUE(r.completed);
     const double wire = kMss + kAckIp + kEthernet;
     const double expected = 1e9 * 2 * kMss / (2 * wire + kAckIp + kEthernet);
     EXPECT_NEAR(expected / 1e6, 914.719, 0.001);
+    EXPECT_EQ(r.recoveries + r.timeouts, 0u);
     EXPECT_NEAR(SteadyBps(r) / expected, 1.0, 0.003);
 }
 

@@ -9,14 +9,38 @@ from routertwin.runners.tcp_path.analytic import ceiling, segment_bytes
 from routertwin.runners.tcp_path.native import call, config, merged_tcp, resolve
 from routertwin.runners.tcp_path.profiles import load_platform
 from routertwin.runners.tcp_path.schema import Schema
+from routertwin.scenario import FieldError
 
 
 def check(scenario) -> None:
-    """The platform loads and every type the path names exists in it (or in
-    the scenario's own link_types / node_types)."""
+    """The platform loads, every type the path names exists in it (or in
+    the scenario's own link_types / node_types), and the path holds to the
+    native runner's rules, each blamed on the path entry to change."""
     cfg: Schema = scenario.config
     plat = load_platform(cfg.platform)
-    resolve(cfg, plat)
+    nodes, links = resolve(cfg, plat)
+    nat_box = None
+    for i, (name, t) in enumerate(nodes):
+        if t.nat != "dnat":
+            continue
+        if i in (0, len(nodes) - 1):
+            raise FieldError(("path", i, "type"), f"'{cfg.path[i].type}' does NAT: the sender and the receiver "
+                                                  "cannot be the NAT box")
+        if nat_box is not None and name != nat_box:
+            raise FieldError(("path", i, "type"), f"at most one box does DNAT ('{nat_box}' already does)")
+        nat_box = name
+    seen: dict[tuple, str] = {}
+    for i, (link_name, wire, t) in enumerate(links, start=1):
+        if t.rate_bps == 0 and t.per_frame_us == 0:
+            raise FieldError(("path", i, "link"), f"link type '{link_name}' has neither rate_bps nor per_frame_us: "
+                                                  "it would serve in zero time")
+        key = (wire or "", *sorted((nodes[i - 1][0], nodes[i][0])))
+        if seen.setdefault(key, link_name) != link_name:
+            raise FieldError(("path", i, "link"), f"this wire is already of link type '{seen[key]}'")
+    for i, h in enumerate(cfg.path):
+        for j in range(i):
+            if cfg.path[j].node == h.node and nodes[j][1].nat != nodes[i][1].nat:
+                raise FieldError(("path", i, "type"), f"box '{h.node}' appears with and without NAT")
 
 
 def simulated_file_bytes(cfg: Schema) -> int:

@@ -48,10 +48,10 @@ def ceiling(nodes: list[tuple[str, NodeType]], links: list[tuple[str, str | None
     busy: dict[str, float] = {}
     for i, (link_name, wire, t) in enumerate(links):
         a, b = nodes[i][0], nodes[i + 1][0]
-        wire_id = wire or "|".join(sorted((a, b)))
+        # named as the native model names its servers: links crossing one
+        # wire (a named one, or the same pair of boxes) add up on it
         label = f" {wire}" if wire else ""
         fwd, back = f"wire{label} {a}->{b} ({link_name})", f"wire{label} {b}->{a} ({link_name})"
-        del wire_id
         busy[fwd] = busy.get(fwd, 0.0) + link_seconds(t, data)
         busy[back] = busy.get(back, 0.0) + link_seconds(t, ack) / k
     for i, (name, t) in enumerate(nodes):

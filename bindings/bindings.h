@@ -14,6 +14,8 @@ void BindPipeline(pybind11::module_& m);
 void BindRouter(pybind11::module_& m);
 /// run_lb: the Tolly testers against an L4 load balancer (model/lb).
 void BindLb(pybind11::module_& m);
+/// run_tcp_path: IxChariot Throughput.scr over a virtual L3 path (model/hosts).
+void BindHosts(pybind11::module_& m);
 } // namespace routertwin::bindings
 
 #endif

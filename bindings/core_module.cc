@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m)
     routertwin::bindings::BindPipeline(m);
     routertwin::bindings::BindRouter(m);
     routertwin::bindings::BindLb(m);
+    routertwin::bindings::BindHosts(m);
 }

@@ -122,8 +122,17 @@ def test_each_module_has_a_readme_and_a_tested_example(module):
 
 
 def test_future_homes_say_what_they_will_hold():
-    for module in ("lb", "l7", "hosts", "lab"):
+    for module in ("l7", "lab"):
         assert (ROOT / "model" / module / "README.md").is_file()
+
+
+def test_hosts_declares_the_core_areas_of_its_nat():
+    """model/hosts runs the EIP's conntrack and DNAT on the C core (issue 13):
+    it declares dp_flow, dp_nat and dp_pkt and the ns-3 internet module."""
+    order, uses, _, _ = parse_layout(ROOT)
+    assert order.index("hosts") > order.index("framing")
+    assert {"routertwin-common", "routertwin-framing", "dp_flow", "dp_nat", "dp_pkt",
+            "ns3::libinternet"} <= uses["hosts"]
 
 
 def _tree(tmp_path, a_includes: str) -> Path:

@@ -163,6 +163,8 @@ CITATION = re.compile(
     r"|\b[\w-]*\d[\w-]*\b[^#]{0,40}\b(product brief|data ?sheet|hardware (reference )?(manual|guide))\b"
     # the issue that asked for it
     r"|\bissue \d+\b"
+    # a Linux kernel source file or document of a named version (TCP defaults)
+    r"|\bLinux [\d.]+ (include|net|Documentation|drivers)/[\w./-]+"
     # or an assumption with a reason of at least four words
     r"|\bassumption:\s*\S+(\s+\S+){3,}",
     re.IGNORECASE)

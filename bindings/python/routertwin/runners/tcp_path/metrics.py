@@ -1,0 +1,14 @@
+"""What a tcp_path case reports."""
+
+from __future__ import annotations
+
+METRICS = (
+    # IxChariot's table: over the timing records, file_bytes x 8 / response time
+    "throughput_mbps", "throughput_min_mbps", "throughput_max_mbps",
+    "response_time_s", "response_time_min_s", "response_time_max_s",
+    # the run behind it
+    "steady_goodput_mbps", "ceiling_mbps", "simulated_bytes", "rtt_mean_ms", "rtt_min_ms",
+    "recoveries", "timeouts", "bottleneck_utilization", "nat_ns_per_packet",
+    # duration mode (iperf3 -t): goodput over the duration
+    "goodput_mbps",
+)

@@ -1,0 +1,158 @@
+"""The tcp_path kind and the ZStack study (seed 004): the closed-form
+ceiling against hand arithmetic of Ethernet framing, the packet-level run
+against that ceiling, the duration mode the live lab uses, the window
+extrapolation against a full run, and scenario mistakes as one FILE:LINE
+line."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from conftest import PLATFORMS, ROOT, line_of, one_line, run_cli
+from routertwin.runners.tcp_path.analytic import ceiling
+from routertwin.runners.tcp_path.native import resolve
+from routertwin.runners.tcp_path.profiles import load_platform
+from routertwin.scenario import load_scenario
+
+ZSTACK = ROOT / "scenarios" / "zstack"
+LAB_TYPES = """
+    link_types:
+      veth-1g: {rate_bps: 1.0e9, frame_overhead_bytes: 38, queue_packets: 1000}
+    node_types:
+      ns-router: {cpu_per_packet_us: 1.0}
+"""
+
+
+def scenario(tmp_path, body: str, name: str = "s.yaml"):
+    text = textwrap.dedent(f"""
+        scenario: s
+        kind: tcp_path
+        seed: 1
+        platform: {PLATFORMS / 'zstack-gbe.yaml'}
+    """).lstrip() + textwrap.dedent(body).lstrip("\n")
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def run(tmp_path, body: str) -> dict:
+    path, _ = scenario(tmp_path, body)
+    out = tmp_path / "out"
+    proc = run_cli("run", path, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((out / "s.json").read_text())["cases"][0]
+
+
+def analytic_of(path) -> float:
+    s = load_scenario(path)
+    plat = load_platform(s.config.platform)
+    from routertwin.runners.tcp_path.native import merged_tcp
+    nodes, links = resolve(s.config, plat)
+    return ceiling(nodes, links, merged_tcp(s.config, plat)).goodput_bps
+
+
+def test_ceiling_of_the_flat_paths_is_the_tagged_gbe_line_rate():
+    # 1448 payload bytes per 1500-byte packet + 42 bytes of tagged Ethernet
+    # framing: 1e9 x 1448 / 1542 = 939.040 Mbit/s
+    for name in ("zstack-flat-direct", "zstack-flat-eip"):
+        assert analytic_of(ZSTACK / f"{name}.yaml") == pytest.approx(1e9 * 1448 / 1542, rel=1e-12)
+
+
+def test_ceiling_of_the_vpc_path_counts_acks_on_the_vrouter_hosts_nic():
+    # each direction of that NIC carries 2 data frames (1542 bytes on the
+    # wire) and one ACK (52 + 42 = 94) per 2 segments: 1e9 x 2896 / 3178
+    assert analytic_of(ZSTACK / "zstack-vpc-eip.yaml") == pytest.approx(1e9 * 2 * 1448 / (2 * 1542 + 94), rel=1e-12)
+
+
+def test_packet_level_goodput_meets_the_closed_form(tmp_path):
+    case = run(tmp_path, f"""
+        transfer: {{file_bytes: 12000000, records: 2, simulate: full}}
+        {textwrap.indent(textwrap.dedent(LAB_TYPES), ' ' * 8).strip()}
+        path:
+          - {{node: client, type: vm}}
+          - {{node: router, type: ns-router, link: veth-1g}}
+          - {{node: server, type: vm, link: veth-1g}}
+    """)
+    m = case["metrics"]
+    assert m["ceiling_mbps"] == pytest.approx(1e3 * 1448 / 1538, rel=1e-12)
+    assert m["steady_goodput_mbps"] == pytest.approx(m["ceiling_mbps"], rel=0.003)
+    # a record is file x 8 / response time, the average of the records'
+    assert m["throughput_mbps"] == pytest.approx(
+        (12e6 * 8 / m["response_time_min_s"] + 12e6 * 8 / m["response_time_max_s"]) / 2 / 1e6, rel=1e-9)
+    assert case["bottleneck"].startswith("wire client->router (veth-1g)")
+
+
+def test_window_extrapolation_agrees_with_the_full_transfer(tmp_path):
+    full = run(tmp_path, """
+        transfer: {file_bytes: 30000000, records: 2, simulate: full}
+        path:
+          - {node: a, type: vm}
+          - {node: h, type: host-bridge, link: virtio}
+          - {node: sw, type: l3-switch, link: gbe-vlan}
+          - {node: b, type: vm, link: gbe-vlan}
+    """)["metrics"]
+    window = run(tmp_path, """
+        transfer: {file_bytes: 30000000, records: 2, simulate: window, window_bytes: 10000000}
+        path:
+          - {node: a, type: vm}
+          - {node: h, type: host-bridge, link: virtio}
+          - {node: sw, type: l3-switch, link: gbe-vlan}
+          - {node: b, type: vm, link: gbe-vlan}
+    """)["metrics"]
+    assert window["response_time_s"] == pytest.approx(full["response_time_s"], rel=0.005)
+    assert window["simulated_bytes"] == 2e7 and full["simulated_bytes"] == 6e7
+
+
+def test_duration_mode_reports_goodput_like_iperf3(tmp_path):
+    m = run(tmp_path, f"""
+        transfer: {{duration_s: 0.2}}
+        tcp: {{timestamps: false}}
+        {textwrap.indent(textwrap.dedent(LAB_TYPES), ' ' * 8).strip()}
+        path:
+          - {{node: client, type: vm}}
+          - {{node: server, type: vm, link: veth-1g}}
+    """)["metrics"]
+    # without timestamps: 1460 of 1500 + 38 bytes; slow start costs a little
+    assert m["ceiling_mbps"] == pytest.approx(1e3 * 1460 / 1538, rel=1e-12)
+    assert 0.9 * m["ceiling_mbps"] < m["goodput_mbps"] <= m["ceiling_mbps"] * 1.0001
+
+
+@pytest.mark.parametrize("edit, needle, key, message", [
+    ("  - {node: b, type: vm, link: gbe-vlan}", "type: vmm", "path[2].type", "unknown node type 'vmm'"),
+    ("  - {node: b, type: vm, link: gbe-vlan}", "link: gbe}", "path[2].link", "unknown link type 'gbe'"),
+    ("transfer: {records: 3}", "recordz", "transfer.recordz", "unknown key"),
+    ("  - {node: a, type: vm}", "link: virtio}", "path[0].link", "the first node has no link before it"),
+])
+def test_mistakes_are_one_line_naming_file_line_and_key(tmp_path, edit, needle, key, message):
+    body = """
+        transfer: {records: 3}
+        path:
+          - {node: a, type: vm}
+          - {node: sw, type: l3-switch, link: gbe-vlan}
+          - {node: b, type: vm, link: gbe-vlan}
+    """
+    replacement = {
+        "type: vmm": edit.replace("type: vm", "type: vmm"),
+        "link: gbe}": edit.replace("link: gbe-vlan", "link: gbe"),
+        "recordz": "transfer: {recordz: 3}",
+        "link: virtio}": "  - {node: a, type: vm, link: virtio}",
+    }[needle]
+    path, text = scenario(tmp_path, textwrap.dedent(body).replace(edit, replacement, 1))
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", path, "--out", out), out)
+    assert line.startswith(f"{path}:{line_of(text, needle)}: key '{key}': {message}"), line
+
+
+def test_a_nat_box_at_an_end_of_the_path_is_named(tmp_path):
+    path, text = scenario(tmp_path, """
+        path:
+          - {node: a, type: vm}
+          - {node: b, type: eip-host, link: gbe-vlan}
+    """)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", path, "--out", out), out)
+    assert line == (f"{path}:{line_of(text, 'eip-host')}: key 'path[1].type': 'eip-host' does NAT: the sender "
+                    "and the receiver cannot be the NAT box")

@@ -5,6 +5,7 @@
 #include "dp_dns.h"
 #include "dp_drop.h"
 #include "dp_flow.h"
+#include "dp_http.h"
 #include "dp_lpm.h"
 #include "dp_nat.h"
 #include "dp_ops.h"

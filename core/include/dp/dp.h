@@ -13,5 +13,6 @@
 #include "dp_ratelimit.h"
 #include "dp_session.h"
 #include "dp_syncookie.h"
+#include "dp_urlrule.h"
 #include "dp_sched.h"
 #endif

@@ -13,6 +13,7 @@
 #include "dp_ratelimit.h"
 #include "dp_session.h"
 #include "dp_syncookie.h"
+#include "dp_tls.h"
 #include "dp_urlrule.h"
 #include "dp_sched.h"
 #endif

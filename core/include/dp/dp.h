@@ -1,6 +1,7 @@
 /* RouterTwin data-plane core: one include for everything. */
 #ifndef DP_H
 #define DP_H
+#include "dp_cookie.h"
 #include "dp_csum.h"
 #include "dp_dns.h"
 #include "dp_drop.h"

@@ -13,6 +13,7 @@
 #include "dp_pkt.h"
 #include "dp_ratelimit.h"
 #include "dp_session.h"
+#include "dp_splice.h"
 #include "dp_syncookie.h"
 #include "dp_tls.h"
 #include "dp_urlrule.h"

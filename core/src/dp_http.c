@@ -2,12 +2,17 @@
 
 #include <string.h>
 
-/* tchar of RFC 7230 3.2.6: the bytes a method or header name may hold. */
+/* tchar of RFC 7230 3.2.6 (the bytes a method or header name may hold),
+ * one bit per byte value: ALPHA, DIGIT and !#$%&'*+-.^_`|~. */
+static const uint32_t tchar_bits[8] = {
+    0x00000000u, 0x03FF6CFAu, /* 0x20-0x3F: ! # $ % & ' * + - . 0-9 */
+    0xC7FFFFFEu, 0x57FFFFFFu, /* 0x40-0x7F: A-Z ^ _ ` a-z | ~ */
+    0u, 0u, 0u, 0u,
+};
+
 static int is_tchar(uint8_t c)
 {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-        return 1;
-    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+    return (int)((tchar_bits[c >> 5] >> (c & 31)) & 1u);
 }
 
 static uint8_t lower(uint8_t c)
@@ -15,17 +20,19 @@ static uint8_t lower(uint8_t c)
     return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
 }
 
-/* Case-insensitive equality of b[0..n) with the lower-case literal s. */
-static int eq_ci(const uint8_t *b, uint32_t n, const char *s)
+/* Case-insensitive equality of b[0..n) with the lower-case literal s of
+ * length sn. */
+static int eq_ci_n(const uint8_t *b, uint32_t n, const char *s, uint32_t sn)
 {
     uint32_t i;
-    if (strlen(s) != n)
+    if (n != sn)
         return 0;
     for (i = 0; i < n; i++)
         if (lower(b[i]) != (uint8_t)s[i])
             return 0;
     return 1;
 }
+#define eq_ci(b, n, lit) eq_ci_n((b), (n), (lit), (uint32_t)(sizeof(lit) - 1u))
 
 int dp_http_init(dp_http_t *p, const dp_http_config_t *cfg, uint8_t *buf, uint32_t cap, int response)
 {
@@ -230,17 +237,35 @@ int dp_http_feed(dp_http_t *p, const uint8_t *data, size_t len, size_t *used, dp
     if (!p || (!data && len))
         return DP_HTTP_EINVAL;
     st = p->status;
+    /* Byte by byte, in effect: each byte is copied if the buffer has room
+     * (else it is taken and the head is too large), then the line is too
+     * long if it now exceeds max_line, else an LF ends it. Done a run at a
+     * time: the run stops at the end of the data, the buffer's room, or the
+     * first byte that makes the line too long, whichever comes first, and
+     * is cut after its first LF. */
     while (st == DP_HTTP_MORE && i < len) {
-        uint8_t c = data[i++];
+        uint32_t line = p->len - p->line_start; /* <= max_line here */
+        size_t run = len - i;
+        const uint8_t *lf;
         if (p->len >= p->cap) {
+            i++;
             st = DP_HTTP_EHEAD;
             break;
         }
-        p->buf[p->len++] = c;
-        copied++;
+        if (run > p->cap - p->len)
+            run = p->cap - p->len;
+        if (run > (size_t)(p->max_line - line) + 1u)
+            run = (size_t)(p->max_line - line) + 1u;
+        lf = (const uint8_t *)memchr(data + i, '\n', run);
+        if (lf)
+            run = (size_t)(lf - (data + i)) + 1u;
+        memcpy(p->buf + p->len, data + i, run);
+        p->len += (uint32_t)run;
+        copied += (uint32_t)run;
+        i += run;
         if (p->len - p->line_start > p->max_line)
             st = DP_HTTP_ELINE;
-        else if (c == '\n')
+        else if (lf)
             st = end_of_line(p);
     }
     p->status = st;

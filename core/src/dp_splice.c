@@ -113,7 +113,8 @@ static uint8_t *tcp_of(uint8_t *frame, size_t len, const dp_parsed_t *p)
 {
     if (!frame || !p || p->ip_proto != DP_IPPROTO_TCP || (size_t)p->l4_offset + DP_TCP_MIN_HDR_LEN > len ||
         p->payload_offset < p->l4_offset + DP_TCP_MIN_HDR_LEN || (size_t)p->payload_offset + p->payload_len > len ||
-        p->l3_offset + DP_IP4_MIN_HDR_LEN > p->l4_offset)
+        p->l3_offset + DP_IP4_MIN_HDR_LEN > p->l4_offset ||
+        (uint32_t)p->l3_offset + p->ip_total_len != (uint32_t)p->payload_offset + p->payload_len)
         return NULL;
     return frame + p->l4_offset;
 }

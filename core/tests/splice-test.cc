@@ -9,6 +9,7 @@
 #include "dp_http.h"
 #include "dp_pkt.h"
 #include "dp_splice.h"
+#include "dp_syncookie.h"
 
 #include "ref-frame.h"
 
@@ -113,6 +114,27 @@ TEST(Splice, HandshakeAndBufferingTakeOnlyNewInOrderBytes)
     std::vector<uint8_t> f = Seg(kClient, kVip, 1, 2, 0x10, "x");
     p = Parse(f, f.size());
     EXPECT_EQ(dp_splice_xlate(&sp, DP_SPLICE_C2S, f.data(), f.size(), &p, nullptr), DP_SPLICE_ESTATE);
+}
+
+// The switch's ISN may be a SYN cookie (no state before the handshake
+// completes): the ACK that completes it both validates the cookie and
+// moves the splice to BUFFERING; a forged ACK does neither.
+TEST(Splice, SynCookieServesAsTheSwitchIsn)
+{
+    dp_syncookie_config_t cfg = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, 5, 1};
+    dp_syncookie_t sc;
+    ASSERT_EQ(dp_syncookie_init(&sc, &cfg), 0);
+    dp_syncookie_tuple_t t = {kClient, kVip, 40000, 80};
+    uint32_t cookie = dp_syncookie_make(&sc, &t, 1460, 7, nullptr);
+    dp_splice_t sp;
+    dp_splice_accept(&sp, 0xFFFFFFFFu, cookie, nullptr);
+    uint32_t skip, take, ack = cookie + 1;
+    EXPECT_EQ(dp_syncookie_check(&sc, &t, ack - 1, 7, nullptr), 1460);
+    EXPECT_EQ(dp_splice_take(&sp, 0, 1, ack + 1, 0, &skip, &take, nullptr), DP_SPLICE_EACK);
+    EXPECT_EQ(dp_splice_take(&sp, 0, 1, ack, 5, &skip, &take, nullptr), 0);
+    EXPECT_EQ(sp.state, DP_SPLICE_BUFFERING);
+    EXPECT_EQ(take, 5u);
+    EXPECT_EQ(sp.c_next, 5u); // client ISN 0xFFFFFFFF: data from 0 after the wrap
 }
 
 TEST(Splice, XlateChecksumMatchesFullRecompute)

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -199,6 +200,58 @@ TEST(Http, LimitsAreNamedAndHitAtTheSameByteWhateverTheSplit)
     EXPECT_EQ(big.ops.bytes_copied, 20u);
     for (size_t cut = 0; cut <= 30; cut++)
         ExpectSameState(big, Feed(kVectors[0].msg, {cut}, 0, 20), "EHEAD cut");
+}
+
+// Pipelined requests (RFC 7230 6.3.2): the parser stops after the first
+// head's blank line and says how many bytes it took; the caller skips the
+// body (Content-Length) and starts the next head there, even when the
+// second head is cut mid-header by the segment boundary.
+TEST(Http, PipelinedRequestsAreSeparatedByTheBytesTaken)
+{
+    const std::string first = "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\n";
+    const std::string second = "GET /b.gif HTTP/1.1\r\nHost: h\r\nCookie: SRV=s2\r\n\r\n";
+    const std::string stream = first + "body" + second;
+    for (size_t cut = 0; cut <= stream.size(); cut++) {
+        std::vector<uint8_t> b1(4096), b2(4096);
+        dp_http_t h1, h2;
+        ASSERT_EQ(dp_http_init(&h1, &kCfg, b1.data(), 4096, 0), 0);
+        ASSERT_EQ(dp_http_init(&h2, &kCfg, b2.data(), 4096, 0), 0);
+        const uint8_t *d = reinterpret_cast<const uint8_t *>(stream.data());
+        // Two segments: [0, cut) and [cut, end).
+        size_t seg_start[2] = {0, cut}, seg_end[2] = {cut, stream.size()}, at_body = 0, body_left = 0;
+        int phase = 0; // 0: first head, 1: body, 2: second head
+        for (int s = 0; s < 2; s++) {
+            size_t i = seg_start[s];
+            while (i < seg_end[s]) {
+                size_t used = 0;
+                if (phase == 0) {
+                    int rc = dp_http_feed(&h1, d + i, seg_end[s] - i, &used, nullptr);
+                    i += used;
+                    if (rc == DP_HTTP_DONE) {
+                        phase = 1;
+                        at_body = i;
+                        body_left = size_t(h1.content_length);
+                    }
+                } else if (phase == 1) {
+                    size_t n = std::min(body_left, seg_end[s] - i);
+                    body_left -= n;
+                    i += n;
+                    if (body_left == 0)
+                        phase = 2;
+                } else {
+                    dp_http_feed(&h2, d + i, seg_end[s] - i, &used, nullptr);
+                    i += used;
+                    break;
+                }
+            }
+        }
+        ASSERT_EQ(h1.status, DP_HTTP_DONE) << cut;
+        EXPECT_EQ(at_body, first.size()) << cut;
+        ASSERT_EQ(h2.status, DP_HTTP_DONE) << cut;
+        EXPECT_EQ(std::string((const char *)b2.data() + h2.target.off, h2.target.len), "/b.gif");
+        EXPECT_EQ(std::string((const char *)b2.data() + h2.cookie.off, h2.cookie.len), "SRV=s2");
+        EXPECT_EQ(h2.len, second.size());
+    }
 }
 
 TEST(Http, PathIsHaproxysPathFetch)

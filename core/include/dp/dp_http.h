@@ -6,8 +6,10 @@
  * The head is copied, as it arrives, into a buffer the caller hands in (the
  * switch must keep the request anyway until delayed binding has chosen a
  * server and opened the server-side connection; HAProxy likewise keeps the
- * whole head in one buffer of tune.bufsize). Bytes are taken one at a time
- * and every decision depends only on the bytes seen so far, so a head split
+ * whole head in one buffer of tune.bufsize). Every decision depends only
+ * on the bytes seen so far, as if they were taken one at a time (they are
+ * taken in runs up to the next LF, the buffer's end or the line limit),
+ * so a head split
  * across segments at ANY byte boundary gives the same result, the same
  * error at the same byte, and the same operation counts as the head fed in
  * one piece.

@@ -230,6 +230,11 @@ int dp_splice_edit_frame(dp_splice_t *sp, dp_splice_dir_t dir, uint8_t *frame, s
     return 0;
 }
 
+uint32_t dp_splice_next_seq(const dp_splice_t *sp, dp_splice_dir_t dir)
+{
+    return dir == DP_SPLICE_C2S ? dp_splice_map_seq(sp, DP_SPLICE_C2S, sp->c_next) : sp->v_next;
+}
+
 const char *dp_splice_state_name(dp_splice_state_t s)
 {
     static const char *const names[] = {"closed", "syn_rcvd", "buffering", "spliced"};

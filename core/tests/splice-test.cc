@@ -332,6 +332,11 @@ TEST(Splice, KeepAliveConnectionMatchesByteStreamModel)
                 EXPECT_EQ(Get32(a.data() + 34 + 4), l + 1 + uint32_t(req[r].size()));
                 ExpectChecksumsRight(a, "ack");
             }
+            // A segment of the switch's own (an RST to this server, an ACK)
+            // must carry the server's next expected number, and toward the
+            // client the next number after everything it received.
+            EXPECT_EQ(dp_splice_next_seq(&sp, DP_SPLICE_C2S), l + 1 + uint32_t(req[r].size()));
+            EXPECT_EQ(dp_splice_next_seq(&sp, DP_SPLICE_S2C), visn + 1 + uint32_t(client_want.size()));
             req_seq += uint32_t(req[r].size());
         }
         EXPECT_EQ(sp.binds, 2u);

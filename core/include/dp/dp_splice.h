@@ -175,6 +175,14 @@ int dp_splice_edit_frame(dp_splice_t *sp, dp_splice_dir_t dir, uint8_t *frame, s
                          dp_parsed_t *p, uint32_t off, uint32_t del, const uint8_t *ins, uint32_t ins_len,
                          size_t *out_len, dp_ops_t *ops);
 
+/* The sequence number a segment the switch itself sends in direction dir
+ * must carry to be in the receiver's window: toward the server (C2S) the
+ * mapping of c_next (e.g. the RST that Nortel sends after each request,
+ * or the ACK that, the NCTU paper notes, Cisco's CSS 5.10 should have sent
+ * to the old server on a 302 redirect; its RST carried a wrong number and
+ * was ignored), toward the client (S2C) v_next. No counters. */
+uint32_t dp_splice_next_seq(const dp_splice_t *sp, dp_splice_dir_t dir);
+
 const char *dp_splice_state_name(dp_splice_state_t s); /* "closed", "syn_rcvd", ... */
 
 #ifdef __cplusplus

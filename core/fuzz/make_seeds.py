@@ -289,6 +289,42 @@ def dns_seeds():
     yield "frame_exact_cap", seed(8 | 6, dns_msg("a"))
 
 
+def http_seeds():
+    """fuzz_http: header (mode, max_line, max_headers, two cut points), message."""
+    def hdr(resp, cap_shift, max_line, max_headers):
+        return bytes([resp | (cap_shift << 1), max_line, max_headers, 0, 9, 0, 30])
+    yield "get11", hdr(0, 3, 255, 15) + b"GET /index.htm HTTP/1.1\r\nHost: www.example.com\r\nCookie: SRV=s1; x=2\r\n\r\n"
+    yield "get10ka", hdr(0, 2, 40, 5) + b"GET /a.gif HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"
+    yield "post", hdr(0, 3, 255, 15) + (b"POST http://h/cgi/x?y HTTP/1.1\nHost:h\nContent-Length: 12\n"
+                                        b"Connection: close\n\nbody")
+    yield "resp", hdr(1, 3, 255, 15) + b"HTTP/1.1 200 OK\r\nSet-Cookie: A=1; path=/\r\nContent-Length: 6\r\n\r\n"
+    yield "folded", hdr(0, 3, 255, 15) + b"GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n"
+    yield "longline", hdr(0, 0, 2, 15) + b"GET /" + b"a" * 100 + b" HTTP/1.1\r\n\r\n"
+
+
+def tls_seeds():
+    """fuzz_tls: whole first records (the golden generator's hellos)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "golden"))
+    import make_vectors as mv
+    yield "openssl12", bytes.fromhex(mv.OPENSSL_HELLO_TLS12)
+    yield "openssl13", bytes.fromhex(mv.OPENSSL_HELLO_TLS13)
+    yield "handbuilt", mv.tls_hello(sid=bytes(range(32)), exts=[(0, mv.tls_sni(b"shop.example")),
+                                                               (43, b"\x04\x03\x04\x03\x03")])
+    yield "noext", mv.tls_hello(exts=None)
+
+
+def splice_seeds():
+    """fuzz_splice: 5 sequence numbers, then segments (see the harness)."""
+    def seg(d, flags, seq, ack, pay, off, dl, ins, edit):
+        return bytes([d, flags]) + struct.pack("!II", seq, ack) + bytes([len(pay), off, dl, len(ins), edit]) + pay + ins
+    hdr = struct.pack("!5I", 0xFFFFFF00, 0xFFFFFFF0, 0xFFFFFF01, 0xFFFFFFFA, 0xFFFFFFF1)
+    yield "cookie", hdr + seg(1, 0x18, 0xFFFFFFFB, 0xFFFFFF20, b"HTTP/1.1 200 OK\r\n\r\n", 17, 0,
+                              b"Set-Cookie: S=1\r\n", 1) + \
+        seg(0, 0x10, 0xFFFFFF20, 0x30, b"", 0, 0, b"", 0) + seg(1, 0x11, 0x10, 0xFFFFFF20, b"body", 0, 0, b"", 0)
+    yield "odd", hdr + seg(0, 0x18, 0xFFFFFF01, 5, b"GET / HTTP/1.1\r\n", 3, 2, b"xyz", 1) + \
+        seg(1, 0x10, 7, 0xFFFFFF20, b"", 0, 0, b"", 0)
+
+
 def write(folder, seeds):
     os.makedirs(folder, exist_ok=True)
     for name, data in seeds:
@@ -304,3 +340,6 @@ if __name__ == "__main__":
     write(os.path.join(HERE, "corpus-sched"), sched_seeds())
     write(os.path.join(HERE, "corpus-session"), session_seeds())
     write(os.path.join(HERE, "corpus-dns"), dns_seeds())
+    write(os.path.join(HERE, "corpus-http"), http_seeds())
+    write(os.path.join(HERE, "corpus-tls"), tls_seeds())
+    write(os.path.join(HERE, "corpus-splice"), splice_seeds())

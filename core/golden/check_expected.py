@@ -31,6 +31,10 @@ printed once":
   remap count and documented op count; HAProxy roundrobin and the other
   HAProxy scenarios are compared with sequences recorded from a real
   HAProxy 2.6.12;
+- l7 (check_l7.py): HTTP heads, URL rules, TLS ClientHellos, cookies and
+  spliced segments against Python re-implementations from RFC 7230/6265/
+  5246/8446, HAProxy's ACL and cookie semantics and Linux's seqadj rules;
+  the four L7 drop reasons at the end of the drop-reason list;
 - sessions: a Python model of the session table built from dp_session.h
   (placement, overflow counts, IPVS TCP transitions, per-state aging modulo
   2^32, budgeted expiry) gives every open, lookup, track, close and expiry
@@ -64,6 +68,7 @@ from make_vectors import csum
 # and its L4 checksum (RFC 768 / 9293 pseudo-header over the whole segment).
 from make_vectors import MSS_TABLE, cookie_check, cookie_make, l4_fix, mss_index, siphash24
 from check_sched import check_sched
+from check_l7 import check_l7
 
 
 def fail(msg):
@@ -1381,13 +1386,28 @@ def check_dns(vdir, lines):
     body.done()
 
 
+# The L7 reasons, appended after the DNS ones (names are an output format:
+# indices and spellings never change).
+L7_DROPS = ["http_malformed", "http_too_large", "tls_malformed", "url_no_match"]
+
+
+def check_drop_reasons(lines):
+    names = [l.split(" ", 1)[1] for l in lines]
+    if [l.split(" ", 1)[0] for l in lines] != [str(i) for i in range(len(lines))] or names[0] != "ok":
+        fail("drop reasons: not numbered from 0 with 'ok' first")
+    at = names.index("dns_unsupported") + 1
+    if names[at:] != L7_DROPS:
+        fail("drop reasons: after dns_unsupported %r, expected %r" % (names[at:], L7_DROPS))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
         sys.exit(2)
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
-    for name in ("packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched", "sessions", "dns"):
+    for name in ("drop reasons", "packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched",
+                 "sessions", "dns", "l7"):
         if name not in sec:
             fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
@@ -1400,6 +1420,8 @@ def main():
     check_sched(vdir, sec["sched"], vector_lines, check_ops, Lines, flow_hash)
     check_sessions(vdir, sec["sessions"])
     check_dns(vdir, sec["dns"])
+    check_drop_reasons(sec["drop reasons"])
+    check_l7(vdir, sec["l7"], vector_lines, check_ops, Lines, fail)
     print("check_expected: transcript agrees with the Python references")
 
 

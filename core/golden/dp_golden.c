@@ -1070,6 +1070,269 @@ static void run_dns(const char *dir)
     fclose(f);
 }
 
+/* L7 web switch areas (dp_http, dp_urlrule, dp_tls, dp_cookie,
+ * dp_splice), one line of l7.txt at a time. Byte strings are hex both ways
+ * so that the transcript has no spaces inside a field. */
+static void print_span(const char *label, const uint8_t *base, dp_http_span_t s)
+{
+    printf(" %s=", label);
+    if (s.len == 0)
+        printf("-");
+    else
+        print_hex(base + s.off, s.len);
+}
+
+static void run_l7(const char *dir)
+{
+    static uint8_t msg[MAX_FRAME], head[MAX_FRAME], frame[MAX_FRAME], frame2[MAX_FRAME], ins[MAX_FRAME];
+    static uint64_t rule_mem[65536];
+    FILE *f = open_vector(dir, "l7.txt");
+    char line[LINE_MAX_CHARS], op[16], a1[LINE_MAX_CHARS], a2[LINE_MAX_CHARS], a3[LINE_MAX_CHARS];
+    dp_urlrule_table_t *rules = NULL;
+
+    printf("== l7\n");
+    while (next_line(f, line, sizeof line)) {
+        dp_ops_t ops;
+        long n = 0, n2 = 0;
+        dp_ops_reset(&ops);
+        if (sscanf(line, "%15s", op) != 1)
+            fail("l7.txt", line);
+        if (strcmp(op, "http") == 0) {
+            dp_http_config_t cfg;
+            dp_http_t h;
+            unsigned long max_line, max_hdr, cap;
+            size_t from = 0, used = 0, u;
+            char *c;
+            int rc = DP_HTTP_MORE;
+            if (sscanf(line, "%*s %15s %lu %lu %lu %8191s %8191s", a3, &max_line, &max_hdr, &cap, a1, a2) != 6 ||
+                (n = unhex(a2, msg, sizeof msg)) < 0 || cap > sizeof head)
+                fail("l7.txt", line);
+            cfg.max_line = (uint32_t)max_line;
+            cfg.max_headers = (uint32_t)max_hdr;
+            if (dp_http_init(&h, &cfg, head, (uint32_t)cap, strcmp(a3, "resp") == 0) != 0)
+                fail("l7.txt", line);
+            /* Feed in the pieces the cut list gives, then the rest. */
+            c = strcmp(a1, "-") == 0 ? NULL : a1;
+            for (;;) {
+                size_t to = (size_t)n;
+                if (c) {
+                    to = (size_t)strtoul(c, &c, 10);
+                    c = *c == ',' ? c + 1 : NULL;
+                    if (to < from || to > (size_t)n)
+                        fail("l7.txt", line);
+                }
+                rc = dp_http_feed(&h, msg + from, to - from, &u, &ops);
+                used += u;
+                from = to;
+                if (rc != DP_HTTP_MORE || (!c && to == (size_t)n))
+                    break;
+            }
+            printf("http %s %lu %lu %lu %s %s -> %s err=%s used=%lu\n", a3, max_line, max_hdr, cap, a1, a2,
+                   dp_http_status_name(rc), dp_http_error_name((dp_http_error_t)h.error), (unsigned long)used);
+            print_ops("ops", &ops);
+            if (rc == DP_HTTP_DONE) {
+                unsigned i;
+                dp_ops_t pops;
+                printf("  head flags=%04x version=1.%u code=%u cl=%lu blank=%u len=%u", h.flags, h.version_minor,
+                       h.status_code, (unsigned long)h.content_length, h.blank_line, h.len);
+                print_span("method", head, h.method_s);
+                print_span("target", head, h.target);
+                print_span("host", head, h.host);
+                print_span("cookie", head, h.cookie);
+                printf(" cookies=%u setcookies=%u", h.cookies, h.setcookies);
+                for (i = 0; i < h.setcookies && i < DP_HTTP_MAX_SETCOOKIE; i++)
+                    print_span("sc", head, h.setcookie[i]);
+                printf("\n");
+                if (!(h.flags & DP_HTTP_F_RESPONSE)) {
+                    dp_ops_reset(&pops);
+                    printf("  path");
+                    print_span("", head, dp_http_path(&h, &pops));
+                    printf("\n");
+                    print_ops("path_ops", &pops);
+                }
+            }
+        } else if (strcmp(op, "rules") == 0) {
+            dp_urlrule_config_t cfg;
+            unsigned long max;
+            memset(&cfg, 0, sizeof cfg);
+            if (sscanf(line, "%*s %15s %lu", a1, &max) != 2)
+                fail("l7.txt", line);
+            cfg.max_rules = (uint32_t)max;
+            cfg.max_pattern_bytes = (uint32_t)max * 64u;
+            cfg.order = strcmp(a1, "prec") == 0 ? DP_URLRULE_PRECEDENCE : DP_URLRULE_FIRST;
+            rules = dp_urlrule_create(rule_mem, sizeof rule_mem, &cfg);
+            if (!rules)
+                fail("l7.txt", line);
+            printf("rules %s %lu\n", a1, max);
+        } else if (strcmp(op, "rule") == 0) {
+            unsigned kind, flags, prec;
+            unsigned long target;
+            int rc;
+            if (!rules || sscanf(line, "%*s %u %u %u %lu %8191s", &kind, &flags, &prec, &target, a1) != 5 ||
+                (n = unhex(a1, msg, sizeof msg - 1)) < 0)
+                fail("l7.txt", line);
+            msg[n] = 0;
+            rc = dp_urlrule_add(rules, (dp_urlrule_kind_t)kind, (uint8_t)flags, (const char *)msg, (uint16_t)prec,
+                                (uint32_t)target, &ops);
+            printf("rule %u %u %u %lu %s -> %d\n", kind, flags, prec, target, a1, rc);
+            print_ops("ops", &ops);
+        } else if (strcmp(op, "match") == 0) {
+            dp_urlrule_req_t r;
+            uint32_t target = 0, all[64];
+            int rc, i;
+            if (!rules || sscanf(line, "%*s %8191s %8191s", a1, a2) != 2 || (n = unhex(a1, msg, sizeof msg)) < 0 ||
+                (n2 = unhex(a2, head, sizeof head)) < 0)
+                fail("l7.txt", line);
+            r.path = msg;
+            r.path_len = (uint32_t)n;
+            r.host = head;
+            r.host_len = (uint32_t)n2;
+            rc = dp_urlrule_match(rules, &r, &target, &ops);
+            printf("match %s %s -> %d target=%lu\n", a1, a2, rc, rc >= 0 ? (unsigned long)target : 0ul);
+            print_ops("ops", &ops);
+            dp_ops_reset(&ops);
+            rc = dp_urlrule_match_all(rules, &r, all, 64, &ops);
+            printf("  all %d", rc);
+            for (i = 0; i < rc && i < 64; i++)
+                printf(" %lu", (unsigned long)all[i]);
+            printf("\n");
+            print_ops("all_ops", &ops);
+        } else if (strcmp(op, "tls") == 0) {
+            dp_tls_hello_t t;
+            int rc;
+            if (sscanf(line, "%*s %8191s", a1) != 1 || (n = unhex(a1, msg, sizeof msg)) < 0)
+                fail("l7.txt", line);
+            rc = dp_tls_parse_client_hello(msg, (size_t)n, &t, &ops);
+            printf("tls %s -> %s rec=%lu", a1, dp_tls_status_name(rc), (unsigned long)t.record_len);
+            if (rc == DP_TLS_OK) {
+                printf(" rv=%04x cv=%04x max=%04x suites=%u ext=%u sid=", t.record_version, t.client_version,
+                       t.max_version, t.cipher_suites, t.extensions);
+                if (t.session_id_len)
+                    print_hex(t.session_id, t.session_id_len);
+                else
+                    printf("-");
+                printf(" sni=");
+                if (t.sni_len)
+                    print_hex(msg + t.sni_off, t.sni_len);
+                else
+                    printf("-");
+            }
+            printf("\n");
+            print_ops("ops", &ops);
+        } else if (strcmp(op, "cookie") == 0) {
+            uint32_t off = 0, len = 0;
+            int rc;
+            if (sscanf(line, "%*s %8191s %8191s", a1, a2) != 2 || (n = unhex(a2, msg, sizeof msg)) < 0)
+                fail("l7.txt", line);
+            rc = dp_cookie_find(msg, (uint32_t)n, a1, &off, &len, &ops);
+            printf("cookie %s %s -> %d", a1, a2, rc);
+            if (rc == 0)
+                printf(" off=%lu len=%lu", (unsigned long)off, (unsigned long)len);
+            printf("\n");
+            print_ops("ops", &ops);
+        } else if (strcmp(op, "setcookie") == 0) {
+            /* setcookie MODE NAME VALUE RESPONSE-HEX: parse the response,
+             * then learn, or make and apply the insert/rewrite/prefix edit. */
+            dp_http_config_t cfg = {8190, 101};
+            dp_http_t h;
+            dp_cookie_edit_t e;
+            dp_ops_t aops;
+            char name[256], value[256];
+            int rc;
+            if (sscanf(line, "%*s %15s %255s %255s %8191s", a3, name, value, a1) != 4 ||
+                (n = unhex(a1, msg, sizeof msg)) < 0 || dp_http_init(&h, &cfg, head, sizeof head, 1) != 0 ||
+                dp_http_feed(&h, msg, (size_t)n, NULL, NULL) != DP_HTTP_DONE)
+                fail("l7.txt", line);
+            printf("setcookie %s %s %s %s ->", a3, name, value, a1);
+            if (strcmp(a3, "learn") == 0) {
+                dp_http_span_t v;
+                rc = dp_cookie_learn(&h, name, &v, &ops);
+                printf(" %d", rc);
+                if (rc == 0)
+                    print_span("value", head, v);
+                printf("\n");
+                print_ops("ops", &ops);
+                continue;
+            }
+            rc = strcmp(a3, "insert") == 0    ? dp_cookie_insert(&h, name, value, &e, &ops)
+                 : strcmp(a3, "rewrite") == 0 ? dp_cookie_rewrite(&h, name, value, &e, &ops)
+                                              : dp_cookie_prefix(&h, name, value, &e, &ops);
+            printf(" %d", rc);
+            dp_ops_reset(&aops);
+            if (rc == 0) {
+                uint32_t len = h.len;
+                printf(" off=%lu del=%lu ins=", (unsigned long)e.off, (unsigned long)e.del);
+                print_hex(e.ins, e.ins_len);
+                rc = dp_cookie_apply(head, &len, sizeof head, &e, &aops);
+                printf(" apply=%d head=", rc);
+                print_hex(head, len);
+            }
+            printf("\n");
+            print_ops("ops", &ops);
+            print_ops("apply_ops", &aops);
+        } else if (strcmp(op, "splice") == 0) {
+            /* splice CISN VISN REQ LOCAL SERVER RESP DIR OFF DEL INS FRAME FRAME2:
+             * accept, handshake ACK, bind; then FRAME (direction DIR) is
+             * edited (INS not "x") and translated, and FRAME2 (the other
+             * direction, or "-") translated after it. */
+            unsigned long cisn, visn, req, local, srv, resp, off, del;
+            unsigned d;
+            char f1[LINE_MAX_CHARS], f2[LINE_MAX_CHARS];
+            dp_splice_t sp;
+            dp_parsed_t p;
+            size_t len;
+            uint32_t skip, take;
+            long ni = 0;
+            int erc = 0, xrc;
+            if (sscanf(line, "%*s %lx %lx %lx %lx %lx %lx %u %lu %lu %8191s %8191s %8191s", &cisn, &visn, &req, &local,
+                       &srv, &resp, &d, &off, &del, a1, f1, f2) != 12 ||
+                (n = unhex(f1, frame, sizeof frame)) < 0 || (n2 = unhex(f2, frame2, sizeof frame2)) < 0 ||
+                (strcmp(a1, "x") != 0 && (ni = unhex(a1, ins, sizeof ins)) < 0))
+                fail("l7.txt", line);
+            dp_splice_accept(&sp, (uint32_t)cisn, (uint32_t)visn, &ops);
+            dp_splice_take(&sp, (uint32_t)cisn + 1u, 1, (uint32_t)visn + 1u, 0, &skip, &take, &ops);
+            dp_splice_bind(&sp, (uint32_t)req, (uint32_t)local, (uint32_t)srv, (uint32_t)resp, &ops);
+            printf("splice %s ->", line + 7);
+            print_ops("setup_ops", &ops);
+            dp_ops_reset(&ops);
+            len = (size_t)n;
+            if (dp_parse(frame, len, NULL, &p, NULL) != DP_OK)
+                fail("l7.txt", line);
+            if (strcmp(a1, "x") != 0) {
+                erc = dp_splice_edit_frame(&sp, (dp_splice_dir_t)d, frame, (size_t)n, sizeof frame, &p, (uint32_t)off,
+                                           (uint32_t)del, ins, (uint32_t)ni, &len, &ops);
+            }
+            printf("  edit=%d", erc);
+            print_ops("edit_ops", &ops);
+            dp_ops_reset(&ops);
+            xrc = dp_splice_xlate(&sp, (dp_splice_dir_t)d, frame, len, &p, &ops);
+            printf("  xlate=%d frame=", xrc);
+            print_hex(frame, len);
+            printf("\n");
+            print_ops("xlate_ops", &ops);
+            if (n2 > 0) {
+                dp_ops_reset(&ops);
+                if (dp_parse(frame2, (size_t)n2, NULL, &p, NULL) != DP_OK)
+                    fail("l7.txt", line);
+                xrc = dp_splice_xlate(&sp, (dp_splice_dir_t)(1 - d), frame2, (size_t)n2, &p, &ops);
+                printf("  xlate2=%d frame=", xrc);
+                print_hex(frame2, (size_t)n2);
+                printf("\n");
+                print_ops("xlate2_ops", &ops);
+            }
+            printf("  state c_next=%08lx v_next=%08lx c2s=%08lx,%08lx,%08lx,%lu s2c=%08lx,%08lx,%08lx,%lu\n",
+                   (unsigned long)sp.c_next, (unsigned long)sp.v_next, (unsigned long)sp.c2s.correction_pos,
+                   (unsigned long)sp.c2s.offset_before, (unsigned long)sp.c2s.offset_after,
+                   (unsigned long)sp.c2s.edited, (unsigned long)sp.s2c.correction_pos,
+                   (unsigned long)sp.s2c.offset_before, (unsigned long)sp.s2c.offset_after,
+                   (unsigned long)sp.s2c.edited);
+        } else {
+            fail("l7.txt", line);
+        }
+    }
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned i;
@@ -1090,5 +1353,6 @@ int main(int argc, char **argv)
     run_sched(argv[1]);
     run_sessions(argv[1]);
     run_dns(argv[1]);
+    run_l7(argv[1]);
     return 0;
 }

@@ -877,6 +877,204 @@ def dns():
     return lines
 
 
+# Two ClientHellos written by OpenSSL 3.0.19 through Python 3.11's ssl
+# module (ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), check_hostname off,
+# maximum_version TLSv1_2 resp. TLSv1_3, wrap_bio(MemoryBIO(), MemoryBIO(),
+# server_hostname="www.example.com"), do_handshake() until SSLWantReadError,
+# then the outgoing BIO read). Random and key shares are fresh per run, so
+# the bytes are kept here rather than regenerated.
+OPENSSL_HELLO_TLS12 = (
+    "16030100b5010000b10303c1d297e364dcb1ed9a240110592e2952518efaed500940cc52d5fc1d4ef68aeb00"
+    "001ec02cc030c02bc02fcca9cca8c024c028c023c027009f009e006b006700ff0100006a0000001400120000"
+    "0f7777772e6578616d706c652e636f6d000b000403000102000a000c000a001d0017001e0019001800230000"
+    "0016000000170000000d002a0028040305030603080708080809080a080b0804080508060401050106010303"
+    "03010302040205020602")
+OPENSSL_HELLO_TLS13 = (
+    "1603010200010001fc030336ed2d31d3c0779682f7f5ccb62f10d2f4873b085ab87ed7cf91af50faa890cb20"
+    "27375c75f3e78298e1a09cb4b4433d59e2ce9bbbd5705e2a6da609162fc070ff0024130213031301c02cc030"
+    "c02bc02fcca9cca8c024c028c023c027009f009e006b006700ff0100018f00000014001200000f7777772e65"
+    "78616d706c652e636f6d000b000403000102000a00160014001d0017001e0019001801000101010201030104"
+    "002300000016000000170000000d002a0028040305030603080708080809080a080b08040805080604010501"
+    "0601030303010302040205020602002b00050403040303002d00020101003300260024001d00205be4fb55e6"
+    "256c03a2a4129e267b0f1e74de81548604a7a70085ecbfcb150a20001500de00000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000")
+
+
+def tls_hello(sid=b"", suites=b"\x00\x2f\xc0\x2b", comp=b"\x00", exts=None, client_version=0x0303,
+              record_version=0x0301):
+    """A ClientHello record assembled from RFC 5246 7.4.1.2 / RFC 8446 4.1.2."""
+    body = struct.pack("!H", client_version) + bytes(range(0xA0, 0xC0))
+    body += bytes([len(sid)]) + sid + struct.pack("!H", len(suites)) + suites + bytes([len(comp)]) + comp
+    if exts is not None:
+        e = b"".join(struct.pack("!HH", t, len(d)) + d for t, d in exts)
+        body += struct.pack("!H", len(e)) + e
+    hs = b"\x01" + struct.pack("!I", len(body))[1:] + body
+    return struct.pack("!BHH", 22, record_version, len(hs)) + hs
+
+
+def tls_sni(name):
+    return struct.pack("!HBH", len(name) + 3, 0, len(name)) + name
+
+
+def l7_vectors():
+    """dp_http, dp_urlrule, dp_tls, dp_cookie and dp_splice inputs (own
+    random stream, so the other areas' vectors stay as they were)."""
+    r = random.Random(2026112303)
+    out = []
+    reqs = [
+        b"GET /index.htm HTTP/1.1\r\nHost: www.example.com\r\n\r\n",
+        b"GET /a.gif HTTP/1.0\r\nConnection: Keep-Alive\r\nCookie: SRV=s1; x=2\r\n\r\nBODY",
+        b"GET / HTTP/1.0\r\n\r\n",
+        b"POST /cgi/x HTTP/1.1\nHost:h \t\nContent-Length: 12\nConnection: foo, close\n\n",
+        b"\r\nGET http://h/p?q HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+        b"get /x.GIF?y=1 HTTP/1.1\r\nCookie: a=1\r\nCookie: b=2\r\nTransfer-Encoding: chunked\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+        b"GET / HTTP/1.1\r\nX: a\r\n folded\r\n\r\n",
+        b"GET / HTTP/2.0\r\n\r\n",
+        b"GET /\r\n\r\n",
+        b"GET  / HTTP/1.1\r\n\r\n",
+        b"G(T / HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nX : y\r\n\r\n",
+        b"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
+        b"GET / HTTP/1.1\r\nX: a\x01\r\n\r\n",
+        b"GET /\x80 HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        b"GET / HTTP/1.1\r\nContent-Length: 9007199254740993\r\n\r\n",
+        b"GET / HTTP/1.1\r\nContent-Length:\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: h",
+        b"OPTIONS * HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\n\r\n",
+        b"GET /a/b/c.htm HTTP/1.1\r\nCookie:  SRV = s2 ; y\r\nConnection: close\r\n\r\nGET /next HTTP/1.1\r\n",
+    ]
+    resps = [
+        b"HTTP/1.1 200 OK\r\nSet-Cookie: A=1; path=/\r\nContent-Length: 6\r\nSet-Cookie: B=2\r\n\r\n",
+        b"HTTP/1.0 302\r\nLocation: /x\r\n\r\n",
+        b"HTTP/1.1 20 OK\r\n\r\n",
+        b"HTTP/1.1 099 OK\r\n\r\n",
+        b"HTTP/1.1 404 Not Found\r\nConnection: close\r\n"
+        + b"".join(b"Set-Cookie: c" + str(i).encode() + b"=" + str(i).encode() + b"\r\n" for i in range(10)) + b"\r\n",
+        b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n",
+    ]
+    out.append("# http REQ|RESP MAX_LINE MAX_HEADERS BUFFER_CAP CUTS(a,b,..|-) MESSAGE-HEX")
+    for kind, msgs in (("req", reqs), ("resp", resps)):
+        for m in msgs:
+            out.append("http %s 8190 101 4096 - %s" % (kind, m.hex()))
+            cuts = sorted(r.sample(range(len(m) + 1), min(3, len(m) + 1)))
+            out.append("http %s 8190 101 4096 %s %s" % (kind, ",".join(map(str, cuts)), m.hex()))
+    # Limits: a 40-byte line limit, 3 headers, a 64-byte head buffer.
+    for m in (b"GET /" + b"a" * 40 + b" HTTP/1.1\r\n\r\n", b"GET /" + b"a" * 24 + b" HTTP/1.1\r\n\r\n",
+              b"GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n", b"GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n",
+              b"GET / HTTP/1.1\r\nHost: " + b"h" * 30 + b"\r\nCookie: x=" + b"1" * 20 + b"\r\n\r\n"):
+        out.append("http req 40 3 64 - %s" % m.hex())
+        out.append("http req 40 3 64 %d %s" % (r.randrange(len(m)), m.hex()))
+    for _ in range(20):
+        # random mutations of valid requests
+        m = bytearray(r.choice(reqs[:6]))
+        for _ in range(r.randrange(1, 4)):
+            m[r.randrange(len(m))] = r.choice(b" \r\n:;=/aZ\t\x00")
+        out.append("http req 8190 101 4096 %d %s" % (r.randrange(len(m) + 1), bytes(m).hex()))
+
+    out.append("# rules first|prec MAX | rule KIND(0 beg,1 sub,2 end,3 ext,4 host) FLAGS(1 icase) PREC TARGET PATTERN-HEX")
+    out.append("# match PATH-HEX HOST-HEX (first match, then match-all)")
+    # NCTU rule set I (.gif, .htm; the rest to every server) and II (50 rules).
+    for nrules in (2, 50):
+        out.append("rules first %d" % nrules)
+        exts = ["gif", "htm"] + ["a" + chr(97 + i // 26) + chr(97 + i % 26) for i in range(nrules - 2)]
+        for i, e in enumerate(exts):
+            out.append("rule 3 0 0 %d %s" % (i, e.encode().hex()))
+        for path in (b"/wbtree/a.gif", b"/wbtree/b.htm", b"/missing.jpg", b"/x.aaz", b"/"):
+            out.append("match %s %s" % (path.hex(), b"www".hex()))
+    out.append("rules prec 16")
+    mixed = [(0, 0, 5, 1, b"/cgi/"), (1, 0, 3, 2, b"cart"), (2, 1, 9, 3, b".GIF"), (4, 1, 1, 4, b"img.example.com"),
+             (3, 0, 3, 5, b"htm"), (0, 1, 0, 6, b"/STATIC"), (1, 0, 9, 7, b"aab")]
+    for kind, flags, prec, target, pat in mixed:
+        out.append("rule %d %d %d %d %s" % (kind, flags, prec, target, pat.hex()))
+    paths = [b"/cgi/run.gif", b"/static/a.htm", b"/shop/cart/x.htm", b"/aaab", b"/x.gif", b"/", b""]
+    hosts = [b"IMG.example.COM", b"www", b""]
+    for _ in range(25):
+        out.append("match %s %s" % (r.choice(paths).hex() or "-", r.choice(hosts).hex() or "-"))
+    out.append("rules first 12")
+    alpha = "ab/.G"
+    for i in range(12):
+        pat = "".join(r.choice(alpha) for _ in range(r.randrange(1, 4)))
+        out.append("rule %d %d 0 %d %s" % (r.randrange(5), r.randrange(2), i, pat.encode().hex()))
+    for _ in range(25):
+        p = "".join(r.choice(alpha) for _ in range(r.randrange(0, 10)))
+        h = "".join(r.choice(alpha) for _ in range(r.randrange(0, 3)))
+        out.append("match %s %s" % (p.encode().hex() or "-", h.encode().hex() or "-"))
+
+    out.append("# tls RECORD-HEX")
+    good = tls_hello(sid=bytes(range(32)), exts=[(0, tls_sni(b"shop.example")), (0xff01, b"\x00")])
+    tls = [good, tls_hello(), tls_hello(exts=None, client_version=0x0301),
+           tls_hello(sid=b"\x55" * 32, exts=[(43, b"\x06\x3a\x3a\x03\x04\x03\x03"), (0, tls_sni(b"a.b"))]),
+           bytes.fromhex(OPENSSL_HELLO_TLS12), bytes.fromhex(OPENSSL_HELLO_TLS13)]
+    bad = []
+    for at, v in ((0, 23), (1, 2), (5, 2), (8, None), (43, 33), (44 + 32 + 1, 3), (44 + 32 + 1, 0), (44 + 32 + 6, 0)):
+        b = bytearray(good)
+        b[at] = v if v is not None else (b[at] + 1) & 255
+        bad.append(bytes(b))
+    b = bytearray(good)
+    b[8] -= 1
+    bad.append(bytes(b))
+    for k in (0, 1, 4, 5):  # the extensions block and first extension lengths, off by one
+        b = bytearray(good)
+        b[44 + 32 + 2 + 4 + 2 + k] ^= 1
+        bad.append(bytes(b))
+    bad.append(struct.pack("!BHH", 22, 0x0301, 0x4001))  # over 2^14: refused on the header alone
+    bad.append(struct.pack("!BHH", 22, 0x0301, 3) + b"\x01\x00\x00")
+    for data in tls + bad + [good[:n] for n in (0, 4, 5, 60, len(good) - 1)] + [good + b"\x17\x03\x03"]:
+        out.append("tls %s" % (data.hex() or "-"))
+
+    out.append("# cookie NAME COOKIE-HEADER-VALUE-HEX | setcookie learn|insert|rewrite|prefix NAME VALUE RESPONSE-HEX")
+    for name, v in (("SRV", b"SRV=s1; x=2"), ("SRV", b"a=1;SRV = s2 ;SRV=s3"), ("SRV", b"srv=s1; SRVX=2"),
+                    ("SRV", b"flag; SRV="), ("SRV", b""), ("x", b"a=1; x=22; b=3"), ("a", b" a = 1 ")):
+        out.append("cookie %s %s" % (name, v.hex() or "-"))
+    resp = (b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nSet-Cookie: ASPSESSIONID=abc123; path=/\r\n"
+            b"Set-Cookie: Server=A\r\n\r\n")
+    for mode, name, value in (("learn", "ASPSESSIONID", "-"), ("learn", "Server", "-"), ("learn", "none", "-"),
+                              ("insert", "SRVID", "s1"), ("rewrite", "ASPSESSIONID", "s1"),
+                              ("prefix", "ASPSESSIONID", "s1"), ("rewrite", "none", "s1"), ("insert", "SRVID", "s\"1")):
+        out.append("setcookie %s %s %s %s" % (mode, name, value, resp.hex()))
+    out.append("setcookie insert SRVID server-7 %s" % b"HTTP/1.0 200 OK\n\n".hex())
+
+    out.append("# splice CISN VISN REQ LOCAL SERVER RESP DIR(0 c2s,1 s2c) OFF DEL INS-HEX|x FRAME-HEX FRAME2-HEX|-")
+    for _ in range(30):
+        def near():
+            return (0xFFFFFFFF - r.randrange(0, 600)) if r.random() < 0.7 else r.getrandbits(32)
+        cisn, visn, srv = near(), near(), near()
+        req = (cisn + 1) & 0xFFFFFFFF
+        local = req if r.random() < 0.5 else near()
+        resp_seq = (visn + 1 + r.randrange(0, 3000)) & 0xFFFFFFFF
+        d = r.randrange(2)
+        pay = bytes(r.randrange(32, 127) for _ in range(r.randrange(0, 80)))
+        seq = near() if r.random() < 0.5 else (req if d == 0 else (srv + r.randrange(0, 50)) & 0xFFFFFFFF)
+        flags = r.choice([0x18, 0x10, 0x11, 0x08])
+        f1 = eth_with(r, l4_fix(ipv4(0xC6120001 + d, 0xC6130001, 6,
+                                     tcp(40000, 80, pay, flags=flags, seq=seq, ack=near()))))
+        ins = b""
+        if r.random() < 0.7 and pay:
+            off = r.randrange(len(pay) + 1)
+            dl = r.randrange(len(pay) - off + 1) if r.random() < 0.3 else 0
+            ins = bytes(r.randrange(32, 127) for _ in range(r.randrange(0, 40)))
+            ins_hex = ins.hex() or "-"
+        else:
+            off, dl, ins_hex = 0, 0, "x"
+        f2 = "-"
+        if r.random() < 0.8:
+            # the other side's ACK: of the segment's start or end as the receiver numbers it, or random
+            base = (seq + ((local - req) if d == 0 else (resp_seq - srv))) & 0xFFFFFFFF
+            ack = r.choice([base, (base + len(pay) - dl + len(ins)) & 0xFFFFFFFF, r.getrandbits(32)])
+            f2 = eth_with(r, l4_fix(ipv4(0xC6130001, 0xC6120001, 6,
+                                         tcp(80, 40000, b"", flags=0x10, seq=r.getrandbits(32), ack=ack)))).hex()
+        out.append("splice %08x %08x %08x %08x %08x %08x %d %d %d %s %s %s" % (
+            cisn, visn, req, local, srv, resp_seq, d, off, dl, ins_hex, f1.hex(), f2))
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     pkts = packets()
@@ -935,6 +1133,9 @@ def main():
         f.write("# config MAX_NAMES MAX_NAME_BYTES MAX_RECORDS EDNS_UDP_SIZE (a fresh zone) | name DOTTED-HEX|- |\n"
                 "# add WIRE-HEX TTL ADDR,ADDR,...|- | query LABEL DNS-HEX|- | frame LABEL FRAME-HEX (answered in place)\n")
         for line in dns():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "l7.txt"), "w") as f:
+        for line in l7_vectors():
             f.write(line + "\n")
 
 

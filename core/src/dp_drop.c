@@ -28,6 +28,10 @@ static const char *const drop_names[DP_DROP__COUNT] = {
     "syn_cookie_invalid",
     "dns_malformed",
     "dns_unsupported",
+    "http_malformed",
+    "http_too_large",
+    "tls_malformed",
+    "url_no_match",
 };
 
 const char *dp_drop_reason_name(dp_drop_reason_t reason)

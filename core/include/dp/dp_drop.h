@@ -34,6 +34,10 @@ typedef enum dp_drop_reason {
     DP_DROP_SYN_COOKIE_INVALID,   /* balancer: an ACK whose SYN cookie does not validate */
     DP_DROP_DNS_MALFORMED,        /* DNS message truncated or inconsistent with its counts */
     DP_DROP_DNS_UNSUPPORTED,      /* DNS message that is not a standard one-question query */
+    DP_DROP_HTTP_MALFORMED,       /* L7: HTTP head with a syntax error (dp_http DP_HTTP_EMALFORMED) */
+    DP_DROP_HTTP_TOO_LARGE,       /* L7: HTTP line, header count or head over its limit */
+    DP_DROP_TLS_MALFORMED,        /* L7: TLS record that is not a well-formed ClientHello */
+    DP_DROP_URL_NO_MATCH,         /* L7: no URL rule matches and the service has no default */
     DP_DROP__COUNT
 } dp_drop_reason_t;
 

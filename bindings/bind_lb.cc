@@ -47,6 +47,17 @@ ToDict(const LbScenarioResult& r)
     d["refused_full"] = r.refusedFull;
     d["fill_connections_per_core"] = r.fillConnectionsPerCore;
     d["max_concurrent"] = r.maxConcurrent;
+    d["units_failed"] = r.unitsFailed;
+    d["frames_to_servers"] = r.framesToServers;
+    d["delivery_errors"] = r.deliveryErrors;
+    d["expired"] = r.expired;
+    d["time_wait_end"] = r.timeWaitEnd;
+    d["occupancy_t_s"] = r.occupancyTimes;
+    d["occupancy_connections"] = r.occupancyConnections;
+    d["occupancy_time_wait"] = r.occupancyTimeWait;
+    d["fill_validated"] = r.fillValidated;
+    d["bytes_per_connection"] = r.bytesPerConnection;
+    d["fill_cycles_per_connection"] = r.fillCyclesPerConnection;
     d["sim_events"] = r.simEvents;
     return d;
 }

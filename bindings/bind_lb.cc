@@ -4,11 +4,13 @@
 #include "dict-config.h"
 #include "lb-remap.h"
 #include "lb-scenario.h"
+#include "dp_sched.h"
 
 #include <pybind11/stl.h>
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -82,6 +84,17 @@ BindLb(py::module_& m)
         "its metrics. Keys and units: model/lb/helper/lb-scenario.h. Unknown keys or bad values raise "
         "ValueError naming the key.");
     m.def("lb_config_keys", &LbScenarioConfig::KeyNames, "Every key run_lb accepts.");
+    m.def(
+        "lb_scheduler_names",
+        []() {
+            std::vector<std::string> names;
+            for (int a = 0; a < DP_SCHED__COUNT; ++a)
+            {
+                names.emplace_back(dp_sched_algo_name(static_cast<dp_sched_algo_t>(a)));
+            }
+            return names;
+        },
+        "The dp_sched algorithm names (IPVS's and HAProxy's) a balancer or a remap case accepts.");
     m.def(
         "lb_remap",
         [](const py::dict& config) {

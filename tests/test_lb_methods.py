@@ -248,3 +248,22 @@ def test_time_wait_occupancy_follows_littles_law(tmp_path):
         # all but those in their 70 us handshake-to-close are in TIME_WAIT
         assert occ[t]["time_wait"] >= occ[t]["connections"] - rate * 80e-6
     assert cases["tw"]["metrics"]["expired"] > 0
+
+
+def test_unknown_scheduler_of_a_case_is_one_line(tmp_path):
+    path, text = scenario(tmp_path, """
+        cases:
+          - {id: r, method: remap, scheduler: bogus}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'scheduler: bogus')}: key 'cases[0].scheduler'" in line
+    assert "maglev" in line  # the valid names
+
+
+def test_unknown_forwarding_method_is_one_line(tmp_path):
+    path, text = scenario(tmp_path, """
+        cases:
+          - {id: x, rate: 1.0e5, forwarding: nat}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'forwarding: nat')}: key 'cases[0].forwarding'" in line

@@ -21,9 +21,15 @@ def check(scenario) -> None:
     cfg: Schema = scenario.config
     plat = load_platform(cfg.platform)
     prices = load_prices(cfg.fitted)
+    from routertwin import _core
+
+    schedulers = _core.lb_scheduler_names()
     for i, c in enumerate(cfg.cases):
         if c.cores is not None and c.cores > 4096:
             raise FieldError(("cases", i, "cores"), "at most 4096 cores")
+        if c.scheduler is not None and c.scheduler not in schedulers:
+            raise FieldError(("cases", i, "scheduler"),
+                             f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
         rates = [c.rate] if c.method == "step" else (c.steps or []) if c.method == "tolly" else \
             [c.target] if c.method in ("max-cps", "max-tps") else []
         for j, r in enumerate(rates):
@@ -99,7 +105,7 @@ def _params(cfg: Schema, plat, c: Case, keys: dict, **extra) -> dict:
 
 def _occupancy(c: Case, out: dict, params: dict) -> list[CaseResult]:
     """The connections held over time (occupancy_sample_us > 0): a case per sample."""
-    return [CaseResult(f"{c.id}-occ-{k + 1}", {**params, "t_ms": 1e3 * t, "phase": "occupancy"},
+    return [CaseResult(f"{c.id}-occ-{k + 1}", {**params, "t_ms": round(1e3 * t, 6), "phase": "occupancy"},
                        {"connections": float(n), "time_wait": float(tw)}, "", {})
             for k, (t, n, tw) in enumerate(zip(out["occupancy_t_s"], out["occupancy_connections"],
                                               out["occupancy_time_wait"]))]

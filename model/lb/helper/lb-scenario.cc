@@ -137,7 +137,7 @@ Keys()
                  Bad(k, "must be 0.001..2e6 s");
              }
          }},
-        {"aging_sweep_s", [](C& c, S k, V v) { c.agingSweepSeconds = Positive(k, v); }},
+        {"aging_sweep_s", [](C& c, S k, V v) { c.agingSweepSeconds = NonNeg(k, v); }},
         {"occupancy_sample_s", [](C& c, S k, V v) { c.occupancySampleSeconds = NonNeg(k, v); }},
     };
     return keys;
@@ -368,9 +368,18 @@ RunLbScenario(const LbScenarioConfig& c)
 
     const uint64_t windowFromPs = static_cast<uint64_t>(std::llround(c.EffectiveWarmupSeconds() * 1e12));
     // Idle aging after every slice, with a budget that sweeps each shard
-    // once per aging_sweep_s (at least one bucket a slice).
+    // once per aging_sweep_s (at least one bucket a slice). Auto (0): a tenth
+    // of the shortest timeout in force: TIME_WAIT when kept, FIN_WAIT, and
+    // IPVS's 2 s for a connection that never saw a segment (NONE); a
+    // connection then outlives its timeout by at most a tenth of it.
     L4Balancer& lb = dev->Balancer();
-    const double slicesPerSweep = std::max(1.0, c.agingSweepSeconds / c.batchIntervalSeconds);
+    double shortest = std::min(c.finWaitSeconds, 2.0);
+    if (c.timeWaitSeconds > 0)
+    {
+        shortest = std::min(shortest, c.timeWaitSeconds);
+    }
+    const double sweepSeconds = c.agingSweepSeconds > 0 ? c.agingSweepSeconds : shortest / 10;
+    const double slicesPerSweep = std::max(1.0, sweepSeconds / c.batchIntervalSeconds);
     const uint32_t agingBudget =
         static_cast<uint32_t>(std::max(1.0, std::ceil(lb.BucketsPerShard() / slicesPerSweep)));
     const uint64_t samplePs =

@@ -48,7 +48,9 @@
 //   time_wait_s            float s, 0        TIME_WAIT linger: 0 = a full-NAT connection is removed at its
 //                                            last ACK; more = it stays that long (IPVS: 120 s), aged out
 //   fin_wait_s             float s, 120      FIN_WAIT timeout (IPVS): where DR/tunnel connections end
-//   aging_sweep_s          float s, 0.001    idle aging scans every shard completely once per this time
+//   aging_sweep_s          float s, 0        idle aging scans every shard completely once per this time;
+//                                            0 = a tenth of the shortest timeout in force (TIME_WAIT when
+//                                            kept, FIN_WAIT, IPVS's 2 s for NONE)
 //   occupancy_sample_s     float s, 0        sample the connections held every this often; 0 = never
 #ifndef ROUTERTWIN_LB_SCENARIO_H
 #define ROUTERTWIN_LB_SCENARIO_H
@@ -100,7 +102,7 @@ struct LbScenarioConfig
     bool fillValidate = false;
     double timeWaitSeconds = 0;
     double finWaitSeconds = 120;
-    double agingSweepSeconds = 1e-3;
+    double agingSweepSeconds = 0;
     double occupancySampleSeconds = 0;
 
     /// Defaults overridden by `keys`; throws std::invalid_argument "key 'K': ...".

@@ -4,11 +4,13 @@
 #include "dict-config.h"
 #include "lb-remap.h"
 #include "lb-scenario.h"
+#include "dp_sched.h"
 
 #include <pybind11/stl.h>
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -47,6 +49,17 @@ ToDict(const LbScenarioResult& r)
     d["refused_full"] = r.refusedFull;
     d["fill_connections_per_core"] = r.fillConnectionsPerCore;
     d["max_concurrent"] = r.maxConcurrent;
+    d["units_failed"] = r.unitsFailed;
+    d["frames_to_servers"] = r.framesToServers;
+    d["delivery_errors"] = r.deliveryErrors;
+    d["expired"] = r.expired;
+    d["time_wait_end"] = r.timeWaitEnd;
+    d["occupancy_t_s"] = r.occupancyTimes;
+    d["occupancy_connections"] = r.occupancyConnections;
+    d["occupancy_time_wait"] = r.occupancyTimeWait;
+    d["fill_validated"] = r.fillValidated;
+    d["bytes_per_connection"] = r.bytesPerConnection;
+    d["fill_cycles_per_connection"] = r.fillCyclesPerConnection;
     d["sim_events"] = r.simEvents;
     return d;
 }
@@ -71,6 +84,17 @@ BindLb(py::module_& m)
         "its metrics. Keys and units: model/lb/helper/lb-scenario.h. Unknown keys or bad values raise "
         "ValueError naming the key.");
     m.def("lb_config_keys", &LbScenarioConfig::KeyNames, "Every key run_lb accepts.");
+    m.def(
+        "lb_scheduler_names",
+        []() {
+            std::vector<std::string> names;
+            for (int a = 0; a < DP_SCHED__COUNT; ++a)
+            {
+                names.emplace_back(dp_sched_algo_name(static_cast<dp_sched_algo_t>(a)));
+            }
+            return names;
+        },
+        "The dp_sched algorithm names (IPVS's and HAProxy's) a balancer or a remap case accepts.");
     m.def(
         "lb_remap",
         [](const py::dict& config) {

@@ -6,6 +6,7 @@
 
 #include <ns3/boolean.h>
 #include <ns3/double.h>
+#include <ns3/nstime.h>
 #include <ns3/simulator.h>
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
@@ -115,6 +116,29 @@ Keys()
         {"batch_interval_s", [](C& c, S k, V v) { c.batchIntervalSeconds = Positive(k, v); }},
         {"fill_limit",
          [](C& c, S k, V v) { c.fillLimit = static_cast<uint64_t>(AsInt(k, v, 0, INT64_MAX)); }},
+        {"fill_validate", [](C& c, S k, V v) { c.fillValidate = AsBool(k, v); }},
+        {"time_wait_s",
+         [](C& c, S k, V v) {
+             c.timeWaitSeconds = NonNeg(k, v);
+             if (c.timeWaitSeconds > 0 && c.timeWaitSeconds < 1e-3)
+             {
+                 Bad(k, "must be 0 or at least 0.001 (the session table counts milliseconds)");
+             }
+             if (c.timeWaitSeconds > 2e6)
+             {
+                 Bad(k, "must be at most 2e6 s");
+             }
+         }},
+        {"fin_wait_s",
+         [](C& c, S k, V v) {
+             c.finWaitSeconds = Positive(k, v);
+             if (c.finWaitSeconds < 1e-3 || c.finWaitSeconds > 2e6)
+             {
+                 Bad(k, "must be 0.001..2e6 s");
+             }
+         }},
+        {"aging_sweep_s", [](C& c, S k, V v) { c.agingSweepSeconds = NonNeg(k, v); }},
+        {"occupancy_sample_s", [](C& c, S k, V v) { c.occupancySampleSeconds = NonNeg(k, v); }},
     };
     return keys;
 }
@@ -149,6 +173,8 @@ MakeDevice(const LbScenarioConfig& c, uint32_t sessionsPerCore, uint32_t cores)
     dev->SetAttribute("CyclesPerFrameByte", DoubleValue(c.cyclesPerFrameByte));
     dev->SetAttribute("ConnectionSetupCycles", DoubleValue(c.connectionSetupCycles));
     dev->SetAttribute("CoreQueueDepth", UintegerValue(c.coreQueueDepth));
+    dev->SetAttribute("TimeWait", TimeValue(MilliSeconds(std::llround(c.timeWaitSeconds * 1e3))));
+    dev->SetAttribute("FinWait", TimeValue(MilliSeconds(std::llround(c.finWaitSeconds * 1e3))));
     dev->SetAttribute("InputPpsCeiling", DoubleValue(c.inputPpsCeiling));
     dev->SetAttribute("EgressBitRate", DoubleValue(c.ports * c.portBitRate));
     for (const auto& [name, price] : c.counterPrices)
@@ -173,25 +199,31 @@ RunFill(const LbScenarioConfig& c)
     one.synCookies = false;
     guard.device = MakeDevice(one, c.sessionsPerCore, 1);
     L4Balancer& lb = guard.device->Balancer();
-    uint8_t buf[256];
-    uint64_t held = 0;
-    LbScenarioResult r;
-    for (uint64_t n = 0;; ++n)
-    {
-        const uint32_t service = static_cast<uint32_t>(n % c.services);
-        const uint32_t ip = 0xC6120000u + static_cast<uint32_t>((n >> 14) % 131072u);
-        const uint16_t port = static_cast<uint16_t>(1024 + (n & 0x3FFF));
+    const bool fullNat = ParseLbForwarding(c.forwarding) == LbForwarding::kFullNat;
+    // connection n's SYN: client 198.18.x.y:port -> VIP of service n mod services
+    auto fillSyn = [&c](uint64_t n) {
         dp_build_spec_t b{};
         b.ttl = 64;
         b.ip_proto = DP_IPPROTO_TCP;
-        b.src_ip = ip;
-        b.dst_ip = L4Balancer::Vip(service);
-        b.src_port = port;
+        b.src_ip = 0xC6120000u + static_cast<uint32_t>((n >> 14) % 131072u);
+        b.dst_ip = L4Balancer::Vip(static_cast<uint32_t>(n % c.services));
+        b.src_port = static_cast<uint16_t>(1024 + (n & 0x3FFF));
         b.dst_port = L4Balancer::kHttpPort;
         b.tcp_flags = DP_SESS_TCP_SYN;
+        return b;
+    };
+    alignas(8) uint8_t storage[256 + 64];
+    uint8_t* const buf = storage + 64; // headroom for the tunnel mode
+    const size_t cap = sizeof storage - 64;
+    uint64_t held = 0;
+    double cyclesHeld = 0; // priced work of the held connections' handshakes
+    LbScenarioResult r;
+    for (uint64_t n = 0;; ++n)
+    {
+        dp_build_spec_t b = fillSyn(n);
         size_t len = 0;
-        dp_build(&b, buf, sizeof buf, &len, nullptr);
-        const LbVerdict v = lb.Process(buf, len, sizeof buf, 0, 0);
+        dp_build(&b, buf, cap, &len, nullptr);
+        const LbVerdict v = lb.Process(buf, len, cap, 64, 0);
         if (v.dpDrop == DP_DROP_SESSION_TABLE_FULL)
         {
             r.drops["session_table_full"] = 1;
@@ -202,28 +234,50 @@ RunFill(const LbScenarioConfig& c)
             throw std::runtime_error("fill: unexpected refusal " +
                                      std::string(dp_drop_reason_name(static_cast<dp_drop_reason_t>(v.dpDrop))));
         }
-        // SYN-ACK from the server and the client's ACK: ESTABLISHED
-        dp_build_spec_t s = b;
-        s.src_ip = v.out.dst_ip;
-        s.dst_ip = L4Balancer::kSnatIp;
-        s.src_port = L4Balancer::kHttpPort;
-        s.dst_port = v.out.src_port;
-        s.tcp_flags = DP_SESS_TCP_SYN | DP_SESS_TCP_ACK;
-        dp_build(&s, buf, sizeof buf, &len, nullptr);
-        lb.Process(buf, len, sizeof buf, 0, 0);
-        b.tcp_flags = DP_SESS_TCP_ACK;
-        dp_build(&b, buf, sizeof buf, &len, nullptr);
-        lb.Process(buf, len, sizeof buf, 0, 0);
+        double cycles = v.cycles;
+        if (fullNat)
+        {
+            // the server's SYN-ACK comes back through the balancer (DR, tunnel: directly to the client)
+            dp_build_spec_t s = b;
+            s.src_ip = v.out.dst_ip;
+            s.dst_ip = L4Balancer::kSnatIp;
+            s.src_port = L4Balancer::kHttpPort;
+            s.dst_port = v.out.src_port;
+            s.tcp_flags = DP_SESS_TCP_SYN | DP_SESS_TCP_ACK;
+            dp_build(&s, buf, cap, &len, nullptr);
+            cycles += lb.Process(buf, len, cap, 64, 0).cycles;
+        }
+        b.tcp_flags = DP_SESS_TCP_ACK; // the client's ACK: ESTABLISHED
+        dp_build(&b, buf, cap, &len, nullptr);
+        cycles += lb.Process(buf, len, cap, 64, 0).cycles;
+        cyclesHeld += cycles;
         ++held;
         if (c.fillLimit && held >= c.fillLimit)
         {
             break;
         }
     }
+    if (c.fillValidate)
+    {
+        // RFC 3511 5.2: every connection is then used: a data segment from
+        // its client must be forwarded (found in the table, not opened anew)
+        for (uint64_t n = 0; n < held; ++n)
+        {
+            dp_build_spec_t b = fillSyn(n);
+            b.tcp_flags = DP_SESS_TCP_ACK | 0x08; // ACK, PSH
+            b.payload_len = static_cast<uint16_t>(c.requestBytes);
+            size_t len = 0;
+            dp_build(&b, buf, cap, &len, nullptr);
+            const LbVerdict v = lb.Process(buf, len, cap, 64, 0);
+            r.fillValidated += v.dpDrop == DP_OK && !v.opened;
+        }
+    }
     r.fillConnectionsPerCore = lb.Connections();
     r.maxConcurrent = r.fillConnectionsPerCore * c.numCores;
     r.connectionsEnd = lb.Connections();
     r.refusedFull = lb.RefusedFull();
+    r.bytesPerConnection = held ? static_cast<double>(lb.SessionTableBytes()) / static_cast<double>(held) : 0;
+    r.fillCyclesPerConnection = held ? cyclesHeld / static_cast<double>(held) : 0;
     return r;
 }
 
@@ -290,6 +344,7 @@ RunLbScenario(const LbScenarioConfig& c)
     tc.poisson = c.arrivals == "poisson";
     tc.seed = c.seed;
     tc.synCookies = c.synCookies;
+    tc.forwarding = ParseLbForwarding(c.forwarding);
     LbTester tester(tc, c.services);
     tester.Setup(dev->Balancer());
     // the setup's frames (persistent connections opened before the test) are not priced in the run
@@ -307,10 +362,39 @@ RunLbScenario(const LbScenarioConfig& c)
     std::vector<LbTxPacket> pkts;
     std::vector<PacketDesc> batch, departed, dropped;
     alignas(8) uint8_t storage[2048];
-    uint8_t* const buf = storage + 64; // headroom for the tunnel mode
-    const size_t cap = sizeof storage - 64;
+    constexpr size_t kHeadroom = 64; // for the tunnel mode's outer header
+    uint8_t* const buf = storage + kHeadroom;
+    const size_t cap = sizeof storage - kHeadroom;
 
     const uint64_t windowFromPs = static_cast<uint64_t>(std::llround(c.EffectiveWarmupSeconds() * 1e12));
+    // Idle aging after every slice, with a budget that sweeps each shard
+    // once per aging_sweep_s (at least one bucket a slice). Auto (0): a tenth
+    // of the shortest timeout in force: TIME_WAIT when kept, FIN_WAIT, and
+    // IPVS's 2 s for a connection that never saw a segment (NONE); a
+    // connection then outlives its timeout by at most a tenth of it.
+    L4Balancer& lb = dev->Balancer();
+    double shortest = std::min(c.finWaitSeconds, 2.0);
+    if (c.timeWaitSeconds > 0)
+    {
+        shortest = std::min(shortest, c.timeWaitSeconds);
+    }
+    const double sweepSeconds = c.agingSweepSeconds > 0 ? c.agingSweepSeconds : shortest / 10;
+    const double slicesPerSweep = std::max(1.0, sweepSeconds / c.batchIntervalSeconds);
+    const uint32_t agingBudget =
+        static_cast<uint32_t>(std::max(1.0, std::ceil(lb.BucketsPerShard() / slicesPerSweep)));
+    const uint64_t samplePs =
+        c.occupancySampleSeconds > 0 ? static_cast<uint64_t>(std::llround(c.occupancySampleSeconds * 1e12)) : 0;
+    uint64_t nextSamplePs = 0;
+    LbScenarioResult r;
+    auto sample = [&](uint64_t nowPs) {
+        while (samplePs && nextSamplePs <= nowPs)
+        {
+            r.occupancyTimes.push_back(nextSamplePs * 1e-12);
+            r.occupancyConnections.push_back(lb.Connections());
+            r.occupancyTimeWait.push_back(lb.ConnectionsIn(DP_SESS_TIME_WAIT));
+            nextSamplePs += samplePs;
+        }
+    };
     double windowBits = 0;
     std::vector<double> windowCycles(c.numCores, 0.0);
     auto settle = [&]() {
@@ -335,22 +419,35 @@ RunLbScenario(const LbScenarioConfig& c)
         dropped.clear();
     };
 
+    // each packet through the balancer, or (a server's reply under DR or
+    // tunnel) straight to the client at its send time
+    auto offer = [&](const std::vector<LbTxPacket>& packets) {
+        for (const LbTxPacket& p : packets)
+        {
+            if (tester.Bypasses(p))
+            {
+                tester.OnDeparted(p, p.timePs);
+                continue;
+            }
+            const size_t len = tester.Build(p, buf, cap);
+            uint8_t* out = buf;
+            size_t outLen = len;
+            const LbVerdict v = dev->Offer(buf, len, cap, kHeadroom, p.timePs, tag, batch, &out, &outLen);
+            tester.OnVerdict(p, v, out, outLen);
+            inFlight.emplace(tag++, p);
+        }
+    };
+
     std::function<void(uint64_t)> slice = [&](uint64_t fromPs) {
         const uint64_t toPs = std::min(fromPs + slicePs, durPs);
         pkts.clear();
         batch.clear();
         tester.Emit(toPs, pkts);
-        for (const LbTxPacket& p : pkts)
-        {
-            const size_t len = tester.Build(p, buf, cap);
-            uint8_t* out = buf;
-            size_t outLen = len;
-            const LbVerdict v = dev->Offer(buf, len, cap, p.timePs, tag, batch, &out, &outLen);
-            tester.OnVerdict(p, v, out, outLen);
-            inFlight.emplace(tag++, p);
-        }
+        offer(pkts);
         dev->Run(batch, departed, dropped);
         settle();
+        lb.Age(toPs / 1000u, agingBudget);
+        sample(toPs);
         if (toPs < durPs)
         {
             Simulator::Schedule(PicoSeconds(toPs - fromPs), [&slice, toPs]() { slice(toPs); });
@@ -362,23 +459,19 @@ RunLbScenario(const LbScenarioConfig& c)
     pkts.clear();
     batch.clear();
     tester.Emit(UINT64_MAX, pkts);
-    for (const LbTxPacket& p : pkts)
-    {
-        const size_t len = tester.Build(p, buf, cap);
-        uint8_t* out = buf;
-        size_t outLen = len;
-        const LbVerdict v = dev->Offer(buf, len, cap, p.timePs, tag, batch, &out, &outLen);
-        tester.OnVerdict(p, v, out, outLen);
-        inFlight.emplace(tag++, p);
-    }
+    offer(pkts);
     dev->Run(batch, departed, dropped);
     dev->Flush(departed);
     settle();
 
-    LbScenarioResult r;
     const double window = (durPs - warmPs) * 1e-12;
     r.unitsStarted = tester.Started(0, warmPs, durPs);
     r.unitsCompleted = tester.Completed(0, warmPs, durPs);
+    r.unitsFailed = tester.Failed(0, warmPs, durPs);
+    r.framesToServers = tester.FramesToServers();
+    r.deliveryErrors = tester.DeliveryErrors();
+    r.expired = lb.Expired();
+    r.timeWaitEnd = lb.ConnectionsIn(DP_SESS_TIME_WAIT);
     r.offeredRate = r.unitsStarted / window;
     r.completedRate = r.unitsCompleted / window;
     const uint64_t allUnits = tester.Started(0, 0, UINT64_MAX);

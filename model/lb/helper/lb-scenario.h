@@ -43,6 +43,15 @@
 //   warmup_s               float s, -1       start of the measured window; -1 = duration/10
 //   batch_interval_s       float s, 1e-5     tester time slice per ns-3 event
 //   fill_limit             int, 0            fill: stop after this many connections (0 = until refused)
+//   fill_validate          bool, false       fill: then send a data segment on every connection held and
+//                                            count those the balancer forwards (RFC 3511 5.2's validation)
+//   time_wait_s            float s, 0        TIME_WAIT linger: 0 = a full-NAT connection is removed at its
+//                                            last ACK; more = it stays that long (IPVS: 120 s), aged out
+//   fin_wait_s             float s, 120      FIN_WAIT timeout (IPVS): where DR/tunnel connections end
+//   aging_sweep_s          float s, 0        idle aging scans every shard completely once per this time;
+//                                            0 = a tenth of the shortest timeout in force (TIME_WAIT when
+//                                            kept, FIN_WAIT, IPVS's 2 s for NONE)
+//   occupancy_sample_s     float s, 0        sample the connections held every this often; 0 = never
 #ifndef ROUTERTWIN_LB_SCENARIO_H
 #define ROUTERTWIN_LB_SCENARIO_H
 
@@ -90,6 +99,11 @@ struct LbScenarioConfig
     double warmupSeconds = -1;
     double batchIntervalSeconds = 1e-5;
     uint64_t fillLimit = 0;
+    bool fillValidate = false;
+    double timeWaitSeconds = 0;
+    double finWaitSeconds = 120;
+    double agingSweepSeconds = 0;
+    double occupancySampleSeconds = 0;
 
     /// Defaults overridden by `keys`; throws std::invalid_argument "key 'K': ...".
     static LbScenarioConfig FromKeys(const std::map<std::string, ConfigValue>& keys);
@@ -123,10 +137,21 @@ struct LbScenarioResult
     double legitOfferedRate = 0;  ///< synflood: legitimate connections/s started in the window
     double legitCompletedRate = 0;
     uint64_t cookiesSent = 0, cookiesValid = 0;
+    uint64_t unitsFailed = 0;     ///< units started in the window with a packet refused or lost
+    uint64_t framesToServers = 0; ///< client packets forwarded to a server (the run's, not the setup's)
+    uint64_t deliveryErrors = 0;  ///< of those (and the setup's), not as the forwarding method requires
+    uint64_t expired = 0;         ///< connections removed by idle aging
+    uint64_t timeWaitEnd = 0;     ///< connections in TIME_WAIT at the end
+    /// occupancy_sample_s > 0: time (s) and connections held, TIME_WAIT ones, at each sample
+    std::vector<double> occupancyTimes;
+    std::vector<uint64_t> occupancyConnections, occupancyTimeWait;
     uint64_t connectionsEnd = 0;  ///< connections in the tables at the end
     uint64_t refusedFull = 0;     ///< connections refused for lack of room
     uint64_t fillConnectionsPerCore = 0; ///< fill: connections one shard held when it refused
     uint64_t maxConcurrent = 0;   ///< fill: that x num_cores
+    uint64_t fillValidated = 0;   ///< fill_validate: connections whose data segment was forwarded
+    double bytesPerConnection = 0; ///< fill: session-table bytes of the shard / connections it held
+    double fillCyclesPerConnection = 0; ///< fill: priced cycles of a connection's SYN, SYN-ACK, ACK
     uint64_t simEvents = 0;
 };
 

@@ -1,10 +1,12 @@
 #include "l4-balancer-device.h"
 
 #include <ns3/boolean.h>
+#include <ns3/nstime.h>
 #include <ns3/double.h>
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 using namespace ns3;
@@ -55,6 +57,14 @@ L4BalancerDevice::GetTypeId()
                           "Cycles per new connection beyond the core's counted work (fitted).", DoubleValue(0),
                           MakeDoubleAccessor(&L4BalancerDevice::m_connectionSetupCycles),
                           MakeDoubleChecker<double>(0))
+            .AddAttribute("TimeWait",
+                          "TIME_WAIT linger: 0 = a full-NAT connection is removed at its last ACK; more = "
+                          "it stays in TIME_WAIT that long and idle aging removes it (IPVS: 120 s).",
+                          TimeValue(Seconds(0)), MakeTimeAccessor(&L4BalancerDevice::m_timeWait),
+                          MakeTimeChecker(Seconds(0)))
+            .AddAttribute("FinWait", "FIN_WAIT timeout (IPVS: 120 s): where DR and tunnel connections end.",
+                          TimeValue(Seconds(120)), MakeTimeAccessor(&L4BalancerDevice::m_finWait),
+                          MakeTimeChecker(MilliSeconds(1)))
             .AddAttribute("CoreQueueDepth", "Packets waiting per core (RSS queue), 0 = unbounded.",
                           UintegerValue(1024), MakeUintegerAccessor(&L4BalancerDevice::m_coreQueueDepth),
                           MakeUintegerChecker<uint32_t>())
@@ -99,6 +109,9 @@ L4BalancerDevice::Build()
     c.rateLimitCps = m_rateLimitCps;
     c.cost = m_cost;
     c.connectionSetupCycles = m_connectionSetupCycles;
+    // the session table's tick is a millisecond
+    c.timeWaitMs = static_cast<uint32_t>(std::min<int64_t>(m_timeWait.GetMilliSeconds(), INT32_MAX));
+    c.finWaitMs = static_cast<uint32_t>(std::min<int64_t>(m_finWait.GetMilliSeconds(), INT32_MAX));
     m_lb = std::make_unique<L4Balancer>(c);
     PipelineConfig p;
     p.numCores = m_numCores;
@@ -136,11 +149,11 @@ L4BalancerDevice::Build()
 }
 
 LbVerdict
-L4BalancerDevice::Offer(uint8_t* frame, size_t len, size_t cap, uint64_t arrivalPs, uint32_t tag,
+L4BalancerDevice::Offer(uint8_t* frame, size_t len, size_t cap, size_t headroom, uint64_t arrivalPs, uint32_t tag,
                         std::vector<PacketDesc>& batch, uint8_t** outFrame, size_t* outLen)
 {
     const uint16_t bytes = static_cast<uint16_t>(std::max<size_t>(len + 4, 64));
-    const LbVerdict v = m_lb->Process(frame, len, cap, 0, arrivalPs / 1000u, outFrame, outLen);
+    const LbVerdict v = m_lb->Process(frame, len, cap, headroom, arrivalPs / 1000u, outFrame, outLen);
     PacketDesc d{};
     d.arrivalPs = arrivalPs;
     d.seq = tag;

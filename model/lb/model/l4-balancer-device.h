@@ -17,6 +17,7 @@
 #include "l4-balancer.h"
 #include "pipeline-engine.h"
 
+#include <ns3/nstime.h>
 #include <ns3/object.h>
 #include <ns3/traced-callback.h>
 
@@ -40,7 +41,8 @@ class L4BalancerDevice : public ns3::Object
 
     /// Runs one frame through the balancer at arrivalPs and appends its
     /// descriptor (not yet timed by the cores) to `batch`. Returns the verdict.
-    LbVerdict Offer(uint8_t* frame, size_t len, size_t cap, uint64_t arrivalPs, uint32_t tag,
+    /// headroom: bytes before frame the caller owns (>= 20 for the tunnel mode).
+    LbVerdict Offer(uint8_t* frame, size_t len, size_t cap, size_t headroom, uint64_t arrivalPs, uint32_t tag,
                     std::vector<PacketDesc>& batch, uint8_t** outFrame, size_t* outLen);
     /// Times a batch on the cores: departed / dropped descriptors appended.
     void Run(const std::vector<PacketDesc>& batch, std::vector<PacketDesc>& departed,
@@ -75,6 +77,8 @@ class L4BalancerDevice : public ns3::Object
     double m_fixedCyclesPerPacket;
     double m_cyclesPerFrameByte;
     double m_connectionSetupCycles;
+    ns3::Time m_timeWait;
+    ns3::Time m_finWait;
     uint32_t m_coreQueueDepth;
     double m_inputPpsCeiling;
     double m_egressBitRate;

@@ -88,6 +88,14 @@ L4BalancerConfig::Validate() const
     {
         Bad("clock_hz", "must be > 0");
     }
+    if (timeWaitMs > DP_SESS_MAX_TIMEOUT)
+    {
+        Bad("time_wait_s", "too long for the session table's millisecond ticks");
+    }
+    if (finWaitMs < 1 || finWaitMs > DP_SESS_MAX_TIMEOUT)
+    {
+        Bad("fin_wait_s", "must be at least 1 ms and shorter than 2^31 ms");
+    }
 }
 
 uint32_t
@@ -127,6 +135,11 @@ L4Balancer::L4Balancer(const L4BalancerConfig& config)
     // Session table: one shard per application core.
     dp_sess_config_t sc;
     dp_sess_config_init(&sc, m_cfg.cores, m_cfg.sessionsPerCore, 1000);
+    if (m_cfg.timeWaitMs > 0)
+    {
+        sc.timeout[DP_SESS_TIME_WAIT] = m_cfg.timeWaitMs;
+    }
+    sc.timeout[DP_SESS_FIN_WAIT] = m_cfg.finWaitMs;
     m_sessMem.resize(dp_sess_memory_size(&sc));
     m_sess = dp_sess_create(m_sessMem.data(), m_sessMem.size(), &sc);
     if (!m_sess)
@@ -228,6 +241,39 @@ L4Balancer::Connections() const
 }
 
 uint64_t
+L4Balancer::ConnectionsIn(int state) const
+{
+    uint64_t n = 0;
+    for (uint32_t s = 0; s < m_cfg.cores; ++s)
+    {
+        dp_sess_shard_stats_t st;
+        dp_sess_get_shard_stats(m_sess, s, &st);
+        n += st.by_state[state];
+    }
+    return n;
+}
+
+uint32_t
+L4Balancer::BucketsPerShard() const
+{
+    dp_sess_shard_stats_t st;
+    dp_sess_get_shard_stats(m_sess, 0, &st);
+    return st.buckets;
+}
+
+uint64_t
+L4Balancer::Age(uint64_t nowNs, uint32_t budget)
+{
+    uint64_t removed = 0;
+    for (uint32_t s = 0; s < m_cfg.cores; ++s)
+    {
+        removed += dp_sess_expire(m_sess, s, MsTick(nowNs), budget, &m_agingOps);
+    }
+    m_expired += removed;
+    return removed;
+}
+
+uint64_t
 L4Balancer::Inserts() const
 {
     uint64_t n = 0;
@@ -303,17 +349,44 @@ L4Balancer::Forward(uint8_t* frame, size_t len, size_t cap, size_t headroom, dp_
     return static_cast<uint8_t>(rc == 0 ? DP_OK : DP_DROP_BUFFER_TOO_SMALL);
 }
 
-void
-L4Balancer::Finish(dp_sess_conn_t conn, int state, uint8_t tcpFlags, uint32_t service, uint16_t server,
-                   LbVerdict& v)
+namespace
 {
-    // Removed at the last ACK of the close (both FINs seen), or on RST.
+
+// FIN_WAIT, CLOSE_WAIT, TIME_WAIT: IPVS's "inactive" connections.
+bool
+Closing(int state)
+{
+    return state == DP_SESS_FIN_WAIT || state == DP_SESS_CLOSE_WAIT || state == DP_SESS_TIME_WAIT;
+}
+
+} // namespace
+
+void
+L4Balancer::Finish(dp_sess_conn_t conn, int prevState, int state, uint8_t tcpFlags, uint32_t service,
+                   uint16_t server, LbVerdict& v)
+{
+    const bool lingers = m_cfg.timeWaitMs > 0 || m_cfg.forwarding != LbForwarding::kFullNat;
     const bool lastAck = state == DP_SESS_TIME_WAIT && !(tcpFlags & (DP_SESS_TCP_FIN | DP_SESS_TCP_SYN));
-    if (lastAck || (tcpFlags & DP_SESS_TCP_RST))
+    if (tcpFlags & DP_SESS_TCP_RST)
     {
+        dp_sess_close(m_sess, conn, &v.ops);
+        if (!(lingers && Closing(prevState)))
+        {
+            dp_sched_conn_closed(m_sched[service], server, 0, &v.ops);
+        }
+        v.closed = true;
+    }
+    else if (!lingers && lastAck)
+    {
+        // removed at the last ACK of the close (both FINs seen)
         dp_sess_close(m_sess, conn, &v.ops);
         dp_sched_conn_closed(m_sched[service], server, 0, &v.ops);
         v.closed = true;
+    }
+    else if (lingers && Closing(state) && !Closing(prevState))
+    {
+        // active -> inactive; aging removes the connection later
+        dp_sched_conn_closed(m_sched[service], server, 0, &v.ops);
     }
 }
 
@@ -445,6 +518,7 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
             else
             {
                 const uint8_t flags = p.tcp_flags;
+                const int prev = hit.state;
                 const int state = dp_sess_track(m_sess, hit.conn, DP_SESS_DIR_OUT, flags, nowMs, ops);
                 dp_sess_info_t info;
                 dp_sess_get(m_sess, hit.conn, &info, ops);
@@ -452,7 +526,7 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
                 dp_nat_rewrite_full(frame, len, &p, info.in_key.dst_ip, info.in_key.dst_port,
                                     info.in_key.src_ip, info.in_key.src_port, ops);
                 const uint32_t service = (info.in_key.dst_ip >> 8) & 0xFFu;
-                Finish(hit.conn, state, flags, service, info.server, v);
+                Finish(hit.conn, prev, state, flags, service, info.server, v);
             }
         }
         else if (vipService >= 0 && p.ip_proto == DP_IPPROTO_TCP && p.dst_port == kHttpPort)
@@ -463,12 +537,12 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
             const uint8_t flags = p.tcp_flags;
             if (dp_sess_lookup(m_sess, &k, &hit, ops) == 0 && hit.dir == DP_SESS_DIR_IN)
             {
+                const int prev = hit.state;
                 const int state = dp_sess_track(m_sess, hit.conn, DP_SESS_DIR_IN, flags, nowMs, ops);
                 dp_sess_info_t info;
                 dp_sess_get(m_sess, hit.conn, &info, ops);
                 drop = Forward(frame, len, cap, headroom, p, info, outFrame, outLen, ops);
-                // without an outbound session (DR, tunnel) the client's last ACK ends it
-                Finish(hit.conn, state, flags, service, info.server, v);
+                Finish(hit.conn, prev, state, flags, service, info.server, v);
             }
             else if ((flags & DP_SESS_TCP_SYN) && !(flags & DP_SESS_TCP_ACK))
             {

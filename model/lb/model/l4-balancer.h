@@ -36,11 +36,22 @@
 //     miss, anything else: no_session;
 //   other destinations: no_virtual_service (after a virtual-service table
 //     probe).
-// A connection whose state reaches TIME_WAIT (both FINs seen) is removed at
-// its last ACK, and on RST (dp_sess_close, dp_sched_conn_closed). The seed
-// is silent on the ADX's TIME_WAIT handling; IPVS would keep TIME_WAIT 120 s,
-// which at the 1.5M CPS Tolly measured would hold 180M connections, more
-// than the 128M the tables hold, so the ADX cannot be doing that.
+// Closing. With timeWaitMs = 0 (the ADX profile) a full-NAT connection whose
+// state reaches TIME_WAIT (both FINs seen) is removed at its last ACK, and
+// on RST (dp_sess_close, dp_sched_conn_closed). The seed is silent on the
+// ADX's TIME_WAIT handling; IPVS keeps TIME_WAIT 120 s, which at the 1.5M
+// CPS Tolly measured would hold 180M connections, more than the 128M the
+// tables hold, so the ADX cannot be doing that. With timeWaitMs > 0, and
+// always for DR and tunnel connections (one session, IPVS's INPUT-ONLY
+// states: the balancer never sees the end of the close, a client FIN leaves
+// the connection in FIN_WAIT), a closing connection lingers and idle aging
+// (Age: dp_sess_expire) removes it after its state's timeout, as IPVS's
+// per-connection timers do. The scheduler is told once, when the connection
+// enters its closing phase (FIN_WAIT, CLOSE_WAIT or TIME_WAIT): IPVS moves
+// it from the server's active to its inactive connections there
+// (ip_vs_proto_tcp.c set_tcp_state); an RST before that tells it at removal.
+// Aging is background work: its dp_ops are kept apart (AgingOps) and not
+// put on any frame.
 //
 // Costs: the dp_ops counters of these calls, priced by CycleCost, plus
 // connectionSetupCycles on the frame that opens a connection. Two parts
@@ -99,6 +110,12 @@ struct L4BalancerConfig
     /// allocation, aging timers, statistics, the line card's flow entry on a
     /// real box): fitted per platform, 0 by default.
     double connectionSetupCycles = 0;
+    /// TIME_WAIT linger in ms: 0 = a full-NAT connection is removed at its
+    /// last ACK; > 0 = it stays in TIME_WAIT this long (IPVS: 120,000).
+    uint32_t timeWaitMs = 0;
+    /// FIN_WAIT timeout in ms (IPVS: 120,000): where DR and tunnel
+    /// connections end (the balancer sees only the client's half of the close).
+    uint32_t finWaitMs = 120000;
 
     /// Throws std::invalid_argument naming the first bad field.
     void Validate() const;
@@ -141,6 +158,18 @@ class L4Balancer
     const L4BalancerConfig& Config() const { return m_cfg; }
     /// Connections held now, over all shards.
     uint64_t Connections() const;
+    /// Connections held now in `state` (dp_sess_state_t), over all shards.
+    uint64_t ConnectionsIn(int state) const;
+    /// Idle aging at nowNs: dp_sess_expire on every shard, scanning up to
+    /// `budget` buckets each (0: all). Returns the connections removed.
+    uint64_t Age(uint64_t nowNs, uint32_t budget);
+    /// Connections removed by Age so far, and the work it did.
+    uint64_t Expired() const { return m_expired; }
+    const dp_ops_t& AgingOps() const { return m_agingOps; }
+    /// Buckets of one shard (Age's budget is per shard).
+    uint32_t BucketsPerShard() const;
+    /// Bytes of the session table (all shards, as dp_sess_memory_size gives them).
+    size_t SessionTableBytes() const { return m_sessMem.size(); }
     /// Connections opened, refused for lack of room, over all shards.
     uint64_t Inserts() const;
     uint64_t RefusedFull() const;
@@ -166,8 +195,8 @@ class L4Balancer
                           bool fromCookie, uint8_t** outFrame, size_t* outLen, LbVerdict& v);
     uint8_t Forward(uint8_t* frame, size_t len, size_t cap, size_t headroom, dp_parsed_t& p,
                     const dp_sess_info_t& info, uint8_t** outFrame, size_t* outLen, dp_ops_t* ops);
-    void Finish(dp_sess_conn_t conn, int state, uint8_t tcpFlags, uint32_t service, uint16_t server,
-                LbVerdict& v);
+    void Finish(dp_sess_conn_t conn, int prevState, int state, uint8_t tcpFlags, uint32_t service,
+                uint16_t server, LbVerdict& v);
 
     L4BalancerConfig m_cfg;
     std::vector<uint8_t> m_sessMem;
@@ -183,6 +212,8 @@ class L4Balancer
     std::vector<uint16_t> m_portCursor;
     std::vector<uint64_t> m_drops;
     uint64_t m_cookiesSent = 0, m_cookiesValid = 0, m_dnsAnswered = 0;
+    uint64_t m_expired = 0;
+    dp_ops_t m_agingOps{};
 };
 
 } // namespace routertwin

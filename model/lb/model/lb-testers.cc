@@ -17,6 +17,8 @@ constexpr uint8_t kSyn = DP_SESS_TCP_SYN;
 constexpr uint8_t kAck = DP_SESS_TCP_ACK;
 constexpr uint8_t kFin = DP_SESS_TCP_FIN;
 constexpr uint8_t kPsh = 0x08;
+// room in front of a setup frame for the tunnel's outer header
+constexpr size_t kSetupHeadroom = 64;
 
 struct Later
 {
@@ -121,7 +123,7 @@ LbTester::Setup(L4Balancer& lb)
     {
         return;
     }
-    uint8_t buf[256];
+    uint8_t buf[256 + kSetupHeadroom];
     for (uint32_t u = 0; u < m_cfg.users; ++u)
     {
         for (uint32_t c = 0; c < m_cfg.connsPerUser; ++c)
@@ -131,8 +133,13 @@ LbTester::Setup(L4Balancer& lb)
             k.clientPort = static_cast<uint16_t>(10000 + c);
             k.service = static_cast<uint16_t>(u % m_services);
             const uint8_t hs[3][2] = {{0, kSyn}, {1, kSyn | kAck}, {0, kAck}};
+            k.server = UINT32_MAX;
             for (const auto& s : hs)
             {
+                if (s[0] == 1 && Bypass())
+                {
+                    continue; // the server's SYN-ACK goes to the client directly
+                }
                 dp_build_spec_t b{};
                 b.ttl = 64;
                 b.ip_proto = DP_IPPROTO_TCP;
@@ -153,8 +160,11 @@ LbTester::Setup(L4Balancer& lb)
                 b.tcp_flags = s[1];
                 b.l4_checksum = 1;
                 size_t len = 0;
-                dp_build(&b, buf, sizeof buf, &len, nullptr);
-                const LbVerdict v = lb.Process(buf, len, sizeof buf, 0, 0);
+                dp_build(&b, buf + kSetupHeadroom, sizeof buf - kSetupHeadroom, &len, nullptr);
+                uint8_t* out = buf + kSetupHeadroom;
+                size_t outLen = len;
+                const LbVerdict v = lb.Process(buf + kSetupHeadroom, len, sizeof buf - kSetupHeadroom,
+                                               kSetupHeadroom, 0, &out, &outLen);
                 if (v.dpDrop != DP_OK)
                 {
                     throw std::invalid_argument("users: the balancer refused a persistent connection (" +
@@ -166,6 +176,13 @@ LbTester::Setup(L4Balancer& lb)
                 {
                     k.serverIp = v.out.dst_ip;
                     k.snatPort = v.out.src_port;
+                }
+                if (s[0] == 0)
+                {
+                    // not counted in FramesToServers (the run's packets are), but checked
+                    const uint64_t counted = m_framesToServers;
+                    CheckDelivery(k.server, k.clientIp, k.clientPort, k.service, out, outLen);
+                    m_framesToServers = counted;
                 }
             }
             m_conns.push_back(k);
@@ -308,7 +325,13 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
         u.failed = true;
         return;
     }
-    const Step& s = m_streams[pkt.stream].script[pkt.step];
+    const Stream& st = m_streams[pkt.stream];
+    const Step& s = st.script[pkt.step];
+    if (!s.fromServer && !v.answered && st.kind != LbWorkload::kDns && st.kind != LbWorkload::kSynFlood)
+    {
+        uint32_t& server = st.kind == LbWorkload::kHttp11 ? m_conns[u.conn].server : u.server;
+        CheckDelivery(server, u.clientIp, u.clientPort, u.service, frame, len);
+    }
     if (!s.fromServer && (s.flags & kSyn) && v.answered && len >= size_t(v.out.l4_offset) + 8)
     {
         u.cookie = ReadU32(frame + v.out.l4_offset + 4); // the SYN-ACK's sequence number
@@ -319,6 +342,78 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
         u.serverIp = v.out.dst_ip;
         u.snatPort = v.out.src_port;
     }
+}
+
+bool
+LbTester::Bypasses(const LbTxPacket& pkt) const
+{
+    return Bypass() && m_streams[pkt.stream].script[pkt.step].fromServer;
+}
+
+uint32_t
+LbTester::ServerOfForwarded(uint32_t clientIp, uint16_t clientPort, uint32_t service, const uint8_t* frame,
+                            size_t len) const
+{
+    dp_parsed_t o;
+    if (dp_parse(frame, len, nullptr, &o, nullptr) != DP_OK)
+    {
+        return UINT32_MAX;
+    }
+    const uint32_t serverNet = L4Balancer::ServerIp(service, 0) & 0xFFFFFF00u;
+    switch (m_cfg.forwarding)
+    {
+    case LbForwarding::kFullNat:
+        // SNAT:port -> server:80 (the SNAT port is the balancer's choice)
+        if (o.ip_proto != DP_IPPROTO_TCP || o.src_ip != L4Balancer::kSnatIp ||
+            (o.dst_ip & 0xFFFFFF00u) != serverNet || o.dst_port != L4Balancer::kHttpPort)
+        {
+            return UINT32_MAX;
+        }
+        return (o.dst_ip & 0xFFu) - 1;
+    case LbForwarding::kDr: {
+        // the client's packet unchanged, to the server's MAC
+        static const uint8_t kServerMacPrefix[5] = {0x02, 0, 0, 1, 0};
+        if (std::memcmp(frame, kServerMacPrefix, 5) != 0 || o.ip_proto != DP_IPPROTO_TCP ||
+            o.src_ip != clientIp || o.src_port != clientPort || o.dst_ip != L4Balancer::Vip(service) ||
+            o.dst_port != L4Balancer::kHttpPort)
+        {
+            return UINT32_MAX;
+        }
+        return frame[5];
+    }
+    case LbForwarding::kTunnel: {
+        // outer IPv4 (protocol 4, RFC 2003) to the server around the client's packet
+        if (o.ip_proto != 4 || (o.dst_ip & 0xFFFFFF00u) != serverNet || len < size_t(o.l4_offset) + 24)
+        {
+            return UINT32_MAX;
+        }
+        const uint8_t* in = frame + o.l4_offset;
+        const size_t ihl = size_t(in[0] & 0x0F) * 4;
+        if ((in[0] >> 4) != 4 || ihl < 20 || len < size_t(o.l4_offset) + ihl + 4 || in[9] != DP_IPPROTO_TCP ||
+            ReadU32(in + 12) != clientIp || ReadU32(in + 16) != L4Balancer::Vip(service) ||
+            ((in[ihl] << 8) | in[ihl + 1]) != clientPort ||
+            ((in[ihl + 2] << 8) | in[ihl + 3]) != L4Balancer::kHttpPort)
+        {
+            return UINT32_MAX;
+        }
+        return (o.dst_ip & 0xFFu) - 1;
+    }
+    }
+    return UINT32_MAX;
+}
+
+void
+LbTester::CheckDelivery(uint32_t& server, uint32_t clientIp, uint16_t clientPort, uint32_t service,
+                        const uint8_t* frame, size_t len)
+{
+    ++m_framesToServers;
+    const uint32_t got = ServerOfForwarded(clientIp, clientPort, service, frame, len);
+    if (got == UINT32_MAX || (server != UINT32_MAX && got != server))
+    {
+        ++m_deliveryErrors;
+        return;
+    }
+    server = got;
 }
 
 void
@@ -358,10 +453,26 @@ LbTester::Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
     return n;
 }
 
+uint64_t
+LbTester::Failed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
+{
+    uint64_t n = 0;
+    for (const Unit& u : m_streams[stream].units)
+    {
+        n += u.startPs >= fromPs && u.startPs < toPs && u.failed;
+    }
+    return n;
+}
+
 uint32_t
 LbTester::PacketsPerUnit(uint8_t stream) const
 {
-    return static_cast<uint32_t>(m_streams[stream].script.size());
+    uint32_t n = 0;
+    for (const Step& s : m_streams[stream].script)
+    {
+        n += !(Bypass() && s.fromServer);
+    }
+    return n;
 }
 
 } // namespace routertwin

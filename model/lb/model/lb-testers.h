@@ -31,6 +31,19 @@
 //           (the report's 1,200 legitimate TPS, IxLoad).
 // Units start at a constant rate (or Poisson, seeded); the packets of a unit
 // follow its start at stepGap intervals (a LAN round trip, assumption).
+//
+// Direct routing and IP-in-IP tunnelling (repliesBypass): the servers own
+// the VIP (on a loopback, as LVS-DR and LVS-TUN require) and answer the
+// client directly, so the server's packets of a script (SYN-ACK, response,
+// FIN, last ACK) do not cross the balancer: they reach the client at their
+// send time. Only the client's packets go through it (http10: SYN, ACK,
+// request, FIN = 4; http11: the request = 1). Every client packet the
+// balancer forwards is checked as its server would receive it: full NAT
+// SNAT:port -> server:80; DR the server's MAC (02:00:00:01:00:<server>)
+// with the client's IP packet unchanged (client -> VIP:80); tunnel an outer
+// IPv4 header (protocol 4) to the server's address around the client's
+// packet unchanged; and every packet of a connection must reach the same
+// server (persistence). Packets failing a check are DeliveryErrors().
 #ifndef ROUTERTWIN_LB_TESTERS_H
 #define ROUTERTWIN_LB_TESTERS_H
 
@@ -69,6 +82,7 @@ struct LbTesterConfig
     bool poisson = false;         ///< Poisson unit starts instead of constant spacing
     uint64_t seed = 1;
     bool synCookies = false;      ///< the balancer answers SYNs with cookies (http10 script)
+    LbForwarding forwarding = LbForwarding::kFullNat; ///< the balancer's; DR and tunnel: replies bypass it
 };
 
 /// One packet to send: when, which unit, which step of its script.
@@ -101,6 +115,9 @@ class LbTester
 
     /// The balancer's verdict on the packet; frame is what left the balancer.
     void OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* frame, size_t len);
+    /// The packet does not cross the balancer (a server's reply under DR or
+    /// tunnel): the caller hands it to OnDeparted at its send time instead.
+    bool Bypasses(const LbTxPacket& pkt) const;
     /// The device dropped the packet (queue full) or the balancer refused it.
     void OnLost(const LbTxPacket& pkt);
     /// The packet left the device at departPs.
@@ -113,8 +130,16 @@ class LbTester
     /// window out of the rate, as a tester counting replies per second does.
     uint64_t Started(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
     uint64_t Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
+    /// Units of a stream started in [fromPs, toPs) that failed: a packet
+    /// refused by the balancer or lost in the device.
+    uint64_t Failed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
     /// Packets a unit of the stream sends through the balancer.
     uint32_t PacketsPerUnit(uint8_t stream) const;
+    /// Client packets the balancer forwarded towards a server, and those that
+    /// would not reach the connection's server as the forwarding method
+    /// requires (see the header comment).
+    uint64_t FramesToServers() const { return m_framesToServers; }
+    uint64_t DeliveryErrors() const { return m_deliveryErrors; }
 
   private:
     struct Step
@@ -136,6 +161,7 @@ class LbTester
         uint64_t lastDepartPs = 0;
         bool failed = false;
         uint32_t conn = 0;       // http11: connection index
+        uint32_t server = UINT32_MAX; // the server its forwarded packets reached (delivery check)
     };
     struct Stream
     {
@@ -153,9 +179,17 @@ class LbTester
         uint16_t service;
         uint32_t serverIp;
         uint16_t snatPort;
+        uint32_t server; // delivery check, as Unit::server
     };
 
     Unit& UnitOf(const LbTxPacket& pkt);
+    /// The server a forwarded client frame reaches, UINT32_MAX if the frame
+    /// is not what the forwarding method must produce for this client packet.
+    uint32_t ServerOfForwarded(uint32_t clientIp, uint16_t clientPort, uint32_t service, const uint8_t* frame,
+                               size_t len) const;
+    void CheckDelivery(uint32_t& server, uint32_t clientIp, uint16_t clientPort, uint32_t service,
+                       const uint8_t* frame, size_t len);
+    bool Bypass() const { return m_cfg.forwarding != LbForwarding::kFullNat; }
 
     LbTesterConfig m_cfg;
     uint32_t m_services;
@@ -164,6 +198,7 @@ class LbTester
     std::vector<LbTxPacket> m_heap; // pending packets, min-heap on (time, stream, unit, step)
     RandomStream m_rng;
     uint64_t m_endPs = UINT64_MAX;
+    uint64_t m_framesToServers = 0, m_deliveryErrors = 0;
 };
 
 } // namespace routertwin

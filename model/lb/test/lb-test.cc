@@ -79,6 +79,80 @@ SmallConfig()
     return c;
 }
 
+// IPVS (ip_vs_proto_tcp.c): a connection in TIME_WAIT is kept for the
+// TIME_WAIT timeout after its last packet, then expired by its timer. Here:
+// kept past the last ACK, still held 1 ms before the timeout (millisecond
+// ticks), gone after it, counted as expired from TIME_WAIT.
+TEST(L4Balancer, TimeWaitLingersForItsTimeoutThenAgingRemovesIt)
+{
+    L4BalancerConfig c = SmallConfig();
+    c.timeWaitMs = 500;
+    L4Balancer lb(c);
+    uint8_t buf[256];
+    const uint32_t client = 0xC6120005, vip = L4Balancer::Vip(1);
+    size_t len = Build(buf, sizeof buf, client, vip, 40000, 80, DP_SESS_TCP_SYN);
+    LbVerdict v = lb.Process(buf, len, sizeof buf, 0, 0);
+    ASSERT_EQ(v.dpDrop, DP_OK);
+    const uint32_t server = v.out.dst_ip;
+    const uint16_t lport = v.out.src_port;
+    const bool fromServer[] = {true, false, true, true, false, true};
+    const uint8_t flags[] = {DP_SESS_TCP_SYN | DP_SESS_TCP_ACK, DP_SESS_TCP_ACK, DP_SESS_TCP_ACK,
+                             DP_SESS_TCP_FIN | DP_SESS_TCP_ACK, DP_SESS_TCP_FIN | DP_SESS_TCP_ACK, DP_SESS_TCP_ACK};
+    for (int i = 0; i < 6; ++i)
+    {
+        len = fromServer[i] ? Build(buf, sizeof buf, server, L4Balancer::kSnatIp, 80, lport, flags[i])
+                            : Build(buf, sizeof buf, client, vip, 40000, 80, flags[i]);
+        v = lb.Process(buf, len, sizeof buf, 0, 1000000ull * (i + 1)); // packet i+2 at (i+1) ms
+        ASSERT_EQ(v.dpDrop, DP_OK);
+        EXPECT_FALSE(v.closed);
+    }
+    EXPECT_EQ(lb.Connections(), 1u);
+    EXPECT_EQ(lb.ConnectionsIn(DP_SESS_TIME_WAIT), 1u);
+    // last ACK at 6 ms: idle 499 ms at 505 ms, 500 ms at 506 ms
+    EXPECT_EQ(lb.Age(505000000ull, 0), 0u);
+    EXPECT_EQ(lb.Connections(), 1u);
+    EXPECT_EQ(lb.Age(506000000ull, 0), 1u);
+    EXPECT_EQ(lb.Connections(), 0u);
+    EXPECT_EQ(lb.Expired(), 1u);
+    EXPECT_GT(lb.AgingOps().table_probes, 0u);
+}
+
+// Direct routing: one session, IPVS's INPUT-ONLY states; the client's FIN
+// leaves it in FIN_WAIT (the server's half of the close bypasses the
+// balancer), where the FIN_WAIT timeout ends it. The forwarded frame is the
+// client's packet unchanged, to the server's MAC.
+TEST(L4Balancer, DrConnectionEndsInFinWaitAndIsAgedOut)
+{
+    L4BalancerConfig c = SmallConfig();
+    c.forwarding = LbForwarding::kDr;
+    c.finWaitMs = 2000;
+    L4Balancer lb(c);
+    uint8_t buf[256];
+    const uint32_t client = 0xC6120005, vip = L4Balancer::Vip(1);
+    const uint8_t flags[] = {DP_SESS_TCP_SYN, DP_SESS_TCP_ACK, DP_SESS_TCP_ACK, DP_SESS_TCP_FIN | DP_SESS_TCP_ACK};
+    int serverMac = -1;
+    for (int i = 0; i < 4; ++i)
+    {
+        const size_t len = Build(buf, sizeof buf, client, vip, 40000, 80, flags[i]);
+        const LbVerdict v = lb.Process(buf, len, sizeof buf, 0, 1000000ull * i);
+        ASSERT_EQ(v.dpDrop, DP_OK);
+        dp_parsed_t p;
+        ASSERT_EQ(dp_parse(buf, len, nullptr, &p, nullptr), DP_OK);
+        EXPECT_EQ(p.src_ip, client);
+        EXPECT_EQ(p.dst_ip, vip);
+        EXPECT_EQ(TcpChecksumResidue(buf, p), 0);
+        EXPECT_EQ(buf[0], 0x02);
+        EXPECT_EQ(buf[3], 0x01);
+        serverMac = serverMac < 0 ? buf[5] : serverMac;
+        EXPECT_EQ(buf[5], serverMac); // every packet to the same server
+        EXPECT_LT(buf[5], 3);         // one of service 1's 3 servers
+    }
+    EXPECT_EQ(lb.ConnectionsIn(DP_SESS_FIN_WAIT), 1u);
+    EXPECT_EQ(lb.Age(4000000ull, 0), 0u);    // FIN at 3 ms: 1 ms idle
+    EXPECT_EQ(lb.Age(2003000000ull, 0), 1u); // 2,000 ms idle
+    EXPECT_EQ(lb.Connections(), 0u);
+}
+
 TEST(L4Balancer, Http10ConnectionIsNattedBothWaysAndRemovedAtLastAck)
 {
     L4Balancer lb(SmallConfig());
@@ -201,7 +275,7 @@ TEST(L4BalancerDevice, EachCoresFlowIdLandsOnThatCoreInTheEngine)
     {
         size_t len = Build(storage, sizeof storage, 0xC6120000u + i, L4Balancer::Vip(i % 96), 1024, 80,
                            DP_SESS_TCP_SYN);
-        const LbVerdict v = dev->Offer(storage, len, sizeof storage, i * 1000000ull, i, batch, nullptr, nullptr);
+        const LbVerdict v = dev->Offer(storage, len, sizeof storage, 0, i * 1000000ull, i, batch, nullptr, nullptr);
         ASSERT_EQ(v.dpDrop, DP_OK);
         ++perCore[v.core];
     }

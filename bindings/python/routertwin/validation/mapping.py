@@ -46,6 +46,35 @@ class RowSpec(BaseModel):
         return self
 
 
+class RefPoint(BaseModel):
+    """A point of a reference line: x from a row's value, y from a row's
+    value or a number given here (a figure the seed states in a row's
+    condition, cited beside it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    x_row: str
+    y_row: str | None = None
+    y: float | None = None
+
+    @model_validator(mode="after")
+    def _one_y(self):
+        if (self.y_row is None) == (self.y is None):
+            raise ValueError("give exactly one of 'y_row' and 'y'")
+        return self
+
+
+class RefLine(BaseModel):
+    """The reference's own line through its points (least squares; two points:
+    the line through them), drawn from x = 0 to the largest point: e.g. a
+    report's extrapolation of CPU % to 100 %."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    points: list[RefPoint] = Field(min_length=2)
+
+
 class PlotSpec(BaseModel):
     """A scaling curve: a case metric (y) against a case parameter (x), one
     line per value of `series`, with this study's mapped reference rows of
@@ -62,6 +91,7 @@ class PlotSpec(BaseModel):
     title: str | None = None
     log_x: bool = False
     log_y: bool = False
+    reference_line: RefLine | None = None
 
 
 class MappingFile(BaseModel):

@@ -82,11 +82,14 @@ def scatter(rows, title: str, path: Path) -> bool:
 
 def scaling_curve(cases: Iterable[CaseResult], x: str, y: str, path: Path, *, series: str | None = None,
                   refs: Iterable[tuple[float, float, object, str, str]] = (), title: str = "",
-                  log_x: bool = False, log_y: bool = False) -> bool:
+                  log_x: bool = False, log_y: bool = False,
+                  ref_line: tuple[str, list[tuple[float, float]]] | None = None) -> bool:
     """Plot metric `y` against parameter `x` over `cases`, one line per value
     of parameter `series`; `refs` are reference points (x, y, series value,
-    role, label). False when no case has both x and y."""
-    fig = scaling_figure(cases, x, y, series=series, refs=refs, title=title, log_x=log_x, log_y=log_y)
+    role, label); `ref_line` the reference's own line (label, its points).
+    False when no case has both x and y."""
+    fig = scaling_figure(cases, x, y, series=series, refs=refs, title=title, log_x=log_x, log_y=log_y,
+                         ref_line=ref_line)
     if fig is None:
         return False
     save_png(fig, path, dpi=110)
@@ -95,7 +98,8 @@ def scaling_curve(cases: Iterable[CaseResult], x: str, y: str, path: Path, *, se
 
 def scaling_figure(cases: Iterable[CaseResult], x: str, y: str, *, series: str | None = None,
                    refs: Iterable[tuple[float, float, object, str, str]] = (), title: str = "",
-                   log_x: bool = False, log_y: bool = False):
+                   log_x: bool = False, log_y: bool = False,
+                   ref_line: tuple[str, list[tuple[float, float]]] | None = None):
     """The figure of `scaling_curve` (a matplotlib Figure, not saved), or None
     when no case has both x and y."""
     lines: dict[object, list[tuple[float, float]]] = defaultdict(list)
@@ -116,6 +120,19 @@ def scaling_figure(cases: Iterable[CaseResult], x: str, y: str, *, series: str |
         ax.scatter([rx], [ry], marker="s" if role == "calibrate" else "o", facecolors="none",
                    edgecolors=colors.get(key, "black"), s=60, zorder=3)
         ax.annotate(label, (rx, ry), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    if ref_line:
+        label, pts = ref_line
+        xs = [p[0] for p in pts]
+        ys = [p[1] for p in pts]
+        # least squares (the line through two points), from zero load to the largest point
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        sxx = sum((v - mx) ** 2 for v in xs)
+        slope = sum((a - mx) * (b - my) for a, b in zip(xs, ys)) / sxx if sxx else 0.0
+        x_end = max(xs)
+        ax.plot([0.0, x_end], [my - slope * mx, my + slope * (x_end - mx)], linestyle="--", color="black",
+                label=label)
+        ax.scatter(xs, ys, marker="D", color="black", s=30, zorder=4)
     ax.scatter([], [], marker="o", facecolors="none", edgecolors="black", label="reference (predict)")
     ax.scatter([], [], marker="s", facecolors="none", edgecolors="black", label="reference (calibrate)")
     if log_x:
@@ -152,8 +169,15 @@ def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
             if r.mapped.scenario == plot.scenario and r.mapped.metric == spec.y and case and spec.x in case.params:
                 refs.append((case.params[spec.x], r.ref.value, case.params.get(spec.series) if spec.series else None,
                              r.ref.role, r.ref.id))
+        ref_line = None
+        if spec.reference_line:
+            values = {r.ref.id: r.ref.value for r in report.by_study.get(plot.study, [])}
+            pts = [(values.get(p.x_row), values.get(p.y_row) if p.y_row else p.y) for p in spec.reference_line.points]
+            if all(a is not None and b is not None for a, b in pts):
+                ref_line = (spec.reference_line.label, pts)
         name = f"{plot.study}-{spec.name}.png"
         if scaling_curve(selected, spec.x, spec.y, out_dir / name, series=spec.series, refs=refs,
-                         title=spec.title or f"{plot.study}: {spec.y} vs {spec.x}", log_x=spec.log_x, log_y=spec.log_y):
+                         title=spec.title or f"{plot.study}: {spec.y} vs {spec.x}", log_x=spec.log_x, log_y=spec.log_y,
+                         ref_line=ref_line):
             written.append(name)
     return written

@@ -13,8 +13,13 @@ METRICS = (
     # tolly
     "intercept_pct", "slope_pct_per_munit", "r2", "rate_at_100", "rate_at_100_lo", "rate_at_100_hi",
     "saturation_rate", "saturation_cpu", "saturation_cpu_max", "saturation_vs_line_pct", "line_cpu_at_saturation",
+    "units_failed", "frames_to_servers", "delivery_errors", "expired", "time_wait_end",
     # fill
-    "max_concurrent", "concurrent", "connections_per_core",
+    "max_concurrent", "concurrent", "connections_per_core", "bytes_per_connection", "insert_rate",
+    # max-cps, max-tps, max-concurrent (RFC 3511 / RFC 9411)
+    "max_cps", "max_tps", "trials", "lowest_failing_rate", "rate_at_full_cpu", "passed", "fill_validated",
+    # occupancy samples
+    "connections", "time_wait",
     # remap
     "moved", "moved_pct", "on_failed_pct", "table_changes_pct",
 )

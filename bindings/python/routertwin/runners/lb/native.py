@@ -29,7 +29,7 @@ def base_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
         "services": plat.services,
         "servers_per_service": plat.servers_per_service,
         "scheduler": plat.scheduler,
-        "forwarding": plat.forwarding,
+        "forwarding": case.forwarding or plat.forwarding,
         "syn_cookies": cfg.syn_cookies if case.syn_cookies is None else case.syn_cookies,
         "fixed_cycles_per_packet": prices["fixed_cycles_per_frame"],
         "connection_setup_cycles": prices["connection_setup_cycles"],
@@ -40,6 +40,10 @@ def base_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
     }
 
 
+# The workload each RFC 3511 / 9411 method offers, whatever the scenario's.
+METHOD_WORKLOAD = {"max-cps": "http10", "max-tps": "http11"}
+
+
 def step_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: int, case: Case,
                 rate: float) -> dict:
     keys = base_config(cfg, plat, prices, seed, case)
@@ -47,7 +51,7 @@ def step_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
         # rate tests keep at most a few thousand connections open: a small
         # table has the same (near-empty) probe counts as the ADX's 8M
         "sessions_per_core": case.sessions_per_core or cfg.rate_table_sessions_per_core,
-        "workload": cfg.workload,
+        "workload": METHOD_WORKLOAD.get(case.method, cfg.workload),
         "rate": float(rate),
         "legit_rate": float(cfg.legit_rate if case.legit_rate is None else case.legit_rate),
         "flood_ports": cfg.flood_ports,
@@ -59,13 +63,20 @@ def step_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
         "arrivals": cfg.arrivals,
         "duration_s": cfg.duration_us * 1e-6,
         "warmup_s": cfg.warmup_us * 1e-6,
+        "time_wait_s": cfg.time_wait_s,
+        "fin_wait_s": cfg.fin_wait_s,
+        "occupancy_sample_s": cfg.occupancy_sample_us * 1e-6,
     })
     return keys
 
 
-def fill_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: int, case: Case) -> dict:
+def fill_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: int, case: Case,
+                limit: int = 0, validate: bool = False) -> dict:
+    """One core's shard filled until it refuses (or `limit` connections);
+    with `validate`, a data segment then goes over every connection held."""
     keys = base_config(cfg, plat, prices, seed, case)
-    keys.update({"workload": "fill", "sessions_per_core": case.sessions_per_core or plat.sessions_per_core})
+    keys.update({"workload": "fill", "sessions_per_core": case.sessions_per_core or plat.sessions_per_core,
+                 "request_bytes": plat.request_bytes, "fill_limit": int(limit), "fill_validate": validate})
     return keys
 
 

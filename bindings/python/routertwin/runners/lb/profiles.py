@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
+from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator
 
 from routertwin import _core
 from routertwin.runners._shared.profiles import load_profile
@@ -43,6 +43,14 @@ class LbPlatform(ScenarioModel):
     response_bytes: int = Field(ge=0, le=1460)
     request_bytes: int = Field(ge=0, le=1460)
     prices: dict[Counter, NonNegativeFloat] = {}
+
+    @field_validator("scheduler")
+    @classmethod
+    def _known_scheduler(cls, v: str) -> str:
+        names = _core.lb_scheduler_names()
+        if v not in names:
+            raise ValueError(f"unknown scheduler '{v}' (dp_sched: {', '.join(names)})")
+        return v
 
     @property
     def cores(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from routertwin.methods import rfc3511
 from routertwin.methods.tolly import fit_line, run_to_saturation
 from routertwin.results import CaseResult
 from routertwin.runners.lb.metrics import UNIT_METRIC
@@ -20,15 +21,23 @@ def check(scenario) -> None:
     cfg: Schema = scenario.config
     plat = load_platform(cfg.platform)
     prices = load_prices(cfg.fitted)
+    from routertwin import _core
+
+    schedulers = _core.lb_scheduler_names()
     for i, c in enumerate(cfg.cases):
         if c.cores is not None and c.cores > 4096:
             raise FieldError(("cases", i, "cores"), "at most 4096 cores")
-        rates = [c.rate] if c.method == "step" else (c.steps or []) if c.method == "tolly" else []
+        if c.scheduler is not None and c.scheduler not in schedulers:
+            raise FieldError(("cases", i, "scheduler"),
+                             f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
+        rates = [c.rate] if c.method == "step" else (c.steps or []) if c.method == "tolly" else \
+            [c.target] if c.method in ("max-cps", "max-tps") else []
         for j, r in enumerate(rates):
             try:
                 _validate(step_config(cfg, plat, prices, scenario.seed, c, r))
             except ValueError as exc:
-                loc = ("cases", i, "rate") if c.method == "step" else ("cases", i, "steps", j)
+                loc = ("cases", i, "rate") if c.method == "step" else ("cases", i, "steps", j) \
+                    if c.method == "tolly" else ("cases", i, "target")
                 raise FieldError(loc, str(exc)) from None
 
 
@@ -48,16 +57,19 @@ def _validate(keys: dict) -> None:
 
 
 def _step_metrics(cfg: Schema, plat, out: dict, keys: dict) -> tuple[dict, str, dict]:
-    unit = UNIT_METRIC[cfg.workload]
+    unit = UNIT_METRIC[keys["workload"]]
     m = {
         "rate": out["completed_rate"], unit: out["completed_rate"], "offered_rate": out["offered_rate"],
         "cpu_util": out["cpu_mean_pct"], "cpu_max": out["cpu_max_pct"], "cpu_closed_form": out["cpu_closed_form_pct"],
         "cycles_per_unit": out["cycles_per_unit"], "packets_per_unit": out["packets_per_unit"],
         "throughput_gbps": out["delivered_bps"] / 1e9, "connections_end": float(out["connections_end"]),
+        "units_failed": float(out["units_failed"]), "frames_to_servers": float(out["frames_to_servers"]),
+        "delivery_errors": float(out["delivery_errors"]), "expired": float(out["expired"]),
+        "time_wait_end": float(out["time_wait_end"]),
     }
     for i, u in enumerate(out["core_utilization_pct"]):
         m[f"core{i}_util"] = u
-    if cfg.workload == "synflood":
+    if keys["workload"] == "synflood":
         m["attack_gbps"] = out["completed_rate"] * (SYN_FRAME_BYTES + plat.port_overhead_bytes) * 8 / 1e9
         m["cookies_sent"] = float(out["cookies_sent"])
         if keys["legit_rate"] > 0:
@@ -87,8 +99,16 @@ def _step_metrics(cfg: Schema, plat, out: dict, keys: dict) -> tuple[dict, str, 
 
 
 def _params(cfg: Schema, plat, c: Case, keys: dict, **extra) -> dict:
-    return {"workload": cfg.workload if c.method != "fill" else "fill", "method": c.method,
+    return {"workload": keys["workload"], "method": c.method, "forwarding": keys["forwarding"],
             "cores": keys["num_cores"], "syn_cookies": keys["syn_cookies"], "platform": plat.platform, **extra}
+
+
+def _occupancy(c: Case, out: dict, params: dict) -> list[CaseResult]:
+    """The connections held over time (occupancy_sample_us > 0): a case per sample."""
+    return [CaseResult(f"{c.id}-occ-{k + 1}", {**params, "t_ms": round(1e3 * t, 6), "phase": "occupancy"},
+                       {"connections": float(n), "time_wait": float(tw)}, "", {})
+            for k, (t, n, tw) in enumerate(zip(out["occupancy_t_s"], out["occupancy_connections"],
+                                              out["occupancy_time_wait"]))]
 
 
 def run(scenario, progress) -> list[CaseResult]:
@@ -102,7 +122,7 @@ def run(scenario, progress) -> list[CaseResult]:
             keys = fill_config(cfg, plat, prices, scenario.seed, c)
             out = call(keys, source=scenario.path, case_id=c.id)
             m = {"max_concurrent": float(out["max_concurrent"]), "concurrent": float(out["max_concurrent"]),
-                 "connections_per_core": float(out["fill_connections_per_core"])}
+                 "connections_per_core": float(out["fill_connections_per_core"]), **_fill_figures(out, keys)}
             results.append(CaseResult(c.id, _params(cfg, plat, c, keys, sessions_per_core=keys["sessions_per_core"]),
                                       m, "session table", {"refused_full": float(out["refused_full"])}))
         elif c.method == "remap":
@@ -111,8 +131,13 @@ def run(scenario, progress) -> list[CaseResult]:
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
             m, bottleneck, drops = _step_metrics(cfg, plat, out, keys)
-            results.append(CaseResult(c.id, _params(cfg, plat, c, keys, rate=c.rate, phase="step"), m, bottleneck,
-                                      drops))
+            params = _params(cfg, plat, c, keys, rate=c.rate, phase="step")
+            results.append(CaseResult(c.id, params, m, bottleneck, drops))
+            results.extend(_occupancy(c, out, params))
+        elif c.method in ("max-cps", "max-tps"):
+            results.extend(_max_rate(scenario, cfg, plat, prices, c, progress))
+        elif c.method == "max-concurrent":
+            results.extend(_max_concurrent(scenario, cfg, plat, prices, c, progress))
         else:
             results.extend(_tolly(scenario, cfg, plat, prices, c, progress))
         progress.advance(status=c.id)
@@ -183,3 +208,94 @@ def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseR
     keys = step_config(cfg, plat, prices, scenario.seed, c, c.steps[-1])
     out_cases.insert(0, CaseResult(c.id, _params(cfg, plat, c, keys, steps=list(c.steps)), metrics, bottleneck, {}))
     return out_cases
+
+
+def _fill_figures(out: dict, keys: dict) -> dict:
+    """What the twin's tables cost per connection held: bytes of the session
+    table, and the insert rate of the box (its cores at 100 % doing nothing
+    but connection set-up: SYN, SYN-ACK, ACK at the priced cycles)."""
+    per_conn = out["fill_cycles_per_connection"]
+    return {"bytes_per_connection": out["bytes_per_connection"],
+            "insert_rate": keys["num_cores"] * keys["clock_hz"] / per_conn if per_conn > 0 else math.inf}
+
+
+def _max_rate(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseResult]:
+    """RFC 3511 5.3 / 5.7, RFC 9411 7.2 / 7.3: the largest rate that meets
+    the pass criteria (routertwin.methods.rfc3511), each run also as a case
+    (<id>-trial-<k>) for plots."""
+    runs: list[tuple[dict, dict]] = []
+
+    def run(rate: float) -> dict:
+        keys = step_config(cfg, plat, prices, scenario.seed, c, rate)
+        out = call(keys, source=scenario.path, case_id=f"{c.id}-trial-{len(runs) + 1}")
+        runs.append((keys, out))
+        return out
+
+    def passes(out: dict, rate: float) -> tuple[bool, str]:
+        return rfc3511.rate_passes(out, sustain_tolerance=c.sustain_tolerance)
+
+    def shown(t: rfc3511.Trial) -> None:
+        progress.advance(0, status=f"{c.id} {t.load:.6g}/s {'pass' if t.passed else 'fail'}")
+
+    res = rfc3511.search_max(run, passes, c.target, resolution=c.resolution, on_trial=shown)
+    cases = []
+    best = None
+    for k, (t, (keys, out)) in enumerate(zip(res.trials, runs)):
+        m, bottleneck, drops = _step_metrics(cfg, plat, out, keys)
+        m["passed"] = 1.0 if t.passed else 0.0
+        cases.append(CaseResult(f"{c.id}-trial-{k + 1}", _params(cfg, plat, c, keys, rate=t.load, phase="search",
+                                                                   why=t.why), m, bottleneck, drops))
+        if t.passed and t.load == res.maximum:
+            best = (keys, out, m, bottleneck)
+    keys, out, m_best, bottleneck = best
+    unit = UNIT_METRIC[keys["workload"]]
+    metric = "max_cps" if c.method == "max-cps" else "max_tps"
+    metrics = {metric: res.maximum, unit: res.maximum, "rate": res.maximum, "trials": float(len(res.trials)),
+               "lowest_failing_rate": res.lowest_failing, "cpu_util": m_best["cpu_util"],
+               "cpu_max": m_best["cpu_max"], "cycles_per_unit": m_best["cycles_per_unit"],
+               # where the mean core reaches 100 %: cores x clock / cycles per unit
+               "rate_at_full_cpu": keys["num_cores"] * keys["clock_hz"] / m_best["cycles_per_unit"]}
+    params = _params(cfg, plat, c, keys, target=c.target, resolution=c.resolution,
+                     sustain_tolerance=c.sustain_tolerance)
+    why = res.trials[[t.load for t in res.trials].index(res.lowest_failing)].why \
+        if math.isfinite(res.lowest_failing) else "none failed"
+    return [CaseResult(c.id, params, metrics, f"{bottleneck}; above it: {why}", {})] + cases
+
+
+def _max_concurrent(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseResult]:
+    """RFC 3511 5.2 / RFC 9411 7.5: the most connections that are all
+    established and all carry data. The shards share nothing and are alike,
+    so the search fills one core's shard and the box holds cores x that."""
+    cores = c.cores or plat.cores
+    runs: list[tuple[dict, dict]] = []
+
+    def run(n: float) -> dict:
+        keys = fill_config(cfg, plat, prices, scenario.seed, c, limit=int(n), validate=True)
+        out = call(keys, source=scenario.path, case_id=f"{c.id}-trial-{len(runs) + 1}")
+        runs.append((keys, out))
+        return out
+
+    def shown(t: rfc3511.Trial) -> None:
+        progress.advance(0, status=f"{c.id} {t.load * cores:.6g} connections {'pass' if t.passed else 'fail'}")
+
+    per_core_target = max(10.0, c.target / cores)
+    res = rfc3511.search_max(run, lambda out, n: rfc3511.capacity_passes(out, int(n)), per_core_target,
+                             resolution=c.resolution, integer=True, on_trial=shown)
+    cases = []
+    best = None
+    for k, (t, (keys, out)) in enumerate(zip(res.trials, runs)):
+        m = {"concurrent": t.load * cores, "connections_per_core": float(out["fill_connections_per_core"]),
+             "fill_validated": float(out["fill_validated"]), "passed": 1.0 if t.passed else 0.0}
+        cases.append(CaseResult(f"{c.id}-trial-{k + 1}", _params(cfg, plat, c, keys, connections=t.load * cores,
+                                                                   phase="search", why=t.why), m, "", {}))
+        if t.passed and t.load == res.maximum:
+            best = (keys, out)
+    keys, out = best
+    metrics = {"max_concurrent": res.maximum * cores, "concurrent": res.maximum * cores,
+               "connections_per_core": res.maximum, "trials": float(len(res.trials)),
+               **_fill_figures(out, keys)}
+    params = _params(cfg, plat, c, keys, target=c.target, resolution=c.resolution,
+                     sessions_per_core=keys["sessions_per_core"])
+    why = res.trials[[t.load for t in res.trials].index(res.lowest_failing)].why \
+        if math.isfinite(res.lowest_failing) else "none failed"
+    return [CaseResult(c.id, params, metrics, f"session table; above it: {why}", {})] + cases

@@ -19,7 +19,7 @@ MAX_DURATION_US = 1e5
 
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    method: Literal["step", "tolly", "fill", "remap"] = "step"
+    method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent"] = "step"
     rate: Rate | None = None  # step: units/s
     steps: list[Rate] | None = None  # tolly: the load steps, units/s
     saturation: bool = True  # tolly: also run to true saturation
@@ -31,6 +31,12 @@ class Case(ScenarioModel):
     scheduler: str | None = None  # remap: dp_sched algorithm (default: the platform's)
     servers: int | None = Field(default=None, ge=2, le=4096)  # remap: pool size
     keys: int | None = Field(default=None, ge=1, le=10**7)  # remap: connections
+    # max-cps, max-tps (units/s) and max-concurrent (connections of the box):
+    # the target objective of RFC 9411 7.x.4 (qualification at 10 % of it)
+    target: PositiveFloat | None = Field(default=None, le=1e10)
+    resolution: float = Field(default=0.005, gt=0, lt=1)  # max-*: final bracket, relative
+    sustain_tolerance: float = Field(default=0.005, ge=0, lt=1)  # max-cps/max-tps: units not completed
+    forwarding: Literal["fullnat", "dr", "tunnel"] | None = None  # default: the platform's
 
     @model_validator(mode="after")
     def _keys_of_method(self):
@@ -43,6 +49,14 @@ class Case(ScenarioModel):
             raise FieldError(("rate",), f"'rate' belongs to step cases, not {self.method}")
         if self.method != "tolly" and self.steps is not None:
             raise FieldError(("steps",), f"'steps' belongs to tolly cases, not {self.method}")
+        if self.method.startswith("max-") and self.target is None:
+            raise FieldError(("target",), f"a {self.method} case needs 'target', the target objective "
+                                          "(RFC 9411 7.x.4: qualification at 10 % of it, then the search)")
+        if not self.method.startswith("max-") and self.target is not None:
+            raise FieldError(("target",), f"'target' belongs to max-cps/max-tps/max-concurrent cases, "
+                                          f"not {self.method}")
+        if self.method == "max-concurrent" and self.target is not None and self.target < 10:
+            raise FieldError(("target",), "at least 10 connections (the qualification opens 10 % of them)")
         return self
 
 
@@ -55,9 +69,24 @@ class Schema(ScenarioModel):
     flood_ports: int = Field(default=8, ge=1, le=1024)  # synflood: ports carrying the attack
     arrivals: Literal["constant", "poisson"] = "constant"
     rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
+    # Closing (model/lb/model/l4-balancer.h): TIME_WAIT linger, 0 = removed at
+    # the last ACK (the ADX profile); IPVS keeps it 120 s. FIN_WAIT timeout:
+    # where DR and tunnel connections end (IPVS 120 s).
+    time_wait_s: NonNegativeFloat = Field(default=0.0, le=2e6)
+    fin_wait_s: PositiveFloat = Field(default=120.0, ge=1e-3, le=2e6)
+    # > 0: step cases also report the connections held every this many us
+    # (cases <id>-occ-<k>: the table's occupancy over time)
+    occupancy_sample_us: NonNegativeFloat = 0.0
     duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)
     warmup_us: NonNegativeFloat = 200.0
     cases: list[Case] = Field(min_length=1)
+
+    @field_validator("time_wait_s")
+    @classmethod
+    def _whole_milliseconds(cls, v: float) -> float:
+        if 0 < v < 1e-3:
+            raise ValueError("must be 0 or at least 0.001 s (the session table counts milliseconds)")
+        return v
 
     @field_validator("warmup_us")
     @classmethod

@@ -3,9 +3,9 @@ and figures. `routertwin/__init__.py` re-exports these names; use them as
 `import routertwin as rt`.
 
 Everything here is thin over what the command line uses: scenarios are
-loaded and validated by `routertwin.scenario` (the same pydantic schemas and
+loaded and validated by `routertwin.scenario_loader` (the same pydantic schemas and
 the same one-line `FILE:LINE: key 'a.b': message` errors), runs and sweeps go
-through `routertwin.sweep` (a local process pool, or a Dask cluster when
+through `routertwin.parallel` (a local process pool, or a Dask cluster when
 given `scheduler=`), provenance comes from `routertwin.results`, the RFC 2544
 methods from `routertwin.methods.command`, validation and calibration from
 `routertwin.validation`.
@@ -22,8 +22,8 @@ from typing import Any, Mapping, Sequence
 
 from routertwin.errors import ScenarioError, UserError
 from routertwin.results import CaseResult
-from routertwin.scenario import LoadedScenario
-from routertwin.sweep import Job
+from routertwin.scenario_loader import LoadedScenario
+from routertwin.parallel import Job
 
 __all__ = ["Scenario", "Results", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate"]
 
@@ -108,7 +108,7 @@ class Scenario:
 
     @property
     def loaded(self) -> LoadedScenario:
-        """The `routertwin.scenario.LoadedScenario` runners receive."""
+        """The `routertwin.scenario_loader.LoadedScenario` runners receive."""
         return self._loaded
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,8 +154,8 @@ def scenario(keys: Mapping[str, Any], *, base_dir: str | Path | None = None) -> 
     (platform profiles) are resolved against `base_dir` (default: the
     current folder). Raises `ScenarioError` naming the key."""
     if not isinstance(keys, Mapping):
-        raise ScenarioError(f"routertwin.scenario: expected a mapping of keys, got {type(keys).__name__}")
-    from routertwin.scenario import _python_value
+        raise ScenarioError(f"routertwin.scenario_loader: expected a mapping of keys, got {type(keys).__name__}")
+    from routertwin.scenario_loader import _python_value
 
     data = _python_value(dict(keys))
     shown = f"<scenario {data.get('scenario', '?')!r}>"
@@ -334,7 +334,7 @@ def run(scenario: Scenario, *, progress: bool = False) -> Results:
 
 def _check_scenario(s: Any, fn: str) -> None:
     if not isinstance(s, Scenario):
-        raise TypeError(f"routertwin.{fn}: expected a Scenario (routertwin.load or routertwin.scenario), "
+        raise TypeError(f"routertwin.{fn}: expected a Scenario (routertwin.load or routertwin.scenario_loader), "
                         f"got {type(s).__name__}")
 
 
@@ -347,7 +347,7 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[Any]], *, jobs: int | 
     is validated before any runs; a mistake raises `ScenarioError` naming the
     key. Rows of the result carry the point as `grid.<key>` columns."""
     from routertwin.progress import Progress, silent
-    from routertwin.sweep import run_jobs
+    from routertwin.parallel import run_jobs
 
     _check_scenario(scenario, "sweep")
     if not isinstance(grid, Mapping) or not grid:
@@ -364,7 +364,7 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[Any]], *, jobs: int | 
     with (Progress(f"sweep {scenario.name}") if progress else silent()) as p:
         outcomes = run_jobs(jobs_list, jobs=jobs, scheduler=scheduler, progress=p)
     _raise_outcome_errors(outcomes)
-    from routertwin.scenario import _python_value
+    from routertwin.scenario_loader import _python_value
 
     return Results([Run(o.scenario, list(o.cases), _python_value(pt)) for o, pt in zip(outcomes, points)], keys)
 

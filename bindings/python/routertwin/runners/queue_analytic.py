@@ -38,7 +38,7 @@ from pydantic import Field, model_validator
 
 from routertwin.results import CaseResult
 from routertwin.runners._shared.schema import exactly_one
-from routertwin.scenario import FieldError, ScenarioModel
+from routertwin.scenario_loader import FieldError, ScenarioModel
 
 
 # Every metric a case may report (validation mappings are checked against it).

@@ -31,7 +31,7 @@ class Job:
 
     def load(self):
         """The validated scenario (LoadedScenario) this job runs."""
-        from routertwin.scenario import load_scenario, validate_scenario
+        from routertwin.scenario_loader import load_scenario, validate_scenario
 
         if self.data is None:
             return load_scenario(self.path, seed=self.seed, overrides=self.overrides)

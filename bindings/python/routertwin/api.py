@@ -27,23 +27,29 @@ from routertwin.parallel import Job
 
 __all__ = ["Scenario", "Results", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate"]
 
-# Units of metric and parameter names, by name or by suffix (first match wins).
-_UNITS_BY_NAME = {
-    "pps": "packets/s", "pps_analytic": "packets/s", "gbps": "Gbit/s", "gbps_out": "Gbit/s",
-    "throughput": "1/s", "service_rate": "1/s", "arrival_rate": "1/s", "cycles_per_packet": "cycles",
-    "queue_len": "customers", "in_system": "customers", "frame": "bytes", "size": "bytes",
-    "port_rate_bps": "bit/s", "routes": "routes", "cores": "cores", "servers": "servers",
-}
+# Units by suffix, a convention every kind follows; what a kind's own names
+# mean (a utilization in % or as a fraction, `tps`) its runner says in UNITS.
 _UNITS_BY_SUFFIX = (("_us", "us"), ("_ms", "ms"), ("_s", "s"), ("_pct", "%"), ("_bps", "bit/s"),
                     ("_gbps", "Gbit/s"), ("_fps", "frames/s"), ("_pps", "packets/s"), ("_bytes", "bytes"),
-                    ("_util", "fraction"), ("_fraction", "fraction"), ("_load", "fraction of max rate"),
-                    ("utilization", "fraction"), ("p_wait", "probability"))
+                    ("_fraction", "fraction"), ("_load", "fraction of max rate"))
 
 
-def _unit(column: str) -> str | None:
+def _unit(column: str, kinds: Sequence[str] = ()) -> str | None:
+    """The unit of a DataFrame column: from the UNITS of the runners of
+    `kinds` (routertwin.runners: name or regular expression -> unit), else
+    from its suffix."""
+    import re
+
+    from routertwin import runners
+
     name = column.rsplit(".", 1)[-1]
-    if name in _UNITS_BY_NAME:
-        return _UNITS_BY_NAME[name]
+    for kind in kinds:
+        units = getattr(runners.get(kind), "UNITS", {})
+        if name in units:
+            return units[name]
+        for pattern, unit in units.items():
+            if re.fullmatch(pattern, name):
+                return unit
     for suffix, unit in _UNITS_BY_SUFFIX:
         if name.endswith(suffix):
             return unit
@@ -236,8 +242,10 @@ class Results:
         df = pd.DataFrame(rows, columns=["scenario", "seed", *grid, *cols])
         root = self._root()
         prov = [provenance(r.scenario, root) for r in self.runs]
+        kinds = list(dict.fromkeys(r.scenario.kind for r in self.runs))
         df.attrs = {
-            "units": {c: u for c in df.columns if c.startswith(("param.", "metric.", "grid.")) and (u := _unit(c))},
+            "units": {c: u for c in df.columns
+                      if c.startswith(("param.", "metric.", "grid.")) and (u := _unit(c, kinds))},
             "routertwin_version": prov[0]["routertwin_version"] if prov else "",
             "git_commit": prov[0]["git_commit"] if prov else "",
             "runs": _finite([{"scenario": r.scenario.name, "kind": r.scenario.kind, "seed": r.scenario.seed,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -60,6 +61,13 @@ def run_job(job: Job) -> Outcome:
     return Outcome(scenario=scenario, cases=list(cases))
 
 
+# Spawned processes import the caller's script again (multiprocessing's rule);
+# a script that sweeps at import time makes each of them die at start.
+_BROKEN_POOL = ("a process of the local pool died before finishing its point: out of memory or killed, or "
+                "the script calling rt.sweep runs it at import time (spawned processes import the script "
+                "again): put the call under `if __name__ == \"__main__\":`, or pass jobs=1")
+
+
 def completed(
     fn: Callable[[Any], Any],
     items: Sequence[Any],
@@ -94,6 +102,8 @@ def completed(
         futures = {pool.submit(fn, x): i for i, x in enumerate(items)}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
+    except BrokenProcessPool:
+        raise UserError(_BROKEN_POOL) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

@@ -47,6 +47,12 @@ PIP_PACKAGES=(
   pyarrow:pyarrow
   # the API reference built from docstrings (tests/test_api_docs.py)
   pdoc:pdoc
+  # the tutorials (docs/tutorials): jupytext markdown notebooks, run by
+  # tests/test_tutorials.py in a Jupyter kernel
+  jupytext:jupytext
+  nbformat:nbformat
+  nbclient:nbclient
+  ipykernel:ipykernel
 )
 
 # Sourced (by scripts/prove-toolchains.sh, scripts/check_packages.py): the

@@ -25,7 +25,7 @@ from routertwin.results import CaseResult
 from routertwin.scenario_loader import LoadedScenario
 from routertwin.parallel import Job
 
-__all__ = ["Scenario", "Results", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate"]
+__all__ = ["Scenario", "Results", "Failure", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate"]
 
 # Units by suffix, a convention every kind follows; what a kind's own names
 # mean (a utilization in % or as a fraction, `tps`) its runner says in UNITS.
@@ -308,8 +308,9 @@ class Results:
         sweep's grid keys), over the cases whose parameters equal `where`.
         `x` and `series` may also name metrics (a queue's `utilization`).
         Defaults: `x` the first parameter that varies, `y` the first metric,
-        no series. Returns the matplotlib Figure
-        (Agg backend; save it with `fig.savefig(path)`)."""
+        no series. Returns the matplotlib Figure (Agg backend, or the one
+        MPLBACKEND names, e.g. a notebook's inline backend; save it with
+        `fig.savefig(path)`)."""
         cases = [CaseResult(c.case, {**c.params, **r.point}, c.metrics, c.bottleneck, c.counters)
                  for r in self.runs for c in r.cases]
         if where:

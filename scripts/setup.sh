@@ -25,8 +25,9 @@ APT_PACKAGES=(
   # instruction counts for benchmarks
   valgrind
   # the real HAProxy that core/tests/haproxy_record.py records scheduler
-  # sequences from (the truth of sched-test.cc's HaproxyRecorded tests)
-  haproxy
+  # sequences from (the truth of sched-test.cc's HaproxyRecorded tests), and
+  # the `ip` command that gives the recording its own network namespace
+  haproxy iproute2
 )
 
 # PyPI: "requirement:module it provides" (the module is what setup proves

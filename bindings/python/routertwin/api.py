@@ -30,7 +30,8 @@ __all__ = ["Scenario", "Results", "Failure", "load", "scenario", "run", "sweep",
 # Units by suffix, a convention every kind follows; what a kind's own names
 # mean (a utilization in % or as a fraction, `tps`) its runner says in UNITS.
 _UNITS_BY_SUFFIX = (("_us", "us"), ("_ms", "ms"), ("_s", "s"), ("_pct", "%"), ("_bps", "bit/s"),
-                    ("_gbps", "Gbit/s"), ("_mbps", "Mbit/s"), ("_fps", "frames/s"), ("_pps", "packets/s"), ("_bytes", "bytes"),
+                    ("_gbps", "Gbit/s"), ("_mbps", "Mbit/s"), ("_fps", "frames/s"), ("_pps", "packets/s"),
+                    ("_bytes", "bytes"),
                     ("_fraction", "fraction"), ("_load", "fraction of max rate"))
 
 

@@ -104,3 +104,15 @@ def test_a_new_kind_is_run_swept_and_tabled_without_touching_the_api(tmp_path, m
                                   df[(df["seed"] == 2) & (df["grid.tosses"] == 10)]
                                   .drop(columns=["seed", "grid.seed", "grid.tosses"]).reset_index(drop=True),
                                   check_exact=True)
+
+
+def test_the_tcp_path_kind_runs_through_the_api_below_the_tagged_gbe_line_rate():
+    s = rt.load(ROOT / "scenarios" / "zstack" / "zstack-flat-direct.yaml").with_(
+        {"transfer.window_bytes": 2_000_000})
+    res = rt.sweep(s, {"seed": [1, 2]}, jobs=1)
+    df = res.to_dataframe()
+    # 1448 payload bytes per 1500-byte packet + 42 bytes of tagged Ethernet framing
+    line = 1e9 * 1448 / 1542 / 1e6
+    assert len(df) == 2 and ((df["metric.throughput_mbps"] <= line) & (df["metric.throughput_mbps"] > 0.9 * line)).all()
+    assert df.attrs["units"]["metric.throughput_mbps"] == "Mbit/s"
+    assert df.attrs["units"]["metric.response_time_s"] == "s"

@@ -25,8 +25,9 @@ APT_PACKAGES=(
   # instruction counts for benchmarks
   valgrind
   # the real HAProxy that core/tests/haproxy_record.py records scheduler
-  # sequences from (the truth of sched-test.cc's HaproxyRecorded tests)
-  haproxy
+  # sequences from (the truth of sched-test.cc's HaproxyRecorded tests), and
+  # the `ip` command that gives the recording its own network namespace
+  haproxy iproute2
 )
 
 # PyPI: "requirement:module it provides" (the module is what setup proves
@@ -47,6 +48,12 @@ PIP_PACKAGES=(
   pyarrow:pyarrow
   # the API reference built from docstrings (tests/test_api_docs.py)
   pdoc:pdoc
+  # the tutorials (docs/tutorials): jupytext markdown notebooks, run by
+  # tests/test_tutorials.py in a Jupyter kernel
+  jupytext:jupytext
+  nbformat:nbformat
+  nbclient:nbclient
+  ipykernel:ipykernel
 )
 
 # Sourced (by scripts/prove-toolchains.sh, scripts/check_packages.py): the

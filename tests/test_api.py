@@ -24,12 +24,18 @@ def test_the_package_exposes_a_documented_public_api():
             assert (getattr(rt, name).__doc__ or "").strip(), f"{name} has no docstring"
 
 
-def test_the_modules_behind_shadowed_names_still_import():
-    # rt.scenario and rt.sweep are functions; their modules stay importable by name.
-    from routertwin.scenario import load_scenario
-    from routertwin.sweep import run_jobs
+def test_no_public_name_shadows_a_submodule():
+    # `import routertwin.x as m` reads the attribute `x` of the package first:
+    # a function of the same name would be returned instead of the module.
+    import importlib
+    import pkgutil
 
-    assert callable(load_scenario) and callable(run_jobs)
+    submodules = {m.name for m in pkgutil.iter_modules(rt.__path__) if not m.name.startswith("_")}
+    assert not submodules & set(rt.__all__), submodules & set(rt.__all__)
+    assert callable(rt.scenario) and callable(rt.sweep)
+    for name in submodules:
+        module = importlib.import_module(f"routertwin.{name}")
+        assert getattr(rt, name) is module, name
 
 
 # ------------------------------------------------------------- scenarios --

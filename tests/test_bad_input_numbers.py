@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from conftest import MM1_SCENARIO, PLATFORMS, ROOT, line_of, one_line, run_cli
 from routertwin.results import CaseResult, NotANumberError, write_results
-from routertwin.scenario import load_scenario
+from routertwin.scenario_loader import load_scenario
 
 QUEUE = MM1_SCENARIO
 
@@ -184,7 +184,7 @@ def test_native_value_error_is_a_scenario_error_and_other_scenarios_still_run(wr
     # (simulated here: no real input reaches it any more) must name the
     # scenario file and the native key, and must not stop the other scenarios.
     from routertwin import _core
-    from routertwin.sweep import Job, run_jobs
+    from routertwin.parallel import Job, run_jobs
 
     def rejects(cfg):
         raise ValueError("key 'duration_s': must be positive")

@@ -16,7 +16,7 @@ from routertwin.runners.pipeline.analytic import analytic, mva_closed
 from routertwin.runners.pipeline.frame_cost import esp_tunnel
 from routertwin.runners.pipeline.profiles import EspSpec, PlatformProfile, WorkloadProfile, load_fitted, load_profile
 from routertwin.runners.pipeline.resolve import resolve
-from routertwin.scenario import load_scenario
+from routertwin.scenario_loader import load_scenario
 from routertwin.progress import silent
 
 WORKLOADS = ROOT / "scenarios" / "workloads"

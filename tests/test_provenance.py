@@ -100,7 +100,7 @@ def test_router_route_file_is_hashed_too(write, tmp_path):
         cases: [{{case: c40, route_file: routes.txt}}]
         """)
     from routertwin.results import provenance
-    from routertwin.scenario import load_scenario
+    from routertwin.scenario_loader import load_scenario
 
     files = provenance(load_scenario(path))["input_files"]
     assert files[str(routes)] == sha256(routes)

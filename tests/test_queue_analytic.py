@@ -11,7 +11,7 @@ from conftest import run_cli
 from routertwin import runners
 from routertwin.progress import silent
 from routertwin.runners.queue_analytic import closed_form, erlang_c
-from routertwin.scenario import load_scenario
+from routertwin.scenario_loader import load_scenario
 
 
 def test_mm1_matches_textbook_at_half_load():

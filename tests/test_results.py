@@ -9,7 +9,7 @@ import pytest
 from conftest import DATA, run_cli
 from routertwin import results
 from routertwin.results import CaseResult, write_results
-from routertwin.scenario import load_scenario
+from routertwin.scenario_loader import load_scenario
 
 
 def test_same_seed_gives_byte_identical_json_and_csv(tmp_path):

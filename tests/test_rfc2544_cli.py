@@ -20,7 +20,7 @@ from routertwin.runners import pipeline
 from routertwin.runners.pipeline.profiles import PlatformProfile, load_profile
 from routertwin.runners.router.analytic import max_frame_rate
 from routertwin.runners.router.platform import load_platform
-from routertwin.scenario import load_scenario
+from routertwin.scenario_loader import load_scenario
 
 from conftest import ROOT, run_cli
 

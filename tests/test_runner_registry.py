@@ -7,7 +7,7 @@ import pytest
 
 from routertwin import runners
 
-CONTRACT = {"Schema", "run", "check", "testers", "METRICS"}
+CONTRACT = {"Schema", "run", "check", "testers", "METRICS", "UNITS"}
 
 
 def test_kinds_are_modules_and_packages_found_by_name():

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from conftest import DATA, run_cli
 from routertwin import runners
 from routertwin.errors import ScenarioError
-from routertwin.scenario import ScenarioPath, load_scenario
+from routertwin.scenario_loader import ScenarioPath, load_scenario
 
 GOOD = """
 scenario: q

@@ -4,7 +4,7 @@ Dask cluster (a LocalCluster here)."""
 import pytest
 
 from conftest import DATA
-from routertwin.sweep import Job, parallel_map, run_jobs
+from routertwin.parallel import Job, parallel_map, run_jobs
 
 SCENARIO = (DATA / "mmc_teaching.yaml").read_text().replace("customers: 40000", "customers: 8000")
 

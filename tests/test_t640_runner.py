@@ -20,7 +20,7 @@ from routertwin.runners.router.analytic import zero_load_us
 from routertwin.runners.router.platform import load_pipeline_latency, load_platform
 from routertwin.runners.router.schema import Case
 from routertwin.runners.router.tester import RouterTester
-from routertwin.scenario import load_scenario
+from routertwin.scenario_loader import load_scenario
 
 from conftest import ROOT, run_cli
 

@@ -15,7 +15,7 @@ from conftest import PLATFORMS, ROOT, line_of, one_line, run_cli
 from routertwin.runners.tcp_path.analytic import ceiling
 from routertwin.runners.tcp_path.native import resolve
 from routertwin.runners.tcp_path.profiles import load_platform
-from routertwin.scenario import load_scenario
+from routertwin.scenario_loader import load_scenario
 
 ZSTACK = ROOT / "scenarios" / "zstack"
 LAB_TYPES = """

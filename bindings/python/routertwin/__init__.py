@@ -16,20 +16,25 @@ fig = res.plot("wait_s", "utilization", series="service_rate")
   mistake raises `ScenarioError` with one line naming the key (and file and
   line when there is a file).
 - `run` and `sweep` return `Results`: `to_dataframe`, `to_parquet`,
-  `to_csv`, `to_json`, `plot`.
+  `to_csv`, `to_json`, `plot`; a sweep's points that could not run are in
+  `Results.failures` (`Failure`: the point and its message). `sweep` runs
+  on local processes or a Dask cluster (`scheduler=`), streams to Parquet
+  and resumes (`out=`).
 - `rfc2544`, `validate` and `calibrate` return pandas DataFrames.
 
-docs/python-api.md is the tour; docs/scenarios.md the scenario format.
+docs/python-api.md is the tour; docs/sweeps.md sweeps on several machines;
+docs/tutorials/ teaches with notebooks; docs/scenarios.md the scenario format.
 """
 
 from routertwin._core import __version__
-from routertwin.api import Results, Scenario, calibrate, load, rfc2544, run, scenario, sweep, validate
+from routertwin.api import Failure, Results, Scenario, calibrate, load, rfc2544, run, scenario, sweep, validate
 from routertwin.errors import ScenarioError, UserError
 
 __all__ = [
     "__version__",
     "Scenario",
     "Results",
+    "Failure",
     "ScenarioError",
     "UserError",
     "load",

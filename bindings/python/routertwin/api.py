@@ -3,9 +3,9 @@ and figures. `routertwin/__init__.py` re-exports these names; use them as
 `import routertwin as rt`.
 
 Everything here is thin over what the command line uses: scenarios are
-loaded and validated by `routertwin.scenario` (the same pydantic schemas and
+loaded and validated by `routertwin.scenario_loader` (the same pydantic schemas and
 the same one-line `FILE:LINE: key 'a.b': message` errors), runs and sweeps go
-through `routertwin.sweep` (a local process pool, or a Dask cluster when
+through `routertwin.parallel` (a local process pool, or a Dask cluster when
 given `scheduler=`), provenance comes from `routertwin.results`, the RFC 2544
 methods from `routertwin.methods.command`, validation and calibration from
 `routertwin.validation`.
@@ -22,28 +22,35 @@ from typing import Any, Mapping, Sequence
 
 from routertwin.errors import ScenarioError, UserError
 from routertwin.results import CaseResult
-from routertwin.scenario import LoadedScenario
-from routertwin.sweep import Job
+from routertwin.scenario_loader import LoadedScenario
+from routertwin.parallel import Job
 
-__all__ = ["Scenario", "Results", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate"]
+__all__ = ["Scenario", "Results", "Failure", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate"]
 
-# Units of metric and parameter names, by name or by suffix (first match wins).
-_UNITS_BY_NAME = {
-    "pps": "packets/s", "pps_analytic": "packets/s", "gbps": "Gbit/s", "gbps_out": "Gbit/s",
-    "throughput": "1/s", "service_rate": "1/s", "arrival_rate": "1/s", "cycles_per_packet": "cycles",
-    "queue_len": "customers", "in_system": "customers", "frame": "bytes", "size": "bytes",
-    "port_rate_bps": "bit/s", "routes": "routes", "cores": "cores", "servers": "servers",
-}
+# Units by suffix, a convention every kind follows; what a kind's own names
+# mean (a utilization in % or as a fraction, `tps`) its runner says in UNITS.
 _UNITS_BY_SUFFIX = (("_us", "us"), ("_ms", "ms"), ("_s", "s"), ("_pct", "%"), ("_bps", "bit/s"),
-                    ("_gbps", "Gbit/s"), ("_fps", "frames/s"), ("_pps", "packets/s"), ("_bytes", "bytes"),
-                    ("_util", "fraction"), ("_fraction", "fraction"), ("_load", "fraction of max rate"),
-                    ("utilization", "fraction"), ("p_wait", "probability"))
+                    ("_gbps", "Gbit/s"), ("_mbps", "Mbit/s"), ("_fps", "frames/s"), ("_pps", "packets/s"),
+                    ("_bytes", "bytes"),
+                    ("_fraction", "fraction"), ("_load", "fraction of max rate"))
 
 
-def _unit(column: str) -> str | None:
+def _unit(column: str, kinds: Sequence[str] = ()) -> str | None:
+    """The unit of a DataFrame column: from the UNITS of the runners of
+    `kinds` (routertwin.runners: name or regular expression -> unit), else
+    from its suffix."""
+    import re
+
+    from routertwin import runners
+
     name = column.rsplit(".", 1)[-1]
-    if name in _UNITS_BY_NAME:
-        return _UNITS_BY_NAME[name]
+    for kind in kinds:
+        units = getattr(runners.get(kind), "UNITS", {})
+        if name in units:
+            return units[name]
+        for pattern, unit in units.items():
+            if re.fullmatch(pattern, name):
+                return unit
     for suffix, unit in _UNITS_BY_SUFFIX:
         if name.endswith(suffix):
             return unit
@@ -108,7 +115,7 @@ class Scenario:
 
     @property
     def loaded(self) -> LoadedScenario:
-        """The `routertwin.scenario.LoadedScenario` runners receive."""
+        """The `routertwin.scenario_loader.LoadedScenario` runners receive."""
         return self._loaded
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,8 +161,8 @@ def scenario(keys: Mapping[str, Any], *, base_dir: str | Path | None = None) -> 
     (platform profiles) are resolved against `base_dir` (default: the
     current folder). Raises `ScenarioError` naming the key."""
     if not isinstance(keys, Mapping):
-        raise ScenarioError(f"routertwin.scenario: expected a mapping of keys, got {type(keys).__name__}")
-    from routertwin.scenario import _python_value
+        raise ScenarioError(f"routertwin.scenario_loader: expected a mapping of keys, got {type(keys).__name__}")
+    from routertwin.scenario_loader import _python_value
 
     data = _python_value(dict(keys))
     shown = f"<scenario {data.get('scenario', '?')!r}>"
@@ -173,12 +180,23 @@ class Run:
     point: dict[str, Any]
 
 
-class Results:
-    """The cases of one run or of every run of a sweep, with what produced them."""
+@dataclass(frozen=True)
+class Failure:
+    """A grid point of a sweep that did not run: its point (dotted key ->
+    value) and the one-line message saying why (the key named, as for a file)."""
 
-    def __init__(self, runs: Sequence[Run], grid_keys: Sequence[str] = ()):
+    point: dict[str, Any]
+    message: str
+
+
+class Results:
+    """The cases of one run or of every run of a sweep, with what produced
+    them; `failures` lists the grid points of a sweep that could not run."""
+
+    def __init__(self, runs: Sequence[Run], grid_keys: Sequence[str] = (), failures: Sequence[Failure] = ()):
         self.runs = list(runs)
         self.grid_keys = list(grid_keys)
+        self.failures = list(failures)
 
     @property
     def cases(self) -> list[CaseResult]:
@@ -189,7 +207,8 @@ class Results:
         return sum(len(r.cases) for r in self.runs)
 
     def __repr__(self) -> str:
-        return f"<Results {len(self.runs)} run(s), {len(self)} case(s)>"
+        failed = f", {len(self.failures)} failed point(s)" if self.failures else ""
+        return f"<Results {len(self.runs)} run(s), {len(self)} case(s){failed}>"
 
     def _root(self) -> Path | None:
         first = self.runs[0].scenario.path if self.runs else None
@@ -207,8 +226,9 @@ class Results:
         """A pandas DataFrame: one row per case (per run of a sweep). Columns:
         `scenario`, `seed`, `grid.<key>` (sweeps), `case`, `param.*`,
         `metric.*`, `counter.*`, `bottleneck`. `df.attrs` holds `units`
-        (column -> unit), `routertwin_version`, `git_commit` and `runs` (each
-        run's scenario, seed, grid point, parameters and input files' sha256)."""
+        (column -> unit), `routertwin_version`, `git_commit`, `runs` (each
+        run's scenario, seed, grid point, parameters and input files' sha256)
+        and `failures` (each failed grid point and its message)."""
         import pandas as pd
 
         from routertwin.results import _columns, _flat, _finite, provenance
@@ -223,30 +243,43 @@ class Results:
         df = pd.DataFrame(rows, columns=["scenario", "seed", *grid, *cols])
         root = self._root()
         prov = [provenance(r.scenario, root) for r in self.runs]
+        kinds = list(dict.fromkeys(r.scenario.kind for r in self.runs))
         df.attrs = {
-            "units": {c: u for c in df.columns if c.startswith(("param.", "metric.", "grid.")) and (u := _unit(c))},
+            "units": {c: u for c in df.columns
+                      if c.startswith(("param.", "metric.", "grid.")) and (u := _unit(c, kinds))},
             "routertwin_version": prov[0]["routertwin_version"] if prov else "",
             "git_commit": prov[0]["git_commit"] if prov else "",
             "runs": _finite([{"scenario": r.scenario.name, "kind": r.scenario.kind, "seed": r.scenario.seed,
                               "grid": r.point, "parameters": r.scenario.parameters,
                               "input_files": p["input_files"]} for r, p in zip(self.runs, prov)]),
+            "failures": _finite([{"grid": f.point, "message": f.message} for f in self.failures]),
         }
         return df
 
     def to_parquet(self, path: str | Path) -> Path:
         """Write the DataFrame to a Parquet file (pyarrow; `df.attrs` kept in
         its metadata). Columns holding lists or mixed types are written as
-        their JSON text. Returns the path."""
+        their JSON text. Written atomically (a failed write leaves no file).
+        Returns the path."""
+        from routertwin.results import write_atomic
+
+        path = Path(path)
+        write_atomic({path: self._parquet_bytes()})
+        return path
+
+    def _parquet_bytes(self, **attrs: Any) -> bytes:
+        import io
+
         df = self.to_dataframe()
+        df.attrs.update(attrs)
         for col in df.columns:
             if df[col].dtype == object:
                 kinds = {type(v) for v in df[col] if v is not None}
                 if len(kinds) > 1 or kinds & {list, dict, tuple}:
                     df[col] = [None if v is None else json.dumps(v, sort_keys=True) for v in df[col]]
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        df.to_parquet(path, engine="pyarrow", index=False)
-        return path
+        buf = io.BytesIO()
+        df.to_parquet(buf, engine="pyarrow", index=False)
+        return buf.getvalue()
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """The DataFrame as CSV text; also written to `path` when given."""
@@ -276,8 +309,9 @@ class Results:
         sweep's grid keys), over the cases whose parameters equal `where`.
         `x` and `series` may also name metrics (a queue's `utilization`).
         Defaults: `x` the first parameter that varies, `y` the first metric,
-        no series. Returns the matplotlib Figure
-        (Agg backend; save it with `fig.savefig(path)`)."""
+        no series. Returns the matplotlib Figure (Agg backend, or the one
+        MPLBACKEND names, e.g. a notebook's inline backend; save it with
+        `fig.savefig(path)`)."""
         cases = [CaseResult(c.case, {**c.params, **r.point}, c.metrics, c.bottleneck, c.counters)
                  for r in self.runs for c in r.cases]
         if where:
@@ -309,12 +343,6 @@ class Results:
         return fig
 
 
-def _raise_outcome_errors(outcomes) -> None:
-    for o in outcomes:
-        if o.error:
-            raise ScenarioError(o.error)
-
-
 def run(scenario: Scenario, *, progress: bool = False) -> Results:
     """Run every case of `scenario` in this process; `progress=True` shows a
     progress line on stderr. Raises `ScenarioError` for input the model refuses."""
@@ -334,22 +362,82 @@ def run(scenario: Scenario, *, progress: bool = False) -> Results:
 
 def _check_scenario(s: Any, fn: str) -> None:
     if not isinstance(s, Scenario):
-        raise TypeError(f"routertwin.{fn}: expected a Scenario (routertwin.load or routertwin.scenario), "
+        raise TypeError(f"routertwin.{fn}: expected a Scenario (routertwin.load or routertwin.scenario_loader), "
                         f"got {type(s).__name__}")
 
 
 def sweep(scenario: Scenario, grid: Mapping[str, Sequence[Any]], *, jobs: int | None = None,
-          scheduler: Any = None, progress: bool = False) -> Results:
+          scheduler: Any = None, out: str | Path | None = None, progress: bool = False) -> Results:
     """Run `scenario` at every point of `grid` (dotted key -> list of values;
     the cartesian product, first key slowest), in parallel: a local process
     pool of `jobs` processes (default: CPU count) or, given `scheduler` (a
-    Dask scheduler address or `distributed.Client`), that cluster. Every point
-    is validated before any runs; a mistake raises `ScenarioError` naming the
-    key. Rows of the result carry the point as `grid.<key>` columns."""
+    Dask scheduler address such as "tcp://10.0.0.1:8786", or a
+    `distributed.Client`), that cluster; a worker lost mid-sweep costs only
+    time, its points run again elsewhere. Rows of the result carry the point
+    as `grid.<key>` columns.
+
+    Every point is validated before any runs. A grid key or value that no
+    point accepts raises `ScenarioError` naming the key; a point that fails
+    (a value impossible at that point, or a run the model refuses) does not
+    stop the others: it is listed in `Results.failures` with its message and
+    a line on stderr.
+
+    `out` (a folder) streams results to disk as points finish: one Parquet
+    file per point in `out/points/`, written atomically, named by a hash of
+    the point's scenario, seed, input files and routertwin version. Run the
+    same sweep with the same `out` again after an interrupt and the points
+    already there are read back, not rerun. When every point is done,
+    `out/results.parquet` holds the whole table. `progress=True` shows
+    progress on stderr."""
+    import sys
+
+    from routertwin.parallel import completed, run_job
     from routertwin.progress import Progress, silent
-    from routertwin.sweep import run_jobs
+    from routertwin.scenario_loader import _python_value
 
     _check_scenario(scenario, "sweep")
+    keys, points = _grid_points(scenario, grid)
+    runs: list[Run | None] = [None] * len(points)
+    failures: dict[int, Failure] = {}
+    chosen: dict[int, Scenario] = {}
+    for i, pt in enumerate(points):  # every mistake before any run
+        try:
+            chosen[i] = scenario.with_(pt)
+        except ScenarioError as exc:
+            failures[i] = Failure(_python_value(pt), str(exc))
+    if not chosen:  # nothing the grid asks for can run: a mistake in the sweep itself
+        raise ScenarioError(failures[0].message)
+    store = _PointStore(Path(out), keys) if out is not None else None
+    todo = []
+    for i, s in chosen.items():
+        done = store.read(s) if store is not None else None
+        if done is not None:
+            runs[i] = Run(s.loaded, done, _python_value(points[i]))
+        else:
+            todo.append(i)
+    with (Progress(f"sweep {scenario.name}") if progress else silent()) as p:
+        p.set_total(len(points))
+        p.advance(len(points) - len(todo), status="read back" if store and len(todo) < len(chosen) else "")
+        for k, outcome in completed(run_job, [chosen[i]._job for i in todo], jobs=jobs, scheduler=scheduler):
+            i = todo[k]
+            point = _python_value(points[i])
+            if outcome.error:
+                failures[i] = Failure(point, outcome.error)
+            else:
+                runs[i] = Run(outcome.scenario, list(outcome.cases), point)
+                if store is not None:
+                    store.write(chosen[i], runs[i])
+            p.advance(status=f"{len(failures)} failed" if failures else "")
+    failed = [failures[i] for i in sorted(failures)]
+    for f in failed:
+        print(f"sweep {scenario.name}: point {f.point} failed: {f.message}", file=sys.stderr)
+    results = Results([r for r in runs if r is not None], keys, failed)
+    if store is not None and results.runs:
+        store.finish(results)
+    return results
+
+
+def _grid_points(scenario: Scenario, grid: Any) -> tuple[list[str], list[dict[str, Any]]]:
     if not isinstance(grid, Mapping) or not grid:
         raise ScenarioError(f"{scenario._shown()}: sweep grid: expected a non-empty mapping of key -> list of values")
     keys = list(grid)
@@ -358,15 +446,68 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[Any]], *, jobs: int | 
         if not isinstance(k, str) or isinstance(values, (str, bytes)) or not isinstance(values, Sequence) \
                 or len(values) == 0:
             raise ScenarioError(f"{scenario._shown()}: sweep grid key {k!r}: expected a non-empty list of values")
-    points = [dict(zip(keys, combo)) for combo in itertools.product(*(list(grid[k]) for k in keys))]
-    scenarios = [scenario.with_(p) for p in points]  # every mistake before any run
-    jobs_list = [s._job for s in scenarios]
-    with (Progress(f"sweep {scenario.name}") if progress else silent()) as p:
-        outcomes = run_jobs(jobs_list, jobs=jobs, scheduler=scheduler, progress=p)
-    _raise_outcome_errors(outcomes)
-    from routertwin.scenario import _python_value
+    return keys, [dict(zip(keys, combo)) for combo in itertools.product(*(list(grid[k]) for k in keys))]
 
-    return Results([Run(o.scenario, list(o.cases), _python_value(pt)) for o, pt in zip(outcomes, points)], keys)
+
+class _PointStore:
+    """The folder a sweep streams to: `points/<key>.parquet`, one per
+    finished point, each holding its rows and (in its metadata) its cases
+    as exact JSON, so a resumed sweep rebuilds the same Results; then
+    `results.parquet`, the whole sweep."""
+
+    def __init__(self, folder: Path, grid_keys: Sequence[str]):
+        self.folder = folder
+        self.points = folder / "points"
+        self.grid_keys = list(grid_keys)
+
+    def key(self, s: Scenario) -> str:
+        """What a point's results depend on: every key of its scenario, its
+        input files' contents and the routertwin version."""
+        import hashlib
+
+        from routertwin.results import provenance
+
+        inputs = provenance(s.loaded)["input_files"]
+        inputs.pop("<python>", None)  # the scenario's keys are below, whatever their origin
+        files = sorted(inputs.values())  # contents, not paths: a moved project is the same input
+        text = json.dumps({"scenario": s.to_dict(), "inputs": files, "version": _version()},
+                          sort_keys=True, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+    def read(self, s: Scenario) -> list[CaseResult] | None:
+        """The cases of a point already done, or None."""
+        path = self.points / f"{self.key(s)}.parquet"
+        if not path.exists():
+            return None
+        import pyarrow.parquet as pq
+
+        meta = pq.read_schema(path).metadata or {}
+        attrs = json.loads(meta.get(b"PANDAS_ATTRS", b"{}"))
+        if "routertwin_cases" not in attrs:
+            return None  # not one of ours (or an older layout): run it again
+        return [CaseResult(**c) for c in json.loads(attrs["routertwin_cases"])]
+
+    def write(self, s: Scenario, run_: Run) -> None:
+        from routertwin.results import write_atomic
+
+        cases = json.dumps([dataclasses.asdict(c) for c in run_.cases], default=_plain_number)
+        data = Results([run_], self.grid_keys)._parquet_bytes(routertwin_cases=cases)
+        write_atomic({self.points / f"{self.key(s)}.parquet": data})
+
+    def finish(self, results: Results) -> None:
+        results.to_parquet(self.folder / "results.parquet")
+
+
+def _plain_number(x: Any) -> Any:
+    if hasattr(x, "item"):  # numpy scalars
+        return x.item()
+    raise TypeError(f"cannot store {type(x).__name__} in a sweep's point file")
+
+
+def _version() -> str:
+    from routertwin import __version__
+
+    return __version__
 
 
 def rfc2544(scenario: Scenario, method: str = "throughput", *, case: str | Sequence[str] | None = None,

@@ -115,8 +115,8 @@ def _cmd_run(args) -> int:
     from routertwin.progress import Progress
     from routertwin.results import console as _console
     from routertwin.results import table, write_results
-    from routertwin.scenario import load_scenario
-    from routertwin.sweep import Job, run_jobs
+    from routertwin.scenario_loader import load_scenario
+    from routertwin.parallel import Job, run_jobs
     from routertwin.validation.replay import mapped_rows, print_scenario_comparison
 
     root = _root(args, required=False)

@@ -311,7 +311,7 @@ def rfc2544_command(args, root: Path | None) -> int:
     from routertwin.project import display_path
     from routertwin.results import console as _console
     from routertwin.results import write_atomic
-    from routertwin.scenario import load_scenario
+    from routertwin.scenario_loader import load_scenario
 
     _check_flags(args)
     scenario = load_scenario(args.scenario, seed=args.seed)

@@ -3,7 +3,9 @@
 and `run(scenario, progress) -> list[CaseResult]` (docs/contracts.md), and
 may define `check(scenario)` (load-time checks, called by the scenario
 loader), `testers(scenario, duration_s=)` (routertwin.methods.tester) and
-`METRICS` (the metric names mappings may read). A small kind is one module
+`METRICS` (the metric names mappings may read) and `UNITS` (metric and
+parameter name, or a regular expression over names -> unit, for the
+DataFrames of routertwin.api). A small kind is one module
 (queue_analytic.py); a grown one a package whose `__init__` exposes just
 those names from its modules (pipeline/, router/). Names starting with "_"
 are not kinds: `_shared` holds what several kinds use. Adding a kind means

@@ -38,12 +38,16 @@ from pydantic import Field, model_validator
 
 from routertwin.results import CaseResult
 from routertwin.runners._shared.schema import exactly_one
-from routertwin.scenario import FieldError, ScenarioModel
+from routertwin.scenario_loader import FieldError, ScenarioModel
 
 
 # Every metric a case may report (validation mappings are checked against it).
 METRICS = ("utilization", "throughput", "p_wait", "wait_s", "sojourn_s", "queue_len", "in_system",
            "sim_wait_s", "sim_sojourn_s", "sim_p_wait")
+# Units (Results.to_dataframe's df.attrs["units"]); the _s metrics are seconds by their suffix.
+UNITS = {"utilization": "fraction", "throughput": "customers/s", "service_rate": "customers/s",
+         "arrival_rate": "customers/s", "p_wait": "probability", "sim_p_wait": "probability",
+         "queue_len": "customers", "in_system": "customers", "servers": "servers"}
 
 
 class Simulate(ScenarioModel):

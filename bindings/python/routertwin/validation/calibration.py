@@ -186,7 +186,7 @@ def load_fitted(path: Path) -> dict[str, float | int | list[float]]:
     """Parameter name -> value of a fitted file (for runners and scenarios).
     A file that is not one (edited by hand, or not fitted at all) raises
     ScenarioError naming file, line and key."""
-    from routertwin.scenario import Locator, plain, read_yaml_file
+    from routertwin.scenario_loader import Locator, plain, read_yaml_file
 
     doc, shown = read_yaml_file(path)
     params = doc.get("params") if isinstance(doc, dict) else None

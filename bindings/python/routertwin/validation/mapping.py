@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, model_valid
 
 from routertwin.errors import MappingError
 from routertwin.project import display_path
-from routertwin.scenario import Locator, parse_yaml, plain
+from routertwin.scenario_loader import Locator, parse_yaml, plain
 from routertwin.validation.reference import ReferenceRow, load_reference, reference_path
 
 NAME = r"^[a-z0-9][a-z0-9_-]*$"

@@ -22,10 +22,15 @@ from routertwin.results import CaseResult
 
 
 def pyplot():
-    """matplotlib.pyplot on the Agg backend (files only, no display)."""
+    """matplotlib.pyplot on the Agg backend (files only, no display), unless
+    the environment chose a backend (MPLBACKEND: a Jupyter kernel sets its
+    inline one, so figures returned by Results.plot show in notebooks)."""
+    import os
+
     import matplotlib
 
-    matplotlib.use("Agg")
+    if not os.environ.get("MPLBACKEND"):
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt

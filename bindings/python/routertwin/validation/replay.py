@@ -21,7 +21,7 @@ from routertwin.errors import UserError
 from routertwin.progress import Progress
 from routertwin.project import display_path
 from routertwin.results import console, fmt, write_atomic, write_results
-from routertwin.sweep import Job, Outcome, run_jobs
+from routertwin.parallel import Job, Outcome, run_jobs
 from routertwin.validation.mapping import Mapping, MappedRow, load_mappings
 from routertwin.validation.reference import ReferenceRow, load_reference, reference_path
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import NonNegativeInt, PositiveFloat, PositiveInt
 
-from routertwin.scenario import ScenarioModel
+from routertwin.scenario_loader import ScenarioModel
 
 ETH_HEADER_BYTES = 14
 ETH_FCS_BYTES = 4

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from routertwin.scenario import load_yaml_model
+from routertwin.scenario_loader import load_yaml_model
 
 
 def load_profile(path: Path, model: type[BaseModel]):

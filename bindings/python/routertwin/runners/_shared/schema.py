@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from routertwin.scenario import FieldError
+from routertwin.scenario_loader import FieldError
 
 
 def exactly_one(model: BaseModel, first: str, second: str, *, blame_missing: str, blame_both: str) -> None:

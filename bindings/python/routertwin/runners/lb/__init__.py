@@ -35,8 +35,8 @@ Example (scenarios/adx/adx-tps.yaml):
       - {id: tolly, method: tolly, steps: [1.0e6, 2.0e6, 3.0e6, 4.0e6, 5.0e6]}
 """
 
-from routertwin.runners.lb.metrics import METRICS
+from routertwin.runners.lb.metrics import METRICS, UNITS
 from routertwin.runners.lb.runner import check, run
 from routertwin.runners.lb.schema import Schema
 
-__all__ = ["METRICS", "Schema", "check", "run"]
+__all__ = ["METRICS", "UNITS", "Schema", "check", "run"]

@@ -23,3 +23,17 @@ METRICS = (
     # remap
     "moved", "moved_pct", "on_failed_pct", "table_changes_pct",
 )
+
+# Units of what a case reports and takes (Results.to_dataframe's df.attrs["units"]);
+# keys are names or regular expressions. CPU is in percent, as the Tolly report gives it.
+UNITS = {
+    "rate": "units/s", "offered_rate": "units/s", "tps": "transactions/s", "legit_tps": "transactions/s",
+    "legit_offered_tps": "transactions/s", "cps": "connections/s", "qps": "queries/s", "attack_pps": "packets/s",
+    "cpu_util": "%", "cpu_max": "%", "cpu_closed_form": "%", r"core\d+_util": "%", "saturation_cpu": "%",
+    "saturation_cpu_max": "%", "line_cpu_at_saturation": "%", "slope_pct_per_munit": "% per 10^6 units/s",
+    "rate_at_100": "units/s", "rate_at_100_lo": "units/s", "rate_at_100_hi": "units/s", "saturation_rate": "units/s",
+    "cycles_per_unit": "cycles", "packets_per_unit": "packets", "cookies_sent": "packets",
+    "connections_end": "connections", "max_concurrent": "connections", "concurrent": "connections",
+    "connections_per_core": "connections", "moved": "connections", "keys": "connections", "r2": "1",
+    "cores": "cores", "servers": "servers", "steps": "units/s",
+}

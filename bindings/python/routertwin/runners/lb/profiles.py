@@ -10,7 +10,7 @@ from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_
 
 from routertwin import _core
 from routertwin.runners._shared.profiles import load_profile
-from routertwin.scenario import ScenarioModel
+from routertwin.scenario_loader import ScenarioModel
 
 # The counters a profile may price: the C core's, by name (dp_ops.h), from the core itself.
 COUNTERS = tuple(_core.ops_counter_names())

@@ -11,7 +11,7 @@ from routertwin.runners.lb.metrics import UNIT_METRIC
 from routertwin.runners.lb.native import SYN_FRAME_BYTES, call, fill_config, step_config
 from routertwin.runners.lb.profiles import load_platform, load_prices
 from routertwin.runners.lb.schema import Case, Schema
-from routertwin.scenario import FieldError
+from routertwin.scenario_loader import FieldError
 
 
 def check(scenario) -> None:

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, ValidationInfo, field_validator, model_validator
 
-from routertwin.scenario import FieldError, ScenarioModel, ScenarioPath
+from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 Workload = Literal["http11", "http10", "dns", "synflood"]
 # Units per second of a load step: at most 1e9, ten times the 119 Mpps of

@@ -45,9 +45,9 @@ Example (scenarios/octeon/cn68-se-1core.yaml):
     sweep: {frame: [64, 128, 256, 1518], cores: [1]}
 """
 
-from routertwin.runners.pipeline.metrics import METRICS
+from routertwin.runners.pipeline.metrics import METRICS, UNITS
 from routertwin.runners.pipeline.runner import check, run
 from routertwin.runners.pipeline.schema import Schema
 from routertwin.runners.pipeline.tester import testers
 
-__all__ = ["METRICS", "Schema", "check", "run", "testers"]
+__all__ = ["METRICS", "UNITS", "Schema", "check", "run", "testers"]

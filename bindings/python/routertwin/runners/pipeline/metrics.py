@@ -11,6 +11,14 @@ METRICS = (
     "pps_analytic", "latency_analytic_us",
 )
 
+# Units (Results.to_dataframe's df.attrs["units"]); names or regular
+# expressions. Utilizations are fractions of the resource's capacity.
+UNITS = {
+    "pps": "packets/s", "pps_analytic": "packets/s", "gbps": "Gbit/s", "gbps_out": "Gbit/s",
+    "line_rate_fraction": "fraction", r".*_util": "fraction", "cycles_per_packet": "cycles",
+    "frame": "bytes", "port_rate_bps": "bit/s", "cores": "cores",
+}
+
 
 def rate_metrics(pps: float, frame: float, out_frame: float, line_in_pps: float) -> dict[str, float]:
     """The rates of `pps` forwarded frames, the first metrics of every case

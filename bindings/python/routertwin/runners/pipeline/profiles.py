@@ -14,7 +14,7 @@ from routertwin import _core
 from routertwin.errors import ScenarioError
 from routertwin.runners._shared.ethernet import Port
 from routertwin.runners._shared.profiles import load_profile
-from routertwin.scenario import ScenarioModel
+from routertwin.scenario_loader import ScenarioModel
 
 if TYPE_CHECKING:
     from routertwin.runners.pipeline.schema import Schema

@@ -8,11 +8,11 @@ from routertwin.runners.pipeline.native import engine_config, run_packet
 from routertwin.runners.pipeline.profiles import load_profiles
 from routertwin.runners.pipeline.resolve import CaseError, resolve_case
 from routertwin.runners.pipeline.schema import Schema, case_id, case_locs, expand_cases
-from routertwin.scenario import FieldError
+from routertwin.scenario_loader import FieldError
 
 
 def check(scenario) -> None:
-    """Load-time checks (routertwin.scenario calls them before any scenario
+    """Load-time checks (routertwin.scenario_loader calls them before any scenario
     runs): the profiles load, and every case resolves and has an analytic
     answer on them -- fitted costs present, cores within the platform's
     count, contention computable -- and, at packet level, is one frame size.

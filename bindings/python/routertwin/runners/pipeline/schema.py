@@ -11,7 +11,7 @@ from pydantic import (AfterValidator, Field, NonNegativeFloat, PositiveFloat, Va
 from routertwin.runners._shared.ethernet import MAX_FRAME, MIN_FRAME
 from routertwin.runners._shared.schema import exactly_one
 from routertwin.runners.pipeline.profiles import CoreCount
-from routertwin.scenario import FieldError, ScenarioModel, ScenarioPath
+from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 
 def _frame_size(v: int | str) -> int | str:

@@ -49,8 +49,9 @@ mean_ingress_escapes, fabric_load, lookup_load; counters are the drop
 reasons. Wall-clock time is reported on the progress line only.
 """
 
+from routertwin.runners.router.metrics import UNITS
 from routertwin.runners.router.runner import check, run
 from routertwin.runners.router.schema import Schema
 from routertwin.runners.router.tester import testers
 
-__all__ = ["Schema", "check", "run", "testers"]
+__all__ = ["UNITS", "Schema", "check", "run", "testers"]

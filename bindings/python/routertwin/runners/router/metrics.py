@@ -5,6 +5,15 @@ from __future__ import annotations
 from routertwin.methods import rfc2544
 from routertwin.results import CaseResult
 
+# Units (Results.to_dataframe's df.attrs["units"]); names or regular expressions.
+UNITS = {
+    "pps": "packets/s", "tx_pps": "packets/s", "pct_of_theoretical": "%", "rx_pct": "%",
+    "throughput_gbps": "Gbit/s", r"latency_(min|avg|max)": "us", "lost_packets": "packets",
+    "zero_loss": "1 if no frame was lost", r"mean_(ingress|egress)_escapes": "escapes per frame",
+    "fabric_load": "fraction", "lookup_load": "fraction", "ip_bytes": "bytes", "routes": "routes",
+    "offered_load": "fraction of max rate",
+}
+
 
 def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict | None = None) -> CaseResult:
     e = t.extra

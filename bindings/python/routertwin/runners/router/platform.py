@@ -12,7 +12,7 @@ from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_v
 
 from routertwin.errors import ScenarioError
 from routertwin.runners._shared.profiles import load_profile
-from routertwin.scenario import FieldError, ScenarioModel
+from routertwin.scenario_loader import FieldError, ScenarioModel
 
 if TYPE_CHECKING:
     from routertwin.runners.router.schema import Schema

@@ -10,7 +10,7 @@ from routertwin.runners.router.metrics import case_result
 from routertwin.runners.router.platform import load_profiles
 from routertwin.runners.router.schema import Case, Schema, trial_too_long
 from routertwin.runners.router.tester import RouterTester
-from routertwin.scenario import FieldError
+from routertwin.scenario_loader import FieldError
 
 
 def check(scenario) -> None:

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from routertwin.runners.router.analytic import max_frame_rate
 from routertwin.runners.router.platform import RouterPlatform
-from routertwin.scenario import FieldError, ScenarioModel, ScenarioPath
+from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 Mode = Literal["packet", "steady"]
 

@@ -28,8 +28,8 @@ Example (scenarios/zstack/zstack-flat-direct.yaml):
       - {node: vm-107-101, type: vm, link: virtio}
 """
 
-from routertwin.runners.tcp_path.metrics import METRICS
+from routertwin.runners.tcp_path.metrics import METRICS, UNITS
 from routertwin.runners.tcp_path.runner import check, run
 from routertwin.runners.tcp_path.schema import Schema
 
-__all__ = ["METRICS", "Schema", "check", "run"]
+__all__ = ["METRICS", "UNITS", "Schema", "check", "run"]

@@ -12,3 +12,6 @@ METRICS = (
     # duration mode (iperf3 -t): goodput over the duration
     "goodput_mbps",
 )
+# Units (Results.to_dataframe's df.attrs["units"]) the suffixes (_mbps, _s, _ms) do not give.
+UNITS = {"simulated_bytes": "bytes", "recoveries": "fast recoveries", "timeouts": "retransmission timeouts",
+         "bottleneck_utilization": "fraction", "nat_ns_per_packet": "ns"}

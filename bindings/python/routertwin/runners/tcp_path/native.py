@@ -7,7 +7,7 @@ from pathlib import Path
 
 from routertwin.runners.tcp_path.profiles import HostTcp, PathPlatform
 from routertwin.runners.tcp_path.schema import LinkType, NodeType, Schema
-from routertwin.scenario import FieldError
+from routertwin.scenario_loader import FieldError
 
 
 def merged_tcp(cfg: Schema, plat: PathPlatform) -> HostTcp:

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from routertwin.runners._shared.profiles import load_profile
 from routertwin.runners.tcp_path.schema import LinkType, NodeType, Tcp
-from routertwin.scenario import ScenarioModel
+from routertwin.scenario_loader import ScenarioModel
 
 
 class HostTcp(Tcp):

@@ -9,7 +9,7 @@ from routertwin.runners.tcp_path.analytic import ceiling, segment_bytes
 from routertwin.runners.tcp_path.native import call, config, merged_tcp, resolve
 from routertwin.runners.tcp_path.profiles import load_platform
 from routertwin.runners.tcp_path.schema import Schema
-from routertwin.scenario import FieldError
+from routertwin.scenario_loader import FieldError
 
 
 def check(scenario) -> None:

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveInt, model_validator
 
-from routertwin.scenario import FieldError, ScenarioModel, ScenarioPath
+from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # A chain of at most 64 nodes: the ZStack paths have 7 to 11, a namespace

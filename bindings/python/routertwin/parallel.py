@@ -12,8 +12,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from routertwin.errors import UserError
 from routertwin.progress import Progress, silent
@@ -31,7 +32,7 @@ class Job:
 
     def load(self):
         """The validated scenario (LoadedScenario) this job runs."""
-        from routertwin.scenario import load_scenario, validate_scenario
+        from routertwin.scenario_loader import load_scenario, validate_scenario
 
         if self.data is None:
             return load_scenario(self.path, seed=self.seed, overrides=self.overrides)
@@ -60,6 +61,53 @@ def run_job(job: Job) -> Outcome:
     return Outcome(scenario=scenario, cases=list(cases))
 
 
+# Spawned processes import the caller's script again (multiprocessing's rule);
+# a script that sweeps at import time makes each of them die at start.
+_BROKEN_POOL = ("a process of the local pool died before finishing its point: out of memory or killed, or "
+                "the script calling rt.sweep runs it at import time (spawned processes import the script "
+                "again): put the call under `if __name__ == \"__main__\":`, or pass jobs=1")
+
+
+def completed(
+    fn: Callable[[Any], Any],
+    items: Sequence[Any],
+    *,
+    jobs: int | None = None,
+    scheduler: Any = None,
+) -> Iterator[tuple[int, Any]]:
+    """(index, fn(items[index])) for every item, as each finishes (in any
+    order), run in parallel.
+
+    `scheduler` (a Dask scheduler address or a distributed.Client) sends the
+    work to that cluster: a worker that dies takes its running items with it
+    and the scheduler runs them again on another worker, so none is lost.
+    Otherwise a ProcessPoolExecutor of `jobs` processes (default: CPU count)
+    runs them; with one job or one item they run inline. `fn` must be
+    importable by name (a module-level function). Closing the iterator early
+    (an interrupt) cancels what has not started.
+    """
+    items = list(items)
+    if scheduler is not None:
+        yield from _dask_completed(fn, items, scheduler)
+        return
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(items) <= 1:
+        for i, x in enumerate(items):
+            yield i, fn(x)
+        return
+    # spawn, not fork: the parent may run threads (rich's refresher, Dask).
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx)
+    try:
+        futures = {pool.submit(fn, x): i for i, x in enumerate(items)}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
+    except BrokenProcessPool:
+        raise UserError(_BROKEN_POOL) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def parallel_map(
     fn: Callable[[Any], Any],
     items: Sequence[Any],
@@ -68,50 +116,35 @@ def parallel_map(
     scheduler: Any = None,
     progress: Progress | None = None,
 ) -> list[Any]:
-    """[fn(x) for x in items], in input order, run in parallel.
-
-    `scheduler` (a Dask scheduler address or a distributed.Client) sends the
-    work to that cluster; otherwise a ProcessPoolExecutor of `jobs` processes
-    (default: CPU count) runs it; with one job or one item it runs inline.
-    `fn` must be importable by name (a module-level function).
-    """
+    """[fn(x) for x in items], in input order, run in parallel as
+    `completed` runs them; `progress` advances as each finishes."""
     progress = progress or silent()
     progress.set_total(len(items))
-    if scheduler is not None:
-        return _dask_map(fn, items, scheduler, progress)
-    jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(items) <= 1:
-        out = []
-        for x in items:
-            out.append(fn(x))
-            progress.advance()
-        return out
     results: list[Any] = [None] * len(items)
-    # spawn, not fork: the parent may run threads (rich's refresher, Dask).
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx) as pool:
-        futures = {pool.submit(fn, x): i for i, x in enumerate(items)}
-        for fut in as_completed(futures):
-            results[futures[fut]] = fut.result()
-            progress.advance()
+    for i, r in completed(fn, items, jobs=jobs, scheduler=scheduler):
+        results[i] = r
+        progress.advance()
     return results
 
 
-def _dask_map(fn, items, scheduler, progress: Progress) -> list[Any]:
+def _dask_completed(fn, items, scheduler) -> Iterator[tuple[int, Any]]:
     from distributed import Client
     from distributed import as_completed as dask_completed
 
     own = not isinstance(scheduler, Client)
     try:
-        client = Client(scheduler) if own else scheduler
-    except OSError as exc:
-        raise UserError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+        client = Client(scheduler, timeout=30) if own else scheduler
+    except (OSError, TimeoutError) as exc:
+        raise UserError(f"scheduler {scheduler}: cannot connect: {exc}") from None
+    futures = []
     try:
-        futures = client.map(fn, list(items), pure=False)
-        for _ in dask_completed(futures):
-            progress.advance()
-        return client.gather(futures)
+        futures = client.map(fn, items, pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        for fut, result in dask_completed(futures, with_results=True):
+            yield index[fut.key], result
     finally:
+        for f in futures:
+            f.cancel()
         if own:
             client.close()
 

@@ -156,11 +156,20 @@ def _places(lines: list[str], line: int, anchors: tuple) -> str:
     return " ".join(parts)
 
 
-@functools.lru_cache(maxsize=64)
 def _leaves_of(text: str, shown: str) -> tuple[Leaf, ...]:
-    from routertwin.scenario import parse_yaml
+    from routertwin.scenario import _parse_data_file
 
-    return tuple(_leaves(parse_yaml(text, shown), text.splitlines()))
+    _parse_data_file(text, shown)  # a syntax error is raised naming `shown`
+    return _leaves_cached(text)
+
+
+@functools.lru_cache(maxsize=128)
+def _leaves_cached(text: str) -> tuple[Leaf, ...]:
+    # Keyed on the text: the copies of a profile that validation intervals
+    # make share it.
+    from routertwin.scenario import _parse_text
+
+    return tuple(_leaves(_parse_text(text), text.splitlines()))
 
 
 def numbers(path: Path) -> dict[str, Leaf]:

@@ -233,6 +233,8 @@ def prepare_variants(root: Path, inputs: list[ScenarioInputs], workdir: Path, *,
     for s in inputs:
         for a in s.assumptions:
             unique.setdefault((a.file.resolve(), a.path), a)
+    if not unique:
+        return []
     study_files: dict[str, set[Path]] = {}
     for s in inputs:
         for f, study in s.fitted.items():
@@ -310,12 +312,14 @@ class Plan:
 
 
 def plan(root: Path, scenario_files: list[Path], mode: str, workdir: Path, progress=None, *,
-         seed: int | None = None, overrides: tuple = (), jobs: int | None = None, scheduler=None) -> Plan:
+         seed: int | None = None, overrides: tuple = (), jobs: int | None = None, scheduler=None,
+         replications: int | None = None) -> Plan:
     """The replications and variants of the scenarios (their nominal runs
     are the caller's: outcome [0] of every replication list). `seed` and
     `overrides` are those of the nominal runs (`routertwin run --seed/--set`);
     variants keep them, replications replace the seed. A scenario outside
-    the project's scenarios/ gets replications only (no shadow holds it)."""
+    the project's scenarios/ gets replications only (no shadow holds it).
+    `replications` replaces the mode's number of seeds."""
     if mode not in MODES:
         raise UserError(f"--intervals {mode}: expected one of {', '.join(MODES)}")
     inputs = [i for i in (scenario_inputs(p, seed, overrides) for p in scenario_files) if i is not None]
@@ -323,7 +327,7 @@ def plan(root: Path, scenario_files: list[Path], mode: str, workdir: Path, progr
     variants = prepare_variants(root, inputs, workdir, jobs=jobs, scheduler=scheduler, progress=progress)
     p = Plan(mode, {}, variants)
     for s in inputs:
-        seeds = replication_seeds(s.seed, MODES[mode])
+        seeds = replication_seeds(s.seed, replications or MODES[mode])
         p.runs[s.path] = ScenarioRuns(s, seeds)
         for rep_seed in seeds[1:]:
             p.jobs.append(Job(str(s.path), seed=rep_seed, overrides=tuple(overrides)))
@@ -451,7 +455,7 @@ def record(p: Plan, root: Path, scenarios: list[Path] | None = None) -> dict:
         "routertwin_version": __version__,
         "git_commit": git_commit(Path(root).resolve()),
         "mode": p.mode,
-        "replications": MODES[p.mode],
+        "replications": max((len(r.seeds) for r in runs.values()), default=0),
         "seeds": {display_path(path, root): r.seeds for path, r in sorted(runs.items())},
         "variants": [
             {"profile": display_path(v.assumption.file, root), "path": v.assumption.path,

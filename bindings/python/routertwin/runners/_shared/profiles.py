@@ -5,7 +5,6 @@ against the file's comments and the model, and left out of the model."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pydantic
@@ -26,14 +25,15 @@ def load_profile(path: Path, model: type[BaseModel]):
         profile = model.model_validate(data)
     except pydantic.ValidationError as exc:
         raise ScenarioError(Locator(doc, shown, []).explain(exc, model, sorted(model.model_fields))) from None
-    _check_ranges_once(Path(path).read_text(encoding="utf-8"), shown, Path(path), model)
+    text = Path(path).read_text(encoding="utf-8")
+    if (text, model) not in _RANGES_PASSED:
+        check_ranges(doc, shown, Path(path), model)
+        _RANGES_PASSED.add((text, model))
     return profile
 
 
-@functools.lru_cache(maxsize=64)
-def _check_ranges_once(text: str, shown: str, path: Path, model: type[BaseModel]) -> None:
-    # A profile is loaded by its runner's check, its run and every fit that
-    # reads it; its ranges are checked once per text (each end validates the
-    # whole model).
-    doc, _ = read_yaml_file(path)
-    check_ranges(doc, shown, path, model)
+# (profile text, model) whose assumption ranges passed the check: a profile
+# is loaded by its runner's check, its run and every fit that reads it, and
+# each range end validates the whole model; whether the ranges pass depends
+# on the text alone, so each text is checked once per process.
+_RANGES_PASSED: set[tuple[str, type]] = set()

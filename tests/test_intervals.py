@@ -218,3 +218,27 @@ def test_a_fitted_file_takes_no_assumption_ranges(tmp_path):
                  "  a: {low: 0, high: 2, why: \"four words of reason\"}\n", encoding="utf-8")
     with pytest.raises(ScenarioError, match=r"f.yaml:6: key 'assumption_ranges': a fitted file takes no assumption"):
         load_fitted(p)
+
+
+def test_routertwin_run_intervals_prints_and_writes_every_metrics_interval(project, tmp_path):
+    import csv
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "routertwin", "--root", str(project), "run",
+                           str(project / "scenarios" / "t640" / "toy.yaml"), "--intervals", "quick", "--jobs", "2",
+                           "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "toy-latency: intervals (quick)" in proc.stdout and "seeds (R=3)" in proc.stdout
+    rows = {(r["case"], r["metric"]): r for r in csv.DictReader(
+        (out / "toy-latency.intervals.csv").open(encoding="utf-8"))}
+    r = rows[("1500b", "latency_min")]
+    assert float(r["assumption_max"]) == pytest.approx(closed_form_latency_min_us(1500, 40.0, 24), rel=1e-9)
+    assert r["moved_most_by"] == "t640.yaml:fabric.gbps_per_pfe"
+    rec = json.loads((out / "toy-latency.intervals.json").read_text(encoding="utf-8"))
+    assert rec["seeds"] == {"scenarios/t640/toy.yaml": iv.replication_seeds(1, 3)}
+    assert rec["routertwin_version"] and rec["git_commit"]
+    # the plain result files are those of a run without intervals
+    assert json.loads((out / "toy-latency.json").read_text(encoding="utf-8"))["seed"] == 1

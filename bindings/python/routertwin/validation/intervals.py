@@ -261,8 +261,10 @@ def prepare_variants(root: Path, inputs: list[ScenarioInputs], workdir: Path, *,
             variants.append(v)
             tasks.append((str(root), str(v.root), str(rel), path, v.value, tuple(refits)))
     if progress is not None:
-        progress.status = "preparing assumption variants"
+        progress.restart(len(tasks), "preparing assumption variants (shadow projects, refits)")
     done = parallel_map(_prepare, tasks, jobs=jobs, scheduler=scheduler, progress=progress)
+    if progress is not None:
+        progress.restart(status="running")
     for v, (refitted, rewritten, error) in zip(variants, done):
         v.refitted, v.error = refitted, error
         v.changed_fitted = {root / f for f in rewritten}

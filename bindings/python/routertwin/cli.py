@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     v.add_argument("--intervals", choices=["quick", "full"],
                    help="also show each twin value's interval over seeds (quick: 3, full: 5) and over the "
-                        "assumed numbers' ranges, one at a time with refits, and a sensitivity report "
-                        "(default: off, the plain replay)")
+                        "assumed numbers' ranges, one at a time with refits (full also through fitted files "
+                        "shared with other scenarios), and a sensitivity report (default: off, the plain replay)")
 
     c = sub.add_parser("calibrate", help="run the registered study fits; write scenarios/platforms/fitted/*.yaml")
     c.add_argument("--study", action="append", default=[], help="only this study (repeatable)")

@@ -176,10 +176,18 @@ def tornado(rows, title: str, path: Path, top_n: int = 15) -> bool:
         lo, hi = s.biggest.deltas
         ax.barh(y, lo or 0.0, color="tab:blue", height=0.6, label="low end" if y == ys[0] else None)
         ax.barh(y, hi or 0.0, color="tab:orange", height=0.6, alpha=0.8, label="high end" if y == ys[0] else None)
+        for v in (lo, hi):
+            if v:
+                ax.annotate(f"{v:+.3g}%", (v, y), xytext=(3 if v > 0 else -3, 0), textcoords="offset points",
+                            ha="left" if v > 0 else "right", va="center", fontsize=6)
     ax.set_yticks(ys)
     ax.set_yticklabels([f"{s.name}\n({s.biggest.row.ref.id})" for s in sens], fontsize=7)
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_xlabel("change of the twin value at the range's end (% of nominal), at the predict row it moves most")
+    # Symmetric log: a fabric that overloads moves a latency by 10^5 %, a
+    # lookup rate a throughput by 50 %; both must stay readable.
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("change of the twin value at the range's end (% of nominal, symmetric log), "
+                  "at the predict row it moves most")
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")

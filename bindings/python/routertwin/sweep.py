@@ -91,9 +91,15 @@ def parallel_map(
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx) as pool:
         futures = {pool.submit(fn, x): i for i, x in enumerate(items)}
-        for fut in as_completed(futures):
-            results[futures[fut]] = fut.result()
-            progress.advance()
+        try:
+            for fut in as_completed(futures):
+                results[futures[fut]] = fut.result()
+                progress.advance()
+        except BaseException:
+            # Ctrl-C (or a job that raised): drop the queued work instead of
+            # running it all before the error reaches the user.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     return results
 
 

@@ -19,11 +19,11 @@ Checked whenever a profile is loaded (runners/_shared/profiles.py), each
 mistake one `FILE:LINE: key 'assumption_ranges.PATH': ...` line (exit 2):
 a path that names no number of the file (with the closest path), a number
 that is cited rather than assumed, a fitted parameter (fitted numbers follow
-from calibrate rows, not from a guess), low >= high, a nominal value outside
-[low, high], and an end the profile's own model refuses (an efficiency above
-1, a fractional count). A missing range is not a load error (a new profile
-still loads); tests/test_assumption_ranges.py requires one for every assumed
-number of the project's profiles.
+from calibrate rows, not from a guess), low >= high, and an end the
+profile's own model refuses (an efficiency above 1, a fractional count). A
+missing range, or a value outside its range (a what-if copy of a profile),
+is not a load error; tests/test_assumption_ranges.py requires a range for
+every assumed number of the project's profiles, holding its value.
 """
 
 from __future__ import annotations
@@ -219,10 +219,15 @@ def _as_nominal_type(value: float, nominal: float | int) -> float | int:
     return float(value)
 
 
-def check_ranges(doc, shown: str, path: Path, model: type[BaseModel] | None = None) -> dict[str, Assumption]:
+def check_ranges(doc, shown: str, path: Path, model: type[BaseModel] | None = None, *,
+                 nominal_inside: bool = False) -> dict[str, Assumption]:
     """The assumption ranges of the profile `doc` (round-trip, from `path`),
     checked; raises ScenarioError naming file, line and key. With `model`,
-    each end must also be a value the profile's model accepts."""
+    each end must also be a value the profile's model accepts. With
+    `nominal_inside`, the file's value must lie in its range: true of the
+    project's profiles (tests/test_assumption_ranges.py), not required when
+    a profile loads, so a what-if copy may set a number outside the range
+    its source declared."""
     from routertwin.scenario import Locator, plain
 
     section = doc.get(SECTION) if isinstance(doc, dict) else None
@@ -258,7 +263,7 @@ def check_ranges(doc, shown: str, path: Path, model: type[BaseModel] | None = No
         if not spec.low < spec.high:
             raise ScenarioError(where.at(loc, f"low {spec.low:g} must be below high {spec.high:g} "
                                               "(a number known exactly is not an assumption)"))
-        if not spec.low <= leaf.value <= spec.high:
+        if nominal_inside and not spec.low <= leaf.value <= spec.high:
             raise ScenarioError(where.at(loc, f"the assumed value {leaf.value:g} lies outside "
                                               f"[{spec.low:g}, {spec.high:g}]"))
         low, high = _as_nominal_type(spec.low, leaf.value), _as_nominal_type(spec.high, leaf.value)
@@ -274,12 +279,12 @@ def check_ranges(doc, shown: str, path: Path, model: type[BaseModel] | None = No
     return out
 
 
-def profile_assumptions(path: Path) -> list[Assumption]:
+def profile_assumptions(path: Path, *, nominal_inside: bool = False) -> list[Assumption]:
     """The checked assumption ranges of a profile file ([] without any)."""
     from routertwin.scenario import read_yaml_file
 
     doc, shown = read_yaml_file(Path(path))
-    return list(check_ranges(doc, shown, Path(path)).values())
+    return list(check_ranges(doc, shown, Path(path), nominal_inside=nominal_inside).values())
 
 
 def set_number(text: str, leaf: Leaf, value: float | int) -> str:

@@ -562,13 +562,17 @@ def rfc2544(scenario: Scenario, method: str = "throughput", *, case: str | Seque
 
 
 def validate(studies: Sequence[str] = (), *, jobs: int | None = None, scheduler: Any = None,
-             root: str | Path | None = None, progress: bool = False):
+             root: str | Path | None = None, progress: bool = False, intervals: str | None = None):
     """Replay the reference measurements mapped in validation/mapping/ (all
     studies, or `studies`), as `routertwin validate` does, writing nothing.
     Returns a DataFrame, one row per mapped reference row: study, id, system,
     condition, reference value and unit, role, twin value, error_pct,
     tolerance, status (pass, FAIL, ERROR), bottleneck, message, derived (what
-    the core's derived prices alone give, for the rows routertwin.cost speaks to)."""
+    the core's derived prices alone give, for the rows routertwin.cost speaks to).
+    `intervals` ("quick" or "full", as `routertwin validate --intervals`)
+    adds seed_min, seed_max (over the replications), assumption_min,
+    assumption_max (over the assumption ranges, one at a time, refitted) and
+    moved_most_by; the status column is unchanged by them."""
     import pandas as pd
 
     from routertwin.progress import Progress, silent
@@ -577,7 +581,8 @@ def validate(studies: Sequence[str] = (), *, jobs: int | None = None, scheduler:
 
     root_path = find_root(explicit=Path(root)) if root is not None else find_root()
     with (Progress("validate") if progress else silent()) as p:
-        rep = replay(root_path, studies=list(studies), jobs=jobs, scheduler=scheduler, progress=p)
+        rep = replay(root_path, studies=list(studies), jobs=jobs, scheduler=scheduler, progress=p,
+                     intervals=intervals)
     rows = []
     for study, results in rep.report.by_study.items():
         for r in results:
@@ -586,10 +591,21 @@ def validate(studies: Sequence[str] = (), *, jobs: int | None = None, scheduler:
                          "role": r.ref.role, "consistency_check": r.mapped.consistency_check,
                          "twin": r.twin, "error_pct": r.error_pct, "tolerance": r.mapped.tolerance_text(),
                          "status": r.status, "bottleneck": r.bottleneck, "message": r.message,
-                         "derived": r.derived})
+                         "derived": r.derived, **(_interval_columns(r.interval) if intervals else {})})
     df = pd.DataFrame(rows)
     df.attrs = {"summaries": list(rep.report.summaries)}
     return df
+
+
+def _interval_columns(interval) -> dict:
+    if interval is None:
+        return {"seed_min": None, "seed_max": None, "assumption_min": None, "assumption_max": None,
+                "moved_most_by": None}
+    lo, hi = interval.rep_range if interval.rep_values else (None, None)
+    alo, ahi = interval.assumption_range
+    d = interval.driver
+    return {"seed_min": lo, "seed_max": hi, "assumption_min": alo, "assumption_max": ahi,
+            "moved_most_by": None if d is None else d.assumption.name}
 
 
 def calibrate(check: bool = True, studies: Sequence[str] = (), *, root: str | Path | None = None):

@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="override a scenario key (dotted for nested keys; VALUE is YAML)")
     r.add_argument("--jobs", type=positive_int, help="local processes for several scenarios (default: CPU count)")
     r.add_argument("--scheduler", help="Dask scheduler address: run on that cluster instead")
+    r.add_argument("--intervals", choices=["quick", "full"],
+                   help="also give every metric its interval over seeds (quick: 3, full: 5) and over the "
+                        "assumed numbers' ranges of the scenario's profiles (needs the project root)")
 
     v = sub.add_parser("validate", help="replay the reference measurements mapped in validation/mapping/")
     v.add_argument("--study", action="append", default=[], help="only this study (repeatable)")
@@ -53,6 +56,10 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--out", type=Path, help="report folder (default: ROOT/build/validation)")
     v.add_argument("--scheduler", help="Dask scheduler address: run on that cluster instead")
     v.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    v.add_argument("--intervals", choices=["quick", "full"],
+                   help="also show each twin value's interval over seeds (quick: 3, full: 5) and over the "
+                        "assumed numbers' ranges, one at a time with refits (full also through fitted files "
+                        "shared with other scenarios), and a sensitivity report (default: off, the plain replay)")
 
     c = sub.add_parser("calibrate", help="run the registered study fits; write scenarios/platforms/fitted/*.yaml")
     c.add_argument("--study", action="append", default=[], help="only this study (repeatable)")
@@ -132,8 +139,14 @@ def _cmd_run(args) -> int:
         named[name] = path
     # Absolute paths: Dask workers do not share our working folder.
     jobs = [Job(str(p.resolve()), args.seed, tuple(args.overrides)) for p in args.scenarios]
+    plan = None
+    if args.intervals and root is None:
+        raise UserError("--intervals: no project root (validation/reference.csv) found: refits need it; give --root")
     with Progress("run", len(jobs)) as progress:
-        outcomes = run_jobs(jobs, jobs=args.jobs, scheduler=args.scheduler, progress=progress)
+        if args.intervals:
+            plan, outcomes = _run_with_intervals(args, root, jobs, progress)
+        else:
+            outcomes = run_jobs(jobs, jobs=args.jobs, scheduler=args.scheduler, progress=progress)
     for o in outcomes:  # a failed scenario fails the run before any file is written
         if o.error:
             raise UserError(o.error)
@@ -141,13 +154,51 @@ def _cmd_run(args) -> int:
     mapped = None  # the reference rows mappings replay: read once, when the first table is out
     for o in outcomes:
         console.print(table(o.scenario, o.cases))
+        runs = plan.runs.get(Path(o.scenario.path)) if plan is not None else None
+        items = []
+        if runs is not None:
+            from routertwin.validation.intervals import case_intervals, intervals_table
+
+            items = case_intervals(runs)
+            console.print(intervals_table(f"{o.scenario.name}: intervals ({plan.mode})", items))
         if root is not None:
             if mapped is None:
                 mapped = mapped_rows(root)
-            print_scenario_comparison(mapped, o, console)
+            print_scenario_comparison(mapped, o, console, runs)
         jpath, cpath = write_results(out, o.scenario, o.cases, root)
         console.print(f"wrote {jpath} and {cpath.name}")
+        if runs is not None:
+            from routertwin.results import to_json, write_atomic
+            from routertwin.validation.intervals import intervals_csv, record
+
+            ipath = out / f"{o.scenario.name}.intervals.csv"
+            write_atomic({ipath: intervals_csv(items),
+                          out / f"{o.scenario.name}.intervals.json": to_json(record(plan, root, [runs.inputs.path]))})
+            console.print(f"wrote {ipath} and {o.scenario.name}.intervals.json")
     return 0
+
+
+def _run_with_intervals(args, root, jobs, progress):
+    """The nominal runs and, in the same pool, their replications and
+    assumption variants (routertwin.validation.intervals); the variants'
+    shadow projects live in a temporary folder removed afterwards."""
+    import shutil
+    import tempfile
+
+    from routertwin.parallel import run_jobs
+    from routertwin.validation.intervals import plan as plan_intervals
+
+    tmp = Path(tempfile.mkdtemp(prefix="routertwin-variants-"))
+    try:
+        plan = plan_intervals(root, [Path(j.path) for j in jobs], args.intervals, tmp, progress,
+                              seed=args.seed, overrides=tuple(args.overrides), jobs=args.jobs,
+                              scheduler=args.scheduler)
+        results = run_jobs(jobs + plan.jobs, jobs=args.jobs, scheduler=args.scheduler, progress=progress)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    outcomes = results[:len(jobs)]
+    plan.fill(results[len(jobs):], {Path(j.path): o for j, o in zip(jobs, outcomes)})
+    return plan, outcomes
 
 
 def _cmd_validate(args) -> int:
@@ -155,7 +206,7 @@ def _cmd_validate(args) -> int:
 
     root = _root(args)
     return validate(root, studies=args.study, jobs=args.jobs, scheduler=args.scheduler,
-                    out=args.out or root / "build" / "validation", plots=not args.no_plots)
+                    out=args.out or root / "build" / "validation", plots=not args.no_plots, intervals=args.intervals)
 
 
 def _cmd_calibrate(args) -> int:

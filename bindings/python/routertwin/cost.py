@@ -325,6 +325,7 @@ def import_profile(results: Results, rows: list[dict], platform_path: Path, out:
     lines.append(f"#   call: {measured.call.shown()}")
     body = []
     skip = False
+    in_ranges = False
     for ln in text.splitlines():
         if ln.startswith("counter_cycles:"):
             skip = True
@@ -332,6 +333,10 @@ def import_profile(results: Results, rows: list[dict], platform_path: Path, out:
         if skip and (ln.startswith(" ") or not ln.strip()):
             continue
         skip = False
+        if ln and not ln[0].isspace() and not ln.startswith("#"):
+            in_ranges = ln.startswith("assumption_ranges:")
+        if in_ranges and ln.lstrip().startswith("counter_cycles."):
+            continue  # the prices are measured now: an assumed price's range no longer applies
         body.append(ln)
     body.append(f"counter_cycles:       # {label}: {results.path.name} ({results.doc['isa']}, core {results.doc['commit']})")
     for c in names:

@@ -58,6 +58,15 @@ class Progress:
         if self._rich is not None:
             self._rich.update(self._task, total=total)
 
+    def restart(self, total: int | None = None, status: str = "") -> None:
+        """Count a new phase of the same work from 0 (e.g. preparing, then running)."""
+        self.done = 0
+        self._shown = 0
+        self.total = total
+        self.status = status
+        if self._rich is not None:
+            self._rich.update(self._task, completed=0, total=total, status=status)
+
     def advance(self, n: int = 1, status: str = "") -> None:
         self.done += n
         self.status = status

@@ -77,7 +77,7 @@ def git_commit(folder: Path) -> str:
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
 
 
-def _referenced_files(value: Any) -> list[Path]:
+def referenced_files(value: Any) -> list[Path]:
     """Every file path in a validated scenario config (its ScenarioPath
     fields, at any depth: profiles, fitted parameters, route files)."""
     from pydantic import BaseModel
@@ -85,11 +85,11 @@ def _referenced_files(value: Any) -> list[Path]:
     if isinstance(value, Path):
         return [value]
     if isinstance(value, BaseModel):
-        return [p for name in type(value).model_fields for p in _referenced_files(getattr(value, name))]
+        return [p for name in type(value).model_fields for p in referenced_files(getattr(value, name))]
     if isinstance(value, dict):
-        return [p for v in value.values() for p in _referenced_files(v)]
+        return [p for v in value.values() for p in referenced_files(v)]
     if isinstance(value, (list, tuple)):
-        return [p for v in value for p in _referenced_files(v)]
+        return [p for v in value for p in referenced_files(v)]
     return []
 
 
@@ -105,7 +105,7 @@ def provenance(scenario, root: Path | None = None) -> dict:
                                    "description": scenario.description, "parameters": scenario.parameters}),
                           sort_keys=True, default=str)
         files["<python>"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    for path in [*([scenario.path] if scenario.path is not None else []), *_referenced_files(scenario.config)]:
+    for path in [*([scenario.path] if scenario.path is not None else []), *referenced_files(scenario.config)]:
         files[display_path(path, root)] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     commit = git_commit(Path(root).resolve()) if root is not None else "unknown"
     return {"routertwin_version": __version__, "git_commit": commit, "input_files": files}

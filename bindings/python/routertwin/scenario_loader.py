@@ -225,23 +225,22 @@ def read_yaml_file(path: Path) -> tuple[Any, str]:
     return _parse_data_file(text, shown), shown
 
 
-@functools.lru_cache(maxsize=64)
 def _parse_data_file(text: str, shown: str) -> Any:
     # A profile is read by its runner's load-time check, again by the run, and
     # by every fit that needs it; round-trip parsing of a commented file costs
-    # tens of ms, so each text is parsed once per process. Keyed on the text,
-    # an edited file is parsed afresh. Callers only read the document.
-    return parse_yaml(text, shown)
-
-
-def load_yaml_model(path: Path, model: type[BaseModel]) -> Any:
-    """A data file validated into `model`, with the same one-line
-    `FILE:LINE: key 'a.b': message` errors as scenarios."""
-    doc, shown = read_yaml_file(path)
+    # tens of ms, so each text is parsed once per process. Keyed on the text
+    # alone (the copies of a file that validation intervals make share it),
+    # an edited file is parsed afresh; an error is raised again with this
+    # file's name. Callers only read the document.
     try:
-        return model.model_validate(plain(doc))
-    except pydantic.ValidationError as exc:
-        raise ScenarioError(Locator(doc, shown, []).explain(exc, model, sorted(model.model_fields))) from None
+        return _parse_text(text)
+    except UserError:
+        return parse_yaml(text, shown)
+
+
+@functools.lru_cache(maxsize=128)
+def _parse_text(text: str) -> Any:
+    return parse_yaml(text, "<text>")
 
 
 def plain(node: Any) -> Any:

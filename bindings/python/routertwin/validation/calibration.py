@@ -194,6 +194,10 @@ def load_fitted(path: Path) -> dict[str, float | int | list[float]]:
         raise ScenarioError(f"{shown}:1: key 'params': missing: not a fitted-parameter file "
                             "(run `routertwin calibrate`)")
     where = Locator(doc, shown)
+    if "assumption_ranges" in doc:
+        raise ScenarioError(where.at(("assumption_ranges",), "a fitted file takes no assumption ranges: its numbers "
+                                     "follow from calibrate rows (the ranges of the assumptions a fit used live "
+                                     "in their profiles)"))
     out: dict[str, float | int | list[float]] = {}
     for name, entry in params.items():
         value = plain(entry.get("value")) if isinstance(entry, dict) else None

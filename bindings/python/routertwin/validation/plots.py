@@ -9,6 +9,9 @@
   restricted to cases with given parameter values (`where:`), e.g. the loss
   curve of an RFC 2544 scenario: x offered_load, y loss_pct, where method
   loss_curve (docs/validation.md).
+- `tornado`: with `--intervals`, per study, the assumptions that move its
+  predict rows most, each as the change (% of the twin value) at the low and
+  at the high end of its range, at the row it moves most.
 """
 
 from __future__ import annotations
@@ -72,6 +75,15 @@ def scatter(rows, title: str, path: Path) -> bool:
             if sel:
                 ax.scatter([r.ref.value for r in sel], [r.twin for r in sel], marker=marker, color=color,
                            label=f"{role} {'pass' if ok else 'fail'}", zorder=3)
+    ivs = [r for r in pts if r.interval is not None]
+    if ivs:  # the twin's interval over assumptions and seeds together, as a vertical bar
+        lows = [min(r.interval.assumption_range[0], *r.interval.rep_values) for r in ivs]
+        highs = [max(r.interval.assumption_range[1], *r.interval.rep_values) for r in ivs]
+        ax.errorbar([r.ref.value for r in ivs], [r.twin for r in ivs],
+                    yerr=[[max(r.twin - lo, 0) for r, lo in zip(ivs, lows)],
+                          [max(hi - r.twin, 0) for r, hi in zip(ivs, highs)]],
+                    fmt="none", ecolor="gray", elinewidth=1, capsize=2, zorder=2,
+                    label="interval (seeds, assumption ranges)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -152,12 +164,53 @@ def scaling_figure(cases: Iterable[CaseResult], x: str, y: str, *, series: str |
     return fig
 
 
+def tornado(rows, title: str, path: Path, top_n: int = 15) -> bool:
+    """The assumptions that move predict rows of `rows` (RowResult with
+    intervals) most: per assumption, the change at the low and the high end
+    of its range at the predict row it moves most. False when no assumption
+    reaches a predict row."""
+    from routertwin.validation.sensitivity import study_sensitivity
+
+    sens = [s for s in study_sensitivity(rows) if s.biggest is not None][:top_n]
+    if not sens:
+        return False
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(sens) + 1.6))
+    ys = list(range(len(sens)))[::-1]
+    for y, s in zip(ys, sens):
+        lo, hi = s.biggest.deltas
+        ax.barh(y, lo or 0.0, color="tab:blue", height=0.6, label="low end" if y == ys[0] else None)
+        ax.barh(y, hi or 0.0, color="tab:orange", height=0.6, alpha=0.8, label="high end" if y == ys[0] else None)
+        for v in (lo, hi):
+            if v:
+                ax.annotate(f"{v:+.3g}%", (v, y), xytext=(3 if v > 0 else -3, 0), textcoords="offset points",
+                            ha="left" if v > 0 else "right", va="center", fontsize=6)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{s.name}\n({s.biggest.row.ref.id})" for s in sens], fontsize=7)
+    ax.axvline(0, color="black", lw=0.8)
+    # Symmetric log: a fabric that overloads moves a latency by 10^5 %, a
+    # lookup rate a throughput by 50 %; both must stay readable.
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("change of the twin value at the range's end (% of nominal, symmetric log), "
+                  "at the predict row it moves most")
+    ax.set_title(title)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    save_png(fig, path, dpi=110)
+    return True
+
+
 def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
-    """Every study's scatter and its requested scaling curves; file names written."""
+    """Every study's scatter (and tornado, with intervals) and its requested
+    scaling curves; file names written."""
     written = []
     for study, rows in report.by_study.items():
         name = f"{study}-scatter.png"
         if scatter(rows, f"{study}: twin vs reference", out_dir / name):
+            written.append(name)
+        name = f"{study}-tornado.png"
+        if any(r.interval is not None for r in rows) and tornado(
+                rows, f"{study}: which assumption moves which predict row", out_dir / name):
             written.append(name)
     for plot in plots:
         spec = plot.spec

@@ -27,6 +27,10 @@ APT_PACKAGES=(
   # the real HAProxy that core/tests/haproxy_record.py records scheduler
   # sequences from (the truth of sched-test.cc's HaproxyRecorded tests)
   haproxy
+  # the live lab (routertwin lab, docs/lab.md): namespaces, veth, bridges and
+  # tc shapers (ip, tc, ss), iptables NAT and ebtables (ebtables-nft ships in
+  # iptables), the traffic (iperf3)
+  iproute2 iptables iperf3
 )
 
 # PyPI: "requirement:module it provides" (the module is what setup proves

@@ -95,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--prefix", default="rtlab", help="namespace name prefix (default rtlab)")
     lab.add_argument("--out", type=Path, help="results folder (default: ROOT/build/lab, or ./build/lab)")
     lab.add_argument("--no-twin", action="store_true", help="measure only")
+    lab.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
     lab.add_argument("--cleanup", action="store_true",
                      help="only remove namespaces left by earlier runs that were killed, then exit")
     return p
@@ -309,7 +310,8 @@ def _cmd_lab(args) -> int:
                            seconds=args.seconds, interval_s=args.interval, wire_rate_bps=args.rate,
                            rounds=args.rounds, calibrate=args.calibrate, prefix=args.prefix, seed=args.seed,
                            twin=not args.no_twin)
-    report = run_lab(params, root=root, out=args.out or (root or Path.cwd()) / "build" / "lab")
+    report = run_lab(params, root=root, out=args.out or (root or Path.cwd()) / "build" / "lab",
+                     plots=not args.no_plots)
     print_report(report, _console())
     return 0
 

@@ -2,11 +2,10 @@
 
 The server runs one test (`-s -1 -J`) and reports, as the receiver, the bytes
 of each interval; those are the lab's "timing records", like IxChariot's in
-the seed: average = all bytes over all time (`end.sum_received`), minimum
-and maximum over the intervals. iperf3's JSON (-J) fields used: `start.
+the seed: average = all bytes over all their time, minimum and maximum
+over the intervals. iperf3's JSON (-J) fields used: `start.
 connected[0].{local_host,remote_host}`, `start.tcp_mss_default`,
-`intervals[].sum.{seconds,bits_per_second}`, `end.sum_received.
-bits_per_second`, `end.sum_sent.retransmits`, `end.cpu_utilization_percent`
+`intervals[].sum.{seconds,bytes,bits_per_second}`, `end.sum_sent.retransmits`, `end.cpu_utilization_percent`
 (iperf3 3.12, src/iperf_api.c).
 """
 
@@ -29,6 +28,7 @@ SEED_FILE_BYTES = 999_999_999
 class Measurement:
     path: str
     intervals_bps: list[float]
+    intervals_s: list[float]
     avg_bps: float
     client_connected_to: str
     server_local: str
@@ -66,8 +66,10 @@ def _wait_listening(ns: str, server: subprocess.Popen, timeout_s: float = 10.0) 
     raise LabError(f"routertwin lab: iperf3 server in {ns} not listening on port {PORT} after {timeout_s:g} s")
 
 
-def _server(ns: str) -> subprocess.Popen:
-    server = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-s", "-1", "-J", "-p", str(PORT)],
+def _server(ns: str, interval_s: float) -> subprocess.Popen:
+    # The server reports at its own -i, not the client's.
+    server = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-s", "-1", "-J", "-p", str(PORT),
+                               "-i", f"{interval_s:g}"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_listening(ns, server)
@@ -101,7 +103,7 @@ def transfer(client_ns: str, server_ns: str, target: str, *, seconds: float | No
     """One iperf3 test from `client_ns` to `target` (served in `server_ns`),
     for `seconds` or `nbytes`; returns (client JSON, server JSON). Every step
     has a hard timeout."""
-    server = _server(server_ns)
+    server = _server(server_ns, interval_s)
     try:
         budget = (seconds if seconds is not None else 5.0) + 20.0
         length = ["-t", f"{seconds:g}"] if seconds is not None else ["-n", str(nbytes)]
@@ -121,15 +123,18 @@ def transfer(client_ns: str, server_ns: str, target: str, *, seconds: float | No
 def measure(path, client_ns: str, server_ns: str, seconds: float, interval_s: float) -> Measurement:
     client, server = transfer(client_ns, server_ns, path.target, seconds=seconds, interval_s=interval_s)
     # A last interval much shorter than the rest (the test's tail) is noise, not a record.
-    intervals = [i["sum"]["bits_per_second"] for i in server["intervals"]
-                 if i["sum"]["seconds"] >= 0.5 * interval_s]
-    if not intervals:
+    records = [i["sum"] for i in server["intervals"] if i["sum"]["seconds"] >= 0.5 * interval_s]
+    if not records:
         raise LabError(f"routertwin lab: {path.name}: iperf3 reported no interval of {interval_s:g} s")
     cpu = client["end"].get("cpu_utilization_percent", {})
     return Measurement(
         path=path.name,
-        intervals_bps=intervals,
-        avg_bps=server["end"]["sum_received"]["bits_per_second"],
+        intervals_bps=[r["bits_per_second"] for r in records],
+        intervals_s=[r["seconds"] for r in records],
+        # Over the same records as min and max (all bytes over all their
+        # time), so min <= avg <= max; end.sum_received would also count the
+        # moments before the first byte and the tail.
+        avg_bps=8 * sum(r["bytes"] for r in records) / sum(r["seconds"] for r in records),
         client_connected_to=client["start"]["connected"][0]["remote_host"],
         server_local=server["start"]["connected"][0]["local_host"],
         server_saw_client=server["start"]["connected"][0]["remote_host"],

@@ -149,7 +149,7 @@ def plot(report, path: Path) -> None:
     _write_atomic(path, buf.getvalue())
 
 
-def write(report, out: Path, root: Path | None) -> dict[str, Path]:
+def write(report, out: Path, root: Path | None, plots: bool = True) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     stem = "lab-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     doc = document(report, root)
@@ -161,7 +161,8 @@ def write(report, out: Path, root: Path | None) -> dict[str, Path]:
     for r in doc["rows"]:
         w.writerow({"utc": doc["utc"], "git_commit": doc["git_commit"], "kernel": doc["machine"]["kernel"],
                     "seed": doc["seed"], **r})
-    plot(report, ppath)
+    if plots:
+        plot(report, ppath)
     _write_atomic(cpath, buf.getvalue().encode())
     _write_atomic(jpath, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
-    return {"json": jpath, "csv": cpath, "png": ppath}
+    return {"json": jpath, "csv": cpath, **({"png": ppath} if plots else {})}

@@ -128,7 +128,8 @@ def cleanup(prefix: str = "rtlab") -> list[str]:
         return system.remove_leftovers(prefix, os.getpid(), say=say)
 
 
-def run_lab(params: LabParameters, root: Path | None = None, out: Path | None = None) -> LabReport:
+def run_lab(params: LabParameters, root: Path | None = None, out: Path | None = None,
+            plots: bool = True) -> LabReport:
     """Builds the lab, measures every path `rounds` times (paths interleaved,
     so a change in the machine's load hits every path alike), tears down,
     then calibrates the twin on `params.calibrate` and predicts the rest.
@@ -194,5 +195,5 @@ def run_lab(params: LabParameters, root: Path | None = None, out: Path | None = 
     if out is not None:
         from routertwin.lab.report import write
 
-        report.files = write(report, out, root)
+        report.files = write(report, out, root, plots=plots)
     return report

@@ -5,7 +5,8 @@ of each interval; those are the lab's "timing records", like IxChariot's in
 the seed: average = all bytes over all their time, minimum and maximum
 over the intervals. iperf3's JSON (-J) fields used: `start.
 connected[0].{local_host,remote_host}`, `start.tcp_mss_default`,
-`intervals[].sum.{seconds,bytes,bits_per_second}`, `end.sum_sent.retransmits`, `end.cpu_utilization_percent`
+`intervals[].sum.{seconds,bytes,bits_per_second}`, `end.sum_sent.retransmits`, `end.cpu_utilization_percent`,
+`end.sender_tcp_congestion`
 (iperf3 3.12, src/iperf_api.c).
 """
 
@@ -37,6 +38,7 @@ class Measurement:
     retransmits: int
     cpu_sender_pct: float
     cpu_receiver_pct: float
+    congestion: str
     snat_seen_as: str = ""
     nat_rule_packets: dict[str, int] = field(default_factory=dict)
 
@@ -142,6 +144,7 @@ def measure(path, client_ns: str, server_ns: str, seconds: float, interval_s: fl
         retransmits=int(client["end"]["sum_sent"].get("retransmits", 0)),
         cpu_sender_pct=float(cpu.get("host_total", 0.0)),
         cpu_receiver_pct=float(cpu.get("remote_total", 0.0)),
+        congestion=str(client["end"].get("sender_tcp_congestion", "")),
     )
 
 

@@ -152,6 +152,7 @@ def run_lab(params: LabParameters, root: Path | None = None, out: Path | None = 
             t0 = time.monotonic()
             try:
                 lab.build(say)
+                machine["tcp"] = lab.tcp_settings(topology.CLIENT)
                 machine["bridge_nf_call_iptables"] = system.run(
                     ["ip", "netns", "exec", lab.ns("host2"), "cat", "/proc/sys/net/bridge/bridge-nf-call-iptables"],
                     check=False).stdout.strip() or "absent"
@@ -189,7 +190,7 @@ def run_lab(params: LabParameters, root: Path | None = None, out: Path | None = 
             signal.signal(sig, handler)
     from routertwin.lab import twin
 
-    outcome = twin.predict(params, results, root) if params.twin else twin.TwinOutcome.unavailable(
+    outcome = twin.predict(params, results, root, machine.get("tcp")) if params.twin else twin.TwinOutcome.unavailable(
         "not requested (--no-twin)")
     report = LabReport(params, results, outcome, machine)
     if out is not None:

@@ -160,6 +160,13 @@ ADDRESSES = {  # namespace -> (device, address/prefix)
 DEFAULT_ROUTES = {"vm106": "198.18.106.1", "vm107": "198.18.107.1", "vm108": "198.18.108.1",
                   "vm109": "198.18.109.1", "eip108": "198.18.99.1", "vrouter": "198.18.99.1"}
 FORWARDING = ("switch", "eip108", "vrouter")
+ENDPOINTS = ("vm106", "vm107", "vm108", "vm109")
+# The seed's CentOS 6.9 VMs run CUBIC (its default since 2.6.19), and so does
+# the twin's ns-3 TCP; a new namespace would inherit the machine's own
+# choice (often bbr), so the endpoints set it.
+CONGESTION_CONTROL = "cubic"
+TCP_SYSCTLS = ("tcp_congestion_control", "tcp_wmem", "tcp_rmem", "tcp_timestamps", "tcp_sack",
+               "tcp_window_scaling")
 
 
 def nat_rules(eip: str, private: str) -> str:
@@ -230,6 +237,9 @@ class Lab:
             self._batch(role, "ip", lines)
         for role in FORWARDING:
             run(["ip", "netns", "exec", self.ns(role), "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"])
+        for role in ENDPOINTS:
+            run(["ip", "netns", "exec", self.ns(role), "sh", "-c",
+                 f"echo {CONGESTION_CONTROL} > /proc/sys/net/ipv4/tcp_congestion_control"])
         for role, (eip, private) in NAT.items():
             proc = _run_input(["ip", "netns", "exec", self.ns(role), "iptables-restore"], nat_rules(eip, private))
             if proc.returncode != 0:
@@ -244,6 +254,12 @@ class Lab:
                          "burst", str(TBF_BURST_BYTES), "latency", f"{TBF_LATENCY_MS}ms"])
         say(f"veth pairs, bridges, routes, iptables NAT, ebtables and tbf at {rate / 1e6:.1f} Mbit/s "
             f"(wire {self.wire_rate_bps / 1e6:g} Mbit/s) in place")
+
+    def tcp_settings(self, role: str) -> dict[str, str]:
+        """The TCP sysctls of an endpoint namespace, as the kernel reports them."""
+        out = run(["ip", "netns", "exec", self.ns(role), "sh", "-c",
+                   "; ".join(f"echo {k}=$(cat /proc/sys/net/ipv4/{k})" for k in TCP_SYSCTLS)]).stdout
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
     def nat_counters(self, role: str) -> dict[str, int]:
         """Packets that hit the DNAT and SNAT rule of `role`'s NAT table (a

@@ -1,8 +1,19 @@
-"""The twin's side of the lab: calibrate this machine's per-hop cost on one
-path, predict the others.
+"""The twin's side of the lab: calibrate this machine's endpoint cost on one
+path, predict the others, through the public API on the `tcp_path` kind.
 
-The twin's models of seed 004's paths live in `scenarios/zstack/` and the
-runner kind that runs them. When this build has no such runner, every path
+The twin of each lab path is a scenario in `scenarios/lab/` on the platform
+`scenarios/platforms/lab-netns.yaml`; a run changes it only with what the
+run itself measured or set: the endpoints' TCP sysctls read from the
+namespaces, the shaped links' rate, the twin's seed and simulated time, and
+`lab-vm.cpu_per_byte_ns`, the one parameter fitted.
+
+Calibration: the endpoints' CPU time per byte is fitted to the calibration
+path's measured average alone (the closed form of the busiest server,
+`routertwin.runners.tcp_path.analytic.ceiling`, inverted by bisection); the
+other paths' measurements are never read before their predictions exist.
+Why this parameter (and not a per-hop cost): docs/lab.md "Calibration".
+
+When the build has no `tcp_path` kind or its native model fails, every path
 reports "twin: not available (reason)" and the measured side stands alone.
 """
 
@@ -10,6 +21,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+SCENARIOS = {"flat-direct": "scenarios/lab/lab-flat-direct.yaml",
+             "flat-eip": "scenarios/lab/lab-flat-eip.yaml",
+             "vpc-eip": "scenarios/lab/lab-vpc-eip.yaml"}
+CALIBRATED_TYPE = "lab-vm"
+CALIBRATED_KEY = "cpu_per_byte_ns"
+WIRE_TYPE = "lab-wire"
+# Simulated seconds per path: one TCP flow here reaches steady state within
+# milliseconds (RTT well under 1 ms), so 0.5 s gives its goodput to well
+# under 1 % and keeps a three-path prediction to seconds of wall time.
+TWIN_SECONDS = 0.5
 
 
 @dataclass
@@ -27,7 +49,9 @@ class TwinOutcome:
     reason: str = ""
     predictions_bps: dict[str, float] = field(default_factory=dict)
     calibrated: list[Calibrated] = field(default_factory=list)
-    scenario: str = ""
+    scenarios: dict[str, str] = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)
+    bottlenecks: dict[str, str] = field(default_factory=dict)
     seed: int | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -36,11 +60,111 @@ class TwinOutcome:
         return cls(False, reason)
 
 
-def predict(params, results, root: Path | None) -> TwinOutcome:
+def tcp_overrides(sysctls: dict[str, str]) -> tuple[dict, list[str]]:
+    """The scenario's `tcp:` keys from an endpoint namespace's sysctls (the
+    lab reads them live), and notes on what the twin cannot follow."""
+    over, notes = {}, []
+    cc = sysctls.get("tcp_congestion_control", "")
+    if cc in ("cubic", "newreno"):
+        over["congestion"] = cc
+    elif cc:
+        notes.append(f"the endpoints ran {cc}, which the twin's TCP does not have; it used the platform's")
+    for key, name in (("tcp_timestamps", "timestamps"), ("tcp_sack", "sack"),
+                      ("tcp_window_scaling", "window_scaling")):
+        if sysctls.get(key, "").strip() in ("0", "1"):
+            over[name] = sysctls[key].strip() == "1"
+    for key, name in (("tcp_wmem", "snd_buf_bytes"), ("tcp_rmem", "rcv_buf_bytes")):
+        fields = sysctls.get(key, "").split()
+        if len(fields) == 3:
+            over[name] = min(int(fields[2]), 2**30)
+    return over, notes
+
+
+def run_overrides(platform, wire_rate_bps: float, sysctls: dict[str, str], seed: int) -> tuple[dict, list[str]]:
+    """Everything a run changes in the lab scenarios except the fitted cost."""
+    tcp, notes = tcp_overrides(sysctls)
+    wire = platform.link_types[WIRE_TYPE].model_dump()
+    wire["rate_bps"] = float(wire_rate_bps)
+    return {"tcp": tcp, "link_types": {WIRE_TYPE: wire}, "transfer": {"duration_s": TWIN_SECONDS},
+            "seed": seed}, notes
+
+
+def with_endpoint_cost(overrides: dict, platform, cost_ns_per_byte: float) -> dict:
+    vm = platform.node_types[CALIBRATED_TYPE].model_dump()
+    vm[CALIBRATED_KEY] = cost_ns_per_byte
+    return {**overrides, "node_types": {CALIBRATED_TYPE: vm}}
+
+
+def closed_form_bps(scenario) -> float:
+    """The tcp_path kind's closed-form ceiling of a scenario (no NAT work)."""
+    from routertwin.runners.tcp_path.analytic import ceiling
+    from routertwin.runners.tcp_path.native import merged_tcp, resolve
+    from routertwin.runners.tcp_path.profiles import load_platform
+
+    cfg = scenario.loaded.config
+    plat = load_platform(cfg.platform)
+    nodes, links = resolve(cfg, plat)
+    return ceiling(nodes, links, merged_tcp(cfg, plat)).goodput_bps
+
+
+def calibrate_endpoint_cost(base, overrides: dict, platform, measured_bps: float) -> tuple[float, str]:
+    """The endpoint cost (ns per IP byte) at which the calibration path's
+    closed-form goodput equals `measured_bps` (the only measurement read).
+    When the path without endpoint cost is already at or below the
+    measurement, the link bound it and the cost is 0 with that said."""
+    def goodput(x: float) -> float:
+        return closed_form_bps(base.with_(with_endpoint_cost(overrides, platform, x)))
+
+    free = goodput(0.0)
+    if free <= measured_bps:
+        return 0.0, (f"the measurement ({measured_bps / 1e6:.1f} Mbit/s) reached the path's ceiling without "
+                     f"endpoint cost ({free / 1e6:.1f}): the link bound it, so the endpoint cost is only "
+                     "bounded, not fitted; 0 used")
+    lo, hi = 0.0, 1.0
+    while goodput(hi) > measured_bps:
+        hi *= 2
+        if hi > 1e6:
+            raise ValueError("no endpoint cost explains the measurement")
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if goodput(mid) > measured_bps:
+            lo = mid
+        else:
+            hi = mid
+    x = (lo + hi) / 2
+    return x, (f"endpoints' CPU time per IP byte at which the closed-form goodput equals the measured "
+               f"{measured_bps / 1e6:.1f} Mbit/s (path ceiling without it: {free / 1e6:.1f})")
+
+
+def predict(params, results, root: Path | None, sysctls: dict[str, str] | None = None) -> TwinOutcome:
     from routertwin import runners
 
-    kinds = runners.available()
-    if "zstack" not in kinds:
-        return TwinOutcome.unavailable("this build has no ZStack path model (runner kind 'zstack', "
-                                       "scenarios/zstack/): issue 13's models have not landed")
-    return TwinOutcome.unavailable("the ZStack runner is present but the lab does not drive it yet")
+    if "tcp_path" not in runners.available():
+        return TwinOutcome.unavailable("this build has no tcp_path runner (issue 13's ns-3 path model), so no "
+                                       "prediction")
+    if root is None or not all((root / SCENARIOS[p]).exists() for p in params.paths):
+        return TwinOutcome.unavailable("the lab's twin scenarios (scenarios/lab/*.yaml) are not found: run "
+                                       "from the project folder or give --root")
+    import routertwin as rt
+    from routertwin.runners.tcp_path.profiles import load_platform
+
+    base = {p: rt.load(root / SCENARIOS[p]) for p in params.paths}
+    platform = load_platform(base[params.calibrate].loaded.config.platform)
+    overrides, notes = run_overrides(platform, params.wire_rate_bps, sysctls or {}, params.seed)
+    # The one measurement calibration reads:
+    measured = results[params.calibrate].avg_bps
+    cost, how = calibrate_endpoint_cost(base[params.calibrate], overrides, platform, measured)
+    final = with_endpoint_cost(overrides, platform, cost)
+    outcome = TwinOutcome(True, seed=params.seed, overrides=final, notes=notes,
+                          calibrated=[Calibrated(f"{CALIBRATED_TYPE}.{CALIBRATED_KEY}", cost, "ns per IP byte",
+                                                 params.calibrate, how)],
+                          scenarios={p: SCENARIOS[p] for p in params.paths})
+    for name in params.paths:
+        try:
+            (case,) = rt.run(base[name].with_(final)).runs[0].cases
+        except Exception as exc:  # the native model refused or failed: say so, measured side stands
+            return TwinOutcome.unavailable(f"the tcp_path run of {SCENARIOS[name]} failed: "
+                                           f"{type(exc).__name__}: {exc}")
+        outcome.predictions_bps[name] = case.metrics["goodput_mbps"] * 1e6
+        outcome.bottlenecks[name] = case.bottleneck
+    return outcome

@@ -116,6 +116,7 @@ def test_throughput_is_within_the_shaped_links_goodput(lab_run):
         assert m["avg_bps"] >= 0.3 * ceiling, (path, m["avg_bps"])
         assert min(m["intervals_bps"]) <= m["avg_bps"] <= max(m["intervals_bps"])
         assert len(m["intervals_bps"]) >= 3  # 2 s in 0.5 s records (the short tail dropped)
+        assert m["congestion"] == "cubic"  # set in the endpoints, whatever the machine's default
 
 
 @needs_netns

@@ -73,6 +73,8 @@ def print_report(report, console) -> None:
             console.print(f"calibrated on {c.from_path}: {c.name} = {c.value:.6g} {c.unit} ({c.note})")
         predicted = [n for n, r in report.results.items() if r.role == "predict"]
         console.print(f"predicted (not fitted): {', '.join(predicted) or 'none'}")
+        for name, bottleneck in tw.bottlenecks.items():
+            console.print(f"twin bottleneck on {name}: {bottleneck}")
         for note in tw.notes:
             console.print(f"twin: {note}")
     for name, res in report.results.items():

@@ -95,8 +95,9 @@ def with_endpoint_cost(overrides: dict, platform, cost_ns_per_byte: float) -> di
     return {**overrides, "node_types": {CALIBRATED_TYPE: vm}}
 
 
-def closed_form_bps(scenario) -> float:
-    """The tcp_path kind's closed-form ceiling of a scenario (no NAT work)."""
+def closed_form_bps(scenario, endpoint_cost_ns_per_byte: float | None = None) -> float:
+    """The tcp_path kind's closed-form ceiling of a scenario (no NAT work),
+    optionally with the endpoint type's cost per byte replaced."""
     from routertwin.runners.tcp_path.analytic import ceiling
     from routertwin.runners.tcp_path.native import merged_tcp, resolve
     from routertwin.runners.tcp_path.profiles import load_platform
@@ -104,6 +105,9 @@ def closed_form_bps(scenario) -> float:
     cfg = scenario.loaded.config
     plat = load_platform(cfg.platform)
     nodes, links = resolve(cfg, plat)
+    if endpoint_cost_ns_per_byte is not None:
+        nodes = [(name, t.model_copy(update={CALIBRATED_KEY: endpoint_cost_ns_per_byte})
+                  if hop.type == CALIBRATED_TYPE else t) for hop, (name, t) in zip(cfg.path, nodes)]
     return ceiling(nodes, links, merged_tcp(cfg, plat)).goodput_bps
 
 
@@ -112,8 +116,10 @@ def calibrate_endpoint_cost(base, overrides: dict, platform, measured_bps: float
     closed-form goodput equals `measured_bps` (the only measurement read).
     When the path without endpoint cost is already at or below the
     measurement, the link bound it and the cost is 0 with that said."""
+    scenario = base.with_(with_endpoint_cost(overrides, platform, 0.0))
+
     def goodput(x: float) -> float:
-        return closed_form_bps(base.with_(with_endpoint_cost(overrides, platform, x)))
+        return closed_form_bps(scenario, x)
 
     free = goodput(0.0)
     if free <= measured_bps:
@@ -136,7 +142,28 @@ def calibrate_endpoint_cost(base, overrides: dict, platform, measured_bps: float
                f"{measured_bps / 1e6:.1f} Mbit/s (path ceiling without it: {free / 1e6:.1f})")
 
 
+def fit(params, results, root: Path, sysctls: dict[str, str] | None = None):
+    """Loads the lab's twin scenarios and fits the endpoint cost to the
+    calibration path's measurement, the only measurement it reads. Returns
+    (scenarios by path, the overrides every run gets, the fitted value,
+    notes)."""
+    import routertwin as rt
+    from routertwin.runners.tcp_path.profiles import load_platform
+
+    base = {p: rt.load(root / SCENARIOS[p]) for p in params.paths}
+    platform = load_platform(base[params.calibrate].loaded.config.platform)
+    overrides, notes = run_overrides(platform, params.wire_rate_bps, sysctls or {}, params.seed)
+    measured = results[params.calibrate].avg_bps
+    cost, how = calibrate_endpoint_cost(base[params.calibrate], overrides, platform, measured)
+    fitted = Calibrated(f"{CALIBRATED_TYPE}.{CALIBRATED_KEY}", cost, "ns per IP byte", params.calibrate, how)
+    return base, with_endpoint_cost(overrides, platform, cost), fitted, notes
+
+
 def predict(params, results, root: Path | None, sysctls: dict[str, str] | None = None) -> TwinOutcome:
+    """The twin's goodput of every measured path: fitted on the calibration
+    path, run with ns-3 on each (the calibration path too, so its error
+    shows how far the packet-level run is from the closed form it was
+    fitted through)."""
     from routertwin import runners
 
     if "tcp_path" not in runners.available():
@@ -146,18 +173,9 @@ def predict(params, results, root: Path | None, sysctls: dict[str, str] | None =
         return TwinOutcome.unavailable("the lab's twin scenarios (scenarios/lab/*.yaml) are not found: run "
                                        "from the project folder or give --root")
     import routertwin as rt
-    from routertwin.runners.tcp_path.profiles import load_platform
 
-    base = {p: rt.load(root / SCENARIOS[p]) for p in params.paths}
-    platform = load_platform(base[params.calibrate].loaded.config.platform)
-    overrides, notes = run_overrides(platform, params.wire_rate_bps, sysctls or {}, params.seed)
-    # The one measurement calibration reads:
-    measured = results[params.calibrate].avg_bps
-    cost, how = calibrate_endpoint_cost(base[params.calibrate], overrides, platform, measured)
-    final = with_endpoint_cost(overrides, platform, cost)
-    outcome = TwinOutcome(True, seed=params.seed, overrides=final, notes=notes,
-                          calibrated=[Calibrated(f"{CALIBRATED_TYPE}.{CALIBRATED_KEY}", cost, "ns per IP byte",
-                                                 params.calibrate, how)],
+    base, final, fitted, notes = fit(params, results, root, sysctls)
+    outcome = TwinOutcome(True, seed=params.seed, overrides=final, notes=notes, calibrated=[fitted],
                           scenarios={p: SCENARIOS[p] for p in params.paths})
     for name in params.paths:
         try:

@@ -101,7 +101,7 @@ def _json(text: str, who: str) -> dict:
 
 
 def transfer(client_ns: str, server_ns: str, target: str, *, seconds: float | None = None,
-             nbytes: int | None = None, interval_s: float = 1.0) -> tuple[dict, dict]:
+             nbytes: int | None = None, interval_s: float = 1.0, congestion: str = "") -> tuple[dict, dict]:
     """One iperf3 test from `client_ns` to `target` (served in `server_ns`),
     for `seconds` or `nbytes`; returns (client JSON, server JSON). Every step
     has a hard timeout."""
@@ -110,7 +110,8 @@ def transfer(client_ns: str, server_ns: str, target: str, *, seconds: float | No
         budget = (seconds if seconds is not None else 5.0) + 20.0
         length = ["-t", f"{seconds:g}"] if seconds is not None else ["-n", str(nbytes)]
         client = run(["ip", "netns", "exec", client_ns, "iperf3", "-c", target, "-p", str(PORT), *length,
-                      "-i", f"{interval_s:g}", "-J"], timeout=budget, check=False)
+                      "-i", f"{interval_s:g}", "-J", *(["-C", congestion] if congestion else [])],
+                     timeout=budget, check=False)
         client_doc = _json(client.stdout, f"iperf3 client in {client_ns}")
         try:
             out, _ = server.communicate(timeout=10)
@@ -122,8 +123,10 @@ def transfer(client_ns: str, server_ns: str, target: str, *, seconds: float | No
         _stop(server)
 
 
-def measure(path, client_ns: str, server_ns: str, seconds: float, interval_s: float) -> Measurement:
-    client, server = transfer(client_ns, server_ns, path.target, seconds=seconds, interval_s=interval_s)
+def measure(path, client_ns: str, server_ns: str, seconds: float, interval_s: float,
+            congestion: str = "") -> Measurement:
+    client, server = transfer(client_ns, server_ns, path.target, seconds=seconds, interval_s=interval_s,
+                              congestion=congestion)
     # A last interval much shorter than the rest (the test's tail) is noise, not a record.
     records = [i["sum"] for i in server["intervals"] if i["sum"]["seconds"] >= 0.5 * interval_s]
     if not records:

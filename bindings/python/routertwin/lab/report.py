@@ -140,6 +140,9 @@ def plot(report, path: Path) -> None:
                       label="twin" if i == 0 else None)
         ax.hlines(topology.PATHS[name].seed_mbps, i - 0.3, i + 0.3, color="0.6", linestyles=":",
                   label="seed (GbE testbed)" if i == 0 else None)
+    mss = next(m.mss for r in report.results.values() for m in r.runs)
+    ax.axhline(topology.goodput_ceiling_bps(report.parameters.wire_rate_bps, mss) / 1e6, color="k", lw=0.8,
+               label=f"wire goodput ceiling (MSS {mss})")
     ax.set_xticks(range(len(names)), [f"{n}\n({report.results[n].role})" for n in names])
     ax.set_ylabel("TCP goodput, Mbit/s")
     ax.set_title("routertwin lab on this machine")

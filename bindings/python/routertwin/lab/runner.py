@@ -165,7 +165,7 @@ def run_lab(params: LabParameters, root: Path | None = None, out: Path | None = 
                         say(f"[{done}/{total}] {name}: iperf3 {lab.ns(topology.CLIENT)} -> {path.target} "
                             f"for {params.seconds:g} s")
                         m = iperf.measure(path, lab.ns(topology.CLIENT), lab.ns(path.server), params.seconds,
-                                          params.interval_s)
+                                          params.interval_s, congestion=topology.CONGESTION_CONTROL)
                         if path.nat:
                             m.snat_seen_as = iperf.snat_probe(lab.ns(path.server), lab.ns(topology.CLIENT),
                                                               topology.CLIENT_ADDRESS)
@@ -190,7 +190,9 @@ def run_lab(params: LabParameters, root: Path | None = None, out: Path | None = 
             signal.signal(sig, handler)
     from routertwin.lab import twin
 
-    outcome = twin.predict(params, results, root, machine.get("tcp")) if params.twin else twin.TwinOutcome.unavailable(
+    # The sender's congestion control is the socket's (iperf3 -C), not the namespace default.
+    sysctls = {**machine.get("tcp", {}), "tcp_congestion_control": results[params.calibrate].runs[0].congestion}
+    outcome = twin.predict(params, results, root, sysctls) if params.twin else twin.TwinOutcome.unavailable(
         "not requested (--no-twin)")
     report = LabReport(params, results, outcome, machine)
     if out is not None:

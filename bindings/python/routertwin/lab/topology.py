@@ -160,10 +160,12 @@ ADDRESSES = {  # namespace -> (device, address/prefix)
 DEFAULT_ROUTES = {"vm106": "198.18.106.1", "vm107": "198.18.107.1", "vm108": "198.18.108.1",
                   "vm109": "198.18.109.1", "eip108": "198.18.99.1", "vrouter": "198.18.99.1"}
 FORWARDING = ("switch", "eip108", "vrouter")
-ENDPOINTS = ("vm106", "vm107", "vm108", "vm109")
 # The seed's CentOS 6.9 VMs run CUBIC (its default since 2.6.19), and so does
-# the twin's ns-3 TCP; a new namespace would inherit the machine's own
-# choice (often bbr), so the endpoints set it.
+# the twin's ns-3 TCP. A new namespace inherits the machine's default (often
+# bbr) and may not change it to an algorithm outside
+# tcp_allowed_congestion_control (tcp_set_default_congestion_control: only
+# the initial namespace may), so the sender asks for it per socket instead
+# (iperf3 -C, setsockopt TCP_CONGESTION, which CAP_NET_ADMIN permits).
 CONGESTION_CONTROL = "cubic"
 TCP_SYSCTLS = ("tcp_congestion_control", "tcp_wmem", "tcp_rmem", "tcp_timestamps", "tcp_sack",
                "tcp_window_scaling")
@@ -237,9 +239,6 @@ class Lab:
             self._batch(role, "ip", lines)
         for role in FORWARDING:
             run(["ip", "netns", "exec", self.ns(role), "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"])
-        for role in ENDPOINTS:
-            run(["ip", "netns", "exec", self.ns(role), "sh", "-c",
-                 f"echo {CONGESTION_CONTROL} > /proc/sys/net/ipv4/tcp_congestion_control"])
         for role, (eip, private) in NAT.items():
             proc = _run_input(["ip", "netns", "exec", self.ns(role), "iptables-restore"], nat_rules(eip, private))
             if proc.returncode != 0:

@@ -213,7 +213,7 @@ def test_ctrl_c_mid_measurement_tears_down(tmp_path):
 
 
 @needs_netns
-def test_killed_run_leftovers_are_removed(tmp_path, capsys):
+def test_a_killed_runs_leftovers_are_removed_by_the_next_run(tmp_path):
     prefix = "rtlabkill"
     proc, lines = _start("lab", "--paths", "flat-direct", "--seconds", 20, "--prefix", prefix, "--out", tmp_path,
                          "--no-twin", "--no-plots")
@@ -226,15 +226,35 @@ def test_killed_run_leftovers_are_removed(tmp_path, capsys):
         if proc.poll() is None:
             proc.kill()
     left = host_state(prefix)["namespaces"]
-    assert left and all(n.startswith(f"{prefix}-{proc.pid}-") for n in left)
+    assert len(left) == 9 and all(n.startswith(f"{prefix}-{proc.pid}-") for n in left)
     inside = [int(p) for n in left for p in _cmd("ip", "netns", "pids", n).split()]
+    assert inside  # the killed run's iperf3 server and client
+    again = run_cli("lab", "--paths", "flat-direct", "--seconds", 1, "--interval", 0.5, "--prefix", prefix,
+                    "--out", tmp_path, "--no-twin", "--no-plots")
+    assert again.returncode == 0, again.stderr
+    assert "removing 9 namespace(s) left by an earlier run that was killed" in again.stderr
+    assert host_state(prefix)["namespaces"] == []
+    for pid in inside:  # ended with their namespaces
+        assert _ended(pid), pid
+
+
+@needs_netns
+def test_cleanup_removes_only_namespaces_of_dead_runs(capsys):
     from routertwin.cli import main
 
-    assert main(["lab", "--cleanup", "--prefix", prefix]) == 0
-    assert f"removed {len(left)} leftover namespace(s)" in capsys.readouterr().out
-    assert host_state(prefix)["namespaces"] == []
-    for pid in inside:  # the killed run's iperf3s were ended with their namespaces
-        assert _ended(pid), pid
+    prefix = "rtlabclean"
+    dead = subprocess.Popen(["true"])  # its pid is certainly dead after wait()
+    dead.wait()
+    stale, live = f"{prefix}-{dead.pid}-vm106", f"{prefix}-{os.getpid()}-vm106"
+    for name in (stale, live):
+        subprocess.run(["ip", "netns", "add", name], check=True, timeout=30)
+    try:
+        assert main(["lab", "--cleanup", "--prefix", prefix]) == 0
+        assert f"removed 1 leftover namespace(s): {stale}" in capsys.readouterr().out
+        assert host_state(prefix)["namespaces"] == [live]  # a live run's namespaces are its own
+    finally:
+        for name in (stale, live):
+            subprocess.run(["ip", "netns", "delete", name], capture_output=True, timeout=30)
 
 
 def _ended(pid: int, wait_s: float = 5.0) -> bool:

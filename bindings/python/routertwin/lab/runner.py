@@ -175,7 +175,8 @@ def run_lab(params: LabParameters, root: Path | None = None, out: Path | None = 
                             f"(min {m.min_bps / 1e6:.1f}, max {m.max_bps / 1e6:.1f})")
             finally:
                 if main_thread:
-                    quiet = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+                    quiet = {s: signal.signal(s, signal.SIG_IGN)
+                             for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
                 try:
                     removed = lab.teardown()
                     say(f"torn down: {len(removed)} namespaces deleted")

@@ -52,14 +52,17 @@ def table(report):
     p = report.parameters
     t = Table(title=f"routertwin lab: seed 004's paths on this machine ({p.seconds:g} s x {p.rounds} per path, "
                     f"{p.interval_s:g} s intervals, links {p.wire_rate_bps / 1e6:g} Mbit/s)")
-    for col in ("path", "measured avg", "min", "max", "twin", "error", "role", "seed (GbE testbed)"):
+    for col in ("path", "measured avg", "min", "max", "twin", "error", "role", "response time",
+                "seed (GbE testbed)"):
         t.add_column(col, justify="left" if col in ("path", "role") else "right")
     for r in rows(report):
         twin = f"{r['twin_mbps']:.1f}" if r["twin_mbps"] is not None else f"not available"
         err = f"{r['error_pct']:+.1f}%" if r["error_pct"] is not None else "-"
         t.add_row(r["path"], f"{r['measured_avg_mbps']:.1f}", f"{r['measured_min_mbps']:.1f}",
-                  f"{r['measured_max_mbps']:.1f}", twin, err, r["role"], f"{r['seed_mbps']:.1f}")
-    t.caption = "Mbit/s of TCP goodput (iperf3 receiver); error = (twin - measured) / measured"
+                  f"{r['measured_max_mbps']:.1f}", twin, err, r["role"], f"{r['response_time_s']:.3f} s",
+                  f"{r['seed_mbps']:.1f}")
+    t.caption = ("Mbit/s of TCP goodput (iperf3 receiver); error = (twin - measured) / measured; response time: "
+                 "one 999,999,999-byte file (IxChariot's Throughput.scr) at the measured average")
     return t
 
 

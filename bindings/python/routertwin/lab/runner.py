@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import signal
 import threading
 import time
@@ -59,8 +60,9 @@ class LabParameters:
                            "(min and max need at least two intervals)")
         if not 1 <= self.rounds <= 20:
             raise LabError(f"routertwin lab: --rounds {self.rounds}: between 1 and 20")
-        if not self.prefix.replace("-", "").isalnum() or len(self.prefix) > 20:
-            raise LabError(f"routertwin lab: --prefix '{self.prefix}': letters, digits and '-', at most 20")
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]{0,19}", self.prefix):
+            raise LabError(f"routertwin lab: --prefix '{self.prefix}': a letter, then letters, digits and '-', "
+                           "at most 20 in all")
 
 
 @dataclass

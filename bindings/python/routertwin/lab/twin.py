@@ -83,8 +83,13 @@ def tcp_overrides(sysctls: dict[str, str]) -> tuple[dict, list[str]]:
 def run_overrides(platform, wire_rate_bps: float, sysctls: dict[str, str], seed: int) -> tuple[dict, list[str]]:
     """Everything a run changes in the lab scenarios except the fitted cost."""
     tcp, notes = tcp_overrides(sysctls)
+    from routertwin.lab import topology
+
     wire = platform.link_types[WIRE_TYPE].model_dump()
     wire["rate_bps"] = float(wire_rate_bps)
+    # tbf's queue in full frames: `latency` at the shaped rate plus the bucket
+    queue_bytes = topology.tbf_rate_bps(wire_rate_bps) / 8 * topology.TBF_LATENCY_MS * 1e-3 + topology.TBF_BURST_BYTES
+    wire["queue_packets"] = max(1, round(queue_bytes / (topology.MTU + topology.ETH_HEADER_BYTES)))
     return {"tcp": tcp, "link_types": {WIRE_TYPE: wire}, "transfer": {"duration_s": TWIN_SECONDS},
             "seed": seed}, notes
 
@@ -174,7 +179,10 @@ def predict(params, results, root: Path | None, sysctls: dict[str, str] | None =
                                        "from the project folder or give --root")
     import routertwin as rt
 
-    base, final, fitted, notes = fit(params, results, root, sysctls)
+    try:
+        base, final, fitted, notes = fit(params, results, root, sysctls)
+    except Exception as exc:  # the measured side stands; the reason is printed in its place
+        return TwinOutcome.unavailable(f"calibrating on {params.calibrate} failed: {type(exc).__name__}: {exc}")
     outcome = TwinOutcome(True, seed=params.seed, overrides=final, notes=notes, calibrated=[fitted],
                           scenarios={p: SCENARIOS[p] for p in params.paths})
     for name in params.paths:

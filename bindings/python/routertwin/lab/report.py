@@ -82,6 +82,9 @@ def print_report(report, console) -> None:
             console.print(f"twin: {note}")
     for name, res in report.results.items():
         path = topology.PATHS[name]
+        cpu = ", ".join(f"{m.cpu_sender_pct:.0f}% / {m.cpu_receiver_pct:.0f}%" for m in res.runs)
+        console.print(f"{name}: iperf3 CPU sender / receiver {cpu}; retransmits "
+                      f"{sum(m.retransmits for m in res.runs)}; congestion control {res.runs[0].congestion}")
         if path.nat:
             m = res.runs[-1]
             console.print(f"{name}: client connected to {m.client_connected_to}, server accepted on "

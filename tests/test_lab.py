@@ -84,7 +84,8 @@ def lab_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("lab")
     prefix = "rtlabtest"
     before = host_state(prefix)
-    proc = run_cli("lab", "--seconds", 2, "--interval", 0.5, "--prefix", prefix, "--out", out, "--no-plots")
+    proc = run_cli("lab", "--seconds", 2, "--interval", 0.5, "--prefix", prefix, "--out", out, "--no-plots",
+                   "--twin-seconds", 0.1)
     after = host_state(prefix)
     assert proc.returncode == 0, proc.stderr
     (doc_path,) = out.glob("lab-*.json")
@@ -159,7 +160,29 @@ def test_results_record_run_and_machine(lab_run):
     (csv_path,) = lab_run["out"].glob("lab-*.csv")
     assert len(csv_path.read_text().splitlines()) == 4
     stdout = lab_run["proc"].stdout
-    assert "flat-direct" in stdout and ("twin: not available (" in stdout or "calibrated on flat-direct" in stdout)
+    assert "calibrated on flat-direct: lab-vm.cpu_per_byte_ns" in stdout
+
+
+@needs_netns
+def test_the_twin_is_fitted_on_flat_direct_and_predicts_the_rest(lab_run):
+    """The fitted endpoint cost reaches the ns-3 runs: the calibration
+    path's packet-level twin lands on its own measurement (or, when the
+    link bound it, on the wire's goodput ceiling), within 1 %."""
+    doc = lab_run["doc"]
+    tw = doc["twin"]
+    assert tw["available"], tw["reason"]
+    (fitted,) = tw["calibrated"]
+    assert fitted["from_path"] == "flat-direct" and fitted["name"] == "lab-vm.cpu_per_byte_ns"
+    assert tw["overrides"]["node_types"]["lab-vm"]["cpu_per_byte_ns"] == fitted["value"]
+    assert tw["overrides"]["tcp"]["congestion"] == "cubic"
+    (direct,) = doc["measurements"]["flat-direct"]
+    target = min(direct["avg_bps"], goodput_ceiling(direct["mss"]))
+    assert tw["predictions_bps"]["flat-direct"] == pytest.approx(target, rel=0.01)
+    rows = {r["path"]: r for r in doc["rows"]}
+    for path in ("flat-eip", "vpc-eip"):
+        r = rows[path]
+        assert r["twin_mbps"] == pytest.approx(tw["predictions_bps"][path] / 1e6)
+        assert r["error_pct"] == pytest.approx(100 * (r["twin_mbps"] - r["measured_avg_mbps"]) / r["measured_avg_mbps"])
 
 
 def _start(*args) -> tuple[subprocess.Popen, "queue.Queue[str]"]:

@@ -475,13 +475,14 @@ def calibrate(check: bool = True, studies: Sequence[str] = (), *, root: str | Pa
 
 def run_lab(paths: Sequence[str] = ("flat-direct", "flat-eip", "vpc-eip"), *, seconds: float = 10.0,
             interval_s: float = 1.0, wire_rate_bps: float = 1e9, rounds: int = 1, calibrate: str = "flat-direct",
-            seed: int = 1, twin: bool = True, out: str | Path | None = None, root: str | Path | None = None,
-            plots: bool = True):
+            seed: int = 1, twin: bool = True, twin_seconds: float = 0.5, out: str | Path | None = None,
+            root: str | Path | None = None, plots: bool = True):
     """The live lab, as `routertwin lab` (docs/lab.md): seed 004's three L3
     paths built from network namespaces on this machine (addresses from
     198.18.0.0/15, links shaped with tc, torn down afterwards), each
     measured with iperf3 for `seconds` (`rounds` times, interleaved), the
-    twin calibrated on `calibrate` and predicting the rest. Needs root:
+    twin calibrated on `calibrate` and predicting the rest (`twin_seconds`
+    of simulated time per path). Needs root:
     raises `UserError` (routertwin.lab.LabError) without CAP_NET_ADMIN or on
     bad arguments. Writes JSON/CSV/PNG to `out` when given.
 
@@ -506,7 +507,7 @@ def run_lab(paths: Sequence[str] = ("flat-direct", "flat-eip", "vpc-eip"), *, se
         except UserError:
             root_path = None
     params = LabParameters(paths=tuple(paths), seconds=seconds, interval_s=interval_s, wire_rate_bps=wire_rate_bps,
-                           rounds=rounds, calibrate=calibrate, seed=seed, twin=twin)
+                           rounds=rounds, calibrate=calibrate, seed=seed, twin=twin, twin_seconds=twin_seconds)
     report = _run_lab(params, root=root_path, out=Path(out) if out is not None else None, plots=plots)
     df = pd.DataFrame(rows(report))
     df.attrs = document(report, root_path)

@@ -94,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--seed", type=int, default=1, help="the twin's seed (default 1)")
     lab.add_argument("--prefix", default="rtlab", help="namespace name prefix (default rtlab)")
     lab.add_argument("--out", type=Path, help="results folder (default: ROOT/build/lab, or ./build/lab)")
+    lab.add_argument("--twin-seconds", type=float, default=0.5,
+                     help="simulated seconds of the twin's ns-3 run per path (default 0.5)")
     lab.add_argument("--no-twin", action="store_true", help="measure only")
     lab.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
     lab.add_argument("--cleanup", action="store_true",
@@ -309,7 +311,7 @@ def _cmd_lab(args) -> int:
     params = LabParameters(paths=tuple(p.strip() for p in args.paths.split(",") if p.strip()),
                            seconds=args.seconds, interval_s=args.interval, wire_rate_bps=args.rate,
                            rounds=args.rounds, calibrate=args.calibrate, prefix=args.prefix, seed=args.seed,
-                           twin=not args.no_twin)
+                           twin=not args.no_twin, twin_seconds=args.twin_seconds)
     report = run_lab(params, root=root, out=args.out or (root or Path.cwd()) / "build" / "lab",
                      plots=not args.no_plots)
     print_report(report, _console())

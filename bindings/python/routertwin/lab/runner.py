@@ -39,6 +39,7 @@ class LabParameters:
     prefix: str = "rtlab"
     seed: int = 1
     twin: bool = True
+    twin_seconds: float = 0.5  # simulated seconds per path (routertwin.lab.twin.TWIN_SECONDS)
 
     def check(self) -> None:
         unknown = [p for p in self.paths if p not in topology.PATHS]
@@ -58,6 +59,9 @@ class LabParameters:
         if not 0.1 <= self.interval_s <= self.seconds / 2:
             raise LabError(f"routertwin lab: --interval {self.interval_s:g}: between 0.1 s and half of --seconds "
                            "(min and max need at least two intervals)")
+        if not 0.01 <= self.twin_seconds <= 10:
+            raise LabError(f"routertwin lab: --twin-seconds {self.twin_seconds:g}: between 0.01 and 10 (simulated "
+                           "seconds of ns-3 per path)")
         if not 1 <= self.rounds <= 20:
             raise LabError(f"routertwin lab: --rounds {self.rounds}: between 1 and 20")
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]{0,19}", self.prefix):

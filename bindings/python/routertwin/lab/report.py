@@ -132,7 +132,7 @@ def plot(report, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(7, 4.6))
     names = list(report.results)
     for i, name in enumerate(names):
         res = report.results[name]
@@ -152,7 +152,7 @@ def plot(report, path: Path) -> None:
     ax.set_xticks(range(len(names)), [f"{n}\n({report.results[n].role})" for n in names])
     ax.set_ylabel("TCP goodput, Mbit/s")
     ax.set_title("routertwin lab on this machine")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png", dpi=110)

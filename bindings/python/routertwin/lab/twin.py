@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from routertwin.lab.system import say
+
 SCENARIOS = {"flat-direct": "scenarios/lab/lab-flat-direct.yaml",
              "flat-eip": "scenarios/lab/lab-flat-eip.yaml",
              "vpc-eip": "scenarios/lab/lab-vpc-eip.yaml"}
@@ -189,7 +191,9 @@ def predict(params, results, root: Path | None, sysctls: dict[str, str] | None =
         return TwinOutcome.unavailable(f"calibrating on {params.calibrate} failed: {type(exc).__name__}: {exc}")
     outcome = TwinOutcome(True, seed=params.seed, overrides=final, notes=notes, calibrated=[fitted],
                           scenarios={p: SCENARIOS[p] for p in params.paths})
-    for name in params.paths:
+    say(f"twin: {fitted.name} = {fitted.value:.4g} {fitted.unit}, fitted on {params.calibrate}")
+    for i, name in enumerate(params.paths, 1):
+        say(f"twin [{i}/{len(params.paths)}]: ns-3 run of {SCENARIOS[name]} ({params.twin_seconds:g} s simulated)")
         try:
             (case,) = rt.run(base[name].with_(final)).runs[0].cases
         except Exception as exc:  # the native model refused or failed: say so, measured side stands

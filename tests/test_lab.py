@@ -85,7 +85,7 @@ def lab_run(tmp_path_factory):
     prefix = "rtlabtest"
     before = host_state(prefix)
     proc = run_cli("lab", "--seconds", 2, "--interval", 0.5, "--prefix", prefix, "--out", out, "--no-plots",
-                   "--twin-seconds", 0.1)
+                   "--twin-seconds", 0.05)
     after = host_state(prefix)
     assert proc.returncode == 0, proc.stderr
     (doc_path,) = out.glob("lab-*.json")
@@ -224,7 +224,15 @@ def test_ctrl_c_mid_measurement_tears_down(tmp_path):
     try:
         _wait_for(lines, "flat-direct: iperf3")
         time.sleep(1.0)  # iperf3 is sending
-        assert host_state(prefix)["namespaces"], "the run's namespaces should exist while it measures"
+        live = host_state(prefix)["namespaces"]
+        assert len(live) == 9, "the run's namespaces should exist while it measures"
+        # every address the kernel holds in them (but loopback) is in the benchmarking range
+        addresses = [a["local"] for ns in live
+                     for dev in json.loads(_cmd("ip", "-n", ns, "-j", "-4", "addr", "show"))
+                     for a in dev.get("addr_info", [])]
+        outside = [a for a in addresses if not ipaddress.ip_address(a).is_loopback]
+        assert len(outside) == 11  # vm106 1, switch 3, vm107-109 1 each, eip108 2, vrouter 2
+        assert all(ipaddress.ip_address(a) in ipaddress.ip_network("198.18.0.0/15") for a in outside), outside
         proc.send_signal(signal.SIGINT)
         status = proc.wait(timeout=30)
     finally:

@@ -114,6 +114,10 @@ def document(report, root: Path | None) -> dict:
                        "tbf_burst_bytes": topology.TBF_BURST_BYTES, "tbf_latency_ms": topology.TBF_LATENCY_MS,
                        "mtu": topology.MTU},
         "machine": report.machine,
+        "namespaces": {f"{p.prefix}-<pid>-{role}": what for role, what in topology.ROLE_DOC.items()},
+        "paths": {name: {"target": path.target, "server": path.server_address, "hops": list(path.hops),
+                         "seed_case": path.seed_case, "seed_mbps": path.seed_mbps}
+                  for name, path in topology.PATHS.items() if name in p.paths},
         "rows": rows(report),
         "measurements": {name: [dataclasses.asdict(m) for m in res.runs] for name, res in report.results.items()},
         "twin": dataclasses.asdict(report.twin),

@@ -20,7 +20,7 @@ namespaces removes every link, rule and qdisc it made.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from routertwin.lab.system import LabError, run
 
@@ -59,7 +59,7 @@ def goodput_ceiling_bps(wire_rate_bps: float, mss: int, mtu: int = MTU) -> float
 
 
 @dataclass(frozen=True)
-class Path:
+class LabPath:
     """One of the seed's L3 paths: the iperf3 client runs in `client`, the
     server in `server`; the client connects to `target` (the server's own
     address, or its EIP). `hops` lists what a data packet crosses, in order;
@@ -77,17 +77,17 @@ class Path:
 CLIENT = "vm106"
 CLIENT_ADDRESS = "198.18.106.101"
 
-PATHS: dict[str, Path] = {p.name: p for p in (
-    Path("flat-direct", "vm107", "198.18.107.101", "198.18.107.101", "",
+PATHS: dict[str, LabPath] = {p.name: p for p in (
+    LabPath("flat-direct", "vm107", "198.18.107.101", "198.18.107.101", "",
          ("veth vm106-host1", "bridge br106", "wire up106", "route switch", "wire up107", "bridge br107",
           "veth host2-vm107"),
          "case 1 (IxChariot-106-101 to IxChariot-107-101)", 927.122),
-    Path("flat-eip", "vm108", "198.18.108.102", "198.18.99.102", "eip108",
+    LabPath("flat-eip", "vm108", "198.18.108.102", "198.18.99.102", "eip108",
          ("veth vm106-host1", "bridge br106", "wire up106", "route switch", "wire up99", "bridge br99",
           "veth host2-eip108", "route+DNAT eip108", "veth eip108-host2", "bridge br108 (ebtables)",
           "veth host2-vm108"),
          "case 3 (IxChariot-106-101 to IxChariot-108-102, EIP 192.168.99.102)", 937.869),
-    Path("vpc-eip", "vm109", "198.18.109.101", "198.18.99.101", "vrouter",
+    LabPath("vpc-eip", "vm109", "198.18.109.101", "198.18.99.101", "vrouter",
          ("veth vm106-host1", "bridge br106", "wire up106", "route switch", "wire up99", "bridge br99",
           "veth host2-vrouter", "route+DNAT vrouter", "veth vrouter-host2", "bridge br109",
           "veth host2-vm109"),
@@ -201,7 +201,6 @@ class Lab:
     prefix: str
     pid: int
     wire_rate_bps: float
-    created: list[str] = field(default_factory=list)
 
     def ns(self, role: str) -> str:
         return f"{self.prefix}-{self.pid}-{role}"
@@ -217,7 +216,6 @@ class Lab:
     def build(self, say) -> None:
         for role in ROLES:
             run(["ip", "netns", "add", self.ns(role)])
-            self.created.append(self.ns(role))
         say(f"{len(ROLES)} namespaces {self.ns('*')} created")
         self._batch(None, "ip", [f"link add {v.name_a} netns {self.ns(v.ns_a)} type veth peer name {v.name_b} "
                                  f"netns {self.ns(v.ns_b)}" for v in VETHS])
@@ -271,14 +269,6 @@ class Lab:
                 counts[fields[2]] = counts.get(fields[2], 0) + int(fields[0])
         return counts
 
-    def qdisc_sent_bytes(self, role: str, dev: str) -> int:
-        out = run(["tc", "-n", self.ns(role), "-s", "qdisc", "show", "dev", dev]).stdout
-        for line in out.splitlines():
-            fields = line.split()
-            if fields[:1] == ["Sent"]:
-                return int(fields[1])
-        return 0
-
     def teardown(self) -> list[str]:
         """Deletes this run's namespaces (their processes first); returns the
         names it deleted."""
@@ -287,7 +277,6 @@ class Lab:
         mine = [n for n in namespaces() if n.startswith(f"{self.prefix}-{self.pid}-")]
         for name in mine:
             delete_namespace(name)
-        self.created.clear()
         return mine
 
 

@@ -219,11 +219,11 @@ def _wait_for(lines, needle: str, timeout_s: float = 60.0) -> str:
 def test_ctrl_c_mid_measurement_tears_down(tmp_path):
     prefix = "rtlabint"
     before = host_state(prefix)
-    proc, lines = _start("lab", "--paths", "flat-direct", "--seconds", 20, "--prefix", prefix, "--out", tmp_path,
+    proc, lines = _start("lab", "--paths", "flat-direct", "--seconds", 120, "--prefix", prefix, "--out", tmp_path,
                          "--no-twin", "--no-plots")
     try:
         _wait_for(lines, "flat-direct: iperf3")
-        time.sleep(1.0)  # iperf3 is sending
+        time.sleep(1.0)  # iperf3 is sending (for 120 s: the checks below cannot outlast it)
         live = host_state(prefix)["namespaces"]
         assert len(live) == 9, "the run's namespaces should exist while it measures"
         # every address the kernel holds in them (but loopback) is in the benchmarking range
@@ -246,7 +246,7 @@ def test_ctrl_c_mid_measurement_tears_down(tmp_path):
 @needs_netns
 def test_a_killed_runs_leftovers_are_removed_by_the_next_run(tmp_path):
     prefix = "rtlabkill"
-    proc, lines = _start("lab", "--paths", "flat-direct", "--seconds", 20, "--prefix", prefix, "--out", tmp_path,
+    proc, lines = _start("lab", "--paths", "flat-direct", "--seconds", 120, "--prefix", prefix, "--out", tmp_path,
                          "--no-twin", "--no-plots")
     try:
         _wait_for(lines, "flat-direct: iperf3")

@@ -272,11 +272,10 @@ class Lab:
     def teardown(self) -> list[str]:
         """Deletes this run's namespaces (their processes first); returns the
         names it deleted."""
-        from routertwin.lab.system import delete_namespace, namespaces
+        from routertwin.lab.system import delete_namespaces, namespaces
 
         mine = [n for n in namespaces() if n.startswith(f"{self.prefix}-{self.pid}-")]
-        for name in mine:
-            delete_namespace(name)
+        delete_namespaces(mine)
         return mine
 
 

@@ -82,7 +82,7 @@ def lab_run(tmp_path_factory):
     if not (_caps() >> CAP_NET_ADMIN & 1 and _caps() >> CAP_SYS_ADMIN & 1):
         pytest.skip("needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) to create network namespaces")
     out = tmp_path_factory.mktemp("lab")
-    prefix = "rtlabtest"
+    prefix = f"rtlabt{os.getpid()}"  # one per pytest-xdist worker: each may run this fixture
     before = host_state(prefix)
     proc = run_cli("lab", "--seconds", 2, "--interval", 0.5, "--prefix", prefix, "--out", out, "--no-plots",
                    "--twin-seconds", 0.05)
@@ -186,8 +186,12 @@ def test_the_twin_is_fitted_on_flat_direct_and_predicts_the_rest(lab_run):
 
 
 def _start(*args) -> tuple[subprocess.Popen, "queue.Queue[str]"]:
+    # As a shell starts a foreground command: SIGINT at its default. A pytest-xdist
+    # worker ignores SIGINT, and an ignored signal stays ignored across exec (Python
+    # then installs no KeyboardInterrupt handler), so Ctrl-C would not reach the lab.
     proc = subprocess.Popen([sys.executable, "-m", "routertwin", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: "queue.Queue[str]" = queue.Queue()
 
     def pump():
@@ -238,6 +242,7 @@ def test_ctrl_c_mid_measurement_tears_down(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+            run_cli("lab", "--cleanup", "--prefix", prefix)
     assert status == 130
     assert host_state(prefix) == before
     assert list(tmp_path.iterdir()) == []  # an interrupted run writes no results

@@ -25,9 +25,13 @@ APT_PACKAGES=(
   # instruction counts for benchmarks
   valgrind
   # the real HAProxy that core/tests/haproxy_record.py records scheduler
-  # sequences from (the truth of sched-test.cc's HaproxyRecorded tests), and
-  # the `ip` command that gives the recording its own network namespace
-  haproxy iproute2
+  # sequences from (the truth of sched-test.cc's HaproxyRecorded tests)
+  haproxy
+  # network namespaces: the HAProxy recording's own, and the live lab's
+  # (routertwin lab, docs/lab.md): veth, bridges and tc shapers (ip, tc, ss),
+  # iptables NAT and ebtables (ebtables-nft ships in iptables), the traffic
+  # (iperf3)
+  iproute2 iptables iperf3
 )
 
 # PyPI: "requirement:module it provides" (the module is what setup proves

@@ -21,13 +21,16 @@ fig = res.plot("wait_s", "utilization", series="service_rate")
   on local processes or a Dask cluster (`scheduler=`), streams to Parquet
   and resumes (`out=`).
 - `rfc2544`, `validate` and `calibrate` return pandas DataFrames.
+- `run_lab` runs the live lab (root only): seed 004's paths built from
+  network namespaces, measured with iperf3 beside the twin (docs/lab.md).
 
 docs/python-api.md is the tour; docs/sweeps.md sweeps on several machines;
 docs/tutorials/ teaches with notebooks; docs/scenarios.md the scenario format.
 """
 
 from routertwin._core import __version__
-from routertwin.api import Failure, Results, Scenario, calibrate, load, rfc2544, run, scenario, sweep, validate
+from routertwin.api import (Failure, Results, Scenario, calibrate, load, rfc2544, run, run_lab, scenario, sweep,
+                            validate)
 from routertwin.errors import ScenarioError, UserError
 
 __all__ = [
@@ -44,4 +47,5 @@ __all__ = [
     "rfc2544",
     "validate",
     "calibrate",
+    "run_lab",
 ]

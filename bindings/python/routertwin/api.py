@@ -25,7 +25,8 @@ from routertwin.results import CaseResult
 from routertwin.scenario_loader import LoadedScenario
 from routertwin.parallel import Job
 
-__all__ = ["Scenario", "Results", "Failure", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate"]
+__all__ = ["Scenario", "Results", "Failure", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate",
+           "run_lab"]
 
 # Units by suffix, a convention every kind follows; what a kind's own names
 # mean (a utilization in % or as a fraction, `tps`) its runner says in UNITS.
@@ -628,3 +629,44 @@ def calibrate(check: bool = True, studies: Sequence[str] = (), *, root: str | Pa
              "file": display_path(f.path, root_path), "stale": f.stale and check}
             for f in files for name, p in sorted(f.params.items())]
     return pd.DataFrame(rows, columns=["study", "parameter", "value", "rows", "note", "file", "stale"])
+
+
+def run_lab(paths: Sequence[str] = ("flat-direct", "flat-eip", "vpc-eip"), *, seconds: float = 10.0,
+            interval_s: float = 1.0, wire_rate_bps: float = 1e9, rounds: int = 1, calibrate: str = "flat-direct",
+            seed: int = 1, twin: bool = True, twin_seconds: float = 0.5, out: str | Path | None = None,
+            root: str | Path | None = None, plots: bool = True):
+    """The live lab, as `routertwin lab` (docs/lab.md): seed 004's three L3
+    paths built from network namespaces on this machine (addresses from
+    198.18.0.0/15, links shaped with tc, torn down afterwards), each
+    measured with iperf3 for `seconds` (`rounds` times, interleaved), the
+    twin calibrated on `calibrate` and predicting the rest (`twin_seconds`
+    of simulated time per path). Needs root:
+    raises `UserError` (routertwin.lab.LabError) without CAP_NET_ADMIN or on
+    bad arguments. Writes JSON/CSV/PNG to `out` when given.
+
+    Returns a DataFrame, one row per path: role (calibrate/predict),
+    measured_avg_mbps, measured_min_mbps, measured_max_mbps (over iperf3's
+    intervals), twin_mbps and error_pct (None when the twin is not
+    available), seed-004's figure for the path; `df.attrs` holds the whole
+    results document (parameters, machine, NAT evidence, the fitted value,
+    version, git commit)."""
+    import pandas as pd
+
+    from routertwin.lab import LabParameters
+    from routertwin.lab import run_lab as _run_lab
+    from routertwin.lab.report import document, rows
+    from routertwin.project import find_root
+
+    if root is not None:
+        root_path = find_root(explicit=Path(root))
+    else:
+        try:
+            root_path = find_root()
+        except UserError:
+            root_path = None
+    params = LabParameters(paths=tuple(paths), seconds=seconds, interval_s=interval_s, wire_rate_bps=wire_rate_bps,
+                           rounds=rounds, calibrate=calibrate, seed=seed, twin=twin, twin_seconds=twin_seconds)
+    report = _run_lab(params, root=root_path, out=Path(out) if out is not None else None, plots=plots)
+    df = pd.DataFrame(rows(report))
+    df.attrs = document(report, root_path)
+    return df

@@ -1,4 +1,4 @@
-"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile`.
+"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile | lab`.
 
 User mistakes (bad scenario, mapping, flag) print one line on stderr and exit
 with status 2; a failed validation exits 1; an internal error prints a short
@@ -85,6 +85,28 @@ def _parser() -> argparse.ArgumentParser:
     pi.add_argument("--platform", type=Path, required=True, metavar="PLATFORM.yaml",
                     help="the current profile of that board (scenarios/platforms/*.yaml)")
     pi.add_argument("--out", type=Path, help="write the new profile here (default: show only)")
+
+    lab = sub.add_parser("lab", help="seed 004's three L3 paths built from network namespaces on this machine, "
+                                     "measured with iperf3 beside the twin (needs root; docs/lab.md)")
+    lab.add_argument("--paths", default="flat-direct,flat-eip,vpc-eip",
+                     help="comma-separated paths to measure (default: all three)")
+    lab.add_argument("--seconds", type=float, default=10.0, help="iperf3 time per path and round (default 10)")
+    lab.add_argument("--interval", type=float, default=1.0,
+                     help="iperf3 reporting interval: the timing records min/max are taken over (default 1 s)")
+    lab.add_argument("--rate", type=float, default=1e9, help="wire rate of the shaped links, bit/s (default 1e9)")
+    lab.add_argument("--rounds", type=positive_int, default=1,
+                     help="measure every path this many times, interleaved (default 1)")
+    lab.add_argument("--calibrate", default="flat-direct",
+                     help="the path whose measurement calibrates the twin's per-hop cost (default flat-direct)")
+    lab.add_argument("--seed", type=int, default=1, help="the twin's seed (default 1)")
+    lab.add_argument("--prefix", default="rtlab", help="namespace name prefix (default rtlab)")
+    lab.add_argument("--out", type=Path, help="results folder (default: ROOT/build/lab, or ./build/lab)")
+    lab.add_argument("--twin-seconds", type=float, default=0.5,
+                     help="simulated seconds of the twin's ns-3 run per path (default 0.5)")
+    lab.add_argument("--no-twin", action="store_true", help="measure only")
+    lab.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
+    lab.add_argument("--cleanup", action="store_true",
+                     help="only remove namespaces left by earlier runs that were killed, then exit")
     return p
 
 
@@ -327,5 +349,26 @@ def _cmd_profile(args) -> int:
     return 0
 
 
+def _cmd_lab(args) -> int:
+    from routertwin.lab import LabParameters, cleanup, run_lab
+    from routertwin.lab.report import print_report
+    from routertwin.results import console as _console
+
+    if args.cleanup:
+        removed = cleanup(args.prefix)
+        print(f"removed {len(removed)} leftover namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
+        return 0
+    root = _root(args, required=False)
+    params = LabParameters(paths=tuple(p.strip() for p in args.paths.split(",") if p.strip()),
+                           seconds=args.seconds, interval_s=args.interval, wire_rate_bps=args.rate,
+                           rounds=args.rounds, calibrate=args.calibrate, prefix=args.prefix, seed=args.seed,
+                           twin=not args.no_twin, twin_seconds=args.twin_seconds)
+    report = run_lab(params, root=root, out=args.out or (root or Path.cwd()) / "build" / "lab",
+                     plots=not args.no_plots)
+    print_report(report, _console())
+    return 0
+
+
 _COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
-             "rfc2544": _cmd_rfc2544, "profile": _cmd_profile}
+             "rfc2544": _cmd_rfc2544, "profile": _cmd_profile,
+             "lab": _cmd_lab}

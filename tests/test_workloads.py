@@ -268,3 +268,75 @@ def test_unknown_arrivals_key_names_file_and_line(write, tmp_path):
     out = tmp_path / "out"
     line = one_line(run_cli("run", str(path), "--out", str(out)), out)
     assert line.startswith(f"{path}:{line_of(text, 'burst_lenght')}: key 'arrivals.burst_lenght'")
+
+
+# ------------------------------------------------------ router (T640) --
+
+def router_scenario(write, cases: str, order: str = "sequence") -> Path:
+    return write("r.yaml", f"""
+        scenario: rmix
+        kind: router
+        seed: 1
+        platform: {PLATFORMS}/t640.yaml
+        fitted: {PLATFORMS}/fitted/t640.yaml
+        mode: packet
+        duration_s: 0.0002
+        mix_order: {order}
+        cases:
+    """ + cases)
+
+
+def test_router_mix_rate_and_fabric_cells_follow_each_packet(write):
+    # 32 x OC-192c POS: SONET payload 9,584.64 Mbit/s, PPP/HDLC 9 octets a
+    # frame (t640.yaml). Simple IMIX of 40/576/1500-byte IP packets 7:4:1:
+    # mean frame 4084/12 + 9 = 349.33 octets, so 32 x 9,584.64e6 / (8 x
+    # 349.33) = 109.75 Mpps at line rate with no escapes; the tester's frames
+    # are longer by the escapes the model counts on each one. Cells of
+    # ceil((ip + 24) / 64) = 1, 10, 24: a mean of 71/12 per packet, so a PFE
+    # (2 ports) offers pps/16 x 71/12 cells of 64 x 8 / 48.4e9 s each.
+    from ruamel.yaml import YAML
+
+    plat = YAML(typ="safe").load((PLATFORMS / "t640.yaml").read_text())
+    slot = 8 * 64 / (plat["fabric"]["gbps_per_pfe"] * 1e9)
+    path = router_scenario(write, """
+          - {case: imix, method: load, offered_load: 1.0, ip_mix: simple_imix}
+          - {case: light, method: load, offered_load: 0.05, ip_mix: simple_imix, duration_s: 0.0024}
+          - {case: b40, method: load, offered_load: 0.05, ip_bytes: 40, duration_s: 0.0024}
+    """)
+    from routertwin.runners import router
+
+    cases = {c.case: c for c in router.run(load_scenario(path), silent())}
+    m = cases["imix"].metrics
+    frame = 4084 / 12 + 9
+    theoretical = 32 * 9584.64e6 / (8 * frame)
+    assert m["tx_pps"] == pytest.approx(32 * 9584.64e6 / (8 * (frame + m["mean_ingress_escapes"])), rel=5e-3)
+    assert m["pct_of_theoretical"] == pytest.approx(100 * theoretical / theoretical, abs=0.5)
+    assert m["mean_ip_bytes"] == pytest.approx(4084 / 12, rel=5e-3)
+    assert m["throughput_gbps"] == pytest.approx(m["pps"] * m["mean_ip_bytes"] * 8 / 1e9, rel=1e-9)
+    assert m["fabric_load"] == pytest.approx(m["tx_pps"] / 16 * 71 / 12 * slot, rel=5e-3)
+    assert m["loss_pct"] == 0
+    # At 5 % load (411 packets a port: 34 cycles of the mix) the smallest packet's latency is that of a 40-byte packet;
+    # the mean adds each size's own serialization and cells beyond it.
+    light, b40 = cases["light"].metrics, cases["b40"].metrics
+    assert light["latency_min"] == pytest.approx(b40["latency_min"], rel=1e-9)
+    byte_us = 8 / 9584.64e6 * 1e6
+    extra_us = sum(w * ((ip - 40) * byte_us + (cells - 1) * slot * 1e6)
+                   for ip, w, cells in ((40, 7, 1), (576, 4, 10), (1500, 1, 24))) / 12
+    assert light["latency_avg"] - b40["latency_avg"] == pytest.approx(extra_us, rel=0.1)
+
+
+def test_router_mix_is_refused_in_steady_mode_at_its_line(write, tmp_path):
+    text = f"""
+        scenario: rs
+        kind: router
+        seed: 1
+        platform: {PLATFORMS}/t640.yaml
+        fitted: {PLATFORMS}/fitted/t640.yaml
+        mode: steady
+        cases:
+          - {{case: imix, method: load, ip_mix: simple_imix}}
+    """
+    path = write("rs.yaml", text)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out)), out)
+    assert line.startswith(f"{path}:{line_of(text, 'ip_mix')}: key 'cases[0].ip_mix': an ip_mix runs in mode packet")

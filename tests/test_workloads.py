@@ -340,3 +340,37 @@ def test_router_mix_is_refused_in_steady_mode_at_its_line(write, tmp_path):
     out = tmp_path / "out"
     line = one_line(run_cli("run", str(path), "--out", str(out)), out)
     assert line.startswith(f"{path}:{line_of(text, 'ip_mix')}: key 'cases[0].ip_mix': an ip_mix runs in mode packet")
+
+
+def test_empirical_size_file_is_a_mix_of_its_samples(write, tmp_path):
+    # One size per row (samples): 64 three times, 1518 once -> 64:3, 1518:1;
+    # at line rate the packet level forwards 10e9 / (8 x (427.5 + 20)).
+    sizes = tmp_path / "sizes.csv"
+    sizes.write_text("bytes\n64\n64\n1518\n64\n", encoding="utf-8")
+    text = f"""
+        scenario: emp
+        kind: pipeline
+        seed: 1
+        platform: {PLATFORMS}/cn78xx-1800-ddr4-1866.yaml
+        workload: {ROOT}/scenarios/workloads/ipfwd-se.yaml
+        fitted: {PLATFORMS}/fitted/octeon.yaml
+        port_rate_bps: 1.0e10
+        method: both
+        frame_order: sequence
+        duration_us: 2000
+        warmup_us: 200
+        mixes:
+          emp: {{file: {sizes}}}
+        cases:
+          - {{frame: emp, cores: 8}}
+    """
+    c = run_cases(write("emp.yaml", text))["emp-8c"]
+    assert c.metrics["pps_analytic"] == pytest.approx(10e9 / (8 * ((3 * 64 + 1518) / 4 + 20)), rel=1e-12)
+    assert c.metrics["pps"] == pytest.approx(c.metrics["pps_analytic"], rel=2e-3)
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("64\nsixty\n", encoding="utf-8")
+    bad_text = text.replace(str(sizes), str(bad))
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(write("bad.yaml", bad_text)), "--out", str(out)), out)
+    assert f"{bad}:2: expected 'bytes[,weight]'" in line

@@ -139,7 +139,7 @@ ForwardingWorkload::BuildFrame(uint32_t flow, uint32_t frameBytes) const
     const size_t headers = dp_build_len(DP_IPPROTO_UDP, 0);
     s.payload_len = static_cast<uint16_t>(l2 - headers);
     s.l4_checksum = 1;
-    std::vector<uint8_t> frame(ethernet::kMaxFrameBytes);
+    std::vector<uint8_t> frame(l2); // exactly the frame: templates are built per (flow, size)
     size_t len = 0;
     dp_ops_t tester{}; // building is the tester's work, not the forwarder's
     const dp_drop_reason_t r = dp_build(&s, frame.data(), frame.size(), &len, &tester);
@@ -148,7 +148,6 @@ ForwardingWorkload::BuildFrame(uint32_t flow, uint32_t frameBytes) const
         throw std::runtime_error(std::string("forwarding workload: dp_build failed: ") +
                                  dp_drop_reason_name(r));
     }
-    frame.resize(len);
     return frame;
 }
 

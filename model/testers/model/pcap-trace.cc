@@ -2,6 +2,7 @@
 
 #include "ethernet-framing.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -16,6 +17,8 @@ constexpr uint32_t kPcapngMagic = 0x0A0D0D0Au; // section header block type
 constexpr uint32_t kLinkEthernet = 1, kLinkRaw = 101, kLinkIpv4 = 228, kLinkIpv6 = 229;
 constexpr uint32_t kMaxRecordBytes = 262144; // libpcap's MAXIMUM_SNAPLEN
 constexpr uint32_t kEthHeader = 14;
+constexpr size_t kHeadBytes = 128;  // Ethernet + VLAN + IPv4 with options or IPv6 + ports
+constexpr size_t kBufferBytes = 1u << 20;
 constexpr uint32_t kEthAndFcs = 18;
 
 uint32_t
@@ -30,23 +33,33 @@ Be16(const uint8_t* p)
     return (uint32_t(p[0]) << 8) | p[1];
 }
 
-// FNV-1a over the tuple's octets: a deterministic 64-bit key.
-struct Fnv
+// splitmix64's finalizer: spreads a word over 64 bits.
+uint64_t
+Mix(uint64_t z)
 {
-    uint64_t h = 0xCBF29CE484222325ull;
-    void Add(const uint8_t* p, size_t n)
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// A 64-bit key of the tuple's words, folded in order.
+struct TupleKey
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    void Add(uint64_t word) { h = Mix(h ^ word); }
+    void AddBytes(const uint8_t* p, size_t n) // n <= 8
     {
-        for (size_t i = 0; i < n; ++i)
-        {
-            h = (h ^ p[i]) * 0x100000001B3ull;
-        }
+        uint64_t w = 0;
+        std::memcpy(&w, p, n);
+        Add(w ^ (uint64_t(n) << 56));
     }
 };
 } // namespace
 
 PcapTrace::PcapTrace(const std::string& path, uint32_t maxFlows)
     : m_path(path),
-      m_maxFlows(maxFlows ? maxFlows : 1)
+      m_maxFlows(maxFlows ? maxFlows : 1),
+      m_buf(kBufferBytes)
 {
     m_file = std::fopen(path.c_str(), "rb");
     if (!m_file)
@@ -78,10 +91,54 @@ PcapTrace::Get32(const uint8_t* p) const
     return m_swapped ? Swap32(v) : v;
 }
 
+// Makes at least n (<= the buffer) bytes available from m_pos, reading more
+// of the file; returns the bytes available, fewer than n only at its end.
+size_t
+PcapTrace::Fill(size_t n)
+{
+    size_t avail = m_len - m_pos;
+    if (avail >= n)
+    {
+        return avail;
+    }
+    std::memmove(m_buf.data(), m_buf.data() + m_pos, avail);
+    m_pos = 0;
+    m_len = avail;
+    while (m_len < n)
+    {
+        const size_t got = std::fread(m_buf.data() + m_len, 1, m_buf.size() - m_len, m_file);
+        if (got == 0)
+        {
+            break;
+        }
+        m_len += got;
+    }
+    return m_len;
+}
+
+// Consumes n bytes; false if the file ends first.
+bool
+PcapTrace::Skip(size_t n)
+{
+    while (n > 0)
+    {
+        size_t avail = m_len - m_pos;
+        if (avail == 0 && (avail = Fill(1)) == 0)
+        {
+            return false;
+        }
+        const size_t step = std::min(n, avail);
+        m_pos += step;
+        n -= step;
+    }
+    return true;
+}
+
 void
 PcapTrace::Rewind()
 {
     std::rewind(m_file);
+    m_pos = m_len = 0;
     m_index = 0;
     uint8_t h[24];
     const size_t got = std::fread(h, 1, sizeof h, m_file);
@@ -129,16 +186,17 @@ PcapTrace::Rewind()
 bool
 PcapTrace::Next(TracePacket& p)
 {
-    uint8_t h[16];
-    const size_t got = std::fread(h, 1, sizeof h, m_file);
-    if (got == 0 && std::feof(m_file))
+    const size_t got = Fill(16);
+    if (got == 0)
     {
         return false;
     }
-    if (got != sizeof h)
+    if (got < 16)
     {
         Fail("truncated record header (" + std::to_string(got) + " of 16 bytes)");
     }
+    const uint8_t* h = m_buf.data() + m_pos;
+    m_pos += 16;
     const uint32_t sec = Get32(h), frac = Get32(h + 4), capLen = Get32(h + 8), origLen = Get32(h + 12);
     if (frac >= (m_nanos ? 1000000000u : 1000000u))
     {
@@ -150,8 +208,14 @@ PcapTrace::Next(TracePacket& p)
              (capLen > origLen ? "the original length " + std::to_string(origLen)
                                : std::string("262144")));
     }
-    m_record.resize(capLen);
-    if (capLen && std::fread(m_record.data(), 1, capLen, m_file) != capLen)
+    // The flow key's headers are in the record's first bytes; the rest is skipped.
+    const size_t head = std::min<size_t>(capLen, kHeadBytes);
+    if (Fill(head) < head)
+    {
+        Fail("truncated record data (file ends inside its " + std::to_string(capLen) + " bytes)");
+    }
+    const uint32_t flow = FlowOf(m_buf.data() + m_pos, static_cast<uint32_t>(head));
+    if (!Skip(capLen))
     {
         Fail("truncated record data (file ends inside its " + std::to_string(capLen) + " bytes)");
     }
@@ -174,7 +238,7 @@ PcapTrace::Next(TracePacket& p)
     }
     p.ns = uint64_t(sec) * 1000000000u + uint64_t(frac) * (m_nanos ? 1u : 1000u);
     p.frameBytes = static_cast<uint32_t>(frame);
-    p.flow = FlowOf(m_record.data(), capLen);
+    p.flow = flow;
     ++m_index;
     return true;
 }
@@ -182,13 +246,16 @@ PcapTrace::Next(TracePacket& p)
 uint32_t
 PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
 {
-    Fnv key;
+    TupleKey key;
     uint32_t l3 = 0, etherType = 0;
     if (m_linkType == kLinkEthernet)
     {
         if (capLen < kEthHeader)
         {
-            key.Add(pkt, capLen);
+            for (uint32_t i = 0; i < capLen; i += 8)
+            {
+                key.AddBytes(pkt + i, std::min<uint32_t>(8, capLen - i));
+            }
             l3 = capLen;
         }
         else
@@ -214,8 +281,8 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
     {
         const uint32_t ihl = (ip[0] & 0x0Fu) * 4u;
         proto = ip[9];
-        key.Add(ip + 9, 1);
-        key.Add(ip + 12, 8);
+        key.Add(4u << 8 | proto);
+        key.AddBytes(ip + 12, 8);
         const bool fragment = (Be16(ip + 6) & 0x1FFFu) != 0;
         l4 = ihl;
         ports = !fragment && ihl >= 20;
@@ -223,33 +290,46 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
     else if (etherType == 0x86DD && ipLen >= 40 && (ip[0] >> 4) == 6)
     {
         proto = ip[6];
-        key.Add(ip + 6, 1);
-        key.Add(ip + 8, 32);
+        key.Add(6u << 8 | proto);
+        for (int i = 0; i < 4; ++i)
+        {
+            key.AddBytes(ip + 8 + 8 * i, 8);
+        }
         l4 = 40;
         ports = true;
     }
     else if (m_linkType == kLinkEthernet && capLen >= kEthHeader)
     {
-        key.Add(pkt, 12);
-        const uint8_t et[2] = {static_cast<uint8_t>(etherType >> 8), static_cast<uint8_t>(etherType)};
-        key.Add(et, 2);
+        key.AddBytes(pkt, 8);
+        key.AddBytes(pkt + 8, 4);
+        key.Add(uint64_t(etherType) << 32);
     }
     if (ports && (proto == 6 || proto == 17) && ipLen >= l4 + 4)
     {
-        key.Add(ip + l4, 4);
+        key.AddBytes(ip + l4, 4);
     }
+    if (key.h == m_lastKey && m_lastFlow != UINT32_MAX)
+    {
+        return m_lastFlow;
+    }
+    uint32_t id;
     auto it = m_flows.find(key.h);
     if (it != m_flows.end())
     {
-        return it->second;
+        id = it->second;
     }
-    if (m_flows.size() < m_maxFlows)
+    else if (m_flows.size() < m_maxFlows)
     {
-        const auto id = static_cast<uint32_t>(m_flows.size());
+        id = static_cast<uint32_t>(m_flows.size());
         m_flows.emplace(key.h, id);
-        return id;
     }
-    return static_cast<uint32_t>(key.h % m_maxFlows);
+    else
+    {
+        id = static_cast<uint32_t>(key.h % m_maxFlows);
+    }
+    m_lastKey = key.h;
+    m_lastFlow = id;
+    return id;
 }
 
 PcapTrace::Summary

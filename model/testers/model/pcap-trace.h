@@ -9,9 +9,10 @@
 // 1 (Ethernet, frames without FCS as capture tools record them) and 101 /
 // 228 (raw IPv4/IPv6). pcapng is not read (the error says so).
 //
-// Streaming: only the current record's octets are held (at most 262,144, the
-// largest snaplen libpcap writes), so a trace of any length replays in
-// constant memory. Every length is checked against the file and the record
+// Streaming: the file is read through one 1 MiB buffer, and of each record
+// only its first 128 octets (the headers of the flow key) are looked at, so
+// a trace of any length replays in constant memory. Records may be up to
+// 262,144 octets (libpcap's largest snaplen). Every length is checked against the file and the record
 // before it is used; a malformed or truncated file throws TraceError whose
 // message names the file and the 0-based packet index.
 //
@@ -84,14 +85,19 @@ class PcapTrace
     [[noreturn]] void Fail(const std::string& what) const;
     uint32_t Get32(const uint8_t* p) const;
     uint32_t FlowOf(const uint8_t* pkt, uint32_t capLen) const;
+    size_t Fill(size_t n);
+    bool Skip(size_t n);
 
     std::string m_path;
     std::FILE* m_file = nullptr;
     bool m_swapped = false, m_nanos = false;
     uint32_t m_linkType = 0, m_maxFlows = 1;
     uint64_t m_index = 0;
-    std::vector<uint8_t> m_record;
+    std::vector<uint8_t> m_buf;     // read buffer; m_buf[m_pos, m_len) not yet consumed
+    size_t m_pos = 0, m_len = 0;
     mutable std::unordered_map<uint64_t, uint32_t> m_flows;
+    mutable uint64_t m_lastKey = 0;  // consecutive packets are often of one flow
+    mutable uint32_t m_lastFlow = UINT32_MAX;
 };
 
 } // namespace routertwin

@@ -374,3 +374,11 @@ def test_empirical_size_file_is_a_mix_of_its_samples(write, tmp_path):
     out = tmp_path / "out"
     line = one_line(run_cli("run", str(write("bad.yaml", bad_text)), "--out", str(out)), out)
     assert f"{bad}:2: expected 'bytes[,weight]'" in line
+
+
+def test_one_size_mix_is_that_frame_size():
+    one = _core.run_pipeline({"num_cores": 2, "fixed_cycles_per_packet": 300, "frame_mix": {"1518": 1},
+                              "duration_s": 0.001})
+    plain = _core.run_pipeline({"num_cores": 2, "fixed_cycles_per_packet": 300, "frame_bytes": 1518,
+                                "duration_s": 0.001})
+    assert one == plain

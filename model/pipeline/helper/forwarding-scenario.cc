@@ -235,6 +235,12 @@ ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& key
     {
         Bad("frame_mix", "give frame_bytes or frame_mix, not both");
     }
+    if (c.frameMix.Single())
+    {
+        // A one-size mix is that frame size.
+        c.frameBytes = c.frameMix.parts[0].first;
+        c.frameMix.parts.clear();
+    }
     if (!c.traceFile.empty())
     {
         for (const char* other : {"frame_bytes", "frame_mix", "arrivals"})

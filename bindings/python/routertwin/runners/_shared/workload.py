@@ -9,6 +9,7 @@ definition of each."""
 from __future__ import annotations
 
 import csv
+import functools
 from pathlib import Path
 from typing import Literal
 
@@ -57,6 +58,7 @@ class FlowMix(ScenarioModel):
 
 
 def named_mixes() -> list[str]:
+    """Names of the built-in frame-size mixes (traffic-profile.h)."""
     from routertwin import _core
 
     return list(_core.frame_mix_names())
@@ -95,11 +97,18 @@ def read_mix_file(path: Path) -> list[tuple[int, float]]:
 def trace_summary(path: Path) -> dict:
     """One streamed pass over a pcap file (`_core.trace_summary`): packets,
     first_s, span_s, mean_frame_bytes, frame_sizes {bytes: packets}, flows.
-    A malformed or truncated file is a UserError naming it and the packet."""
+    A malformed or truncated file is a UserError naming it and the packet.
+    Read once per file version (the load-time check and every case share it)."""
+    st = Path(path).stat()
+    return dict(_trace_summary(str(path), st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=16)
+def _trace_summary(path: str, mtime_ns: int, size: int) -> dict:
     from routertwin import _core
 
     try:
-        return _core.trace_summary(str(path))
+        return _core.trace_summary(path)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
@@ -127,6 +136,7 @@ def arrival_keys(a: Arrivals | None, line_pps: float) -> dict:
 
 
 def flow_keys(f: FlowMix | None) -> dict:
+    """Native keys of a flow popularity (forwarding-scenario.h)."""
     if f is None or f.popularity == "round_robin":
         return {}
     keys: dict = {"flow_popularity": f.popularity}

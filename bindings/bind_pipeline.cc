@@ -3,6 +3,8 @@
 #include "bindings.h"
 #include "dict-config.h"
 #include "forwarding-scenario.h"
+#include "pcap-trace.h"
+#include "traffic-profile.h"
 
 #include <pybind11/stl.h>
 
@@ -42,6 +44,10 @@ ToDict(const ForwardingScenarioResult& r)
     d["bottleneck_utilization"] = r.bottleneckUtilization;
     d["drops"] = r.drops;
     d["sim_events"] = r.simEvents;
+    d["mean_frame_bytes"] = r.meanFrameBytes;
+    d["line_rate_pps"] = r.lineRatePps;
+    d["trace_flows"] = r.traceFlows;
+    d["trace_loops"] = r.traceLoops;
     return d;
 }
 
@@ -68,6 +74,30 @@ BindPipeline(py::module_& m)
         "Unknown keys or bad values raise ValueError naming the key.");
     m.def("pipeline_config_keys", &ForwardingScenarioConfig::KeyNames,
           "Every key run_pipeline accepts.");
+    m.def("frame_mix_names", &FrameSizeMix::Names, "The named frame-size mixes (traffic-profile.h).");
+    m.def(
+        "frame_mix",
+        [](const std::string& name) { return FrameSizeMix::Named(name).parts; },
+        py::arg("name"),
+        "A named frame-size mix as [(frame bytes incl. FCS, weight), ...]; ValueError for an unknown name.");
+    m.def(
+        "trace_summary",
+        [](const std::string& path) {
+            PcapTrace trace(path, 1u << 20);
+            const PcapTrace::Summary s = trace.Scan();
+            py::dict d;
+            d["packets"] = s.packets;
+            d["first_s"] = static_cast<double>(s.firstNs) * 1e-9;
+            d["span_s"] = static_cast<double>(s.lastNs - s.firstNs) * 1e-9;
+            d["mean_frame_bytes"] = s.meanFrameBytes;
+            d["frame_sizes"] = s.frameSizes;
+            d["flows"] = trace.DistinctFlows();
+            return d;
+        },
+        py::arg("path"),
+        "Reads a pcap trace once (streamed): packets, first timestamp and span (s), mean frame bytes, "
+        "{frame bytes: packets}, distinct 5-tuples. ValueError naming the file and packet index "
+        "for a malformed or truncated file.");
 }
 
 } // namespace routertwin::bindings

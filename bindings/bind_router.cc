@@ -11,6 +11,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -65,6 +66,33 @@ ParseRouterConfig(const py::dict& d)
         {"address_control", [&](auto& k, auto& v) { c.ppp.addressControl = Bool(k, v); }},
         {"protocol_bytes", [&](auto& k, auto& v) { c.ppp.protocolBytes = Uint(k, v); }},
         {"ip_bytes", [&](auto& k, auto& v) { c.ipBytes = Uint(k, v); }},
+        {"ip_mix", [&](auto& k, auto& v) {
+             const ConfigValue cv = ToConfigValue(k, v);
+             const auto* m = std::get_if<std::map<std::string, double>>(&cv);
+             if (!m || m->empty())
+             {
+                 throw std::invalid_argument("key 'ip_mix': must be a mapping of IP bytes to weight");
+             }
+             c.ipMix.clear();
+             for (const auto& [name, weight] : *m)
+             {
+                 char* end = nullptr;
+                 const unsigned long bytes = std::strtoul(name.c_str(), &end, 10);
+                 if (name.empty() || *end != '\0' || bytes > 9000)
+                 {
+                     throw std::invalid_argument("key 'ip_mix': '" + name + "' is not an IP size");
+                 }
+                 c.ipMix.emplace_back(static_cast<unsigned>(bytes), weight);
+             }
+         }},
+        {"ip_mix_order", [&](auto& k, auto& v) {
+             const std::string o = Str(k, v);
+             if (o != "random" && o != "sequence")
+             {
+                 throw std::invalid_argument("key 'ip_mix_order': must be 'random' or 'sequence'");
+             }
+             c.ipMixSequence = o == "sequence";
+         }},
         {"offered_load", [&](auto& k, auto& v) { c.offeredLoad = Num(k, v); }},
         {"routes", [&](auto& k, auto& v) { c.routes = Uint(k, v); }},
         {"routes_as_destinations", [&](auto& k, auto& v) { c.routesAsDestinations = Bool(k, v); }},
@@ -117,6 +145,7 @@ ToDict(const RouterResult& r)
     d["latency_min_us"] = r.latencyMin * 1e6;
     d["latency_avg_us"] = r.latencyAvg * 1e6;
     d["latency_max_us"] = r.latencyMax * 1e6;
+    d["mean_ip_bytes"] = r.meanIpBytes;
     d["mean_ingress_escapes"] = r.meanIngressEscapes;
     d["mean_egress_escapes"] = r.meanEgressEscapes;
     d["fabric_load"] = r.fabricLoad;

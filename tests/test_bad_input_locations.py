@@ -46,7 +46,9 @@ def test_frame_mix_not_defined_points_at_the_case_frame(write, tmp_path):
                         "cases:\n  - {frame: 64, cores: 1}\n  - {frame: imix, cores: 1}\n")
     path = write("mix.yaml", text)
     assert run(tmp_path, path) == (f"{path}:{line_of(text, 'imix')}: key 'cases[1].frame': "
-                                   "frame 'imix' is neither a frame size nor a mix defined in 'mixes'")
+                                   "frame 'imix' is neither a frame size nor a mix defined in 'mixes' (nor a "
+                                   "named mix: simple_imix, imix_570, spirent_imix, four_size_imix; nor a "
+                                   "trace in 'traces')")
 
 
 def test_warmup_not_below_duration_points_at_warmup_us(write, tmp_path):
@@ -73,13 +75,16 @@ def test_duplicate_case_ids_point_at_the_second_case(write, tmp_path):
     assert line.startswith(f"{path}:{line_of(text, 'frame: 128')}: key 'cases[1].id': case id 'a' appears twice")
 
 
-def test_frame_mix_at_packet_level_is_refused_at_load(write, tmp_path):
+def test_esp_frame_mix_at_packet_level_is_refused_at_load(write, tmp_path):
     text = GOOD.replace("sweep:\n  frame: [64, 128]\n  cores: [1, 2]\n",
                         "mixes:\n  imix: [{bytes: 64, weight: 7}, {bytes: 1518, weight: 1}]\n"
-                        "cases:\n  - {frame: imix, cores: 1}\n")
+                        "cases:\n  - {frame: imix, cores: 1}\n").replace(
+                            "ipfwd-se.yaml", "ipsec-esp-aes128-sha1.yaml").replace(
+                            "cn68xx-1500-ddr3-1066", "cn68xx-1300-ddr3-1066")
     path = write("mixpkt.yaml", text)
     assert run(tmp_path, path).startswith(f"{path}:{line_of(text, 'frame: imix')}: key 'cases[0].frame': "
-                                          "method 'packet' runs one frame size per case")
+                                          "method 'packet' runs one frame size per case for a path whose output "
+                                          "frame grows (ESP)")
 
 
 # ------------------------------------------- profiles at load time (4) --

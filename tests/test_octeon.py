@@ -366,6 +366,6 @@ def test_mistyped_tag_type_is_one_error_line_with_file_and_line(tmp_path):
     assert len(err) == 1 and f"bad.yaml:{line}: key 'tag_type':" in err[0] and "Traceback" not in proc.stderr
 
 
-def test_frame_mix_on_the_packet_engine_is_refused_clearly():
-    with pytest.raises(UserError, match="one frame size per case; use method: analytic"):
-        run_cases(ROOT / "scenarios" / "whatif" / "imix-100g-cn78-se.yaml", method="packet")
+def test_esp_frame_mix_on_the_packet_engine_is_refused_clearly():
+    with pytest.raises(UserError, match="one frame size per case for a path whose output frame grows"):
+        run_cases(ROOT / "scenarios" / "whatif" / "imix-100g-cn78-ipsec.yaml", method="packet")

@@ -11,6 +11,7 @@
 #include <ns3/uinteger.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 
@@ -24,6 +25,33 @@ namespace
 {
 
 using Key = config::Key<ForwardingScenarioConfig>;
+
+// {"<frame bytes>": value}: sizes 64..9216 written as decimal integers.
+std::map<uint32_t, double>
+SizeTable(const std::string& k, const ConfigValue& v, const std::string& what)
+{
+    const auto* m = std::get_if<std::map<std::string, double>>(&v);
+    if (!m)
+    {
+        Bad(k, "must be a mapping of frame bytes to " + what);
+    }
+    std::map<uint32_t, double> out;
+    for (const auto& [name, value] : *m)
+    {
+        char* end = nullptr;
+        const unsigned long bytes = std::strtoul(name.c_str(), &end, 10);
+        if (name.empty() || *end != '\0' || bytes < ethernet::kMinFrameBytes || bytes > ethernet::kMaxFrameBytes)
+        {
+            Bad(k, "'" + name + "' is not a frame size in 64..9216");
+        }
+        if (!std::isfinite(value) || value < 0)
+        {
+            Bad(k, what + " of " + name + " must be >= 0");
+        }
+        out[static_cast<uint32_t>(bytes)] = value;
+    }
+    return out;
+}
 
 const std::vector<Key>&
 Keys()
@@ -55,10 +83,7 @@ Keys()
         {"arrivals",
          [](C& c, S k, V v) {
              c.arrivals = AsString(k, v);
-             if (c.arrivals != "constant" && c.arrivals != "poisson")
-             {
-                 Bad(k, "must be 'constant' or 'poisson'");
-             }
+             ParseArrivalKind(c.arrivals);
          }},
         {"num_flows", [](C& c, S k, V v) { c.numFlows = static_cast<uint32_t>(AsInt(k, v, 1, 1 << 20)); }},
         {"unrouted_flows",
@@ -97,6 +122,71 @@ Keys()
         {"extra_routes",
          [](C& c, S k, V v) { c.extraRoutes = static_cast<uint32_t>(AsInt(k, v, 0, 65536)); }},
         {"run_core_per_packet", [](C& c, S k, V v) { c.runCorePerPacket = AsBool(k, v); }},
+        {"frame_mix",
+         [](C& c, S k, V v) {
+             if (const auto* name = std::get_if<std::string>(&v))
+             {
+                 c.frameMix = FrameSizeMix::Named(*name);
+                 return;
+             }
+             c.frameMix.parts.clear();
+             for (const auto& [bytes, weight] : SizeTable(k, v, "weight"))
+             {
+                 c.frameMix.parts.emplace_back(bytes, weight);
+             }
+             c.frameMix.Validate();
+         }},
+        {"frame_order",
+         [](C& c, S k, V v) {
+             c.frameOrder = AsString(k, v);
+             if (c.frameOrder != "random" && c.frameOrder != "sequence")
+             {
+                 Bad(k, "must be 'random' or 'sequence'");
+             }
+         }},
+        {"frame_fixed_cycles", [](C& c, S k, V v) { c.frameFixedCycles = SizeTable(k, v, "cycles"); }},
+        {"burst_mean_frames",
+         [](C& c, S k, V v) {
+             c.burstMeanFrames = AsDouble(k, v);
+             if (!(c.burstMeanFrames >= 1))
+             {
+                 Bad(k, "must be >= 1");
+             }
+         }},
+        {"burst_peak_pps", [](C& c, S k, V v) { c.burstPeakPps = NonNeg(k, v); }},
+        {"mmpp_rate_ratio",
+         [](C& c, S k, V v) {
+             c.mmppRateRatio = AsDouble(k, v);
+             if (!(c.mmppRateRatio >= 1))
+             {
+                 Bad(k, "must be >= 1");
+             }
+         }},
+        {"mmpp_high_fraction",
+         [](C& c, S k, V v) {
+             c.mmppHighFraction = AsDouble(k, v);
+             if (!(c.mmppHighFraction > 0 && c.mmppHighFraction < 1))
+             {
+                 Bad(k, "must be between 0 and 1 (exclusive)");
+             }
+         }},
+        {"mmpp_cycle_s", [](C& c, S k, V v) { c.mmppCycleSeconds = Positive(k, v); }},
+        {"flow_popularity",
+         [](C& c, S k, V v) {
+             c.flowPopularity = AsString(k, v);
+             ParseFlowPopularity(c.flowPopularity);
+         }},
+        {"zipf_exponent", [](C& c, S k, V v) { c.zipfExponent = NonNeg(k, v); }},
+        {"trace_file",
+         [](C& c, S k, V v) {
+             c.traceFile = AsString(k, v);
+             if (c.traceFile.empty())
+             {
+                 Bad(k, "must name a pcap file");
+             }
+         }},
+        {"trace_rescale", [](C& c, S k, V v) { c.traceRescale = AsBool(k, v); }},
+        {"trace_loop", [](C& c, S k, V v) { c.traceLoop = AsBool(k, v); }},
     };
     return keys;
 }
@@ -141,6 +231,38 @@ ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& key
 {
     ForwardingScenarioConfig c;
     config::ApplyKeys(Keys(), keys, c);
+    if (keys.count("frame_mix") && keys.count("frame_bytes"))
+    {
+        Bad("frame_mix", "give frame_bytes or frame_mix, not both");
+    }
+    if (c.frameMix.Single())
+    {
+        // A one-size mix is that frame size.
+        c.frameBytes = c.frameMix.parts[0].first;
+        c.frameMix.parts.clear();
+    }
+    if (!c.traceFile.empty())
+    {
+        for (const char* other : {"frame_bytes", "frame_mix", "arrivals"})
+        {
+            if (keys.count(other))
+            {
+                Bad(other, "a trace_file brings its own sizes and instants");
+            }
+        }
+        if (c.unroutedFlows)
+        {
+            Bad("unrouted_flows", "applies to synthetic flows, not to a trace_file's");
+        }
+        if (!c.traceRescale && keys.count("offered_pps"))
+        {
+            Bad("offered_pps", "applies to a trace only with trace_rescale: true");
+        }
+    }
+    else if (keys.count("trace_rescale") || keys.count("trace_loop"))
+    {
+        Bad(keys.count("trace_rescale") ? "trace_rescale" : "trace_loop", "needs trace_file");
+    }
     if (c.unroutedFlows > c.numFlows)
     {
         Bad("unrouted_flows", "must be <= num_flows");
@@ -149,8 +271,9 @@ ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& key
     {
         Bad("warmup_s", "must be shorter than duration_s");
     }
-    const double line = ethernet::LineRatePps(c.portBitRate, c.frameBytes);
-    if (c.offeredPps > line * (1 + 1e-12))
+    const double line = c.frameMix.parts.empty() ? ethernet::LineRatePps(c.portBitRate, c.frameBytes)
+                                                 : c.frameMix.LineRatePps(c.portBitRate);
+    if (c.traceFile.empty() && c.offeredPps > line * (1 + 1e-12))
     {
         Bad("offered_pps", "exceeds the port line rate " + std::to_string(line) + " pps");
     }
@@ -185,12 +308,23 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     dev->SetAttribute("FixedCyclesPerPacket", DoubleValue(c.fixedCyclesPerPacket));
     dev->SetAttribute("CyclesPerFrameByte", DoubleValue(c.cyclesPerFrameByte));
     dev->SetAttribute("ExtraRoutes", UintegerValue(c.extraRoutes));
-    dev->SetAttribute("FirstUnroutedFlow", UintegerValue(c.numFlows - c.unroutedFlows));
+    // Trace flows are numbered by 5-tuple beyond num_flows: all routed.
+    dev->SetAttribute("FirstUnroutedFlow",
+                      UintegerValue(c.unroutedFlows ? c.numFlows - c.unroutedFlows : UINT32_MAX));
     dev->SetAttribute("RunCorePerPacket", BooleanValue(c.runCorePerPacket));
     for (const auto& [name, price] : c.counterPrices)
     {
         dev->SetCounterPrice(name, price);
     }
+    std::vector<uint32_t> sizes;
+    for (const auto& part : c.frameMix.parts)
+    {
+        sizes.push_back(part.first);
+    }
+    // A trace may bring any size: a few template ways per flow keep the
+    // sizes of a flow's request/response pattern apart.
+    dev->SetFrameSizes(sizes.size() > 1 ? sizes : std::vector<uint32_t>{}, c.traceFile.empty() ? 1 : 4,
+                       c.frameFixedCycles);
     dev->Build();
 
     tester->SetAttribute("FrameBytes", UintegerValue(c.frameBytes));
@@ -203,6 +337,21 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
                          TimeValue(PicoSeconds(std::llround(c.batchIntervalSeconds * 1e12))));
     tester->SetAttribute("Poisson", BooleanValue(c.arrivals == "poisson"));
     tester->SetAttribute("Seed", UintegerValue(c.seed));
+    TrafficConfig traffic;
+    traffic.mix = c.frameMix;
+    traffic.mixSequence = c.frameOrder == "sequence";
+    traffic.arrivals = ParseArrivalKind(c.arrivals);
+    traffic.burstMeanFrames = c.burstMeanFrames;
+    traffic.burstPeakPps = c.burstPeakPps;
+    traffic.mmppRateRatio = c.mmppRateRatio;
+    traffic.mmppHighFraction = c.mmppHighFraction;
+    traffic.mmppCycleSeconds = c.mmppCycleSeconds;
+    traffic.popularity = ParseFlowPopularity(c.flowPopularity);
+    traffic.zipfExponent = c.zipfExponent;
+    traffic.tracePath = c.traceFile;
+    traffic.traceRescale = c.traceRescale;
+    traffic.traceLoop = c.traceLoop;
+    tester->SetTraffic(traffic);
 
     tester->SetTransmitCallback(MakeCallback(&PipelineDevice::Receive, dev));
     tester->SetDoneCallback(MakeCallback(&PipelineDevice::Flush, dev));
@@ -218,7 +367,14 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     r.lostPackets = t.lostPackets;
     r.lossPct = t.txPackets ? 100.0 * t.lostPackets / t.txPackets : 0;
     r.forwardedPps = t.forwardedPps;
-    r.forwardedBitRate = ethernet::FrameBitRate(t.forwardedPps, c.frameBytes);
+    const bool oneSize = c.frameMix.parts.size() <= 1 && c.traceFile.empty();
+    r.forwardedBitRate = oneSize ? ethernet::FrameBitRate(t.forwardedPps, c.frameBytes) : t.forwardedBitRate;
+    r.meanFrameBytes = oneSize ? c.frameBytes : t.meanFrameBytes;
+    r.lineRatePps = !c.frameMix.parts.empty()
+                        ? c.frameMix.LineRatePps(c.portBitRate)
+                        : c.portBitRate / (8.0 * (r.meanFrameBytes + ethernet::kOverheadBytes));
+    r.traceFlows = t.traceFlows;
+    r.traceLoops = t.traceLoops;
     r.latencyMinUs = t.latencyMinSeconds * 1e6;
     r.latencyAvgUs = t.latencyAvgSeconds * 1e6;
     r.latencyMaxUs = t.latencyMaxSeconds * 1e6;
@@ -230,7 +386,7 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     if (pkts > 0)
     {
         r.serviceCyclesMean = w.SumCycles() / pkts;
-        r.serviceUsMean = e.ServiceSeconds(r.serviceCyclesMean, c.frameBytes) * 1e6;
+        r.serviceUsMean = e.ServiceSeconds(r.serviceCyclesMean, r.meanFrameBytes) * 1e6;
         const dp_ops_t ops = w.Ops();
         for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
         {

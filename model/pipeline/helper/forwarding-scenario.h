@@ -40,10 +40,36 @@
 //                                                by dp_ops_counter_name (e.g. table_probes)
 //   extra_routes                int, 0           filler /24 routes in the FIB (<= 65536)
 //   run_core_per_packet         bool, false      run the core on every packet
+// Workloads beyond one frame size at constant spacing (issue 16; the tester's
+// TrafficConfig in model/testers/model/rfc2544-tester.h):
+//   frame_mix                   str or dict, none  a named mix (simple_imix, imix_570,
+//                                                spirent_imix, four_size_imix) or
+//                                                {"<frame bytes>": weight, ...}; every frame
+//                                                carries its own size; not with frame_bytes
+//   frame_order                 str, "random"    random (each frame drawn) | sequence (a fixed
+//                                                interleaving with exact shares per cycle)
+//   frame_fixed_cycles          dict, {}         {"<frame bytes>": cycles}: fixed cycles per
+//                                                packet of that size (in place of
+//                                                fixed_cycles_per_packet)
+//   arrivals                    also "onoff" | "mmpp"
+//   burst_mean_frames           float, 16        onoff: mean frames per burst (geometric)
+//   burst_peak_pps              float pps, 0     onoff: rate in a burst; 0 = port line rate
+//   mmpp_rate_ratio             float, 4         mmpp: high-state rate / low-state rate
+//   mmpp_high_fraction          float, 0.2       mmpp: share of time in the high state
+//   mmpp_cycle_s                float s, 1e-3    mmpp: mean high + low sojourn
+//   flow_popularity             str, "round_robin"  round_robin | uniform | zipf
+//   zipf_exponent               float, 1         zipf: flow of rank k has weight k^-s
+//   trace_file                  str, ""          pcap file replayed as the offered traffic
+//                                                (sizes, flows by 5-tuple, instants); not
+//                                                with frame_bytes, frame_mix or arrivals
+//   trace_rescale               bool, false      scale the trace's instants to offered_pps
+//                                                (0 = the port's line rate)
+//   trace_loop                  bool, false      replay the trace until duration_s
 #ifndef ROUTERTWIN_FORWARDING_SCENARIO_H
 #define ROUTERTWIN_FORWARDING_SCENARIO_H
 
 #include "config-keys.h"
+#include "traffic-profile.h"
 
 #include <cstdint>
 #include <map>
@@ -84,6 +110,19 @@ struct ForwardingScenarioConfig
     std::map<std::string, double> counterPrices;
     uint32_t extraRoutes = 0;
     bool runCorePerPacket = false;
+    FrameSizeMix frameMix;        ///< empty: frameBytes
+    std::string frameOrder = "random";
+    std::map<uint32_t, double> frameFixedCycles;
+    double burstMeanFrames = 16;
+    double burstPeakPps = 0;
+    double mmppRateRatio = 4;
+    double mmppHighFraction = 0.2;
+    double mmppCycleSeconds = 1e-3;
+    std::string flowPopularity = "round_robin";
+    double zipfExponent = 1;
+    std::string traceFile;
+    bool traceRescale = false;
+    bool traceLoop = false;
 
     /// Defaults overridden by `keys` (names above). Throws
     /// std::invalid_argument naming the key for an unknown key, a value of
@@ -103,7 +142,11 @@ struct ForwardingScenarioResult
     uint64_t txPackets = 0, rxPackets = 0, lostPackets = 0;
     double lossPct = 0;
     double forwardedPps = 0;     ///< steady window [warmup, duration]
-    double forwardedBitRate = 0; ///< forwardedPps * frame bits (FCS incl.)
+    double forwardedBitRate = 0; ///< frame bits (FCS incl.) received in the window / window
+    double meanFrameBytes = 0;   ///< over the frames offered
+    double lineRatePps = 0;      ///< the port's line rate for the offered sizes
+    uint32_t traceFlows = 0;     ///< distinct 5-tuples of a replayed trace
+    uint64_t traceLoops = 0;
     double latencyMinUs = 0, latencyAvgUs = 0, latencyMaxUs = 0;
     uint64_t sequenceErrors = 0;
     double serviceCyclesMean = 0; ///< priced cycles per packet of the workload

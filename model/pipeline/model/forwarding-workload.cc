@@ -2,6 +2,7 @@
 
 #include "ethernet-framing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -91,6 +92,29 @@ ForwardingWorkload::ForwardingWorkload(const ForwardingWorkloadConfig& config)
     }
     m_fib = SharedFib(m_cfg.extraRoutes);
     m_lpm = m_fib->lpm;
+    if (!m_cfg.frameSizes.empty())
+    {
+        if (m_cfg.frameSizes.size() > 255)
+        {
+            throw std::invalid_argument("forwarding workload: at most 255 sizes in a mix");
+        }
+        m_ways = static_cast<uint32_t>(m_cfg.frameSizes.size());
+        m_wayOfSize.assign(ethernet::kMaxFrameBytes + 1, 0);
+        for (uint32_t w = 0; w < m_ways; ++w)
+        {
+            const uint32_t b = m_cfg.frameSizes[w];
+            if (b < ethernet::kMinFrameBytes || b > ethernet::kMaxFrameBytes)
+            {
+                throw std::invalid_argument("forwarding workload: frame size " + std::to_string(b) +
+                                            " outside 64..9216");
+            }
+            m_wayOfSize[b] = static_cast<uint8_t>(w);
+        }
+    }
+    else
+    {
+        m_ways = std::max<uint32_t>(1, m_cfg.ways);
+    }
 }
 
 std::vector<uint8_t>
@@ -115,7 +139,7 @@ ForwardingWorkload::BuildFrame(uint32_t flow, uint32_t frameBytes) const
     const size_t headers = dp_build_len(DP_IPPROTO_UDP, 0);
     s.payload_len = static_cast<uint16_t>(l2 - headers);
     s.l4_checksum = 1;
-    std::vector<uint8_t> frame(ethernet::kMaxFrameBytes);
+    std::vector<uint8_t> frame(l2); // exactly the frame: templates are built per (flow, size)
     size_t len = 0;
     dp_ops_t tester{}; // building is the tester's work, not the forwarder's
     const dp_drop_reason_t r = dp_build(&s, frame.data(), frame.size(), &len, &tester);
@@ -124,16 +148,15 @@ ForwardingWorkload::BuildFrame(uint32_t flow, uint32_t frameBytes) const
         throw std::runtime_error(std::string("forwarding workload: dp_build failed: ") +
                                  dp_drop_reason_name(r));
     }
-    frame.resize(len);
     return frame;
 }
 
 void
-ForwardingWorkload::RunCore(Template& t, dp_ops_t& ops, uint8_t& verdict)
+ForwardingWorkload::RunCore(const std::vector<uint8_t>& frame, dp_ops_t& ops, uint8_t& verdict)
 {
     // The forwarder rewrites the frame in place, so it works on a copy.
-    const size_t len = t.frame.size();
-    std::memcpy(m_scratch.data(), t.frame.data(), len);
+    const size_t len = frame.size();
+    std::memcpy(m_scratch.data(), frame.data(), len);
     dp_ops_reset(&ops);
     dp_parsed_t p;
     dp_drop_reason_t r = dp_parse(m_scratch.data(), len, nullptr, &p, &ops);
@@ -153,26 +176,55 @@ ForwardingWorkload::RunCore(Template& t, dp_ops_t& ops, uint8_t& verdict)
     ++m_coreRuns;
 }
 
-ForwardingWorkload::Template&
-ForwardingWorkload::Lookup(uint32_t flow, uint32_t frameBytes)
+double
+ForwardingWorkload::PriceCycles(const dp_ops_t& ops, uint32_t frameBytes) const
 {
-    if (flow >= m_templates.size())
+    auto it = m_cfg.fixedCyclesBySize.find(frameBytes);
+    if (it == m_cfg.fixedCyclesBySize.end())
     {
-        m_templates.resize(flow + 1);
+        return m_cfg.cost.Cycles(ops, frameBytes);
     }
-    Template& t = m_templates[flow];
+    CycleCost cost = m_cfg.cost;
+    cost.fixedCyclesPerPacket = it->second;
+    return cost.Cycles(ops, frameBytes);
+}
+
+size_t
+ForwardingWorkload::Slot(uint32_t flow, uint32_t frameBytes) const
+{
+    const uint32_t way = m_wayOfSize.empty() ? frameBytes % m_ways : m_wayOfSize[frameBytes];
+    return static_cast<size_t>(flow) * m_ways + way;
+}
+
+ForwardingWorkload::Template&
+ForwardingWorkload::Lookup(uint32_t flow, uint32_t frameBytes, size_t& slot)
+{
+    slot = Slot(flow, frameBytes);
+    if (slot >= m_templates.size())
+    {
+        m_templates.resize((static_cast<size_t>(flow) + 1) * m_ways);
+        if (m_cfg.runCorePerPacket)
+        {
+            m_frames.resize(m_templates.size());
+        }
+    }
+    Template& t = m_templates[slot];
     if (t.frameBytes != frameBytes)
     {
         Fold(t);
-        t.frame = BuildFrame(flow, frameBytes);
+        std::vector<uint8_t> frame = BuildFrame(flow, frameBytes);
         t.frameBytes = frameBytes;
-        RunCore(t, t.ops, t.verdict);
-        const double c = std::round(m_cfg.cost.Cycles(t.ops, frameBytes));
+        RunCore(frame, t.ops, t.verdict);
+        const double c = std::round(PriceCycles(t.ops, frameBytes));
         if (!(c >= 0 && c < 4e9))
         {
             throw std::invalid_argument("forwarding workload: priced cycles out of range");
         }
         t.cycles = static_cast<uint32_t>(c);
+        if (m_cfg.runCorePerPacket)
+        {
+            m_frames[slot] = std::move(frame);
+        }
     }
     return t;
 }
@@ -208,13 +260,14 @@ ForwardingWorkload::Apply(PacketDesc* descs, size_t n)
     for (size_t i = 0; i < n; ++i)
     {
         PacketDesc& d = descs[i];
-        Template& t = Lookup(d.flow, d.frameBytes);
+        size_t slot;
+        Template& t = Lookup(d.flow, d.frameBytes, slot);
         if (m_cfg.runCorePerPacket)
         {
             dp_ops_t ops;
             uint8_t verdict;
-            RunCore(t, ops, verdict);
-            d.serviceCycles = static_cast<uint32_t>(std::round(m_cfg.cost.Cycles(ops, d.frameBytes)));
+            RunCore(m_frames[slot], ops, verdict);
+            d.serviceCycles = static_cast<uint32_t>(std::round(PriceCycles(ops, d.frameBytes)));
             d.dpDrop = verdict;
             dp_ops_add(&m_ops, &ops);
         }

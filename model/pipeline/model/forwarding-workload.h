@@ -16,6 +16,9 @@
 // The core is deterministic, so by default it runs once per distinct
 // (flow, frame size) and later packets of that template reuse its counters
 // and verdict (counted as if run); runCorePerPacket runs it on every packet.
+// Templates are kept per flow in one way per size of a frame-size mix
+// (frameSizes), or in `ways` ways chosen by frame size mod ways (traces:
+// any size); a size that finds its way taken by another replaces it.
 #ifndef ROUTERTWIN_FORWARDING_WORKLOAD_H
 #define ROUTERTWIN_FORWARDING_WORKLOAD_H
 
@@ -24,6 +27,7 @@
 #include "pipeline-engine.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -36,6 +40,11 @@ struct ForwardingWorkloadConfig
     uint32_t extraRoutes = 0;                ///< filler /24 routes (table size), <= 65536
     uint32_t firstUnroutedFlow = UINT32_MAX; ///< flows from here on have no route
     bool runCorePerPacket = false;           ///< run the core on every packet
+    std::vector<uint32_t> frameSizes;        ///< the sizes of a mix: one template way each
+    uint32_t ways = 1;                       ///< without frameSizes: ways per flow (size mod ways)
+    /// Fixed cycles per packet by frame size, in place of cost.fixedCyclesPerPacket
+    /// (paths whose per-size cost is not the C core's counters, e.g. L2).
+    std::map<uint32_t, double> fixedCyclesBySize;
 };
 
 class ForwardingWorkload
@@ -70,12 +79,13 @@ class ForwardingWorkload
         uint8_t verdict = DP_OK;
         dp_ops_t ops{};
         uint64_t uses = 0; // memoized packets not yet folded into m_ops
-        std::vector<uint8_t> frame;
     };
 
-    Template& Lookup(uint32_t flow, uint32_t frameBytes);
+    size_t Slot(uint32_t flow, uint32_t frameBytes) const;
+    Template& Lookup(uint32_t flow, uint32_t frameBytes, size_t& slot);
     void Fold(Template& t);
-    void RunCore(Template& t, dp_ops_t& ops, uint8_t& verdict);
+    void RunCore(const std::vector<uint8_t>& frame, dp_ops_t& ops, uint8_t& verdict);
+    double PriceCycles(const dp_ops_t& ops, uint32_t frameBytes) const;
 
     struct Fib; // a built routing table, shared read-only between workloads
     static std::shared_ptr<const Fib> SharedFib(uint32_t extraRoutes);
@@ -83,7 +93,10 @@ class ForwardingWorkload
     ForwardingWorkloadConfig m_cfg;
     std::shared_ptr<const Fib> m_fib;
     const dp_lpm_t* m_lpm = nullptr;
-    std::vector<Template> m_templates; // direct-mapped by flow: one frame size per flow
+    uint32_t m_ways = 1;
+    std::vector<uint8_t> m_wayOfSize;   // frame bytes -> way, with frameSizes
+    std::vector<Template> m_templates;  // flow * m_ways + way
+    std::vector<std::vector<uint8_t>> m_frames; // runCorePerPacket: each template's frame
     std::vector<uint8_t> m_scratch;
     dp_ops_t m_ops{}; // packets run through the core, and folded templates
     uint64_t m_packets = 0, m_coreRuns = 0;

@@ -127,6 +127,15 @@ PipelineDevice::SetCounterPrice(const std::string& counter, double cycles)
 }
 
 void
+PipelineDevice::SetFrameSizes(const std::vector<uint32_t>& sizes, uint32_t ways,
+                              const std::map<uint32_t, double>& fixedCyclesBySize)
+{
+    m_frameSizes = sizes;
+    m_templateWays = ways;
+    m_fixedCyclesBySize = fixedCyclesBySize;
+}
+
+void
 PipelineDevice::Build()
 {
     PipelineConfig c;
@@ -155,6 +164,9 @@ PipelineDevice::Build()
     w.extraRoutes = m_extraRoutes;
     w.firstUnroutedFlow = m_firstUnroutedFlow;
     w.runCorePerPacket = m_runCorePerPacket;
+    w.frameSizes = m_frameSizes;
+    w.ways = m_templateWays;
+    w.fixedCyclesBySize = m_fixedCyclesBySize;
     m_workload = std::make_unique<ForwardingWorkload>(w);
 }
 

@@ -25,6 +25,7 @@
 #include <ns3/traced-callback.h>
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,13 @@ class PipelineDevice : public ns3::Object
     /// Price of one dp_ops counter (dp_ops_counter_name), cycles per unit;
     /// throws std::invalid_argument for an unknown name.
     void SetCounterPrice(const std::string& counter, double cycles);
+
+    /// Frame sizes the device will see (a mix: one workload template per
+    /// size and flow), or none with `ways` templates per flow (traces).
+    /// Fixed cycles per packet by frame size replace FixedCyclesPerPacket
+    /// for those sizes. Before Build().
+    void SetFrameSizes(const std::vector<uint32_t>& sizes, uint32_t ways,
+                       const std::map<uint32_t, double>& fixedCyclesBySize);
 
     /// Packets that arrived (arrivalPs <= Now, nondecreasing across calls).
     /// Fills serviceCycles/dpDrop by running the workload. May throw
@@ -90,6 +98,9 @@ class PipelineDevice : public ns3::Object
     CycleCost m_cost;
     std::unique_ptr<PipelineEngine> m_engine;
     std::unique_ptr<ForwardingWorkload> m_workload;
+    std::vector<uint32_t> m_frameSizes;
+    uint32_t m_templateWays = 1;
+    std::map<uint32_t, double> m_fixedCyclesBySize;
     DeliverCallback m_deliver;
     std::vector<PacketDesc> m_departed, m_dropped;
     std::deque<std::vector<PacketDesc>> m_pending; // batches with a delivery event scheduled

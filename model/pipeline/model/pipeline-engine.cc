@@ -146,7 +146,7 @@ PipelineEngine::PipelineEngine(const PipelineConfig& config)
 }
 
 double
-PipelineEngine::ServiceSeconds(double serviceCycles, uint32_t frameBytes) const
+PipelineEngine::ServiceSeconds(double serviceCycles, double frameBytes) const
 {
     return (serviceCycles + frameBytes * m_extraCyclesPerByte) / m_cfg.clockHz;
 }

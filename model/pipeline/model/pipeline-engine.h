@@ -147,7 +147,7 @@ class PipelineEngine
 
     /// Core service time in seconds of a packet with these cycles and size
     /// (per-byte costs included, lock not). Cycles may be a mean over packets.
-    double ServiceSeconds(double serviceCycles, uint32_t frameBytes) const;
+    double ServiceSeconds(double serviceCycles, double frameBytes) const;
 
   private:
     using Tick = uint64_t; // 1/1024 ps

@@ -13,6 +13,9 @@
 //   ports, ports_per_pfe, sonet ("OC-192"), fcs_bits (16|32), shared_flag,
 //   address_control, protocol_bytes
 //   ip_bytes, offered_load (fraction of theoretical), routes,
+//   ip_mix ({"<IP bytes>": weight}: every packet its own size; packet mode;
+//   ip_bytes is then the reference size of fixed_latency_us), ip_mix_order
+//   ("random" | "sequence"),
 //   routes_as_destinations, route_first_prefix ("16.0.0.0"), route_file
 //   lookup_probes_per_second, lookup_queue_us
 //   cell_bytes, internal_header_bytes, fabric_gbps_per_pfe, queueing
@@ -20,7 +23,7 @@
 //   islip_iterations, speedup, ingress_buffer_us, egress_buffer_us
 //   fixed_latency_us, duration_s, seed, batch_us, sample_frames, block_packets
 // Results: tx/rx packets and pps, theoretical_pps, tx_pct, rx_pct,
-// throughput_gbps (IP octets), latency_{min,avg,max}_us, mean escapes per
+// throughput_gbps (IP octets), mean_ip_bytes, latency_{min,avg,max}_us, mean escapes per
 // frame on each link, fabric_load, lookup_load, bottleneck, drops by reason,
 // per-port counters; wall_s and events (packet mode).
 #ifndef ROUTERTWIN_ROUTER_SCENARIO_H

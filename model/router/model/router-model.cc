@@ -4,6 +4,7 @@
 #include "dp_pkt.h"
 #include "random-stream.h"
 #include "t640-tester-traffic.h"
+#include "traffic-profile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -73,12 +74,49 @@ RouterConfig::Validate() const
     {
         bad("buffers must not be negative");
     }
+    if (ipMix.size() > 255)
+    {
+        bad("ip_mix: at most 255 sizes");
+    }
+    for (const auto& [bytes, weight] : ipMix)
+    {
+        if (bytes < 32 || bytes > 9000)
+        {
+            bad("ip_mix: size " + std::to_string(bytes) + " must be between 32 and 9000");
+        }
+        if (!std::isfinite(weight) || !(weight > 0))
+        {
+            bad("ip_mix: weight of " + std::to_string(bytes) + " must be > 0");
+        }
+    }
+}
+
+unsigned
+RouterConfig::CellsPerPacket(unsigned ip) const
+{
+    return (ip + internalHeaderBytes + cellBytes - 1) / cellBytes;
+}
+
+double
+RouterConfig::TheoreticalPortPps(double payloadBps) const
+{
+    if (ipMix.empty())
+    {
+        return TheoreticalPps(payloadBps, ppp, ipBytes);
+    }
+    double frames = 0, weights = 0;
+    for (const auto& [bytes, weight] : ipMix)
+    {
+        frames += weight * NominalFrameBytes(ppp, bytes);
+        weights += weight;
+    }
+    return payloadBps / (8.0 * frames / weights);
 }
 
 unsigned
 RouterConfig::CellsPerPacket() const
 {
-    return (ipBytes + internalHeaderBytes + cellBytes - 1) / cellBytes;
+    return CellsPerPacket(ipBytes);
 }
 
 double
@@ -235,6 +273,8 @@ struct RouterEngine::Impl
         double end = 0;
         uint32_t dst = 0;
         uint16_t egressWire = 0;
+        uint16_t cells = 0;
+        uint16_t ipBytes = 0;
     };
 
     struct Stream
@@ -243,6 +283,8 @@ struct RouterEngine::Impl
         uint64_t seq = 0;
         double nextStart = 0;
         Pending pending;
+        std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
+        std::vector<double> mixCredit;         // ip mix in sequence order
     };
 
     struct Desc
@@ -254,6 +296,8 @@ struct RouterEngine::Impl
         uint16_t cellsLeft;
         uint8_t inPort;
         uint8_t outPort;
+        uint16_t cells;
+        uint16_t ipBytes;
     };
 
     RouterConfig cfg;
@@ -263,6 +307,7 @@ struct RouterEngine::Impl
     double theoreticalPortPps;
     double nominalInterval;
     unsigned cells;
+    DiscreteSampler mixSampler;
     double slot;
     uint32_t ingressCapCells;
     std::vector<uint8_t> lpmMem;
@@ -276,6 +321,7 @@ struct RouterEngine::Impl
     std::vector<FabricCell> departed;
     std::vector<uint8_t> pkt;
     std::vector<RouterPortStats> stats;
+    std::vector<uint64_t> txCells; // per tester port: cells of the packets it offered
     std::vector<uint64_t> drops;
     uint64_t inFlight = 0;
     uint64_t slotIndex = 0;
@@ -310,7 +356,7 @@ struct RouterEngine::Impl
           enc(c.ppp),
           payloadBps(SonetPayloadBps(c.sonetN)),
           byteTime(8.0 / payloadBps),
-          theoreticalPortPps(TheoreticalPps(payloadBps, c.ppp, c.ipBytes)),
+          theoreticalPortPps(c.TheoreticalPortPps(payloadBps)),
           nominalInterval(1.0 / (c.offeredLoad * theoreticalPortPps)),
           cells(c.CellsPerPacket()),
           slot(8.0 * c.cellBytes / c.fabricBpsPerPfe),
@@ -323,9 +369,24 @@ struct RouterEngine::Impl
         {
             streams[p].tc = StreamOf(cfg, p);
         }
+        if (!cfg.ipMix.empty())
+        {
+            std::vector<double> weights;
+            for (const auto& part : cfg.ipMix)
+            {
+                weights.push_back(part.second);
+            }
+            mixSampler = DiscreteSampler(weights);
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                streams[p].sizeRng = std::make_unique<RandomStream>(cfg.seed, 0x51E0000ull + p);
+                streams[p].mixCredit.assign(weights.size(), 0.0);
+            }
+        }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
         egressBusyUntil.assign(cfg.ports, 0.0);
         stats.assign(cfg.ports, RouterPortStats{});
+        txCells.assign(cfg.ports, 0);
         for (auto& s : stats)
         {
             s.latencyMin = std::numeric_limits<double>::infinity();
@@ -375,9 +436,37 @@ struct RouterEngine::Impl
 
     // Builds the next tester frame of port p (its octets, its stuffing on
     // both links) without delivering it.
+    // The next packet's IP size: ipBytes, or the mix's (drawn, or the smooth
+    // weighted round robin of the tester's repeating pattern).
+    unsigned NextIpBytes(Stream& s)
+    {
+        if (cfg.ipMix.empty())
+        {
+            return cfg.ipBytes;
+        }
+        if (!cfg.ipMixSequence)
+        {
+            return cfg.ipMix[mixSampler.Sample(*s.sizeRng)].first;
+        }
+        size_t best = 0;
+        double total = 0;
+        for (size_t i = 0; i < cfg.ipMix.size(); ++i)
+        {
+            s.mixCredit[i] += cfg.ipMix[i].second;
+            total += cfg.ipMix[i].second;
+            if (s.mixCredit[i] > s.mixCredit[best])
+            {
+                best = i;
+            }
+        }
+        s.mixCredit[best] -= total;
+        return cfg.ipMix[best].first;
+    }
+
     void Prepare(unsigned p)
     {
         Stream& s = streams[p];
+        s.tc.ipBytes = NextIpBytes(s);
         BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt);
         PosFrameInfo in = enc.Frame(pkt.data(), pkt.size());
         Pending& pd = s.pending;
@@ -389,13 +478,24 @@ struct RouterEngine::Impl
         ForwardHeader(pkt);
         PosFrameInfo out = enc.Frame(pkt.data(), pkt.size());
         pd.egressWire = static_cast<uint16_t>(out.WireBytes());
+        pd.ipBytes = static_cast<uint16_t>(s.tc.ipBytes);
+        pd.cells = static_cast<uint16_t>(cfg.CellsPerPacket(s.tc.ipBytes));
         ingressEscapes += in.escapes;
         egressEscapes += out.escapes;
         ++frames;
         // The tester starts the next frame at its nominal spacing, or when
-        // this one ends if stuffing made it longer (line rate).
+        // this one ends if stuffing made it longer (line rate). A mix spaces
+        // each frame by its own nominal length / load.
         ++s.seq;
-        s.nextStart = std::max(pd.end, s.seq * nominalInterval);
+        if (cfg.ipMix.empty())
+        {
+            s.nextStart = std::max(pd.end, s.seq * nominalInterval);
+        }
+        else
+        {
+            const double nominal = NominalFrameBytes(cfg.ppp, s.tc.ipBytes) * byteTime / cfg.offeredLoad;
+            s.nextStart = std::max(pd.end, pd.start + nominal);
+        }
     }
 
     void Drop(RouterDrop d, unsigned inPort)
@@ -412,6 +512,7 @@ struct RouterEngine::Impl
         Pending pd = streams[p].pending;
         streams[p].pending.valid = false;
         ++stats[p].txPackets;
+        txCells[p] += pd.cells;
         uint32_t nh = 0;
         const uint64_t probesBefore = ops.table_probes;
         ++lookups;
@@ -431,15 +532,15 @@ struct RouterEngine::Impl
         }
         lookupFreeAt[pfe] = start + probes / cfg.lookupProbesPerSecond;
         unsigned outPfe = nh / cfg.portsPerPfe;
-        if (fabric.InputOccupancy(pfe) + cells > ingressCapCells)
+        if (fabric.InputOccupancy(pfe) + pd.cells > ingressCapCells)
         {
             Drop(RouterDrop::IngressBufferFull, p);
             return;
         }
         uint64_t tag = desc.size();
-        desc.push_back(Desc{pd.end, wait, slotIndex, pd.egressWire, static_cast<uint16_t>(cells),
-                            static_cast<uint8_t>(p), static_cast<uint8_t>(nh)});
-        for (unsigned k = 0; k < cells; ++k)
+        desc.push_back(Desc{pd.end, wait, slotIndex, pd.egressWire, pd.cells, static_cast<uint8_t>(p),
+                            static_cast<uint8_t>(nh), pd.cells, pd.ipBytes});
+        for (unsigned k = 0; k < pd.cells; ++k)
         {
             fabric.Enqueue(pfe, outPfe, tag);
         }
@@ -460,14 +561,23 @@ struct RouterEngine::Impl
         egressBusyUntil[q] = start + d.egressWire * byteTime;
         // A packet's own cells take `cells` slots; anything beyond is waiting.
         double fabricWait =
-            static_cast<double>(slotIndex + 1 - d.enqSlot - cells) * slot;
+            static_cast<double>(slotIndex + 1 - d.enqSlot - d.cells) * slot;
         if (fabricWait < 0)
         {
             fabricWait = 0;
         }
         double lat = cfg.fixedLatencySeconds + d.wait + fabricWait + egressWait;
+        if (!cfg.ipMix.empty())
+        {
+            // The fixed latency holds the zero-load serialization and cells
+            // of ipBytes; this packet's own differ by its size.
+            lat += (static_cast<double>(NominalFrameBytes(cfg.ppp, d.ipBytes)) -
+                    NominalFrameBytes(cfg.ppp, cfg.ipBytes)) * byteTime +
+                   (static_cast<double>(d.cells) - cells) * slot;
+        }
         RouterPortStats& s = stats[d.inPort];
         ++s.rxPackets;
+        s.rxIpBytes += d.ipBytes;
         s.latencySum += lat;
         s.latencyMin = std::min(s.latencyMin, lat);
         s.latencyMax = std::max(s.latencyMax, lat);
@@ -599,7 +709,13 @@ Summarise(RouterResult& r, const RouterConfig& cfg, double theoreticalPortPps)
     r.rxPps = r.rxPackets / cfg.durationSeconds;
     r.txPctOfTheoretical = 100.0 * r.txPps / r.theoreticalPps;
     r.rxPctOfTheoretical = 100.0 * r.rxPps / r.theoreticalPps;
-    r.throughputGbps = r.rxPps * cfg.ipBytes * 8.0 / 1e9;
+    uint64_t rxIpBytes = 0;
+    for (const RouterPortStats& s : r.ports)
+    {
+        rxIpBytes += s.rxIpBytes;
+    }
+    r.meanIpBytes = rxIpBytes ? static_cast<double>(rxIpBytes) / r.rxPackets : cfg.ipBytes;
+    r.throughputGbps = cfg.ipMix.empty() ? r.rxPps * cfg.ipBytes * 8.0 / 1e9 : rxIpBytes * 8.0 / cfg.durationSeconds / 1e9;
     r.bottleneck = r.fabricLoad >= r.lookupLoad ? "fabric" : "lookup";
     if (r.drops["egress_buffer_full"] > 0)
     {
@@ -623,17 +739,20 @@ RouterEngine::Result() const
     r.lookups = m.lookups;
     r.tableProbes = m.ops.table_probes;
     // Offered loads of the busiest PFE from what the tester sent.
-    double pfeMaxPps = 0;
+    double pfeMaxPps = 0, pfeMaxCellRate = 0;
     for (unsigned f = 0; f < m.cfg.Pfes(); ++f)
     {
-        double pps = 0;
+        double pps = 0, cellRate = 0;
         for (unsigned k = 0; k < m.cfg.portsPerPfe; ++k)
         {
             pps += m.stats[f * m.cfg.portsPerPfe + k].txPackets / m.cfg.durationSeconds;
+            cellRate += m.txCells[f * m.cfg.portsPerPfe + k] / m.cfg.durationSeconds;
         }
         pfeMaxPps = std::max(pfeMaxPps, pps);
+        pfeMaxCellRate = std::max(pfeMaxCellRate, cellRate);
     }
-    r.fabricLoad = pfeMaxPps * m.cells * m.slot;
+    // A mix offers each packet's own cells.
+    r.fabricLoad = m.cfg.ipMix.empty() ? pfeMaxPps * m.cells * m.slot : pfeMaxCellRate * m.slot;
     double probesPerLookup = m.lookups ? double(m.ops.table_probes) / m.lookups : 1.0;
     r.lookupLoad = pfeMaxPps * probesPerLookup / m.cfg.lookupProbesPerSecond;
     Summarise(r, m.cfg, m.theoreticalPortPps);
@@ -807,6 +926,10 @@ RouterResult
 RunRouterSteadyState(const RouterConfig& cfg)
 {
     cfg.Validate();
+    if (!cfg.ipMix.empty())
+    {
+        throw std::invalid_argument("ip_mix runs in packet mode only");
+    }
     const double payloadBps = SonetPayloadBps(cfg.sonetN);
     const double byteTime = 8.0 / payloadBps;
     const double thPort = TheoreticalPps(payloadBps, cfg.ppp, cfg.ipBytes);

@@ -58,7 +58,12 @@ struct RouterConfig
     PppHdlcConfig ppp;            ///< framing on the tester links
 
     // Tester traffic.
-    unsigned ipBytes = 40;
+    unsigned ipBytes = 40;        ///< every packet's size, or the reference size of a mix
+    /// IP packet sizes and weights (share of packets) of a mix; empty: ipBytes.
+    /// Every packet carries its own size: its stuffing, cells, serialization
+    /// and line-rate share follow it. Packet mode only.
+    std::vector<std::pair<unsigned, double>> ipMix;
+    bool ipMixSequence = false;   ///< sizes in a fixed interleaving (smooth WRR) instead of drawn
     double offeredLoad = 1.0;     ///< fraction of the theoretical frame rate; 1 = back to back
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination
@@ -96,8 +101,11 @@ struct RouterConfig
     unsigned Pfes() const { return ports / portsPerPfe; }
     /// Port that port p's traffic goes to (1<->17, 2<->18, ... for 32 ports).
     unsigned PeerOf(unsigned p) const { return (p + ports / 2) % ports; }
-    /// Cells one packet occupies.
+    /// Cells one packet of ipBytes occupies.
     unsigned CellsPerPacket() const;
+    unsigned CellsPerPacket(unsigned ip) const;
+    /// Theoretical frames/s of one port (no escapes) for ipBytes or the mix.
+    double TheoreticalPortPps(double payloadBps) const;
     /// Simulated seconds after which a packet-level run stops even if not
     /// drained: the tester's time, the longest a packet can wait in the
     /// lookup queue and both buffers, and 1 ms.
@@ -108,6 +116,7 @@ struct RouterPortStats
 {
     uint64_t txPackets = 0;
     uint64_t rxPackets = 0;
+    uint64_t rxIpBytes = 0;
     double latencySum = 0;
     double latencyMin = 0;
     double latencyMax = 0;
@@ -127,6 +136,7 @@ struct RouterResult
     double throughputGbps = 0;      ///< IP octets received per second
     double latencyMin = 0;          ///< seconds, over all packets
     double latencyAvg = 0;          ///< mean of the per-port (per-flow) means
+    double meanIpBytes = 0;         ///< over the packets received
     double latencyMax = 0;
     double meanIngressEscapes = 0;  ///< per frame, tester side
     double meanEgressEscapes = 0;   ///< per frame, router side

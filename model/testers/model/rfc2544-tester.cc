@@ -81,19 +81,31 @@ Rfc2544Tester::SetDoneCallback(DoneCallback cb)
 }
 
 void
+Rfc2544Tester::SetTraffic(const TrafficConfig& traffic)
+{
+    if (!traffic.mix.parts.empty())
+    {
+        traffic.mix.Validate();
+    }
+    m_traffic = traffic;
+    // A one-size mix is the plain single-size tester.
+    if (m_traffic.mix.Single())
+    {
+        m_frameBytes = m_traffic.mix.parts[0].first;
+        m_traffic.mix.parts.clear();
+    }
+}
+
+double
+Rfc2544Tester::LineRatePps() const
+{
+    return m_traffic.mix.parts.empty() ? ethernet::LineRatePps(m_portBitRate, m_frameBytes)
+                                       : m_traffic.mix.LineRatePps(m_portBitRate);
+}
+
+void
 Rfc2544Tester::Start()
 {
-    const double line = ethernet::LineRatePps(m_portBitRate, m_frameBytes);
-    if (m_offeredPps == 0)
-    {
-        m_offeredPps = line;
-    }
-    if (m_offeredPps > line * (1 + 1e-12))
-    {
-        throw std::invalid_argument("offered rate " + std::to_string(m_offeredPps) +
-                                    " pps exceeds the port line rate " + std::to_string(line) +
-                                    " pps for " + std::to_string(m_frameBytes) + "-byte frames");
-    }
     if (m_warmup >= m_duration)
     {
         throw std::invalid_argument("warmup must be shorter than the duration");
@@ -101,35 +113,210 @@ Rfc2544Tester::Start()
     m_startPs = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
     m_windowStartPs = m_startPs + static_cast<uint64_t>(m_warmup.GetPicoSeconds());
     m_windowEndPs = m_startPs + static_cast<uint64_t>(m_duration.GetPicoSeconds());
-    m_gapPs = 1e12 / m_offeredPps;
-    m_wirePs = ethernet::WireSeconds(m_portBitRate, m_frameBytes) * 1e12;
-    m_total = static_cast<uint64_t>(std::llround(m_duration.GetSeconds() * m_offeredPps));
-    m_rng = std::make_unique<RandomStream>(m_seed, 0x2544);
-    m_poissonClockPs = 0;
-    m_lastTxEndPs = 0;
     m_nextSeq.assign(m_numFlows, 0);
     m_highestSeq.assign(m_numFlows, -1);
-    Simulator::ScheduleNow(&Rfc2544Tester::SendBatch, this);
-}
-
-// Tx timestamp (last bit out) of the next frame. Constant mode: frame k
-// starts at k * gap. Poisson mode: frames are generated at Poisson instants
-// and the port sends each when it is free, so no two overlap on the wire.
-uint64_t
-Rfc2544Tester::NextArrivalPs()
-{
-    double firstBit;
-    if (m_poisson)
+    m_lastTxEndPs = 0;
+    m_constClockPs = 0;
+    if (!m_traffic.tracePath.empty())
     {
-        m_poissonClockPs += m_rng->Exponential(m_gapPs);
-        firstBit = std::max(m_poissonClockPs, m_lastTxEndPs);
+        StartTrace();
     }
     else
     {
-        firstBit = static_cast<double>(m_sent) * m_gapPs;
+        StartSynthetic();
     }
-    m_lastTxEndPs = firstBit + m_wirePs;
+    Simulator::ScheduleNow(&Rfc2544Tester::SendBatch, this);
+}
+
+void
+Rfc2544Tester::StartSynthetic()
+{
+    const double line = LineRatePps();
+    if (m_offeredPps == 0)
+    {
+        m_offeredPps = line;
+    }
+    if (m_offeredPps > line * (1 + 1e-12))
+    {
+        const std::string what = m_traffic.mix.parts.empty()
+                                     ? std::to_string(m_frameBytes) + "-byte frames"
+                                     : "the frame mix (mean " +
+                                           std::to_string(m_traffic.mix.MeanFrameBytes()) + " bytes)";
+        throw std::invalid_argument("offered rate " + std::to_string(m_offeredPps) +
+                                    " pps exceeds the port line rate " + std::to_string(line) + " pps for " +
+                                    what);
+    }
+    m_gapPs = 1e12 / m_offeredPps;
+    m_total = static_cast<uint64_t>(std::llround(m_duration.GetSeconds() * m_offeredPps));
+    m_loadInverse = line / m_offeredPps;
+    if (!m_traffic.mix.parts.empty())
+    {
+        std::vector<double> weights;
+        for (const auto& part : m_traffic.mix.parts)
+        {
+            weights.push_back(part.second);
+        }
+        m_sizes = DiscreteSampler(weights);
+        m_sizeRng = std::make_unique<RandomStream>(m_seed, kSizeStream);
+        m_mixCredit.assign(weights.size(), 0.0);
+    }
+    const ArrivalKind kind = m_poisson ? ArrivalKind::kPoisson : m_traffic.arrivals;
+    m_arrivals.reset();
+    if (kind != ArrivalKind::kConstant)
+    {
+        ArrivalConfig a;
+        a.kind = kind;
+        a.meanPps = m_offeredPps;
+        a.burstMeanFrames = m_traffic.burstMeanFrames;
+        a.peakPps = m_traffic.burstPeakPps > 0 ? m_traffic.burstPeakPps : line;
+        a.mmppRateRatio = m_traffic.mmppRateRatio;
+        a.mmppHighFraction = m_traffic.mmppHighFraction;
+        a.mmppCycleSeconds = m_traffic.mmppCycleSeconds;
+        // Stream 0x2544 and picosecond units: the Poisson instants of a seed
+        // are those the tester drew before arrival processes were added.
+        m_arrivals = std::make_unique<ArrivalProcess>(a, m_seed, kArrivalStream, 1e12);
+    }
+    m_flows = std::make_unique<FlowPicker>(m_numFlows, m_traffic.popularity, m_traffic.zipfExponent, m_seed,
+                                           kFlowStream);
+}
+
+void
+Rfc2544Tester::StartTrace()
+{
+    m_trace = std::make_unique<PcapTrace>(m_traffic.tracePath, kMaxTraceFlows);
+    const PcapTrace::Summary sum = m_trace->Scan();
+    if (sum.packets < 2 || !(sum.lastNs > sum.firstNs))
+    {
+        throw std::invalid_argument(m_traffic.tracePath +
+                                    ": a trace needs at least two packets with increasing timestamps");
+    }
+    const double spanSeconds = static_cast<double>(sum.lastNs - sum.firstNs) * 1e-9;
+    const double nativePps = static_cast<double>(sum.packets - 1) / spanSeconds;
+    const double line = m_portBitRate / (8.0 * (sum.meanFrameBytes + ethernet::kOverheadBytes));
+    double target = nativePps;
+    if (m_traffic.traceRescale)
+    {
+        target = m_offeredPps > 0 ? m_offeredPps : line;
+        if (target > line * (1 + 1e-12))
+        {
+            throw std::invalid_argument("offered rate " + std::to_string(target) +
+                                        " pps exceeds the port line rate " + std::to_string(line) +
+                                        " pps for the trace's mean frame of " +
+                                        std::to_string(sum.meanFrameBytes) + " bytes");
+        }
+    }
+    m_traceScale = nativePps / target;
+    m_offeredPps = target;
+    m_traceFirstNs = sum.firstNs;
+    // One loop lasts the trace's span plus one mean gap, so that the first
+    // packet of the next pass does not land on the last of this one.
+    m_traceSpanPs = (spanSeconds * m_traceScale + 1.0 / target) * 1e12;
+    m_traceOffsetPs = 0;
+    m_traceLoops = 0;
+    m_total = UINT64_MAX; // until Duration or the end of the trace
+}
+
+// Tx timestamp (last bit out) of a frame whose first bit may start at
+// `wishPs` (from Start). Shaped: the port sends it when it is free, so no
+// two frames overlap on the wire (constant spacing never overlaps and is
+// not shaped, which keeps its instants exact).
+uint64_t
+Rfc2544Tester::TxEnd(double wishPs, uint32_t frameBytes, bool shaped)
+{
+    const double firstBit = shaped ? std::max(wishPs, m_lastTxEndPs) : wishPs;
+    m_lastTxEndPs = firstBit + ethernet::WireSeconds(m_portBitRate, frameBytes) * 1e12;
     return m_startPs + static_cast<uint64_t>(m_lastTxEndPs + 0.5); // round; >= 0
+}
+
+// The next frame (arrival, flow, size), or false when the tester is done.
+// Constant single-size spacing: frame k starts at k * gap. Constant mix:
+// each frame's wire time / load after the previous start. Random and trace
+// instants are shaped by the port (TxEnd).
+bool
+Rfc2544Tester::NextFrame(PacketDesc& d)
+{
+    d = PacketDesc{};
+    if (m_trace)
+    {
+        TracePacket p;
+        if (!m_trace->Next(p))
+        {
+            if (!m_traffic.traceLoop)
+            {
+                return false;
+            }
+            m_trace->Rewind();
+            m_traceOffsetPs += m_traceSpanPs;
+            ++m_traceLoops;
+            if (!m_trace->Next(p))
+            {
+                return false;
+            }
+        }
+        // Timestamps before the first (a capture may be out of order) start at 0.
+        const double sinceFirstNs = p.ns > m_traceFirstNs ? static_cast<double>(p.ns - m_traceFirstNs) : 0.0;
+        const double wishPs = sinceFirstNs * 1e3 * m_traceScale + m_traceOffsetPs;
+        if (wishPs >= static_cast<double>(m_windowEndPs - m_startPs))
+        {
+            return false;
+        }
+        d.frameBytes = static_cast<uint16_t>(p.frameBytes);
+        d.flow = p.flow;
+        d.arrivalPs = TxEnd(wishPs, p.frameBytes, true);
+        return true;
+    }
+    if (m_sent >= m_total)
+    {
+        return false;
+    }
+    const uint32_t bytes = NextFrameBytes();
+    double wishPs;
+    if (m_arrivals)
+    {
+        wishPs = m_arrivals->Next();
+    }
+    else if (m_traffic.mix.parts.empty())
+    {
+        wishPs = static_cast<double>(m_sent) * m_gapPs;
+    }
+    else
+    {
+        wishPs = m_constClockPs;
+        m_constClockPs += ethernet::WireSeconds(m_portBitRate, bytes) * 1e12 * m_loadInverse;
+    }
+    d.arrivalPs = TxEnd(wishPs, bytes, m_arrivals != nullptr);
+    d.flow = m_flows->Pick(m_sent);
+    d.frameBytes = static_cast<uint16_t>(bytes);
+    return true;
+}
+
+uint32_t
+Rfc2544Tester::NextFrameBytes()
+{
+    const auto& parts = m_traffic.mix.parts;
+    if (parts.empty())
+    {
+        return m_frameBytes;
+    }
+    if (!m_traffic.mixSequence)
+    {
+        return parts[m_sizes.Sample(*m_sizeRng)].first;
+    }
+    // Smooth weighted round robin (as nginx balances upstreams): every size
+    // earns its weight, the richest is sent and pays the total.
+    size_t best = 0;
+    double total = 0;
+    for (size_t i = 0; i < parts.size(); ++i)
+    {
+        m_mixCredit[i] += parts[i].second;
+        total += parts[i].second;
+        if (m_mixCredit[i] > m_mixCredit[best])
+        {
+            best = i;
+        }
+    }
+    m_mixCredit[best] -= total;
+    return parts[best].first;
 }
 
 void
@@ -141,22 +328,30 @@ Rfc2544Tester::SendBatch()
     // are handed over now; the device only learns their timestamps, it does
     // not act before them (its departures are computed from arrivalPs).
     m_batch.clear();
-    while (m_sent < m_total)
+    bool more = true;
+    for (;;)
     {
         if (!m_havePending)
         {
-            m_pendingArrival = NextArrivalPs();
+            more = NextFrame(m_pending);
+            if (!more)
+            {
+                break;
+            }
             m_havePending = true;
         }
-        if (m_pendingArrival > untilPs)
+        if (m_pending.arrivalPs > untilPs)
         {
             break;
         }
-        PacketDesc d{};
-        d.arrivalPs = m_pendingArrival;
-        d.flow = static_cast<uint32_t>(m_sent % m_numFlows);
+        PacketDesc d = m_pending;
+        if (d.flow >= m_nextSeq.size())
+        {
+            m_nextSeq.resize(d.flow + 1, 0);
+            m_highestSeq.resize(d.flow + 1, -1);
+        }
         d.seq = m_nextSeq[d.flow]++;
-        d.frameBytes = static_cast<uint16_t>(m_frameBytes);
+        m_txBytes += d.frameBytes;
         m_batch.push_back(d);
         ++m_sent;
         m_havePending = false;
@@ -165,7 +360,7 @@ Rfc2544Tester::SendBatch()
     {
         m_transmit(m_batch);
     }
-    if (m_sent < m_total)
+    if (more)
     {
         Simulator::Schedule(m_batchInterval, &Rfc2544Tester::SendBatch, this);
     }
@@ -188,6 +383,7 @@ Rfc2544Tester::Receive(const std::vector<PacketDesc>& batch)
         if (d.departPs >= m_windowStartPs && d.departPs <= m_windowEndPs)
         {
             ++m_rxInWindow;
+            m_rxBitsInWindow += 8.0 * d.frameBytes;
         }
         int64_t& hi = m_highestSeq[d.flow];
         if (static_cast<int64_t>(d.seq) < hi)
@@ -218,6 +414,10 @@ Rfc2544Tester::Results() const
         r.latencyAvgSeconds = m_latSum / static_cast<double>(m_rx) * 1e-12;
     }
     r.sequenceErrors = m_seqErrors;
+    r.meanFrameBytes = m_sent ? m_txBytes / static_cast<double>(m_sent) : 0;
+    r.forwardedBitRate = window > 0 ? m_rxBitsInWindow / window : 0;
+    r.traceFlows = m_trace ? m_trace->DistinctFlows() : 0;
+    r.traceLoops = m_traceLoops;
     return r;
 }
 

@@ -23,6 +23,10 @@ Two methods compute a case: `packet` runs the C++ packet-level engine
 `analytic` is the closed form (exact Mean Value Analysis of the closed
 network, capped by line rate in/out, offered load and memory bandwidth).
 `both` runs the packet level and reports the analytic throughput beside it.
+At packet level a case may offer a frame-size mix, an empirical size file or
+a pcap trace, with on/off or MMPP arrivals and Zipf flows (`arrivals`,
+`flow_mix`, `traces`; docs/workloads.md); the closed form takes the mix's
+(or the trace's) size distribution.
 
 Modules: `schema` (the scenario's keys and its cases), `profiles` (platform,
 workload and fitted-parameter files), `frame_cost` (ESP growth and cycles

@@ -10,6 +10,7 @@ from routertwin.errors import UserError
 from routertwin.results import CaseResult
 from routertwin.runners._shared.ethernet import line_rate_pps
 from routertwin.runners._shared.native import call_native
+from routertwin.runners._shared.workload import arrival_keys, flow_keys
 from routertwin.runners.pipeline.metrics import rate_metrics
 from routertwin.runners.pipeline.resolve import CaseError, Resolved
 from routertwin.runners.pipeline.schema import Schema
@@ -18,19 +19,23 @@ from routertwin.runners.pipeline.schema import Schema
 def engine_config(r: Resolved, cfg: Schema, seed: int) -> dict:
     """The run_pipeline keys (model/pipeline/helper/forwarding-scenario.h) of a case.
 
-    The engine's tester offers one frame size on the port and its device runs
-    the C core's IPv4 forwarding, priced by `counter_prices`. For the ipv4
-    workloads the fitted fixed and per-byte cycles go in as such, so the core's
-    own counters are priced by the engine; for other paths (L2, ESP) the whole
-    per-packet cost is folded into fixed_cycles_per_packet and no counter is
-    priced. The ESP output frame is longer than the input: the egress port's
-    line rate of the output frame is given as the output pps ceiling.
+    The engine's tester offers the case's frame size, frame mix (every frame
+    its own size) or trace on the port, with the scenario's arrival process
+    and flow popularity, and its device runs the C core's IPv4 forwarding,
+    priced by `counter_prices`. For the ipv4 workloads the fitted fixed and
+    per-byte cycles go in as such, so the core's own counters are priced by
+    the engine; for other paths (L2, ESP) the whole per-packet cost of each
+    size is given as its fixed cycles and no counter is priced. The ESP
+    output frame is longer than the input: the egress port's line rate of
+    the output frame is given as the output pps ceiling, which holds for
+    one frame size only.
     """
-    if len(r.frames) != 1:
-        raise CaseError("frame", "method 'packet' runs one frame size per case; use method: analytic for "
-                        "frame mixes")
-    f = r.frames[0]
+    esp = any(f.out_frame != f.frame for f in r.frames)
+    if esp and (len(r.frames) != 1 or r.trace is not None):
+        raise CaseError("frame", "method 'packet' runs one frame size per case for a path whose output frame "
+                        "grows (ESP); use method: analytic for its frame mixes and traces")
     plat, port = r.plat, r.plat.port
+    line_in = line_rate_pps(r.mean_frame, port)
     keys = {
         "seed": seed,
         "num_cores": r.cores,
@@ -39,26 +44,44 @@ def engine_config(r: Resolved, cfg: Schema, seed: int) -> dict:
         "input_pps_ceiling": 1.0 / r.io_s,
         "memory_bytes_per_s": plat.memory.bandwidth_bytes_per_s,
         "memory_bytes_per_frame_byte": 2.0,
-        "memory_bytes_per_packet": float(f.out_frame - f.frame),
+        "memory_bytes_per_packet": float(r.frames[0].out_frame - r.frames[0].frame) if esp else 0.0,
         "port_bit_rate": port.rate_bps,
-        "frame_bytes": f.frame,
-        "offered_pps": 0.0 if r.offered_load == 1.0 else r.offered_load * line_rate_pps(f.frame, port),
-        "arrivals": "constant",
         "num_flows": r.flows,
         "duration_s": cfg.duration_us * 1e-6,
         "warmup_s": cfg.warmup_us * 1e-6,
         "input_queue_depth": plat.input_buffer_packets,
         "lock_hold_cycles": r.lock_s * plat.cores.clock_hz,
         "fixed_latency_s": sum(plat.stages_ns.values()) * 1e-9,
+        **flow_keys(cfg.flow_mix),
     }
-    if f.out_frame != f.frame:
-        keys["output_pps_ceiling"] = line_rate_pps(f.out_frame, port)
+    if r.trace is not None:
+        keys.update(trace_file=str(r.trace.file), trace_loop=r.trace.loop)
+        if r.trace.rescale:
+            keys["trace_rescale"] = True
+            keys["offered_pps"] = 0.0 if r.offered_load == 1.0 else r.offered_load * line_in
+    else:
+        if len(r.frames) == 1:
+            keys["frame_bytes"] = r.frames[0].frame
+        else:
+            keys["frame_mix"] = {str(f.frame): f.weight for f in r.frames}
+            keys["frame_order"] = cfg.frame_order
+        keys["offered_pps"] = 0.0 if r.offered_load == 1.0 else r.offered_load * line_in
+        keys["arrivals"] = "constant"
+        keys.update(arrival_keys(cfg.arrivals, line_in))
+        if cfg.arrivals is not None and cfg.arrivals.process == "onoff" and \
+                not r.offered_load < cfg.arrivals.burst_peak_load:
+            raise CaseError("arrivals", f"on/off bursts need an offered load ({r.offered_load:g}) below "
+                            f"arrivals.burst_peak_load ({cfg.arrivals.burst_peak_load:g})")
+    if esp:
+        keys["output_pps_ceiling"] = line_rate_pps(r.frames[0].out_frame, port)
     if r.wl.path == "ipv4_forward":
         keys["fixed_cycles_per_packet"] = r.cost.fixed_cycles
         keys["cycles_per_frame_byte"] = r.cost.per_byte_cycles
         keys["counter_prices"] = dict(plat.counter_cycles)
+    elif len(r.frames) == 1 and r.trace is None:
+        keys["fixed_cycles_per_packet"] = r.frames[0].cycles
     else:
-        keys["fixed_cycles_per_packet"] = f.cycles
+        keys["frame_fixed_cycles"] = {str(f.frame): f.cycles for f in r.frames}
     return keys
 
 
@@ -80,17 +103,21 @@ def run_packet(r: Resolved, cfg: Schema, seed: int, source: Path | None = None, 
                         "does not have (run scripts/dev-refresh.sh); or use method: analytic")
     keys = engine_config(r, cfg, seed)
     out = run_engine(keys, source, case_id)
-    f = r.frames[0]
     pps = float(out["forwarded_pps"])
-    line_in = line_rate_pps(f.frame, r.plat.port)
+    # What the tester offered: the mix's or the trace's mean frame.
+    mean_frame = float(out["mean_frame_bytes"])
+    mean_out = mean_frame + (r.mean_out_frame - r.mean_frame)
+    line_in = line_rate_pps(mean_frame, r.plat.port)
     metrics = {
-        **rate_metrics(pps, f.frame, f.out_frame, line_in),
+        **rate_metrics(pps, mean_frame, mean_out, line_in),
         "latency_avg_us": float(out["latency_avg_us"]),
         "latency_min_us": float(out["latency_min_us"]),
         "latency_max_us": float(out["latency_max_us"]),
         "cycles_per_packet": float(out["service_cycles"]),
         "loss_pct": float(out["loss_pct"]),
     }
+    if len(r.frames) > 1 or r.trace is not None:
+        metrics["gbps"] = float(out["forwarded_bps"]) / 1e9  # the bits of the frames actually forwarded
     for name, u in sorted(out["utilization"].items()):
         metrics[f"{name}_util"] = float(u)
     for i, u in enumerate(out["core_utilization"]):

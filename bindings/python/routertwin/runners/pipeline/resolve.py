@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from routertwin.errors import UserError
 from routertwin.runners.pipeline.frame_cost import FrameCost, frame_cost
 from routertwin.runners.pipeline.profiles import CostSet, FittedParameters, PlatformProfile, WorkloadProfile
-from routertwin.runners.pipeline.schema import Case, Schema, case_frames
+from routertwin.runners._shared.ethernet import line_rate_pps
+from routertwin.runners._shared.workload import TraceSpec, trace_native_pps, trace_summary
+from routertwin.runners.pipeline.schema import Case, Schema, case_frames, case_trace
 
 
 @dataclass
@@ -27,6 +29,7 @@ class Resolved:
     cost: CostSet
     io_s: float  # packet-I/O engine time per packet (1 / its pps ceiling)
     lock_s: float  # lock hold per packet (0: no lock)
+    trace: TraceSpec | None = None  # replayed at packet level; frames are its size histogram
 
     @property
     def mean_frame(self) -> float:
@@ -84,6 +87,19 @@ def resolve(plat: PlatformProfile, wl: WorkloadProfile, fitted: FittedParameters
 def resolve_case(cfg: Schema, c: Case, plat: PlatformProfile, wl: WorkloadProfile,
                  fitted: FittedParameters) -> Resolved:
     """Case `c` on the profiles, the scenario's values standing in for what
-    the case leaves unset (the same for the load-time check and the run)."""
-    return resolve(plat, wl, fitted, case_frames(cfg, c), c.cores, c.flows or cfg.flows,
-                   c.tag_type or cfg.tag_type, c.offered_load or cfg.offered_load)
+    the case leaves unset (the same for the load-time check and the run). A
+    trace not rescaled offers its own rate: its offered load is that rate's
+    share of the port's line rate for the trace's mean frame."""
+    load = c.offered_load or cfg.offered_load
+    trace = case_trace(cfg, c)
+    if trace is not None and not trace.rescale:
+        summary = trace_summary(trace.file)
+        try:
+            native = trace_native_pps(summary)
+        except UserError as exc:
+            raise CaseError("frame", f"{trace.file}: {exc}") from None
+        load = min(1.0, native / line_rate_pps(summary["mean_frame_bytes"], plat.port))
+    r = resolve(plat, wl, fitted, case_frames(cfg, c), c.cores, c.flows or cfg.flows,
+                c.tag_type or cfg.tag_type, load)
+    r.trace = trace
+    return r

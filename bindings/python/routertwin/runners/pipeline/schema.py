@@ -10,6 +10,8 @@ from pydantic import (AfterValidator, Field, NonNegativeFloat, PositiveFloat, Va
 
 from routertwin.runners._shared.ethernet import MAX_FRAME, MIN_FRAME
 from routertwin.runners._shared.schema import exactly_one
+from routertwin.runners._shared.workload import (Arrivals, FlowMix, MixFile, TraceSpec, named_mix, named_mixes,
+                                                 read_mix_file, trace_summary)
 from routertwin.runners.pipeline.profiles import CoreCount
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
@@ -21,7 +23,8 @@ def _frame_size(v: int | str) -> int | str:
 
 
 Frame = Annotated[int | str, AfterValidator(_frame_size)]
-"""Frame bytes incl. FCS, or the name of a mix in `mixes`."""
+"""Frame bytes incl. FCS, or the name of a mix in `mixes`, of a named mix
+(simple_imix, imix_570, spirent_imix, four_size_imix) or of a trace in `traces`."""
 
 # The engine keeps three 8-byte words of state per flow: 2^20 flows is 24 MB
 # (the seed's tests use 4 to 70 flows; the what-ifs 10000).
@@ -79,7 +82,13 @@ class Schema(ScenarioModel):
     contention: Literal["none", "mva"] = "none"  # analytic only: see analytic()
     duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)  # simulated time per case (packet)
     warmup_us: NonNegativeFloat = 500.0  # not measured; smaller than duration_us
-    mixes: dict[str, list[MixPart]] = {}
+    mixes: dict[str, list[MixPart] | MixFile] = {}  # a table, or an empirical distribution file
+    # packet method: each frame's size drawn from the mix, or a fixed interleaving
+    # whose shares are exact every cycle of the weights (a tester's repeating pattern)
+    frame_order: Literal["random", "sequence"] = "random"
+    traces: dict[str, TraceSpec] = {}  # pcap files a case's frame may name (packet method)
+    arrivals: Arrivals | None = None  # packet method: the arrival process (default constant spacing)
+    flow_mix: FlowMix | None = None  # packet method: flow popularity (default the tester's rotation)
     cases: list[Case] | None = None
     sweep: Sweep | None = None
 
@@ -95,8 +104,12 @@ class Schema(ScenarioModel):
     def _cases_or_sweep(self):
         exactly_one(self, "cases", "sweep", blame_missing="sweep", blame_both="cases")
         for loc, f in frame_locs(self):
-            if isinstance(f, str) and f not in self.mixes:
-                raise FieldError(loc, f"frame {f!r} is neither a frame size nor a mix defined in 'mixes'")
+            if isinstance(f, str) and f not in self.mixes and f not in self.traces and f not in named_mixes():
+                raise FieldError(loc, f"frame {f!r} is neither a frame size nor a mix defined in 'mixes' "
+                                 f"(nor a named mix: {', '.join(named_mixes())}; nor a trace in 'traces')")
+        for name in self.traces:
+            if name in self.mixes:
+                raise FieldError(("traces", name), f"'{name}' names both a mix and a trace")
         ids: dict[str, int] = {}
         for i, c in enumerate(expand_cases(self)):
             cid = case_id(c)
@@ -148,8 +161,22 @@ def case_id(c: Case) -> str:
 
 
 def case_frames(cfg: Schema, c: Case) -> list[tuple[int, float]]:
-    """(frame bytes, weight) of the case: its one size, or its mix."""
+    """(frame bytes, weight) of the case: its one size, its mix (a table, a
+    file's empirical distribution, a named mix) or its trace's frame sizes."""
     if isinstance(c.frame, int):
         return [(c.frame, 1.0)]
-    return [(m.bytes, m.weight) for m in cfg.mixes[c.frame]]
+    mix = cfg.mixes.get(c.frame)
+    if isinstance(mix, MixFile):
+        return read_mix_file(mix.file)
+    if mix is not None:
+        return [(m.bytes, m.weight) for m in mix]
+    if c.frame in cfg.traces:
+        sizes = trace_summary(cfg.traces[c.frame].file)["frame_sizes"]
+        return [(int(b), float(n)) for b, n in sorted(sizes.items())]
+    return named_mix(c.frame)
+
+
+def case_trace(cfg: Schema, c: Case) -> TraceSpec | None:
+    """The trace the case replays, if its frame names one."""
+    return cfg.traces.get(c.frame) if isinstance(c.frame, str) else None
 

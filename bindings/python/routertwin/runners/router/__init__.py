@@ -45,8 +45,9 @@ Metrics (per case): pps (frames forwarded per second, the report's packet
 rate), tx_pps, pct_of_theoretical (tester transmit rate as % of the
 no-escape maximum), rx_pct, throughput_gbps (IP octets), latency_min,
 latency_avg, latency_max (us), lost_packets, zero_loss (1 or 0),
-mean_ingress_escapes, fabric_load, lookup_load; counters are the drop
-reasons. Wall-clock time is reported on the progress line only.
+mean_ip_bytes, mean_ingress_escapes, fabric_load, lookup_load; counters are
+the drop reasons. A case's `ip_mix` (a mix in `mixes`, or simple_imix)
+offers every packet its own IP size in packet mode (docs/workloads.md). Wall-clock time is reported on the progress line only.
 """
 
 from routertwin.runners.router.metrics import UNITS

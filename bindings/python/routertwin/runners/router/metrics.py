@@ -23,6 +23,7 @@ def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict |
         "pct_of_theoretical": e["tx_pct"],
         "rx_pct": e["rx_pct"],
         "throughput_gbps": e["throughput_gbps"],
+        "mean_ip_bytes": e["mean_ip_bytes"],
         "latency_min": t.latency_min_us,
         "latency_avg": t.latency_avg_us,
         "latency_max": t.latency_max_us,

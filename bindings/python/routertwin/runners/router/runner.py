@@ -8,7 +8,7 @@ from routertwin.methods import rfc2544
 from routertwin.results import CaseResult
 from routertwin.runners.router.metrics import case_result
 from routertwin.runners.router.platform import load_profiles
-from routertwin.runners.router.schema import Case, Schema, trial_too_long
+from routertwin.runners.router.schema import Case, Schema, ip_mix, trial_too_long
 from routertwin.runners.router.tester import RouterTester
 from routertwin.scenario_loader import FieldError
 
@@ -26,7 +26,9 @@ def check(scenario) -> None:
                              f"{case.routes} routes do not fit: consecutive /24s from the platform's "
                              f"route_first_prefix {plat.route_first_prefix} give at most {plat.free_slash24s()}")
         dur = case.duration_s or cfg.duration_s
-        too_long = trial_too_long(plat, case.mode or cfg.mode, dur, case.sizes[0] if case.sizes else case.ip_bytes)
+        mix = ip_mix(cfg, case)
+        smallest = min(b for b, _ in mix) if mix else (case.sizes[0] if case.sizes else case.ip_bytes)
+        too_long = trial_too_long(plat, case.mode or cfg.mode, dur, smallest)
         if too_long:
             raise FieldError(("cases", i, "duration_s") if case.duration_s else ("duration_s",),
                              too_long + ": shorten duration_s or use mode: steady")
@@ -34,7 +36,7 @@ def check(scenario) -> None:
 
 def _params(case: Case, ip_bytes: int, load: float, duration_s: float, mode: str) -> dict:
     return {
-        "method": case.method, "ip_bytes": ip_bytes, "routes": case.routes,
+        "method": case.method, "ip_bytes": case.ip_mix or ip_bytes, "routes": case.routes,
         "routes_as_destinations": case.routes_as_destinations, "offered_load": load,
         "duration_s": duration_s, "mode": mode,
     }
@@ -49,11 +51,14 @@ def run(scenario, progress) -> list[CaseResult]:
         mode = case.mode or cfg.mode
         dur = case.duration_s or cfg.duration_s
 
-        def tester(size: int) -> RouterTester:
-            return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
-                                mode=mode, seed=scenario.seed, progress=progress, source=scenario.path)
+        mix = ip_mix(cfg, case)
 
-        dev = tester(case.ip_bytes)
+        def tester(size: int, mix=None) -> RouterTester:
+            return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
+                                mode=mode, seed=scenario.seed, progress=progress, source=scenario.path,
+                                mix=mix, mix_order=cfg.mix_order)
+
+        dev = tester(min(b for b, _ in mix), mix) if mix else tester(case.ip_bytes)
         if case.method == "frmol":
             t = rfc2544.frmol(dev)
             out.append(case_result(case.case, _params(case, case.ip_bytes, 1.0, dur, mode), t))

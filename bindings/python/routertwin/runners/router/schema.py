@@ -30,10 +30,25 @@ MAX_PACKET_MODE_FRAMES = 5e7
 MAX_ROUTES = 2**24
 
 
+# IP packet mixes a case may name without defining them: the common "simple
+# IMIX", 7:4:1 of 40/576/1500-byte IP packets (Ostinato's IMIX table lists
+# their 64/594/1518-byte Ethernet frames: IP + 18, the 58 padded to 64;
+# ostinato.org/blog/imix). POS carries the IP packet unpadded.
+NAMED_IP_MIXES = {"simple_imix": [(40, 7.0), (576, 4.0), (1500, 1.0)]}
+
+
+class IpMixPart(ScenarioModel):
+    bytes: int = Field(ge=32, le=9000)
+    weight: float = Field(gt=0)
+
+
 class Case(ScenarioModel):
     case: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     method: Literal["frmol", "load", "throughput", "ndr_pdr", "loss_curve", "size_sweep"] = "frmol"
     ip_bytes: int = Field(default=40, ge=32, le=9000)
+    # a mix in `mixes` or a named one (simple_imix): every packet its own IP
+    # size; mode packet; ip_bytes is then unused
+    ip_mix: str | None = None
     routes: int = Field(default=0, ge=0, le=MAX_ROUTES)
     routes_as_destinations: bool = False
     route_file: ScenarioPath | None = None
@@ -59,6 +74,8 @@ class Case(ScenarioModel):
                 raise FieldError(("sizes",), "sizes must satisfy 32 <= first <= last <= 9000")
         elif self.sizes is not None:
             raise FieldError(("sizes",), "'sizes' applies to method size_sweep only")
+        if self.ip_mix is not None and self.method == "size_sweep":
+            raise FieldError(("ip_mix",), "a size_sweep sweeps single sizes; ip_mix applies to the other methods")
         return self
 
 
@@ -67,6 +84,10 @@ class Schema(ScenarioModel):
     fitted: ScenarioPath  # scenarios/platforms/fitted/<study>.yaml: the fixed pipeline latency
     mode: Mode = "steady"
     duration_s: float = Field(default=30.0, gt=0, le=MAX_DURATION_S)
+    mixes: dict[str, list[IpMixPart]] = {}  # IP packet sizes and weights (share of packets)
+    # each packet's size drawn from the mix, or a fixed interleaving whose
+    # shares are exact every cycle of the weights (a tester's repeating pattern)
+    mix_order: Literal["random", "sequence"] = "random"
     cases: list[Case] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -76,7 +97,23 @@ class Schema(ScenarioModel):
             if c.case in seen:
                 raise FieldError(("cases", i, "case"), f"case '{c.case}' appears twice")
             seen.add(c.case)
+            if c.ip_mix is not None:
+                if c.ip_mix not in self.mixes and c.ip_mix not in NAMED_IP_MIXES:
+                    raise FieldError(("cases", i, "ip_mix"), f"ip_mix '{c.ip_mix}' is neither in 'mixes' nor a "
+                                     f"named mix ({', '.join(NAMED_IP_MIXES)})")
+                if (c.mode or self.mode) != "packet":
+                    raise FieldError(("cases", i, "ip_mix"), "an ip_mix runs in mode packet only")
         return self
+
+
+def ip_mix(cfg: Schema, case: Case) -> list[tuple[int, float]] | None:
+    """(IP bytes, weight) of the case's mix, or None for one size."""
+    if case.ip_mix is None:
+        return None
+    if case.ip_mix in cfg.mixes:
+        return [(m.bytes, m.weight) for m in cfg.mixes[case.ip_mix]]
+    return NAMED_IP_MIXES[case.ip_mix]
+
 
 
 def trial_too_long(plat: RouterPlatform, mode: str, duration_s: float, ip_bytes: int) -> str | None:

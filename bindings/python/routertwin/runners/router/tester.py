@@ -18,9 +18,11 @@ class RouterTester:
     """The model as an RFC 2544 device: trial(load) -> TrialResult."""
 
     def __init__(self, plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, ip_bytes: int,
-                 duration_s: float, mode: str, seed: int, progress=None, source: Path | None = None):
+                 duration_s: float, mode: str, seed: int, progress=None, source: Path | None = None,
+                 mix: list[tuple[int, float]] | None = None, mix_order: str = "random"):
         self.plat, self.case, self.pipeline_latency_us = plat, case, pipeline_latency_us
         self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
+        self.mix, self.mix_order = mix, mix_order  # an IP mix: ip_bytes is its smallest size
         self.progress = progress
         self.source = source  # the scenario file, named in errors
 
@@ -32,12 +34,13 @@ class RouterTester:
             raise case_error(self.source, self.case.case, too_long)
         cfg = native_config(self.plat, self.case, pipeline_latency_us=self.pipeline_latency_us,
                             load=load, ip_bytes=self.ip_bytes,
-                            duration_s=self.duration_s, mode=self.mode, seed=self.seed)
+                            duration_s=self.duration_s, mode=self.mode, seed=self.seed, mix=self.mix,
+                            mix_order=self.mix_order)
         r = run_native(cfg, source=self.source, case_id=self.case.case)
         if self.progress is not None:
             self.progress.advance(0, status=f"{self.case.case} {self.ip_bytes}B load {load:.4f}")
         extra = {k: r[k] for k in ("tx_pps", "rx_pps", "theoretical_pps", "tx_pct", "rx_pct",
-                                    "throughput_gbps", "mean_ingress_escapes", "mean_egress_escapes",
+                                    "throughput_gbps", "mean_ip_bytes", "mean_ingress_escapes", "mean_egress_escapes",
                                     "fabric_load", "lookup_load", "bottleneck")}
         extra["tx_fps"], extra["rx_fps"] = r["tx_pps"], r["rx_pps"]  # the tester protocol's names
         extra["drops"] = dict(r["drops"])

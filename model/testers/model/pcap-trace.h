@@ -1,0 +1,105 @@
+// PcapTrace: a pcap capture file read one record at a time, as a workload
+// (issue 16): each packet's timestamp, its frame size and its flow.
+//
+// Format: the classic libpcap file (draft-ietf-opsawg-pcap, "PCAP Capture
+// File Format"): a 24-byte file header (magic 0xA1B2C3D4 for microsecond or
+// 0xA1B23C4D for nanosecond timestamps, in either byte order; version 2.4;
+// snaplen; link type) and records of a 16-byte header (seconds, fraction,
+// captured length, original length) and the captured octets. Link types:
+// 1 (Ethernet, frames without FCS as capture tools record them) and 101 /
+// 228 (raw IPv4/IPv6). pcapng is not read (the error says so).
+//
+// Streaming: the file is read through one 1 MiB buffer, and of each record
+// only its first 128 octets (the headers of the flow key) are looked at, so
+// a trace of any length replays in constant memory. Records may be up to
+// 262,144 octets (libpcap's largest snaplen). Every length is checked against the file and the record
+// before it is used; a malformed or truncated file throws TraceError whose
+// message names the file and the 0-based packet index.
+//
+// Frame size: Ethernet: original length + 4 (FCS); raw IP: IP length + 18
+// (Ethernet header + FCS); below 64 bytes the frame is padded to 64, as on
+// the wire; above 9216 (the jumbo limit here) is an error.
+// Flow: the 5-tuple (addresses, protocol, TCP/UDP ports; fragments and other
+// protocols by addresses and protocol; non-IP by MACs and EtherType; one
+// 802.1Q tag skipped) numbered 0, 1, ... in order of first appearance. Past
+// maxFlows distinct tuples, further tuples share ids (hash mod maxFlows).
+#ifndef ROUTERTWIN_PCAP_TRACE_H
+#define ROUTERTWIN_PCAP_TRACE_H
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace routertwin
+{
+
+class TraceError : public std::invalid_argument
+{
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
+struct TracePacket
+{
+    uint64_t ns = 0;          ///< capture timestamp, ns since the epoch (exact: a
+                              ///< double of epoch seconds keeps only ~0.4 us)
+    uint32_t frameBytes = 0;  ///< Ethernet frame incl. FCS (see above)
+    uint32_t flow = 0;        ///< dense flow id of its 5-tuple
+};
+
+class PcapTrace
+{
+  public:
+    /// Opens and checks the file header. Throws TraceError.
+    PcapTrace(const std::string& path, uint32_t maxFlows);
+    ~PcapTrace();
+    PcapTrace(const PcapTrace&) = delete;
+    PcapTrace& operator=(const PcapTrace&) = delete;
+
+    /// The next packet; false at the end of the file. Throws TraceError.
+    bool Next(TracePacket& p);
+    /// Back to the first packet (flow ids are kept: a loop replays the same
+    /// flows).
+    void Rewind();
+
+    /// Reads the whole file once without keeping it (count, first and last
+    /// timestamp), then rewinds. Throws TraceError.
+    struct Summary
+    {
+        uint64_t packets = 0;
+        uint64_t firstNs = 0, lastNs = 0;
+        double meanFrameBytes = 0;
+        std::map<uint32_t, uint64_t> frameSizes; ///< frame bytes -> packets
+    };
+    Summary Scan();
+
+    uint64_t PacketIndex() const { return m_index; } ///< packets returned since the last rewind
+    uint32_t DistinctFlows() const { return static_cast<uint32_t>(m_flows.size()); }
+    const std::string& Path() const { return m_path; }
+
+  private:
+    [[noreturn]] void Fail(const std::string& what) const;
+    uint32_t Get32(const uint8_t* p) const;
+    uint32_t FlowOf(const uint8_t* pkt, uint32_t capLen) const;
+    size_t Fill(size_t n);
+    bool Skip(size_t n);
+
+    std::string m_path;
+    std::FILE* m_file = nullptr;
+    bool m_swapped = false, m_nanos = false;
+    uint32_t m_linkType = 0, m_maxFlows = 1;
+    uint64_t m_index = 0;
+    std::vector<uint8_t> m_buf;     // read buffer; m_buf[m_pos, m_len) not yet consumed
+    size_t m_pos = 0, m_len = 0;
+    mutable std::unordered_map<uint64_t, uint32_t> m_flows;
+    mutable uint64_t m_lastKey = 0;  // consecutive packets are often of one flow
+    mutable uint32_t m_lastFlow = UINT32_MAX;
+};
+
+} // namespace routertwin
+
+#endif

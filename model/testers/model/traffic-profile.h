@@ -1,0 +1,175 @@
+// What a tester offers beyond one frame size at constant spacing: frame-size
+// mixes, bursty arrival processes and flow popularity (issue 16).
+//
+// - DiscreteSampler: draws an index with given weights in O(1) (Walker's
+//   alias method, in Vose's numerically stable construction: M. D. Vose,
+//   "A linear algorithm for generating random numbers with a given
+//   distribution", IEEE TSE 17(9), 1991). Frame-size mixes and Zipf flow
+//   popularity both use it.
+// - FrameSizeMix: frame sizes (Ethernet, incl. FCS) and weights (share of
+//   frames, as tester IMIX tables are: Spirent FAQ11671, VIAVI TestCenter
+//   FAQ), the named IMIX mixes, mean bytes and line rate of the mix.
+// - ArrivalProcess: instants of a point process of a given long-run rate:
+//   Poisson, on/off bursts, or a two-state Markov-modulated Poisson process.
+// - FlowPicker: which flow each frame belongs to: round robin (the
+//   RFC 2544 tester's rotation), uniform, or Zipf(s) popularity.
+//
+// Every random choice draws from its own RandomStream (seed, stream id), so
+// adding a mix or a popularity never changes the arrival instants of a seed,
+// and the same seed gives bit-identical traffic.
+#ifndef ROUTERTWIN_TRAFFIC_PROFILE_H
+#define ROUTERTWIN_TRAFFIC_PROFILE_H
+
+#include "random-stream.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace routertwin
+{
+
+/// Draws index i with probability weights[i] / sum(weights).
+class DiscreteSampler
+{
+  public:
+    DiscreteSampler() = default;
+    /// Throws std::invalid_argument if weights is empty, too long (> 2^24),
+    /// or has a negative, non-finite or all-zero weight.
+    explicit DiscreteSampler(const std::vector<double>& weights);
+
+    uint32_t Sample(RandomStream& rng) const
+    {
+        const uint32_t i = rng.UniformInt(static_cast<uint32_t>(m_prob.size()));
+        return rng.Uniform01() < m_prob[i] ? i : m_alias[i];
+    }
+    size_t Size() const { return m_prob.size(); }
+
+  private:
+    std::vector<double> m_prob;     // probability of keeping column i
+    std::vector<uint32_t> m_alias;  // the other index of column i
+};
+
+/// A frame-size mix: (frame bytes incl. FCS, weight = share of frames).
+struct FrameSizeMix
+{
+    std::vector<std::pair<uint32_t, double>> parts;
+
+    /// A named mix, or throws std::invalid_argument listing the names:
+    ///   simple_imix   64:7, 594:4, 1518:1 -- 7:4:1 of 40/576/1500-byte IPv4
+    ///                 packets, in Ethernet frames (+14 header +4 FCS; the 58
+    ///                 padded to the 64-byte minimum). Ostinato's "Standard
+    ///                 IMIX" table (ostinato.org/blog/imix) lists these frames.
+    ///   imix_570      64:7, 570:4, 1518:1 -- the 7:4:1 variant with a 570-byte
+    ///                 middle frame that several tester GUIs offer; assumption:
+    ///                 no primary source was found for its origin.
+    ///   spirent_imix  64:61, 594:21, 1518:18 -- Spirent TestCenter FAQ11671's
+    ///                 worked iMix example (457.02-byte mean wire frame).
+    ///   four_size_imix 64:67, 570:1, 594:2, 1518:1 -- a four-size "typical
+    ///                 mix" (packets per cycle) quoted with byte shares
+    ///                 57/7/16/20 %, yangwentao.blogspot.com 2012/04.
+    static FrameSizeMix Named(const std::string& name);
+    static std::vector<std::string> Names();
+
+    /// Throws std::invalid_argument if empty, a size outside 64..9216 or a
+    /// weight that is not > 0 and finite.
+    void Validate() const;
+    bool Single() const { return parts.size() == 1; }
+    /// Mean frame bytes (weighted by frames).
+    double MeanFrameBytes() const;
+    /// Frames/s at the line rate of an Ethernet port of bitRate: bitRate /
+    /// (8 x mean of (frame + 20 bytes preamble, SFD and inter-frame gap)).
+    double LineRatePps(double bitRate) const;
+};
+
+enum class ArrivalKind : uint8_t
+{
+    kConstant, ///< evenly spaced (each frame's wire time / load for a mix)
+    kPoisson,  ///< exponential gaps
+    kOnOff,    ///< geometric bursts at a peak rate, exponential silences
+    kMmpp2,    ///< two-state Markov-modulated Poisson process
+};
+/// "constant", "poisson", "onoff", "mmpp"; throws std::invalid_argument.
+ArrivalKind ParseArrivalKind(const std::string& name);
+
+struct ArrivalConfig
+{
+    ArrivalKind kind = ArrivalKind::kConstant;
+    double meanPps = 0;          ///< long-run rate
+    // On/off: bursts of a geometric number of frames (mean burstMeanFrames,
+    // >= 1) spaced 1 / peakPps, separated by exponential silences whose mean
+    // makes the long-run rate meanPps: mean gap = 1/peak + silence/burst.
+    double burstMeanFrames = 16;
+    double peakPps = 0;          ///< > meanPps
+    // MMPP-2: rate ratio high/low (>= 1), fraction of time in the high
+    // state (0..1), and the mean high + low sojourn (exponential each).
+    double mmppRateRatio = 4;
+    double mmppHighFraction = 0.2;
+    double mmppCycleSeconds = 1e-3;
+
+    /// Throws std::invalid_argument naming the parameter.
+    void Validate() const;
+    /// The two MMPP rates (high, low) that give meanPps.
+    std::pair<double, double> MmppRates() const;
+    /// Asymptotic index of dispersion of counts, lim Var N(t) / E N(t):
+    /// 1 for Poisson; MMPP-2: 1 + 2 r1 r2 (l1 - l2)^2 / ((r1 + r2)^2 (l1 r2 + l2 r1))
+    /// with r_i the rate of leaving state i (Fischer and Meier-Hellstern,
+    /// "The MMPP cookbook", Perf. Eval. 18, 1993, eq. for IDC(inf)).
+    double AsymptoticIdc() const;
+};
+
+/// Instants from 0 of an arrival process of long-run rate meanPps.
+class ArrivalProcess
+{
+  public:
+    /// Instants in units of 1 / unitsPerSecond seconds (the tester uses
+    /// picoseconds: 1e12).
+    ArrivalProcess(const ArrivalConfig& config, uint64_t seed, uint64_t stream,
+                   double unitsPerSecond = 1.0);
+    /// The next instant, nondecreasing.
+    double Next();
+
+  private:
+    ArrivalConfig m_cfg;
+    RandomStream m_rng;
+    double m_clock = 0;
+    double m_meanGap = 0;
+    // on/off
+    double m_peakGap = 0, m_silenceMean = 0;
+    bool m_inBurst = false;
+    // MMPP
+    bool m_high = false;
+    double m_stateLeft = 0, m_gapHigh = 0, m_gapLow = 0, m_sojournHigh = 0, m_sojournLow = 0;
+};
+
+enum class FlowPopularity : uint8_t
+{
+    kRoundRobin, ///< frame k belongs to flow k mod N
+    kUniform,    ///< each frame picks a flow uniformly
+    kZipf,       ///< flow i (rank i + 1) with probability (i + 1)^-s / H(N, s)
+};
+/// "round_robin", "uniform", "zipf"; throws std::invalid_argument.
+FlowPopularity ParseFlowPopularity(const std::string& name);
+
+class FlowPicker
+{
+  public:
+    FlowPicker(uint32_t numFlows, FlowPopularity popularity, double zipfExponent, uint64_t seed,
+               uint64_t stream);
+    uint32_t Pick(uint64_t frameIndex);
+    /// Probability of flow i under the configured popularity.
+    double Pmf(uint32_t flow) const;
+
+  private:
+    uint32_t m_numFlows;
+    FlowPopularity m_popularity;
+    double m_zipfS;
+    double m_zipfNorm = 1;
+    RandomStream m_rng;
+    DiscreteSampler m_zipf;
+};
+
+} // namespace routertwin
+
+#endif

@@ -1,0 +1,254 @@
+// Frame-size mixes, arrival processes and flow popularity against closed
+// forms: line-rate arithmetic, a tester vendor's worked example, the long-run
+// rate, the mean burst length, the MMPP index of dispersion and the Zipf pmf.
+#include "traffic-profile.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+using namespace routertwin;
+
+namespace
+{
+// Pearson chi-square of counts against probabilities.
+double
+ChiSquare(const std::vector<uint64_t>& counts, const std::vector<double>& p, uint64_t n)
+{
+    double x2 = 0;
+    for (size_t i = 0; i < counts.size(); ++i)
+    {
+        const double e = p[i] * static_cast<double>(n);
+        x2 += (counts[i] - e) * (counts[i] - e) / e;
+    }
+    return x2;
+}
+} // namespace
+
+TEST(FrameSizeMix, SimpleImixLineRateIsRateOverMeanWireBits)
+{
+    // 7:4:1 of 64/594/1518: mean frame 4342/12 = 361.83 B, + 20 B preamble,
+    // SFD and gap = 381.83 B on the wire; 100 Gbit/s / (8 x 381.83) = 32.737 Mpps.
+    const FrameSizeMix m = FrameSizeMix::Named("simple_imix");
+    EXPECT_DOUBLE_EQ(m.MeanFrameBytes(), 4342.0 / 12);
+    EXPECT_NEAR(m.LineRatePps(100e9), 100e9 / (8 * (4342.0 / 12 + 20)), 1e-6);
+    EXPECT_NEAR(m.LineRatePps(100e9), 32.737e6, 0.001e6);
+}
+
+TEST(FrameSizeMix, SpirentWorkedExampleGives273kFramesPerSecondOnGigabit)
+{
+    // Spirent FAQ11671: 61 % 64 B, 21 % 594 B, 18 % 1518 B: 457.02 B mean on
+    // the wire, 1 Gbit/s / 3656 bits = 273,522 fps (their 457 rounds the mean).
+    const FrameSizeMix m = FrameSizeMix::Named("spirent_imix");
+    EXPECT_NEAR(m.MeanFrameBytes() + 20, 457.02, 1e-9);
+    EXPECT_NEAR(m.LineRatePps(1e9), 273522, 0.0001 * 273522);
+}
+
+TEST(FrameSizeMix, RejectsUnknownNameAndSizesOutsideEthernet)
+{
+    EXPECT_THROW(FrameSizeMix::Named("imix"), std::invalid_argument);
+    FrameSizeMix m;
+    m.parts = {{63, 1}};
+    EXPECT_THROW(m.Validate(), std::invalid_argument);
+    m.parts = {{64, 0}};
+    EXPECT_THROW(m.Validate(), std::invalid_argument);
+}
+
+TEST(DiscreteSampler, FrequenciesFollowTheWeights)
+{
+    const std::vector<double> w = {7, 4, 1, 0.5};
+    DiscreteSampler s(w);
+    RandomStream rng(42);
+    const uint64_t n = 1200000;
+    std::vector<uint64_t> counts(w.size(), 0);
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        ++counts[s.Sample(rng)];
+    }
+    std::vector<double> p;
+    for (double x : w)
+    {
+        p.push_back(x / 12.5);
+    }
+    // 3 degrees of freedom: P(chi2 > 16.27) = 0.001.
+    EXPECT_LT(ChiSquare(counts, p, n), 16.27);
+}
+
+TEST(DiscreteSampler, RejectsNoWeightOrNegativeWeight)
+{
+    EXPECT_THROW(DiscreteSampler(std::vector<double>{}), std::invalid_argument);
+    EXPECT_THROW(DiscreteSampler(std::vector<double>{1, -1}), std::invalid_argument);
+    EXPECT_THROW(DiscreteSampler(std::vector<double>{0, 0}), std::invalid_argument);
+}
+
+namespace
+{
+struct CountStats
+{
+    double rate, idc;
+};
+
+// Long-run rate and index of dispersion of counts in windows of `window` s.
+CountStats
+Counts(ArrivalProcess& a, double seconds, double window)
+{
+    const auto windows = static_cast<size_t>(seconds / window);
+    std::vector<double> c(windows, 0);
+    double t;
+    uint64_t n = 0;
+    while ((t = a.Next()) < seconds)
+    {
+        ++c[std::min(windows - 1, static_cast<size_t>(t / window))];
+        ++n;
+    }
+    double mean = 0, var = 0;
+    for (double x : c)
+    {
+        mean += x;
+    }
+    mean /= windows;
+    for (double x : c)
+    {
+        var += (x - mean) * (x - mean);
+    }
+    var /= windows - 1;
+    return {n / seconds, var / mean};
+}
+} // namespace
+
+TEST(ArrivalProcess, PoissonHasItsRateAndUnitDispersion)
+{
+    ArrivalConfig c;
+    c.kind = ArrivalKind::kPoisson;
+    c.meanPps = 1e6;
+    ArrivalProcess a(c, 7, 1);
+    const CountStats s = Counts(a, 2.0, 1e-3); // 2e6 arrivals in 2000 windows
+    EXPECT_NEAR(s.rate, 1e6, 3 * std::sqrt(2e6) / 2.0);
+    // Var of a sample variance ratio over 2000 windows: sd ~ sqrt(2/2000) = 0.032.
+    EXPECT_NEAR(s.idc, 1.0, 0.13);
+}
+
+TEST(ArrivalProcess, OnOffKeepsItsMeanRateAndMeanBurstLength)
+{
+    ArrivalConfig c;
+    c.kind = ArrivalKind::kOnOff;
+    c.meanPps = 2e6;
+    c.peakPps = 14.88e6; // 64-byte line rate of 10GbE
+    c.burstMeanFrames = 20;
+    ArrivalProcess a(c, 3, 2);
+    const double peakGap = 1.0 / c.peakPps;
+    double prev = 0, t = 0;
+    uint64_t n = 0, bursts = 0;
+    while ((t = a.Next()) < 1.0)
+    {
+        // A gap longer than the peak spacing starts a burst (silences are
+        // exponential, so longer with probability 1).
+        if (n == 0 || t - prev > peakGap * (1 + 1e-9))
+        {
+            ++bursts;
+        }
+        prev = t;
+        ++n;
+    }
+    EXPECT_NEAR(n / 1.0, 2e6, 0.01 * 2e6);
+    // Bursts are geometric with mean 20 (sd ~ 19.5); 1e5 bursts: sd of mean 0.06.
+    EXPECT_NEAR(static_cast<double>(n) / bursts, 20.0, 0.3);
+}
+
+TEST(ArrivalProcess, MmppRateAndIndexOfDispersionMatchTheCookbook)
+{
+    ArrivalConfig c;
+    c.kind = ArrivalKind::kMmpp2;
+    c.meanPps = 1e6;
+    c.mmppRateRatio = 5;
+    c.mmppHighFraction = 0.25;
+    c.mmppCycleSeconds = 1e-3;
+    // Rates: low = 1e6 / (0.25 x 5 + 0.75) = 5e5, high = 2.5e6.
+    const auto [high, low] = c.MmppRates();
+    EXPECT_DOUBLE_EQ(low, 5e5);
+    EXPECT_DOUBLE_EQ(high, 2.5e6);
+    // r1 = 1 / 0.25 ms = 4000/s, r2 = 1 / 0.75 ms = 1333.3/s:
+    // IDC = 1 + 2 r1 r2 (2e6)^2 / ((r1 + r2)^2 (2.5e6 r2 + 5e5 r1))
+    //     = 1 + 4.2667e19 / (2.8444e7 x 5.3333e9) = 1 + 281.25; the same as
+    // 1 + 2 pi1 pi2 (l1 - l2)^2 / ((r1 + r2) mean) with pi = (0.25, 0.75).
+    EXPECT_NEAR(c.AsymptoticIdc(), 282.25, 1e-6);
+    ArrivalProcess a(c, 11, 3);
+    // In windows of T: IDC(T) = 1 + (IDC - 1)(1 - (1 - e^-aT) / aT), a = r1 + r2
+    // (the same cookbook); T = 20 ms: aT = 106.7, IDC(T) = 279.6. 500 windows:
+    // sd of the sample variance ~ sqrt(2/500) = 6 %; 20 % is over 3 sd.
+    const double aT = (4000.0 + 4000.0 / 3) * 20e-3;
+    const double idcT = 1 + 281.25 * (1 - (1 - std::exp(-aT)) / aT);
+    const CountStats s = Counts(a, 10.0, 20e-3);
+    EXPECT_NEAR(s.rate, 1e6, 0.02 * 1e6);
+    EXPECT_NEAR(s.idc, idcT, 0.2 * idcT);
+}
+
+TEST(ArrivalProcess, SameSeedSameInstants)
+{
+    ArrivalConfig c;
+    c.kind = ArrivalKind::kMmpp2;
+    c.meanPps = 1e6;
+    ArrivalProcess a(c, 5, 9), b(c, 5, 9), d(c, 6, 9);
+    bool differs = false;
+    for (int i = 0; i < 1000; ++i)
+    {
+        const double x = a.Next();
+        EXPECT_EQ(x, b.Next());
+        differs |= x != d.Next();
+    }
+    EXPECT_TRUE(differs);
+}
+
+TEST(ArrivalProcess, RejectsOnOffPeakBelowMean)
+{
+    ArrivalConfig c;
+    c.kind = ArrivalKind::kOnOff;
+    c.meanPps = 1e6;
+    c.peakPps = 1e6;
+    EXPECT_THROW(ArrivalProcess(c, 1, 1), std::invalid_argument);
+}
+
+TEST(FlowPicker, ZipfPopularityMatchesThePmf)
+{
+    // 1000 flows, s = 1.1: flow of rank k has probability k^-1.1 / H(1000, 1.1).
+    const uint32_t flows = 1000;
+    FlowPicker z(flows, FlowPopularity::kZipf, 1.1, 17, 4);
+    const uint64_t n = 2000000;
+    std::vector<uint64_t> counts(flows, 0);
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        ++counts[z.Pick(i)];
+    }
+    double h = 0;
+    for (uint32_t k = 1; k <= flows; ++k)
+    {
+        h += std::pow(k, -1.1);
+    }
+    // The top 20 ranks: relative error within 4 sd of a binomial count.
+    for (uint32_t i = 0; i < 20; ++i)
+    {
+        const double p = std::pow(i + 1, -1.1) / h;
+        EXPECT_NEAR(z.Pmf(i), p, 1e-12);
+        const double e = p * n, sd = std::sqrt(n * p * (1 - p));
+        EXPECT_NEAR(static_cast<double>(counts[i]), e, 4 * sd) << "rank " << i + 1;
+    }
+    // Chi-square over all 1000 ranks, 999 degrees of freedom:
+    // P(chi2 > 1143) ~ 0.001 (Wilson-Hilferty).
+    std::vector<double> p(flows);
+    for (uint32_t i = 0; i < flows; ++i)
+    {
+        p[i] = z.Pmf(i);
+    }
+    EXPECT_LT(ChiSquare(counts, p, n), 1143);
+}
+
+TEST(FlowPicker, RoundRobinIsTheTesterRotation)
+{
+    FlowPicker r(4, FlowPopularity::kRoundRobin, 1, 1, 1);
+    for (uint64_t i = 0; i < 12; ++i)
+    {
+        EXPECT_EQ(r.Pick(i), i % 4);
+    }
+}

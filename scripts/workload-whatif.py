@@ -60,7 +60,7 @@ def write_trace(path: Path, packets: int = 60000, seed: int = 1) -> None:
 def octeon(out: Path, trace: Path) -> list[dict]:
     from routertwin.progress import silent
     from routertwin.runners import pipeline
-    from routertwin.scenario import load_scenario
+    from routertwin.scenario_loader import load_scenario
 
     cores = [1, 2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48]
     scen = out / "octeon.yaml"
@@ -97,7 +97,7 @@ def t640(out: Path, trace: Path) -> list[dict]:
     from routertwin import _core
     from routertwin.progress import silent
     from routertwin.runners import router
-    from routertwin.scenario import load_scenario
+    from routertwin.scenario_loader import load_scenario
 
     sizes = _core.trace_summary(str(trace))["frame_sizes"]
     # POS carries the IP packet: the trace's Ethernet frames less 18 octets.

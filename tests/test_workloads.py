@@ -17,7 +17,7 @@ from conftest import PLATFORMS, ROOT, line_of, one_line, run_cli
 from routertwin import _core
 from routertwin.progress import silent
 from routertwin.runners import pipeline
-from routertwin.scenario import load_scenario
+from routertwin.scenario_loader import load_scenario
 
 WHATIF = ROOT / "scenarios" / "whatif"
 SIMPLE_IMIX = [(64, 7), (594, 4), (1518, 1)]

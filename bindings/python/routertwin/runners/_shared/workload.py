@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field, NonNegativeFloat, PositiveFloat
 
 from routertwin.errors import UserError
-from routertwin.scenario import ScenarioModel, ScenarioPath
+from routertwin.scenario_loader import ScenarioModel, ScenarioPath
 
 
 class MixFile(ScenarioModel):

@@ -1,6 +1,7 @@
 """Shared helpers for the Python tests: the project root, scenario files
 written into tmp_path, and running the real CLI as a subprocess."""
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -61,3 +62,21 @@ def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
     """`python -m routertwin ARGS` as a user runs it."""
     return subprocess.run([sys.executable, "-m", "routertwin", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300)
+
+
+def write_scenario(tmp_path, head: str, body: str, name: str = "s.yaml"):
+    """A scenario file in tmp_path: `head` (the keys every scenario of a
+    test file shares) then `body`, both dedented; returns (path, text)."""
+    text = textwrap.dedent(head).lstrip() + textwrap.dedent(body).lstrip("\n")
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def run_cases(tmp_path, path) -> list[dict]:
+    """`routertwin run PATH` as a user runs it (it must succeed): the cases
+    of the JSON result it writes."""
+    out = tmp_path / "out"
+    proc = run_cli("run", path, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((out / f"{Path(path).stem}.json").read_text())["cases"]

@@ -10,39 +10,33 @@ table's occupancy under TIME_WAIT against Little's law."""
 
 from __future__ import annotations
 
-import json
 import math
-import textwrap
 
 import pytest
 
 import routertwin as rt
-from conftest import PLATFORMS, ROOT, line_of, one_line, run_cli
+from conftest import PLATFORMS, ROOT, line_of, one_line, run_cases, run_cli, write_scenario
 from routertwin.methods import rfc3511
 
 FITTED = ROOT / "scenarios" / "platforms" / "fitted" / "adx.yaml"
 
 
+HEAD = f"""
+    scenario: s
+    kind: lb
+    seed: 1
+    platform: {PLATFORMS / 'adx8000.yaml'}
+    fitted: {FITTED}
+"""
+
+
 def scenario(tmp_path, body: str, name: str = "s.yaml"):
-    text = textwrap.dedent(f"""
-        scenario: s
-        kind: lb
-        seed: 1
-        platform: {PLATFORMS / 'adx8000.yaml'}
-        fitted: {FITTED}
-    """).lstrip() + textwrap.dedent(body).lstrip("\n")
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path, text
+    return write_scenario(tmp_path, HEAD, body, name)
 
 
 def run(tmp_path, body: str) -> dict:
     path, _ = scenario(tmp_path, body)
-    out = tmp_path / "out"
-    proc = run_cli("run", path, "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads((out / "s.json").read_text())
-    return {c["case"]: c for c in doc["cases"]}
+    return {c['case']: c for c in run_cases(tmp_path, path)}
 
 
 # ---------------------------------------------------------------- search --

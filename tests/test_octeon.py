@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PLATFORMS, ROOT
+from routertwin.assumptions import comment_block_above, line_comment
 from routertwin.errors import ScenarioError, UserError
 from routertwin.results import to_json
 from routertwin.runners import pipeline
@@ -187,30 +188,6 @@ KNOWN_UNCITED: dict[str, set[str]] = {}
 NUMERIC_TEXT = re.compile(r"^[-+]?(\d[\d_]*)?\.?\d[\d_]*([eE][-+]?\d+)?$")
 
 
-def _comment(line: str) -> str:
-    """The comment of a YAML line ('' if none): a '#' outside quotes that
-    starts the line or follows whitespace."""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
-            return line[i + 1:]
-    return ""
-
-
-def _comment_block_above(lines: list[str], index: int) -> list[str]:
-    """The comment-only lines directly above line `index` (0-based), nearest last."""
-    block = []
-    i = index - 1
-    while i >= 0 and lines[i].lstrip().startswith("#"):
-        block.insert(0, _comment(lines[i]))
-        i -= 1
-    return block
-
-
 def _numeric_leaves(node, keys=(), anchors=()):
     """(dotted keys, value, 0-based line of the value, 0-based lines of the keys
     whose comments may cite it) for every scalar leaf of a round-trip YAML tree.
@@ -247,9 +224,9 @@ def uncited_numbers(text: str) -> list[tuple[int, str, object]]:
             (isinstance(value, str) and NUMERIC_TEXT.match(value.strip()))
         if not numeric or UNCITED_KEYS & set(keys):
             continue
-        places = [_comment(lines[line])]
+        places = [line_comment(lines[line])]
         for a in anchors:
-            places.append(" ".join(_comment_block_above(lines, a) + [_comment(lines[a])]))
+            places.append(" ".join(comment_block_above(lines, a) + [line_comment(lines[a])]))
         if not any(CITATION.search(p) for p in places):
             out.append((line + 1, ".".join(k for k in keys if not k.startswith("[")), value))
     return out

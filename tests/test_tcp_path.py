@@ -6,12 +6,11 @@ line."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 import pytest
 
-from conftest import PLATFORMS, ROOT, line_of, one_line, run_cli
+from conftest import PLATFORMS, ROOT, line_of, one_line, run_cases, run_cli, write_scenario
 from routertwin.runners.tcp_path.analytic import ceiling
 from routertwin.runners.tcp_path.native import resolve
 from routertwin.runners.tcp_path.profiles import load_platform
@@ -26,24 +25,21 @@ LAB_TYPES = """
 """
 
 
+HEAD = f"""
+    scenario: s
+    kind: tcp_path
+    seed: 1
+    platform: {PLATFORMS / 'zstack-gbe.yaml'}
+"""
+
+
 def scenario(tmp_path, body: str, name: str = "s.yaml"):
-    text = textwrap.dedent(f"""
-        scenario: s
-        kind: tcp_path
-        seed: 1
-        platform: {PLATFORMS / 'zstack-gbe.yaml'}
-    """).lstrip() + textwrap.dedent(body).lstrip("\n")
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path, text
+    return write_scenario(tmp_path, HEAD, body, name)
 
 
 def run(tmp_path, body: str) -> dict:
     path, _ = scenario(tmp_path, body)
-    out = tmp_path / "out"
-    proc = run_cli("run", path, "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads((out / "s.json").read_text())["cases"][0]
+    return run_cases(tmp_path, path)[0]
 
 
 def analytic_of(path) -> float:

@@ -87,7 +87,7 @@ class Assumption:
         return f"{self.file.name}:{self.path}"
 
 
-def _comment(line: str) -> str:
+def line_comment(line: str) -> str:
     """The comment of a YAML line ('' if none): a '#' outside quotes that
     starts the line or follows whitespace."""
     quote = None
@@ -101,11 +101,12 @@ def _comment(line: str) -> str:
     return ""
 
 
-def _comment_block_above(lines: list[str], index: int) -> list[str]:
+def comment_block_above(lines: list[str], index: int) -> list[str]:
+    """The comment-only lines directly above line `index` (0-based), nearest last."""
     block = []
     i = index - 1
     while i >= 0 and lines[i].lstrip().startswith("#"):
-        block.insert(0, _comment(lines[i]))
+        block.insert(0, line_comment(lines[i]))
         i -= 1
     return block
 
@@ -150,9 +151,9 @@ def _leaves(node, lines: list[str], keys: tuple = (), anchors: tuple = ()) -> It
 
 
 def _places(lines: list[str], line: int, anchors: tuple) -> str:
-    parts = [_comment(lines[line])]
+    parts = [line_comment(lines[line])]
     for a in anchors:
-        parts += _comment_block_above(lines, a) + [_comment(lines[a])]
+        parts += comment_block_above(lines, a) + [line_comment(lines[a])]
     return " ".join(parts)
 
 

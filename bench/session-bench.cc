@@ -9,6 +9,7 @@
 //
 //   build/<dir>/bench/session_bench --benchmark_counters_tabular=true
 #include "dp_session.h"
+#include "proc-memory.h"
 
 #include <benchmark/benchmark.h>
 
@@ -38,23 +39,6 @@ uint32_t Sessions()
         return v >= 2 && v <= (8ul << 20) ? uint32_t(v) & ~1u : 8u << 20;
     }();
     return n;
-}
-
-// A "Name:   N kB" field of a /proc file of this process in bytes (Linux),
-// 0 when unknown.
-double ProcBytes(const char *file, const char *name)
-{
-    FILE *f = std::fopen(file, "r");
-    if (!f)
-        return 0;
-    char line[256];
-    double kb = 0;
-    size_t n = std::strlen(name);
-    while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, name, n) == 0)
-            kb = std::strtod(line + n, nullptr);
-    std::fclose(f);
-    return kb * 1024.0;
 }
 
 double RssBytes()

@@ -9,6 +9,7 @@
 //   build/<dir>/bench/session_capacity_bench [shards] [sessions_per_shard]
 // (defaults 32 and 8388608; smaller values for a quick look).
 #include "dp_session.h"
+#include "proc-memory.h"
 
 #include <chrono>
 #include <cstdint>
@@ -20,21 +21,6 @@
 #include <sys/mman.h>
 
 namespace {
-
-double ProcBytes(const char *file, const char *name)
-{
-    FILE *f = std::fopen(file, "r");
-    if (!f)
-        return 0;
-    char line[256];
-    double kb = 0;
-    size_t n = std::strlen(name);
-    while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, name, n) == 0)
-            kb = std::strtod(line + n, nullptr);
-    std::fclose(f);
-    return kb * 1024.0;
-}
 
 // xorshift64*: a cheap deterministic key source (the bench is about the table)
 uint64_t Next(uint64_t &s)

@@ -80,3 +80,24 @@ def run_cases(tmp_path, path) -> list[dict]:
     proc = run_cli("run", path, "--out", out)
     assert proc.returncode == 0, proc.stderr
     return json.loads((out / f"{Path(path).stem}.json").read_text())["cases"]
+
+
+ADX_FITTED = ROOT / "scenarios" / "platforms" / "fitted" / "adx.yaml"
+ADX_HEAD = f"""
+    scenario: s
+    kind: lb
+    seed: 1
+    platform: {PLATFORMS / 'adx8000.yaml'}
+    fitted: {ADX_FITTED}
+"""
+
+
+def adx_scenario(tmp_path, body: str, name: str = "s.yaml"):
+    """An lb scenario on the ADX 8000 profile and its fitted prices: (path, text)."""
+    return write_scenario(tmp_path, ADX_HEAD, body, name)
+
+
+def run_adx(tmp_path, body: str) -> dict:
+    """`routertwin run` of adx_scenario(body): its cases by id."""
+    path, _ = adx_scenario(tmp_path, body)
+    return {c["case"]: c for c in run_cases(tmp_path, path)}

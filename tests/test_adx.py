@@ -12,29 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from conftest import PLATFORMS, ROOT, line_of, one_line, run_cases, run_cli, write_scenario
+from conftest import adx_scenario as scenario, line_of, one_line, run_adx as run, run_cli
 from routertwin.methods.tolly import fit_line, t975
-
-FITTED = ROOT / "scenarios" / "platforms" / "fitted" / "adx.yaml"
-
-
-HEAD = f"""
-    scenario: s
-    kind: lb
-    seed: 1
-    platform: {PLATFORMS / 'adx8000.yaml'}
-    fitted: {FITTED}
-"""
-
-
-def scenario(tmp_path, body: str, name: str = "s.yaml"):
-    return write_scenario(tmp_path, HEAD, body, name)
-
-
-def run(tmp_path, body: str) -> dict:
-    path, _ = scenario(tmp_path, body)
-    return {c['case']: c for c in run_cases(tmp_path, path)}
-
 
 # ------------------------------------------------------------ regression --
 

@@ -9,6 +9,21 @@ namespace routertwin
 namespace
 {
 
+// What `field` reads from each shard's statistics, summed over the shards.
+template <typename Field>
+uint64_t
+SumOverShards(const dp_sess_table_t* table, uint32_t shards, Field field)
+{
+    uint64_t n = 0;
+    for (uint32_t s = 0; s < shards; ++s)
+    {
+        dp_sess_shard_stats_t st;
+        dp_sess_get_shard_stats(table, s, &st);
+        n += field(st);
+    }
+    return n;
+}
+
 const char* const kForwardingNames[] = {"fullnat", "dr", "tunnel"};
 
 [[noreturn]] void
@@ -230,27 +245,13 @@ L4Balancer::CoreOf(uint32_t srcIp, uint32_t dstIp, uint16_t srcPort, uint16_t ds
 uint64_t
 L4Balancer::Connections() const
 {
-    uint64_t n = 0;
-    for (uint32_t s = 0; s < m_cfg.cores; ++s)
-    {
-        dp_sess_shard_stats_t st;
-        dp_sess_get_shard_stats(m_sess, s, &st);
-        n += st.connections;
-    }
-    return n;
+    return SumOverShards(m_sess, m_cfg.cores, [](const dp_sess_shard_stats_t& st) { return uint64_t{st.connections}; });
 }
 
 uint64_t
 L4Balancer::ConnectionsIn(int state) const
 {
-    uint64_t n = 0;
-    for (uint32_t s = 0; s < m_cfg.cores; ++s)
-    {
-        dp_sess_shard_stats_t st;
-        dp_sess_get_shard_stats(m_sess, s, &st);
-        n += st.by_state[state];
-    }
-    return n;
+    return SumOverShards(m_sess, m_cfg.cores, [state](const dp_sess_shard_stats_t& st) { return uint64_t{st.by_state[state]}; });
 }
 
 uint32_t
@@ -276,27 +277,13 @@ L4Balancer::Age(uint64_t nowNs, uint32_t budget)
 uint64_t
 L4Balancer::Inserts() const
 {
-    uint64_t n = 0;
-    for (uint32_t s = 0; s < m_cfg.cores; ++s)
-    {
-        dp_sess_shard_stats_t st;
-        dp_sess_get_shard_stats(m_sess, s, &st);
-        n += st.inserts;
-    }
-    return n;
+    return SumOverShards(m_sess, m_cfg.cores, [](const dp_sess_shard_stats_t& st) { return st.inserts; });
 }
 
 uint64_t
 L4Balancer::RefusedFull() const
 {
-    uint64_t n = 0;
-    for (uint32_t s = 0; s < m_cfg.cores; ++s)
-    {
-        dp_sess_shard_stats_t st;
-        dp_sess_get_shard_stats(m_sess, s, &st);
-        n += st.refused_full;
-    }
-    return n;
+    return SumOverShards(m_sess, m_cfg.cores, [](const dp_sess_shard_stats_t& st) { return st.refused_full; });
 }
 
 uint8_t

@@ -229,3 +229,20 @@ def test_an_unknown_key_names_file_line_and_key(tmp_path):
     """)
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
     assert f"s.yaml:{line_of(text, 'clents')}: key 'clents'" in line
+
+
+def test_f5_nat_saturates_its_pci_bus_at_the_dma_bytes_per_request():
+    """Section 5.2: F5 (a PC) did not reach gigabit, limited by its PCI bus.
+    Saturated, its NAT rate is the bus rate over the bytes each request's
+    frames move by DMA, into memory and out (wire bytes less 20 bytes of
+    preamble and gap per frame, IEEE 802.3)."""
+    tb = load_testbed(TESTBED)
+    many = tb.model_copy(update={"client": tb.client.model_copy(update={"threads": 60})})
+    t = traffic(tb)
+    frames = 1 + t.acks + t.response_segments
+    wire = t.request_wire_bytes + t.acks * t.ack_wire_bytes + t.response_wire_bytes
+    dma = 2 * (wire - 20 * frames)
+    r = evaluate(Case(product("f5-bigip-ha"), "l4", "nat", "1.1", 3, 14, 8), many)
+    assert r.solution.bottleneck == "switch.io_bus"
+    assert r.requests_per_s == pytest.approx(1.33e8 / dma, rel=0.01)
+    assert r.requests_per_s <= 1.33e8 / dma * (1 + 1e-12)  # a bound: never above it

@@ -10,6 +10,9 @@ per machine, each visited by its share of the requests):
   carrying every frame that passes the web switch once;
 - the web switch's processor: the product profile's cycles per operation,
   counted per request below, at its clock;
+- the switch's I/O bus, where its profile names one (F5: PCI, seed 003
+  section 5.2): every frame through the switch crosses it into memory and
+  out again;
 - each server PC: its CPU, its 100 Mbit/s link in and out;
 - a delay (no queueing): round trips in the hosts' stacks and the L2
   switch's latency per crossing.
@@ -39,6 +42,11 @@ from routertwin.runners.webswitch.mva import Solution, Station, solve
 from routertwin.runners.webswitch.profiles import WebSwitchProfile
 from routertwin.runners.webswitch.testbed import (HANDSHAKE_SEGMENTS_FROM_ACCEPTER, HANDSHAKE_SEGMENTS_FROM_OPENER,
                                                   Testbed, Traffic, traffic)
+
+
+# IEEE 802.3: 8 bytes of preamble and SFD and a 12-byte inter-frame gap,
+# on the wire but never in a NIC's DMA
+ETHERNET_PREAMBLE_AND_GAP_BYTES = 20
 
 
 @dataclass(frozen=True)
@@ -196,6 +204,13 @@ def stations(case: Case, tb: Testbed) -> tuple[list[Station], SwitchWork, Traffi
     up_bit = 8.0 / net.uplink_bps
     out += [Station("uplink.to_switch", through * up_bit), Station("uplink.from_switch", through * up_bit)]
     out.append(Station("switch.cpu", case.product.us(work.cycles) * 1e-6))
+    bus = case.product.costs.io_bus_bytes_per_s
+    if bus is not None:
+        # every frame through the switch crosses its I/O bus by DMA into
+        # memory and out again, without preamble and inter-frame gap
+        frames = work.packets + work.control_packets
+        dma = (through - frames * ETHERNET_PREAMBLE_AND_GAP_BYTES) * case.product.costs.io_bus_crossings
+        out.append(Station("switch.io_bus", dma / bus))
     # delays: a round trip per request, one per connection opened on each
     # side (delayed binding opens the server side after the request), one
     # per redirect; the L2 switch per crossing (request and response, twice

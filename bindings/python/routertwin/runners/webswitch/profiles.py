@@ -129,6 +129,10 @@ class Costs(ScenarioModel):
 
     clock_mhz: float = Field(gt=0, le=10000)
     l4_packet_cycles: float = Field(ge=0)  # one packet on the L4 path (NAT or DR rewrite)
+    # The I/O bus every forwarded frame crosses between the NICs and memory,
+    # bytes/s, when the CPU forwards (a PC's PCI bus); absent: not a limit.
+    io_bus_bytes_per_s: float | None = Field(default=None, gt=0, le=1e12)
+    io_bus_crossings: int = Field(default=2, ge=1, le=8)  # DMA in and DMA out
     # The L7 path's costs; absent for a product without URL switching.
     l7_packet_cycles: float | None = Field(default=None, ge=0)  # one spliced packet (lookup, seq/ack translation, checksum)
     connection_cycles: float | None = Field(default=None, ge=0)  # one TCP connection side set up and torn down

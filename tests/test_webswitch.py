@@ -246,3 +246,38 @@ def test_f5_nat_saturates_its_pci_bus_at_the_dma_bytes_per_request():
     assert r.solution.bottleneck == "switch.io_bus"
     assert r.requests_per_s == pytest.approx(1.33e8 / dma, rel=0.01)
     assert r.requests_per_s <= 1.33e8 / dma * (1 + 1e-12)  # a bound: never above it
+
+
+def test_webbench_mixes_step_the_load_and_never_lower_the_rate(tmp_path):
+    """WebBench steps its load by client PCs (mixes). In a closed network
+    the throughput never falls as customers are added (Reiser-Lavenberg:
+    X(n) is nondecreasing for product-form queues), and each mix's rate is
+    its threads over its response time (Little's law, think time 0)."""
+    path, _ = write_scenario(tmp_path, HEAD, f"""
+        mode: l4
+        forwarding: nat
+        mixes: [1, 4, 8, 14]
+        products: [{PLATFORMS / 'nctu-radware-wsdpro.yaml'}]
+    """)
+    proc = run_cli("run", path, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    cases = {c["case"]: c for c in json.loads((tmp_path / "out" / "s.json").read_text())["cases"]}
+    rates = []
+    for pcs in (1, 4, 8, 14):
+        c = cases[f"radware-wsdpro-l4-nat-http11-c{pcs}"]
+        assert c["params"]["clients"] == pcs
+        x, r_ms = c["metrics"]["requests_per_s"], c["metrics"]["latency_avg"]
+        assert x == pytest.approx(c["params"]["threads"] / (r_ms * 1e-3), rel=1e-9)
+        rates.append(x)
+    assert rates == sorted(rates)
+
+
+def test_a_mix_larger_than_the_testbed_names_file_line_and_key(tmp_path):
+    path, text = write_scenario(tmp_path, HEAD, f"""
+        mode: l4
+        clients: 14
+        mixes: [4, 16]
+        products: [{PLATFORMS / 'nctu-nortel-ace180e.yaml'}]
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"s.yaml:{line_of(text, 'mixes')}: key 'mixes'" in line and "more than clients 14" in line

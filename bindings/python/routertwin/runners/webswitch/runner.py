@@ -6,7 +6,7 @@ from routertwin.results import CaseResult
 from routertwin.runners.webswitch.model import Case, evaluate
 from routertwin.runners.webswitch.profiles import load_webswitch
 from routertwin.runners.webswitch.schema import Schema
-from routertwin.runners.webswitch.testbed import load_testbed
+from routertwin.runners.webswitch.testbed import Testbed, load_testbed
 from routertwin.scenario_loader import FieldError
 
 
@@ -34,46 +34,56 @@ def check(scenario) -> None:
                                               "(its features.l4.direct_routing)")
 
 
-def case_id(key: str, mode: str, forwarding: str, http: str, rules: int) -> str:
+def case_id(key: str, mode: str, forwarding: str, http: str, rules: int, mix: int | None = None) -> str:
     head = f"{key}-{mode}-{forwarding}-http{http.replace('.', '')}"
-    return head if mode == "l4" else f"{head}-r{rules}"
+    head = head if mode == "l4" else f"{head}-r{rules}"
+    return head if mix is None else f"{head}-c{mix}"
+
+
+def case_result(cid: str, case: Case, tb: Testbed) -> tuple[CaseResult, float]:
+    """One case's result and its requests per second."""
+    r = evaluate(case, tb)
+    sol = r.solution
+    p = case.product
+    counters = {f"utilization.{k}": v for k, v in sol.utilization.items()
+                if k.startswith(("switch", "uplink")) or k == sol.bottleneck}
+    counters.update({"switch.packets_per_request": r.work.packets,
+                     "switch.control_packets_per_request": r.work.control_packets,
+                     "switch.connections_per_request": r.work.connections,
+                     "switch.rules_per_request": r.work.rules,
+                     "switch.redirects_per_request": r.work.redirects,
+                     "switch.cycles_per_request": r.work.cycles})
+    result = CaseResult(
+        case=cid,
+        params={"product": p.platform, "mode": case.mode, "forwarding": case.forwarding, "http": case.http,
+                "rules": case.rules, "clients": case.clients, "servers": case.servers,
+                "threads": case.clients * tb.client.threads},
+        metrics={"requests_per_s": r.requests_per_s, "latency_avg": r.latency_ms,
+                 "throughput_mbps": r.response_mbps, "switch_utilization": sol.utilization["switch.cpu"],
+                 "switch_us_per_request": p.us(r.work.cycles)},
+        bottleneck=sol.bottleneck, counters=counters)
+    return result, r.requests_per_s
 
 
 def run(scenario, progress) -> list[CaseResult]:
     cfg: Schema = scenario.config
     tb = load_testbed(cfg.testbed)
     products = [load_webswitch(p) for p in cfg.products]
-    progress.set_total(len(products) * len(cfg.http) * len(cfg.rules))
+    mixes = cfg.mixes or [None]  # None: one mix of every client PC, no case-id suffix
+    progress.set_total(len(products) * len(cfg.http) * len(cfg.rules) * len(mixes))
     out: list[CaseResult] = []
     for p in products:
         key = product_key(p.platform)
-        rate: dict[tuple[str, int], float] = {}
+        rate: dict[tuple[str, int], float] = {}  # at the largest mix
         for http in cfg.http:
             for rules in cfg.rules:
-                case = Case(p, cfg.mode, cfg.forwarding, http, rules, cfg.clients, cfg.servers)
-                r = evaluate(case, tb)
-                sol = r.solution
-                rate[http, rules] = r.requests_per_s
-                cid = case_id(key, cfg.mode, cfg.forwarding, http, rules)
-                counters = {f"utilization.{k}": v for k, v in sol.utilization.items()
-                            if k.startswith(("switch", "uplink")) or k in (sol.bottleneck,)}
-                counters.update({"switch.packets_per_request": r.work.packets,
-                                 "switch.control_packets_per_request": r.work.control_packets,
-                                 "switch.connections_per_request": r.work.connections,
-                                 "switch.rules_per_request": r.work.rules,
-                                 "switch.redirects_per_request": r.work.redirects,
-                                 "switch.cycles_per_request": r.work.cycles})
-                out.append(CaseResult(
-                    case=cid,
-                    params={"product": p.platform, "mode": cfg.mode, "forwarding": cfg.forwarding, "http": http,
-                            "rules": rules, "clients": cfg.clients, "servers": cfg.servers,
-                            "threads": cfg.clients * tb.client.threads},
-                    metrics={"requests_per_s": r.requests_per_s, "latency_avg": r.latency_ms,
-                             "throughput_mbps": r.response_mbps,
-                             "switch_utilization": sol.utilization["switch.cpu"],
-                             "switch_us_per_request": p.us(r.work.cycles)},
-                    bottleneck=sol.bottleneck, counters=counters))
-                progress.advance(status=cid)
+                for mix in mixes:
+                    pcs = cfg.clients if mix is None else mix
+                    cid = case_id(key, cfg.mode, cfg.forwarding, http, rules, mix)
+                    result, rate[http, rules] = case_result(
+                        cid, Case(p, cfg.mode, cfg.forwarding, http, rules, pcs, cfg.servers), tb)
+                    out.append(result)
+                    progress.advance(status=cid)
         # the paper's ratios between cases of one product (figures 9 and 11)
         if len(cfg.http) == 2:
             for rules in cfg.rules:

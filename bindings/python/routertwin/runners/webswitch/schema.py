@@ -24,6 +24,10 @@ class Schema(ScenarioModel):
     # WebBench client PCs and servers (section 3.3: 14 and 8; section 3.4: 6).
     clients: int = Field(default=14, ge=1, le=1000)
     servers: int = Field(default=8, ge=1, le=1000)
+    # WebBench mixes: client PCs sending in each (increasing, at most
+    # `clients`), as WebBench steps its load; each mix a case (suffix
+    # -c<PCs>). Without it, one mix of every client PC.
+    mixes: list[Annotated[int, Field(ge=1, le=1000)]] | None = None
     # HTTP versions to run; with both, each product also reports the
     # HTTP/1.1 gain over HTTP/1.0 (figure 9).
     http: list[Literal["1.0", "1.1"]] = Field(default=["1.1"], min_length=1)
@@ -41,6 +45,12 @@ class Schema(ScenarioModel):
             raise FieldError(("rules",), "URL rules apply to mode l7 only")
         if self.mode == "l7" and self.servers < 2:
             raise FieldError(("servers",), "L7 splits the servers between .gif and .htm: at least 2")
+        if self.mixes is not None:
+            if self.mixes != sorted(set(self.mixes)):
+                raise FieldError(("mixes",), f"mixes must increase, each listed once: {self.mixes}")
+            if self.mixes[-1] > self.clients:
+                raise FieldError(("mixes",), f"a mix of {self.mixes[-1]} client PCs is more than clients "
+                                             f"{self.clients}")
         for key in ("http", "rules"):
             values = getattr(self, key)
             if len(set(values)) != len(values):

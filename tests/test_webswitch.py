@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, line_of, one_line, run_cli, write_scenario
-from routertwin.runners.webswitch.model import Case, evaluate, redirect_probability, rules_evaluated
+from routertwin.runners.webswitch.model import Case, evaluate, path_rule_ops, redirect_probability, rule_list
 from routertwin.runners.webswitch.mva import Station, solve
 from routertwin.runners.webswitch.profiles import load_webswitch
 from routertwin.runners.webswitch.testbed import load_testbed, traffic
@@ -132,15 +132,29 @@ def test_redirect_rate_equals_a_simulated_keep_alive_connection():
     assert redirect_probability(share) == pytest.approx(moves / kinds.size, rel=0.01)
 
 
-def test_rules_checked_per_request_as_section_5_5_counts_them():
-    share = {"gif": 0.5, "htm": 0.3, "other": 0.2}
-    nortel = product("nortel-ace180e")
-    # "如果有五十條規則 ... 14 台伺服器的話就必需要檢查 700 條 rules"
-    assert rules_evaluated(Case(nortel, "l7", "nat", "1.1", 50, 14, 14), share) == 700
-    f5 = product("f5-bigip-ha")  # first match: .gif 1 rule, .htm 2, other names all of them
-    assert rules_evaluated(Case(f5, "l7", "nat", "1.1", 50, 14, 6), share) == pytest.approx(0.5 + 0.6 + 10)
-    cisco = product("cisco-css11154-v510")  # best match: every rule
-    assert rules_evaluated(Case(cisco, "l7", "nat", "1.1", 50, 14, 6), share) == 50
+@pytest.mark.parametrize("method, servers, path, rules, compared", [
+    # section 5.5: "50 條規則 ... 14 台伺服器的話就必需要檢查 700 條 rules"; each
+    # ext rule compares the 4-byte suffix of the path left to right up to the
+    # first mismatch (dp_urlrule.h): ".gif" all 4, ".htm" and the padding
+    # ".aaa".. 2 ('.' then a mismatch), the default path_beg "/" 1
+    ("per_server_all", 14, "/wbtree/CLASS_223.gif", 700, 14 * (4 + 2 + 47 * 2 + 1)),
+    # first match: .gif is the first rule, .htm the second
+    ("first_match", 6, "/wbtree/CLASS_223.gif", 1, 4),
+    ("first_match", 6, "/wbtree/CLASS_6040.htm", 2, 2 + 4),
+    # a name with neither: every ext rule fails at its first byte ('4' of
+    # "_404" is not '.'), the default matches last
+    ("first_match", 6, "/wbtree/CLASS_404", 50, 49 * 1 + 1),
+    ("best_match", 6, "/wbtree/CLASS_6040.htm", 50, 2 + 4 + 47 * 2 + 1),
+])
+def test_the_c_core_counts_the_rules_section_5_5_describes(method, servers, path, rules, compared):
+    assert path_rule_ops(method, 50, servers, path) == (rules, compared)
+
+
+def test_the_paper_rule_list_is_gif_htm_padding_default():
+    rules = rule_list(50)
+    assert len(rules) == 50 and rules[:3] == [("ext", "gif"), ("ext", "htm"), ("ext", "aaa")]
+    assert rules[3] == ("ext", "aab") and rules[-1] == ("path_beg", "/")
+    assert rule_list(3) == [("ext", "gif"), ("ext", "htm"), ("path_beg", "/")]
 
 
 def test_direct_routing_spares_the_switch_the_responses():

@@ -24,7 +24,8 @@ What passes the web switch (seed 003 sections 3.3, 3.4 and 5.4):
 - HTTP/1.1 on L4: one kept-alive connection per thread, its set-up spread
   over the run (WebBench keeps it): no handshake per request.
 - L7 (delayed binding): the switch is each connection's end on both sides.
-  Per request it parses the request, evaluates URL rules, splices every
+  Per request it parses the request, evaluates URL rules (counted by the C
+  core's dp_urlrule on each file class's path), splices every
   data packet, and per the product's keep-alive strategy opens client and
   server connections (`connections_per_request`).
 
@@ -36,6 +37,9 @@ about one response's serialization; docs/nctu.md says so.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import string
 from dataclasses import dataclass
 
 from routertwin.runners.webswitch.mva import Solution, Station, solve
@@ -93,22 +97,47 @@ def connections_per_request(case: Case, share: dict[str, float]) -> tuple[float,
     raise ValueError(f"{case.product.platform}: keep-alive strategy {strategy!r} does no URL switching")
 
 
-def rules_evaluated(case: Case, share: dict[str, float]) -> float:
-    """Mean URL rules evaluated per request. The rule list (section 3.4):
-    .gif, .htm, then the extension rules that pad it (.aaa, .aab, ...),
-    then the default that takes every other name; `rules` counts them all
-    (3 = .gif, .htm, default). first_match stops at the first match (.gif
-    1, .htm 2, other names all of them), best_match evaluates every rule,
-    per_server_all every rule of every server (section 5.5: 50 x 14 = 700)."""
-    method = case.product.behaviour.rule_matching
-    n = case.rules
-    if method == "first_match":
-        return share["gif"] * 1 + share["htm"] * 2 + share["other"] * n
-    if method == "best_match":
-        return float(n)
+def rule_list(count: int) -> list[tuple[str, str]]:
+    """The URL rules of section 3.4, in the order configured, as the C
+    core's (kind, pattern): .gif, .htm, then the extension rules that pad
+    the list (.aaa, .aab, ...: "依此類推, 直到有 50 條 URL 規則為止"), then
+    the default that takes every other name (a path beginning with "/");
+    `count` counts them all (3 = .gif, .htm, default)."""
+    padding = ["".join(letters) for letters in itertools.product(string.ascii_lowercase, repeat=3)][:count - 3]
+    return [("ext", "gif"), ("ext", "htm"), *(("ext", p) for p in padding), ("path_beg", "/")]
+
+
+@functools.lru_cache(maxsize=None)
+def path_rule_ops(method: str, count: int, servers: int, path: str) -> tuple[float, float]:
+    """(rules evaluated, bytes compared) by the C core (dp_urlrule) for one
+    request path: first_match stops at the first match
+    (dp_urlrule_match), best_match evaluates every rule
+    (dp_urlrule_match_all), per_server_all evaluates every rule of every
+    server's list (section 5.5: 50 rules x 14 servers = 700)."""
+    from routertwin import _core
+
+    rules = rule_list(count)
     if method == "per_server_all":
-        return float(n * case.servers)
-    raise ValueError(f"{case.product.platform}: rule matching {method!r} does no URL switching")
+        rules = rules * servers
+    elif method not in ("first_match", "best_match"):
+        raise ValueError(f"rule matching {method!r} does no URL switching")
+    r = _core.url_rules_eval(rules, "first", method != "first_match", path)
+    if not r["matched"]:
+        raise ValueError(f"no rule of {count} matches {path!r}: the default rule is missing")
+    return float(r["rules_evaluated"]), float(r["bytes_compared"])
+
+
+def rule_ops(case: Case, tb: Testbed) -> tuple[float, float]:
+    """Mean (rules evaluated, bytes compared) per request over the file
+    classes: each class's request path (the testbed's url_prefix and the
+    class name) through the C core's URL rules."""
+    total = sum(c.share for c in tb.file_classes)
+    rules = compared = 0.0
+    for c in tb.file_classes:
+        n, b = path_rule_ops(case.product.behaviour.rule_matching, case.rules, case.servers, tb.url_prefix + c.name)
+        rules += c.share / total * n
+        compared += c.share / total * b
+    return rules, compared
 
 
 @dataclass(frozen=True)
@@ -119,6 +148,7 @@ class SwitchWork:
     control_packets: float  # connection set-up/teardown segments on its wires
     connections: float  # connection sides it opens and closes
     rules: float  # URL rules evaluated
+    rule_bytes: float  # bytes the rules compared
     parsed_bytes: float  # request bytes parsed
     rewrites: float  # headers rewritten
     redirects: float  # HTTP 302 answers
@@ -135,16 +165,18 @@ def switch_work(case: Case, tb: Testbed, t: Traffic) -> SwitchWork:
         if case.forwarding == "dr":
             control = c_conn * HANDSHAKE_SEGMENTS_FROM_OPENER
         cycles = p.costs.l4_packet_cycles * (data + control)
-        return SwitchWork(data, control, 0.0, 0.0, 0.0, 0.0, 0.0, cycles)
+        return SwitchWork(data, control, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, cycles)
     c = p.costs
     data = t.packets_client_to_server + t.packets_server_to_client + 2.0 * redirects  # a 302 and its ACK
-    rules = rules_evaluated(case, t.group_share) * (1.0 + redirects)  # a redirected request is matched twice
+    per_match, per_match_bytes = rule_ops(case, tb)
+    rules = per_match * (1.0 + redirects)  # a redirected request is matched twice
+    rule_bytes = per_match_bytes * (1.0 + redirects)
     parsed = tb.request_bytes * (1.0 + redirects)
     rewrites = 1.0 if case.http == "1.1" and p.behaviour.keepalive == "downgrade_close" else 0.0
     conns = c_conn + s_conn
     cycles = (c.l7_packet_cycles * data + c.connection_cycles * conns + c.rule_cycles * rules
-              + c.parse_byte_cycles * parsed + c.rewrite_cycles * rewrites)
-    return SwitchWork(data, control, conns, rules, parsed, rewrites, redirects, cycles)
+              + c.rule_byte_cycles * rule_bytes + c.parse_byte_cycles * parsed + c.rewrite_cycles * rewrites)
+    return SwitchWork(data, control, conns, rules, rule_bytes, parsed, rewrites, redirects, cycles)
 
 
 def server_shares(case: Case, share: dict[str, float]) -> list[dict[str, float]]:

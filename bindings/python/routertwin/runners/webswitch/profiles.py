@@ -137,7 +137,8 @@ class Costs(ScenarioModel):
     l7_packet_cycles: float | None = Field(default=None, ge=0)  # one spliced packet (lookup, seq/ack translation, checksum)
     connection_cycles: float | None = Field(default=None, ge=0)  # one TCP connection side set up and torn down
     parse_byte_cycles: float | None = Field(default=None, ge=0)  # one request byte parsed (request line and headers)
-    rule_cycles: float | None = Field(default=None, ge=0)  # one URL rule evaluated against the path
+    rule_cycles: float | None = Field(default=None, ge=0)  # one URL rule evaluated (dp_ops rules_evaluated)
+    rule_byte_cycles: float | None = Field(default=None, ge=0)  # one byte a rule compared (dp_urlrule bytes_parsed)
     rewrite_cycles: float | None = Field(default=None, ge=0)  # one header rewritten (downgrade to close)
 
 
@@ -151,7 +152,8 @@ class WebSwitchProfile(ScenarioModel):
 
     @model_validator(mode="after")
     def _l7_costs_with_url_switching(self):
-        l7 = ("l7_packet_cycles", "connection_cycles", "parse_byte_cycles", "rule_cycles", "rewrite_cycles")
+        l7 = ("l7_packet_cycles", "connection_cycles", "parse_byte_cycles", "rule_cycles", "rule_byte_cycles",
+              "rewrite_cycles")
         for name in l7:
             if self.features.l7.url_switching and getattr(self.costs, name) is None:
                 raise FieldError(("costs", name), "required: the product does URL switching (features.l7.url_switching)")

@@ -50,6 +50,7 @@ class Network(ScenarioModel):
 class Testbed(ScenarioModel):
     workload: str
     file_classes: list[FileClass] = Field(min_length=1)
+    url_prefix: str = Field(pattern=r"^/")  # the folder of the file set on the servers
     request_bytes: int = Field(ge=16, le=65536)
     response_header_bytes: int = Field(ge=0, le=65536)
     client: Client

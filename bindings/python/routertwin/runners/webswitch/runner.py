@@ -51,6 +51,7 @@ def case_result(cid: str, case: Case, tb: Testbed) -> tuple[CaseResult, float]:
                      "switch.control_packets_per_request": r.work.control_packets,
                      "switch.connections_per_request": r.work.connections,
                      "switch.rules_per_request": r.work.rules,
+                     "switch.rule_bytes_per_request": r.work.rule_bytes,
                      "switch.redirects_per_request": r.work.redirects,
                      "switch.cycles_per_request": r.work.cycles})
     result = CaseResult(

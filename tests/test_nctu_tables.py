@@ -122,3 +122,10 @@ def test_both_cisco_versions_share_every_table_cell():
 def test_table_number_outside_the_paper_is_refused(products):
     with pytest.raises(KeyError, match="no table 8"):
         tables.table(8, products)
+
+
+def test_the_docs_appendix_is_what_the_profiles_generate(products):
+    text = (ROOT / "docs" / "nctu.md").read_text(encoding="utf-8")
+    begin, end = "<!-- generated tables begin -->\n", "<!-- generated tables end -->"
+    shown = text[text.index(begin) + len(begin):text.index(end)]
+    assert shown == "\n".join(tables.markdown(n, products) for n in (3, 4, 5, 6, 7))

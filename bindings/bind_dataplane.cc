@@ -5,7 +5,9 @@
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -47,6 +49,76 @@ BindDataPlane(py::module_& m)
         },
         "Least squares A x = b with covariance (Eigen, model/common least-squares.h): dict of x, stderr, "
         "cov (identified columns), identified, rss, rank, dof.");
+    m.def(
+        "url_rules_eval",
+        [](const std::vector<std::pair<std::string, std::string>>& rules, const std::string& order,
+           bool evaluate_all, const std::string& path, const std::string& host) {
+            static const std::map<std::string, dp_urlrule_kind_t> kinds = {
+                {"path_beg", DP_URL_PATH_BEG}, {"path_sub", DP_URL_PATH_SUB}, {"path_end", DP_URL_PATH_END},
+                {"ext", DP_URL_EXT},           {"host", DP_URL_HOST}};
+            if (order != "first" && order != "precedence")
+            {
+                throw py::value_error("order must be 'first' or 'precedence', not '" + order + "'");
+            }
+            dp_urlrule_config_t cfg{};
+            cfg.max_rules = static_cast<uint32_t>(rules.size() ? rules.size() : 1);
+            cfg.max_pattern_bytes = 1;
+            for (const auto& r : rules)
+            {
+                cfg.max_pattern_bytes += static_cast<uint32_t>(r.second.size() + 1);
+            }
+            cfg.order = order == "first" ? DP_URLRULE_FIRST : DP_URLRULE_PRECEDENCE;
+            std::vector<uint64_t> mem((dp_urlrule_memory_size(&cfg) + 7) / 8);
+            dp_urlrule_table_t* t = dp_urlrule_create(mem.data(), mem.size() * 8, &cfg);
+            if (t == nullptr)
+            {
+                throw py::value_error("dp_urlrule_create refused the table");
+            }
+            for (size_t i = 0; i < rules.size(); ++i)
+            {
+                auto k = kinds.find(rules[i].first);
+                if (k == kinds.end())
+                {
+                    throw py::value_error("unknown rule kind '" + rules[i].first + "'");
+                }
+                if (dp_urlrule_add(t, k->second, 0, rules[i].second.c_str(), 0, static_cast<uint32_t>(i),
+                                   nullptr) < 0)
+                {
+                    throw py::value_error("dp_urlrule_add refused rule " + std::to_string(i));
+                }
+            }
+            dp_urlrule_req_t req{reinterpret_cast<const uint8_t*>(path.data()), static_cast<uint32_t>(path.size()),
+                                 reinterpret_cast<const uint8_t*>(host.data()), static_cast<uint32_t>(host.size())};
+            dp_ops_t ops{};
+            std::vector<uint32_t> matched;
+            if (evaluate_all)
+            {
+                std::vector<uint32_t> idx(rules.size() ? rules.size() : 1);
+                int n = dp_urlrule_match_all(t, &req, idx.data(), static_cast<uint32_t>(idx.size()), &ops);
+                for (int i = 0; i < n; ++i)
+                {
+                    matched.push_back(dp_urlrule_get(t, idx[i])->target);
+                }
+            }
+            else
+            {
+                uint32_t target = 0;
+                if (dp_urlrule_match(t, &req, &target, &ops) >= 0)
+                {
+                    matched.push_back(target);
+                }
+            }
+            py::dict d;
+            d["matched"] = matched;
+            d["rules_evaluated"] = ops.rules_evaluated;
+            d["bytes_compared"] = ops.bytes_parsed;
+            return d;
+        },
+        py::arg("rules"), py::arg("order"), py::arg("evaluate_all"), py::arg("path"), py::arg("host") = "",
+        "The C core's URL rules (dp_urlrule) on one request: rules as (kind, pattern) in the order added "
+        "(kind: path_beg, path_sub, path_end, ext, host; target = index); first match (dp_urlrule_match) or "
+        "every rule (dp_urlrule_match_all). Returns matched (rule indices), rules_evaluated and "
+        "bytes_compared (the core's rules_evaluated and bytes_parsed counters).");
     m.def("ops_counter_names", []() {
         std::vector<std::string> names;
         for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)

@@ -6,7 +6,7 @@
 
 namespace routertwin::bindings
 {
-/// dp_* functions of core/: checksums, drop reason names, counter names.
+/// dp_* functions of core/: checksums, URL rules (dp_urlrule), drop reason names, counter names.
 void BindDataPlane(pybind11::module_& m);
 /// run_pipeline: RFC 2544 tester through a multi-core forwarding pipeline (model/).
 void BindPipeline(pybind11::module_& m);

@@ -1,0 +1,102 @@
+"""The runner contract of kind webswitch: check (load time) and run."""
+
+from __future__ import annotations
+
+from routertwin.results import CaseResult
+from routertwin.runners.webswitch.model import Case, evaluate
+from routertwin.runners.webswitch.profiles import load_webswitch
+from routertwin.runners.webswitch.schema import Schema
+from routertwin.runners.webswitch.testbed import Testbed, load_testbed
+from routertwin.scenario_loader import FieldError
+
+
+def product_key(platform: str) -> str:
+    """The case-id prefix of a product: its profile name without 'nctu-'."""
+    return platform.removeprefix("nctu-")
+
+
+def check(scenario) -> None:
+    """Every profile loads; in mode l7 every product does URL switching,
+    and in mode l4 with dr every product offers direct routing (table 4)."""
+    cfg: Schema = scenario.config
+    load_testbed(cfg.testbed)
+    seen: dict[str, int] = {}
+    for i, path in enumerate(cfg.products):
+        p = load_webswitch(path)
+        if p.platform in seen:
+            raise FieldError(("products", i), f"product '{p.platform}' is listed twice")
+        seen[p.platform] = i
+        if cfg.mode == "l7" and not p.features.l7.url_switching:
+            raise FieldError(("products", i), f"{p.product.vendor} {p.product.name} does no URL switching "
+                                              "(its features.l7.url_switching): it has no L7 mode")
+        if cfg.mode == "l4" and cfg.forwarding == "dr" and not p.features.l4.direct_routing:
+            raise FieldError(("products", i), f"{p.product.vendor} {p.product.name} offers no direct routing "
+                                              "(its features.l4.direct_routing)")
+
+
+def case_id(key: str, mode: str, forwarding: str, http: str, rules: int, mix: int | None = None) -> str:
+    head = f"{key}-{mode}-{forwarding}-http{http.replace('.', '')}"
+    head = head if mode == "l4" else f"{head}-r{rules}"
+    return head if mix is None else f"{head}-c{mix}"
+
+
+def case_result(cid: str, case: Case, tb: Testbed) -> tuple[CaseResult, float]:
+    """One case's result and its requests per second."""
+    r = evaluate(case, tb)
+    sol = r.solution
+    p = case.product
+    counters = {f"utilization.{k}": v for k, v in sol.utilization.items()
+                if k.startswith(("switch", "uplink")) or k == sol.bottleneck}
+    counters.update({"switch.packets_per_request": r.work.packets,
+                     "switch.control_packets_per_request": r.work.control_packets,
+                     "switch.connections_per_request": r.work.connections,
+                     "switch.rules_per_request": r.work.rules,
+                     "switch.rule_bytes_per_request": r.work.rule_bytes,
+                     "switch.redirects_per_request": r.work.redirects,
+                     "switch.cycles_per_request": r.work.cycles})
+    result = CaseResult(
+        case=cid,
+        params={"product": p.platform, "mode": case.mode, "forwarding": case.forwarding, "http": case.http,
+                "rules": case.rules, "clients": case.clients, "servers": case.servers,
+                "threads": case.clients * tb.client.threads},
+        metrics={"requests_per_s": r.requests_per_s, "latency_avg": r.latency_ms,
+                 "throughput_mbps": r.response_mbps, "switch_utilization": sol.utilization["switch.cpu"],
+                 "switch_us_per_request": p.us(r.work.cycles)},
+        bottleneck=sol.bottleneck, counters=counters)
+    return result, r.requests_per_s
+
+
+def run(scenario, progress) -> list[CaseResult]:
+    cfg: Schema = scenario.config
+    tb = load_testbed(cfg.testbed)
+    products = [load_webswitch(p) for p in cfg.products]
+    mixes = cfg.mixes or [None]  # None: one mix of every client PC, no case-id suffix
+    progress.set_total(len(products) * len(cfg.http) * len(cfg.rules) * len(mixes))
+    out: list[CaseResult] = []
+    for p in products:
+        key = product_key(p.platform)
+        rate: dict[tuple[str, int], float] = {}  # at the largest mix
+        for http in cfg.http:
+            for rules in cfg.rules:
+                for mix in mixes:
+                    pcs = cfg.clients if mix is None else mix
+                    cid = case_id(key, cfg.mode, cfg.forwarding, http, rules, mix)
+                    result, rate[http, rules] = case_result(
+                        cid, Case(p, cfg.mode, cfg.forwarding, http, rules, pcs, cfg.servers), tb)
+                    out.append(result)
+                    progress.advance(status=cid)
+        # the paper's ratios between cases of one product (figures 9 and 11)
+        if len(cfg.http) == 2:
+            for rules in cfg.rules:
+                gain = (rate["1.1", rules] / rate["1.0", rules] - 1.0) * 100.0
+                out.append(CaseResult(case=f"{key}-{cfg.mode}-r{rules}-http11-gain",
+                                      params={"product": p.platform, "rules": rules},
+                                      metrics={"gain": gain}))
+        if len(cfg.rules) >= 2:
+            lo, hi = min(cfg.rules), max(cfg.rules)
+            for http in cfg.http:
+                drop = (1.0 - rate[http, hi] / rate[http, lo]) * 100.0
+                out.append(CaseResult(case=f"{key}-{cfg.mode}-http{http.replace('.', '')}-rules-drop",
+                                      params={"product": p.platform, "http": http, "rules_low": lo, "rules_high": hi},
+                                      metrics={"drop": drop}))
+    return out

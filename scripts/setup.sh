@@ -48,6 +48,8 @@ PIP_PACKAGES=(
   "dask[distributed]:dask.distributed"
   pytest:pytest
   pytest-xdist:xdist
+  # property-based harnesses of the importers' parsers (tests/test_import_lb.py)
+  hypothesis:hypothesis
   # Results.to_parquet (routertwin's Python API)
   pyarrow:pyarrow
   # the API reference built from docstrings (tests/test_api_docs.py)

@@ -1,4 +1,4 @@
-"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile | lab`.
+"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile | lab | import | export`.
 
 User mistakes (bad scenario, mapping, flag) print one line on stderr and exit
 with status 2; a failed validation exits 1; an internal error prints a short
@@ -107,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
     lab.add_argument("--cleanup", action="store_true",
                      help="only remove namespaces left by earlier runs that were killed, then exit")
+    from routertwin.importers._command import add_arguments as add_import_arguments
+
+    add_import_arguments(sub)
     return p
 
 
@@ -369,6 +372,18 @@ def _cmd_lab(args) -> int:
     return 0
 
 
+def _cmd_import(args) -> int:
+    from routertwin.importers._command import cmd_import
+
+    return cmd_import(args)
+
+
+def _cmd_export(args) -> int:
+    from routertwin.importers._command import cmd_export
+
+    return cmd_export(args)
+
+
 _COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
              "rfc2544": _cmd_rfc2544, "profile": _cmd_profile,
-             "lab": _cmd_lab}
+             "lab": _cmd_lab, "import": _cmd_import, "export": _cmd_export}

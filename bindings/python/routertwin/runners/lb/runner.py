@@ -19,17 +19,20 @@ def check(scenario) -> None:
     runner's key checks (a flood above the line rate of its ports, say),
     blamed on the case key to change."""
     cfg: Schema = scenario.config
-    plat = load_platform(cfg.platform)
-    prices = load_prices(cfg.fitted)
     from routertwin import _core
 
     schedulers = _core.lb_scheduler_names()
     for i, c in enumerate(cfg.cases):
-        if c.cores is not None and c.cores > 4096:
-            raise FieldError(("cases", i, "cores"), "at most 4096 cores")
         if c.scheduler is not None and c.scheduler not in schedulers:
             raise FieldError(("cases", i, "scheduler"),
                              f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
+    if cfg.platform is None:
+        return  # remap cases only (Schema checks that)
+    plat = load_platform(cfg.platform)
+    prices = load_prices(cfg.fitted)
+    for i, c in enumerate(cfg.cases):
+        if c.cores is not None and c.cores > 4096:
+            raise FieldError(("cases", i, "cores"), "at most 4096 cores")
         rates = [c.rate] if c.method == "step" else (c.steps or []) if c.method == "tolly" else \
             [c.target] if c.method in ("max-cps", "max-tps") else []
         for j, r in enumerate(rates):
@@ -113,7 +116,7 @@ def _occupancy(c: Case, out: dict, params: dict) -> list[CaseResult]:
 
 def run(scenario, progress) -> list[CaseResult]:
     cfg: Schema = scenario.config
-    plat = load_platform(cfg.platform)
+    plat = load_platform(cfg.platform) if cfg.platform is not None else None
     prices = load_prices(cfg.fitted)
     progress.set_total(len(cfg.cases))
     results: list[CaseResult] = []
@@ -145,12 +148,21 @@ def run(scenario, progress) -> list[CaseResult]:
 
 
 def _remap(scenario, plat, c: Case) -> CaseResult:
-    """Connections moved when server 0 of a pool fails (model/lb/helper/lb-remap.h)."""
+    """Connections moved when one server of a pool fails (model/lb/helper/lb-remap.h):
+    server 0 of `servers` under `scheduler`, or `server` of the balancer's `pool`
+    (its usable active servers, in their order; lb_remap gives them weight 1)."""
     from routertwin import _core
     from routertwin.runners._shared.native import call_native
 
-    keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0,
-            "keys": c.keys or 100000, "seed": scenario.seed}
+    if c.pool is not None:
+        pool = scenario.config.balancer.pool(c.pool)
+        usable = [s.name for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+        failed = usable.index(c.server) if c.server is not None else 0
+        keys = {"scheduler": pool.scheduler, "servers": len(usable), "failed": failed,
+                "keys": c.keys or 100000, "seed": scenario.seed}
+    else:
+        keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0,
+                "keys": c.keys or 100000, "seed": scenario.seed}
     out = call_native(_core.lb_remap, keys, source=scenario.path, case_id=c.id, engine="lb_remap")
     m = {"moved": float(out["moved"]), "moved_pct": 100.0 * out["moved"] / out["keys"],
          "on_failed_pct": 100.0 * out["on_failed"] / out["keys"]}

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, ValidationInfo, field_validator, model_validator
 
+from routertwin.runners.lb.balancer import Balancer
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 Workload = Literal["http11", "http10", "dns", "synflood"]
@@ -31,6 +32,8 @@ class Case(ScenarioModel):
     scheduler: str | None = None  # remap: dp_sched algorithm (default: the platform's)
     servers: int | None = Field(default=None, ge=2, le=4096)  # remap: pool size
     keys: int | None = Field(default=None, ge=1, le=10**7)  # remap: connections
+    pool: str | None = None  # remap: a pool of the scenario's balancer (its scheduler and size)
+    server: str | None = None  # remap: the server of that pool that fails (default its first)
     # max-cps, max-tps (units/s) and max-concurrent (connections of the box):
     # the target objective of RFC 9411 7.x.4 (qualification at 10 % of it)
     target: PositiveFloat | None = Field(default=None, le=1e10)
@@ -55,13 +58,23 @@ class Case(ScenarioModel):
         if not self.method.startswith("max-") and self.target is not None:
             raise FieldError(("target",), f"'target' belongs to max-cps/max-tps/max-concurrent cases, "
                                           f"not {self.method}")
+        if self.method != "remap" and (self.pool is not None or self.server is not None):
+            raise FieldError(("pool",) if self.pool is not None else ("server",),
+                             f"'pool' and 'server' belong to remap cases, not {self.method}")
+        if self.pool is not None and (self.scheduler is not None or self.servers is not None):
+            raise FieldError(("pool",), "a remap case takes 'pool' or 'scheduler'/'servers', not both")
+        if self.server is not None and self.pool is None:
+            raise FieldError(("server",), "'server' names a server of 'pool': give the pool too")
         if self.method == "max-concurrent" and self.target is not None and self.target < 10:
             raise FieldError(("target",), "at least 10 connections (the qualification opens 10 % of them)")
         return self
 
 
 class Schema(ScenarioModel):
-    platform: ScenarioPath
+    # the platform profile: needed by every case but remap cases on a pool of `balancer`
+    platform: ScenarioPath | None = None
+    # a real balancer's services and pools (routertwin import haproxy|ipvs; runners/lb/balancer.py)
+    balancer: Balancer | None = None
     fitted: ScenarioPath | None = None  # fitted prices (scenarios/platforms/fitted/adx.yaml)
     workload: Workload = "http11"
     syn_cookies: bool = False
@@ -79,7 +92,7 @@ class Schema(ScenarioModel):
     occupancy_sample_us: NonNegativeFloat = 0.0
     duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)
     warmup_us: NonNegativeFloat = 200.0
-    cases: list[Case] = Field(min_length=1)
+    cases: list[Case] = Field(default_factory=list)  # at least one, unless `balancer` is given
 
     @field_validator("time_wait_s")
     @classmethod
@@ -98,6 +111,26 @@ class Schema(ScenarioModel):
 
     @model_validator(mode="after")
     def _distinct_ids(self):
+        if not self.cases and self.balancer is None:
+            raise FieldError(("cases",), "at least one case (or a `balancer` to describe)")
+        for i, c in enumerate(self.cases):
+            needs_platform = not (c.method == "remap" and (c.pool is not None or c.scheduler is not None))
+            if needs_platform and self.platform is None:
+                raise FieldError(("platform",), f"case '{c.id}' ({c.method}) needs the platform profile")
+            if c.pool is not None:
+                pool = self.balancer.pool(c.pool) if self.balancer is not None else None
+                if pool is None:
+                    raise FieldError(("cases", i, "pool"), f"no pool named '{c.pool}' in `balancer`")
+                if pool.scheduler is None:
+                    raise FieldError(("cases", i, "pool"),
+                                     f"pool '{c.pool}' has no scheduler the twin models (see the import's list)")
+                usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+                if len(usable) < 2:
+                    raise FieldError(("cases", i, "pool"),
+                                     f"pool '{c.pool}' has {len(usable)} usable active servers: a remap needs 2")
+                if c.server is not None and c.server not in {s.name for s in usable}:
+                    raise FieldError(("cases", i, "server"),
+                                     f"no usable active server '{c.server}' in pool '{c.pool}'")
         seen: set[str] = set()
         for i, c in enumerate(self.cases):
             if c.id in seen:

@@ -253,6 +253,10 @@ SECTIONS_OTHER = ("global", "userlist", "peers", "mailers", "program", "http-err
                   "resolvers", "cache", "fcgi-app", "dynamic-update")
 _ALGOS_MODELLED = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastconn": "leastconn",
                    "first": "first", "source": "source", "random": "random"}
+# The keywords _directive reads (the rest of the manual's are listed as not modelled).
+_HANDLED = {"mode", "balance", "hash-type", "option allbackups", "bind", "default_backend", "use_backend",
+            "use-server", "server", "default-server", "option httpchk", "option redispatch", "retries", "cookie",
+            "stick-table", "stick on"} | {k for k in kw.PROXY if k.startswith("timeout ")}
 _ALGOS_KNOWN = ("uri", "url_param", "hdr", "rdp-cookie", "hash", "random")
 
 
@@ -383,10 +387,11 @@ class _Parser:
     def _keyword(self, words: list[str]) -> str | None:
         """The longest keyword sequence of the manual starting the line ('no'/'default' before an option)."""
         probe = words[1:] if words[0] in ("no", "default") and len(words) > 1 and words[1] == "option" else words
-        for n in range(min(len(probe), 4), 0, -1):
-            name = " ".join(probe[:n])
-            if name in kw.PROXY:
-                return name
+        for table in (_HANDLED, kw.PROXY):  # the manual also heads some arguments ('stick-table type')
+            for n in range(min(len(probe), 4), 0, -1):
+                name = " ".join(probe[:n])
+                if name in table:
+                    return name
         return None
 
     def _directive(self, p: _Proxy, no: int, words: list[str]) -> None:

@@ -377,12 +377,17 @@ def test_remap_on_an_imported_pool(tmp_path):
     import json
 
     cases = {c["id"]: c for c in json.loads((res / "s.json").read_text())["cases"]}
-    rr, ch = cases["remap-app"]["metrics"], cases["remap-hashed"]["metrics"]
+    rr, ch = cases["fail-app"]["metrics"], cases["fail-hashed"]["metrics"]
     # round robin with a session table: only the failed server's connections
     # move, 1/8 of them (100,000 keys dealt in turn)
     assert rr["moved_pct"] == pytest.approx(12.5, abs=0.01) and rr["moved_pct"] == rr["on_failed_pct"]
     # consistent hashing: about the failed server's share moves, far less than map-based's
     assert ch["moved_pct"] == pytest.approx(ch["on_failed_pct"], rel=0.25) and ch["moved_pct"] < 20
+    # a ninth server: round robin breaks nothing established and deals it 1/9
+    # of the new connections; the consistent ring moves exactly the keys it takes
+    add_rr, add_ch = cases["add-app"]["metrics"], cases["add-hashed"]["metrics"]
+    assert add_rr["moved_pct"] == 0 and add_rr["on_added_pct"] == pytest.approx(100 / 9, abs=0.01)
+    assert add_ch["moved_pct"] == add_ch["on_added_pct"] and 5 < add_ch["moved_pct"] < 20
 
 
 # ---------------------------------------------------------------- show stat from a real haproxy
@@ -483,3 +488,42 @@ def test_show_stat_bad_input(tmp_path):
     assert err.startswith(f"{bad}:1: not a `show stat` answer")
     bad.write_text("# pxname,svname,stot,lbtot,\nb,s0,12,x1,\n")
     assert one_line(run_cli("import", "haproxy-stat", bad)).startswith(f"{bad}:2: column 'lbtot'")
+
+
+# ---------------------------------------------------------------- the balancer keys of an edited scenario
+
+BALANCER_HEAD = """\
+scenario: edited
+kind: lb
+balancer:
+  source: haproxy
+  services:
+  - {name: web, listen: ['*:80'], pool: app}
+  pools:
+  - name: app
+    scheduler: roundrobin
+    servers:
+    - {name: a, address: 198.18.0.1, port: 80}
+    - {name: b, address: 198.18.0.2, port: 80, weight: 3}
+cases:
+- {id: f, method: remap, pool: app, server: a}
+"""
+
+
+@pytest.mark.parametrize("old, new, line, message", [
+    ("pool: app}", "pool: nowhere}", 6, "key 'balancer.services[0].pool': no pool named 'nowhere'"),
+    ("address: 198.18.0.2", "address: 198.18.0.300", 12, "is not an IPv4 or IPv6 address"),
+    ("weight: 3", "weight: 70000", 12, "less than or equal to 65535"),
+    ("scheduler: roundrobin", "scheduler: fastest", 9, "unknown scheduler 'fastest'"),
+    ("server: a}", "server: zz}", 14, "no usable active server 'zz'"),
+    ("pool: app, server", "pool: other, server", 14, "no pool named 'other'"),
+    ("- {name: b,", "- {name: a,", 12, "server 'a' appears twice"),
+    ("cases:\n- {id: f, method: remap, pool: app, server: a}\n", "cases:\n- {id: s, rate: 1000}\n", 14,
+     "needs the platform profile"),
+])
+def test_edited_balancer_errors_name_the_line(tmp_path, old, new, line, message):
+    assert old in BALANCER_HEAD
+    path = tmp_path / "s.yaml"
+    path.write_text(BALANCER_HEAD.replace(old, new))
+    err = one_line(run_cli("run", path, "--out", tmp_path / "o"), tmp_path / "o")
+    assert err.startswith(f"{path}:{line}: ") and message in err, err

@@ -3,6 +3,7 @@
 #include "dp_sched.h"
 #include "random-stream.h"
 
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -37,9 +38,28 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     std::string algoName = "maglev";
     uint32_t servers = 96, failed = 0, nKeys = 100000;
     uint64_t seed = 1;
+    bool add = false;
+    const std::map<std::string, double>* weights = nullptr;
     for (const auto& [k, v] : keys)
     {
-        if (k == "scheduler")
+        if (k == "weights")
+        {
+            weights = std::get_if<std::map<std::string, double>>(&v);
+            if (!weights)
+            {
+                Bad(k, "must map server indices (\"0\", \"1\", ...) to weights");
+            }
+        }
+        else if (k == "action")
+        {
+            const auto* s = std::get_if<std::string>(&v);
+            if (!s || (*s != "fail" && *s != "add"))
+            {
+                Bad(k, "must be \"fail\" or \"add\"");
+            }
+            add = *s == "add";
+        }
+        else if (k == "scheduler")
         {
             const auto* s = std::get_if<std::string>(&v);
             if (!s || dp_sched_algo_from_name(s->c_str()) < 0)
@@ -73,6 +93,28 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     {
         Bad("failed", "must be below servers");
     }
+    std::vector<uint32_t> weightOf(servers, 1);
+    if (weights)
+    {
+        for (const auto& [index, w] : *weights)
+        {
+            char* end = nullptr;
+            const unsigned long i = std::strtoul(index.c_str(), &end, 10);
+            if (index.empty() || *end != '\0' || i >= servers)
+            {
+                Bad("weights", "'" + index + "' is not a server index below servers");
+            }
+            if (!(w >= 0 && w <= 65535) || w != static_cast<double>(static_cast<uint32_t>(w)))
+            {
+                Bad("weights", "weight of server " + index + " must be an integer in 0..65535");
+            }
+            weightOf[i] = static_cast<uint32_t>(w);
+        }
+    }
+    if (add)
+    {
+        failed = servers - 1; // the added server: its keys are the ones that move
+    }
     dp_sched_config_t c{};
     c.algo = static_cast<uint32_t>(dp_sched_algo_from_name(algoName.c_str()));
     c.max_servers = servers;
@@ -86,12 +128,20 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     for (uint32_t s = 0; s < servers; ++s)
     {
         dp_sched_server_t srv{};
-        srv.weight = 1;
-        dp_sched_set_server(before, s, &srv, nullptr);
+        srv.weight = weightOf[s];
+        if (dp_sched_set_server(before, s, &srv, nullptr) != 0)
+        {
+            Bad("weights", "the scheduler refused weight " + std::to_string(weightOf[s]) + " of server " +
+                               std::to_string(s));
+        }
+    }
+    if (add)
+    {
+        dp_sched_set_state(before, failed, DP_SCHED_DISABLED, 0, nullptr);
     }
     dp_sched_build(before, 0, nullptr);
     dp_sched_t* after = dp_sched_clone(memAfter.data(), memAfter.size(), before);
-    dp_sched_set_state(after, failed, DP_SCHED_DOWN, 0, nullptr);
+    dp_sched_set_state(after, failed, add ? DP_SCHED_UP : DP_SCHED_DOWN, 0, nullptr);
     dp_sched_build(after, 0, nullptr);
 
     RandomStream rng(seed, 11);
@@ -110,7 +160,7 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     // which keys sit on the failed server before it fails: the picks a fresh
     // pool makes (for rr: the round-robin order over the keys)
     std::vector<uint8_t> memPick(memBefore.size());
-    dp_sched_t* pick = dp_sched_clone(memPick.data(), memPick.size(), before);
+    dp_sched_t* pick = dp_sched_clone(memPick.data(), memPick.size(), add ? after : before);
     for (const auto& k : ks)
     {
         if (dp_sched_pick(pick, &k, 0, nullptr) == static_cast<int32_t>(failed))
@@ -133,7 +183,9 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     }
     else if (rc == DP_SCHED_ENOTKEYED)
     {
-        r.moved = r.onFailed; // the session table pins every other connection
+        // the session table pins every other connection; an added server
+        // only takes new ones
+        r.moved = add ? 0 : r.onFailed;
     }
     else
     {

@@ -735,14 +735,16 @@ def build_balancer(proxies: list[_Proxy]) -> dict:
 
 
 def _remap_cases(balancer: dict) -> list[dict]:
-    """A what-if per pool the twin can answer: its first server fails."""
+    """The what-ifs per pool the twin can answer: its first server fails; a server is added."""
     cases = []
     for pool in balancer["pools"]:
         usable = [s for s in pool["servers"] if not s.get("disabled") and not s.get("backup")
                   and s.get("weight", 1) > 0]
         if pool.get("scheduler") and len(usable) >= 2:
-            cases.append({"id": f"remap-{pool['name']}".replace(":", "."), "method": "remap", "pool": pool["name"],
+            name = re.sub(r"[^A-Za-z0-9._-]", "-", pool["name"])
+            cases.append({"id": f"fail-{name}", "method": "remap", "pool": pool["name"],
                           "server": usable[0]["name"]})
+            cases.append({"id": f"add-{name}", "method": "remap", "pool": pool["name"], "action": "add"})
     return cases
 
 

@@ -179,12 +179,9 @@ def import_file(path: str | Path, shown: str | None = None) -> Imported:
     listed.sort(key=lambda n: n.line)
     svc_list = [{k: v for k, v in s.items() if k != "_line"} for s in services.values()]
     balancer = {"source": "ipvs", "services": svc_list, "pools": list(pools.values())}
-    cases = []
-    for pool in balancer["pools"]:
-        usable = [s for s in pool["servers"] if s["weight"] > 0]
-        if pool["scheduler"] and len(usable) >= 2:
-            cases.append({"id": "remap-" + re.sub(r"[^A-Za-z0-9._-]", "-", pool["name"]), "method": "remap",
-                          "pool": pool["name"], "server": usable[0]["name"]})
+    from routertwin.importers.haproxy import _remap_cases
+
+    cases = _remap_cases(balancer)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip("-.") or "rules"
     scenario = {"scenario": f"ipvs-{stem}", "kind": "lb", "description": f"IPVS rules {Path(path).name}, imported",
                 "balancer": balancer, "cases": cases}

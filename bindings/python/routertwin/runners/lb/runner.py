@@ -156,20 +156,27 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
 
     if c.pool is not None:
         pool = scenario.config.balancer.pool(c.pool)
-        usable = [s.name for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
-        failed = usable.index(c.server) if c.server is not None else 0
-        keys = {"scheduler": pool.scheduler, "servers": len(usable), "failed": failed,
-                "keys": c.keys or 100000, "seed": scenario.seed}
+        usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+        weights = [s.weight for s in usable]
+        if c.action == "add":
+            weights.append(c.weight or usable[0].weight)
+        failed = [s.name for s in usable].index(c.server) if c.server is not None else 0
+        keys = {"scheduler": pool.scheduler, "servers": len(weights), "failed": failed,
+                "weights": {str(i): float(w) for i, w in enumerate(weights)}}
     else:
-        keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0,
-                "keys": c.keys or 100000, "seed": scenario.seed}
+        keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0}
+    keys.update({"action": c.action, "keys": c.keys or 100000, "seed": scenario.seed})
     out = call_native(_core.lb_remap, keys, source=scenario.path, case_id=c.id, engine="lb_remap")
+    on = "on_added_pct" if c.action == "add" else "on_failed_pct"
     m = {"moved": float(out["moved"]), "moved_pct": 100.0 * out["moved"] / out["keys"],
-         "on_failed_pct": 100.0 * out["on_failed"] / out["keys"]}
+         on: 100.0 * out["on_failed"] / out["keys"]}
     if out["table_size"]:
         m["table_changes_pct"] = 100.0 * out["table_changes"] / out["table_size"]
-    return CaseResult(c.id, {"method": "remap", "scheduler": keys["scheduler"], "servers": keys["servers"],
-                             "keys": keys["keys"], "keyed": out["keyed"]}, m, "", {})
+    params = {"method": "remap", "action": c.action, "scheduler": keys["scheduler"], "servers": keys["servers"],
+              "keys": keys["keys"], "keyed": out["keyed"]}
+    if c.pool is not None:
+        params.update(pool=c.pool, server=c.server if c.action == "fail" else None)
+    return CaseResult(c.id, params, m, "", {})
 
 
 def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseResult]:

@@ -127,7 +127,8 @@ class Schema(ScenarioModel):
         for i, c in enumerate(self.cases):
             needs_platform = not (c.method == "remap" and (c.pool is not None or c.scheduler is not None))
             if needs_platform and self.platform is None:
-                raise FieldError(("platform",), f"case '{c.id}' ({c.method}) needs the platform profile")
+                raise FieldError(("cases", i), f"case '{c.id}' ({c.method}) needs the platform profile: "
+                                               "give `platform` (only remap cases run without one)")
             if c.pool is not None:
                 pool = self.balancer.pool(c.pool) if self.balancer is not None else None
                 if pool is None:

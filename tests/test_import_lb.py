@@ -376,7 +376,7 @@ def test_remap_on_an_imported_pool(tmp_path):
     assert proc.returncode == 0, proc.stderr
     import json
 
-    cases = {c["id"]: c for c in json.loads((res / "s.json").read_text())["cases"]}
+    cases = {c["case"]: c for c in json.loads((res / "haproxy-h.json").read_text())["cases"]}
     rr, ch = cases["fail-app"]["metrics"], cases["fail-hashed"]["metrics"]
     # round robin with a session table: only the failed server's connections
     # move, 1/8 of them (100,000 keys dealt in turn)
@@ -477,7 +477,7 @@ def test_show_stat_of_a_real_haproxy_becomes_calibrate_rows(tmp_path):
     # HAProxy's roundrobin over 60 connections, weights 3:2:1: exactly 30, 20, 10
     picks = [data.value(f"haproxy-stat-b-s{i}-picks") for i in range(3)]
     assert picks == [30, 20, 10]
-    assert [data.value(f"haproxy-stat-b-s{i}-pick_share") for i in range(3)] == pytest.approx([50, 100 / 3, 50 / 3])
+    assert [data.value(f"haproxy-stat-b-s{i}-pick_share") for i in range(3)] == pytest.approx([50, 100 / 3, 50 / 3], rel=1e-9)
     assert all(data.value(f"haproxy-stat-b-s{i}-sessions") == p for i, p in enumerate(picks))
     assert "haproxy-stat-b-s0-response_ms" in data or "haproxy-stat-b-s0-total_ms" in data
 

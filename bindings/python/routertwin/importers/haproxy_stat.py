@@ -110,7 +110,7 @@ def import_file(path: str | Path, shown: str | None = None, prefix: str | None =
                 values.append((metric, row[col], unit, what))
         total = backend_picks.get(row["pxname"])
         if total and row["lbtot"] != "":
-            values.append(("pick_share", f"{100.0 * float(row['lbtot']) / total:.6g}", "%",
+            values.append(("pick_share", f"{100.0 * float(row['lbtot']) / total:.10g}", "%",
                            "share of the backend's scheduler picks"))
         for metric, value, unit, what in values:
             out.append({"id": f"{base}-{metric}", "seed": "", "system": system, "test": what,

@@ -158,12 +158,18 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     LbRemapResult r;
     r.keys = nKeys;
     // which keys sit on the failed server before it fails: the picks a fresh
-    // pool makes (for rr: the round-robin order over the keys)
+    // pool makes (for rr: the round-robin order over the keys), every
+    // connection held open (least-connection schedulers see the ones before)
     std::vector<uint8_t> memPick(memBefore.size());
     dp_sched_t* pick = dp_sched_clone(memPick.data(), memPick.size(), add ? after : before);
     for (const auto& k : ks)
     {
-        if (dp_sched_pick(pick, &k, 0, nullptr) == static_cast<int32_t>(failed))
+        const int32_t id = dp_sched_pick(pick, &k, 0, nullptr);
+        if (id >= 0)
+        {
+            dp_sched_conn_opened(pick, static_cast<uint32_t>(id), nullptr);
+        }
+        if (id == static_cast<int32_t>(failed))
         {
             ++r.onFailed;
         }

@@ -475,6 +475,14 @@ TEST(LbRemap, WeightsAndAnAddedServer)
     EXPECT_TRUE(ring.keyed);
     EXPECT_EQ(ring.moved, ring.onFailed);
     EXPECT_NEAR(static_cast<double>(ring.onFailed), 12500.0, 2500.0); // about 1/8 of the keys
+    // least connections with every connection held: the weights' shares
+    // (HAProxy leastconn keeps served / weight level), 3 of 6 on server 0
+    const LbRemapResult lc = RunLbRemap({{"scheduler", ConfigValue(std::string("leastconn"))},
+                                         {"servers", ConfigValue(int64_t{3})},
+                                         {"keys", ConfigValue(int64_t{60000})},
+                                         {"weights", ConfigValue(Weights{{"0", 3.0}, {"1", 2.0}, {"2", 1.0}})}});
+    EXPECT_NEAR(static_cast<double>(lc.onFailed), 30000.0, 3.0);
+    EXPECT_EQ(lc.moved, lc.onFailed);
     EXPECT_THROW(RunLbRemap({{"weights", ConfigValue(Weights{{"96", 1.0}})}}), std::invalid_argument);
     EXPECT_THROW(RunLbRemap({{"weights", ConfigValue(Weights{{"0", 1.5}})}}), std::invalid_argument);
     EXPECT_THROW(RunLbRemap({{"action", ConfigValue(std::string("drain"))}}), std::invalid_argument);

@@ -357,6 +357,25 @@ def test_bad_ipvs_rules(tmp_path, text, line, message):
     assert err.startswith(f"{path}:{line}: ") and message in err, err
 
 
+IPVS_TOKEN = st.sampled_from(["-A", "-a", "-t", "-u", "-f", "-s", "-r", "-w", "-p", "-g", "-i", "-m", "-x", "-M",
+                               "rr", "wlc", "mh", "lblc", "198.18.0.1:80", "198.18.1.2", "[2001:db8::1]:443",
+                               "300", "3", "70000", "'", "#", "198.18.0.999:80", ":80"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(IPVS_TOKEN, max_size=9).map(" ".join), max_size=8))
+def test_ipvs_takes_any_rules_or_names_a_line(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("i") / "rules.txt"
+    path.write_text("\n".join(lines) + "\n")
+    try:
+        r = ipvs.import_file(path)
+    except ImportFileError as exc:
+        assert exc.line is not None and 1 <= exc.line <= len(lines), str(exc)
+    else:
+        for pool in r.scenario["balancer"]["pools"]:
+            assert all(0 <= s["weight"] <= 65535 for s in pool["servers"])
+
+
 # ---------------------------------------------------------------- what-if on an imported pool
 
 

@@ -722,10 +722,12 @@ def build_balancer(proxies: list[_Proxy]) -> dict:
             pools.append(_pool(p))
         if p.kind in ("frontend", "listen"):
             svc: dict = {"name": p.name, "mode": p.mode, "listen": p.binds}
-            if p.kind == "listen" and p.servers:
-                svc["pool"] = p.name
-            elif p.default_backend is not None:
+            # a default_backend (its own or its defaults') wins over a listen's own servers,
+            # which then serve only as a backend others name (manual 4.2 'default_backend')
+            if p.default_backend is not None:
                 svc["pool"] = p.default_backend[0]
+            elif p.kind == "listen" and p.servers:
+                svc["pool"] = p.name
             timeouts = {k: v for k, v in p.timeouts.items() if k in ("client", "client-fin", "http-request",
                                                                       "http-keep-alive", "tarpit")}
             if timeouts and modelled("service", "timeouts_ms"):

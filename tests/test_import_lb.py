@@ -546,3 +546,77 @@ def test_edited_balancer_errors_name_the_line(tmp_path, old, new, line, message)
     path.write_text(BALANCER_HEAD.replace(old, new))
     err = one_line(run_cli("run", path, "--out", tmp_path / "o"), tmp_path / "o")
     assert err.startswith(f"{path}:{line}: ") and message in err, err
+
+
+@needs_haproxy
+def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch):
+    """SETTINGS is the one switch: give the balancer schema the keys the
+    health-check and persistence model will add, and the same importer
+    carries them, export writes them, haproxy -c accepts them and they
+    come back on import."""
+    from types import SimpleNamespace
+
+    from routertwin.runners.lb import balancer as b
+
+    class CheckedServer(b.Server):
+        check: bool = False
+        inter_ms: float | None = None
+        fastinter_ms: float | None = None
+        downinter_ms: float | None = None
+        rise: int | None = None
+        fall: int | None = None
+        cookie: str | None = None
+
+    class PersistentPool(b.Pool):
+        servers: list[CheckedServer] = []
+        httpchk: str | None = None
+        cookie: dict | None = None
+        stick_table: dict | None = None
+        stick_on: str | None = None
+        redispatch: bool = False
+        retries: int | None = None
+        timeouts_ms: dict | None = None
+
+    class TimedService(b.Service):
+        timeouts_ms: dict | None = None
+
+    class FullBalancer(b.Balancer):
+        services: list[TimedService] = []
+        pools: list[PersistentPool] = []
+
+    monkeypatch.setitem(haproxy._SCHEMA, "server", CheckedServer)
+    monkeypatch.setitem(haproxy._SCHEMA, "pool", PersistentPool)
+    monkeypatch.setitem(haproxy._SCHEMA, "service", TimedService)
+    path = cfg(tmp_path, """
+        frontend web
+            bind 198.18.0.1:80
+            timeout client 30s
+            default_backend app
+        backend app
+            mode tcp
+            option httpchk GET /health
+            cookie SRV insert indirect nocache
+            stick-table type ip size 1m expire 30m
+            stick on src
+            option redispatch
+            retries 3
+            timeout connect 5s
+            timeout server 1m
+            server s1 198.18.0.2:80 check inter 2s fastinter 500ms downinter 10s rise 2 fall 3 cookie a
+            server s2 198.18.0.3:80 check cookie b
+        """)
+    first = haproxy.import_file(path, env={})
+    assert first.not_modelled == []
+    bal = FullBalancer.model_validate(first.scenario["balancer"])
+    text = haproxy.export(SimpleNamespace(config=SimpleNamespace(balancer=bal), path=None, name="switched"))
+    out = tmp_path / "out.cfg"
+    out.write_text(text)
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, text + check.stdout + check.stderr
+    again = FullBalancer.model_validate(haproxy.import_file(out, env={}).scenario["balancer"])
+    assert again.model_dump() == bal.model_dump()
+    pool = again.pools[0]
+    assert (pool.retries, pool.redispatch, pool.stick_on, pool.timeouts_ms) == (3, True, "src",
+                                                                                {"connect": 5000.0, "server": 60000.0})
+    assert pool.servers[0].inter_ms == 2000.0 and pool.servers[1].cookie == "b"
+    assert again.services[0].timeouts_ms == {"client": 30000.0}

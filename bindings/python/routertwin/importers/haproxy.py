@@ -1,7 +1,7 @@
 """HAProxy configuration (haproxy.cfg) -> an lb scenario's `balancer`, and back.
 
 Semantics are HAProxy 2.6's configuration manual (Debian's
-/usr/share/doc/haproxy/configuration.txt.gz; https://docs.haproxy.org/2.6/configuration.html),
+/usr/share/doc/haproxy/configuration.txt.gz; https://www.haproxy.org/download/2.6/doc/configuration.txt),
 cited by section:
 
 - 2.1 a statement is a line before any unprotected '#', cut into words at

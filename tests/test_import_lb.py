@@ -197,7 +197,7 @@ def test_health_and_persistence_are_parsed_and_listed_as_not_modelled_yet(tmp_pa
     # and the values were understood (they switch on when the schema has the keys)
     parser = haproxy._Parser(path.read_text().splitlines(), str(path), {})
     app = parser.parse()[0]
-    assert app.pending == {"httpchk": "GET /health HTTP/1.1",
+    assert app.settings == {"httpchk": "GET /health HTTP/1.1",
                            "cookie": {"name": "SRV", "mode": "insert", "indirect": True, "nocache": True},
                            "stick_table": {"type": "ip", "size": 200 * 1024, "expire_ms": 1_800_000.0},
                            "stick_on": "src", "redispatch": True, "retries": 3}

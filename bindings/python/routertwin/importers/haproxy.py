@@ -257,7 +257,7 @@ _ALGOS_MODELLED = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastc
 _HANDLED = {"mode", "balance", "hash-type", "option allbackups", "bind", "default_backend", "use_backend",
             "use-server", "server", "default-server", "option httpchk", "option redispatch", "retries", "cookie",
             "stick-table", "stick on"} | {k for k in kw.PROXY if k.startswith("timeout ")}
-_ALGOS_KNOWN = ("uri", "url_param", "hdr", "rdp-cookie", "hash", "random")
+_ALGOS_KNOWN = ("uri", "url_param", "hdr", "rdp-cookie", "hash")
 
 
 @dataclass
@@ -271,7 +271,7 @@ class _Proxy:
     allbackups: bool = False
     default_backend: tuple | None = None  # (name, line)
     default_server: dict = field(default_factory=dict)  # scenario server keys -> value
-    pending: dict = field(default_factory=dict)  # pool keys not modelled yet -> value
+    settings: dict = field(default_factory=dict)  # pool keys of SETTINGS (carried when the schema has them)
     timeouts: dict = field(default_factory=dict)
     binds: list = field(default_factory=list)
     servers: list = field(default_factory=list)  # server dicts (with '_line')
@@ -437,29 +437,29 @@ class _Parser:
         elif name == "server":
             self._server(p, no, words, args)
         elif name == "default-server":
-            p.default_server.update(self._server_options(p, no, words, args, default=True))
+            p.default_server.update(self._server_options(p, no, words, args))
         elif name == "option httpchk":
-            p.pending["httpchk"] = " ".join(args) if not negated else None
+            p.settings["httpchk"] = " ".join(args) if not negated else None
             self.pending(no, words, "option httpchk", "pool")
         elif name == "option redispatch":
             if args:
                 parse_int(args[0].lstrip("-"), "option redispatch interval", 0, 2**31 - 1)
-            p.pending["redispatch"] = not negated
+            p.settings["redispatch"] = not negated
             self.pending(no, words, "option redispatch", "pool")
         elif name == "retries":
             if len(args) != 1:
                 self.fail(no, "retries takes one number")
-            p.pending["retries"] = parse_int(args[0], "retries", 0, 2**31 - 1)
+            p.settings["retries"] = parse_int(args[0], "retries", 0, 2**31 - 1)
             self.pending(no, words, "retries", "pool")
         elif name == "cookie":
-            p.pending["cookie"] = self._cookie(no, args)
+            p.settings["cookie"] = self._cookie(no, args)
             self.pending(no, words, "cookie", "pool")
         elif name == "stick-table":
-            p.pending["stick_table"] = self._stick_table(no, args)
+            p.settings["stick_table"] = self._stick_table(no, args)
             self.pending(no, words, "stick-table", "pool")
         elif name == "stick on":
             if args[:1] == ["src"] and (len(args) == 1 or args[1] == "table" and len(args) == 3):
-                p.pending["stick_on"] = "src"
+                p.settings["stick_on"] = "src"
                 self.pending(no, words, "stick on", "pool")
             else:
                 self.note(no, words, "stick on a pattern other than src, or with a condition, is not modelled")
@@ -521,10 +521,10 @@ class _Parser:
         if opts and not listed:
             self.note(no, words, "bind options are not modelled (the listening address is)")
 
-    def _server_options(self, p: _Proxy, no: int, words: list[str], opts: list[str], default: bool) -> dict:
+    def _server_options(self, p: _Proxy, no: int, words: list[str], opts: list[str]) -> dict:
+        """The scenario keys of a server or default-server line's options (manual 5.2)."""
         out: dict = {}
         unmodelled: list[str] = []
-        pending: list[str] = []
         k = 0
         while k < len(opts):
             o = opts[k]
@@ -546,19 +546,15 @@ class _Parser:
                 out["slowstart_ms"] = parse_time_ms(v, "slowstart")
             elif o in ("check", "no-check"):
                 out["check"] = o == "check"
-                pending.append(o)
             elif o in ("inter", "fastinter", "downinter"):
                 ms = parse_time_ms(v, o)
                 if ms <= 0:
                     raise _Bad(f"{o}: must be more than 0")
                 out[f"{o}_ms"] = ms
-                pending.append(f"{o} {v}")
             elif o in ("rise", "fall"):
                 out[o] = parse_int(v, o, 1, 2**31 - 1)
-                pending.append(f"{o} {v}")
             elif o == "cookie":
                 out["cookie"] = v
-                pending.append(f"cookie {v}")
             elif o == "track":
                 p.refs.append(("track", v, no))
                 unmodelled.append(f"track {v}")
@@ -571,11 +567,9 @@ class _Parser:
             else:
                 unmodelled.append(o if not arity else f"{o} {v}")
             k += 1 + arity
-        keys = {("check" if w in ("check", "no-check") else w.split()[0] + ("_ms" if w.split()[0].endswith("inter")
-                 else "")) for w in pending}
-        if any(not modelled("server", key) for key in keys):
-            self.note(no, words, "not modelled yet: would set server keys "
-                      + ", ".join(f"'{key}'" for key in sorted(keys) if not modelled("server", key)))
+        later = sorted(key for key in out if not modelled("server", key))
+        if later:
+            self.note(no, words, "not modelled yet: would set server keys " + ", ".join(f"'{k}'" for k in later))
         if unmodelled:
             self.note(no, words, f"server options not modelled: {', '.join(unmodelled)}")
         return out
@@ -589,7 +583,7 @@ class _Parser:
         for s in p.servers:
             if s["name"] == name:
                 self.fail(no, f"server '{name}' already defined at line {s['_line']} in {p.kind} '{p.name}'")
-        opts = self._server_options(p, no, words, args[2:], default=False)
+        opts = self._server_options(p, no, words, args[2:])
         if "@" in addr or addr.startswith("/"):
             self.fail(no, f"server '{name}': address '{addr}' is not an IP address or host name the twin can hold")
         try:
@@ -702,7 +696,7 @@ def _pool(p: _Proxy) -> dict:
     pool: dict = {"name": p.name, "mode": p.mode, "scheduler": _scheduler(p)}
     if p.allbackups:
         pool["allbackups"] = True
-    extra = dict(p.pending)
+    extra = dict(p.settings)
     if p.timeouts:
         extra["timeouts_ms"] = {k: v for k, v in p.timeouts.items() if k not in ("client", "client-fin")}
     for key, value in extra.items():

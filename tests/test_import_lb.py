@@ -620,3 +620,15 @@ def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch
                                                                                 {"connect": 5000.0, "server": 60000.0})
     assert pool.servers[0].inter_ms == 2000.0 and pool.servers[1].cookie == "b"
     assert again.services[0].timeouts_ms == {"client": 30000.0}
+
+
+def test_python_import_config(tmp_path):
+    import routertwin as rt
+
+    path = cfg(tmp_path, "backend b\n    retries 3\n    server s1 198.18.0.1:80\n    server s2 198.18.0.2:80\n")
+    sw, unmodelled = rt.import_config("haproxy", path)
+    assert sw.kind == "lb" and [(n.line, n.text) for n in unmodelled] == [(2, "retries 3")]
+    with pytest.raises(rt.UserError, match=r":2: not modelled \(--strict\): retries 3"):
+        rt.import_config("haproxy", path, strict=True)
+    with pytest.raises(rt.UserError, match="unknown kind 'nginx'"):
+        rt.import_config("nginx", path)

@@ -12,7 +12,8 @@ res = rt.sweep(s, {"service_rate": [500, 1000, 2000]})   # every grid point, in 
 fig = res.plot("wait_s", "utilization", series="service_rate")
 ```
 
-- `load`, `scenario` and `Scenario.with_` build validated scenarios; every
+- `load`, `scenario`, `import_config` (a real HAProxy or IPVS
+  configuration, docs/import-lb.md) and `Scenario.with_` build validated scenarios; every
   mistake raises `ScenarioError` with one line naming the key (and file and
   line when there is a file).
 - `run` and `sweep` return `Results`: `to_dataframe`, `to_parquet`,
@@ -29,8 +30,8 @@ docs/tutorials/ teaches with notebooks; docs/scenarios.md the scenario format.
 """
 
 from routertwin._core import __version__
-from routertwin.api import (Failure, Results, Scenario, calibrate, load, rfc2544, run, run_lab, scenario, sweep,
-                            validate)
+from routertwin.api import (Failure, Results, Scenario, calibrate, import_config, load, rfc2544, run, run_lab,
+                            scenario, sweep, validate)
 from routertwin.errors import ScenarioError, UserError
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "UserError",
     "load",
     "scenario",
+    "import_config",
     "run",
     "sweep",
     "rfc2544",

@@ -25,8 +25,8 @@ from routertwin.results import CaseResult
 from routertwin.scenario_loader import LoadedScenario
 from routertwin.parallel import Job
 
-__all__ = ["Scenario", "Results", "Failure", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate",
-           "run_lab"]
+__all__ = ["Scenario", "Results", "Failure", "load", "scenario", "import_config", "run", "sweep", "rfc2544", "validate",
+           "calibrate", "run_lab"]
 
 # Units by suffix, a convention every kind follows; what a kind's own names
 # mean (a utilization in % or as a fraction, `tps`) its runner says in UNITS.
@@ -169,6 +169,26 @@ def scenario(keys: Mapping[str, Any], *, base_dir: str | Path | None = None) -> 
     shown = f"<scenario {data.get('scenario', '?')!r}>"
     job = Job(None, data=data, base_dir=str(Path(base_dir or Path.cwd()).resolve()), shown=shown)
     return Scenario(job, job.load())
+
+
+def import_config(kind: str, path: str | Path, *, strict: bool = False) -> tuple[Scenario, list]:
+    """A real system's configuration as a scenario, as `routertwin import
+    KIND FILE` (docs/import-lb.md): kind "haproxy" (haproxy.cfg) or "ipvs"
+    (`ipvsadm -S -n`) gives an lb scenario with a `balancer`.
+
+    Returns (the validated Scenario, the directives it does not carry: each
+    with `file`, `line`, `text`, `reason`). Raises `UserError` naming the
+    file and line of a configuration the importer cannot read, and with
+    `strict=True` of the first directive it does not model."""
+    from routertwin import importers
+
+    result = importers.get(kind).import_file(Path(path), shown=str(path))
+    if not hasattr(result, "scenario"):
+        raise UserError(f"routertwin.import_config: kind '{kind}' gives calibration rows, not a scenario "
+                        "(routertwin import on the command line)")
+    if strict:
+        result.check_strict()
+    return scenario(result.scenario), list(result.not_modelled)
 
 
 @dataclass(frozen=True)

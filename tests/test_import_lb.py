@@ -632,3 +632,30 @@ def test_python_import_config(tmp_path):
         rt.import_config("haproxy", path, strict=True)
     with pytest.raises(rt.UserError, match="unknown kind 'nginx'"):
         rt.import_config("nginx", path)
+
+
+def test_recorded_show_stat_maps_each_column(tmp_path):
+    """tests/data/haproxy-2.6-show-stat.csv is what `_live_show_stat` got from
+    Debian's haproxy 2.6.12 (weights 3:2:1, 60 connections; recorded on
+    2026-11-23 as root in a namespace): every row the importer writes is the
+    server's column, read here with csv on its own."""
+    import csv as _csv
+
+    from conftest import DATA
+
+    sample = DATA / "haproxy-2.6-show-stat.csv"
+    lines = sample.read_text().splitlines()
+    rows = list(_csv.DictReader([lines[0][2:]] + lines[1:]))
+    servers = {r["svname"]: r for r in rows if r["type"] == "2"}
+    backend = next(r for r in rows if r["svname"] == "BACKEND")
+    out = haproxy_stat.import_file(sample, prefix="rec")
+    got = {r["id"]: r for r in out.rows}
+    assert {r["role"] for r in out.rows} == {"calibrate"}
+    for name, rec in servers.items():
+        for metric, column, unit, _ in haproxy_stat.METRICS:
+            if rec[column] != "":
+                row = got[f"rec-b-{name}-{metric}"]
+                assert (float(row["value"]), row["unit"]) == (float(rec[column]), unit)
+        share = got[f"rec-b-{name}-pick_share"]
+        assert float(share["value"]) == pytest.approx(100 * float(rec["lbtot"]) / float(backend["lbtot"]), rel=1e-9)
+    assert [servers[f"s{i}"]["lbtot"] for i in range(3)] == ["30", "20", "10"]  # HAProxy's roundrobin, 3:2:1

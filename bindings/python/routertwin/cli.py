@@ -268,6 +268,9 @@ def _cmd_list(args) -> int:
                   str(doc.get("description", "")))
     console.print(t)
     console.print("runner kinds: " + ", ".join(runners.available()))
+    from routertwin import importers
+
+    console.print("import kinds (routertwin import): " + ", ".join(k.replace("_", "-") for k in importers.available()))
     load_studies()
     mappings = load_mappings(root)
     s = Table(title="studies")

@@ -110,6 +110,7 @@ BindLb(py::module_& m)
             d["keyed"] = r.keyed;
             d["table_changes"] = r.tableChanges;
             d["table_size"] = r.tableSize;
+            d["after_per_server"] = r.afterPerServer;
             return d;
         },
         py::arg("config"),

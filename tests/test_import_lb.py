@@ -400,6 +400,9 @@ def test_remap_on_an_imported_pool(tmp_path):
     # round robin with a session table: only the failed server's connections
     # move, 1/8 of them (100,000 keys dealt in turn)
     assert rr["moved_pct"] == pytest.approx(12.5, abs=0.01) and rr["moved_pct"] == rr["on_failed_pct"]
+    # and the load on the others: s1's share spread evenly over the seven left
+    assert rr["after_s1_pct"] == 0
+    assert [rr[f"after_s{i}_pct"] for i in range(2, 9)] == pytest.approx([100 / 7] * 7, abs=0.01)
     # consistent hashing: about the failed server's share moves, far less than map-based's
     assert ch["moved_pct"] == pytest.approx(ch["on_failed_pct"], rel=0.25) and ch["moved_pct"] < 20
     # a ninth server: round robin breaks nothing established and deals it 1/9

@@ -174,6 +174,18 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
             ++r.onFailed;
         }
     }
+    std::vector<uint8_t> memNext(memBefore.size());
+    dp_sched_t* next = dp_sched_clone(memNext.data(), memNext.size(), after);
+    r.afterPerServer.assign(servers, 0);
+    for (const auto& k : ks)
+    {
+        const int32_t id = dp_sched_pick(next, &k, 0, nullptr);
+        if (id >= 0)
+        {
+            dp_sched_conn_opened(next, static_cast<uint32_t>(id), nullptr);
+            ++r.afterPerServer[static_cast<uint32_t>(id)];
+        }
+    }
     uint32_t moved = 0;
     const int rc = dp_sched_count_remapped(before, after, ks.data(), nKeys, &moved, nullptr);
     if (rc == 0)

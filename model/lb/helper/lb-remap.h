@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace routertwin
 {
@@ -43,6 +44,9 @@ struct LbRemapResult
     bool keyed = false;       ///< the scheduler maps keys (count_remapped answered)
     uint32_t tableChanges = 0;///< maglev/sh: lookup-table entries that changed (0 otherwise)
     uint32_t tableSize = 0;   ///< maglev/sh: entries of the table
+    /// Where the keys' next connections go after the change, per server: the
+    /// load on the others (a fresh pick of every key, connections held)
+    std::vector<uint64_t> afterPerServer;
 };
 
 /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.

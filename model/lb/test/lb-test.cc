@@ -467,6 +467,9 @@ TEST(LbRemap, WeightsAndAnAddedServer)
                                           {"weights", ConfigValue(Weights{{"2", 2.0}})}});
     EXPECT_EQ(add.moved, 0u);
     EXPECT_EQ(add.onFailed, 50000u);
+    EXPECT_EQ(add.afterPerServer, (std::vector<uint64_t>{25000, 25000, 50000}));
+    // after the weight-3 server fails, every new connection goes to the other
+    EXPECT_EQ(rr.afterPerServer, (std::vector<uint64_t>{0, 100000}));
     // HAProxy's consistent ring (Karger et al.): adding a server moves only the
     // keys the new server takes, nothing between the old ones
     const LbRemapResult ring = RunLbRemap({{"scheduler", ConfigValue(std::string("source-consistent"))},

@@ -12,7 +12,7 @@ from routertwin.errors import UserError
 def add_arguments(sub) -> None:
     from routertwin import importers
 
-    kinds = ", ".join(importers.available())
+    kinds = ", ".join(k.replace("_", "-") for k in importers.available())
     i = sub.add_parser("import", help=f"a real system's configuration or table as a scenario ({kinds})")
     i.add_argument("kind", metavar="KIND", help=f"what FILE is: {kinds}")
     i.add_argument("file", type=Path, metavar="FILE")

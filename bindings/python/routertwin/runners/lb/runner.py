@@ -172,6 +172,12 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
          on: 100.0 * out["on_failed"] / out["keys"]}
     if out["table_size"]:
         m["table_changes_pct"] = 100.0 * out["table_changes"] / out["table_size"]
+    # the load on the others: where the keys' next connections go after the change
+    after = [100.0 * n / out["keys"] for n in out["after_per_server"]]
+    m["after_max_pct"] = max(after)
+    if c.pool is not None:
+        names = [s.name for s in usable] + (["added"] if c.action == "add" else [])
+        m.update({f"after_{name}_pct": share for name, share in zip(names, after)})
     params = {"method": "remap", "action": c.action, "scheduler": keys["scheduler"], "servers": keys["servers"],
               "keys": keys["keys"], "keyed": out["keyed"]}
     if c.pool is not None:

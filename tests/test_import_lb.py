@@ -662,3 +662,32 @@ def test_recorded_show_stat_maps_each_column(tmp_path):
         share = got[f"rec-b-{name}-pick_share"]
         assert float(share["value"]) == pytest.approx(100 * float(rec["lbtot"]) / float(backend["lbtot"]), rel=1e-9)
     assert [servers[f"s{i}"]["lbtot"] for i in range(3)] == ["30", "20", "10"]  # HAProxy's roundrobin, 3:2:1
+
+
+@needs_haproxy
+def test_ipv6_addresses_follow_the_last_colon_rule(tmp_path):
+    # manual 4.2 'bind': for IPv6 the port is the number after the last colon
+    path = cfg(tmp_path, """
+        frontend f
+            bind :::8080
+            bind [2001:db8::1]:81
+            default_backend b
+        backend b
+            server s 2001:db8::2:80 weight 2
+            server t [2001:db8::3]
+            server u [2001:db8::4]:8080
+        """)
+    sc = load_imported(tmp_path, haproxy.import_file(path, env={}))
+    bal = sc.config.balancer
+    assert bal.services[0].listen == ["[::]:8080", "[2001:db8::1]:81"]
+    assert [(s.address, s.port) for s in bal.pools[0].servers] == [("2001:db8::2", 80), ("2001:db8::3", None),
+                                                                   ("2001:db8::4", 8080)]
+    out = tmp_path / "out.cfg"
+    out.write_text(haproxy.export(sc))
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stderr
+    again = load_imported(tmp_path, haproxy.import_file(out, env={}), "again.yaml")
+    assert again.config.balancer.model_dump() == bal.model_dump()
+    bad = cfg(tmp_path, "backend b\n    server t ::1\n", "bad.cfg")
+    with pytest.raises(ImportFileError, match=r"bad.cfg:2: .*after the last colon"):
+        haproxy.import_file(bad, env={})

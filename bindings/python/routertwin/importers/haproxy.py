@@ -48,7 +48,7 @@ from typing import Mapping
 
 from routertwin.importers import haproxy_keywords as kw
 from routertwin.importers._lbcommon import Imported, ImportFileError, NotModelled, read_text
-from routertwin.runners.lb.balancer import Pool, Server, Service, check_host, join_endpoint, split_endpoint
+from routertwin.runners.lb.balancer import Pool, Server, Service, check_host, join_endpoint
 
 KIND = "haproxy"
 
@@ -586,18 +586,23 @@ class _Parser:
         opts = self._server_options(p, no, words, args[2:])
         if "@" in addr or addr.startswith("/"):
             self.fail(no, f"server '{name}': address '{addr}' is not an IP address or host name the twin can hold")
-        try:
-            host, port = split_endpoint(addr)
-        except ValueError as exc:
-            if re.search(r":[+-]\d+$", addr):
-                self.fail(no, f"server '{name}': port offsets ('{addr}') are not modelled")
-            self.fail(no, f"server '{name}': {exc}")
+        # manual 5.2 / 4.2 'bind': the port is after the last colon, also for
+        # IPv6 ('2001:db8::2:80'); '[2001:db8::2]:80' brackets the address
+        m = re.fullmatch(r"\[([^\]]+)\](?::(.*))?", addr)
+        host, port_text = (m.group(1), m.group(2) or "") if m else addr.rsplit(":", 1) if ":" in addr else (addr, "")
+        if re.fullmatch(r"[+-]\d+", port_text):
+            self.fail(no, f"server '{name}': port offsets ('{addr}') are not modelled")
+        if port_text and not re.fullmatch(r"\d+", port_text):
+            self.fail(no, f"server '{name}': port '{port_text}' of '{addr}' is not a number")
+        port = int(port_text) if port_text else None
         if port is not None and not 1 <= port <= 65535:
             self.fail(no, f"server '{name}': port {port} is out of range 1..65535")
         try:
             host = check_host(host, wildcard=False)
         except ValueError as exc:
-            self.fail(no, f"server '{name}': {exc}")
+            hint = " (the port is after the last colon: write an IPv6 address as [ADDR] or [ADDR]:PORT)" \
+                if addr.count(":") > 1 and not m else ""
+            self.fail(no, f"server '{name}': {exc}{hint}")
         server = {"name": name, "address": host}
         if port is not None:
             server["port"] = port

@@ -106,6 +106,7 @@ BindLb(py::module_& m)
             py::dict d;
             d["keys"] = r.keys;
             d["moved"] = r.moved;
+            d["redirected"] = r.redirected;
             d["on_failed"] = r.onFailed;
             d["keyed"] = r.keyed;
             d["table_changes"] = r.tableChanges;

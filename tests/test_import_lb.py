@@ -407,6 +407,8 @@ def test_remap_on_an_imported_pool(tmp_path):
     assert ch["moved_pct"] == pytest.approx(ch["on_failed_pct"], rel=0.25) and ch["moved_pct"] < 20
     # a ninth server: round robin breaks nothing established and deals it 1/9
     # of the new connections; the consistent ring moves exactly the keys it takes
+    drain = cases["drain-app"]["metrics"]
+    assert (drain["moved_pct"], drain["redirected_pct"], drain["refused_pct"]) == (0, 12.5, 0)
     add_rr, add_ch = cases["add-app"]["metrics"], cases["add-hashed"]["metrics"]
     assert add_rr["moved_pct"] == 0 and add_rr["on_added_pct"] == pytest.approx(100 / 9, abs=0.01)
     assert add_ch["moved_pct"] == add_ch["on_added_pct"] and 5 < add_ch["moved_pct"] < 20
@@ -691,3 +693,21 @@ def test_ipv6_addresses_follow_the_last_colon_rule(tmp_path):
     bad = cfg(tmp_path, "backend b\n    server t ::1\n", "bad.cfg")
     with pytest.raises(ImportFileError, match=r"bad.cfg:2: .*after the last colon"):
         haproxy.import_file(bad, env={})
+
+
+def test_draining_under_ipvs_mh_refuses_the_drained_servers_clients(tmp_path):
+    # ip_vs_mh.c: a dest quiesced to weight 0 keeps its table slots, and
+    # without the mh-fallback flag its keys find no server
+    rules = "-A -t 198.18.0.10:80 -s mh\n" + "".join(
+        f"-a -t 198.18.0.10:80 -r 198.18.1.{i}:80 -g -w 1\n" for i in range(1, 5))
+    out = tmp_path / "lvs.yaml"
+    assert run_cli("import", "ipvs", cfg(tmp_path, rules, "rules.txt"), "-o", out).returncode == 0
+    res = tmp_path / "res"
+    assert run_cli("run", out, "--out", res).returncode == 0
+    import json
+
+    cases = {c["case"]: c["metrics"] for c in json.loads((res / "ipvs-rules.json").read_text())["cases"]}
+    d = cases["drain-tcp-198.18.0.10-80"]
+    assert d["moved_pct"] == 0 and d["refused_pct"] == d["on_drained_pct"] == d["redirected_pct"] > 0
+    f = cases["fail-tcp-198.18.0.10-80"]
+    assert f["refused_pct"] == 0 and f["moved_pct"] >= f["on_failed_pct"]  # a failed dest leaves the table

@@ -39,6 +39,7 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     uint32_t servers = 96, failed = 0, nKeys = 100000;
     uint64_t seed = 1;
     bool add = false;
+    bool drain = false;
     const std::map<std::string, double>* weights = nullptr;
     for (const auto& [k, v] : keys)
     {
@@ -53,11 +54,12 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
         else if (k == "action")
         {
             const auto* s = std::get_if<std::string>(&v);
-            if (!s || (*s != "fail" && *s != "add"))
+            if (!s || (*s != "fail" && *s != "add" && *s != "drain"))
             {
-                Bad(k, "must be \"fail\" or \"add\"");
+                Bad(k, "must be \"fail\", \"drain\" or \"add\"");
             }
             add = *s == "add";
+            drain = *s == "drain";
         }
         else if (k == "scheduler")
         {
@@ -141,7 +143,7 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     }
     dp_sched_build(before, 0, nullptr);
     dp_sched_t* after = dp_sched_clone(memAfter.data(), memAfter.size(), before);
-    dp_sched_set_state(after, failed, add ? DP_SCHED_UP : DP_SCHED_DOWN, 0, nullptr);
+    dp_sched_set_state(after, failed, add ? DP_SCHED_UP : drain ? DP_SCHED_DRAINING : DP_SCHED_DOWN, 0, nullptr);
     dp_sched_build(after, 0, nullptr);
 
     RandomStream rng(seed, 11);
@@ -191,7 +193,8 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     if (rc == 0)
     {
         r.keyed = true;
-        r.moved = moved;
+        r.moved = drain ? 0 : moved; // a draining server keeps its established connections
+        r.redirected = moved;
         const uint32_t changes = dp_sched_count_table_changes(before, after);
         if (changes != 0xFFFFFFFFu)
         {
@@ -203,7 +206,8 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     {
         // the session table pins every other connection; an added server
         // only takes new ones
-        r.moved = add ? 0 : r.onFailed;
+        r.moved = add || drain ? 0 : r.onFailed;
+        r.redirected = add ? 0 : r.onFailed;
     }
     else
     {

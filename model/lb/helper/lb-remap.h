@@ -10,7 +10,10 @@
 // With action "add" the pool gains a server instead: server `servers` - 1
 // is in maintenance before and up after; key-mapping schedulers move the
 // keys the new server takes, the others move none (the session table pins
-// every established connection).
+// every established connection). With action "drain" server `failed` is
+// drained (HAProxy drain, IPVS weight 0): no established connection moves;
+// `redirected` counts the keys whose next connection goes elsewhere (or
+// nowhere: IPVS mh without its fallback flag refuses a drained server's keys).
 //
 // The same configuration arrives from Python as a dict
 // (routertwin._core.lb_remap). Keys (default):
@@ -18,8 +21,8 @@
 //   servers    int, 96         servers in the pool (all up)
 //   weights    {"i": w}, {}    weight of server i (default 1 each; an
 //                              imported pool's weights)
-//   action     str, "fail"     "fail": server `failed` goes down; "add":
-//                              the last server comes up
+//   action     str, "fail"     "fail": server `failed` goes down; "drain":
+//                              it drains; "add": the last server comes up
 //   failed     int, 0          the server that fails (action "fail")
 //   keys       int, 100000     connections (client address:port -> VIP:80)
 //   seed       int, 1          client addresses and ports
@@ -39,7 +42,8 @@ namespace routertwin
 struct LbRemapResult
 {
     uint64_t keys = 0;        ///< connections considered
-    uint64_t moved = 0;       ///< connections whose server changes
+    uint64_t moved = 0;       ///< established connections whose server changes
+    uint64_t redirected = 0;  ///< keys whose next connection goes to another server (or none)
     uint64_t onFailed = 0;    ///< connections that were on the failed server (after: on the added one)
     bool keyed = false;       ///< the scheduler maps keys (count_remapped answered)
     uint32_t tableChanges = 0;///< maglev/sh: lookup-table entries that changed (0 otherwise)

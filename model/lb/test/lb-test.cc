@@ -488,7 +488,16 @@ TEST(LbRemap, WeightsAndAnAddedServer)
     EXPECT_EQ(lc.moved, lc.onFailed);
     EXPECT_THROW(RunLbRemap({{"weights", ConfigValue(Weights{{"96", 1.0}})}}), std::invalid_argument);
     EXPECT_THROW(RunLbRemap({{"weights", ConfigValue(Weights{{"0", 1.5}})}}), std::invalid_argument);
-    EXPECT_THROW(RunLbRemap({{"action", ConfigValue(std::string("drain"))}}), std::invalid_argument);
+    // draining breaks nothing established; round robin sends the drained
+    // server's share (3 of 4) of the next connections elsewhere
+    const LbRemapResult drained = RunLbRemap({{"scheduler", ConfigValue(std::string("roundrobin"))},
+                                              {"servers", ConfigValue(int64_t{2})},
+                                              {"action", ConfigValue(std::string("drain"))},
+                                              {"weights", ConfigValue(Weights{{"0", 3.0}, {"1", 1.0}})}});
+    EXPECT_EQ(drained.moved, 0u);
+    EXPECT_EQ(drained.redirected, 75000u);
+    EXPECT_EQ(drained.afterPerServer, (std::vector<uint64_t>{0, 100000}));
+    EXPECT_THROW(RunLbRemap({{"action", ConfigValue(std::string("remove"))}}), std::invalid_argument);
 }
 
 TEST(LbScenarioConfig, UnknownKeyAndBadValuesAreNamed)

@@ -736,7 +736,7 @@ def build_balancer(proxies: list[_Proxy]) -> dict:
 
 
 def _remap_cases(balancer: dict) -> list[dict]:
-    """The what-ifs per pool the twin can answer: its first server fails; a server is added."""
+    """The what-ifs per pool the twin can answer: its first server fails or drains; a server is added."""
     cases = []
     for pool in balancer["pools"]:
         usable = [s for s in pool["servers"] if not s.get("disabled") and not s.get("backup")
@@ -745,6 +745,8 @@ def _remap_cases(balancer: dict) -> list[dict]:
             name = re.sub(r"[^A-Za-z0-9._-]", "-", pool["name"])
             cases.append({"id": f"fail-{name}", "method": "remap", "pool": pool["name"],
                           "server": usable[0]["name"]})
+            cases.append({"id": f"drain-{name}", "method": "remap", "pool": pool["name"],
+                          "server": usable[0]["name"], "action": "drain"})
             cases.append({"id": f"add-{name}", "method": "remap", "pool": pool["name"], "action": "add"})
     return cases
 

@@ -167,9 +167,10 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
         keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0}
     keys.update({"action": c.action, "keys": c.keys or 100000, "seed": scenario.seed})
     out = call_native(_core.lb_remap, keys, source=scenario.path, case_id=c.id, engine="lb_remap")
-    on = "on_added_pct" if c.action == "add" else "on_failed_pct"
+    on = {"fail": "on_failed_pct", "drain": "on_drained_pct", "add": "on_added_pct"}[c.action]
     m = {"moved": float(out["moved"]), "moved_pct": 100.0 * out["moved"] / out["keys"],
-         on: 100.0 * out["on_failed"] / out["keys"]}
+         on: 100.0 * out["on_failed"] / out["keys"], "redirected_pct": 100.0 * out["redirected"] / out["keys"],
+         "refused_pct": 100.0 * (out["keys"] - sum(out["after_per_server"])) / out["keys"]}
     if out["table_size"]:
         m["table_changes_pct"] = 100.0 * out["table_changes"] / out["table_size"]
     # the load on the others: where the keys' next connections go after the change
@@ -181,7 +182,7 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
     params = {"method": "remap", "action": c.action, "scheduler": keys["scheduler"], "servers": keys["servers"],
               "keys": keys["keys"], "keyed": out["keyed"]}
     if c.pool is not None:
-        params.update(pool=c.pool, server=c.server if c.action == "fail" else None)
+        params.update(pool=c.pool, server=c.server if c.action != "add" else None)
     return CaseResult(c.id, params, m, "", {})
 
 

@@ -34,9 +34,10 @@ class Case(ScenarioModel):
     keys: int | None = Field(default=None, ge=1, le=10**7)  # remap: connections
     pool: str | None = None  # remap: a pool of the scenario's balancer (its scheduler and size)
     server: str | None = None  # remap: the server of that pool that fails (default its first)
-    # remap: "fail" (a server goes down; drained connections stay, new ones move alike)
-    # or "add" (a new server joins the pool, with `weight`, default its first server's)
-    action: Literal["fail", "add"] = "fail"
+    # remap: "fail" (`server` goes down), "drain" (it drains: established connections
+    # stay, new ones go elsewhere) or "add" (a new server joins the pool, with
+    # `weight`, default its first server's)
+    action: Literal["fail", "drain", "add"] = "fail"
     weight: int | None = Field(default=None, ge=1, le=65535)  # remap add: the new server's weight
     # max-cps, max-tps (units/s) and max-concurrent (connections of the box):
     # the target objective of RFC 9411 7.x.4 (qualification at 10 % of it)
@@ -73,7 +74,7 @@ class Case(ScenarioModel):
         if self.weight is not None and self.action != "add":
             raise FieldError(("weight",), "'weight' is the added server's: it needs action: add")
         if self.action == "add" and self.server is not None:
-            raise FieldError(("server",), "action add adds a server: 'server' names one that fails")
+            raise FieldError(("server",), "action add adds a server: 'server' names one that fails or drains")
         if self.server is not None and self.pool is None:
             raise FieldError(("server",), "'server' names a server of 'pool': give the pool too")
         if self.method == "max-concurrent" and self.target is not None and self.target < 10:

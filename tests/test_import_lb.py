@@ -322,6 +322,8 @@ IPVS_RULES = """\
 -A -t [2001:db8::1]:443 -s lblc
 -a -t [2001:db8::1]:443 -r [2001:db8::2]:443 -m -w 2
 -A -f 7 -s rr
+-A -t 198.18.0.20:0 -s rr -p 600
+-a -t 198.18.0.20:0 -r 198.18.1.9 -g
 """
 
 
@@ -339,7 +341,8 @@ def test_ipvs_rules(tmp_path):
     assert v6.scheduler is None and v6.forwarding is None
     assert bal.services[2].listen == ["[2001:db8::1]:443"]
     reasons = {(n.line, n.reason.split(":")[0].split(" ")[0]) for n in r.not_modelled}
-    assert reasons == {(4, "persistence"), (7, "scheduler"), (8, "masquerading"), (9, "firewall-mark")}
+    assert reasons == {(4, "persistence"), (7, "scheduler"), (8, "masquerading"), (9, "firewall-mark"),
+                       (10, "a"), (11, "a")}  # a service on port 0
 
 
 @pytest.mark.parametrize("text, line, message", [

@@ -43,6 +43,10 @@ def cmd_import(args) -> int:
         for n in result.not_modelled:
             print(n, file=sys.stderr)
         result.check_strict()
+    if hasattr(result, "scenario"):  # what is written must load: the same checks as `routertwin run`
+        from routertwin.scenario_loader import validate_scenario
+
+        validate_scenario(result.scenario, shown=f"{args.file} (imported)", base_dir=Path.cwd())
     text = result.text()
     _emit(text, args.out)
     n = len(result.not_modelled)

@@ -124,6 +124,9 @@ def import_file(path: str | Path, shown: str | None = None) -> Imported:
             continue
         host, port = _endpoint(shown, no, addr, "virtual service", port_needed=True)
         key = (proto, host, port)
+        if port == 0:  # every port of the address (persistent services, ipvsadm(8) -p)
+            note(no, text, "a service on port 0 (all ports) is not modelled")
+            continue
         name = f"{proto}:{host}:{port}"
         if cmd in ("-A", "--add-service"):
             if key in services:

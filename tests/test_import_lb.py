@@ -66,7 +66,7 @@ def test_manual_2_2_log_format_lines_are_equivalent():
     # the matrix of manual 2.2, one character at a time
     (r"a\ b", ["a b"]), (r"a\x20b", ["a b"]), (r'"a b"', ["a b"]), (r"'a b'", ["a b"]),
     (r"\#x", ["#x"]), (r'"#x"', ["#x"]), (r"'#x'", ["#x"]), (r"x # comment", ["x"]),
-    (r"\$x", ["$x"]), (r"$x", ["$x"]), (r"'$x'", ["$x"]), (r'"\$x"', ["$x"]),
+    (r"\$x", ["\\$x"]), (r"$x", ["$x"]), (r"'$x'", ["$x"]), (r'"\$x"', ["$x"]),
     (r"\'", ["'"]), (r'''"'"''', ["'"]), (r"\\", ["\\"]), (r"'\'", ["\\"]), (r'"\\"', ["\\"]),
     (r"\n\r\t", ["\n\r\t"]), (r'"\x41"', ["A"]), (r'""', [""]), ("a\tb  c", ["a", "b", "c"]),
     # not an escape: the backslash stays (regular expressions)
@@ -79,7 +79,8 @@ def test_quoting_matrix(line, words):
     assert haproxy.tokenize(line, env={"HOME_X": "/h"}) == words
 
 
-@pytest.mark.parametrize("line, column", [("a 'b", 3), ('a "b', 3), (r"a \xZZ", 3), (r'"${V[*]}"', 2)])
+@pytest.mark.parametrize("line, column", [("a 'b", 3), ('a "b', 3), (r"a \xZZ", 3), (r'"${V[*]}"', 2),
+                                          ('"x$"', 3), ('"${}"', 2)])
 def test_tokenizer_refuses_with_the_column(line, column):
     with pytest.raises(haproxy.TokenError) as e:
         haproxy.tokenize(line, env={})
@@ -714,3 +715,44 @@ def test_draining_under_ipvs_mh_refuses_the_drained_servers_clients(tmp_path):
     assert d["moved_pct"] == 0 and d["refused_pct"] == d["on_drained_pct"] == d["redirected_pct"] > 0
     f = cases["fail-tcp-198.18.0.10-80"]
     assert f["refused_pct"] == 0 and f["moved_pct"] >= f["on_failed_pct"]  # a failed dest leaves the table
+
+
+@needs_haproxy
+@pytest.mark.parametrize("seed", [1, 2])
+def test_tokenizer_agrees_with_haproxy_on_random_lines(tmp_path, seed):
+    """The real haproxy as the oracle: `.notice WORD` makes haproxy -c print
+    the one word it read (or refuse: a second word, an unmatched quote, a
+    bad variable). 400 random lines of the characters that matter; the
+    tokenizer must read each the same way (an empty word after the first is
+    invisible to .notice)."""
+    import random
+    import re as _re
+
+    rng = random.Random(seed)
+    alphabet = ["a", "b", " ", "\t", "'", '"', "\\", "#", "$", "x", "4", "1", "{", "}", "-", "r", "t", "n", "_"]
+    lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 10))) for _ in range(400)]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    mismatches = []
+    for start in range(0, len(lines), 40):  # haproxy stops after 50 errors
+        batch = lines[start:start + 40]
+        path = tmp_path / f"notice{start}.cfg"
+        path.write_text("global\n" + "".join(f".notice {x}\n" for x in batch))
+        proc = subprocess.run([HAPROXY, "-c", "-f", str(path)], capture_output=True, env=env, timeout=60)
+        seen: dict[int, tuple] = {}
+        for chunk in (proc.stdout + proc.stderr).decode("latin-1").split("\n["):
+            m = _re.search(r"parsing \[[^:]*:(\d+)\]: '(.*)'\.$", chunk, _re.S)
+            if m and "NOTICE" in chunk:
+                seen[int(m.group(1))] = ("word", m.group(2))
+            elif (m := _re.search(r"parsing \[[^:]*:(\d+)\]", chunk)) and "ALERT" in chunk:
+                seen.setdefault(int(m.group(1)), ("refused",))
+        for no, text in enumerate(batch, 2):
+            try:
+                words = haproxy.tokenize(".notice " + text, env={})
+                while len(words) > 2 and words[-1] == "":
+                    words.pop()
+                ours = ("word", words[1] if len(words) > 1 else "") if len(words) <= 2 else ("refused",)
+            except haproxy.TokenError:
+                ours = ("refused",)
+            if seen.get(no) != ours:
+                mismatches.append((text, seen.get(no), ours))
+    assert not mismatches, mismatches[:5]

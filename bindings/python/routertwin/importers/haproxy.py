@@ -9,9 +9,13 @@ cited by section:
   next section keyword or the end of the file;
 - 2.2 quoting and escaping: backslash escapes outside quotes (\\<space>, \\#,
   \\\\, \\', \\", \\n, \\r, \\t, \\xNN; any other backslash stays as written),
-  weak quoting "..." (no word split, no comment, backslash escapes, $VAR and
-  ${VAR} / ${VAR-default} expanded from the environment), strong quoting
-  '...' (nothing interpreted); quoted and unquoted parts join into one word;
+  weak quoting "..." (no word split, no comment, backslash escapes and \$,
+  $VAR and ${VAR} / ${VAR-default} expanded from the environment, any other
+  '$' refused), strong quoting '...' (nothing interpreted); quoted and
+  unquoted parts join into one word. Where the manual and the real haproxy
+  2.6.12 differ (\<TAB> is not an escape; \$ outside quotes keeps its
+  backslash), the twin follows haproxy: tests/test_import_lb.py compares
+  the two on random lines through haproxy's own `.notice`;
 - 2.4 conditional blocks (.if/.elif/.else/.endif) are refused: which lines
   apply depends on the environment HAProxy runs in;
 - 2.5 times: a number with us, ms (default), s, m, h or d;
@@ -116,9 +120,10 @@ class TokenError(ValueError):
         self.column = column
 
 
-_SIMPLE_ESCAPES = {" ": " ", "\t": "\t", "#": "#", "\\": "\\", "'": "'", '"': '"', "$": "$",
-                   "n": "\n", "r": "\r", "t": "\t"}
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*|\.[A-Z]+)(\[\*\])?(?:-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+# The manual's matrix also lists \<TAB>; haproxy 2.6.12 keeps that backslash
+# (measured with .notice, tests/test_import_lb.py), so the twin does too.
+_SIMPLE_ESCAPES = {" ": " ", "#": "#", "\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(\[\*\])?(?:-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def tokenize(line: str, env: Mapping[str, str] | None = None) -> list[str]:
@@ -144,13 +149,11 @@ def tokenize(line: str, env: Mapping[str, str] | None = None) -> list[str]:
                 quote = ""
                 i += 1
             elif c == "\\":
-                i = _escape(line, i, cur)
+                i = _escape(line, i, cur, weak=True)
             elif c == "$":
                 m = _VAR.match(line, i)
-                if m is None:
-                    cur.append(c)
-                    i += 1
-                    continue
+                if m is None:  # haproxy 2.6.12 refuses it too (a dollar is written \$ here)
+                    raise TokenError(i + 1, "forbidden first char in environment variable name")
                 name, split, default, bare = m.groups()
                 if split:
                     raise TokenError(i + 1, f"'${{{name}[*]}}' (a variable split into words) is not supported")
@@ -186,14 +189,16 @@ def tokenize(line: str, env: Mapping[str, str] | None = None) -> list[str]:
     return words
 
 
-def _escape(line: str, i: int, cur: list[str]) -> int:
-    """The backslash at `i`: append what it stands for, return the next index."""
+def _escape(line: str, i: int, cur: list[str], weak: bool = False) -> int:
+    """The backslash at `i`: append what it stands for, return the next index.
+    `\\$` is a dollar inside double quotes only (outside, where '$' is never
+    expanded, haproxy 2.6.12 keeps the backslash: measured with .notice)."""
     if i + 1 >= len(line):
         cur.append("\\")  # a trailing backslash is itself (HAProxy has no line continuation)
         return i + 1
     d = line[i + 1]
-    if d in _SIMPLE_ESCAPES:
-        cur.append(_SIMPLE_ESCAPES[d])
+    if d in _SIMPLE_ESCAPES or (weak and d == "$"):
+        cur.append(_SIMPLE_ESCAPES.get(d, d))
         return i + 2
     if d == "x":
         hexa = line[i + 2:i + 4]
@@ -201,8 +206,8 @@ def _escape(line: str, i: int, cur: list[str]) -> int:
             raise TokenError(i + 1, f"'\\x' must be followed by two hex digits, not '{hexa}'")
         cur.append(chr(int(hexa, 16)))
         return i + 4
-    cur.append("\\" + d)  # not an escape: both characters stay (regular expressions)
-    return i + 2
+    cur.append("\\")  # not an escape: the backslash stays, the next character is read as usual
+    return i + 1
 
 
 # ---------------------------------------------------------------- values

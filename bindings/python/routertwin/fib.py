@@ -191,3 +191,50 @@ def read_fib(path: str | Path, ports: int | None = None) -> Fib:
         b.add(int(net.network_address), net.prefixlen, target)
     n = max(labels) + 1 if labels else 0
     return b.build([labels.get(i, "") for i in range(n)])
+
+
+def grow(fib: Fib, routes: int, seed: int = 1) -> Fib:
+    """The what-if "the table grows to `routes` routes": `fib` plus new
+    routes drawn like its own (prefix lengths and targets in the table's
+    proportions; prefixes uniform over 1.0.0.0-223.255.255.255, distinct
+    from every existing one). Deterministic for a seed. The model's cost of
+    a route depends only on its length (a /25../32 splits a /24 into a
+    second-level group) and on nothing else, so the proportions carry the
+    cost; where the new prefixes fall does not."""
+    if routes <= len(fib):
+        raise UserError(f"--grow {routes}: the table already has {len(fib)} routes")
+    rng = np.random.default_rng(seed)
+    have = set(zip(fib.prefixes.tolist(), fib.lengths.tolist()))
+    need = routes - len(fib)
+    new_p, new_l = [], []
+    lengths_pool = fib.lengths
+    while len(new_p) < need:
+        n = (need - len(new_p)) * 2 + 1024
+        lens = rng.choice(lengths_pool, size=n).astype(np.uint64)
+        lens[lens == 0] = 8  # a second default route is not growth
+        addr = rng.integers(0x01000000, 0xE0000000, size=n, dtype=np.uint64)
+        mask = (np.uint64(0xFFFFFFFF) << (np.uint64(32) - lens)) & np.uint64(0xFFFFFFFF)
+        addr &= mask
+        for a, ln in zip(addr.tolist(), lens.tolist()):
+            if (a, ln) not in have:
+                have.add((a, ln))
+                new_p.append(a)
+                new_l.append(ln)
+                if len(new_p) == need:
+                    break
+    tids = rng.choice(fib.target_ids, size=need)
+    return Fib(np.concatenate([fib.prefixes, np.array(new_p, dtype=np.uint32)]),
+               np.concatenate([fib.lengths, np.array(new_l, dtype=np.uint8)]),
+               np.concatenate([fib.target_ids, tids.astype(np.uint32)]), list(fib.targets), list(fib.ports))
+
+
+def lookup_cost(fib: Fib) -> dict[str, float]:
+    """The C core's cost of this FIB: memory of the dp_lpm table, its
+    second-level groups, and table reads per lookup over the destinations
+    the router model sends to (each route's first host address)."""
+    table = fib.lpm()
+    dst = np.where(fib.lengths < 31, fib.prefixes + np.uint32(1), fib.prefixes).astype(np.uint32)
+    table.lookup(dst)
+    s = table.stats()
+    return {"memory_bytes": float(s["memory_bytes"]), "tbl8_groups": float(s["tbl8_groups_used"]),
+            "probes_per_lookup": s["lookup_table_probes"] / max(1, s["lookups"])}

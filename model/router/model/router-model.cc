@@ -494,12 +494,12 @@ struct RouterEngine::Impl
           fabric(MakeFabric(c, ingressCapCells))
     {
         Fib fib = LoadFib(cfg);
-        BuildLpm(fib);
         streams.resize(cfg.ports);
         for (unsigned p = 0; p < cfg.ports; ++p)
         {
             streams[p].tc = StreamOf(cfg, fib, p);
         }
+        BuildLpm(fib); // adds the interface routes: after the destinations are drawn
         targets = std::move(fib.targets);
         if (!cfg.ipMix.empty())
         {

@@ -127,7 +127,7 @@ def options(kind: str, **values) -> argparse.Namespace:
     sub = p.add_subparsers(dest="kind")
     add_parsers(sub)
     args = p.parse_args([get(kind).KIND, "FILE"])
-    known = vars(args)
+    known = {**vars(args), "root": None}  # root: the command line's global --root
     for key, value in values.items():
         if key not in known or key in ("kind", "file"):
             raise UserError(f"routertwin import {kind}: unknown option '{key}' "

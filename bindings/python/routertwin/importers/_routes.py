@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Callable
 
 from routertwin.errors import UserError
-from routertwin.fib import DISCARDS, MAX_ECMP, Fib, FibBuilder, Target, format_fib
+from routertwin.fib import DISCARDS, MAX_ECMP, Fib, FibBuilder, Target, format_fib, grow, lookup_cost
 from routertwin.importers import Imported
+
+# --grow: at most 4M routes (a what-if beyond today's 1M-route tables; the
+# rule store of 4M routes is 96 MiB and the text FIB about 80 MB).
+MAX_GROW = 4_000_000
 
 # A next hop as the table names it: (gateway address or None, device or None).
 NextHop = tuple[str | None, str | None]
@@ -37,6 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "scenarios/platforms/t640.yaml)")
     p.add_argument("--fitted", type=Path, metavar="FITTED.yaml",
                    help="its fitted pipeline latency (default: scenarios/platforms/fitted/t640.yaml)")
+    p.add_argument("--grow", type=int, metavar="ROUTES",
+                   help="what-if: grow the table to ROUTES routes drawn like its own (prefix lengths and next "
+                        "hops in its proportions; routertwin.fib.grow, docs/import.md)")
 
 
 class PortMap:
@@ -222,12 +229,24 @@ def router_import(*, kind: str, source: Path, args: argparse.Namespace, sink: Ro
     fib: Fib = sink.fib.build(labels)
     if len(fib) == 0:
         raise UserError(f"{source}: no IPv4 route to import")
+    grown = ""
+    if getattr(args, "grow", None):
+        if args.grow > MAX_GROW:
+            raise UserError(f"--grow {args.grow}: at most {MAX_GROW} routes (dp_lpm's rule store and the "
+                            "router model's destinations are sized for it)")
+        imported = len(fib)
+        fib = grow(fib, args.grow)
+        grown = f" (what-if: {imported} imported, grown to {len(fib)} by routertwin.fib.grow, seed 1)"
     c = fib.counts()
+    cost = lookup_cost(fib)
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     head = [f"Imported by `routertwin import {kind}` from {source.name} (sha256 {digest}...): {what}.",
             f"{c['routes']} IPv4 routes: {c['single_port']} to one port, {c['ecmp']} ECMP, "
             f"{c['blackhole']} blackhole, {c['unreachable']} unreachable, {c['prohibit']} prohibit; "
-            f"{len(labels)} ports."]
+            f"{len(labels)} ports{grown}.",
+            f"C core (dp_lpm, DIR-24-8): {cost['memory_bytes'] / 2**20:.1f} MiB, {cost['tbl8_groups']:.0f} "
+            f"second-level groups, {cost['probes_per_lookup']:.3f} table reads per lookup of the routes' first "
+            "addresses."]
     if sink.fib.masked:
         head.append(f"{sink.fib.masked} prefixes had host bits set beyond their length: written masked.")
     if sink.fib.shadowed:
@@ -262,8 +281,9 @@ def router_import(*, kind: str, source: Path, args: argparse.Namespace, sink: Ro
               "    ip_bytes: 40",
               "    routes_as_destinations: true",
               f"    route_file: {fib_path.name}"]
-    summary = (f"{out}: {c['routes']} routes ({c['ecmp']} ECMP, "
+    summary = (f"{out}: {c['routes']} routes{grown} ({c['ecmp']} ECMP, "
                f"{c['blackhole'] + c['unreachable'] + c['prohibit']} discard) on {len(labels)} ports, "
-               f"FIB in {fib_path}; {len(unmodelled)} not modelled")
+               f"FIB in {fib_path}; dp_lpm {cost['memory_bytes'] / 2**20:.1f} MiB, "
+               f"{cost['probes_per_lookup']:.3f} reads per lookup; {len(unmodelled)} not modelled")
     return Imported(files={out: "\n".join(lines) + "\n", fib_path: fib_text}, summary=summary,
                     unmodelled=unmodelled)

@@ -187,6 +187,24 @@ def _bgpkit_elems(path: Path):
     return Parser(url=str(path))
 
 
+def entries(path: Path, walked: Walk | None = None):
+    """Every IPv4 unicast RIB entry of the dump as (prefix 'a.b.c.d/len',
+    peer address, next hop or None), in file order, decoded by
+    pybgpkit-parser after the framing walk; UserError if the parser decodes
+    fewer or more entries than the records hold."""
+    w = walked or walk(path, read_bytes(path))
+    n = 0
+    for elem in _bgpkit_elems(path):
+        prefix = elem.prefix
+        if ":" in prefix:
+            continue
+        n += 1
+        yield prefix, elem.peer_ip, elem.next_hop
+    if n != w.ipv4_entries:
+        raise UserError(f"{path}: the MRT parser decoded {n} IPv4 RIB entries where the records hold "
+                        f"{w.ipv4_entries}: some records are malformed inside their attributes")
+
+
 def convert(path: Path, args: argparse.Namespace) -> Imported:
     w = walk(path, read_bytes(path))
     ports = load_port_map(args)
@@ -196,7 +214,6 @@ def convert(path: Path, args: argparse.Namespace) -> Imported:
     if args.peer is not None and args.peer not in w.peers:
         raise UserError(f"--peer {args.peer}: not in the dump's PEER_INDEX_TABLE ({', '.join(w.peers[:8])}"
                         f"{', ...' if len(w.peers) > 8 else ''})")
-    ipv4 = 0
     group_prefix, group_hops = None, []
     ecmp = args.select == "ecmp"
 
@@ -207,25 +224,17 @@ def convert(path: Path, args: argparse.Namespace) -> Imported:
         hops = tuple(dict.fromkeys(group_hops)) if ecmp else (group_hops[0],)
         sink.add(int(ipaddress.IPv4Address(addr)), int(ln), hops, 0, f"prefix {group_prefix}")
 
-    for elem in _bgpkit_elems(path):
-        prefix = elem.prefix
-        if ":" in prefix:
-            continue
-        ipv4 += 1
-        if args.peer is not None and elem.peer_ip != args.peer:
+    for prefix, peer, nh in entries(path, w):
+        if args.peer is not None and peer != args.peer:
             continue
         if prefix != group_prefix:
             flush()
             group_prefix, group_hops = prefix, []
-        nh = elem.next_hop
         if nh is None or ":" in nh:
-            raise UserError(f"{path}: prefix {prefix} from peer {elem.peer_ip}: "
+            raise UserError(f"{path}: prefix {prefix} from peer {peer}: "
                             + ("no NEXT_HOP attribute" if nh is None else f"IPv6 next hop {nh} for an IPv4 route"))
         group_hops.append((nh, None))
     flush()
-    if ipv4 != w.ipv4_entries:
-        raise UserError(f"{path}: the MRT parser decoded {ipv4} IPv4 RIB entries where the records hold "
-                        f"{w.ipv4_entries}: some records are malformed inside their attributes")
     return router_import(kind=KIND, source=path, args=args, sink=sink,
                          what=f"MRT TABLE_DUMP_V2, {w.records} IPv4 RIB records from {len(w.peers)} peers, "
                               f"next hop per prefix: {args.select}"

@@ -56,7 +56,7 @@ def test_linux_table_imported_route_by_route(tmp_path):
     # table 100, the local table and IPv6 are listed, each with its entry
     assert "route 0 (10.6.0.0/16): table 100" in r.stderr
     assert "(fe80::/64): IPv6 route" in r.stderr
-    assert "ECMP weights [1, 2]" in r.stderr
+    assert "ECMP weights 1, 2:" in r.stderr
     text = out.read_text()
     assert "route_file: imp.fib" in text and "#   port 1: via 198.18.1.2 dev d1; dev d1" in text
     # --table 100 imports that table instead

@@ -77,7 +77,9 @@ def convert(path: Path, args: argparse.Namespace) -> Imported:
         hops = []
         for n in fib_nhs:
             ip, dev = n.get("ip"), n.get("interfaceName")
-            if ip is not None and parse_prefix(str(ip)) is None:
+            if not isinstance(dev, (str, type(None))):
+                raise UserError(f"{path}: {where}: 'interfaceName' must be a string, got {json.dumps(dev)[:40]}")
+            if ip is not None and (not isinstance(ip, str) or parse_prefix(ip) is None or "/" in ip):
                 if n.get("afi") == "ipv6":
                     unmodelled.append(f"{path}: {where}: IPv6 next hop {ip} (RFC 5549): imported by its "
                                       "interface only")

@@ -60,6 +60,8 @@ def read_routes(path: Path, table: str, ports: PortMap) -> tuple[RouteSink, list
         where = f"{path}: route {i} ({dst})"
         rtable = str(r.get("table", "main"))
         rtype = r.get("type", "unicast")
+        if not isinstance(rtype, str):
+            raise UserError(f"{where}: 'type' must be a string, got {json.dumps(rtype)[:40]}")
         if ":" in dst:
             unmodelled.append(f"{where}: IPv6 route: the router model's FIB is IPv4 only (dp_lpm); "
                               "import `ip -4 -j route show table all` to leave them out")
@@ -83,19 +85,23 @@ def read_routes(path: Path, table: str, ports: PortMap) -> tuple[RouteSink, list
             unmodelled.append(f"{where}: type {rtype}: not a forwarding route the model holds")
             continue
         hops = r.get("nexthops") or [r]
+        if not isinstance(hops, list):
+            raise UserError(f"{where}: 'nexthops' must be a list, got {json.dumps(hops)[:40]}")
         nhs = []
         for h in hops:
             if not isinstance(h, dict):
                 raise UserError(f"{where}: 'nexthops' must hold objects, got {json.dumps(h)[:60]}")
             gw, dev = h.get("gateway"), h.get("dev")
-            if gw is not None and parse_prefix(str(gw)) is None:
+            if not isinstance(dev, (str, type(None))):
+                raise UserError(f"{where}: 'dev' must be an interface name, got {json.dumps(dev)[:40]}")
+            if gw is not None and (not isinstance(gw, str) or parse_prefix(gw) is None or "/" in gw):
                 raise UserError(f"{where}: gateway {gw!r} is not an IPv4 address")
             if gw is None and dev is None:
                 raise UserError(f"{where}: a unicast route needs a 'gateway' or a 'dev'")
             nhs.append((gw, dev))
-        weights = {h.get("weight", 1) for h in hops}
+        weights = {json.dumps(h.get("weight", 1)) for h in hops}
         if len(weights) > 1:
-            unmodelled.append(f"{where}: ECMP weights {sorted(weights)}: the model splits equally over the "
+            unmodelled.append(f"{where}: ECMP weights {', '.join(sorted(weights))}: the model splits equally over the "
                               "next hops (imported with equal shares)")
         sink.add(*parsed, tuple(nhs), metric, i)
     return sink, unmodelled

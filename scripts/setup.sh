@@ -62,9 +62,11 @@ PIP_PACKAGES=(
   nbformat:nbformat
   nbclient:nbclient
   ipykernel:ipykernel
-  # routertwin import mrt: MRT TABLE_DUMP_V2 records (BGPKIT's Rust parser;
-  # PyPI ships it as an sdist, so pip builds it with cargo)
-  pybgpkit-parser:pybgpkit_parser
+  # routertwin import mrt: MRT TABLE_DUMP_V2 records (BGPKIT's Rust parser).
+  # Pinned to the newest release PyPI has as a CPython 3.11 manylinux wheel:
+  # 0.7.0 and later are source packages whose cargo build took over 25 minutes
+  # on these 2 cores (docs/import.md)
+  "pybgpkit-parser==0.6.2:pybgpkit_parser"
   # property-based tests of the importers' parsers (tests/test_import_routes.py)
   hypothesis:hypothesis
 )

@@ -6,9 +6,11 @@ Two readers look at the file:
 - the records are parsed by **pybgpkit-parser** (PyPI; BGPKIT's Rust
   bgpkit-parser behind a Python binding): prefixes, peers, next hops. It
   was chosen over mrtparse (pure Python) for speed: mrtparse decoded 50,000
-  RIB records in 32 s here (about 1,600 a second, so a 1M-route table in
-  ten minutes), and its last release is from 2022; bgpkit-parser is
-  released monthly and reads a 1M-route dump in seconds (bench/import-bench.py);
+  RIB records in 32 s here (1M routes would take ten minutes), against
+  about 1.2 s of CPU for pybgpkit-parser; mrtparse's last release is from
+  2022, bgpkit-parser is released monthly. scripts/setup.sh pins 0.6.2,
+  the newest release PyPI carries as a CPython 3.11 wheel: later ones are
+  source packages whose Rust build outlasted 25 minutes on these 2 cores;
 - the framing is walked here first, byte by byte against RFC 6396 (common
   header, PEER_INDEX_TABLE, RIB entry lists, the length of every part),
   because bgpkit-parser logs and skips a record it cannot decode: a

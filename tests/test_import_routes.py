@@ -246,7 +246,7 @@ def test_unmapped_next_hop_and_strict_are_errors(tmp_path):
 
 # --- Hypothesis: the parsers never fail other than with the one-line error
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @FUZZ

@@ -82,7 +82,7 @@ def _config_a() -> str:
 
 CONFIG_B = """router id 198.18.0.2;
 protocol device {}
-protocol kernel { ipv4 { export all; }; merge paths on; }
+protocol kernel { ipv4 { export all; }; }
 protocol static sb { ipv4;
   route 30.0.0.0/8 via 198.18.0.1 via 198.18.0.5;
   route 30.1.0.0/16 blackhole;
@@ -115,9 +115,9 @@ def two_birds(tmp_path):
             _run("ip", "-n", ns["b"], "link", "set", f"bb{i}", "up")
         for r, conf in (("a", _config_a()), ("b", CONFIG_B)):
             (tmp_path / f"{r}.conf").write_text(conf)
+            log = open(tmp_path / f"{r}.log", "w")
             procs.append(subprocess.Popen(["ip", "netns", "exec", ns[r], "bird", "-f", "-c", str(tmp_path / f"{r}.conf"),
-                                           "-s", str(tmp_path / f"{r}.ctl")], stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL))
+                                           "-s", str(tmp_path / f"{r}.ctl")], stdout=log, stderr=log))
         yield ns["b"], tmp_path / "b.ctl"
     finally:
         for p in procs:
@@ -135,11 +135,15 @@ def _converged(ctl: Path, routes: int) -> None:
     deadline = time.monotonic() + TIMEOUT_S
     out = ""
     while time.monotonic() < deadline:
-        out = _run("birdc", "-s", str(ctl), "show", "route", "count")
+        # birdc fails until BIRD has opened its control socket
+        r = subprocess.run(["birdc", "-s", str(ctl), "show", "route", "count"], capture_output=True, text=True,
+                           timeout=30)
+        out = r.stdout + r.stderr
         if f"{routes} of {routes} routes" in out:
             return
         time.sleep(0.5)
-    pytest.fail(f"BGP did not converge in {TIMEOUT_S} s: {out}")
+    logs = {p.name: p.read_text()[-300:] for p in ctl.parent.glob("*.log")}
+    pytest.fail(f"BGP did not converge in {TIMEOUT_S} s: {out} {logs}")
 
 
 def _import(kind: str, path: Path, out: Path, *extra: str) -> None:
@@ -174,7 +178,9 @@ def test_mrt_dump_of_bird_agrees_with_bgpdump_and_kernel(two_birds, tmp_path):
     truth = set()
     for line in _run("bgpdump", "-m", str(dump)).splitlines():
         f = line.split("|")
-        truth.add((f[5], f[3], f[8]))
+        # BIRD writes its static routes from peer :: without attributes;
+        # bgpdump then prints its unset next hop, 255.255.255.255.
+        truth.add((f[5], f[3], None if f[3] == "::" and f[8] == "255.255.255.255" else f[8]))
     ours = set(mrt.entries(dump))
     assert ours == truth
     assert len(truth) >= 2 * ROUTES_PER_SESSION
@@ -186,7 +192,8 @@ def test_mrt_dump_of_bird_agrees_with_bgpdump_and_kernel(two_birds, tmp_path):
     gw = [label.removeprefix("via ") for label in fib.ports]
     want: dict[str, set[str]] = {}
     for prefix, _, nh in truth:
-        want.setdefault(prefix, set()).add(nh)
+        if nh is not None:  # the static routes' entries: listed as not modelled
+            want.setdefault(prefix, set()).add(nh)
     got = {}
     for i in range(len(fib)):
         prefix, t = fib.route(i)

@@ -25,7 +25,9 @@ the distinct next hops of all its entries as one ECMP route (`--select
 ecmp`); `--peer ADDR` keeps one peer's entries only (a collector's dump
 holds every peer's table). Next hops become ports by the declared mapping
 (`--ports`, `--port`; docs/import.md). Listed as not modelled: IPv6 and
-multicast RIB subtypes, RIB_GENERIC records."""
+multicast RIB subtypes, RIB_GENERIC records, entries without a NEXT_HOP
+(BIRD writes its static and direct routes so: from an empty peer, no
+attributes)."""
 
 from __future__ import annotations
 
@@ -234,9 +236,14 @@ def convert(path: Path, args: argparse.Namespace) -> Imported:
         if prefix != group_prefix:
             flush()
             group_prefix, group_hops = prefix, []
-        if nh is None or ":" in nh:
-            raise UserError(f"{path}: prefix {prefix} from peer {peer}: "
-                            + ("no NEXT_HOP attribute" if nh is None else f"IPv6 next hop {nh} for an IPv4 route"))
+        if nh is None:
+            # BIRD dumps its own static and direct routes as entries of an
+            # empty peer without attributes: the dump does not say where they go.
+            unmodelled.append(f"{path}: prefix {prefix} from peer {peer}: no NEXT_HOP attribute (a route of the "
+                              "router itself, e.g. static): not imported")
+            continue
+        if ":" in nh:
+            raise UserError(f"{path}: prefix {prefix} from peer {peer}: IPv6 next hop {nh} for an IPv4 route")
         group_hops.append((nh, None))
     flush()
     return router_import(kind=KIND, source=path, args=args, sink=sink,

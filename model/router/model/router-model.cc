@@ -203,6 +203,10 @@ ParseTarget(const std::string& word, unsigned ports, NextHopTarget& t)
                                          : RouterDrop::Prohibited;
         return true;
     }
+    if (word.empty() || word.back() == ',')
+    {
+        return false; // getline would not report the empty last part
+    }
     std::istringstream ws(word);
     std::string part;
     while (std::getline(ws, part, ','))
@@ -372,11 +376,11 @@ StreamOf(const RouterConfig& cfg, const Fib& fib, unsigned p)
     s.streamId = p + 1;
     unsigned q = cfg.PeerOf(p);
     uint32_t n = RoutesOf(cfg, q);
-    if (cfg.routesAsDestinations && !cfg.routeFile.empty() && q < fib.routes.size())
+    if (cfg.routesAsDestinations && !cfg.routeFile.empty() && cfg.routes == 0 && q < fib.routes.size())
     {
         s.dstIps = FileDestinations(fib, cfg.ports, q);
     }
-    else if (cfg.routesAsDestinations && cfg.routeFile.empty() && n > 0)
+    else if (cfg.routesAsDestinations && n > 0)
     {
         uint32_t first = (cfg.routeFirstPrefix & 0xFFFFFF00u) + (FirstRouteOf(cfg, q) << 8);
         s.dstIps = RouteDestinations(first, n);

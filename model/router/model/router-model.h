@@ -74,9 +74,9 @@ struct RouterConfig
     /// Optional FIB file instead of the generated routes: lines "a.b.c.d/len TARGET",
     /// TARGET a port, ports "p,q,..." (ECMP, hash-threshold over source and
     /// destination), or blackhole | unreachable | prohibit (docs/import.md).
-    /// With routesAsDestinations the destinations are the file's routes
-    /// (route i's first host address goes to tester port i's peer, round robin
-    /// over the ports); otherwise they are generated as without a file.
+    /// With routesAsDestinations and routes 0 the destinations are the file's
+    /// routes (route i's first host address goes to the stream whose peer is
+    /// i % ports); with routes > 0 they are generated as without a file.
     std::string routeFile;
 
     // Forwarding engine.

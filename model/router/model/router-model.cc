@@ -148,8 +148,6 @@ struct NextHopTarget
 {
     std::vector<unsigned> ports;
     RouterDrop drop = RouterDrop::Count; ///< Count: forwards
-
-    bool operator==(const NextHopTarget& o) const { return ports == o.ports && drop == o.drop; }
 };
 
 /// Routes and the distinct targets they point to (the dp_lpm next hop of a
@@ -187,8 +185,9 @@ InterfaceSubnet(unsigned port)
     return 0xC0A80000u | (port << 8);
 }
 
-// Most next hops of one ECMP route: Linux's default limit (CONFIG's
-// fib_multipath max is 256; 64 covers FRR's default multipath 64).
+// Most next hops of one ECMP route the model takes. ASSUMPTION: enough for
+// the ECMP groups routers install (the kernel and the daemons allow more;
+// the importers refuse a larger group by name).
 constexpr size_t kMaxEcmpPorts = 64;
 
 // One FIB line's target: "3", "1,5,7", "blackhole", "unreachable",

@@ -21,6 +21,9 @@ fig = res.plot("wait_s", "utilization", series="service_rate")
   on local processes or a Dask cluster (`scheduler=`), streams to Parquet
   and resumes (`out=`).
 - `rfc2544`, `validate` and `calibrate` return pandas DataFrames.
+- `import_file` is `routertwin import KIND FILE`: a routing table the user
+  runs (Linux, FRR, BIRD, MRT) becomes a scenario and its FIB file
+  (docs/import.md).
 - `run_lab` runs the live lab (root only): seed 004's paths built from
   network namespaces, measured with iperf3 beside the twin (docs/lab.md).
 
@@ -29,8 +32,8 @@ docs/tutorials/ teaches with notebooks; docs/scenarios.md the scenario format.
 """
 
 from routertwin._core import __version__
-from routertwin.api import (Failure, Results, Scenario, calibrate, load, rfc2544, run, run_lab, scenario, sweep,
-                            validate)
+from routertwin.api import (Failure, Results, Scenario, calibrate, import_file, load, rfc2544, run, run_lab, scenario,
+                            sweep, validate)
 from routertwin.errors import ScenarioError, UserError
 
 __all__ = [
@@ -48,4 +51,5 @@ __all__ = [
     "validate",
     "calibrate",
     "run_lab",
+    "import_file",
 ]

@@ -26,7 +26,7 @@ from routertwin.scenario_loader import LoadedScenario
 from routertwin.parallel import Job
 
 __all__ = ["Scenario", "Results", "Failure", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate",
-           "run_lab"]
+           "run_lab", "import_file"]
 
 # Units by suffix, a convention every kind follows; what a kind's own names
 # mean (a utilization in % or as a fraction, `tps`) its runner says in UNITS.
@@ -670,3 +670,28 @@ def run_lab(paths: Sequence[str] = ("flat-direct", "flat-eip", "vpc-eip"), *, se
     df = pd.DataFrame(rows(report))
     df.attrs = document(report, root_path)
     return df
+
+
+def import_file(kind: str, path: str | Path, out: str | Path | None = None, *, strict: bool = False,
+                write: bool = True, **options):
+    """`routertwin import KIND FILE` (docs/import.md): read what a user
+    runs -- a routing table (`linux`: `ip -j route show table all`, `frr`:
+    `show ip route json`, `bird`: `birdc show route all`, `mrt`: a
+    TABLE_DUMP_V2 RIB dump) -- and write a scenario they can read and edit
+    (`out`, default FILE's name with .yaml in the current folder) with its
+    data files (a router's FIB file). `options` are the kind's command-line
+    options by their Python names (`ports=Path("map.yaml")`,
+    `port=["dev eth0=0"]`, `select="ecmp"`, `grow=1_000_000`, `root=...`).
+    Bad input raises `UserError` (`FILE:LINE: ...` or a byte offset) and
+    writes nothing; with `strict`, so does anything the twin does not model.
+
+    Returns `routertwin.importers.Imported`: `files` (path -> text or bytes,
+    the scenario first), `summary`, `unmodelled` (`FILE:LINE: what`, never
+    dropped silently). `write=False` only converts."""
+    from routertwin import importers
+
+    args = importers.options(kind, out=Path(out) if out is not None else None, strict=strict, **options)
+    imported = importers.convert(kind, Path(path), args)
+    if write:
+        importers.write(imported)
+    return imported

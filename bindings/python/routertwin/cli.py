@@ -1,4 +1,4 @@
-"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile | lab`.
+"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile | lab | import`.
 
 User mistakes (bad scenario, mapping, flag) print one line on stderr and exit
 with status 2; a failed validation exits 1; an internal error prints a short
@@ -107,6 +107,11 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
     lab.add_argument("--cleanup", action="store_true",
                      help="only remove namespaces left by earlier runs that were killed, then exit")
+    im = sub.add_parser("import", help="a routing table (or balancer configuration) the user runs -> a scenario "
+                                       "and its data files (docs/import.md)")
+    from routertwin.importers import add_parsers
+
+    add_parsers(im.add_subparsers(dest="import_kind", required=True, metavar="KIND", parser_class=_Parser))
     return p
 
 
@@ -369,6 +374,17 @@ def _cmd_lab(args) -> int:
     return 0
 
 
-_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
+def _cmd_import(args) -> int:
+    from routertwin import importers
+
+    imported = importers.convert(args.import_kind, args.file, args)
+    for item in imported.unmodelled:
+        print(f"not modelled: {item}", file=sys.stderr)
+    importers.write(imported)
+    print(imported.summary)
+    return 0
+
+
+_COMMANDS = {"import": _cmd_import, "run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
              "rfc2544": _cmd_rfc2544, "profile": _cmd_profile,
              "lab": _cmd_lab}

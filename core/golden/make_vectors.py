@@ -1118,7 +1118,7 @@ def persist_vectors():
     option combination."""
     r = random.Random(2020)
     out = []
-    for cap, klen, expire, onfull, keys, steps in ((8, 4, 0, 0, 13, 120), (8, 4, 500, 1, 12, 120),
+    for cap, klen, expire, onfull, keys, steps in ((8, 4, 0, 0, 13, 120), (8, 4, 5000, 1, 12, 120),
                                                     (64, 4, 2000, 0, 90, 400), (16, 32, 0, 0, 30, 120)):
         out.append("config %d %d %d %d" % (cap, klen, expire, onfull))
         pool = [bytes(r.randrange(256) for _ in range(klen)) for _ in range(keys)]

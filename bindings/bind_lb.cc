@@ -143,6 +143,8 @@ BindLb(py::module_& m)
             d["failover_ms"] = r.failoverMs;
             d["master_down_interval_ms"] = r.masterDownIntervalMs;
             d["lost_in_failover"] = r.lostInFailover;
+            d["sticky_moved"] = r.stickyMoved;
+            d["sticky_clients_moved"] = r.stickyClientsMoved;
             return d;
         },
         py::arg("config"),

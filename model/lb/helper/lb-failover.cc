@@ -2,6 +2,8 @@
 
 #include "lb-health-checker.h"
 
+#include "dp_persist.h"
+
 #include <ns3/simulator.h>
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
@@ -87,6 +89,17 @@ Keys()
          [](C& c, S k, V v) { c.advertIntervalMs = static_cast<uint32_t>(AsInt(k, v, 10, 40950)); }},
         {"backup_priority", [](C& c, S k, V v) { c.backupPriority = static_cast<uint32_t>(AsInt(k, v, 1, 254)); }},
         {"balancer_fail_at_s", [](C& c, S k, V v) { c.balancerFailAtS = NonNeg(k, v); }},
+        {"persistence",
+         [](C& c, S k, V v) {
+             c.persistence = AsString(k, v);
+             if (c.persistence != "none" && c.persistence != "stick_src" && c.persistence != "cookie")
+             {
+                 Bad(k, "must be none, stick_src or cookie");
+             }
+         }},
+        {"clients", [](C& c, S k, V v) { c.clients = static_cast<uint32_t>(AsInt(k, v, 0, 65536)); }},
+        {"stick_size", [](C& c, S k, V v) { c.stickSize = static_cast<uint32_t>(AsInt(k, v, 1, 1 << 24)); }},
+        {"stick_expire_ms", [](C& c, S k, V v) { c.stickExpireMs = Ms(k, v); }},
     };
     return keys;
 }
@@ -125,6 +138,18 @@ class FailoverRun
         m_checker->SetAttribute("Fall", UintegerValue(c.fall));
         m_checker->Watch(m_backends, m_pool);
         m_checker->TraceConnectWithoutContext("StateChange", MakeCallback(&FailoverRun::OnStateChange, this));
+        if (c.persistence == "stick_src")
+        {
+            dp_persist_config_t pc{};
+            pc.capacity = c.stickSize;
+            pc.key_len = 4;
+            pc.expire_ms = c.stickExpireMs;
+            pc.on_full = DP_PERSIST_FULL_PURGE;
+            m_stickMem.resize(dp_persist_memory_size(&pc));
+            m_stick = dp_persist_create(m_stickMem.data(), m_stickMem.size(), &pc);
+        }
+        m_cookie.assign(c.clients ? c.clients : 0, -1);
+        m_moved.assign(c.clients ? c.clients : 0, false);
     }
 
     LbFailoverResult Run()
@@ -182,10 +207,15 @@ class FailoverRun
         }
     }
 
+    uint32_t ClientOf(uint64_t k) const
+    {
+        return static_cast<uint32_t>(m_c.clients ? k % m_c.clients : k % 65536);
+    }
+
     dp_sched_key_t KeyOf(uint64_t k) const
     {
         dp_sched_key_t key{};
-        key.src_ip = 0xC6120000u + static_cast<uint32_t>(k % 65536); // 198.18.0.0/16 clients
+        key.src_ip = 0xC6120000u + ClientOf(k); // 198.18.0.0/16 clients
         key.dst_ip = 0xC6130001u;
         key.src_port = static_cast<uint16_t>(1024 + k % 60000);
         key.dst_port = 80;
@@ -204,7 +234,7 @@ class FailoverRun
             return;
         }
         const dp_sched_key_t key = KeyOf(k);
-        const int32_t s = dp_sched_pick(m_pool, &key, NowMs(), nullptr);
+        const int32_t s = Persisted(k, key);
         if (s < 0)
         {
             m_r.failed++;
@@ -215,6 +245,56 @@ class FailoverRun
             m_r.toDeadServer++;
         }
         Attempt(k, static_cast<uint32_t>(s), 0);
+    }
+
+    /// The server for request k: its client's stored server when that one
+    /// is not DOWN, else the scheduler's pick (then stored).
+    int32_t Persisted(uint64_t k, const dp_sched_key_t& key)
+    {
+        if (m_c.persistence == "none")
+        {
+            return dp_sched_pick(m_pool, &key, NowMs(), nullptr);
+        }
+        const uint32_t client = ClientOf(k);
+        uint8_t src[4];
+        dp_persist_key_ipv4(key.src_ip, src);
+        int32_t stored = -1;
+        if (m_stick)
+        {
+            stored = dp_persist_lookup(m_stick, src, NowMs(), nullptr);
+        }
+        else if (client < m_cookie.size())
+        {
+            stored = m_cookie[client];
+        }
+        dp_sched_server_info_t info{};
+        if (stored >= 0 && dp_sched_get_server(m_pool, static_cast<uint32_t>(stored), &info) == 0 && info.usable)
+        {
+            return stored;
+        }
+        const int32_t s = dp_sched_pick(m_pool, &key, NowMs(), nullptr);
+        if (s < 0)
+        {
+            return s;
+        }
+        if (stored >= 0 && s != stored)
+        {
+            m_r.stickyMoved++;
+            if (client < m_moved.size() && !m_moved[client])
+            {
+                m_moved[client] = true;
+                m_r.stickyClientsMoved++;
+            }
+        }
+        if (m_stick)
+        {
+            dp_persist_store(m_stick, src, s, NowMs(), nullptr);
+        }
+        else if (client < m_cookie.size())
+        {
+            m_cookie[client] = s;
+        }
+        return s;
     }
 
     void Attempt(uint64_t k, uint32_t server, uint32_t attempt)
@@ -302,6 +382,10 @@ class FailoverRun
     std::vector<Ptr<LbBackend>> m_backends;
     Ptr<LbHealthChecker> m_checker;
     LbFailoverResult m_r;
+    std::vector<uint8_t> m_stickMem;
+    dp_persist_t* m_stick = nullptr;
+    std::vector<int32_t> m_cookie; ///< cookie persistence: the server each client's cookie names
+    std::vector<bool> m_moved;
     bool m_balancerDead = false, m_takenOver = false;
     Time m_deathAt;
     EventId m_masterDown;
@@ -327,6 +411,10 @@ LbFailoverConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     if (c.reviveAtS > 0 && c.reviveAtS <= c.killAtS)
     {
         Bad("revive_at_s", "must be after kill_at_s");
+    }
+    if (c.persistence == "cookie" && c.clients == 0)
+    {
+        Bad("clients", "cookie persistence needs a client count (each client keeps its cookie)");
     }
     if (c.redundancy == "none" && c.balancerFailAtS > 0)
     {

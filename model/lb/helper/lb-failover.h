@@ -53,6 +53,16 @@
 //   advert_interval_ms int ms, 1000      VRRP advertisement interval
 //   backup_priority    int, 100          VRRP priority of the backup (1..254)
 //   balancer_fail_at_s float s, 0        when the (a) master balancer dies; 0 = never
+//   persistence        str, "none"       none | stick_src (HAProxy stick-table type ip + stick on src,
+//                                        dp_persist) | cookie (HAProxy cookie insert: the client keeps it)
+//   clients            int, 0            distinct client addresses the requests cycle over; 0 = one per
+//                                        request
+//   stick_size         int, 1024         stick_src: table entries
+//   stick_expire_ms    int ms, 0         stick_src: HAProxy expire; 0 = never
+// Persistence: a client whose stored server is usable (not DOWN) goes
+// there; otherwise the scheduler picks and the new server is stored (HAProxy
+// ignores a stick entry or cookie naming a DOWN server and stores the server
+// that took the request). A client whose server changes is "moved".
 #ifndef ROUTERTWIN_LB_FAILOVER_H
 #define ROUTERTWIN_LB_FAILOVER_H
 
@@ -86,6 +96,10 @@ struct LbFailoverConfig
     uint32_t advertIntervalMs = 1000;
     uint32_t backupPriority = 100;
     double balancerFailAtS = 0;
+    std::string persistence = "none";
+    uint32_t clients = 0;
+    uint32_t stickSize = 1024;
+    uint32_t stickExpireMs = 0;
 
     /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
     static LbFailoverConfig FromKeys(const std::map<std::string, ConfigValue>& keys);
@@ -108,6 +122,8 @@ struct LbFailoverResult
     double failoverMs = -1;       ///< balancer redundancy: master death to takeover (-1: none)
     double masterDownIntervalMs = 0; ///< RFC 5798 Master_Down_Interval of the backup
     uint64_t lostInFailover = 0;  ///< requests that reached a dead balancer
+    uint64_t stickyMoved = 0;     ///< requests of a sticky client sent to another server than its stored one
+    uint64_t stickyClientsMoved = 0; ///< distinct clients moved at least once
 };
 
 LbFailoverResult RunLbFailover(const LbFailoverConfig& config);

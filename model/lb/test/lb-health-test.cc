@@ -198,6 +198,27 @@ TEST(LbFailover, BackupBalancerTakesOverAfterMasterDownInterval)
     EXPECT_EQ(aa.lostInFailover, 168u);
 }
 
+// Sticky clients: 30 clients over 3 servers (round robin: 10 each). Only
+// the 10 clients stored on the dead server move, once it is DOWN; before
+// that their requests keep going to it. Stick table and cookie agree.
+TEST(LbFailover, OnlyTheDeadServersStickyClientsMove)
+{
+    for (const char* how : {"stick_src", "cookie"})
+    {
+        LbFailoverConfig c = Base();
+        c.persistence = how;
+        c.clients = 30;
+        c.redispatch = false;
+        LbFailoverResult r = RunLbFailover(c);
+        EXPECT_EQ(r.stickyClientsMoved, 10u) << how;
+        EXPECT_EQ(r.stickyMoved, 10u) << how;
+        // From 7.3 s to the DOWN mark at 9.166 s every request of those 10
+        // clients goes to the dead server: a third of them, and all fail.
+        EXPECT_NEAR(double(r.toDeadServer), 1.866 * 300 / 3, 1.0) << how;
+        EXPECT_EQ(r.failed, r.toDeadServer) << how;
+    }
+}
+
 TEST(LbFailover, RejectsUnknownKeysAndBadValuesByName)
 {
     auto expectBad = [](std::map<std::string, ConfigValue> keys, const std::string& key) {
@@ -217,6 +238,7 @@ TEST(LbFailover, RejectsUnknownKeysAndBadValuesByName)
     expectBad({{"servers", int64_t(2)}, {"kill_server", int64_t(2)}}, "kill_server");
     expectBad({{"balancer_fail_at_s", 3.0}}, "balancer_fail_at_s");
     expectBad({{"scheduler", std::string("nope")}}, "scheduler");
+    expectBad({{"persistence", std::string("cookie")}}, "clients");
     LbFailoverConfig ok = LbFailoverConfig::FromKeys({{"redispatch", true}, {"retries", int64_t(2)}});
     EXPECT_TRUE(ok.redispatch);
     EXPECT_EQ(ok.retries, 2u);

@@ -127,6 +127,8 @@ def run(scenario, progress) -> list[CaseResult]:
                                       m, "session table", {"refused_full": float(out["refused_full"])}))
         elif c.method == "remap":
             results.append(_remap(scenario, plat, c))
+        elif c.method == "failover":
+            results.append(_failover(scenario, c))
         elif c.method == "step":
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
@@ -158,6 +160,22 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
         m["table_changes_pct"] = 100.0 * out["table_changes"] / out["table_size"]
     return CaseResult(c.id, {"method": "remap", "scheduler": keys["scheduler"], "servers": keys["servers"],
                              "keys": keys["keys"], "keyed": out["keyed"]}, m, "", {})
+
+
+def _failover(scenario, c: Case) -> CaseResult:
+    """A server (or a balancer) dies: detection time beside its closed-form
+    window, requests failed with the case's retries/redispatch, balancer
+    failover and sticky clients moved (model/lb/helper/lb-failover.h)."""
+    from routertwin import _core
+    from routertwin.runners._shared.native import call_native
+
+    keys = dict(c.failover or {})
+    out = call_native(_core.run_lb_failover, keys, source=scenario.path, case_id=c.id, engine="lb_failover")
+    m = {k: float(out[k]) for k in ("detection_ms", "window_min_ms", "window_max_ms", "requests", "served",
+                                     "failed", "retried", "redispatched", "to_dead_server", "failover_ms",
+                                     "master_down_interval_ms", "lost_in_failover", "sticky_moved",
+                                     "sticky_clients_moved")}
+    return CaseResult(c.id, {"method": "failover", **keys}, m, "", {})
 
 
 def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseResult]:

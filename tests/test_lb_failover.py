@@ -1,0 +1,45 @@
+"""The lb kind's failover method end to end (routertwin run -> C++
+RunLbFailover -> dp_health): the detection time against the closed form
+worked in model/lb/CMakeLists.txt (checks every 2 s, fastinter 500 ms,
+fall 3, death 7.3 s after a check at 6.166 s: DOWN 1866 ms later), failed
+requests with and without option redispatch, and bad keys as one line."""
+
+from __future__ import annotations
+
+from conftest import adx_scenario as scenario, line_of, one_line, run_adx as run, run_cli
+
+FAILOVER = ("{servers: 3, inter_ms: 2000, fastinter_ms: 500, fall: 3, kill_server: 1, kill_at_s: 7.3, "
+            "request_rate: 300, duration_s: 14, retries: 3, redispatch: %s}")
+
+
+def test_failover_detection_and_redispatch(tmp_path):
+    cases = run(tmp_path, """
+        cases:
+          - {id: off, method: failover, failover: %s}
+          - {id: on, method: failover, failover: %s}
+    """ % (FAILOVER % "false", FAILOVER % "true"))
+    off, on = cases["off"]["metrics"], cases["on"]["metrics"]
+    assert off["detection_ms"] == 1866.0 == on["detection_ms"]
+    assert off["window_min_ms"] <= off["detection_ms"] < off["window_max_ms"]
+    # every third request (300/s) reaches the dead server for 1.866 s
+    assert abs(off["to_dead_server"] - 1.866 * 100) <= 1
+    assert off["failed"] == off["to_dead_server"] and on["failed"] == 0
+    assert on["redispatched"] == on["to_dead_server"]
+
+
+def test_unknown_failover_key_is_one_line(tmp_path):
+    path, text = scenario(tmp_path, """
+        cases:
+          - {id: f, method: failover, failover: {fal: 3}}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert str(path) in line and "key 'fal'" in line
+
+
+def test_failover_keys_belong_to_failover_cases(tmp_path):
+    path, text = scenario(tmp_path, """
+        cases:
+          - {id: x, rate: 1.0e5, failover: {fall: 3}}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'failover: {fall')}: key 'cases[0].failover'" in line

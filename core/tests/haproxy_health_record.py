@@ -27,6 +27,15 @@ loaded machine; the rule, not the tolerance, was wrong.)
        downinter of the revival, the next starts fastinter = 150 ms after
        it ended (within 15 ms), and HAProxy marks it UP when that second
        check ends (within 40 ms): rise = 2;
+  redispatch (mode tcp; the checks above; "retries 3", "timeout connect
+          1s"; a client opens a connection every 20 ms and reads the
+          server's "OK"; s1 is killed):
+    R1 without "option redispatch", the requests that get no answer are
+       those the round robin sent to s1 between the kill and the DOWN
+       mark: (DOWN - kill) x 50/s / 3, within 2 (the twin's count: every
+       retry goes back to the dead server, as RunLbFailover does);
+    R2 with "option redispatch", no request fails (the last retry goes to
+       another server);
   cookie  (mode http; "cookie SRV insert indirect nocache"; 3 servers
           with cookies a, b, c; roundrobin):
     K1 a request without the cookie gets "Set-Cookie: SRV=<server's
@@ -241,6 +250,69 @@ def record_checks():
             t.kill()
 
 
+def tcp_request(out, i):
+    try:
+        c = socket.create_connection((SERVER_ADDR, FRONT_PORT + 2), timeout=10)
+        data = c.recv(16)
+        c.close()
+        out[i] = data.startswith(b"OK")
+    except OSError:
+        out[i] = False
+
+
+def record_redispatch(redispatch):
+    name = "R2" if redispatch else "R1"
+    print("redispatch %s: retries 3, timeout connect 1s, a request every 20 ms" % ("on" if redispatch else "off"))
+    ports = [BACK_PORT + 20 + i for i in range(3)]
+    targets = [CheckTarget(p) for p in ports]
+    d = tempfile.mkdtemp()
+    opts = "inter %d fastinter %d downinter %d rise %d fall %d" % (INTER, FASTINTER, DOWNINTER, RISE, FALL)
+    lines = ["global", "  nbthread 1", "  stats socket %s/stats level admin" % d,
+             "defaults", "  mode tcp", "  retries 3", "  timeout connect 1s", "  timeout client 20s",
+             "  timeout server 20s"] + (["  option redispatch"] if redispatch else []) + [
+             "frontend f", "  bind %s:%d" % (SERVER_ADDR, FRONT_PORT + 2), "  default_backend b",
+             "backend b", "  balance roundrobin", "  option tcp-check", "  tcp-check expect string OK"]
+    for i, port in enumerate(ports):
+        lines.append("  server s%d %s:%d check %s" % (i, SERVER_ADDR, port, opts))
+    p, sock = start_haproxy(lines, d)
+    threads, results, sent = [], {}, {}
+    try:
+        time.sleep(1.0)
+        t_kill = targets[1].answers[-1] + INTER / 3.0
+        while now_ms() < t_kill:
+            time.sleep(0.001)
+        targets[1].kill()
+        t_kill = now_ms()
+        t_down = None
+        for i in range(100):  # 2 s of requests at 50/s
+            t_next = t_kill + 20.0 * i
+            while now_ms() < t_next:
+                time.sleep(0.001)
+            sent[i] = now_ms()
+            th = threading.Thread(target=tcp_request, args=(results, i), daemon=True)
+            th.start()
+            threads.append(th)
+            if t_down is None and i % 2 == 1 and server_status(sock, "s1").startswith("DOWN"):
+                t_down = now_ms()
+        for th in threads:
+            th.join(15)
+        if t_down is None:
+            t_down = wait_status(sock, "s1", "DOWN", 3000)
+        failed = sum(1 for v in results.values() if not v)
+        predicted = ((t_down or t_kill) - t_kill) * 50.0 / 1000.0 / 3.0
+        print("  recorded: kill_to_down_ms %.1f  failed %d of %d  twin_predicts %.1f" %
+              ((t_down or 0) - t_kill, failed, len(sent), predicted if not redispatch else 0.0))
+        if redispatch:
+            check(name, failed == 0, "no request fails")
+        else:
+            check(name, abs(failed - predicted) <= 2, "failed = (DOWN - kill) x 50 / 3 (+-2)")
+    finally:
+        p.terminate()
+        p.wait()
+        for t in targets:
+            t.kill()
+
+
 class CookieServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -331,6 +403,8 @@ def record_cookies():
 def record():
     record_phase()
     record_checks()
+    record_redispatch(False)
+    record_redispatch(True)
     record_cookies()
     print("criteria failed: %s" % (" ".join(failures) if failures else "none"))
     return 1 if failures else 0

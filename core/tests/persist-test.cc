@@ -355,4 +355,29 @@ TEST(PersistCookie, DecisionsFollowTheManual)
     }
 }
 
+// What Debian bookworm's HAProxy 2.6.12 did with "cookie SRV insert
+// indirect nocache" (core/tests/haproxy_health_record.py, K1-K3, three
+// runs alike): a fresh request got Set-Cookie naming the server that
+// answered, with Cache-Control: private only when the response was
+// cacheable (Last-Modified) and none on a bare 200; a request with a valid
+// cookie went to that server, got no Set-Cookie, and the server did not see
+// the cookie; after "set server b/s1 health down" s1's cookies were
+// re-balanced and got a new Set-Cookie.
+TEST(PersistCookieHaproxyRecorded, InsertIndirectNocache)
+{
+    dp_persist_cookie_config_t c = CookieCfg(DP_PERSIST_COOKIE_INSERT, DP_PERSIST_COOKIE_INDIRECT | DP_PERSIST_COOKIE_NOCACHE);
+    dp_persist_cookie_request_t req;
+    ASSERT_EQ(dp_persist_cookie_request(&c, -1, 0, &req, nullptr), 0);
+    EXPECT_EQ(req.actions, DP_PERSIST_REQ_BALANCE);
+    EXPECT_EQ(dp_persist_cookie_response(&c, &req, 0, 0, 0, nullptr), DP_PERSIST_RESP_INSERT);
+    EXPECT_EQ(dp_persist_cookie_response(&c, &req, 1, 0, 1, nullptr), DP_PERSIST_RESP_INSERT | DP_PERSIST_RESP_NOCACHE);
+    ASSERT_EQ(dp_persist_cookie_request(&c, 2, 1, &req, nullptr), 0);
+    EXPECT_EQ(req.actions, DP_PERSIST_REQ_USE_COOKIE_SERVER | DP_PERSIST_REQ_STRIP_COOKIE);
+    EXPECT_EQ(req.server, 2);
+    EXPECT_EQ(dp_persist_cookie_response(&c, &req, 2, 0, 1, nullptr), 0);
+    ASSERT_EQ(dp_persist_cookie_request(&c, 1, 0, &req, nullptr), 0); // s1 DOWN
+    EXPECT_EQ(req.actions, DP_PERSIST_REQ_BALANCE | DP_PERSIST_REQ_STRIP_COOKIE);
+    EXPECT_EQ(dp_persist_cookie_response(&c, &req, 0, 0, 0, nullptr), DP_PERSIST_RESP_INSERT);
+}
+
 } // namespace

@@ -16,8 +16,11 @@
  *        since it was last created, refreshed ... or matched": a store or a
  *        lookup hit sets expire_at = now + expire_ms; an entry whose
  *        expire_at has passed is a miss and is freed (counted `expired`).
- *        IPVS persistence templates likewise live `-p` seconds past the
- *        last connection that used them (default 300 s);
+ *        IPVS persistence templates live `-p` seconds (default 300 s)
+ *        past the last connection that used them; IPVS also keeps a
+ *        template while connections it controls are still open (its
+ *        n_control count), which this table does not track: the caller
+ *        refreshes the entry (a lookup) while such connections live;
  *      - full table: "it will flush a few of the oldest entries in order to
  *        release some space" (default, DP_PERSIST_FULL_PURGE: counted
  *        `purged`), or with "nopurge" "refuse new entries"

@@ -152,6 +152,17 @@ BindLb(py::module_& m)
         "failover (model/lb/helper/lb-failover.h documents the keys). Unknown keys or bad values raise "
         "ValueError naming the key.");
     m.def("lb_failover_config_keys", &LbFailoverConfig::KeyNames, "Every key run_lb_failover accepts.");
+    m.def(
+        "lb_failover_check",
+        [](const py::dict& config) {
+            std::map<std::string, ConfigValue> keys;
+            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
+                keys.emplace(key, ToConfigValue(key, v));
+            });
+            LbFailoverConfig::FromKeys(keys);
+        },
+        py::arg("config"),
+        "Checks run_lb_failover keys without running: ValueError \"key 'K': ...\" for the first bad one.");
 }
 
 } // namespace routertwin::bindings

@@ -183,7 +183,9 @@ class FailoverRun
         Simulator::Destroy();
         if (m_r.downAtS >= 0)
         {
-            m_r.detectionMs = (m_r.downAtS - m_c.killAtS) * 1000.0;
+            // Whole ms (dp_health's clock) minus the kill time in ms, so a
+            // detection of 1866 ms reads 1866, not 1866.0000000000005.
+            m_r.detectionMs = std::round(m_r.downAtS * 1000.0) - m_c.killAtS * 1000.0;
         }
         return m_r;
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import math
 
 from routertwin.methods import rfc3511
@@ -27,6 +29,8 @@ def check(scenario) -> None:
     for i, c in enumerate(cfg.cases):
         if c.cores is not None and c.cores > 4096:
             raise FieldError(("cases", i, "cores"), "at most 4096 cores")
+        if c.method == "failover":
+            _check_failover(c, i)
         if c.scheduler is not None and c.scheduler not in schedulers:
             raise FieldError(("cases", i, "scheduler"),
                              f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
@@ -160,6 +164,20 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
         m["table_changes_pct"] = 100.0 * out["table_changes"] / out["table_size"]
     return CaseResult(c.id, {"method": "remap", "scheduler": keys["scheduler"], "servers": keys["servers"],
                              "keys": keys["keys"], "keyed": out["keyed"]}, m, "", {})
+
+
+def _check_failover(c: Case, i: int) -> None:
+    """The native key checks of run_lb_failover, blamed on the failover key
+    they name (its line in the scenario)."""
+    from routertwin import _core
+
+    keys = dict(c.failover or {})
+    try:
+        _core.lb_failover_check(keys)
+    except ValueError as exc:
+        m = re.match(r"key '([^']+)'", str(exc))
+        loc = ("cases", i, "failover", m.group(1)) if m and m.group(1) in keys else ("cases", i, "failover")
+        raise FieldError(loc, str(exc).split(": ", 1)[-1]) from None
 
 
 def _failover(scenario, c: Case) -> CaseResult:

@@ -134,7 +134,7 @@ endif()
 # operation).
 set(rt_fuzz_smokes parse:200000:1600 lpm:3000:256 build:10000:1600 nat:100000:1600
     syncookie:250000:1600 sched:3000:512 session:20000:512 dns:80000:1600
-    http:25000:600 tls:100000:1600 splice:20000:1600 health:200000:512 persist:200000:512)
+    http:25000:600 tls:100000:1600 splice:20000:1600 health:150000:512 persist:60000:512)
 set(rt_fuzz_targets)
 set(rt_fuzz_tests)
 foreach(h ${rt_fuzz_smokes})

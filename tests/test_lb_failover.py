@@ -33,7 +33,19 @@ def test_unknown_failover_key_is_one_line(tmp_path):
           - {id: f, method: failover, failover: {fal: 3}}
     """)
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
-    assert str(path) in line and "key 'fal'" in line
+    assert f"{path}:{line_of(text, 'fal: 3')}: key 'cases[0].failover" in line and "unknown key" in line
+
+
+def test_bad_failover_value_names_its_key(tmp_path):
+    path, text = scenario(tmp_path, """
+        cases:
+          - id: f
+            method: failover
+            failover:
+              kill_mode: explode
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'kill_mode: explode')}:" in line and "refuse or silent" in line
 
 
 def test_failover_keys_belong_to_failover_cases(tmp_path):

@@ -157,8 +157,11 @@ class FailoverRun
         Simulator::Destroy();
         m_checker->Start(Seconds(0));
         const auto how = m_c.killMode == "refuse" ? LbBackend::Failure::Refuse : LbBackend::Failure::Silent;
-        Simulator::Schedule(Seconds(m_c.killAtS), &LbBackend::Kill, m_backends[m_c.killServer], how);
-        if (m_c.reviveAtS > 0)
+        if (m_c.killAtS < m_c.durationS) // a kill at or after the offered traffic is no kill
+        {
+            Simulator::Schedule(Seconds(m_c.killAtS), &LbBackend::Kill, m_backends[m_c.killServer], how);
+        }
+        if (m_c.reviveAtS > 0 && m_c.killAtS < m_c.durationS)
         {
             Simulator::Schedule(Seconds(m_c.reviveAtS), &LbBackend::Revive, m_backends[m_c.killServer]);
         }

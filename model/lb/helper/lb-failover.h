@@ -41,7 +41,7 @@
 //   rise               int, 2            HAProxy rise
 //   fall               int, 3            HAProxy fall
 //   kill_server        int, 0            the server that dies
-//   kill_at_s          float s, 10       when it dies
+//   kill_at_s          float s, 10       when it dies; at or after duration_s: no server dies
 //   kill_mode          str, "refuse"     refuse (process gone) | silent (host gone)
 //   revive_at_s        float s, 0        when it comes back; 0 = never
 //   request_rate       float 1/s, 100    requests per second (constant)

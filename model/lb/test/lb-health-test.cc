@@ -192,6 +192,8 @@ TEST(LbFailover, BackupBalancerTakesOverAfterMasterDownInterval)
     EXPECT_NEAR(r.failoverMs, 3354.375, 1e-6);
     EXPECT_EQ(r.lostInFailover, 335u);
     EXPECT_EQ(r.served + r.lostInFailover, r.requests);
+    EXPECT_EQ(r.detectionMs, -1.0); // the kill at 30 s is after the traffic: no server died
+    EXPECT_EQ(r.toDeadServer, 0u);
     c.redundancy = "active_active";
     LbFailoverResult aa = RunLbFailover(c);
     EXPECT_NEAR(aa.failoverMs, 3354.375, 1e-6);

@@ -55,3 +55,24 @@ def test_failover_keys_belong_to_failover_cases(tmp_path):
     """)
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
     assert f"{path}:{line_of(text, 'failover: {fall')}: key 'cases[0].failover'" in line
+
+
+def test_the_failover_what_if_against_its_closed_forms():
+    """scenarios/whatif/lb-health-failover.yaml: the figures its comment
+    derives (detection 1866 ms; silent death + 3 x 2000 ms of timeouts =
+    7866 ms; RFC 5798 takeover 3609.375 ms after the last advertisement at
+    10 s, i.e. 3354.375 ms after the death at 10.255 s, losing requests
+    1026..1360 at 100/s; the dead server's 10 of 30 sticky clients move)."""
+    import routertwin as rt
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scenarios" / "whatif" / "lb-health-failover.yaml"
+    df = rt.run(rt.load(path)).to_dataframe().set_index("case")
+    m = lambda case, k: df.loc[case, f"metric.{k}"]
+    assert m("no-redispatch", "detection_ms") == 1866 and m("redispatch", "failed") == 0
+    assert m("no-redispatch", "failed") == m("no-redispatch", "to_dead_server") > 0
+    assert m("silent-death", "detection_ms") == 1866 + 3 * 2000
+    assert m("vrrp-active-backup", "failover_ms") == 3354.375
+    assert m("vrrp-active-backup", "lost_in_failover") == 335
+    assert m("vrrp-active-backup", "detection_ms") == -1
+    assert m("sticky-src", "sticky_clients_moved") == 10

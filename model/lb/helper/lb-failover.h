@@ -61,8 +61,11 @@
 //   stick_expire_ms    int ms, 0         stick_src: HAProxy expire; 0 = never
 // Persistence: a client whose stored server is usable (not DOWN) goes
 // there; otherwise the scheduler picks and the new server is stored (HAProxy
-// ignores a stick entry or cookie naming a DOWN server and stores the server
-// that took the request). A client whose server changes is "moved".
+// ignores a stick entry or cookie naming a STOPPED server unless "option
+// persist", and its store rules overwrite an existing entry's server id with
+// the server that took the request: process_sticking_rules and
+// process_store_rules in stream.c). A client whose server changes is
+// "moved".
 #ifndef ROUTERTWIN_LB_FAILOVER_H
 #define ROUTERTWIN_LB_FAILOVER_H
 

@@ -19,7 +19,7 @@ MAX_DURATION_US = 1e5
 
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent"] = "step"
+    method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent", "failover"] = "step"
     rate: Rate | None = None  # step: units/s
     steps: list[Rate] | None = None  # tolly: the load steps, units/s
     saturation: bool = True  # tolly: also run to true saturation
@@ -37,6 +37,10 @@ class Case(ScenarioModel):
     resolution: float = Field(default=0.005, gt=0, lt=1)  # max-*: final bracket, relative
     sustain_tolerance: float = Field(default=0.005, ge=0, lt=1)  # max-cps/max-tps: units not completed
     forwarding: Literal["fullnat", "dr", "tunnel"] | None = None  # default: the platform's
+    # failover: the keys of routertwin._core.run_lb_failover (health checks,
+    # retries/redispatch, balancer redundancy, persistence;
+    # model/lb/helper/lb-failover.h), checked there
+    failover: dict[str, bool | int | float | str] | None = None
 
     @model_validator(mode="after")
     def _keys_of_method(self):
@@ -55,6 +59,8 @@ class Case(ScenarioModel):
         if not self.method.startswith("max-") and self.target is not None:
             raise FieldError(("target",), f"'target' belongs to max-cps/max-tps/max-concurrent cases, "
                                           f"not {self.method}")
+        if self.method != "failover" and self.failover is not None:
+            raise FieldError(("failover",), f"'failover' belongs to failover cases, not {self.method}")
         if self.method == "max-concurrent" and self.target is not None and self.target < 10:
             raise FieldError(("target",), "at least 10 connections (the qualification opens 10 % of them)")
         return self

@@ -2,6 +2,7 @@
 // model/lb/helper/lb-scenario.h (its header documents every key).
 #include "bindings.h"
 #include "dict-config.h"
+#include "lb-failover.h"
 #include "lb-remap.h"
 #include "lb-scenario.h"
 #include "dp_sched.h"
@@ -116,6 +117,54 @@ BindLb(py::module_& m)
         },
         py::arg("config"),
         "Connections remapped when one server of a pool fails (model/lb/helper/lb-remap.h documents the keys).");
+    m.def(
+        "run_lb_failover",
+        [](const py::dict& config) {
+            std::map<std::string, ConfigValue> keys;
+            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
+                keys.emplace(key, ToConfigValue(key, v));
+            });
+            const LbFailoverConfig c = LbFailoverConfig::FromKeys(keys);
+            LbFailoverResult r;
+            {
+                py::gil_scoped_release release;
+                r = RunLbFailover(c);
+            }
+            py::dict d;
+            d["down_at_s"] = r.downAtS;
+            d["up_at_s"] = r.upAtS;
+            d["detection_ms"] = r.detectionMs;
+            d["window_min_ms"] = r.windowMinMs;
+            d["window_max_ms"] = r.windowMaxMs;
+            d["requests"] = r.requests;
+            d["served"] = r.served;
+            d["failed"] = r.failed;
+            d["retried"] = r.retried;
+            d["redispatched"] = r.redispatched;
+            d["to_dead_server"] = r.toDeadServer;
+            d["failover_ms"] = r.failoverMs;
+            d["master_down_interval_ms"] = r.masterDownIntervalMs;
+            d["lost_in_failover"] = r.lostInFailover;
+            d["sticky_moved"] = r.stickyMoved;
+            d["sticky_clients_moved"] = r.stickyClientsMoved;
+            return d;
+        },
+        py::arg("config"),
+        "Health-check detection, requests failed with and without option redispatch / retries, and balancer "
+        "failover (model/lb/helper/lb-failover.h documents the keys). Unknown keys or bad values raise "
+        "ValueError naming the key.");
+    m.def("lb_failover_config_keys", &LbFailoverConfig::KeyNames, "Every key run_lb_failover accepts.");
+    m.def(
+        "lb_failover_check",
+        [](const py::dict& config) {
+            std::map<std::string, ConfigValue> keys;
+            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
+                keys.emplace(key, ToConfigValue(key, v));
+            });
+            LbFailoverConfig::FromKeys(keys);
+        },
+        py::arg("config"),
+        "Checks run_lb_failover keys without running: ValueError \"key 'K': ...\" for the first bad one.");
 }
 
 } // namespace routertwin::bindings

@@ -8,6 +8,8 @@ namespace routertwin::bindings
 {
 /// dp_* functions of core/: checksums, URL rules (dp_urlrule), drop reason names, counter names.
 void BindDataPlane(pybind11::module_& m);
+/// routertwin._core.Lpm: the core's dp_lpm table over numpy arrays (bind_lpm.cc).
+void BindLpm(pybind11::module_& m);
 /// run_pipeline: RFC 2544 tester through a multi-core forwarding pipeline (model/).
 void BindPipeline(pybind11::module_& m);
 /// run_router, pos_*, fabric_uniform: POS line cards, cell fabric, router (model/).

@@ -6,6 +6,7 @@ PYBIND11_MODULE(_core, m)
     m.doc() = "RouterTwin native core: data-plane functions and scenario runners";
     m.attr("__version__") = RT_VERSION;
     routertwin::bindings::BindDataPlane(m);
+    routertwin::bindings::BindLpm(m);
     routertwin::bindings::BindPipeline(m);
     routertwin::bindings::BindRouter(m);
     routertwin::bindings::BindLb(m);

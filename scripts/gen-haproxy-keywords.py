@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes bindings/python/routertwin/importers/haproxy_keywords.py: every
+"""Writes bindings/python/routertwin/importers/_haproxy_keywords.py: every
 keyword HAProxy 2.6's configuration manual lists, so the importer tells a
 directive it does not model (a real keyword, listed by line) from one HAProxy
 itself would refuse (an unknown keyword: an error).
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 MANUAL = Path("/usr/share/doc/haproxy/configuration.txt.gz")
-OUT = Path(__file__).resolve().parent.parent / "bindings/python/routertwin/importers/haproxy_keywords.py"
+OUT = Path(__file__).resolve().parent.parent / "bindings/python/routertwin/importers/_haproxy_keywords.py"
 
 
 def main() -> int:

@@ -32,6 +32,10 @@ APT_PACKAGES=(
   # iptables NAT and ebtables (ebtables-nft ships in iptables), the traffic
   # (iperf3)
   iproute2 iptables iperf3
+  # routing-table imports (docs/import.md): BIRD 2 writes the MRT RIB dump
+  # and the `show route all` text the import tests read; bgpdump
+  # (libbgpdump) is their independent MRT reader
+  bird2 bgpdump
 )
 
 # PyPI: "requirement:module it provides" (the module is what setup proves
@@ -48,8 +52,6 @@ PIP_PACKAGES=(
   "dask[distributed]:dask.distributed"
   pytest:pytest
   pytest-xdist:xdist
-  # property-based harnesses of the importers' parsers (tests/test_import_lb.py)
-  hypothesis:hypothesis
   # Results.to_parquet (routertwin's Python API)
   pyarrow:pyarrow
   # the API reference built from docstrings (tests/test_api_docs.py)
@@ -60,6 +62,14 @@ PIP_PACKAGES=(
   nbformat:nbformat
   nbclient:nbclient
   ipykernel:ipykernel
+  # routertwin import mrt: MRT TABLE_DUMP_V2 records (BGPKIT's Rust parser).
+  # Pinned to the newest release PyPI has as a CPython 3.11 manylinux wheel:
+  # 0.7.0 and later are source packages whose cargo build took over 25 minutes
+  # on these 2 cores (docs/import.md)
+  "pybgpkit-parser==0.6.2:pybgpkit_parser"
+  # property-based tests of the importers' parsers (tests/test_import_routes.py,
+  # tests/test_import_lb.py)
+  hypothesis:hypothesis
 )
 
 # Sourced (by scripts/prove-toolchains.sh, scripts/check_packages.py): the

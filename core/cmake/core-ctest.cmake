@@ -130,10 +130,11 @@ endif()
 # per NAT input, one to three SipHash calls per SYN-cookie input, a model
 # check of every connection after each session operation, two answers, an
 # outcome model and a decode per DNS input; three parses, one of them byte
-# by byte, per HTTP input).
+# by byte, per HTTP input; a model step per health report and stick-table
+# operation).
 set(rt_fuzz_smokes parse:200000:1600 lpm:3000:256 build:10000:1600 nat:100000:1600
     syncookie:250000:1600 sched:3000:512 session:20000:512 dns:80000:1600
-    http:25000:600 tls:100000:1600 splice:20000:1600)
+    http:25000:600 tls:100000:1600 splice:20000:1600 health:150000:512 persist:60000:512)
 set(rt_fuzz_targets)
 set(rt_fuzz_tests)
 foreach(h ${rt_fuzz_smokes})

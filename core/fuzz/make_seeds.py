@@ -17,7 +17,9 @@ EDNS, small buffers, frames.
 The scheduler seeds (core/fuzz/corpus-sched/, layout at the top of
 fuzz_sched.c) give each algorithm a small weighted pool with picks, held
 connections, maxconn, a backup, a server going down, draining and coming
-back with a slow start.
+back with a slow start. The health and persist seeds (corpus-health/,
+corpus-persist/) cross rise and fall in both directions and fill the
+stick table's set past its 8 ways under purge and nopurge.
 
 Deterministic: re-running rewrites identical files.
 Usage: python3 core/fuzz/make_seeds.py
@@ -325,6 +327,27 @@ def splice_seeds():
         seg(1, 0x10, 7, 0xFFFFFF20, b"", 0, 0, b"", 0)
 
 
+def health_seeds():
+    """fuzz_health: each kind, up and down starts, runs of passes and
+    failures long enough to cross rise and fall, content bodies."""
+    fail_run = bytes([10, 1] * 7)
+    pass_run = bytes([10, 0] * 7)
+    yield "tcp_up", bytes([1, 1, 2, 0, 200, 50, 3, 0]) + pass_run + fail_run + pass_run
+    yield "http_down", bytes([2, 2, 1, 1, 100, 0, 0, 9]) + fail_run + pass_run + bytes([3, 60, 7, 150])
+    yield "content", bytes([3, 0, 0, 0, 5, 1, 1, 1]) + bytes([3, 8]) + b"xxokyyzz" + bytes([3, 4]) + b"nope"
+    yield "ping_mixed", bytes([0, 3, 4, 1, 9, 2, 5, 0]) + bytes([i % 251 for i in range(64)])
+
+
+def persist_seeds():
+    """fuzz_persist: fills past 8 keys (purge and nopurge), lookups that
+    refresh, expiries, removals and server forgets."""
+    fill = b"".join(bytes([0, k, 1 + k]) for k in range(11))
+    looks = b"".join(bytes([1, k, 2]) for k in range(11))
+    yield "purge_noexpire", bytes([0, 0, 0]) + fill + looks + bytes([4, 3, 0, 2, 5, 0])
+    yield "nopurge_expire", bytes([1, 40, 1]) + fill + looks + bytes([3, 0, 50]) + fill
+    yield "sid_keys", bytes([3, 17, 0]) + fill + bytes([1, 2, 20, 3, 0, 1, 0, 9, 30]) + looks
+
+
 def write(folder, seeds):
     os.makedirs(folder, exist_ok=True)
     for name, data in seeds:
@@ -343,3 +366,5 @@ if __name__ == "__main__":
     write(os.path.join(HERE, "corpus-http"), http_seeds())
     write(os.path.join(HERE, "corpus-tls"), tls_seeds())
     write(os.path.join(HERE, "corpus-splice"), splice_seeds())
+    write(os.path.join(HERE, "corpus-health"), health_seeds())
+    write(os.path.join(HERE, "corpus-persist"), persist_seeds())

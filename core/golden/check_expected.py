@@ -35,6 +35,11 @@ printed once":
   spliced segments against Python re-implementations from RFC 7230/6265/
   5246/8446, HAProxy's ACL and cookie semantics and Linux's seqadj rules;
   the four L7 drop reasons at the end of the drop-reason list;
+- health, persist (check_health.py): HAProxy's rise/fall counter and
+  check intervals, the check phase and detection window, content checks
+  with their comparison counts; the stick table (its key hash re-derived,
+  LRU purge, nopurge refusal, expiry sweeps) and HAProxy's cookie decision
+  table, with every documented op count;
 - sessions: a Python model of the session table built from dp_session.h
   (placement, overflow counts, IPVS TCP transitions, per-state aging modulo
   2^32, budgeted expiry) gives every open, lookup, track, close and expiry
@@ -69,6 +74,7 @@ from make_vectors import csum
 from make_vectors import MSS_TABLE, cookie_check, cookie_make, l4_fix, mss_index, siphash24
 from check_sched import check_sched
 from check_l7 import check_l7
+from check_health import check_health, check_persist
 
 
 def fail(msg):
@@ -1407,7 +1413,7 @@ def main():
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
     for name in ("drop reasons", "packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched",
-                 "sessions", "dns", "l7"):
+                 "sessions", "dns", "l7", "health", "persist"):
         if name not in sec:
             fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
@@ -1422,6 +1428,8 @@ def main():
     check_dns(vdir, sec["dns"])
     check_drop_reasons(sec["drop reasons"])
     check_l7(vdir, sec["l7"], vector_lines, check_ops, Lines, fail)
+    check_health(vdir, sec["health"], vector_lines, check_ops, Lines, fail)
+    check_persist(vdir, sec["persist"], vector_lines, check_ops, Lines, fail)
     print("check_expected: transcript agrees with the Python references")
 
 

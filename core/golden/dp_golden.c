@@ -1333,6 +1333,212 @@ static void run_l7(const char *dir)
     fclose(f);
 }
 
+/* health.txt: one checker driven through configurations, reports,
+ * classifications and the closed forms; the Python reference in
+ * check_health.py re-derives every line. */
+static void run_health(const char *dir)
+{
+    FILE *f = open_vector(dir, "health.txt");
+    char line[LINE_MAX_CHARS], op[16];
+    dp_health_config_t cfg;
+    dp_health_t h;
+    int have = 0;
+
+    printf("== health\n");
+    memset(&cfg, 0, sizeof cfg);
+    while (next_line(f, line, sizeof line)) {
+        dp_ops_t ops;
+        dp_ops_reset(&ops);
+        if (sscanf(line, "%15s", op) != 1)
+            fail("health.txt", line);
+        if (strcmp(op, "config") == 0) {
+            unsigned long kind, inter, fast, down, timeout, rise, fall, start;
+            char expect[DP_HEALTH_MAX_EXPECT + 1];
+            if (sscanf(line, "%*s %lu %lu %lu %lu %lu %lu %lu %lu %64s", &kind, &inter, &fast, &down, &timeout,
+                       &rise, &fall, &start, expect) != 9)
+                fail("health.txt", line);
+            memset(&cfg, 0, sizeof cfg);
+            cfg.kind = (uint32_t)kind;
+            cfg.inter_ms = (uint32_t)inter;
+            cfg.fastinter_ms = (uint32_t)fast;
+            cfg.downinter_ms = (uint32_t)down;
+            cfg.timeout_ms = (uint32_t)timeout;
+            cfg.rise = (uint16_t)rise;
+            cfg.fall = (uint16_t)fall;
+            cfg.start = (uint32_t)start;
+            if (strcmp(expect, "-") != 0) {
+                cfg.expect_len = (uint32_t)strlen(expect);
+                memcpy(cfg.expect, expect, cfg.expect_len);
+            }
+            have = dp_health_init(&h, &cfg, 0, 0) == 0;
+            printf("%s -> %d interval=%lu\n", line, have ? 0 : DP_HEALTH_EINVAL,
+                   have ? (unsigned long)dp_health_interval_ms(&h) : 0ul);
+            continue;
+        }
+        if (strcmp(op, "phase") == 0) { /* needs no checker */
+            unsigned long pos, n, mininter, own, maxspread;
+            unsigned long long start;
+            if (sscanf(line, "%*s %llu %lu %lu %lu %lu %lu", &start, &pos, &n, &mininter, &own, &maxspread) != 6)
+                fail("health.txt", line);
+            printf("%s -> %llu\n", line,
+                   (unsigned long long)dp_health_first_check_ms(start, (uint32_t)pos, (uint32_t)n, (uint32_t)mininter,
+                                                                (uint32_t)own, (uint32_t)maxspread));
+            continue;
+        }
+        if (!have)
+            fail("health.txt", line);
+        if (strcmp(op, "report") == 0) {
+            unsigned long result;
+            unsigned long long end;
+            int rc;
+            if (sscanf(line, "%*s %lu %llu", &result, &end) != 2)
+                fail("health.txt", line);
+            rc = dp_health_report(&h, (dp_health_result_t)result, end, &ops);
+            printf("%s -> %d health=%lu up=%lu next=%llu\n", line, rc, (unsigned long)h.health,
+                   (unsigned long)h.up, (unsigned long long)h.next_check_ms);
+        } else if (strcmp(op, "classify") == 0) {
+            unsigned long answered, refused, status;
+            char hex[LINE_MAX_CHARS];
+            uint8_t body[512];
+            long n;
+            if (sscanf(line, "%*s %lu %lu %lu %s", &answered, &refused, &status, hex) != 4)
+                fail("health.txt", line);
+            n = strcmp(hex, "-") == 0 ? 0 : unhex(hex, body, sizeof body);
+            if (n < 0)
+                fail("health.txt", line);
+            printf("%s -> %s\n", line,
+                   dp_health_result_name(dp_health_classify(&cfg, (int)answered, (int)refused, (uint32_t)status,
+                                                            body, (uint32_t)n, &ops)));
+        } else if (strcmp(op, "window") == 0) {
+            unsigned long delay;
+            uint64_t lo = 0, hi = 0;
+            int rc;
+            if (sscanf(line, "%*s %lu", &delay) != 1)
+                fail("health.txt", line);
+            rc = dp_health_detection_window(&cfg, (uint32_t)delay, &lo, &hi);
+            printf("%s -> %d %llu %llu\n", line, rc, (unsigned long long)lo, (unsigned long long)hi);
+            continue;
+        } else if (strcmp(op, "counters") == 0) {
+            printf("counters checks=%llu failed=%llu down=%llu up=%llu last_change=%llu\n",
+                   (unsigned long long)h.checks, (unsigned long long)h.failed_checks,
+                   (unsigned long long)h.down_transitions, (unsigned long long)h.up_transitions,
+                   (unsigned long long)h.last_change_ms);
+            continue;
+        } else {
+            fail("health.txt", line);
+        }
+        print_ops("ops", &ops);
+    }
+    fclose(f);
+}
+
+/* persist.txt: a stick table and cookie decisions; check_health.py
+ * re-derives the sets (its own copy of the key hash), LRU, expiry and
+ * op counts. */
+static void run_persist(const char *dir)
+{
+    FILE *f = open_vector(dir, "persist.txt");
+    char line[LINE_MAX_CHARS], op[16];
+    void *mem = NULL;
+    dp_persist_t *t = NULL;
+
+    printf("== persist\n");
+    while (next_line(f, line, sizeof line)) {
+        dp_ops_t ops;
+        char hex[2 * DP_PERSIST_MAX_KEY + 2];
+        uint8_t key[DP_PERSIST_MAX_KEY];
+        unsigned long long now = 0;
+        dp_ops_reset(&ops);
+        if (sscanf(line, "%15s", op) != 1)
+            fail("persist.txt", line);
+        if (strcmp(op, "config") == 0) {
+            unsigned long cap, klen, expire, onfull;
+            dp_persist_config_t cfg;
+            size_t size;
+            if (sscanf(line, "%*s %lu %lu %lu %lu", &cap, &klen, &expire, &onfull) != 4)
+                fail("persist.txt", line);
+            cfg.capacity = (uint32_t)cap;
+            cfg.key_len = (uint32_t)klen;
+            cfg.expire_ms = (uint32_t)expire;
+            cfg.on_full = (uint32_t)onfull;
+            size = dp_persist_memory_size(&cfg);
+            free(mem);
+            mem = malloc(size ? size : 1);
+            t = dp_persist_create(mem, size, &cfg);
+            if (!t) {
+                fprintf(stderr, "dp_golden: cannot create stick table\n");
+                exit(2);
+            }
+            printf("%s -> memory=%lu\n", line, (unsigned long)size);
+            continue;
+        }
+        if (strcmp(op, "cookie") == 0) {
+            unsigned long mode, flags, usable, setc, cacheable;
+            long csrv, served;
+            dp_persist_cookie_config_t cc;
+            dp_persist_cookie_request_t req;
+            int rc, resp = 0;
+            if (sscanf(line, "%*s %lu %lu %ld %lu %ld %lu %lu", &mode, &flags, &csrv, &usable, &served, &setc,
+                       &cacheable) != 7)
+                fail("persist.txt", line);
+            cc.mode = (uint32_t)mode;
+            cc.flags = (uint32_t)flags;
+            rc = dp_persist_cookie_request(&cc, (int32_t)csrv, (int)usable, &req, &ops);
+            if (rc == 0)
+                resp = dp_persist_cookie_response(&cc, &req, req.server >= 0 ? req.server : (int32_t)served,
+                                                  (int)setc, (int)cacheable, &ops);
+            printf("%s -> %d req=%lu server=%ld resp=%d\n", line, rc, rc == 0 ? (unsigned long)req.actions : 0ul,
+                   rc == 0 ? (long)req.server : -1l, resp);
+            print_ops("ops", &ops);
+            continue;
+        }
+        if (!t)
+            fail("persist.txt", line);
+        if (strcmp(op, "store") == 0 || strcmp(op, "lookup") == 0 || strcmp(op, "remove") == 0) {
+            long server = 0, n;
+            int rc;
+            if (strcmp(op, "store") == 0 ? sscanf(line, "%*s %66s %ld %llu", hex, &server, &now) != 3
+                                         : sscanf(line, "%*s %66s %llu", hex, &now) != 2)
+                fail("persist.txt", line);
+            n = unhex(hex, key, sizeof key);
+            if (n < 0)
+                fail("persist.txt", line);
+            if (op[0] == 's')
+                rc = dp_persist_store(t, key, (int32_t)server, now, &ops);
+            else if (op[0] == 'l')
+                rc = dp_persist_lookup(t, key, now, &ops);
+            else
+                rc = dp_persist_remove(t, key, &ops);
+            printf("%s -> %d\n", line, rc);
+        } else if (strcmp(op, "expire") == 0) {
+            unsigned long sets;
+            if (sscanf(line, "%*s %llu %lu", &now, &sets) != 2)
+                fail("persist.txt", line);
+            printf("%s -> %lu\n", line, (unsigned long)dp_persist_expire(t, now, (uint32_t)sets, &ops));
+        } else if (strcmp(op, "forget") == 0) {
+            long server;
+            if (sscanf(line, "%*s %ld", &server) != 1)
+                fail("persist.txt", line);
+            printf("%s -> %lu\n", line, (unsigned long)dp_persist_forget_server(t, (int32_t)server, &ops));
+        } else if (strcmp(op, "stats") == 0) {
+            dp_persist_stats_t st;
+            dp_persist_get_stats(t, &st);
+            printf("stats entries=%lu capacity=%lu lookups=%llu hits=%llu stores=%llu updates=%llu expired=%llu "
+                   "purged=%llu refused_full=%llu removed=%llu\n",
+                   (unsigned long)st.entries, (unsigned long)st.capacity, (unsigned long long)st.lookups,
+                   (unsigned long long)st.hits, (unsigned long long)st.stores, (unsigned long long)st.updates,
+                   (unsigned long long)st.expired, (unsigned long long)st.purged,
+                   (unsigned long long)st.refused_full, (unsigned long long)st.removed);
+            continue;
+        } else {
+            fail("persist.txt", line);
+        }
+        print_ops("ops", &ops);
+    }
+    free(mem);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned i;
@@ -1354,5 +1560,7 @@ int main(int argc, char **argv)
     run_sessions(argv[1]);
     run_dns(argv[1]);
     run_l7(argv[1]);
+    run_health(argv[1]);
+    run_persist(argv[1]);
     return 0;
 }

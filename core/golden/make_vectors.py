@@ -1075,6 +1075,76 @@ def l7_vectors():
     return out
 
 
+def health_vectors():
+    """Checkers of every kind with random result sequences (phases of
+    mostly passing and mostly failing probes, so servers go down and come
+    back), classifications, the check phase and detection windows."""
+    r = random.Random(1212)
+    out = []
+    configs = [(1, 2000, 0, 0, 0, 2, 3, 0, "-"), (1, 600, 150, 900, 0, 2, 3, 0, "-"),
+               (0, 1000, 250, 5000, 300, 1, 1, 1, "-"), (2, 3000, 500, 0, 1000, 3, 2, 0, "-"),
+               (3, 1500, 100, 7000, 0, 4, 5, 1, "ready"), (1, 0, 0, 0, 0, 2, 3, 0, "-"),
+               (3, 1000, 0, 0, 0, 2, 3, 0, "-")]
+    for c in configs:
+        out.append("config %d %d %d %d %d %d %d %d %s" % c)
+        if c[1] == 0 or (c[0] == 3 and c[8] == "-"):
+            continue  # refused configurations
+        out.append("window 0")
+        out.append("window %d" % (c[4] or c[1]))
+        t = 0
+        for i in range(60):
+            good = (i // 15) % 2 == 0
+            res = 0 if r.random() < (0.85 if good else 0.2) else r.choice([1, 2, 3, 4])
+            t += r.randrange(0, 3000)
+            out.append("report %d %d" % (res, t))
+        out.append("report 9 %d" % t)
+        out.append("counters")
+        for _ in range(6):
+            body = bytes(r.choice(b"readyst: \n") for _ in range(r.randrange(0, 40)))
+            out.append("classify %d %d %d %s" % (r.random() < 0.9, r.random() < 0.2,
+                                                r.choice([0, 150, 200, 204, 302, 399, 404, 503]),
+                                                body.hex() if body else "-"))
+    for _ in range(12):
+        n = r.randrange(1, 9)
+        out.append("phase %d %d %d %d %d %d" % (r.randrange(0, 10000), r.randrange(0, n), n,
+                                               r.choice([0, 1000, 2000, 5000]), r.choice([100, 1500, 2000, 30000]),
+                                               r.choice([0, 0, 1000])))
+    return out
+
+
+def persist_vectors():
+    """A 1-set table under purge and nopurge, a larger one with expiry,
+    32-byte session-ID keys, and cookie decisions over every mode and
+    option combination."""
+    r = random.Random(2020)
+    out = []
+    for cap, klen, expire, onfull, keys, steps in ((8, 4, 0, 0, 13, 120), (8, 4, 5000, 1, 12, 120),
+                                                    (64, 4, 2000, 0, 90, 400), (16, 32, 0, 0, 30, 120)):
+        out.append("config %d %d %d %d" % (cap, klen, expire, onfull))
+        pool = [bytes(r.randrange(256) for _ in range(klen)) for _ in range(keys)]
+        now = 0
+        for _ in range(steps):
+            now += r.randrange(0, 120)
+            k = r.choice(pool).hex()
+            x = r.random()
+            if x < 0.45:
+                out.append("lookup %s %d" % (k, now))
+            elif x < 0.9:
+                out.append("store %s %d %d" % (k, r.randrange(0, 6), now))
+            elif x < 0.95:
+                out.append("remove %s %d" % (k, now))
+            else:
+                out.append("expire %d %d" % (now, r.randrange(1, 4)))
+        out.append("forget 2")
+        out.append("stats")
+    for mode in range(4):
+        for flags in range(16):
+            for csrv, usable, served, setc, cacheable in ((-1, 0, 5, 0, 1), (-1, 0, 5, 1, 0), (3, 1, 3, 1, 1),
+                                                          (3, 0, 4, 0, 1), (3, 0, 4, 1, 0)):
+                out.append("cookie %d %d %d %d %d %d %d" % (mode, flags, csrv, usable, served, setc, cacheable))
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     pkts = packets()
@@ -1136,6 +1206,18 @@ def main():
             f.write(line + "\n")
     with open(os.path.join(OUT, "l7.txt"), "w") as f:
         for line in l7_vectors():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "health.txt"), "w") as f:
+        f.write("# config KIND INTER FASTINTER DOWNINTER TIMEOUT RISE FALL START EXPECT|- | report RESULT END_MS |\n"
+                "# classify ANSWERED REFUSED STATUS BODY-HEX|- | phase START POS N MININTER OWN MAXSPREAD |\n"
+                "# window FAIL_DELAY | counters\n")
+        for line in health_vectors():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "persist.txt"), "w") as f:
+        f.write("# config CAPACITY KEY_LEN EXPIRE_MS ON_FULL | store KEY-HEX SERVER NOW | lookup KEY-HEX NOW |\n"
+                "# remove KEY-HEX NOW | expire NOW MAX_SETS | forget SERVER | stats |\n"
+                "# cookie MODE FLAGS COOKIE_SERVER USABLE SERVED_BY SERVER_SETS_COOKIE CACHEABLE\n")
+        for line in persist_vectors():
             f.write(line + "\n")
 
 

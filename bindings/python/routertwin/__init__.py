@@ -12,8 +12,7 @@ res = rt.sweep(s, {"service_rate": [500, 1000, 2000]})   # every grid point, in 
 fig = res.plot("wait_s", "utilization", series="service_rate")
 ```
 
-- `load`, `scenario`, `import_config` (a real HAProxy or IPVS
-  configuration, docs/import-lb.md) and `Scenario.with_` build validated scenarios; every
+- `load`, `scenario` and `Scenario.with_` build validated scenarios; every
   mistake raises `ScenarioError` with one line naming the key (and file and
   line when there is a file).
 - `run` and `sweep` return `Results`: `to_dataframe`, `to_parquet`,
@@ -22,6 +21,9 @@ fig = res.plot("wait_s", "utilization", series="service_rate")
   on local processes or a Dask cluster (`scheduler=`), streams to Parquet
   and resumes (`out=`).
 - `rfc2544`, `validate` and `calibrate` return pandas DataFrames.
+- `import_file` is `routertwin import KIND FILE`: a routing table the user
+  runs (Linux, FRR, BIRD, MRT) becomes a scenario and its FIB file
+  (docs/import.md).
 - `run_lab` runs the live lab (root only): seed 004's paths built from
   network namespaces, measured with iperf3 beside the twin (docs/lab.md).
 
@@ -30,8 +32,8 @@ docs/tutorials/ teaches with notebooks; docs/scenarios.md the scenario format.
 """
 
 from routertwin._core import __version__
-from routertwin.api import (Failure, Results, Scenario, calibrate, import_config, load, rfc2544, run, run_lab,
-                            scenario, sweep, validate)
+from routertwin.api import (Failure, Results, Scenario, calibrate, import_file, load, rfc2544, run, run_lab, scenario,
+                            sweep, validate)
 from routertwin.errors import ScenarioError, UserError
 
 __all__ = [
@@ -43,11 +45,11 @@ __all__ = [
     "UserError",
     "load",
     "scenario",
-    "import_config",
     "run",
     "sweep",
     "rfc2544",
     "validate",
     "calibrate",
     "run_lab",
+    "import_file",
 ]

@@ -25,8 +25,8 @@ from routertwin.results import CaseResult
 from routertwin.scenario_loader import LoadedScenario
 from routertwin.parallel import Job
 
-__all__ = ["Scenario", "Results", "Failure", "load", "scenario", "import_config", "run", "sweep", "rfc2544", "validate",
-           "calibrate", "run_lab"]
+__all__ = ["Scenario", "Results", "Failure", "load", "scenario", "run", "sweep", "rfc2544", "validate", "calibrate",
+           "run_lab", "import_file"]
 
 # Units by suffix, a convention every kind follows; what a kind's own names
 # mean (a utilization in % or as a fraction, `tps`) its runner says in UNITS.
@@ -169,26 +169,6 @@ def scenario(keys: Mapping[str, Any], *, base_dir: str | Path | None = None) -> 
     shown = f"<scenario {data.get('scenario', '?')!r}>"
     job = Job(None, data=data, base_dir=str(Path(base_dir or Path.cwd()).resolve()), shown=shown)
     return Scenario(job, job.load())
-
-
-def import_config(kind: str, path: str | Path, *, strict: bool = False) -> tuple[Scenario, list]:
-    """A real system's configuration as a scenario, as `routertwin import
-    KIND FILE` (docs/import-lb.md): kind "haproxy" (haproxy.cfg) or "ipvs"
-    (`ipvsadm -S -n`) gives an lb scenario with a `balancer`.
-
-    Returns (the validated Scenario, the directives it does not carry: each
-    with `file`, `line`, `text`, `reason`). Raises `UserError` naming the
-    file and line of a configuration the importer cannot read, and with
-    `strict=True` of the first directive it does not model."""
-    from routertwin import importers
-
-    result = importers.get(kind).import_file(Path(path), shown=str(path))
-    if not hasattr(result, "scenario"):
-        raise UserError(f"routertwin.import_config: kind '{kind}' gives calibration rows, not a scenario "
-                        "(routertwin import on the command line)")
-    if strict:
-        result.check_strict()
-    return scenario(result.scenario), list(result.not_modelled)
 
 
 @dataclass(frozen=True)
@@ -690,3 +670,28 @@ def run_lab(paths: Sequence[str] = ("flat-direct", "flat-eip", "vpc-eip"), *, se
     df = pd.DataFrame(rows(report))
     df.attrs = document(report, root_path)
     return df
+
+
+def import_file(kind: str, path: str | Path, out: str | Path | None = None, *, strict: bool = False,
+                write: bool = True, **options):
+    """`routertwin import KIND FILE` (docs/import.md): read what a user
+    runs -- a routing table (`linux`: `ip -j route show table all`, `frr`:
+    `show ip route json`, `bird`: `birdc show route all`, `mrt`: a
+    TABLE_DUMP_V2 RIB dump) -- and write a scenario they can read and edit
+    (`out`, default FILE's name with .yaml in the current folder) with its
+    data files (a router's FIB file). `options` are the kind's command-line
+    options by their Python names (`ports=Path("map.yaml")`,
+    `port=["dev eth0=0"]`, `select="ecmp"`, `grow=1_000_000`, `root=...`).
+    Bad input raises `UserError` (`FILE:LINE: ...` or a byte offset) and
+    writes nothing; with `strict`, so does anything the twin does not model.
+
+    Returns `routertwin.importers.Imported`: `files` (path -> text or bytes,
+    the scenario first), `summary`, `unmodelled` (`FILE:LINE: what`, never
+    dropped silently). `write=False` only converts."""
+    from routertwin import importers
+
+    args = importers.options(kind, out=Path(out) if out is not None else None, strict=strict, **options)
+    imported = importers.convert(kind, Path(path), args)
+    if write:
+        importers.write(imported)
+    return imported

@@ -107,9 +107,15 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
     lab.add_argument("--cleanup", action="store_true",
                      help="only remove namespaces left by earlier runs that were killed, then exit")
-    from routertwin.importers._command import add_arguments as add_import_arguments
+    im = sub.add_parser("import", help="a routing table (or balancer configuration) the user runs -> a scenario "
+                                       "and its data files (docs/import.md)")
+    from routertwin.importers import add_parsers
 
-    add_import_arguments(sub)
+    add_parsers(im.add_subparsers(dest="import_kind", required=True, metavar="KIND", parser_class=_Parser))
+    ex = sub.add_parser("export", help="a scenario's balancer as a configuration: haproxy (docs/import-lb.md)")
+    ex.add_argument("export_kind", metavar="KIND", choices=["haproxy"], help="haproxy")
+    ex.add_argument("scenario", type=Path, metavar="SCENARIO.yaml")
+    ex.add_argument("-o", "--out", type=Path, help="write here (default: standard output)")
     return p
 
 
@@ -268,9 +274,6 @@ def _cmd_list(args) -> int:
                   str(doc.get("description", "")))
     console.print(t)
     console.print("runner kinds: " + ", ".join(runners.available()))
-    from routertwin import importers
-
-    console.print("import kinds (routertwin import): " + ", ".join(k.replace("_", "-") for k in importers.available()))
     load_studies()
     mappings = load_mappings(root)
     s = Table(title="studies")
@@ -375,18 +378,34 @@ def _cmd_lab(args) -> int:
     return 0
 
 
-def _cmd_import(args) -> int:
-    from routertwin.importers._command import cmd_import
-
-    return cmd_import(args)
-
-
 def _cmd_export(args) -> int:
-    from routertwin.importers._command import cmd_export
+    from routertwin import importers
+    from routertwin.importers._lbcommon import write_atomic
+    from routertwin.scenario_loader import load_scenario
 
-    return cmd_export(args)
+    module = importers.get(args.export_kind)
+    if not hasattr(module, "export"):
+        raise UserError(f"routertwin export: kind '{args.export_kind}' has no export")
+    text = module.export(load_scenario(args.scenario))
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.out, text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
 
 
-_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
+def _cmd_import(args) -> int:
+    from routertwin import importers
+
+    imported = importers.convert(args.import_kind, args.file, args)
+    for item in imported.unmodelled:
+        print(f"not modelled: {item}", file=sys.stderr)
+    importers.write(imported)
+    print(imported.summary)
+    return 0
+
+
+_COMMANDS = {"import": _cmd_import, "export": _cmd_export, "run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
              "rfc2544": _cmd_rfc2544, "profile": _cmd_profile,
-             "lab": _cmd_lab, "import": _cmd_import, "export": _cmd_export}
+             "lab": _cmd_lab}

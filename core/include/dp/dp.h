@@ -16,6 +16,8 @@
 #include "dp_splice.h"
 #include "dp_syncookie.h"
 #include "dp_tls.h"
+#include "dp_health.h"
+#include "dp_persist.h"
 #include "dp_urlrule.h"
 #include "dp_sched.h"
 #endif

@@ -16,7 +16,9 @@
 //   ip_mix ({"<IP bytes>": weight}: every packet its own size; packet mode;
 //   ip_bytes is then the reference size of fixed_latency_us), ip_mix_order
 //   ("random" | "sequence"),
-//   routes_as_destinations, route_first_prefix ("16.0.0.0"), route_file
+//   routes_as_destinations, route_first_prefix ("16.0.0.0"), route_file (a FIB
+//   file: "a.b.c.d/len TARGET" lines, TARGET a port, ECMP ports "p,q,..." or
+//   blackhole | unreachable | prohibit; docs/import.md)
 //   lookup_probes_per_second, lookup_queue_us
 //   cell_bytes, internal_header_bytes, fabric_gbps_per_pfe, queueing
 //   ("fifo"|"voq"), scheduler ("islip"|"fifo_random"|"fifo_rr"),

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -30,6 +31,12 @@ RouterDropName(RouterDrop d)
         return "ingress_buffer_full";
     case RouterDrop::EgressBufferFull:
         return "egress_buffer_full";
+    case RouterDrop::Blackhole:
+        return "blackhole";
+    case RouterDrop::Unreachable:
+        return "unreachable";
+    case RouterDrop::Prohibited:
+        return "prohibited";
     case RouterDrop::Count:
         break;
     }
@@ -132,7 +139,42 @@ struct Route
 {
     uint32_t prefix;
     uint8_t depth;
-    uint32_t port;
+    uint32_t target; ///< index into the FIB's next-hop targets
+};
+
+/// What a route does with a packet: forward to one of `ports` (several: ECMP)
+/// or drop it with `drop`.
+struct NextHopTarget
+{
+    std::vector<unsigned> ports;
+    RouterDrop drop = RouterDrop::Count; ///< Count: forwards
+};
+
+/// Routes and the distinct targets they point to (the dp_lpm next hop of a
+/// route is its target index; targets 0..ports-1 are the single ports).
+struct Fib
+{
+    std::vector<Route> routes;
+    std::vector<NextHopTarget> targets;
+    std::map<std::pair<std::vector<unsigned>, RouterDrop>, uint32_t> index;
+
+    explicit Fib(unsigned ports)
+    {
+        for (unsigned p = 0; p < ports; ++p)
+        {
+            TargetIndex(NextHopTarget{{p}, RouterDrop::Count});
+        }
+    }
+
+    uint32_t TargetIndex(const NextHopTarget& t)
+    {
+        auto [it, added] = index.emplace(std::make_pair(t.ports, t.drop), static_cast<uint32_t>(targets.size()));
+        if (added)
+        {
+            targets.push_back(t);
+        }
+        return it->second;
+    }
 };
 
 uint32_t
@@ -143,7 +185,46 @@ InterfaceSubnet(unsigned port)
     return 0xC0A80000u | (port << 8);
 }
 
-std::vector<Route>
+// Most next hops of one ECMP route the model takes. ASSUMPTION: enough for
+// the ECMP groups routers install (the kernel and the daemons allow more;
+// the importers refuse a larger group by name).
+constexpr size_t kMaxEcmpPorts = 64;
+
+// One FIB line's target: "3", "1,5,7", "blackhole", "unreachable",
+// "prohibit"; false when it is none of these.
+bool
+ParseTarget(const std::string& word, unsigned ports, NextHopTarget& t)
+{
+    if (word == "blackhole" || word == "unreachable" || word == "prohibit")
+    {
+        t.drop = word == "blackhole"     ? RouterDrop::Blackhole
+                 : word == "unreachable" ? RouterDrop::Unreachable
+                                         : RouterDrop::Prohibited;
+        return true;
+    }
+    if (word.empty() || word.back() == ',')
+    {
+        return false; // getline would not report the empty last part
+    }
+    std::istringstream ws(word);
+    std::string part;
+    while (std::getline(ws, part, ','))
+    {
+        if (part.empty() || part.size() > 3 || part.find_first_not_of("0123456789") != std::string::npos)
+        {
+            return false;
+        }
+        unsigned port = static_cast<unsigned>(std::stoul(part));
+        if (port >= ports || std::find(t.ports.begin(), t.ports.end(), port) != t.ports.end())
+        {
+            return false;
+        }
+        t.ports.push_back(port);
+    }
+    return !t.ports.empty() && t.ports.size() <= kMaxEcmpPorts;
+}
+
+Fib
 LoadRouteFile(const std::string& path, unsigned ports)
 {
     std::ifstream in(path);
@@ -151,7 +232,7 @@ LoadRouteFile(const std::string& path, unsigned ports)
     {
         throw std::invalid_argument(path + ": cannot open route file");
     }
-    std::vector<Route> routes;
+    Fib fib(ports);
     std::string line;
     unsigned lineNo = 0;
     while (std::getline(in, line))
@@ -161,20 +242,54 @@ LoadRouteFile(const std::string& path, unsigned ports)
         {
             continue;
         }
-        unsigned a, b, c, d, len, port;
+        unsigned a, b, c, d, len;
         char s1, s2, s3, slash;
+        std::string word, extra;
         std::istringstream ls(line);
-        if (!(ls >> a >> s1 >> b >> s2 >> c >> s3 >> d >> slash >> len >> port) || s1 != '.' ||
-            s2 != '.' || s3 != '.' || slash != '/' || a > 255 || b > 255 || c > 255 || d > 255 ||
-            len > 32 || port >= ports)
+        NextHopTarget t;
+        if (!(ls >> a >> s1 >> b >> s2 >> c >> s3 >> d >> slash >> len >> word) || (ls >> extra) ||
+            s1 != '.' || s2 != '.' || s3 != '.' || slash != '/' || a > 255 || b > 255 || c > 255 ||
+            d > 255 || len > 32 || !ParseTarget(word, ports, t))
         {
             throw std::invalid_argument(path + ":" + std::to_string(lineNo) +
-                                        ": expected 'a.b.c.d/len port' with port < " +
-                                        std::to_string(ports));
+                                        ": expected 'a.b.c.d/len TARGET', TARGET a port < " +
+                                        std::to_string(ports) +
+                                        ", distinct ports 'p,q,...' (ECMP, at most " +
+                                        std::to_string(kMaxEcmpPorts) +
+                                        "), blackhole, unreachable or prohibit");
         }
-        routes.push_back(Route{(a << 24) | (b << 16) | (c << 8) | d, static_cast<uint8_t>(len), port});
+        fib.routes.push_back(
+            Route{(a << 24) | (b << 16) | (c << 8) | d, static_cast<uint8_t>(len), fib.TargetIndex(t)});
     }
-    return routes;
+    return fib;
+}
+
+// The ECMP member of a packet: hash-threshold (RFC 2992 section 2.2): the
+// hash space is cut into equal regions, one per next hop, so adding a next
+// hop moves only the flows of the regions that shift. The hash is a 64-bit
+// multiplicative mix of source and destination (the L3 tuple Linux hashes
+// by default, fib_multipath_hash_policy 0); its exact bits are the twin's.
+unsigned
+EcmpMember(uint32_t src, uint32_t dst, size_t members)
+{
+    uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
+    uint32_t h = static_cast<uint32_t>((key * 0x9E3779B97F4A7C15ull) >> 32);
+    return static_cast<unsigned>((static_cast<uint64_t>(h) * members) >> 32);
+}
+
+// Destinations of tester port p with a FIB file: route i's first host
+// address (the prefix + 1 below /31) goes to the stream whose peer is
+// i % ports, so every route is offered traffic and each port's share is even.
+std::vector<uint32_t>
+FileDestinations(const Fib& fib, unsigned ports, unsigned peer)
+{
+    std::vector<uint32_t> d;
+    for (size_t i = peer; i < fib.routes.size(); i += ports)
+    {
+        const Route& r = fib.routes[i];
+        d.push_back(r.depth < 31 ? r.prefix + 1 : r.prefix);
+    }
+    return d;
 }
 
 // Generated routes of peer q: the first routes % ports peers take one extra.
@@ -238,8 +353,21 @@ ForwardHeader(std::vector<uint8_t>& p)
     }
 }
 
+// The routes of the model: the FIB file's, or the generated ones.
+Fib
+LoadFib(const RouterConfig& cfg)
+{
+    if (!cfg.routeFile.empty())
+    {
+        return LoadRouteFile(cfg.routeFile, cfg.ports);
+    }
+    Fib fib(cfg.ports);
+    fib.routes = GenerateRoutes(cfg);
+    return fib;
+}
+
 TesterStreamConfig
-StreamOf(const RouterConfig& cfg, unsigned p)
+StreamOf(const RouterConfig& cfg, const Fib& fib, unsigned p)
 {
     TesterStreamConfig s;
     s.ipBytes = cfg.ipBytes;
@@ -247,7 +375,11 @@ StreamOf(const RouterConfig& cfg, unsigned p)
     s.streamId = p + 1;
     unsigned q = cfg.PeerOf(p);
     uint32_t n = RoutesOf(cfg, q);
-    if (cfg.routesAsDestinations && n > 0)
+    if (cfg.routesAsDestinations && !cfg.routeFile.empty() && cfg.routes == 0 && q < fib.routes.size())
+    {
+        s.dstIps = FileDestinations(fib, cfg.ports, q);
+    }
+    else if (cfg.routesAsDestinations && n > 0)
     {
         uint32_t first = (cfg.routeFirstPrefix & 0xFFFFFF00u) + (FirstRouteOf(cfg, q) << 8);
         s.dstIps = RouteDestinations(first, n);
@@ -312,6 +444,7 @@ struct RouterEngine::Impl
     uint32_t ingressCapCells;
     std::vector<uint8_t> lpmMem;
     dp_lpm_t* lpm = nullptr;
+    std::vector<NextHopTarget> targets; // a route's dp_lpm next hop indexes these
     dp_ops_t ops{};
     CrossbarFabric fabric;
     std::vector<Stream> streams;
@@ -363,12 +496,14 @@ struct RouterEngine::Impl
           ingressCapCells(CapCells(c, slot)),
           fabric(MakeFabric(c, ingressCapCells))
     {
-        BuildFib();
+        Fib fib = LoadFib(cfg);
         streams.resize(cfg.ports);
         for (unsigned p = 0; p < cfg.ports; ++p)
         {
-            streams[p].tc = StreamOf(cfg, p);
+            streams[p].tc = StreamOf(cfg, fib, p);
         }
+        BuildLpm(fib); // adds the interface routes: after the destinations are drawn
+        targets = std::move(fib.targets);
         if (!cfg.ipMix.empty())
         {
             std::vector<double> weights;
@@ -395,10 +530,9 @@ struct RouterEngine::Impl
         desc.reserve(static_cast<size_t>(cfg.durationSeconds * theoreticalPortPps * cfg.ports * 1.01) + 16);
     }
 
-    void BuildFib()
+    void BuildLpm(Fib& fib)
     {
-        std::vector<Route> routes =
-            cfg.routeFile.empty() ? GenerateRoutes(cfg) : LoadRouteFile(cfg.routeFile, cfg.ports);
+        std::vector<Route>& routes = fib.routes;
         for (unsigned q = 0; q < cfg.ports; ++q)
         {
             routes.push_back(Route{InterfaceSubnet(q), 30, q});
@@ -427,7 +561,7 @@ struct RouterEngine::Impl
         }
         for (const Route& r : routes)
         {
-            if (dp_lpm_add(lpm, r.prefix, r.depth, r.port, nullptr) != 0)
+            if (dp_lpm_add(lpm, r.prefix, r.depth, r.target, nullptr) != 0)
             {
                 throw std::invalid_argument("route table full or invalid route");
             }
@@ -521,6 +655,14 @@ struct RouterEngine::Impl
             Drop(RouterDrop::NoRoute, p);
             return;
         }
+        const NextHopTarget& target = targets[nh];
+        if (target.drop != RouterDrop::Count)
+        {
+            Drop(target.drop, p);
+            return;
+        }
+        nh = target.ports.size() == 1 ? target.ports[0]
+                                       : target.ports[EcmpMember(streams[p].tc.srcIp, pd.dst, target.ports.size())];
         unsigned pfe = p / cfg.portsPerPfe;
         double probes = static_cast<double>(ops.table_probes - probesBefore);
         double start = std::max(pd.end, lookupFreeAt[pfe]);
@@ -846,11 +988,11 @@ struct Moments
 };
 
 Moments
-SampleStream(const RouterConfig& cfg, unsigned p, double byteTime, double nominalInterval,
+SampleStream(const RouterConfig& cfg, const Fib& fib, unsigned p, double byteTime, double nominalInterval,
              uint64_t frames)
 {
     PosEncoder enc(cfg.ppp);
-    TesterStreamConfig tc = StreamOf(cfg, p);
+    TesterStreamConfig tc = StreamOf(cfg, fib, p);
     std::vector<uint8_t> pkt;
     const uint64_t n = std::max<uint64_t>(frames, 3);
     std::vector<double> a(n), s(n);
@@ -955,6 +1097,7 @@ RunRouterSteadyState(const RouterConfig& cfg)
     RouterResult r;
     r.ports.assign(cfg.ports, RouterPortStats{});
     std::vector<Moments> mom(cfg.ports);
+    const Fib fib = LoadFib(cfg); // the sampled packets' destinations
     double escIn = 0, escOut = 0;
     // Never sample more frames than the run sends: for short runs the
     // sample is then exactly the run's packets.
@@ -962,7 +1105,7 @@ RunRouterSteadyState(const RouterConfig& cfg)
     const uint64_t frames = std::min<uint64_t>(cfg.sampleFrames, runFrames);
     for (unsigned p = 0; p < cfg.ports; ++p)
     {
-        mom[p] = SampleStream(cfg, p, byteTime, nominal, frames);
+        mom[p] = SampleStream(cfg, fib, p, byteTime, nominal, frames);
         escIn += mom[p].escIn;
         escOut += mom[p].escOut;
     }
@@ -1027,6 +1170,11 @@ RunRouterSteadyState(const RouterConfig& cfg)
     r.drops["lookup_queue_full"] = static_cast<uint64_t>(std::llround(dropsLookup));
     r.drops["ingress_buffer_full"] = static_cast<uint64_t>(std::llround(dropsFabric));
     r.drops["egress_buffer_full"] = static_cast<uint64_t>(std::llround(dropsEgress));
+    // Steady state forwards every sampled packet on the model's rates alone:
+    // it does not look packets up (docs/t640.md), so no route drops them.
+    r.drops["blackhole"] = 0;
+    r.drops["unreachable"] = 0;
+    r.drops["prohibited"] = 0;
     Summarise(r, cfg, thPort);
     return r;
 }

@@ -45,6 +45,9 @@ enum class RouterDrop
     LookupQueueFull,   ///< lookup engine backlog beyond its queue
     IngressBufferFull, ///< fabric input buffer of the PFE cannot take the cells
     EgressBufferFull,  ///< egress port queue beyond its buffer
+    Blackhole,         ///< the matching route is a blackhole (discarded silently)
+    Unreachable,       ///< the matching route is unreachable (a router answers ICMP; the twin drops)
+    Prohibited,        ///< the matching route is prohibit (ICMP administratively prohibited; dropped)
     Count
 };
 const char* RouterDropName(RouterDrop d);
@@ -68,8 +71,13 @@ struct RouterConfig
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination
     uint32_t routeFirstPrefix = 0x10000000; ///< first /24 of the generated routes (16.0.0.0)
-    std::string routeFile;        ///< optional "a.b.c.d/len port" lines: the FIB instead of the
-                                  ///< generated routes (destinations are still generated)
+    /// Optional FIB file instead of the generated routes: lines "a.b.c.d/len TARGET",
+    /// TARGET a port, ports "p,q,..." (ECMP, hash-threshold over source and
+    /// destination), or blackhole | unreachable | prohibit (docs/import.md).
+    /// With routesAsDestinations and routes 0 the destinations are the file's
+    /// routes (route i's first host address goes to the stream whose peer is
+    /// i % ports); with routes > 0 they are generated as without a file.
+    std::string routeFile;
 
     // Forwarding engine.
     double lookupProbesPerSecond = 1e8; ///< per PFE: DIR-24-8 table reads per second

@@ -122,6 +122,71 @@ TEST(RouterPacketLevel, BadRouteFileNamesFileAndLine)
     std::remove(path);
 }
 
+TEST(RouterPacketLevel, FibFileDiscardsDropByName)
+{
+    // 32 routes, one per tester port's peer (route i -> the stream whose
+    // peer is i): 4 discards of each kind, 4 ECMP routes over ports 20-23,
+    // the rest to port 24. Every packet of a discard route's stream is
+    // dropped under that route's name, and nothing else is dropped.
+    const char* path = "router-model-test-fib.txt";
+    {
+        std::ofstream f(path);
+        f << "# fib\n";
+        for (unsigned i = 0; i < 32; ++i)
+        {
+            const char* target = i < 4 ? "blackhole" : i < 8 ? "unreachable" : i < 12 ? "prohibit"
+                                 : i < 16 ? "20,21,22,23" : "24";
+            f << "16." << i << ".0.0/16 " << target << "\n";
+        }
+    }
+    RouterConfig c = Small(40, 1.0, 10e-6);
+    c.routeFile = path;
+    c.routesAsDestinations = true;
+    RouterResult r = RunRouterPacketLevel(c);
+    std::remove(path);
+    // Stream of tester port p sends to route PeerOf(p) = (p + 16) % 32.
+    uint64_t tx[4] = {0, 0, 0, 0};
+    for (unsigned p = 0; p < 32; ++p)
+    {
+        unsigned route = c.PeerOf(p);
+        if (route < 12)
+        {
+            tx[route / 4] += r.ports[p].txPackets;
+        }
+    }
+    EXPECT_GT(tx[0], 0u);
+    EXPECT_EQ(r.drops.at("blackhole"), tx[0]);
+    EXPECT_EQ(r.drops.at("unreachable"), tx[1]);
+    EXPECT_EQ(r.drops.at("prohibited"), tx[2]);
+    EXPECT_EQ(r.drops.at("no_route"), 0u);
+    EXPECT_EQ(r.rxPackets + tx[0] + tx[1] + tx[2], r.txPackets);
+}
+
+TEST(RouterPacketLevel, BadEcmpTargetsNameFileAndLine)
+{
+    const char* path = "router-model-test-bad-ecmp.txt";
+    for (const char* bad : {"10.0.0.0/8 1,1", "10.0.0.0/8 1,", "10.0.0.0/8 32", "10.0.0.0/8 drop",
+                            "10.0.0.0/8 1 2"})
+    {
+        {
+            std::ofstream f(path);
+            f << "10.1.0.0/16 0,1\n" << bad << "\n";
+        }
+        RouterConfig c = Small(40, 1.0, 1e-6);
+        c.routeFile = path;
+        try
+        {
+            RunRouterPacketLevel(c);
+            ADD_FAILURE() << "accepted: " << bad;
+        }
+        catch (const std::invalid_argument& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("router-model-test-bad-ecmp.txt:2:"), std::string::npos) << bad;
+        }
+    }
+    std::remove(path);
+}
+
 TEST(RouterPacketLevel, FabricOverloadAt41BytesDropsAt42DoesNot)
 {
     // With a short fabric input buffer the overload shows within 300 us.

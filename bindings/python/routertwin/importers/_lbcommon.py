@@ -14,6 +14,25 @@ from ruamel.yaml import YAML
 from routertwin.errors import UserError
 
 
+def as_import(result, args, suffix: str = ".yaml"):
+    """A balancer importer's result as the registry's `Imported` (one file:
+    `args.out`, default FILE's name with `suffix` in the current folder).
+    A scenario is validated as `routertwin run` would load it first."""
+    from routertwin.importers import Imported as Files
+
+    source = Path(result.source)
+    out = Path(args.out) if getattr(args, "out", None) else Path(source.name).with_suffix(suffix)
+    if hasattr(result, "scenario"):
+        from routertwin.scenario_loader import validate_scenario
+
+        validate_scenario(result.scenario, shown=f"{source} (imported)", base_dir=Path.cwd())
+    n = len(result.not_modelled)
+    summary = (f"{source}: wrote {out}; {n} directive{'s' * (n != 1)} not modelled"
+               + (" (listed at the top of the file)" if n and suffix == ".yaml" else ""))
+    return Files(files={out: result.text()}, summary=summary,
+                 unmodelled=[f"{m.file}:{m.line}: {m.text} ({m.reason})" for m in result.not_modelled])
+
+
 class ImportFileError(UserError):
     """A configuration the importer cannot read: `FILE:LINE: message`."""
 
@@ -43,15 +62,6 @@ class Imported:
     scenario: dict
     not_modelled: list[NotModelled] = field(default_factory=list)
     source: str = ""  # what was imported, as the user named it
-
-    def check_strict(self) -> None:
-        """--strict: an unmodelled directive is an error (the first one, and how many)."""
-        if self.not_modelled:
-            first = self.not_modelled[0]
-            more = len(self.not_modelled) - 1
-            raise ImportFileError(first.file, first.line,
-                                  f"not modelled (--strict): {first.text} ({first.reason})"
-                                  + (f"; and {more} more" if more else ""))
 
     def text(self) -> str:
         """The scenario as YAML, headed by the list of what it does not carry."""

@@ -30,7 +30,7 @@ cited by section:
   (3); cookie); default-server sets them for the servers after it.
 
 Every line maps to the scenario or is listed (`NotModelled`) with its file
-and line; a keyword HAProxy itself does not know (haproxy_keywords, from the
+and line; a keyword HAProxy itself does not know (_haproxy_keywords, from the
 same manual), a bad value or a reference to a backend or server that does
 not exist is an `ImportFileError` naming the line.
 
@@ -50,11 +50,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from routertwin.importers import haproxy_keywords as kw
+from routertwin.importers import _haproxy_keywords as kw
 from routertwin.importers._lbcommon import Imported, ImportFileError, NotModelled, read_text
 from routertwin.runners.lb.balancer import Pool, Server, Service, check_host, join_endpoint
 
 KIND = "haproxy"
+HELP = ("an HAProxy configuration (haproxy.cfg) as an lb scenario's balancer; every directive not "
+        'modelled listed by line (docs/import-lb.md)')
 
 # ---------------------------------------------------------------- the table
 
@@ -859,3 +861,10 @@ def _export_pending_server(s) -> str:
         if data.get(key) is not None:
             text += f" {key} {data[key]}"
     return text
+
+
+def convert(path: Path, args) -> "Imported":
+    """The registry's entry (routertwin.importers): FILE -> the scenario."""
+    from routertwin.importers._lbcommon import as_import
+
+    return as_import(import_file(path, shown=str(path)), args, '.yaml')

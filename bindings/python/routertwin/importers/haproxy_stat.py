@@ -34,7 +34,9 @@ from pathlib import Path
 from routertwin.importers._lbcommon import ImportFileError, NotModelled, read_text
 from routertwin.validation.reference import COLUMNS
 
-KIND = "haproxy_stat"
+KIND = "haproxy-stat"
+HELP = ("HAProxy's `show stat` CSV as calibrate rows per server (picks, rates, response times; "
+        'docs/import-lb.md)')
 
 METRICS = (  # (metric, column, unit, what)
     ("sessions", "stot", "1", "cumulative sessions sent to the server"),
@@ -55,9 +57,6 @@ class StatRows:
     rows: list[dict]
     not_modelled: list[NotModelled] = field(default_factory=list)
     source: str = ""
-
-    def check_strict(self) -> None:
-        return None  # every server row maps; aggregate rows are not measurements of a server
 
     def text(self) -> str:
         buf = io.StringIO()
@@ -119,3 +118,10 @@ def import_file(path: str | Path, shown: str | None = None, prefix: str | None =
     if not out:
         raise ImportFileError(shown, None, "no server rows (only FRONTEND/BACKEND aggregates, or none)")
     return StatRows(out, [], shown)
+
+
+def convert(path: Path, args) -> "Imported":
+    """The registry's entry (routertwin.importers): FILE -> the calibration CSV."""
+    from routertwin.importers._lbcommon import as_import
+
+    return as_import(import_file(path, shown=str(path)), args, '.csv')

@@ -34,6 +34,8 @@ from routertwin.importers._lbcommon import Imported, ImportFileError, NotModelle
 from routertwin.runners.lb.balancer import check_host, join_endpoint, split_endpoint
 
 KIND = "ipvs"
+HELP = ("Linux IPVS rules as `ipvsadm -S -n` prints them, as an lb scenario's balancer (parsing "
+        'only; docs/import-lb.md)')
 
 SCHEDULERS = {"rr": "rr", "wrr": "wrr", "lc": "lc", "wlc": "wlc", "sh": "sh", "mh": "maglev",
               "lblc": None, "lblcr": None, "dh": None, "sed": None, "nq": None, "fo": None, "ovf": None,
@@ -189,3 +191,10 @@ def import_file(path: str | Path, shown: str | None = None) -> Imported:
     scenario = {"scenario": f"ipvs-{stem}", "kind": "lb", "description": f"IPVS rules {Path(path).name}, imported",
                 "balancer": balancer, "cases": cases}
     return Imported(scenario, listed, shown)
+
+
+def convert(path: Path, args) -> "Imported":
+    """The registry's entry (routertwin.importers): FILE -> the scenario."""
+    from routertwin.importers._lbcommon import as_import
+
+    return as_import(import_file(path, shown=str(path)), args, '.yaml')

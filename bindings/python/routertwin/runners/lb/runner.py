@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from routertwin.methods import rfc3511
 from routertwin.methods.tolly import fit_line, run_to_saturation
@@ -23,16 +24,18 @@ def check(scenario) -> None:
 
     schedulers = _core.lb_scheduler_names()
     for i, c in enumerate(cfg.cases):
+        if c.cores is not None and c.cores > 4096:
+            raise FieldError(("cases", i, "cores"), "at most 4096 cores")
+        if c.method == "failover":
+            _check_failover(c, i)
         if c.scheduler is not None and c.scheduler not in schedulers:
             raise FieldError(("cases", i, "scheduler"),
                              f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
     if cfg.platform is None:
-        return  # remap cases only (Schema checks that)
+        return  # remap and failover cases only (Schema checks that)
     plat = load_platform(cfg.platform)
     prices = load_prices(cfg.fitted)
     for i, c in enumerate(cfg.cases):
-        if c.cores is not None and c.cores > 4096:
-            raise FieldError(("cases", i, "cores"), "at most 4096 cores")
         rates = [c.rate] if c.method == "step" else (c.steps or []) if c.method == "tolly" else \
             [c.target] if c.method in ("max-cps", "max-tps") else []
         for j, r in enumerate(rates):
@@ -130,6 +133,8 @@ def run(scenario, progress) -> list[CaseResult]:
                                       m, "session table", {"refused_full": float(out["refused_full"])}))
         elif c.method == "remap":
             results.append(_remap(scenario, plat, c))
+        elif c.method == "failover":
+            results.append(_failover(scenario, c))
         elif c.method == "step":
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
@@ -184,6 +189,36 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
     if c.pool is not None:
         params.update(pool=c.pool, server=c.server if c.action != "add" else None)
     return CaseResult(c.id, params, m, "", {})
+
+
+def _check_failover(c: Case, i: int) -> None:
+    """The native key checks of run_lb_failover, blamed on the failover key
+    they name (its line in the scenario)."""
+    from routertwin import _core
+
+    keys = dict(c.failover or {})
+    try:
+        _core.lb_failover_check(keys)
+    except ValueError as exc:
+        m = re.match(r"key '([^']+)'", str(exc))
+        loc = ("cases", i, "failover", m.group(1)) if m and m.group(1) in keys else ("cases", i, "failover")
+        raise FieldError(loc, str(exc).split(": ", 1)[-1]) from None
+
+
+def _failover(scenario, c: Case) -> CaseResult:
+    """A server (or a balancer) dies: detection time beside its closed-form
+    window, requests failed with the case's retries/redispatch, balancer
+    failover and sticky clients moved (model/lb/helper/lb-failover.h)."""
+    from routertwin import _core
+    from routertwin.runners._shared.native import call_native
+
+    keys = dict(c.failover or {})
+    out = call_native(_core.run_lb_failover, keys, source=scenario.path, case_id=c.id, engine="lb_failover")
+    m = {k: float(out[k]) for k in ("detection_ms", "window_min_ms", "window_max_ms", "requests", "served",
+                                     "failed", "retried", "redispatched", "to_dead_server", "failover_ms",
+                                     "master_down_interval_ms", "lost_in_failover", "sticky_moved",
+                                     "sticky_clients_moved")}
+    return CaseResult(c.id, {"method": "failover", **keys}, m, "", {})
 
 
 def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseResult]:

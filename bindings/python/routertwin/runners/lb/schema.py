@@ -20,7 +20,7 @@ MAX_DURATION_US = 1e5
 
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent"] = "step"
+    method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent", "failover"] = "step"
     rate: Rate | None = None  # step: units/s
     steps: list[Rate] | None = None  # tolly: the load steps, units/s
     saturation: bool = True  # tolly: also run to true saturation
@@ -45,6 +45,10 @@ class Case(ScenarioModel):
     resolution: float = Field(default=0.005, gt=0, lt=1)  # max-*: final bracket, relative
     sustain_tolerance: float = Field(default=0.005, ge=0, lt=1)  # max-cps/max-tps: units not completed
     forwarding: Literal["fullnat", "dr", "tunnel"] | None = None  # default: the platform's
+    # failover: the keys of routertwin._core.run_lb_failover (health checks,
+    # retries/redispatch, balancer redundancy, persistence;
+    # model/lb/helper/lb-failover.h), checked there
+    failover: dict[str, bool | int | float | str] | None = None
 
     @model_validator(mode="after")
     def _keys_of_method(self):
@@ -77,13 +81,16 @@ class Case(ScenarioModel):
             raise FieldError(("server",), "action add adds a server: 'server' names one that fails or drains")
         if self.server is not None and self.pool is None:
             raise FieldError(("server",), "'server' names a server of 'pool': give the pool too")
+        if self.method != "failover" and self.failover is not None:
+            raise FieldError(("failover",), f"'failover' belongs to failover cases, not {self.method}")
         if self.method == "max-concurrent" and self.target is not None and self.target < 10:
             raise FieldError(("target",), "at least 10 connections (the qualification opens 10 % of them)")
         return self
 
 
 class Schema(ScenarioModel):
-    # the platform profile: needed by every case but remap cases on a pool of `balancer`
+    # the platform profile: needed by every case but failover cases and remap
+    # cases on a pool of `balancer` (or with their own scheduler)
     platform: ScenarioPath | None = None
     # a real balancer's services and pools (routertwin import haproxy|ipvs; runners/lb/balancer.py)
     balancer: Balancer | None = None
@@ -126,7 +133,8 @@ class Schema(ScenarioModel):
         if not self.cases and self.balancer is None:
             raise FieldError(("cases",), "at least one case (or a `balancer` to describe)")
         for i, c in enumerate(self.cases):
-            needs_platform = not (c.method == "remap" and (c.pool is not None or c.scheduler is not None))
+            needs_platform = not (c.method == "remap" and (c.pool is not None or c.scheduler is not None)
+                                  or c.method == "failover")
             if needs_platform and self.platform is None:
                 raise FieldError(("cases", i), f"case '{c.id}' ({c.method}) needs the platform profile: "
                                                "give `platform` (only remap cases run without one)")

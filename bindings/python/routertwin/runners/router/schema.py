@@ -51,6 +51,9 @@ class Case(ScenarioModel):
     ip_mix: str | None = None
     routes: int = Field(default=0, ge=0, le=MAX_ROUTES)
     routes_as_destinations: bool = False
+    # a FIB file ('prefix/len TARGET' lines: a port, ECMP ports p,q or a
+    # discard; docs/import.md); with routes 0 and routes_as_destinations the
+    # traffic goes to its routes
     route_file: ScenarioPath | None = None
     # A fraction of the tester's maximum rate; at least a millionth of it
     # (780 frames/s on the T640), below which a trial sends almost nothing.

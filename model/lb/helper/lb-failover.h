@@ -1,0 +1,136 @@
+// LbFailover: what users ask of a balancer when a server or a balancer
+// dies: how long until the health checks take the server out of the pool,
+// how many requests fail meanwhile with and without HAProxy's "option
+// redispatch" and "retries", and how long a backup balancer takes to take
+// over (active/backup) or what half of the traffic loses (active/active).
+//
+// Servers: LbBackend models probed by an LbHealthChecker (dp_health, HAProxy's
+// rules) that moves them in and out of a dp_sched pool. Requests arrive at a
+// constant rate, each one a connection attempt to the server the pool
+// picks (timed events, no packets):
+//   - to a live server: served;
+//   - to a dead one that refuses: fails at once; a silent one: fails after
+//     connect_timeout_ms;
+//   - a failed attempt is retried up to `retries` times (HAProxy "retries":
+//     "the number of times a request or connection attempt should be
+//     retried on a server after a failure"), on the same server after a
+//     turn-around of min(timeout connect, 1 s) ("In order to avoid
+//     immediate reconnections to a server which is restarting, a
+//     turn-around timer of min("timeout connect", one second) is applied
+//     before a retry occurs on the same server"); with `redispatch` the
+//     last retry goes back to the scheduler instead ("By default this will
+//     only be the last retry", configuration.txt 4.2 "option redispatch");
+//   - a request whose attempts all fail is failed (HAProxy answers 503).
+// Balancer redundancy is VRRP's timer arithmetic (RFC 5798 6.1, 6.4.2): the
+// master advertises every advert_interval_ms; the backup declares it dead
+// Master_Down_Interval = 3 * Advertisement_Interval + Skew_Time after the
+// last advertisement, Skew_Time = ((256 - priority) * Advertisement_Interval)
+// / 256, and takes the address over. Requests arriving at the dead
+// balancer before that are lost: all of them in active/backup, the half
+// that the client hash sends to it in active/active.
+//
+// The configuration arrives from Python as a dict
+// (routertwin._core.run_lb_failover). Keys (units, default):
+//   servers            int, 3            pool size (all weight 1)
+//   scheduler          str, "roundrobin" dp_sched algorithm name
+//   check              str, "tcp"        ping | tcp | http | content
+//   inter_ms           int ms, 2000      HAProxy inter
+//   fastinter_ms       int ms, 0         HAProxy fastinter (0 = inter)
+//   downinter_ms       int ms, 0         HAProxy downinter (0 = inter)
+//   timeout_ms         int ms, 0         HAProxy timeout check (0 = inter)
+//   rise               int, 2            HAProxy rise
+//   fall               int, 3            HAProxy fall
+//   kill_server        int, 0            the server that dies
+//   kill_at_s          float s, 10       when it dies; at or after duration_s: no server dies
+//   kill_mode          str, "refuse"     refuse (process gone) | silent (host gone)
+//   revive_at_s        float s, 0        when it comes back; 0 = never
+//   request_rate       float 1/s, 100    requests per second (constant)
+//   duration_s         float s, 30       requests offered from 0 to this time
+//   retries            int, 3            HAProxy retries
+//   redispatch         bool, false       HAProxy option redispatch
+//   connect_timeout_ms int ms, 5000      HAProxy timeout connect
+//   redundancy         str, "none"       none | active_backup | active_active
+//   advert_interval_ms int ms, 1000      VRRP advertisement interval
+//   backup_priority    int, 100          VRRP priority of the backup (1..254)
+//   balancer_fail_at_s float s, 0        when the (a) master balancer dies; 0 = never
+//   persistence        str, "none"       none | stick_src (HAProxy stick-table type ip + stick on src,
+//                                        dp_persist) | cookie (HAProxy cookie insert: the client keeps it)
+//   clients            int, 0            distinct client addresses the requests cycle over; 0 = one per
+//                                        request
+//   stick_size         int, 1024         stick_src: table entries
+//   stick_expire_ms    int ms, 0         stick_src: HAProxy expire; 0 = never
+// Persistence: a client whose stored server is usable (not DOWN) goes
+// there; otherwise the scheduler picks and the new server is stored (HAProxy
+// ignores a stick entry or cookie naming a STOPPED server unless "option
+// persist", and its store rules overwrite an existing entry's server id with
+// the server that took the request: process_sticking_rules and
+// process_store_rules in stream.c). A client whose server changes is
+// "moved".
+#ifndef ROUTERTWIN_LB_FAILOVER_H
+#define ROUTERTWIN_LB_FAILOVER_H
+
+#include "config-keys.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace routertwin
+{
+
+struct LbFailoverConfig
+{
+    uint32_t servers = 3;
+    std::string scheduler = "roundrobin";
+    std::string check = "tcp";
+    uint32_t interMs = 2000, fastInterMs = 0, downInterMs = 0, timeoutMs = 0;
+    uint32_t rise = 2, fall = 3;
+    uint32_t killServer = 0;
+    double killAtS = 10;
+    std::string killMode = "refuse";
+    double reviveAtS = 0;
+    double requestRate = 100;
+    double durationS = 30;
+    uint32_t retries = 3;
+    bool redispatch = false;
+    uint32_t connectTimeoutMs = 5000;
+    std::string redundancy = "none";
+    uint32_t advertIntervalMs = 1000;
+    uint32_t backupPriority = 100;
+    double balancerFailAtS = 0;
+    std::string persistence = "none";
+    uint32_t clients = 0;
+    uint32_t stickSize = 1024;
+    uint32_t stickExpireMs = 0;
+
+    /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
+    static LbFailoverConfig FromKeys(const std::map<std::string, ConfigValue>& keys);
+    static std::vector<std::string> KeyNames();
+};
+
+struct LbFailoverResult
+{
+    double downAtS = -1;          ///< when the checks took the killed server out (-1: never)
+    double upAtS = -1;            ///< when they put it back after the revival (-1: never)
+    double detectionMs = -1;      ///< downAtS - kill time, in ms
+    double windowMinMs = 0;       ///< closed-form detection window (dp_health_detection_window)
+    double windowMaxMs = 0;
+    uint64_t requests = 0;        ///< requests offered
+    uint64_t served = 0;          ///< requests a live server took (possibly after retries)
+    uint64_t failed = 0;          ///< requests whose every attempt failed
+    uint64_t retried = 0;         ///< requests that needed at least one retry
+    uint64_t redispatched = 0;    ///< requests whose last retry went back to the scheduler
+    uint64_t toDeadServer = 0;    ///< requests whose first attempt went to the dead server
+    double failoverMs = -1;       ///< balancer redundancy: master death to takeover (-1: none)
+    double masterDownIntervalMs = 0; ///< RFC 5798 Master_Down_Interval of the backup
+    uint64_t lostInFailover = 0;  ///< requests that reached a dead balancer
+    uint64_t stickyMoved = 0;     ///< requests of a sticky client sent to another server than its stored one
+    uint64_t stickyClientsMoved = 0; ///< distinct clients moved at least once
+};
+
+LbFailoverResult RunLbFailover(const LbFailoverConfig& config);
+
+} // namespace routertwin
+
+#endif

@@ -66,6 +66,7 @@ def _step_metrics(cfg: Schema, plat, out: dict, keys: dict) -> tuple[dict, str, 
         "units_failed": float(out["units_failed"]), "frames_to_servers": float(out["frames_to_servers"]),
         "delivery_errors": float(out["delivery_errors"]), "expired": float(out["expired"]),
         "time_wait_end": float(out["time_wait_end"]),
+        "aging_cpu": out["aging_cpu_mean_pct"], "latency_us": out["mean_latency_s"] * 1e6,
     }
     for i, u in enumerate(out["core_utilization_pct"]):
         m[f"core{i}_util"] = u

@@ -63,7 +63,9 @@ def test_load_step_cpu_is_rate_times_cycles_over_cores_and_clock(tmp_path):
     m = cases["s"]["metrics"]
     assert m["tps"] == pytest.approx(3e6, rel=1e-3)
     assert m["packets_per_unit"] == 2  # request and response; the ACKs ride on them
-    assert m["cpu_util"] == pytest.approx(100 * 3e6 * m["cycles_per_unit"] / (32 * 1e9), rel=2e-3)
+    # the units' work, plus the idle-aging sweeps on the cores that own the shards
+    assert m["aging_cpu"] > 0
+    assert m["cpu_util"] - m["aging_cpu"] == pytest.approx(100 * 3e6 * m["cycles_per_unit"] / (32 * 1e9), rel=2e-3)
     per_core = [m[f"core{i}_util"] for i in range(32)]
     assert sum(per_core) / 32 == pytest.approx(m["cpu_util"], rel=1e-9)
     assert max(per_core) == pytest.approx(m["cpu_max"])
@@ -77,9 +79,12 @@ def test_twin_extrapolates_through_the_origin_and_saturates_where_the_line_ends(
     """)
     t = cases["t"]["metrics"]
     cycles = cases["t-step-1"]["metrics"]["cycles_per_unit"]
-    # no background load: CPU = rate x cycles / (cores x clock), so 100 % at cores x clock / cycles
-    assert t["intercept_pct"] == pytest.approx(0, abs=0.05)
-    assert t["rate_at_100"] == pytest.approx(32e9 / cycles, rel=2e-3)
+    aging = cases["t-step-1"]["metrics"]["aging_cpu"]
+    # the only background load is the aging sweep, the same at every step:
+    # CPU = aging + rate x cycles / (cores x clock), so 100 % at (100 - aging) % of cores x clock / cycles
+    assert aging > 0
+    assert t["intercept_pct"] == pytest.approx(aging, abs=0.05)
+    assert t["rate_at_100"] == pytest.approx((1 - aging / 100) * 32e9 / cycles, rel=2e-3)
     # the run to saturation: every core busy, the completed rate at the line's end
     assert t["saturation_cpu"] > 99
     assert t["saturation_rate"] == pytest.approx(t["rate_at_100"], rel=0.01)

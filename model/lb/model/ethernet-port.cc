@@ -69,7 +69,8 @@ EthernetPortDevice::Send(Ptr<Packet> packet, const Address&, uint16_t)
     {
         throw std::logic_error("EthernetPortDevice::Send: the port is not attached to a link");
     }
-    if (m_queueLimit && m_queue.size() >= m_queueLimit + (m_busy ? 0u : 1u))
+    // the frame on the wire has left the queue: the limit counts those waiting
+    if (m_queueLimit && m_queue.size() >= m_queueLimit)
     {
         ++m_txDrops;
         m_dropTrace(packet, "tx_queue_full");

@@ -27,10 +27,13 @@ uint32_t
 LbPortMap::PortOf(uint32_t ip) const
 {
     const uint32_t half = std::max(1u, ports / 2);
-    const bool serverSide = (ip >> 16) == 0x0A01u || ip == L4Balancer::kSnatIp;
+    // servers 10.1.s.(k+1), the SNAT address, and a VIP (10.0.0.0/16) as the
+    // destination of a frame leaving the balancer: under direct routing the
+    // client's packet goes to the server unchanged but for its MAC
+    const bool serverSide = (ip >> 16) == 0x0A01u || (ip >> 16) == 0x0A00u || ip == L4Balancer::kSnatIp;
     if (serverSide)
     {
-        // 10.1.s.(k+1): service and server spread over the server ports
+        // service and server spread over the server ports
         return half + (((ip >> 8) & 0xFFu) + (ip & 0xFFu)) % std::max(1u, ports - half);
     }
     // 198.18.u.x (http11 user u) and the DNS clients' 198.18.0.0/15 addresses

@@ -43,7 +43,8 @@ namespace routertwin
 
 /// Which of `ports` port pairs a frame to or from an address uses: client
 /// addresses on the first half (198.18.u.x: port u mod half), servers
-/// (10.1.0.0/16) and the balancer's SNAT address on the second half.
+/// (10.1.0.0/16), the balancer's SNAT address and the VIPs (a DR frame to a
+/// server keeps the VIP) on the second half.
 struct LbPortMap
 {
     uint32_t ports = 16;

@@ -516,6 +516,30 @@ TEST(LbScenario, PacketLevelAgreesWithDescriptorLevelOnATpsStep)
                 8e-12);
 }
 
+// Direct routing and IP-in-IP at packet level: the servers' replies bypass
+// the balancer (handed to the client at their send time), every forwarded
+// request reaches its server's port as the method requires (the tester's
+// delivery check on the received ns3::Packet), and the balancer's work per
+// transaction is the descriptor level's.
+TEST(LbScenario, PacketLevelCarriesDirectRoutingAndTunnelledRequests)
+{
+    for (const char* fwd : {"dr", "tunnel"})
+    {
+        LbScenarioConfig c = Scenario("http11", 1e6);
+        c.durationSeconds = 0.001;
+        c.forwarding = fwd;
+        const LbScenarioResult d = RunLbScenario(c);
+        c.level = "packet";
+        const LbScenarioResult p = RunLbScenario(c);
+        EXPECT_EQ(p.unitsFailed, 0u) << fwd;
+        EXPECT_EQ(p.deliveryErrors, 0u) << fwd;
+        EXPECT_EQ(p.framesToServers, d.framesToServers) << fwd;
+        EXPECT_GT(p.framesToServers, 900u) << fwd; // 1M TPS x 1 ms requests
+        EXPECT_DOUBLE_EQ(p.cyclesPerUnit, d.cyclesPerUnit) << fwd;
+        EXPECT_EQ(p.framesMeasured, d.framesMeasured) << fwd; // the requests only
+    }
+}
+
 TEST(LbScenario, SaturatedCoresDeliverTheirCapAndWastedHalvesCutGoodput)
 {
     // Independent truth: the 1,920 connections' cores by brute force (the

@@ -66,6 +66,8 @@ def step_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
         "time_wait_s": cfg.time_wait_s,
         "fin_wait_s": cfg.fin_wait_s,
         "occupancy_sample_s": cfg.occupancy_sample_us * 1e-6,
+        "level": cfg.level,
+        "link_delay_s": cfg.link_delay_ns * 1e-9,
     })
     return keys
 

@@ -83,6 +83,11 @@ class Schema(ScenarioModel):
     # > 0: step cases also report the connections held every this many us
     # (cases <id>-occ-<k>: the table's occupancy over time)
     occupancy_sample_us: NonNegativeFloat = 0.0
+    # descriptor: frames as descriptors through the balancer device; packet:
+    # real ns3::Packets between a tester node and the balancer node over the
+    # platform's ports (http11 and dns; docs/adx.md section 8)
+    level: Literal["descriptor", "packet"] = "descriptor"
+    link_delay_ns: NonNegativeFloat = Field(default=0.0, le=1e9)  # packet level: each cable's delay
     duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)
     warmup_us: NonNegativeFloat = 200.0
     cases: list[Case] = Field(min_length=1)
@@ -101,6 +106,12 @@ class Schema(ScenarioModel):
         if duration is not None and v >= duration:
             raise ValueError(f"warmup_us {v:g} must be smaller than duration_us {duration:g}")
         return v
+
+    @model_validator(mode="after")
+    def _packet_level_workloads(self):
+        if self.level == "packet" and self.workload not in ("http11", "dns"):
+            raise FieldError(("level",), f"packet level runs the http11 and dns workloads, not {self.workload}")
+        return self
 
     @model_validator(mode="after")
     def _distinct_ids(self):

@@ -116,12 +116,16 @@ def print_distributions(console, scenario, cases) -> None:
         t.add_column(col, justify="right" if col != "case" else "left")
     for c in shown:
         m = c.metrics
-        get = lambda k: fmt(m[k]) if k in m else ""  # noqa: E731
-        lost = m.get("lost_packets", None)
-        t.add_row(c.case, get("latency_p50"), get("latency_p99"), get("latency_p999"),
-                  get("latency_max") if "latency_max" in m else get("latency_max_us"),
-                  fmt(lost) if lost is not None else "", get("loss_ports"), get("loss_top_port_share"),
-                  get("loss_bins"))
+
+        def get(name: str) -> str:  # the router's names, or the pipeline's (with _us)
+            for key in (name, f"{name}_us"):
+                if key in m:
+                    return fmt(m[key])
+            return ""
+
+        lost = get("lost_packets") or (f"{fmt(m['loss_pct'])} %" if "loss_pct" in m else "")
+        t.add_row(c.case, get("latency_p50"), get("latency_p99"), get("latency_p999"), get("latency_max"),
+                  lost, get("loss_ports"), get("loss_top_port_share"), get("loss_bins"))
     console.print(t)
     for c in shown:
         if not ports_differ(c.distributions):
@@ -228,14 +232,14 @@ def markdown_study(rows, outcomes) -> list[str]:
     for key, case in cases.items():
         m = case.metrics
 
-        def g(*names):
-            for n in names:
-                if n in m:
-                    return fmt(m[n])
+        def g(name: str) -> str:  # the router's names, or the pipeline's (with _us)
+            for key in (name, f"{name}_us"):
+                if key in m:
+                    return fmt(m[key])
             return ""
 
-        out.append(f"| {case.case} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50', 'latency_p50_us')} "
-                   f"| {g('latency_p99', 'latency_p99_us')} | {g('latency_p999', 'latency_p999_us')} "
-                   f"| {g('latency_max', 'latency_max_us')} | {g('lost_packets')} | {g('loss_ports')} "
-                   f"| {g('loss_top_port_share')} | {g('loss_bins')} |")
+        lost = g("lost_packets") or (f"{fmt(m['loss_pct'])} %" if "loss_pct" in m else "")
+        out.append(f"| {case.case} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50')} "
+                   f"| {g('latency_p99')} | {g('latency_p999')} | {g('latency_max')} | {lost} "
+                   f"| {g('loss_ports')} | {g('loss_top_port_share')} | {g('loss_bins')} |")
     return out

@@ -132,3 +132,28 @@ def test_a_case_without_distributions_writes_none():
 
     assert "distributions" not in _case_doc(CaseResult(case="x", metrics={"pps": 1.0}))
     assert _case_doc(CaseResult(case="x", distributions={"a": 1}))["distributions"] == {"a": 1}
+
+
+def test_report_lines_and_plots_of_a_replayed_case(tmp_path):
+    from types import SimpleNamespace
+
+    from routertwin.distributions import latency_plot, loss_timeline_plot, markdown_study
+    from routertwin.results import CaseResult
+
+    r = _core.run_router(dict(SMALL, fabric_gbps_per_pfe=10.0, ingress_buffer_us=0.01, loss_bins=10))
+    from routertwin.distributions import router_distributions
+
+    case = CaseResult(case="lossy", metrics={"latency_p50": r["latency_p50_us"], "latency_p99": r["latency_p99_us"],
+                                             "latency_p999": r["latency_p999_us"], "latency_max": r["latency_max_us"],
+                                             "lost_packets": float(r["tx_packets"] - r["rx_packets"])},
+                      distributions=router_distributions(r))
+    scenario = Path("/x/s.yaml")
+    rows = [SimpleNamespace(mapped=SimpleNamespace(scenario=scenario, case="lossy"), ref=SimpleNamespace(id="row-a")),
+            SimpleNamespace(mapped=SimpleNamespace(scenario=scenario, case="lossy"), ref=SimpleNamespace(id="row-b"))]
+    outcomes = {scenario: SimpleNamespace(error=None, cases=[case])}
+    lines = markdown_study(rows, outcomes)
+    table = [line for line in lines if line.startswith("| lossy |")]
+    assert len(table) == 1 and "`row-a`, `row-b`" in table[0]  # one line per case, naming its rows
+    assert latency_plot([case], tmp_path / "lat.png", "t").stat().st_size > 0
+    assert loss_timeline_plot(case, tmp_path / "loss.png", "t").stat().st_size > 0
+    assert loss_timeline_plot(CaseResult(case="none"), tmp_path / "none.png", "t") is None

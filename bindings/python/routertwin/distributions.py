@@ -166,6 +166,7 @@ def latency_plot(cases, path: Path, title: str) -> Path | None:
         for q, marker in ((0.5, "o"), (0.99, "s"), (0.999, "^")):
             ax.plot([quantile(h, q)], [1 - q], marker, color=line.get_color(), markersize=4)
     ax.set_yscale("log")
+    ax.set_xscale("log")  # a tail 10x the body, or a full buffer 1000x it, stays readable
     ax.set_xlabel("latency (us)")
     ax.set_ylabel("fraction of packets slower")
     ax.set_title(title + "  (o p50, s p99, ^ p99.9)", fontsize=9)

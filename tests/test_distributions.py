@@ -157,3 +157,7 @@ def test_report_lines_and_plots_of_a_replayed_case(tmp_path):
     assert latency_plot([case], tmp_path / "lat.png", "t").stat().st_size > 0
     assert loss_timeline_plot(case, tmp_path / "loss.png", "t").stat().st_size > 0
     assert loss_timeline_plot(CaseResult(case="none"), tmp_path / "none.png", "t") is None
+    from routertwin.distributions import ports_plot
+
+    assert ports_plot(case, tmp_path / "ports.png", "t").stat().st_size > 0  # its ports drop unevenly
+    assert ports_plot(CaseResult(case="none"), tmp_path / "none.png", "t") is None

@@ -244,3 +244,29 @@ def markdown_study(rows, outcomes) -> list[str]:
                    f"| {g('latency_p99')} | {g('latency_p999')} | {g('latency_max')} | {lost} "
                    f"| {g('loss_ports')} | {g('loss_top_port_share')} | {g('loss_bins')} |")
     return out
+
+
+def ports_plot(case, path: Path, title: str) -> Path | None:
+    """Latency per tester port of one case (avg, p99, max as bars over the
+    ports), so latency clustered on a few ports shows. None unless the case
+    has per-port figures and its ports differ (ports_differ)."""
+    import numpy as np
+
+    from routertwin.validation.plots import pyplot, save_png
+
+    dist = getattr(case, "distributions", None) or {}
+    if not ports_differ(dist):
+        return None
+    plt = pyplot()
+    ports = dist["ports"]
+    x = np.array([p["port"] for p in ports])
+    fig, ax = plt.subplots(figsize=(9, 4))
+    ax.bar(x, [p["latency_max"] for p in ports], color="tab:red", alpha=0.35, label="max")
+    ax.bar(x, [p["latency_p99"] for p in ports], color="tab:orange", alpha=0.7, label="p99")
+    ax.bar(x, [p["latency_avg"] for p in ports], color="tab:blue", label="avg")
+    ax.set_xlabel("tester port (packet's ingress)")
+    ax.set_ylabel("latency (us)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, axis="y", alpha=0.3)
+    return save_png(fig, path, dpi=110)

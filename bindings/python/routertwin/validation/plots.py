@@ -244,9 +244,10 @@ def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
 
 def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
     """Per study, the latency distributions (complementary CDFs) of the cases
-    its rows replay, and a drops-per-port-and-time heat map of each such case
-    that lost packets (routertwin.distributions); file names written."""
-    from routertwin.distributions import latency_plot, loss_timeline_plot
+    its rows replay, a drops-per-port-and-time heat map of each such case
+    that lost packets, and the latency per port of each such case whose
+    ports differ (routertwin.distributions); file names written."""
+    from routertwin.distributions import latency_plot, loss_timeline_plot, ports_plot
 
     written = []
     for study, rows in report.by_study.items():
@@ -263,5 +264,8 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
         for c in cases:
             name = f"{study}-loss-{c.case}.png"
             if loss_timeline_plot(c, out_dir / name, f"{study} {c.case}: drops per port and over time"):
+                written.append(name)
+            name = f"{study}-ports-{c.case}.png"
+            if ports_plot(c, out_dir / name, f"{study} {c.case}: latency per port"):
                 written.append(name)
     return written

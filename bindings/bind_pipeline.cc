@@ -1,6 +1,7 @@
 // routertwin._core.run_pipeline: the forwarding scenario of
 // model/pipeline/helper/forwarding-scenario.h (its header documents every key).
 #include "bindings.h"
+#include "distributions.h"
 #include "dict-config.h"
 #include "forwarding-scenario.h"
 #include "pcap-trace.h"
@@ -33,6 +34,8 @@ ToDict(const ForwardingScenarioResult& r)
     d["latency_min_us"] = r.latencyMinUs;
     d["latency_avg_us"] = r.latencyAvgUs;
     d["latency_max_us"] = r.latencyMaxUs;
+    AddPercentiles(d, r.latency);
+    d["latency_histogram"] = HistogramDict(r.latency);
     d["sequence_errors"] = r.sequenceErrors;
     d["service_cycles"] = r.serviceCyclesMean;
     d["service_us"] = r.serviceUsMean;

@@ -378,6 +378,7 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     r.latencyMinUs = t.latencyMinSeconds * 1e6;
     r.latencyAvgUs = t.latencyAvgSeconds * 1e6;
     r.latencyMaxUs = t.latencyMaxSeconds * 1e6;
+    r.latency = t.latency;
     r.sequenceErrors = t.sequenceErrors;
 
     const ForwardingWorkload& w = *dev->Workload();

@@ -69,6 +69,7 @@
 #define ROUTERTWIN_FORWARDING_SCENARIO_H
 
 #include "config-keys.h"
+#include "latency-histogram.h"
 #include "traffic-profile.h"
 
 #include <cstdint>
@@ -148,6 +149,7 @@ struct ForwardingScenarioResult
     uint32_t traceFlows = 0;     ///< distinct 5-tuples of a replayed trace
     uint64_t traceLoops = 0;
     double latencyMinUs = 0, latencyAvgUs = 0, latencyMaxUs = 0;
+    LatencyHistogram latency; ///< every received frame's latency (seconds)
     uint64_t sequenceErrors = 0;
     double serviceCyclesMean = 0; ///< priced cycles per packet of the workload
     double serviceUsMean = 0;     ///< core service time incl. per-byte costs

@@ -23,9 +23,11 @@
 //   cell_bytes, internal_header_bytes, fabric_gbps_per_pfe, queueing
 //   ("fifo"|"voq"), scheduler ("islip"|"fifo_random"|"fifo_rr"),
 //   islip_iterations, speedup, ingress_buffer_us, egress_buffer_us
-//   fixed_latency_us, duration_s, seed, batch_us, sample_frames, block_packets
+//   fixed_latency_us, duration_s, seed, batch_us, sample_frames, block_packets,
+//   loss_bins (time bins of the per-port drop timeline)
 // Results: tx/rx packets and pps, theoretical_pps, tx_pct, rx_pct,
-// throughput_gbps (IP octets), mean_ip_bytes, latency_{min,avg,max}_us, mean escapes per
+// throughput_gbps (IP octets), mean_ip_bytes, latency_{min,avg,max,p50,p99,p999}_us,
+// latency_histogram, loss_timeline (drops per port and time bin), mean escapes per
 // frame on each link, fabric_load, lookup_load, bottleneck, drops by reason,
 // per-port counters; wall_s and events (packet mode).
 #ifndef ROUTERTWIN_ROUTER_SCENARIO_H

@@ -27,6 +27,7 @@
 #define ROUTERTWIN_ROUTER_MODEL_H
 
 #include "fabric-crossbar.h"
+#include "latency-histogram.h"
 #include "pos-framing.h"
 
 #include <cstdint>
@@ -103,6 +104,7 @@ struct RouterConfig
     double batchSeconds = 1e-6;    ///< ns-3 event spacing (packet level)
     uint64_t sampleFrames = 100000;///< frames per port measured by the steady-state mode
     uint64_t blockPackets = 10000; ///< packets per Lindley block (steady state)
+    unsigned lossBins = 100;       ///< time bins of the per-port drop timeline over durationSeconds
 
     /// Throws std::invalid_argument naming the field when inconsistent.
     void Validate() const;
@@ -128,6 +130,10 @@ struct RouterPortStats
     double latencySum = 0;
     double latencyMin = 0;
     double latencyMax = 0;
+    /// Every delivered packet's latency (packet mode); one entry per block
+    /// of packets, weighted by its packets, in steady state (the block's
+    /// mean wait: a block's spread inside is not resolved).
+    LatencyHistogram latency;
 };
 
 struct RouterResult
@@ -151,6 +157,10 @@ struct RouterResult
     double fabricLoad = 0;          ///< offered cells / fabric capacity, busiest PFE
     double lookupLoad = 0;          ///< offered probes / probe rate, busiest PFE
     std::map<std::string, uint64_t> drops;
+    /// Drops by tester port of the packet and time bin (all reasons).
+    LossTimeline lossTimeline;
+    /// All ports' latency histograms merged.
+    LatencyHistogram latency;
     std::string bottleneck;         ///< stage with the highest load
     uint64_t lookups = 0;           ///< dp_lpm lookups (packet level)
     uint64_t tableProbes = 0;

@@ -380,6 +380,7 @@ Rfc2544Tester::Receive(const std::vector<PacketDesc>& batch)
         m_latMin = std::min(m_latMin, lat);
         m_latMax = std::max(m_latMax, lat);
         m_latSum += static_cast<double>(lat);
+        m_latHist.Add(static_cast<double>(lat) * 1e-12);
         if (d.departPs >= m_windowStartPs && d.departPs <= m_windowEndPs)
         {
             ++m_rxInWindow;
@@ -412,6 +413,7 @@ Rfc2544Tester::Results() const
         r.latencyMinSeconds = static_cast<double>(m_latMin) * 1e-12;
         r.latencyMaxSeconds = static_cast<double>(m_latMax) * 1e-12;
         r.latencyAvgSeconds = m_latSum / static_cast<double>(m_rx) * 1e-12;
+        r.latency = m_latHist;
     }
     r.sequenceErrors = m_seqErrors;
     r.meanFrameBytes = m_sent ? m_txBytes / static_cast<double>(m_sent) : 0;

@@ -12,7 +12,7 @@
 // timestamp is the frame's departPs (its last bit back at the tester), so
 // latency = departPs - arrivalPs is last-bit-out to last-bit-in.
 //
-// Counts tx, rx, loss, latency min/avg/max, sequence errors (a frame whose
+// Counts tx, rx, loss, latency min/avg/max and its histogram, sequence errors (a frame whose
 // sequence number is below one already received in its flow: reordering)
 // and the forwarded rate: frames received with departPs inside
 // [Start + Warmup, Start + Duration], divided by that window.
@@ -29,6 +29,7 @@
 #ifndef ROUTERTWIN_RFC2544_TESTER_H
 #define ROUTERTWIN_RFC2544_TESTER_H
 
+#include "latency-histogram.h"
 #include "packet-desc.h"
 #include "pcap-trace.h"
 #include "random-stream.h"
@@ -71,6 +72,7 @@ struct TesterResults
     uint64_t lostPackets = 0;  ///< tx - rx (valid once the device drained)
     double forwardedPps = 0;   ///< rx in the steady window / window length
     double latencyMinSeconds = 0, latencyAvgSeconds = 0, latencyMaxSeconds = 0;
+    LatencyHistogram latency;  ///< every received frame's latency (percentiles, plots)
     uint64_t sequenceErrors = 0;
     double meanFrameBytes = 0;  ///< over the frames sent
     double forwardedBitRate = 0; ///< frame bits (FCS incl.) received in the window / window
@@ -153,6 +155,7 @@ class Rfc2544Tester : public ns3::Object
     double m_txBytes = 0, m_rxBitsInWindow = 0;
     uint64_t m_latMin = UINT64_MAX, m_latMax = 0;
     double m_latSum = 0;
+    LatencyHistogram m_latHist;
 };
 
 } // namespace routertwin

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from routertwin.distributions import percentile_metrics, router_distributions
 from routertwin.methods import rfc2544
 from routertwin.methods.tester import TesterCase
 from routertwin.runners._shared.native import case_error, trial_result
@@ -44,6 +45,8 @@ class RouterTester:
                                     "fabric_load", "lookup_load", "bottleneck")}
         extra["tx_fps"], extra["rx_fps"] = r["tx_pps"], r["rx_pps"]  # the tester protocol's names
         extra["drops"] = dict(r["drops"])
+        extra.update(percentile_metrics(r))
+        extra["distributions"] = router_distributions(r)
         return trial_result(load, r, extra)
 
 

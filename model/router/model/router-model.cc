@@ -665,7 +665,7 @@ struct RouterEngine::Impl
         const NextHopTarget& target = targets[nh];
         if (target.drop != RouterDrop::Count)
         {
-            Drop(target.drop, p);
+            Drop(target.drop, p, pd.end);
             return;
         }
         nh = target.ports.size() == 1 ? target.ports[0]

@@ -48,6 +48,7 @@ ToDict(const ForwardingScenarioResult& r)
     d["line_rate_pps"] = r.lineRatePps;
     d["trace_flows"] = r.traceFlows;
     d["trace_loops"] = r.traceLoops;
+    d["flows_started"] = r.flowsStarted;
     return d;
 }
 

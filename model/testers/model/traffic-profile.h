@@ -13,6 +13,12 @@
 //   Poisson, on/off bursts, or a two-state Markov-modulated Poisson process.
 // - FlowPicker: which flow each frame belongs to: round robin (the
 //   RFC 2544 tester's rotation), uniform, or Zipf(s) popularity.
+// - FlowSizeDistribution, FlowLevelProcess: flow-level traffic: flows start
+//   by an arrival process, carry a heavy-tailed (Pareto or lognormal) number
+//   of packets at a per-flow rate, then end; the superposition of their
+//   packets is the offered traffic (the M/G/infinity "Poisson shot noise"
+//   model of flow-level traffic, cf. Barakat, Thiran et al., "Modeling
+//   Internet backbone traffic at the flow level", IEEE TSP 51(8), 2003).
 //
 // Every random choice draws from its own RandomStream (seed, stream id), so
 // adding a mix or a popularity never changes the arrival instants of a seed,
@@ -168,6 +174,86 @@ class FlowPicker
     double m_zipfNorm = 1;
     RandomStream m_rng;
     DiscreteSampler m_zipf;
+};
+
+enum class FlowSizeKind : uint8_t
+{
+    kNone,      ///< flows live for the whole run (FlowPicker)
+    kPareto,    ///< P(X > x) = (xm / x)^alpha for x >= xm
+    kLognormal, ///< ln X ~ Normal(mu, sigma^2)
+};
+/// "none", "pareto", "lognormal"; throws std::invalid_argument.
+FlowSizeKind ParseFlowSizeKind(const std::string& name);
+
+/// Packets per flow: S = ceil(X) of a continuous X (>= 1 packet).
+struct FlowSizeDistribution
+{
+    FlowSizeKind kind = FlowSizeKind::kNone;
+    double paretoAlpha = 1.2;   ///< tail index, > 1 (a finite mean sets the flow rate)
+    double paretoMinPackets = 1; ///< xm, >= 1
+    double lognormalMu = 2;     ///< mean of ln X
+    double lognormalSigma = 1;  ///< sd of ln X, > 0
+
+    /// Throws std::invalid_argument naming the parameter.
+    void Validate() const;
+    /// One X (inversion for Pareto: xm U^(-1/alpha); Box-Muller for the
+    /// normal of the lognormal), from the stream's uniforms only.
+    double Draw(RandomStream& rng) const;
+    /// ceil(X), at least 1, at most 2^40 (a flow that long outlives any run).
+    uint64_t DrawPackets(RandomStream& rng) const;
+    /// P(X > x).
+    double Survival(double x) const;
+    /// E[X]: Pareto alpha xm / (alpha - 1); lognormal exp(mu + sigma^2 / 2).
+    double Mean() const;
+    /// E[ceil X] = sum over k >= 0 of P(X > k): the terms up to k = K summed,
+    /// the rest by Euler-Maclaurin from the closed-form integral of the tail
+    /// (Pareto: xm^alpha K^(1-alpha) / (alpha - 1); lognormal: the partial
+    /// expectation E[(X - K)+]).
+    double MeanPackets() const;
+};
+
+/// Packet instants and flow ids of flow-level traffic: flows start at the
+/// instants of an ArrivalProcess (any kind) of rate startsPerSecond, each
+/// carries FlowSizeDistribution::DrawPackets packets spaced 1 / flowPps
+/// (its first at its start), then ends. Its long-run packet rate is
+/// startsPerSecond x MeanPackets(); the mean number of flows active at once
+/// is startsPerSecond x E[(S - 1) / flowPps] (Little), for M/G/infinity.
+/// Flow ids are the start order modulo idSpace (a device's per-flow state
+/// limit), so a flow that starts after idSpace others reuses an id.
+class FlowLevelProcess
+{
+  public:
+    FlowLevelProcess(const FlowSizeDistribution& sizes, const ArrivalConfig& starts, double flowPps,
+                     uint32_t idSpace, uint64_t seed, uint64_t startStream, uint64_t sizeStream,
+                     double unitsPerSecond = 1.0);
+    /// The next packet's instant (nondecreasing) and its flow.
+    double Next(uint32_t& flow);
+    uint64_t FlowsStarted() const { return m_started; }
+    size_t ActiveFlows() const { return m_active.size(); }
+
+  private:
+    struct Active
+    {
+        double next;     // instant of its next packet
+        uint64_t order;  // start order: ties go to the older flow
+        uint64_t left;   // packets still to send
+    };
+    struct Later
+    {
+        bool operator()(const Active& a, const Active& b) const
+        {
+            return a.next > b.next || (a.next == b.next && a.order > b.order);
+        }
+    };
+
+    FlowSizeDistribution m_sizes;
+    ArrivalProcess m_starts;
+    RandomStream m_sizeRng;
+    double m_gap;
+    uint32_t m_idSpace;
+    double m_nextStart;
+    uint64_t m_started = 0;
+    std::vector<Active> m_active; // a binary heap under Later
 };
 
 } // namespace routertwin

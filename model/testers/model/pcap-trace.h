@@ -7,7 +7,20 @@
 // snaplen; link type) and records of a 16-byte header (seconds, fraction,
 // captured length, original length) and the captured octets. Link types:
 // 1 (Ethernet, frames without FCS as capture tools record them) and 101 /
-// 228 (raw IPv4/IPv6). pcapng is not read (the error says so).
+// 228 (raw IPv4/IPv6).
+//
+// pcapng (draft-ietf-opsawg-pcapng, "PCAP Next Generation Dump File
+// Format"): blocks of (type, total length, body, total length again), in the
+// byte order of their section, which a Section Header Block's byte-order
+// magic 0x1A2B3C4D sets (a file may hold several sections, each with its own
+// order and interfaces). Read: Section Header (major version 1), Interface
+// Description (link type, snaplen; options if_tsresol, the timestamp unit
+// 10^-v or 2^-v s, default microseconds, and if_tsoffset, seconds added),
+// Enhanced Packet (interface, 64-bit timestamp, captured and original
+// length) and Simple Packet blocks (interface 0, no timestamp: a Simple
+// Packet takes the previous packet's instant, as capture tools that write
+// them do not record one); every other block is skipped by its length, its
+// trailing length checked. The obsolete Packet Block (type 2) is refused.
 //
 // Streaming: the file is read through one 1 MiB buffer, and of each record
 // only its first 128 octets (the headers of the flow key) are looked at, so
@@ -84,6 +97,30 @@ class PcapTrace
   private:
     [[noreturn]] void Fail(const std::string& what) const;
     uint32_t Get32(const uint8_t* p) const;
+    uint16_t Get16(const uint8_t* p) const;
+    // The packet's octets at m_pos (capLen of them, originally origLen) on
+    // link type linkType: its flow and frame size. Consumes capLen.
+    void TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, TracePacket& p);
+    void RewindPcap();
+    void RewindPcapng();
+
+    // pcapng
+    struct Interface
+    {
+        uint32_t linkType = 0;
+        uint32_t snapLen = 0;       // 0 = unlimited
+        bool binaryUnit = false;    // timestamp unit 2^-exponent s, else 10^-exponent s
+        uint32_t exponent = 6;      // if_tsresol; microseconds by default
+        int64_t offsetSeconds = 0;  // if_tsoffset
+    };
+    bool NextPcapng(TracePacket& p);
+    void ReadSectionHeader();
+    void ReadInterface(uint32_t length);
+    void CheckTrailer(uint32_t length, const char* block);
+    uint64_t TimestampNs(const Interface& i, uint64_t ts) const;
+    bool m_pcapng = false;
+    std::vector<Interface> m_interfaces; // of the current section
+    uint64_t m_lastNs = 0;               // a Simple Packet's instant
     uint32_t FlowOf(const uint8_t* pkt, uint32_t capLen) const;
     size_t Fill(size_t n);
     bool Skip(size_t n);

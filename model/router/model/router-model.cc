@@ -2,6 +2,7 @@
 
 #include "dp_lpm.h"
 #include "dp_pkt.h"
+#include "pcap-trace.h"
 #include "random-stream.h"
 #include "t640-tester-traffic.h"
 #include "traffic-profile.h"
@@ -80,6 +81,10 @@ RouterConfig::Validate() const
     if (ingressBufferSeconds < 0 || egressBufferSeconds < 0 || lookupQueueSeconds < 0)
     {
         bad("buffers must not be negative");
+    }
+    if (!traceFile.empty() && !ipMix.empty())
+    {
+        bad("trace_file and ip_mix exclude each other (a trace brings its own sizes)");
     }
     if (ipMix.size() > 255)
     {
@@ -417,7 +422,63 @@ struct RouterEngine::Impl
         Pending pending;
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
         std::vector<double> mixCredit;         // ip mix in sequence order
+        std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
+        double traceOffset = 0;                // trace: start of the current pass
+        unsigned traceIp = 0;                  // trace: IP size of the next packet
     };
+
+    // One pass over a trace file: its IP sizes (the mix that sets the
+    // theoretical rate, cells and latency reference) and its time span.
+    struct TraceScan
+    {
+        std::vector<std::pair<unsigned, double>> ipMix;
+        double nativePps = 0, spanSeconds = 0;
+        uint64_t firstNs = 0;
+    };
+
+    static unsigned TraceIpBytes(uint32_t ip) { return std::clamp<uint32_t>(ip, 32, 9000); }
+
+    static TraceScan ScanTrace(const RouterConfig& c)
+    {
+        c.Validate();
+        TraceScan scan;
+        if (c.traceFile.empty())
+        {
+            return scan;
+        }
+        PcapTrace t(c.traceFile, 1);
+        std::map<unsigned, uint64_t> sizes;
+        TracePacket p;
+        uint64_t n = 0, lastNs = 0;
+        while (t.Next(p))
+        {
+            scan.firstNs = n ? scan.firstNs : p.ns;
+            lastNs = p.ns;
+            ++sizes[TraceIpBytes(p.ipBytes)];
+            ++n;
+        }
+        if (n < 2 || !(lastNs > scan.firstNs))
+        {
+            throw std::invalid_argument(c.traceFile + ": a trace needs at least two packets with increasing timestamps");
+        }
+        for (const auto& [bytes, count] : sizes)
+        {
+            scan.ipMix.emplace_back(bytes, static_cast<double>(count));
+        }
+        scan.spanSeconds = static_cast<double>(lastNs - scan.firstNs) * 1e-9;
+        scan.nativePps = static_cast<double>(n - 1) / scan.spanSeconds;
+        return scan;
+    }
+
+    static RouterConfig WithTraceMix(const RouterConfig& c, const TraceScan& scan)
+    {
+        RouterConfig out = c;
+        if (!c.traceFile.empty())
+        {
+            out.ipMix = scan.ipMix;
+        }
+        return out;
+    }
 
     struct Desc
     {
@@ -440,6 +501,8 @@ struct RouterEngine::Impl
     double nominalInterval;
     unsigned cells;
     DiscreteSampler mixSampler;
+    double traceScale = 1, traceLoopSeconds = 0;
+    uint64_t traceFirstNs = 0;
     double slot;
     uint32_t ingressCapCells;
     std::vector<uint8_t> lpmMem;
@@ -485,11 +548,16 @@ struct RouterEngine::Impl
     }
 
     explicit Impl(const RouterConfig& c)
-        : cfg((c.Validate(), c)),
+        : Impl(c, ScanTrace(c))
+    {
+    }
+
+    Impl(const RouterConfig& c, const TraceScan& scan)
+        : cfg(WithTraceMix(c, scan)),
           enc(c.ppp),
           payloadBps(SonetPayloadBps(c.sonetN)),
           byteTime(8.0 / payloadBps),
-          theoreticalPortPps(c.TheoreticalPortPps(payloadBps)),
+          theoreticalPortPps(cfg.TheoreticalPortPps(payloadBps)),
           nominalInterval(1.0 / (c.offeredLoad * theoreticalPortPps)),
           cells(c.CellsPerPacket()),
           slot(8.0 * c.cellBytes / c.fabricBpsPerPfe),
@@ -516,6 +584,21 @@ struct RouterEngine::Impl
             {
                 streams[p].sizeRng = std::make_unique<RandomStream>(cfg.seed, 0x51E0000ull + p);
                 streams[p].mixCredit.assign(weights.size(), 0.0);
+            }
+        }
+        if (!cfg.traceFile.empty())
+        {
+            // Every port replays the trace from its start, its instants
+            // scaled to the offered rate; one pass lasts the scaled span
+            // plus one mean gap, so passes do not overlap.
+            const double target = cfg.offeredLoad * theoreticalPortPps;
+            traceScale = scan.nativePps / target;
+            traceLoopSeconds = scan.spanSeconds * traceScale + 1.0 / target;
+            traceFirstNs = scan.firstNs;
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                streams[p].trace = std::make_unique<PcapTrace>(cfg.traceFile, 1);
+                ReadTrace(streams[p], 0.0);
             }
         }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
@@ -572,8 +655,31 @@ struct RouterEngine::Impl
     // both links) without delivering it.
     // The next packet's IP size: ipBytes, or the mix's (drawn, or the smooth
     // weighted round robin of the tester's repeating pattern).
+    // The trace's next packet: its IP size and its start, not before
+    // notBefore (the port is busy until then); a pass ends, the next begins.
+    void ReadTrace(Stream& s, double notBefore)
+    {
+        TracePacket tp;
+        if (!s.trace->Next(tp))
+        {
+            s.trace->Rewind();
+            s.traceOffset += traceLoopSeconds;
+            if (!s.trace->Next(tp))
+            {
+                throw std::invalid_argument(cfg.traceFile + ": the trace became empty while replayed");
+            }
+        }
+        const double since = tp.ns > traceFirstNs ? static_cast<double>(tp.ns - traceFirstNs) * 1e-9 : 0.0;
+        s.nextStart = std::max(notBefore, since * traceScale + s.traceOffset);
+        s.traceIp = TraceIpBytes(tp.ipBytes);
+    }
+
     unsigned NextIpBytes(Stream& s)
     {
+        if (s.trace)
+        {
+            return s.traceIp;
+        }
         if (cfg.ipMix.empty())
         {
             return cfg.ipBytes;
@@ -621,7 +727,11 @@ struct RouterEngine::Impl
         // this one ends if stuffing made it longer (line rate). A mix spaces
         // each frame by its own nominal length / load.
         ++s.seq;
-        if (cfg.ipMix.empty())
+        if (s.trace)
+        {
+            ReadTrace(s, pd.end);
+        }
+        else if (cfg.ipMix.empty())
         {
             s.nextStart = std::max(pd.end, s.seq * nominalInterval);
         }
@@ -1068,9 +1178,10 @@ RouterResult
 RunRouterSteadyState(const RouterConfig& cfg)
 {
     cfg.Validate();
-    if (!cfg.ipMix.empty())
+    if (!cfg.ipMix.empty() || !cfg.traceFile.empty())
     {
-        throw std::invalid_argument("ip_mix runs in packet mode only");
+        throw std::invalid_argument(cfg.ipMix.empty() ? "trace_file runs in packet mode only"
+                                                      : "ip_mix runs in packet mode only");
     }
     const double payloadBps = SonetPayloadBps(cfg.sonetN);
     const double byteTime = 8.0 / payloadBps;

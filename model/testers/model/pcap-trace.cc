@@ -281,7 +281,13 @@ PcapTrace::TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, Trac
         Fail("truncated record data (file ends inside its " + std::to_string(capLen) + " bytes)");
     }
     m_linkType = linkType;
-    const uint32_t flow = FlowOf(m_buf.data() + m_pos, static_cast<uint32_t>(head));
+    const uint8_t* pkt = m_buf.data() + m_pos;
+    const uint32_t flow = FlowOf(pkt, static_cast<uint32_t>(head));
+    uint32_t linkHeader = 0;
+    if (linkType == kLinkEthernet)
+    {
+        linkHeader = head >= kEthHeader + 4 && Be16(pkt + 12) == 0x8100 ? kEthHeader + 4 : kEthHeader;
+    }
     if (!Skip(capLen))
     {
         Fail("truncated record data (file ends inside its " + std::to_string(capLen) + " bytes)");
@@ -297,6 +303,7 @@ PcapTrace::TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, Trac
     }
     p.frameBytes = static_cast<uint32_t>(frame);
     p.flow = flow;
+    p.ipBytes = origLen > linkHeader ? origLen - linkHeader : 0;
 }
 
 // Reads the Section Header Block at m_pos: its byte-order magic sets the

@@ -62,6 +62,9 @@ struct TracePacket
                               ///< double of epoch seconds keeps only ~0.4 us)
     uint32_t frameBytes = 0;  ///< Ethernet frame incl. FCS (see above)
     uint32_t flow = 0;        ///< dense flow id of its 5-tuple
+    uint32_t ipBytes = 0;     ///< the packet's original length past its link header
+                              ///< (Ethernet: 14 octets, 18 with one 802.1Q tag;
+                              ///< raw IP: all of it): the IP packet of an IP frame
 };
 
 class PcapTrace

@@ -706,6 +706,7 @@ PcapTrace::Scan()
         s.lastNs = p.ns;
         bytes += p.frameBytes;
         ++s.frameSizes[p.frameBytes];
+        ++s.ipSizes[p.ipBytes];
         ++s.packets;
     }
     s.meanFrameBytes = s.packets ? bytes / static_cast<double>(s.packets) : 0;

@@ -90,6 +90,7 @@ class PcapTrace
         uint64_t firstNs = 0, lastNs = 0;
         double meanFrameBytes = 0;
         std::map<uint32_t, uint64_t> frameSizes; ///< frame bytes -> packets
+        std::map<uint32_t, uint64_t> ipSizes;    ///< TracePacket::ipBytes -> packets
     };
     Summary Scan();
 

@@ -501,7 +501,9 @@ def test_pcapng_trace_replays_as_the_same_pcap(tmp_path, big_endian):
 def test_truncated_pcapng_is_one_error_line_with_its_packet(tmp_path):
     ng = write_pcapng(tmp_path / "t.pcapng", trace_packets(10, 1e-6))
     data = ng.read_bytes()
-    ng.write_bytes(data[:28 + 32 + 3 * (32 + 60) + 28 + 10])  # inside packet 3's data
+    # section 28 + interface 32 octets, then blocks of 32 + the frame padded to 4 (60, 590, 1514 in turn)
+    start3 = 28 + 32 + (32 + 60) + (32 + 592) + (32 + 1516)
+    ng.write_bytes(data[:start3 + 28 + 10])  # inside packet 3's data
     with pytest.raises(ValueError, match=rf"{ng}: packet 3: truncated record data"):
         _core.trace_summary(str(ng))
 

@@ -102,32 +102,12 @@ PcapTrace::Fail(const std::string& what) const
     throw TraceError(m_path + ": packet " + std::to_string(m_index) + ": " + what);
 }
 
-uint32_t
-PcapTrace::Get32(const uint8_t* p) const
-{
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return m_swapped ? Swap32(v) : v;
-}
-
-uint16_t
-PcapTrace::Get16(const uint8_t* p) const
-{
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return m_swapped ? static_cast<uint16_t>((v >> 8) | (v << 8)) : v;
-}
-
 // Makes at least n (<= the buffer) bytes available from m_pos, reading more
 // of the file; returns the bytes available, fewer than n only at its end.
 size_t
-PcapTrace::Fill(size_t n)
+PcapTrace::Refill(size_t n)
 {
-    size_t avail = m_len - m_pos;
-    if (avail >= n)
-    {
-        return avail;
-    }
+    const size_t avail = m_len - m_pos;
     std::memmove(m_buf.data(), m_buf.data() + m_pos, avail);
     m_pos = 0;
     m_len = avail;
@@ -145,7 +125,7 @@ PcapTrace::Fill(size_t n)
 
 // Consumes n bytes; false if the file ends first.
 bool
-PcapTrace::Skip(size_t n)
+PcapTrace::SkipRefilling(size_t n)
 {
     while (n > 0)
     {
@@ -422,6 +402,18 @@ PcapTrace::ReadInterface(uint32_t length)
         }
         o += 4 + padded;
     }
+    if (!i.binaryUnit && i.exponent <= 9 && i.offsetSeconds == 0)
+    {
+        i.nsPerUnit = 1;
+        for (uint32_t k = i.exponent; k < 9; ++k)
+        {
+            i.nsPerUnit *= 10;
+        }
+    }
+    else
+    {
+        i.nsPerUnit = 0;
+    }
     m_interfaces.push_back(i);
     m_pos += length - 4;
     CheckTrailer(length, "interface description");
@@ -447,6 +439,11 @@ PcapTrace::CheckTrailer(uint32_t length, const char* block)
 uint64_t
 PcapTrace::TimestampNs(const Interface& i, uint64_t ts) const
 {
+    uint64_t fast;
+    if (i.nsPerUnit && !__builtin_mul_overflow(ts, i.nsPerUnit, &fast))
+    {
+        return fast; // the common units (us, ns) without an offset
+    }
     // 128-bit arithmetic: a 64-bit count of 10^-v or 2^-v s in ns, exactly.
     using U128 = unsigned __int128;
     U128 ns;

@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -100,8 +101,19 @@ class PcapTrace
 
   private:
     [[noreturn]] void Fail(const std::string& what) const;
-    uint32_t Get32(const uint8_t* p) const;
-    uint16_t Get16(const uint8_t* p) const;
+    // Fields in the file's byte order (inline: every record reads several).
+    uint32_t Get32(const uint8_t* p) const
+    {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return m_swapped ? __builtin_bswap32(v) : v;
+    }
+    uint16_t Get16(const uint8_t* p) const
+    {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        return m_swapped ? __builtin_bswap16(v) : v;
+    }
     // The packet's octets at m_pos (capLen of them, originally origLen) on
     // link type linkType: its flow and frame size. Consumes capLen.
     void TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, TracePacket& p);
@@ -116,6 +128,7 @@ class PcapTrace
         bool binaryUnit = false;    // timestamp unit 2^-exponent s, else 10^-exponent s
         uint32_t exponent = 6;      // if_tsresol; microseconds by default
         int64_t offsetSeconds = 0;  // if_tsoffset
+        uint64_t nsPerUnit = 1000;  // units of 10^-v s, v <= 9, no offset: ns = ts x this; else 0
     };
     bool NextPcapng(TracePacket& p);
     void ReadSectionHeader();
@@ -126,8 +139,25 @@ class PcapTrace
     std::vector<Interface> m_interfaces; // of the current section
     uint64_t m_lastNs = 0;               // a Simple Packet's instant
     uint32_t FlowOf(const uint8_t* pkt, uint32_t capLen) const;
-    size_t Fill(size_t n);
-    bool Skip(size_t n);
+    // Fill: at least n bytes from m_pos, or all the file has left; Skip:
+    // consume n bytes, false if the file ends first. Inline fast paths for
+    // what is already buffered, the rest out of line.
+    size_t Fill(size_t n)
+    {
+        const size_t avail = m_len - m_pos;
+        return avail >= n ? avail : Refill(n);
+    }
+    bool Skip(size_t n)
+    {
+        if (n <= m_len - m_pos)
+        {
+            m_pos += n;
+            return true;
+        }
+        return SkipRefilling(n);
+    }
+    size_t Refill(size_t n);
+    bool SkipRefilling(size_t n);
 
     std::string m_path;
     std::FILE* m_file = nullptr;

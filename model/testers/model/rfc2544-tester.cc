@@ -196,8 +196,12 @@ Rfc2544Tester::StartSynthetic()
         a.meanPps /= perFlow;
         a.peakPps /= perFlow;
         const double flowPps = m_traffic.flowPps > 0 ? m_traffic.flowPps : m_offeredPps / m_numFlows;
-        m_flowLevel = std::make_unique<FlowLevelProcess>(m_traffic.flowSizes, a, flowPps, kMaxTraceFlows,
-                                                         m_seed, kArrivalStream, kFlowSizeStream, 1e12);
+        // About NumFlows flows are active at once (Poisson): four times as
+        // many ids leave every active flow its own, recycled first ended
+        // first reused, so per-flow state and frame templates stay bounded.
+        const uint32_t ids = static_cast<uint32_t>(std::min<uint64_t>(kMaxTraceFlows, 4ull * m_numFlows + 64));
+        m_flowLevel = std::make_unique<FlowLevelProcess>(m_traffic.flowSizes, a, flowPps, ids, m_seed,
+                                                         kArrivalStream, kFlowSizeStream, 1e12);
         m_total = UINT64_MAX; // until Duration: flows are cut there, not counted
     }
     else if (kind != ArrivalKind::kConstant)

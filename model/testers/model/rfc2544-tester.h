@@ -64,8 +64,9 @@ struct TrafficConfig
     /// Flow-level traffic (FlowLevelProcess) when its kind is not kNone:
     /// flows start by the `arrivals` process at OfferedPps / MeanPackets()
     /// flows/s, each sends its drawn number of packets spaced 1 / flowPps,
-    /// then ends; flow ids are the start order (modulo 2^20). NumFlows is
-    /// then about the mean number of flows active at once.
+    /// then ends, from a stationary start; NumFlows is then the mean number
+    /// of flows active at once (with the default flowPps), and flow ids are
+    /// 4 x NumFlows + 64 ids recycled (FlowLevelProcess).
     FlowSizeDistribution flowSizes;
     double flowPps = 0;          ///< each flow's packet rate; 0 = OfferedPps / NumFlows
     std::string tracePath;       ///< pcap file: sizes, flows, instants; "" = synthetic traffic

@@ -538,7 +538,103 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
         throw std::invalid_argument("the per-flow packet rate must be > 0");
     }
     m_gap = unitsPerSecond / flowPps;
+    // The stationary state at 0, from its own stream (the flows started
+    // later draw exactly what they would without it).
+    RandomStream init(seed, sizeStream ^ 0x57A7ull);
+    const double mean = starts.meanPps * m_sizes.MeanPackets() / flowPps;
+    if (!(mean <= 1e8))
+    {
+        throw std::invalid_argument("flow-level traffic: more than 1e8 flows active at once");
+    }
+    uint64_t n = 0;
+    for (double t = init.Exponential(1.0); t < mean; t += init.Exponential(1.0))
+    {
+        ++n; // Poisson(mean): unit-rate arrivals before `mean`
+    }
+    FlowSizeDistribution biased = m_sizes;
+    if (biased.kind == FlowSizeKind::kPareto)
+    {
+        biased.paretoAlpha -= 1; // x f(x) / E[X] of Pareto(alpha) is Pareto(alpha - 1)
+    }
+    else
+    {
+        biased.lognormalMu += biased.lognormalSigma * biased.lognormalSigma;
+    }
+    for (uint64_t k = 0; k < n; ++k)
+    {
+        const double length = std::clamp(std::ceil(biased.Draw(init)), 1.0, kMaxFlowPackets);
+        const uint64_t left = 1 + static_cast<uint64_t>(init.Uniform01() * length);
+        Start(init.Uniform01() * m_gap, std::min(left, static_cast<uint64_t>(length)));
+    }
+    m_initial = m_order;
     m_nextStart = m_starts.Next();
+}
+
+// A flow whose next packet is at `at` with `packets` left: an id, the heap.
+void
+FlowLevelProcess::Start(double at, uint64_t packets)
+{
+    Active a{at, m_order++, packets, 0, true};
+    if (m_freshIds < m_idSpace)
+    {
+        a.id = m_freshIds++;
+    }
+    else if (!m_freed.empty())
+    {
+        a.id = m_freed.front();
+        m_freed.pop_front();
+    }
+    else
+    {
+        a.id = static_cast<uint32_t>(a.order % m_idSpace);
+        a.owned = false;
+        ++m_sharedIds;
+    }
+    m_active.push_back(a);
+    SiftUp(m_active.size() - 1);
+}
+
+void
+FlowLevelProcess::SiftUp(size_t i)
+{
+    const Active a = m_active[i];
+    while (i > 0)
+    {
+        const size_t parent = (i - 1) / 2;
+        if (!Later(m_active[parent], a))
+        {
+            break;
+        }
+        m_active[i] = m_active[parent];
+        i = parent;
+    }
+    m_active[i] = a;
+}
+
+void
+FlowLevelProcess::SiftDown(size_t i)
+{
+    const size_t n = m_active.size();
+    const Active a = m_active[i];
+    for (;;)
+    {
+        size_t child = 2 * i + 1;
+        if (child >= n)
+        {
+            break;
+        }
+        if (child + 1 < n && Later(m_active[child], m_active[child + 1]))
+        {
+            ++child;
+        }
+        if (!Later(a, m_active[child]))
+        {
+            break;
+        }
+        m_active[i] = m_active[child];
+        i = child;
+    }
+    m_active[i] = a;
 }
 
 double
@@ -547,22 +643,29 @@ FlowLevelProcess::Next(uint32_t& flow)
     // Flows that start before (or with) the earliest pending packet join first.
     while (m_active.empty() || m_nextStart <= m_active.front().next)
     {
-        m_active.push_back({m_nextStart, m_started++, m_sizes.DrawPackets(m_sizeRng)});
-        std::push_heap(m_active.begin(), m_active.end(), Later());
+        Start(m_nextStart, m_sizes.DrawPackets(m_sizeRng));
         m_nextStart = m_starts.Next();
     }
-    std::pop_heap(m_active.begin(), m_active.end(), Later());
-    Active& a = m_active.back();
+    // The earliest flow sends; it moves one gap on (one sift down), or ends.
+    Active& a = m_active.front();
     const double at = a.next;
-    flow = static_cast<uint32_t>(a.order % m_idSpace);
+    flow = a.id;
     if (--a.left == 0)
     {
+        if (a.owned)
+        {
+            m_freed.push_back(a.id);
+        }
+        a = m_active.back();
         m_active.pop_back();
     }
     else
     {
         a.next += m_gap;
-        std::push_heap(m_active.begin(), m_active.end(), Later());
+    }
+    if (!m_active.empty())
+    {
+        SiftDown(0);
     }
     return at;
 }

@@ -29,6 +29,7 @@
 #include "random-stream.h"
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -217,9 +218,22 @@ struct FlowSizeDistribution
 /// carries FlowSizeDistribution::DrawPackets packets spaced 1 / flowPps
 /// (its first at its start), then ends. Its long-run packet rate is
 /// startsPerSecond x MeanPackets(); the mean number of flows active at once
-/// is startsPerSecond x E[(S - 1) / flowPps] (Little), for M/G/infinity.
-/// Flow ids are the start order modulo idSpace (a device's per-flow state
-/// limit), so a flow that starts after idSpace others reuses an id.
+/// is m = startsPerSecond x MeanPackets() / flowPps (Little, for a flow
+/// active S / flowPps).
+///
+/// Stationary start: at instant 0 the process is already in its stationary
+/// regime, as an M/G/infinity system is: Poisson(m) flows are active, each
+/// of a size-biased length (a flow seen at a random instant is picked in
+/// proportion to its length: Pareto(alpha - 1, xm), lognormal(mu + sigma^2,
+/// sigma) for X; S its ceiling), with a uniform number 1..S of its packets
+/// left, the next a uniform fraction of a gap away. Without it, heavy-tailed
+/// flows would take as long as their longest flows to reach the long-run
+/// rate (the long flows carry most packets).
+///
+/// Flow ids: unused ids of 0..idSpace-1 first, then ids of ended flows,
+/// first ended first reused (as clients reuse ports), so two active flows
+/// never share an id unless more than idSpace are active at once (then the
+/// new one takes start order modulo idSpace).
 class FlowLevelProcess
 {
   public:
@@ -228,8 +242,13 @@ class FlowLevelProcess
                      double unitsPerSecond = 1.0);
     /// The next packet's instant (nondecreasing) and its flow.
     double Next(uint32_t& flow);
-    uint64_t FlowsStarted() const { return m_started; }
+    /// Flows active at instant 0 (the stationary start).
+    uint64_t InitialFlows() const { return m_initial; }
+    /// Flows started after instant 0.
+    uint64_t FlowsStarted() const { return m_order - m_initial; }
     size_t ActiveFlows() const { return m_active.size(); }
+    /// Flows that had to share an id (more than idSpace active).
+    uint64_t SharedIds() const { return m_sharedIds; }
 
   private:
     struct Active
@@ -237,23 +256,27 @@ class FlowLevelProcess
         double next;     // instant of its next packet
         uint64_t order;  // start order: ties go to the older flow
         uint64_t left;   // packets still to send
+        uint32_t id;
+        bool owned;      // its id is its own (returned to the free ids at its end)
     };
-    struct Later
+    static bool Later(const Active& a, const Active& b)
     {
-        bool operator()(const Active& a, const Active& b) const
-        {
-            return a.next > b.next || (a.next == b.next && a.order > b.order);
-        }
-    };
+        return a.next > b.next || (a.next == b.next && a.order > b.order);
+    }
+    void Start(double at, uint64_t packets);
+    void SiftDown(size_t i);
+    void SiftUp(size_t i);
 
     FlowSizeDistribution m_sizes;
     ArrivalProcess m_starts;
     RandomStream m_sizeRng;
     double m_gap;
     uint32_t m_idSpace;
+    uint32_t m_freshIds = 0;       // ids below this have been handed out
+    std::deque<uint32_t> m_freed;  // ids of ended flows, first ended first
     double m_nextStart;
-    uint64_t m_started = 0;
-    std::vector<Active> m_active; // a binary heap under Later
+    uint64_t m_order = 0, m_initial = 0, m_sharedIds = 0;
+    std::vector<Active> m_active; // a binary min-heap on (next, order)
 };
 
 } // namespace routertwin

@@ -402,6 +402,7 @@ struct FlowLevelRun
 {
     uint64_t packets = 0;
     uint64_t flowsStarted = 0;
+    uint64_t initialFlows = 0;  // ids 0.. of the flows active at 0
     std::vector<uint64_t> perFlow; // packets of each flow id
     double lastInstant = 0;
     bool ordered = true;
@@ -430,22 +431,25 @@ RunFlowLevel(const FlowSizeDistribution& d, double startsPerSecond, double flowP
         ++r.packets;
     }
     r.flowsStarted = p.FlowsStarted();
+    r.initialFlows = p.InitialFlows();
     return r;
 }
 
 // Flows that started in the first half are over by the end (their lengths
 // at flowPps are far shorter than half the run): their packet counts are
-// whole draws. Checks P(S > k) = P(X > k) against the closed form.
+// whole draws. Checks P(S > k) = P(X > k) against the closed form. (The
+// flows active at 0 hold ids 0..initialFlows-1 and are left out: their
+// lengths are size-biased remainders.)
 void
 ExpectFlowLengths(const FlowSizeDistribution& d, const FlowLevelRun& r, double startsPerSecond,
                   double seconds, const std::vector<double>& ks)
 {
     const auto n = static_cast<size_t>(0.5 * seconds * startsPerSecond * 0.98); // surely in the first half
-    ASSERT_GE(r.perFlow.size(), n);
+    ASSERT_GE(r.perFlow.size(), r.initialFlows + n);
     for (double k : ks)
     {
         uint64_t longer = 0;
-        for (size_t i = 0; i < n; ++i)
+        for (size_t i = r.initialFlows; i < r.initialFlows + n; ++i)
         {
             longer += r.perFlow[i] > k;
         }
@@ -505,4 +509,34 @@ TEST(FlowLevelProcess, SameSeedSameTrafficAndFlowIdsWrap)
         ASSERT_LT(fa, 16u);
     }
     EXPECT_GT(a.FlowsStarted(), 16u);
+}
+
+TEST(FlowLevelProcess, StationaryStartOffersTheLongRunRateFromTheFirstInstant)
+{
+    // Lognormal(1, 2) flows (mean ~20 packets, a long tail) at 1000 packets/s
+    // each, 1e6 packets/s in all: about m = 1000 flows active at once, most
+    // packets in flows lasting far beyond the first 10 ms. Started empty,
+    // those 10 ms would carry only the ~500 flows begun in them, at most 10
+    // packets each (under 5000 packets); in the stationary regime they carry
+    // 1e4. The initial flows are Poisson(m); the window's packets vary by
+    // at most 10 per initial flow (sd <= 10 sqrt(m)) plus the new flows'.
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kLognormal;
+    d.lognormalMu = 1;
+    d.lognormalSigma = 2;
+    const double pps = 1e6, flowPps = 1e3, window = 0.01;
+    const double m = pps / flowPps;
+    ArrivalConfig starts;
+    starts.kind = ArrivalKind::kPoisson;
+    starts.meanPps = pps / d.MeanPackets();
+    FlowLevelProcess p(d, starts, flowPps, 1u << 20, 31, 1, 2);
+    EXPECT_NEAR(static_cast<double>(p.InitialFlows()), m, 4 * std::sqrt(m));
+    uint64_t packets = 0;
+    uint32_t flow;
+    while (p.Next(flow) < window)
+    {
+        ++packets;
+    }
+    EXPECT_NEAR(static_cast<double>(packets), pps * window, 4 * (10 * std::sqrt(m) + std::sqrt(500.0) * 10));
+    EXPECT_EQ(p.SharedIds(), 0u);
 }

@@ -424,6 +424,7 @@ struct RouterEngine::Impl
         std::vector<double> mixCredit;         // ip mix in sequence order
         std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
         double traceOffset = 0;                // trace: start of the current pass
+        uint64_t traceBaseNs = 0;              // trace: capture time replayed at traceOffset
         unsigned traceIp = 0;                  // trace: IP size of the next packet
     };
 
@@ -433,7 +434,7 @@ struct RouterEngine::Impl
     {
         std::vector<std::pair<unsigned, double>> ipMix;
         double nativePps = 0, spanSeconds = 0;
-        uint64_t firstNs = 0;
+        uint64_t firstNs = 0, lastNs = 0, packets = 0;
     };
 
     static unsigned TraceIpBytes(uint32_t ip) { return std::clamp<uint32_t>(ip, 32, 9000); }
@@ -465,6 +466,8 @@ struct RouterEngine::Impl
         {
             scan.ipMix.emplace_back(bytes, static_cast<double>(count));
         }
+        scan.lastNs = lastNs;
+        scan.packets = n;
         scan.spanSeconds = static_cast<double>(lastNs - scan.firstNs) * 1e-9;
         scan.nativePps = static_cast<double>(n - 1) / scan.spanSeconds;
         return scan;
@@ -501,8 +504,8 @@ struct RouterEngine::Impl
     double nominalInterval;
     unsigned cells;
     DiscreteSampler mixSampler;
-    double traceScale = 1, traceLoopSeconds = 0;
-    uint64_t traceFirstNs = 0;
+    double traceScale = 1, traceGapSeconds = 0;
+    uint64_t traceFirstNs = 0, traceLastNs = 0;
     double slot;
     uint32_t ingressCapCells;
     std::vector<uint8_t> lpmMem;
@@ -588,17 +591,28 @@ struct RouterEngine::Impl
         }
         if (!cfg.traceFile.empty())
         {
-            // Every port replays the trace from its start, its instants
-            // scaled to the offered rate; one pass lasts the scaled span
-            // plus one mean gap, so passes do not overlap.
+            // Every port replays the trace, its instants scaled to the
+            // offered rate; one pass lasts the scaled span plus one mean
+            // gap, so passes do not overlap. Port p starts p / ports of the
+            // way into the trace (its first packet at 0): the ports replay
+            // different stretches at once, as uncorrelated ports would, and
+            // a window shorter than a pass still samples the whole trace.
             const double target = cfg.offeredLoad * theoreticalPortPps;
             traceScale = scan.nativePps / target;
-            traceLoopSeconds = scan.spanSeconds * traceScale + 1.0 / target;
+            traceGapSeconds = 1.0 / target;
             traceFirstNs = scan.firstNs;
+            traceLastNs = scan.lastNs;
             for (unsigned p = 0; p < cfg.ports; ++p)
             {
-                streams[p].trace = std::make_unique<PcapTrace>(cfg.traceFile, 1);
-                ReadTrace(streams[p], 0.0);
+                Stream& st = streams[p];
+                st.trace = std::make_unique<PcapTrace>(cfg.traceFile, 1);
+                TracePacket skipped;
+                for (uint64_t k = scan.packets * p / cfg.ports; k > 0; --k)
+                {
+                    st.trace->Next(skipped);
+                }
+                st.traceBaseNs = 0; // set by the first packet read
+                ReadTrace(st, 0.0);
             }
         }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
@@ -662,14 +676,20 @@ struct RouterEngine::Impl
         TracePacket tp;
         if (!s.trace->Next(tp))
         {
+            // The next pass starts one mean gap after this one's last packet.
             s.trace->Rewind();
-            s.traceOffset += traceLoopSeconds;
+            s.traceOffset += static_cast<double>(traceLastNs - s.traceBaseNs) * 1e-9 * traceScale + traceGapSeconds;
+            s.traceBaseNs = traceFirstNs;
             if (!s.trace->Next(tp))
             {
                 throw std::invalid_argument(cfg.traceFile + ": the trace became empty while replayed");
             }
         }
-        const double since = tp.ns > traceFirstNs ? static_cast<double>(tp.ns - traceFirstNs) * 1e-9 : 0.0;
+        if (s.seq == 0 && s.traceOffset == 0 && s.traceBaseNs == 0)
+        {
+            s.traceBaseNs = tp.ns; // the port's first packet is replayed at 0
+        }
+        const double since = tp.ns > s.traceBaseNs ? static_cast<double>(tp.ns - s.traceBaseNs) * 1e-9 : 0.0;
         s.nextStart = std::max(notBefore, since * traceScale + s.traceOffset);
         s.traceIp = TraceIpBytes(tp.ipBytes);
     }

@@ -667,24 +667,65 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
     {
         return m_lastFlow;
     }
-    uint32_t id;
-    auto it = m_flows.find(key.h);
-    if (it != m_flows.end())
-    {
-        id = it->second;
-    }
-    else if (m_flows.size() < m_maxFlows)
-    {
-        id = static_cast<uint32_t>(m_flows.size());
-        m_flows.emplace(key.h, id);
-    }
-    else
-    {
-        id = static_cast<uint32_t>(key.h % m_maxFlows);
-    }
+    const uint32_t id = FlowIdOf(key.h);
     m_lastKey = key.h;
     m_lastFlow = id;
     return id;
+}
+
+uint32_t
+PcapTrace::FlowIdOf(uint64_t key) const
+{
+    key = key ? key : 1;
+    if (m_flowKeys.empty())
+    {
+        m_flowKeys.assign(1024, 0);
+        m_flowIds.assign(1024, 0);
+    }
+    size_t mask = m_flowKeys.size() - 1;
+    size_t i = static_cast<size_t>(key) & mask; // the key is a mixed hash already
+    while (m_flowKeys[i] != 0)
+    {
+        if (m_flowKeys[i] == key)
+        {
+            return m_flowIds[i];
+        }
+        i = (i + 1) & mask;
+    }
+    if (m_flowCount >= m_maxFlows)
+    {
+        return static_cast<uint32_t>(key % m_maxFlows); // beyond the cap: shared ids
+    }
+    if (2 * (size_t(m_flowCount) + 1) > m_flowKeys.size())
+    {
+        // Double and reinsert, then find the new key's slot again.
+        std::vector<uint64_t> keys(2 * m_flowKeys.size(), 0);
+        std::vector<uint32_t> ids(keys.size(), 0);
+        mask = keys.size() - 1;
+        for (size_t k = 0; k < m_flowKeys.size(); ++k)
+        {
+            if (m_flowKeys[k] != 0)
+            {
+                size_t j = static_cast<size_t>(m_flowKeys[k]) & mask;
+                while (keys[j] != 0)
+                {
+                    j = (j + 1) & mask;
+                }
+                keys[j] = m_flowKeys[k];
+                ids[j] = m_flowIds[k];
+            }
+        }
+        m_flowKeys.swap(keys);
+        m_flowIds.swap(ids);
+        i = static_cast<size_t>(key) & mask;
+        while (m_flowKeys[i] != 0)
+        {
+            i = (i + 1) & mask;
+        }
+    }
+    m_flowKeys[i] = key;
+    m_flowIds[i] = m_flowCount;
+    return m_flowCount++;
 }
 
 PcapTrace::Summary

@@ -564,14 +564,16 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
     {
         const double length = std::clamp(std::ceil(biased.Draw(init)), 1.0, kMaxFlowPackets);
         const uint64_t left = 1 + static_cast<uint64_t>(init.Uniform01() * length);
-        Start(init.Uniform01() * m_gap, std::min(left, static_cast<uint64_t>(length)));
+        m_active.push_back(Start(init.Uniform01() * m_gap, std::min(left, static_cast<uint64_t>(length))));
     }
+    std::sort(m_active.begin(), m_active.end(), [](const Active& a, const Active& b) {
+        return a.next < b.next || (a.next == b.next && a.order < b.order);
+    });
     m_initial = m_order;
     m_nextStart = m_starts.Next();
 }
 
-// A flow whose next packet is at `at` with `packets` left: an id, the heap.
-void
+FlowLevelProcess::Active
 FlowLevelProcess::Start(double at, uint64_t packets)
 {
     Active a{at, m_order++, packets, 0, true};
@@ -590,82 +592,34 @@ FlowLevelProcess::Start(double at, uint64_t packets)
         a.owned = false;
         ++m_sharedIds;
     }
-    m_active.push_back(a);
-    SiftUp(m_active.size() - 1);
-}
-
-void
-FlowLevelProcess::SiftUp(size_t i)
-{
-    const Active a = m_active[i];
-    while (i > 0)
-    {
-        const size_t parent = (i - 1) / 2;
-        if (!Later(m_active[parent], a))
-        {
-            break;
-        }
-        m_active[i] = m_active[parent];
-        i = parent;
-    }
-    m_active[i] = a;
-}
-
-void
-FlowLevelProcess::SiftDown(size_t i)
-{
-    const size_t n = m_active.size();
-    const Active a = m_active[i];
-    for (;;)
-    {
-        size_t child = 2 * i + 1;
-        if (child >= n)
-        {
-            break;
-        }
-        if (child + 1 < n && Later(m_active[child], m_active[child + 1]))
-        {
-            ++child;
-        }
-        if (!Later(a, m_active[child]))
-        {
-            break;
-        }
-        m_active[i] = m_active[child];
-        i = child;
-    }
-    m_active[i] = a;
+    return a;
 }
 
 double
 FlowLevelProcess::Next(uint32_t& flow)
 {
-    // Flows that start before (or with) the earliest pending packet join first.
-    while (m_active.empty() || m_nextStart <= m_active.front().next)
+    // A flow that starts before (or with) the front's next packet sends first.
+    if (m_active.empty() || m_nextStart <= m_active.front().next)
     {
-        Start(m_nextStart, m_sizes.DrawPackets(m_sizeRng));
+        m_active.push_front(Start(m_nextStart, m_sizes.DrawPackets(m_sizeRng)));
         m_nextStart = m_starts.Next();
     }
-    // The earliest flow sends; it moves one gap on (one sift down), or ends.
-    Active& a = m_active.front();
-    const double at = a.next;
+    // The front sends; it is then due after every other active flow.
+    Active a = m_active.front();
+    m_active.pop_front();
     flow = a.id;
+    const double at = a.next;
     if (--a.left == 0)
     {
         if (a.owned)
         {
             m_freed.push_back(a.id);
         }
-        a = m_active.back();
-        m_active.pop_back();
     }
     else
     {
         a.next += m_gap;
-    }
-    if (!m_active.empty())
-    {
-        SiftDown(0);
+        m_active.push_back(a);
     }
     return at;
 }

@@ -230,6 +230,11 @@ struct FlowSizeDistribution
 /// flows would take as long as their longest flows to reach the long-run
 /// rate (the long flows carry most packets).
 ///
+/// Every active flow sends every 1 / flowPps, so a flow that has just sent
+/// is due after all the others: the active flows form a queue in the order
+/// of their next packets (a new flow starts no later than the queue's
+/// front and joins there), O(1) a packet, no heap.
+///
 /// Flow ids: unused ids of 0..idSpace-1 first, then ids of ended flows,
 /// first ended first reused (as clients reuse ports), so two active flows
 /// never share an id unless more than idSpace are active at once (then the
@@ -259,13 +264,9 @@ class FlowLevelProcess
         uint32_t id;
         bool owned;      // its id is its own (returned to the free ids at its end)
     };
-    static bool Later(const Active& a, const Active& b)
-    {
-        return a.next > b.next || (a.next == b.next && a.order > b.order);
-    }
-    void Start(double at, uint64_t packets);
-    void SiftDown(size_t i);
-    void SiftUp(size_t i);
+    // A flow whose next packet is at `at` with `packets` left: its id; the
+    // caller places it in the queue.
+    Active Start(double at, uint64_t packets);
 
     FlowSizeDistribution m_sizes;
     ArrivalProcess m_starts;
@@ -276,7 +277,7 @@ class FlowLevelProcess
     std::deque<uint32_t> m_freed;  // ids of ended flows, first ended first
     double m_nextStart;
     uint64_t m_order = 0, m_initial = 0, m_sharedIds = 0;
-    std::vector<Active> m_active; // a binary min-heap on (next, order)
+    std::deque<Active> m_active; // in the order of their next packets
 };
 
 } // namespace routertwin

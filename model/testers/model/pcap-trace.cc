@@ -439,11 +439,6 @@ PcapTrace::CheckTrailer(uint32_t length, const char* block)
 uint64_t
 PcapTrace::TimestampNs(const Interface& i, uint64_t ts) const
 {
-    uint64_t fast;
-    if (i.nsPerUnit && !__builtin_mul_overflow(ts, i.nsPerUnit, &fast))
-    {
-        return fast; // the common units (us, ns) without an offset
-    }
     // 128-bit arithmetic: a 64-bit count of 10^-v or 2^-v s in ns, exactly.
     using U128 = unsigned __int128;
     U128 ns;
@@ -583,14 +578,26 @@ PcapTrace::NextPcapng(TracePacket& p)
                                           : std::string("262144")));
         }
         m_pos += fixed - 4;
-        const uint64_t ns = enhanced ? TimestampNs(i, ts) : m_lastNs;
+        uint64_t ns = m_lastNs;
+        if (enhanced && !(i.nsPerUnit && !__builtin_mul_overflow(ts, i.nsPerUnit, &ns)))
+        {
+            ns = TimestampNs(i, ts); // other units, an offset, or beyond 64 bits
+        }
         TakePacket(capLen, origLen, i.linkType, p);
-        // Padding and options, then the trailing length.
+        // Padding and options, then the trailing length (checked inline
+        // when it is buffered and right, the common case).
         if (!Skip(length - fixed - capLen))
         {
             Fail("truncated packet block (file ends inside its " + std::to_string(length) + " bytes)");
         }
-        CheckTrailer(length, enhanced ? "enhanced packet" : "simple packet");
+        if (m_len - m_pos >= 4 && Get32(m_buf.data() + m_pos) == length)
+        {
+            m_pos += 4;
+        }
+        else
+        {
+            CheckTrailer(length, enhanced ? "enhanced packet" : "simple packet");
+        }
         p.ns = ns;
         m_lastNs = ns;
         ++m_index;
@@ -667,65 +674,24 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
     {
         return m_lastFlow;
     }
-    const uint32_t id = FlowIdOf(key.h);
+    uint32_t id;
+    auto it = m_flows.find(key.h);
+    if (it != m_flows.end())
+    {
+        id = it->second;
+    }
+    else if (m_flows.size() < m_maxFlows)
+    {
+        id = static_cast<uint32_t>(m_flows.size());
+        m_flows.emplace(key.h, id);
+    }
+    else
+    {
+        id = static_cast<uint32_t>(key.h % m_maxFlows);
+    }
     m_lastKey = key.h;
     m_lastFlow = id;
     return id;
-}
-
-uint32_t
-PcapTrace::FlowIdOf(uint64_t key) const
-{
-    key = key ? key : 1;
-    if (m_flowKeys.empty())
-    {
-        m_flowKeys.assign(1024, 0);
-        m_flowIds.assign(1024, 0);
-    }
-    size_t mask = m_flowKeys.size() - 1;
-    size_t i = static_cast<size_t>(key) & mask; // the key is a mixed hash already
-    while (m_flowKeys[i] != 0)
-    {
-        if (m_flowKeys[i] == key)
-        {
-            return m_flowIds[i];
-        }
-        i = (i + 1) & mask;
-    }
-    if (m_flowCount >= m_maxFlows)
-    {
-        return static_cast<uint32_t>(key % m_maxFlows); // beyond the cap: shared ids
-    }
-    if (2 * (size_t(m_flowCount) + 1) > m_flowKeys.size())
-    {
-        // Double and reinsert, then find the new key's slot again.
-        std::vector<uint64_t> keys(2 * m_flowKeys.size(), 0);
-        std::vector<uint32_t> ids(keys.size(), 0);
-        mask = keys.size() - 1;
-        for (size_t k = 0; k < m_flowKeys.size(); ++k)
-        {
-            if (m_flowKeys[k] != 0)
-            {
-                size_t j = static_cast<size_t>(m_flowKeys[k]) & mask;
-                while (keys[j] != 0)
-                {
-                    j = (j + 1) & mask;
-                }
-                keys[j] = m_flowKeys[k];
-                ids[j] = m_flowIds[k];
-            }
-        }
-        m_flowKeys.swap(keys);
-        m_flowIds.swap(ids);
-        i = static_cast<size_t>(key) & mask;
-        while (m_flowKeys[i] != 0)
-        {
-            i = (i + 1) & mask;
-        }
-    }
-    m_flowKeys[i] = key;
-    m_flowIds[i] = m_flowCount;
-    return m_flowCount++;
 }
 
 PcapTrace::Summary

@@ -45,6 +45,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace routertwin
@@ -95,7 +96,7 @@ class PcapTrace
     Summary Scan();
 
     uint64_t PacketIndex() const { return m_index; } ///< packets returned since the last rewind
-    uint32_t DistinctFlows() const { return m_flowCount; }
+    uint32_t DistinctFlows() const { return static_cast<uint32_t>(m_flows.size()); }
     const std::string& Path() const { return m_path; }
 
   private:
@@ -165,13 +166,7 @@ class PcapTrace
     uint64_t m_index = 0;
     std::vector<uint8_t> m_buf;     // read buffer; m_buf[m_pos, m_len) not yet consumed
     size_t m_pos = 0, m_len = 0;
-    // Flow ids by tuple key: open addressing with linear probing, at most
-    // half full (a key of 0 marks an empty slot; a tuple whose key is 0 is
-    // stored as 1). Cheaper per packet than std::unordered_map's nodes.
-    uint32_t FlowIdOf(uint64_t key) const;
-    mutable std::vector<uint64_t> m_flowKeys;
-    mutable std::vector<uint32_t> m_flowIds;
-    mutable uint32_t m_flowCount = 0;
+    mutable std::unordered_map<uint64_t, uint32_t> m_flows;
     mutable uint64_t m_lastKey = 0;  // consecutive packets are often of one flow
     mutable uint32_t m_lastFlow = UINT32_MAX;
 };

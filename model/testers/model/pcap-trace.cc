@@ -402,6 +402,7 @@ PcapTrace::ReadInterface(uint32_t length)
         }
         o += 4 + padded;
     }
+    i.supported = SupportedLink(i.linkType);
     if (!i.binaryUnit && i.exponent <= 9 && i.offsetSeconds == 0)
     {
         i.nsPerUnit = 1;
@@ -552,7 +553,7 @@ PcapTrace::NextPcapng(TracePacket& p)
                  " interface description blocks in this section)");
         }
         const Interface& i = m_interfaces[iface];
-        if (!SupportedLink(i.linkType))
+        if (!i.supported)
         {
             Fail("interface " + std::to_string(iface) + ": link type " + std::to_string(i.linkType) +
                  " not supported (1 Ethernet, 101/228/229 raw IP)");

@@ -129,6 +129,7 @@ class PcapTrace
         uint32_t exponent = 6;      // if_tsresol; microseconds by default
         int64_t offsetSeconds = 0;  // if_tsoffset
         uint64_t nsPerUnit = 1000;  // units of 10^-v s, v <= 9, no offset: ns = ts x this; else 0
+        bool supported = true;      // a link type this reader takes
     };
     bool NextPcapng(TracePacket& p);
     void ReadSectionHeader();

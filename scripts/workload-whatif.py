@@ -123,7 +123,7 @@ cases:
   - {{case: 40B, method: load, ip_bytes: 40}}
   - {{case: simple_imix, method: load, ip_mix: simple_imix}}
   - {{case: bulk_tcp_sizes, method: load, ip_mix: bulk_tcp_sizes}}
-  - {{case: bulk_tcp, method: load, ip_mix: bulk_tcp, offered_load: 0.9}}
+  - {{case: bulk_tcp, method: load, ip_mix: bulk_tcp, offered_load: 0.9, duration_s: 0.005}}
 """)
     rows = []
     for c in router.run(load_scenario(scen), silent()):

@@ -15,9 +15,10 @@
 //   The trace is scanned once before Simulator::Run (its summary: rate and
 //   span), outside the collected function; reading it again inside Run is
 //   counted. The trace file is written to the current folder.
-// Measured (300,000 packets, instructions per packet-hop): single 694,
-// poisson 833, mix 782 (1.13x single), bursty 993 (1.43x; 1.19x poisson),
-// trace 995 (1.43x): docs/workloads.md.
+// Measured (300,000 packets, instructions per packet-hop): single 696,
+// poisson 835, mix 784 (1.13x single), bursty 995 (1.43x; 1.19x poisson),
+// flows 1002 (1.44x; 875 marginal from 300,000 to 900,000 packets, 1.26x),
+// trace 973 (1.40x), pcapng 1074 (1.54x): docs/workloads.md.
 #include "forwarding-scenario.h"
 
 #include <chrono>

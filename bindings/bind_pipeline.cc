@@ -51,6 +51,7 @@ ToDict(const ForwardingScenarioResult& r)
     d["line_rate_pps"] = r.lineRatePps;
     d["trace_flows"] = r.traceFlows;
     d["trace_loops"] = r.traceLoops;
+    d["flows_started"] = r.flowsStarted;
     return d;
 }
 
@@ -94,12 +95,13 @@ BindPipeline(py::module_& m)
             d["span_s"] = static_cast<double>(s.lastNs - s.firstNs) * 1e-9;
             d["mean_frame_bytes"] = s.meanFrameBytes;
             d["frame_sizes"] = s.frameSizes;
+            d["ip_sizes"] = s.ipSizes;
             d["flows"] = trace.DistinctFlows();
             return d;
         },
         py::arg("path"),
-        "Reads a pcap trace once (streamed): packets, first timestamp and span (s), mean frame bytes, "
-        "{frame bytes: packets}, distinct 5-tuples. ValueError naming the file and packet index "
+        "Reads a pcap or pcapng trace once (streamed): packets, first timestamp and span (s), mean frame "
+        "bytes, {frame bytes: packets}, {IP bytes: packets}, distinct 5-tuples. ValueError naming the file and packet index "
         "for a malformed or truncated file.");
 }
 

@@ -99,6 +99,7 @@ ParseRouterConfig(const py::dict& d)
         {"routes_as_destinations", [&](auto& k, auto& v) { c.routesAsDestinations = Bool(k, v); }},
         {"route_first_prefix", [&](auto& k, auto& v) { c.routeFirstPrefix = Ipv4(k, Str(k, v)); }},
         {"route_file", [&](auto& k, auto& v) { c.routeFile = Str(k, v); }},
+        {"trace_file", [&](auto& k, auto& v) { c.traceFile = Str(k, v); }},
         {"lookup_probes_per_second", [&](auto& k, auto& v) { c.lookupProbesPerSecond = Num(k, v); }},
         {"lookup_queue_us", [&](auto& k, auto& v) { c.lookupQueueSeconds = Num(k, v) * 1e-6; }},
         {"cell_bytes", [&](auto& k, auto& v) { c.cellBytes = Uint(k, v); }},

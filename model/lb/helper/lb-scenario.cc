@@ -4,6 +4,7 @@
 #include "l4-balancer-device.h"
 #include "lb-packet-level.h"
 #include "lb-testers.h"
+#include "traffic-profile.h"
 
 #include <ns3/boolean.h>
 #include <ns3/data-rate.h>
@@ -109,11 +110,45 @@ Keys()
         {"arrivals",
          [](C& c, S k, V v) {
              c.arrivals = AsString(k, v);
-             if (c.arrivals != "constant" && c.arrivals != "poisson")
+             if (c.arrivals != "constant" && c.arrivals != "poisson" && c.arrivals != "onoff" &&
+                 c.arrivals != "mmpp")
              {
-                 Bad(k, "must be constant or poisson");
+                 Bad(k, "must be constant, poisson, onoff or mmpp");
              }
          }},
+        {"burst_mean_units",
+         [](C& c, S k, V v) {
+             c.burstMeanUnits = AsDouble(k, v);
+             if (!(c.burstMeanUnits >= 1))
+             {
+                 Bad(k, "must be >= 1");
+             }
+         }},
+        {"burst_peak_ratio",
+         [](C& c, S k, V v) {
+             c.burstPeakRatio = AsDouble(k, v);
+             if (!(c.burstPeakRatio > 1))
+             {
+                 Bad(k, "must be > 1 (the rate inside a burst over the mean rate)");
+             }
+         }},
+        {"mmpp_rate_ratio",
+         [](C& c, S k, V v) {
+             c.mmppRateRatio = AsDouble(k, v);
+             if (!(c.mmppRateRatio >= 1))
+             {
+                 Bad(k, "must be >= 1");
+             }
+         }},
+        {"mmpp_high_fraction",
+         [](C& c, S k, V v) {
+             c.mmppHighFraction = AsDouble(k, v);
+             if (!(c.mmppHighFraction > 0 && c.mmppHighFraction < 1))
+             {
+                 Bad(k, "must be between 0 and 1 (exclusive)");
+             }
+         }},
+        {"mmpp_cycle_s", [](C& c, S k, V v) { c.mmppCycleSeconds = Positive(k, v); }},
         {"duration_s", [](C& c, S k, V v) { c.durationSeconds = Positive(k, v); }},
         {"warmup_s", [](C& c, S k, V v) { c.warmupSeconds = AsDouble(k, v); }},
         {"batch_interval_s", [](C& c, S k, V v) { c.batchIntervalSeconds = Positive(k, v); }},
@@ -356,6 +391,12 @@ TesterConfig(const LbScenarioConfig& c)
     tc.responseBytes = c.responseBytes;
     tc.stepGapSeconds = c.stepGapSeconds;
     tc.poisson = c.arrivals == "poisson";
+    tc.bursts.kind = ParseArrivalKind(c.arrivals);
+    tc.bursts.burstMeanFrames = c.burstMeanUnits;
+    tc.bursts.mmppRateRatio = c.mmppRateRatio;
+    tc.bursts.mmppHighFraction = c.mmppHighFraction;
+    tc.bursts.mmppCycleSeconds = c.mmppCycleSeconds;
+    tc.burstPeakRatio = c.burstPeakRatio;
     tc.seed = c.seed;
     tc.synCookies = c.synCookies;
     tc.forwarding = ParseLbForwarding(c.forwarding);

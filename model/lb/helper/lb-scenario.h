@@ -38,7 +38,13 @@
 //   request_bytes          int B, 64         HTTP request payload
 //   response_bytes         int B, 64         HTTP response payload
 //   step_gap_s             float s, 1e-5     between the packets of one unit
-//   arrivals               str, "constant"   constant | poisson
+//   arrivals               str, "constant"   constant | poisson | onoff | mmpp (unit starts;
+//                                            traffic-profile.h's ArrivalProcess at the rate)
+//   burst_mean_units       float, 16         onoff: mean units per burst (geometric)
+//   burst_peak_ratio       float, 4          onoff: rate inside a burst / rate
+//   mmpp_rate_ratio        float, 4          mmpp: high-state rate / low-state rate
+//   mmpp_high_fraction     float, 0.2        mmpp: share of time in the high state
+//   mmpp_cycle_s           float s, 1e-3     mmpp: mean high + low sojourn
 //   duration_s             float s, 0.002    offered traffic duration
 //   warmup_s               float s, -1       start of the measured window; -1 = duration/10
 //   batch_interval_s       float s, 1e-5     tester time slice per ns-3 event
@@ -99,6 +105,11 @@ struct LbScenarioConfig
     uint32_t responseBytes = 64;
     double stepGapSeconds = 1e-5;
     std::string arrivals = "constant";
+    double burstMeanUnits = 16;
+    double burstPeakRatio = 4;
+    double mmppRateRatio = 4;
+    double mmppHighFraction = 0.2;
+    double mmppCycleSeconds = 1e-3;
     double durationSeconds = 0.002;
     double warmupSeconds = -1;
     double batchIntervalSeconds = 1e-5;

@@ -15,7 +15,9 @@
 //   ip_bytes, offered_load (fraction of theoretical), routes,
 //   ip_mix ({"<IP bytes>": weight}: every packet its own size; packet mode;
 //   ip_bytes is then the reference size of fixed_latency_us), ip_mix_order
-//   ("random" | "sequence"),
+//   ("random" | "sequence"), trace_file (a pcap or pcapng file every port
+//   replays: IP sizes and inter-arrival times rescaled to offered_load, looped;
+//   packet mode; not with ip_mix),
 //   routes_as_destinations, route_first_prefix ("16.0.0.0"), route_file (a FIB
 //   file: "a.b.c.d/len TARGET" lines, TARGET a port, ECMP ports "p,q,..." or
 //   blackhole | unreachable | prohibit; docs/import.md)

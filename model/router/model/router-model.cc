@@ -2,6 +2,7 @@
 
 #include "dp_lpm.h"
 #include "dp_pkt.h"
+#include "pcap-trace.h"
 #include "random-stream.h"
 #include "t640-tester-traffic.h"
 #include "traffic-profile.h"
@@ -84,6 +85,10 @@ RouterConfig::Validate() const
     if (lossBins < 1 || lossBins > 100000)
     {
         bad("loss_bins must be in 1..100000");
+    }
+    if (!traceFile.empty() && !ipMix.empty())
+    {
+        bad("trace_file and ip_mix exclude each other (a trace brings its own sizes)");
     }
     if (ipMix.size() > 255)
     {
@@ -421,7 +426,66 @@ struct RouterEngine::Impl
         Pending pending;
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
         std::vector<double> mixCredit;         // ip mix in sequence order
+        std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
+        double traceOffset = 0;                // trace: start of the current pass
+        uint64_t traceBaseNs = 0;              // trace: capture time replayed at traceOffset
+        unsigned traceIp = 0;                  // trace: IP size of the next packet
     };
+
+    // One pass over a trace file: its IP sizes (the mix that sets the
+    // theoretical rate, cells and latency reference) and its time span.
+    struct TraceScan
+    {
+        std::vector<std::pair<unsigned, double>> ipMix;
+        double nativePps = 0, spanSeconds = 0;
+        uint64_t firstNs = 0, lastNs = 0, packets = 0;
+    };
+
+    static unsigned TraceIpBytes(uint32_t ip) { return std::clamp<uint32_t>(ip, 32, 9000); }
+
+    static TraceScan ScanTrace(const RouterConfig& c)
+    {
+        c.Validate();
+        TraceScan scan;
+        if (c.traceFile.empty())
+        {
+            return scan;
+        }
+        PcapTrace t(c.traceFile, 1);
+        std::map<unsigned, uint64_t> sizes;
+        TracePacket p;
+        uint64_t n = 0, lastNs = 0;
+        while (t.Next(p))
+        {
+            scan.firstNs = n ? scan.firstNs : p.ns;
+            lastNs = p.ns;
+            ++sizes[TraceIpBytes(p.ipBytes)];
+            ++n;
+        }
+        if (n < 2 || !(lastNs > scan.firstNs))
+        {
+            throw std::invalid_argument(c.traceFile + ": a trace needs at least two packets with increasing timestamps");
+        }
+        for (const auto& [bytes, count] : sizes)
+        {
+            scan.ipMix.emplace_back(bytes, static_cast<double>(count));
+        }
+        scan.lastNs = lastNs;
+        scan.packets = n;
+        scan.spanSeconds = static_cast<double>(lastNs - scan.firstNs) * 1e-9;
+        scan.nativePps = static_cast<double>(n - 1) / scan.spanSeconds;
+        return scan;
+    }
+
+    static RouterConfig WithTraceMix(const RouterConfig& c, const TraceScan& scan)
+    {
+        RouterConfig out = c;
+        if (!c.traceFile.empty())
+        {
+            out.ipMix = scan.ipMix;
+        }
+        return out;
+    }
 
     struct Desc
     {
@@ -444,6 +508,8 @@ struct RouterEngine::Impl
     double nominalInterval;
     unsigned cells;
     DiscreteSampler mixSampler;
+    double traceScale = 1, traceGapSeconds = 0;
+    uint64_t traceFirstNs = 0, traceLastNs = 0;
     double slot;
     uint32_t ingressCapCells;
     std::vector<uint8_t> lpmMem;
@@ -490,11 +556,16 @@ struct RouterEngine::Impl
     }
 
     explicit Impl(const RouterConfig& c)
-        : cfg((c.Validate(), c)),
+        : Impl(c, ScanTrace(c))
+    {
+    }
+
+    Impl(const RouterConfig& c, const TraceScan& scan)
+        : cfg(WithTraceMix(c, scan)),
           enc(c.ppp),
           payloadBps(SonetPayloadBps(c.sonetN)),
           byteTime(8.0 / payloadBps),
-          theoreticalPortPps(c.TheoreticalPortPps(payloadBps)),
+          theoreticalPortPps(cfg.TheoreticalPortPps(payloadBps)),
           nominalInterval(1.0 / (c.offeredLoad * theoreticalPortPps)),
           cells(c.CellsPerPacket()),
           slot(8.0 * c.cellBytes / c.fabricBpsPerPfe),
@@ -522,6 +593,32 @@ struct RouterEngine::Impl
             {
                 streams[p].sizeRng = std::make_unique<RandomStream>(cfg.seed, 0x51E0000ull + p);
                 streams[p].mixCredit.assign(weights.size(), 0.0);
+            }
+        }
+        if (!cfg.traceFile.empty())
+        {
+            // Every port replays the trace, its instants scaled to the
+            // offered rate; one pass lasts the scaled span plus one mean
+            // gap, so passes do not overlap. Port p starts p / ports of the
+            // way into the trace (its first packet at 0): the ports replay
+            // different stretches at once, as uncorrelated ports would, and
+            // a window shorter than a pass still samples the whole trace.
+            const double target = cfg.offeredLoad * theoreticalPortPps;
+            traceScale = scan.nativePps / target;
+            traceGapSeconds = 1.0 / target;
+            traceFirstNs = scan.firstNs;
+            traceLastNs = scan.lastNs;
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                Stream& st = streams[p];
+                st.trace = std::make_unique<PcapTrace>(cfg.traceFile, 1);
+                TracePacket skipped;
+                for (uint64_t k = scan.packets * p / cfg.ports; k > 0; --k)
+                {
+                    st.trace->Next(skipped);
+                }
+                st.traceBaseNs = 0; // set by the first packet read
+                ReadTrace(st, 0.0);
             }
         }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
@@ -578,8 +675,37 @@ struct RouterEngine::Impl
     // both links) without delivering it.
     // The next packet's IP size: ipBytes, or the mix's (drawn, or the smooth
     // weighted round robin of the tester's repeating pattern).
+    // The trace's next packet: its IP size and its start, not before
+    // notBefore (the port is busy until then); a pass ends, the next begins.
+    void ReadTrace(Stream& s, double notBefore)
+    {
+        TracePacket tp;
+        if (!s.trace->Next(tp))
+        {
+            // The next pass starts one mean gap after this one's last packet.
+            s.trace->Rewind();
+            s.traceOffset += static_cast<double>(traceLastNs - s.traceBaseNs) * 1e-9 * traceScale + traceGapSeconds;
+            s.traceBaseNs = traceFirstNs;
+            if (!s.trace->Next(tp))
+            {
+                throw std::invalid_argument(cfg.traceFile + ": the trace became empty while replayed");
+            }
+        }
+        if (s.seq == 0 && s.traceOffset == 0 && s.traceBaseNs == 0)
+        {
+            s.traceBaseNs = tp.ns; // the port's first packet is replayed at 0
+        }
+        const double since = tp.ns > s.traceBaseNs ? static_cast<double>(tp.ns - s.traceBaseNs) * 1e-9 : 0.0;
+        s.nextStart = std::max(notBefore, since * traceScale + s.traceOffset);
+        s.traceIp = TraceIpBytes(tp.ipBytes);
+    }
+
     unsigned NextIpBytes(Stream& s)
     {
+        if (s.trace)
+        {
+            return s.traceIp;
+        }
         if (cfg.ipMix.empty())
         {
             return cfg.ipBytes;
@@ -627,7 +753,11 @@ struct RouterEngine::Impl
         // this one ends if stuffing made it longer (line rate). A mix spaces
         // each frame by its own nominal length / load.
         ++s.seq;
-        if (cfg.ipMix.empty())
+        if (s.trace)
+        {
+            ReadTrace(s, pd.end);
+        }
+        else if (cfg.ipMix.empty())
         {
             s.nextStart = std::max(pd.end, s.seq * nominalInterval);
         }
@@ -1127,9 +1257,10 @@ RouterResult
 RunRouterSteadyState(const RouterConfig& cfg)
 {
     cfg.Validate();
-    if (!cfg.ipMix.empty())
+    if (!cfg.ipMix.empty() || !cfg.traceFile.empty())
     {
-        throw std::invalid_argument("ip_mix runs in packet mode only");
+        throw std::invalid_argument(cfg.ipMix.empty() ? "trace_file runs in packet mode only"
+                                                      : "ip_mix runs in packet mode only");
     }
     const double payloadBps = SonetPayloadBps(cfg.sonetN);
     const double byteTime = 8.0 / payloadBps;

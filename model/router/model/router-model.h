@@ -68,6 +68,14 @@ struct RouterConfig
     /// and line-rate share follow it. Packet mode only.
     std::vector<std::pair<unsigned, double>> ipMix;
     bool ipMixSequence = false;   ///< sizes in a fixed interleaving (smooth WRR) instead of drawn
+    /// A pcap or pcapng file (pcap-trace.h) every tester port replays: each
+    /// packet's IP size (clamped to 32..9000) and the trace's inter-arrival
+    /// times, rescaled so that a port offers offeredLoad of its theoretical
+    /// rate for the trace's sizes, and looped until durationSeconds; port p
+    /// starts p / ports of the way into the trace. The trace's addresses are
+    /// not used (destinations stay the tester's). Packet mode only; not with
+    /// ipMix.
+    std::string traceFile;
     double offeredLoad = 1.0;     ///< fraction of the theoretical frame rate; 1 = back to back
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination

@@ -25,7 +25,10 @@
 // rescaled to OfferedPps and looped until Duration). Random arrivals and
 // trace instants are shaped by the port: a frame starts when the previous
 // one has left the wire. Constant spacing of a mix gives each frame its own
-// wire time / load, so the port carries load x its bit rate.
+// wire time / load, so the port carries load x its bit rate. Flow-level
+// traffic (TrafficConfig::flowSizes) replaces the fixed flows: flows start
+// by the arrival process, carry a Pareto or lognormal number of packets and
+// end; its instants are shaped by the port too.
 #ifndef ROUTERTWIN_RFC2544_TESTER_H
 #define ROUTERTWIN_RFC2544_TESTER_H
 
@@ -59,6 +62,14 @@ struct TrafficConfig
     double mmppRateRatio = 4, mmppHighFraction = 0.2, mmppCycleSeconds = 1e-3; ///< see ArrivalConfig
     FlowPopularity popularity = FlowPopularity::kRoundRobin;
     double zipfExponent = 1;
+    /// Flow-level traffic (FlowLevelProcess) when its kind is not kNone:
+    /// flows start by the `arrivals` process at OfferedPps / MeanPackets()
+    /// flows/s, each sends its drawn number of packets spaced 1 / flowPps,
+    /// then ends, from a stationary start; NumFlows is then the mean number
+    /// of flows active at once (with the default flowPps), and flow ids are
+    /// 4 x NumFlows + 64 ids recycled (FlowLevelProcess).
+    FlowSizeDistribution flowSizes;
+    double flowPps = 0;          ///< each flow's packet rate; 0 = OfferedPps / NumFlows
     std::string tracePath;       ///< pcap file: sizes, flows, instants; "" = synthetic traffic
     bool traceRescale = false;   ///< scale the trace's instants to OfferedPps
     bool traceLoop = false;      ///< replay the trace again until Duration
@@ -78,6 +89,7 @@ struct TesterResults
     double forwardedBitRate = 0; ///< frame bits (FCS incl.) received in the window / window
     uint32_t traceFlows = 0;    ///< distinct 5-tuples of a replayed trace
     uint64_t traceLoops = 0;    ///< times a trace was replayed from its start
+    uint64_t flowsStarted = 0;  ///< flow-level traffic: flows started (0 otherwise)
 };
 
 class Rfc2544Tester : public ns3::Object
@@ -117,7 +129,8 @@ class Rfc2544Tester : public ns3::Object
     uint64_t TxEnd(double wishPs, uint32_t frameBytes, bool shaped);
 
     // Random streams of one seed (RandomStream's stream ids).
-    static constexpr uint64_t kArrivalStream = 0x2544, kSizeStream = 0x512E, kFlowStream = 0xF10;
+    static constexpr uint64_t kArrivalStream = 0x2544, kSizeStream = 0x512E, kFlowStream = 0xF10,
+                              kFlowSizeStream = 0xF512E;
     static constexpr uint32_t kMaxTraceFlows = 1u << 20; // the engines' per-flow state limit
 
     // Attributes
@@ -137,6 +150,7 @@ class Rfc2544Tester : public ns3::Object
     std::vector<double> m_mixCredit; // mixSequence: smooth weighted round robin state
     std::unique_ptr<ArrivalProcess> m_arrivals;
     std::unique_ptr<FlowPicker> m_flows;
+    std::unique_ptr<FlowLevelProcess> m_flowLevel;
     std::unique_ptr<PcapTrace> m_trace;
     double m_traceScale = 1, m_traceOffsetPs = 0, m_traceSpanPs = 0;
     uint64_t m_traceFirstNs = 0;

@@ -73,7 +73,15 @@ class Schema(ScenarioModel):
     syn_cookies: bool = False
     legit_rate: NonNegativeFloat = 0.0  # synflood: the report's 1,200 legitimate TPS
     flood_ports: int = Field(default=8, ge=1, le=1024)  # synflood: ports carrying the attack
-    arrivals: Literal["constant", "poisson"] = "constant"
+    # unit starts (connections, transactions, queries): constant, Poisson, or
+    # bursty: on/off bursts (geometric, mean burst_mean_units, at
+    # burst_peak_ratio x the rate) or a two-state MMPP (traffic-profile.h)
+    arrivals: Literal["constant", "poisson", "onoff", "mmpp"] = "constant"
+    burst_mean_units: float = Field(default=16.0, ge=1)
+    burst_peak_ratio: float = Field(default=4.0, gt=1, le=1e6)
+    mmpp_rate_ratio: float = Field(default=4.0, ge=1)
+    mmpp_high_fraction: float = Field(default=0.2, gt=0, lt=1)
+    mmpp_cycle_us: PositiveFloat = 1000.0
     rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
     # Closing (model/lb/model/l4-balancer.h): TIME_WAIT linger, 0 = removed at
     # the last ACK (the ADX profile); IPVS keeps it 120 s. FIN_WAIT timeout:

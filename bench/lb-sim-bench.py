@@ -5,7 +5,11 @@ simulated second of 5M HTTP/1.1 transactions/s (scenarios/adx/adx-tps.yaml's
 every key (platform, fitted prices); only the simulated time changes. Prints
 the simulated time, frames, events, wall seconds, frames per wall second.
 
-    /work/venv-X/bin/python bench/lb-sim-bench.py [--tps-seconds 1.0] [--flood-ms 10]
+    /work/venv-X/bin/python bench/lb-sim-bench.py [--tps-seconds 1.0] [--flood-ms 10] [--packet-ms 20]
+
+With --packet-ms > 0 it also runs the 5M TPS step for that long at both
+levels (descriptor, and packet: real ns3::Packets over the 16 ports), so
+the cost of packet level is a ratio measured in one run.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ def config_of(scenario_file: Path, case_id: str, duration_s: float) -> dict:
     return keys
 
 
-def bench(name: str, keys: dict) -> None:
+def bench(name: str, keys: dict) -> float:
     from routertwin import _core
 
     t0 = time.perf_counter()
@@ -45,13 +49,22 @@ def bench(name: str, keys: dict) -> None:
           f"({out['completed_rate']:.6g} completed/s in the window, mean CPU {out['cpu_mean_pct']:.2f} %): "
           f"~{frames:.3g} frames, {out['sim_events']} ns-3 events; wall {wall:.2f} s (process CPU {cpu:.2f} s), "
           f"{frames / cpu / 1e6:.2f} M frames per CPU second", flush=True)
+    return cpu / frames
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tps-seconds", type=float, default=1.0)
     p.add_argument("--flood-ms", type=float, default=10.0)
+    p.add_argument("--packet-ms", type=float, default=0.0)
     a = p.parse_args()
+    if a.packet_ms > 0:
+        keys = config_of(ROOT / "scenarios/adx/adx-tps.yaml", "5m", a.packet_ms * 1e-3)
+        per_frame = {}
+        for level in ("descriptor", "packet"):
+            per_frame[level] = bench(f"http11 5M TPS, {level} level", {**keys, "level": level})
+        print(f"packet level costs {per_frame['packet'] / per_frame['descriptor']:.2f}x the descriptor level's "
+              f"CPU time per frame", flush=True)
     bench("http11 5M TPS", config_of(ROOT / "scenarios/adx/adx-tps.yaml", "5m", a.tps_seconds))
     bench("synflood 119 Mpps, cookies",
           config_of(ROOT / "scenarios/adx/adx-synflood.yaml", "flood-cookies", a.flood_ms * 1e-3))

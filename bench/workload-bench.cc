@@ -1,11 +1,12 @@
 // What realistic workloads (issue 16) cost the packet path: the twin's
 // 48-core CN78xx-like pipeline of ns3-vs-twin-bench.cc offered one frame
 // size (constant or Poisson arrivals), a frame-size mix (simple IMIX,
-// drawn per frame), bursty MMPP arrivals with Zipf flows over 1000 flows, or
-// a pcap trace replayed (written here first:
-// simple IMIX sizes, 1000 flows, looped and rescaled).
+// drawn per frame), bursty MMPP arrivals with Zipf flows over 1000 flows,
+// flow-level traffic (Pareto flow sizes, flows starting and ending), or a
+// pcap or pcapng trace replayed (written here first: simple IMIX sizes,
+// 1000 flows, looped and rescaled).
 //
-// Usage: workload_bench [--workload single|poisson|mix|bursty|trace] [--packets N]
+// Usage: workload_bench [--workload single|poisson|mix|bursty|flows|trace|pcapng] [--packets N]
 //   Prints packets, ns-3 events and wall seconds. Instructions per
 //   packet-hop, the figure bench/README and docs/workloads.md quote:
 //     valgrind --tool=callgrind --toggle-collect='ns3::Simulator::Run()' \
@@ -14,9 +15,10 @@
 //   The trace is scanned once before Simulator::Run (its summary: rate and
 //   span), outside the collected function; reading it again inside Run is
 //   counted. The trace file is written to the current folder.
-// Measured (300,000 packets, instructions per packet-hop): single 694,
-// poisson 833, mix 782 (1.13x single), bursty 993 (1.43x; 1.19x poisson),
-// trace 995 (1.43x): docs/workloads.md.
+// Measured (300,000 packets, instructions per packet-hop): single 696,
+// poisson 835, mix 784 (1.13x single), bursty 995 (1.43x; 1.19x poisson),
+// flows 1002 (1.44x; 875 marginal from 300,000 to 900,000 packets, 1.26x),
+// trace 973 (1.40x), pcapng 1074 (1.54x): docs/workloads.md.
 #include "forwarding-scenario.h"
 
 #include <chrono>
@@ -29,8 +31,76 @@
 namespace
 {
 
-// A pcap of `n` UDP packets: simple IMIX sizes in a 7:4:1 rotation, 1000
-// flows (source address and port), 1 us apart.
+// The UDP frame of packet i of the bench traces: simple IMIX sizes in a
+// 7:4:1 rotation, 1000 flows (source address and port). Returns its length.
+uint32_t
+TraceFrame(uint32_t i, std::vector<uint8_t>& frame)
+{
+    const uint32_t sizes[12] = {60, 590, 60, 60, 590, 60, 1514, 60, 590, 60, 60, 590};
+    const uint32_t len = sizes[i % 12], flow = (i * 7919u) % 1000u;
+    frame.assign(1516, 0); // the largest frame padded to 32 bits (pcapng)
+    frame[12] = 0x08;
+    frame[13] = 0x00;
+    frame[14] = 0x45;
+    frame[23] = 17;
+    frame[26] = 198, frame[27] = 18, frame[28] = static_cast<uint8_t>(flow >> 8),
+    frame[29] = static_cast<uint8_t>(flow);
+    frame[30] = 198, frame[31] = 19, frame[32] = 0, frame[33] = 1;
+    frame[34] = static_cast<uint8_t>((1024 + flow) >> 8), frame[35] = static_cast<uint8_t>(1024 + flow);
+    return len;
+}
+
+// The same packets as pcapng (host byte order, which the section's
+// byte-order magic records): a section header, one Ethernet interface with
+// if_tsresol 10^-9, Enhanced Packet Blocks 1 us apart.
+void
+WritePcapng(const std::string& path, uint32_t n)
+{
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f)
+    {
+        std::perror(path.c_str());
+        std::exit(1);
+    }
+    auto u32 = [&](uint32_t v) { std::fwrite(&v, 4, 1, f); };
+    auto u16 = [&](uint16_t v) { std::fwrite(&v, 2, 1, f); };
+    u32(0x0A0D0D0Au); // section header: magic, version 1.0, unknown length
+    u32(28);
+    u32(0x1A2B3C4Du);
+    u16(1);
+    u16(0);
+    u32(0xFFFFFFFFu);
+    u32(0xFFFFFFFFu);
+    u32(28);
+    u32(1); // interface: Ethernet, no snaplen, if_tsresol = 9, end of options
+    u32(32);
+    u16(1);
+    u16(0);
+    u32(0);
+    u16(9);
+    u16(1);
+    u32(9);
+    u32(0);
+    u32(32);
+    std::vector<uint8_t> frame;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        const uint32_t len = TraceFrame(i, frame), padded = (len + 3) / 4 * 4;
+        const uint64_t ns = uint64_t(i) * 1000;
+        u32(6);
+        u32(32 + padded);
+        u32(0);
+        u32(static_cast<uint32_t>(ns >> 32));
+        u32(static_cast<uint32_t>(ns));
+        u32(len);
+        u32(len);
+        std::fwrite(frame.data(), 1, padded, f); // the frame's zero tail pads it
+        u32(32 + padded);
+    }
+    std::fclose(f);
+}
+
+// A pcap of `n` UDP packets (TraceFrame), 1 us apart.
 void
 WriteTrace(const std::string& path, uint32_t n)
 {
@@ -49,19 +119,10 @@ WriteTrace(const std::string& path, uint32_t n)
     u32(0);
     u32(65535);
     u32(1);
-    const uint32_t sizes[12] = {60, 590, 60, 60, 590, 60, 1514, 60, 590, 60, 60, 590};
-    std::vector<uint8_t> frame(1514, 0);
+    std::vector<uint8_t> frame;
     for (uint32_t i = 0; i < n; ++i)
     {
-        const uint32_t len = sizes[i % 12], flow = (i * 7919u) % 1000u;
-        frame[12] = 0x08;
-        frame[13] = 0x00;
-        frame[14] = 0x45;
-        frame[23] = 17;
-        frame[26] = 198, frame[27] = 18, frame[28] = static_cast<uint8_t>(flow >> 8),
-        frame[29] = static_cast<uint8_t>(flow);
-        frame[30] = 198, frame[31] = 19, frame[32] = 0, frame[33] = 1;
-        frame[34] = static_cast<uint8_t>((1024 + flow) >> 8), frame[35] = static_cast<uint8_t>(1024 + flow);
+        const uint32_t len = TraceFrame(i, frame);
         u32(i / 1000000u);
         u32(i % 1000000u);
         u32(len);
@@ -91,7 +152,7 @@ main(int argc, char** argv)
         }
         else
         {
-            std::fprintf(stderr, "usage: workload_bench [--workload single|poisson|mix|bursty|trace] [--packets N]\n");
+            std::fprintf(stderr, "usage: workload_bench [--workload single|poisson|mix|bursty|flows|trace|pcapng] [--packets N]\n");
             return 2;
         }
     }
@@ -127,16 +188,27 @@ main(int argc, char** argv)
             c.numFlows = 1000;
         }
     }
-    else if (workload == "trace")
+    else if (workload == "flows")
     {
-        c.traceFile = "workload-bench-trace.pcap";
-        WriteTrace(c.traceFile, 100000);
+        // Flow-level traffic: Poisson flow starts, Pareto(1.2) packets per
+        // flow (mean E[ceil X] = 6.6), about 1000 flows active at once.
+        c.frameMix = routertwin::FrameSizeMix::Named("simple_imix");
+        c.arrivals = "poisson";
+        c.flowSizes.kind = routertwin::FlowSizeKind::kPareto;
+        c.flowSizes.paretoAlpha = 1.2;
+        c.flowSizes.paretoMinPackets = 1;
+        c.numFlows = 1000;
+    }
+    else if (workload == "trace" || workload == "pcapng")
+    {
+        c.traceFile = workload == "trace" ? "workload-bench-trace.pcap" : "workload-bench-trace.pcapng";
+        (workload == "trace" ? WriteTrace : WritePcapng)(c.traceFile, 100000);
         c.traceRescale = true;
         c.traceLoop = true;
     }
     else
     {
-        std::fprintf(stderr, "workload_bench: --workload must be single, poisson, mix, bursty or trace\n");
+        std::fprintf(stderr, "workload_bench: --workload must be single, poisson, mix, bursty, flows, trace or pcapng\n");
         return 2;
     }
     c.durationSeconds = static_cast<double>(packets) / c.offeredPps;

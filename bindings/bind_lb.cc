@@ -38,6 +38,8 @@ ToDict(const LbScenarioResult& r)
     d["cpu_mean_pct"] = r.cpuMeanPct;
     d["cpu_max_pct"] = r.cpuMaxPct;
     d["cpu_span_mean_pct"] = r.cpuSpanMeanPct;
+    d["aging_cpu_mean_pct"] = r.agingCpuMeanPct;
+    d["aging_cycles"] = r.agingCycles;
     d["core_utilization_pct"] = r.coreUtilizationPct;
     d["cpu_closed_form_pct"] = r.cpuClosedFormPct;
     d["bottleneck"] = r.bottleneck;
@@ -62,6 +64,12 @@ ToDict(const LbScenarioResult& r)
     d["bytes_per_connection"] = r.bytesPerConnection;
     d["fill_cycles_per_connection"] = r.fillCyclesPerConnection;
     d["sim_events"] = r.simEvents;
+    d["level"] = r.level;
+    d["frames_measured"] = r.framesMeasured;
+    d["mean_latency_s"] = r.meanLatencySeconds;
+    d["mean_core_wait_s"] = r.meanCoreWaitSeconds;
+    d["mean_core_service_s"] = r.meanCoreServiceSeconds;
+    d["mean_port_wait_s"] = r.meanPortWaitSeconds;
     return d;
 }
 

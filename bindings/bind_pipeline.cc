@@ -1,6 +1,7 @@
 // routertwin._core.run_pipeline: the forwarding scenario of
 // model/pipeline/helper/forwarding-scenario.h (its header documents every key).
 #include "bindings.h"
+#include "distributions.h"
 #include "dict-config.h"
 #include "forwarding-scenario.h"
 #include "pcap-trace.h"
@@ -33,6 +34,8 @@ ToDict(const ForwardingScenarioResult& r)
     d["latency_min_us"] = r.latencyMinUs;
     d["latency_avg_us"] = r.latencyAvgUs;
     d["latency_max_us"] = r.latencyMaxUs;
+    AddPercentiles(d, r.latency);
+    d["latency_histogram"] = HistogramDict(r.latency);
     d["sequence_errors"] = r.sequenceErrors;
     d["service_cycles"] = r.serviceCyclesMean;
     d["service_us"] = r.serviceUsMean;
@@ -48,6 +51,7 @@ ToDict(const ForwardingScenarioResult& r)
     d["line_rate_pps"] = r.lineRatePps;
     d["trace_flows"] = r.traceFlows;
     d["trace_loops"] = r.traceLoops;
+    d["flows_started"] = r.flowsStarted;
     return d;
 }
 
@@ -91,12 +95,13 @@ BindPipeline(py::module_& m)
             d["span_s"] = static_cast<double>(s.lastNs - s.firstNs) * 1e-9;
             d["mean_frame_bytes"] = s.meanFrameBytes;
             d["frame_sizes"] = s.frameSizes;
+            d["ip_sizes"] = s.ipSizes;
             d["flows"] = trace.DistinctFlows();
             return d;
         },
         py::arg("path"),
-        "Reads a pcap trace once (streamed): packets, first timestamp and span (s), mean frame bytes, "
-        "{frame bytes: packets}, distinct 5-tuples. ValueError naming the file and packet index "
+        "Reads a pcap or pcapng trace once (streamed): packets, first timestamp and span (s), mean frame "
+        "bytes, {frame bytes: packets}, {IP bytes: packets}, distinct 5-tuples. ValueError naming the file and packet index "
         "for a malformed or truncated file.");
 }
 

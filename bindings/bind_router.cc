@@ -2,6 +2,7 @@
 // scenario of model/router/helper/router-scenario.h, whose header documents every
 // config key. Unknown keys and wrong types raise ValueError naming the key.
 #include "bindings.h"
+#include "distributions.h"
 #include "dict-config.h"
 #include "fabric-crossbar.h"
 #include "pos-framing.h"
@@ -98,6 +99,7 @@ ParseRouterConfig(const py::dict& d)
         {"routes_as_destinations", [&](auto& k, auto& v) { c.routesAsDestinations = Bool(k, v); }},
         {"route_first_prefix", [&](auto& k, auto& v) { c.routeFirstPrefix = Ipv4(k, Str(k, v)); }},
         {"route_file", [&](auto& k, auto& v) { c.routeFile = Str(k, v); }},
+        {"trace_file", [&](auto& k, auto& v) { c.traceFile = Str(k, v); }},
         {"lookup_probes_per_second", [&](auto& k, auto& v) { c.lookupProbesPerSecond = Num(k, v); }},
         {"lookup_queue_us", [&](auto& k, auto& v) { c.lookupQueueSeconds = Num(k, v) * 1e-6; }},
         {"cell_bytes", [&](auto& k, auto& v) { c.cellBytes = Uint(k, v); }},
@@ -115,6 +117,7 @@ ParseRouterConfig(const py::dict& d)
         {"batch_us", [&](auto& k, auto& v) { c.batchSeconds = Num(k, v) * 1e-6; }},
         {"sample_frames", [&](auto& k, auto& v) { c.sampleFrames = Uint(k, v); }},
         {"block_packets", [&](auto& k, auto& v) { c.blockPackets = Uint(k, v); }},
+        {"loss_bins", [&](auto& k, auto& v) { c.lossBins = static_cast<unsigned>(Uint(k, v)); }},
     };
     ForEachKey(d, [&](const std::string& key, const py::handle& v) {
         auto it = keys.find(key);
@@ -145,6 +148,9 @@ ToDict(const RouterResult& r)
     d["latency_min_us"] = r.latencyMin * 1e6;
     d["latency_avg_us"] = r.latencyAvg * 1e6;
     d["latency_max_us"] = r.latencyMax * 1e6;
+    AddPercentiles(d, r.latency);
+    d["latency_histogram"] = HistogramDict(r.latency);
+    d["loss_timeline"] = LossTimelineDict(r.lossTimeline);
     d["mean_ip_bytes"] = r.meanIpBytes;
     d["mean_ingress_escapes"] = r.meanIngressEscapes;
     d["mean_egress_escapes"] = r.meanEgressEscapes;
@@ -168,6 +174,8 @@ ToDict(const RouterResult& r)
         p["latency_avg_us"] = s.rxPackets ? s.latencySum / s.rxPackets * 1e6 : 0.0;
         p["latency_min_us"] = s.rxPackets ? s.latencyMin * 1e6 : 0.0;
         p["latency_max_us"] = s.latencyMax * 1e6;
+        AddPercentiles(p, s.latency);
+        p["dropped_packets"] = s.txPackets >= s.rxPackets ? s.txPackets - s.rxPackets : 0;
         ports.append(p);
     }
     d["ports"] = ports;

@@ -63,7 +63,9 @@ def test_load_step_cpu_is_rate_times_cycles_over_cores_and_clock(tmp_path):
     m = cases["s"]["metrics"]
     assert m["tps"] == pytest.approx(3e6, rel=1e-3)
     assert m["packets_per_unit"] == 2  # request and response; the ACKs ride on them
-    assert m["cpu_util"] == pytest.approx(100 * 3e6 * m["cycles_per_unit"] / (32 * 1e9), rel=2e-3)
+    # the units' work, plus the idle-aging sweeps on the cores that own the shards
+    assert m["aging_cpu"] > 0
+    assert m["cpu_util"] - m["aging_cpu"] == pytest.approx(100 * 3e6 * m["cycles_per_unit"] / (32 * 1e9), rel=2e-3)
     per_core = [m[f"core{i}_util"] for i in range(32)]
     assert sum(per_core) / 32 == pytest.approx(m["cpu_util"], rel=1e-9)
     assert max(per_core) == pytest.approx(m["cpu_max"])
@@ -77,9 +79,12 @@ def test_twin_extrapolates_through_the_origin_and_saturates_where_the_line_ends(
     """)
     t = cases["t"]["metrics"]
     cycles = cases["t-step-1"]["metrics"]["cycles_per_unit"]
-    # no background load: CPU = rate x cycles / (cores x clock), so 100 % at cores x clock / cycles
-    assert t["intercept_pct"] == pytest.approx(0, abs=0.05)
-    assert t["rate_at_100"] == pytest.approx(32e9 / cycles, rel=2e-3)
+    aging = cases["t-step-1"]["metrics"]["aging_cpu"]
+    # the only background load is the aging sweep, the same at every step:
+    # CPU = aging + rate x cycles / (cores x clock), so 100 % at (100 - aging) % of cores x clock / cycles
+    assert aging > 0
+    assert t["intercept_pct"] == pytest.approx(aging, abs=0.05)
+    assert t["rate_at_100"] == pytest.approx((1 - aging / 100) * 32e9 / cycles, rel=2e-3)
     # the run to saturation: every core busy, the completed rate at the line's end
     assert t["saturation_cpu"] > 99
     assert t["saturation_rate"] == pytest.approx(t["rate_at_100"], rel=0.01)
@@ -116,6 +121,50 @@ def test_syn_cookies_keep_the_tables_empty_and_without_them_the_flood_fills_them
     assert off["connections_end"] > 1000
     # 8M sessions per core, 2 per connection, filled at the per-core open rate
     assert off["seconds_to_fill"] == pytest.approx(4e6 / (off["attack_pps"] / 32))
+
+
+def test_packet_level_over_the_cli_agrees_with_descriptor_level_but_for_the_framing(tmp_path):
+    """The same TPS step at both levels (real ns3::Packets over 16 x 10GbE
+    cables at packet level): the same CPU to the frames at the window's edges,
+    and a latency longer by what the ports and cables add."""
+    runs = {}
+    for level in ("descriptor", "packet"):
+        (tmp_path / level).mkdir()
+        runs[level] = run(tmp_path / level, f"""
+            workload: http11
+            level: {level}
+            link_delay_ns: 100
+            duration_us: 1000
+            warmup_us: 100
+            cases:
+              - {{id: s, rate: 1.0e6}}
+        """)["s"]["metrics"]
+    d, p = runs["descriptor"], runs["packet"]
+    assert p["tps"] == pytest.approx(d["tps"], abs=2 / 0.9e-3)  # a unit at either edge of the 0.9 ms window
+    # a 64-byte request is a 122-byte frame: 104 ns on a 10GbE port from first to last bit
+    ser = 8 * (8 + 122) / 10e9
+    # one frame at either window edge of the busiest core, at most a transaction's cycles
+    assert p["cpu_util"] == pytest.approx(d["cpu_util"], abs=100 * 2 * d["cycles_per_unit"] / (1e9 * 0.9e-3))
+    assert p["cycles_per_unit"] == d["cycles_per_unit"]
+    assert p["units_failed"] == d["units_failed"] == 0
+    # two serialisations and two cables, less the aggregate 160G line's 7.1 ns; the cores'
+    # queueing differs only through the aging sweeps (same instants, frames shifted): by less
+    # than a core's aging time per 10 us slice on average (the gtest checks the exact decomposition)
+    extra = 2 * (ser + 100e-9) - 8 * 142 / 160e9
+    assert d["aging_cpu"] > 0
+    assert (p["latency_us"] - d["latency_us"]) * 1e-6 == pytest.approx(extra, abs=d["aging_cpu"] / 100 * 10e-6)
+
+
+def test_packet_level_with_http10_is_one_line(tmp_path):
+    path, text = scenario(tmp_path, """
+        workload: http10
+        level: packet
+        cases:
+          - {id: x, rate: 1.0e5}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{path}:{line_of(text, 'level: packet')}: key 'level'" in line
+    assert "http11 and dns" in line
 
 
 # ------------------------------------------------------- scenario errors --

@@ -242,3 +242,38 @@ def test_routertwin_run_intervals_prints_and_writes_every_metrics_interval(proje
     assert rec["routertwin_version"] and rec["git_commit"]
     # the plain result files are those of a run without intervals
     assert json.loads((out / "toy-latency.json").read_text(encoding="utf-8"))["seed"] == 1
+
+
+@pytest.mark.parametrize("name", ["zstack-flat-direct", "zstack-flat-eip", "zstack-vpc-eip"])
+def test_assumptions_a_path_never_reads_are_not_varied(name):
+    """The tcp_path runner names the node and link types its path does not
+    use as unread (issue 15: 48 of ZStack's interval runs reran the nominal
+    case). Checked independently: each such assumption, set to either end
+    of its range, leaves the native config of the run -- everything the
+    model is given -- unchanged, while every kept node/link assumption is
+    one the path names."""
+    from routertwin.runners.tcp_path.native import config
+    from routertwin.runners.tcp_path.profiles import PathPlatform, load_platform
+    from routertwin.scenario_loader import load_scenario
+
+    path = ROOT / "scenarios" / "zstack" / f"{name}.yaml"
+    sc = load_scenario(path)
+    kept = {a.path for a in iv.scenario_inputs(path).assumptions}
+    profile = Path(sc.config.platform)
+    all_asm = iv.profile_assumptions(profile)
+    skipped = [a for a in all_asm if a.path not in kept]
+    types = {h.type for h in sc.config.path} | {h.link for h in sc.config.path[1:]}
+    assert skipped, "each ZStack path leaves out the EIP host or the virtual router"
+    assert all(a.path.split(".")[1] not in types for a in skipped)
+    assert all(a.path.split(".")[1] in types for a in all_asm if a.path in kept and "_types." in a.path)
+    plat = load_platform(profile)
+    nominal = config(sc.config, plat, 1, 1000, 1)
+    for a in skipped:
+        for end in (a.low, a.high):
+            d = plat.model_dump()
+            node = d
+            *head, last = a.path.split(".")
+            for k in head:
+                node = node[k]
+            node[last] = end
+            assert config(sc.config, PathPlatform.model_validate(d), 1, 1000, 1) == nominal, a.path

@@ -382,3 +382,187 @@ def test_one_size_mix_is_that_frame_size():
     plain = _core.run_pipeline({"num_cores": 2, "fixed_cycles_per_packet": 300, "frame_bytes": 1518,
                                 "duration_s": 0.001})
     assert one == plain
+
+
+# ------------------------------------------------- flow-level traffic --
+
+def lognormal_mean_packets(mu: float, sigma: float) -> float:
+    """E[ceil X] of a lognormal X: the sum over k >= 0 of P(X > k), summed
+    here term by term (P is below 1e-15 long before 10^6 for these)."""
+    return 1 + sum(0.5 * math.erfc((math.log(k) - mu) / (sigma * math.sqrt(2))) for k in range(1, 10**6))
+
+
+def test_flow_level_traffic_starts_flows_at_the_rate_over_their_mean_size():
+    # Lognormal(2, 1) packets per flow, Poisson flow starts at offered /
+    # E[S]: 2 Mpps for 50 ms is 1e5 packets in ~7,500 flows. Flows started
+    # are Poisson (sd sqrt(n)); packets are a compound Poisson sum (variance
+    # n E[S^2], E[S^2] <= E[(X + 1)^2]) less the unsent rest of the flows
+    # active at the end (about num_flows of them, E[S] each at most).
+    mean_s = lognormal_mean_packets(2, 1)
+    es2 = math.exp(6) + 2 * math.exp(2.5) + 1
+    cfg = {"num_cores": 8, "fixed_cycles_per_packet": 300, "port_bit_rate": 10e9, "frame_bytes": 64,
+           "offered_pps": 2e6, "arrivals": "poisson", "flow_sizes": "lognormal", "lognormal_mu": 2.0,
+           "lognormal_sigma": 1.0, "num_flows": 100, "duration_s": 0.05, "warmup_s": 0.005}
+    out = _core.run_pipeline(cfg)
+    flows = 2e6 * 0.05 / mean_s
+    assert out["flows_started"] == pytest.approx(flows, abs=4 * math.sqrt(flows) + 1)
+    assert out["tx_packets"] == pytest.approx(1e5, abs=4 * math.sqrt(flows * es2) + 100 * mean_s)
+    assert out["loss_pct"] == 0 and out["sequence_errors"] == 0
+    assert _core.run_pipeline(cfg) == out  # same seed, bit-identical
+    # the flow ids are the flows: many more than the fixed flows' 100
+    assert out["flows_started"] > 50 * 100
+
+
+def test_pareto_flow_sizes_are_a_scenario_key_and_exclude_zipf(write, tmp_path):
+    head = f"""
+        scenario: fl
+        kind: pipeline
+        seed: 1
+        platform: {PLATFORMS}/cn78xx-1800-ddr4-1866.yaml
+        workload: {ROOT}/scenarios/workloads/ipfwd-se.yaml
+        fitted: {PLATFORMS}/fitted/octeon.yaml
+        method: packet
+        duration_us: 1000
+        warmup_us: 100
+        offered_load: 0.5
+        arrivals: {{process: poisson}}
+    """
+    ok = write("fl.yaml", head + """
+        flow_mix: {sizes: pareto, pareto_alpha: 1.5, pareto_min_packets: 2}
+        cases:
+          - {frame: simple_imix, cores: 16, flows: 64}
+    """)
+    (case,) = run_cases(ok).values()
+    assert case.metrics["loss_pct"] == 0
+    bad = write("bad.yaml", head + """
+        flow_mix: {sizes: pareto, popularity: zipf}
+        cases:
+          - {frame: simple_imix, cores: 16}
+    """)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(bad), "--out", str(out)), out)
+    assert line.startswith(f"{bad}:") and "picks its own flows" in line
+    bad_alpha = write("alpha.yaml", head + """
+        flow_mix: {sizes: pareto, pareto_alpha: 1.0}
+        cases:
+          - {frame: simple_imix, cores: 16}
+    """)
+    line = one_line(run_cli("run", str(bad_alpha), "--out", str(out)), out)
+    assert "pareto_alpha" in line
+
+
+# ------------------------------------------------------------ pcapng --
+
+def write_pcapng(path: Path, packets: list[tuple[float, int, int, int]], big_endian: bool = False) -> Path:
+    """The packets of write_pcap as pcapng (draft-ietf-opsawg-pcapng): a
+    Section Header, an Ethernet Interface Description with if_tsresol 10^-9,
+    Enhanced Packet Blocks with nanosecond timestamps, and a Simple Packet
+    Block-free, statistics-free file of one section."""
+    o = ">" if big_endian else "<"
+
+    def block(kind: int, body: bytes) -> bytes:
+        body += b"\0" * (-len(body) % 4)
+        return struct.pack(o + "II", kind, 12 + len(body)) + body + struct.pack(o + "I", 12 + len(body))
+
+    out = [block(0x0A0D0D0A, struct.pack(o + "IHHq", 0x1A2B3C4D, 1, 0, -1)),
+           block(1, struct.pack(o + "HHI", 1, 0, 0) + struct.pack(o + "HH", 9, 1) + bytes([9, 0, 0, 0])
+                 + struct.pack(o + "HH", 0, 0))]
+    for t, length, host, port in packets:
+        frame = bytearray(length)
+        frame[12:14] = b"\x08\x00"
+        frame[14] = 0x45
+        frame[23] = 17
+        frame[26:30] = bytes([198, 18, 0, host])
+        frame[30:34] = bytes([198, 19, 0, 1])
+        frame[34:38] = struct.pack(">HH", port, 7)
+        ns = round(t * 1e9)
+        out.append(block(6, struct.pack(o + "IIIII", 0, ns >> 32, ns & 0xFFFFFFFF, length, length) + bytes(frame)))
+    path.write_bytes(b"".join(out))
+    return path
+
+
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_pcapng_trace_replays_as_the_same_pcap(tmp_path, big_endian):
+    packets = trace_packets(3000, 1e-6)
+    pcap = write_pcap(tmp_path / "t.pcap", packets)
+    ng = write_pcapng(tmp_path / "t.pcapng", packets, big_endian)
+    a, b = _core.trace_summary(str(pcap)), _core.trace_summary(str(ng))
+    assert b["packets"] == 3000 and b["flows"] == 35
+    assert b["frame_sizes"] == a["frame_sizes"] and b["span_s"] == pytest.approx(a["span_s"], abs=1e-6)
+    cfg = {"num_cores": 8, "fixed_cycles_per_packet": 300, "port_bit_rate": 10e9, "duration_s": 0.004,
+           "warmup_s": 0.0005}
+    ra = _core.run_pipeline({**cfg, "trace_file": str(pcap)})
+    rb = _core.run_pipeline({**cfg, "trace_file": str(ng)})
+    for key in ("tx_packets", "trace_flows", "mean_frame_bytes", "loss_pct", "sequence_errors"):
+        assert rb[key] == ra[key], key
+    assert rb["forwarded_pps"] == pytest.approx(ra["forwarded_pps"], rel=1e-3)
+
+
+def test_truncated_pcapng_is_one_error_line_with_its_packet(tmp_path):
+    ng = write_pcapng(tmp_path / "t.pcapng", trace_packets(10, 1e-6))
+    data = ng.read_bytes()
+    # section 28 + interface 32 octets, then blocks of 32 + the frame padded to 4 (60, 590, 1514 in turn)
+    start3 = 28 + 32 + (32 + 60) + (32 + 592) + (32 + 1516)
+    ng.write_bytes(data[:start3 + 28 + 10])  # inside packet 3's data
+    with pytest.raises(ValueError, match=rf"{ng}: packet 3: truncated record data"):
+        _core.trace_summary(str(ng))
+
+
+# ------------------------------------------------- router trace replay --
+
+def test_router_replays_a_trace_at_the_offered_load(write, tmp_path):
+    # Ethernet frames of 60/590/1514 bytes (IP 46/576/1500) in turn: every
+    # port offers half its theoretical rate for that mix (POS frame = IP + 9
+    # octets, t640.yaml), and carries the trace's IP sizes.
+    pcap = write_pcap(tmp_path / "t.pcap", trace_packets(300, 2e-6))
+    path = write("rt.yaml", f"""
+        scenario: rtrace
+        kind: router
+        seed: 1
+        platform: {PLATFORMS}/t640.yaml
+        fitted: {PLATFORMS}/fitted/t640.yaml
+        mode: packet
+        duration_s: 0.0002
+        traces:
+          lab: {{file: {pcap}}}
+        cases:
+          - {{case: half, method: load, offered_load: 0.5, ip_mix: lab}}
+    """)
+    from routertwin.runners import router
+
+    (case,) = router.run(load_scenario(path), silent())
+    m = case.metrics
+    mean_ip = (46 + 576 + 1500) / 3
+    theoretical = 32 * 9584.64e6 / (8 * (mean_ip + 9))
+    assert m["mean_ip_bytes"] == pytest.approx(mean_ip, rel=5e-3)
+    assert m["tx_pps"] == pytest.approx(0.5 * theoretical, rel=1e-2)
+    assert m["loss_pct"] == 0
+    assert m["throughput_gbps"] == pytest.approx(m["pps"] * m["mean_ip_bytes"] * 8 / 1e9, rel=1e-9)
+
+
+# ----------------------------------------------------- lb arrivals --
+
+def test_lb_bursty_unit_starts_keep_the_rate_within_the_mmpp_dispersion():
+    # DNS queries (one packet a unit) started by an MMPP at 2e5/s: the count
+    # in the 18 ms window is within 4 sd of its mean, the variance at most
+    # the asymptotic index of dispersion x the mean (Fischer and
+    # Meier-Hellstern 1993; the index grows towards it with the window).
+    rate, ratio, high, cycle = 2e5, 6.0, 0.1, 2e-3
+    low = rate / (high * ratio + (1 - high))
+    l1, l2 = ratio * low, low
+    r1, r2 = 1 / (high * cycle), 1 / ((1 - high) * cycle)
+    idc = 1 + 2 * r1 * r2 * (l1 - l2) ** 2 / ((r1 + r2) ** 2 * (l1 * r2 + l2 * r1))
+    cfg = {"workload": "dns", "rate": rate, "num_cores": 4, "arrivals": "mmpp", "mmpp_rate_ratio": ratio,
+           "mmpp_high_fraction": high, "mmpp_cycle_s": cycle, "duration_s": 0.02, "warmup_s": 0.002}
+    out = _core.run_lb(cfg)
+    window = 0.018
+    n = rate * window
+    assert out["offered_rate"] == pytest.approx(rate, abs=4 * math.sqrt(idc * n) / window)
+    assert out["units_failed"] == 0
+    assert _core.run_lb(cfg) == out
+    # on/off: bursts of a geometric number of units (mean B) are at most as
+    # dispersed as Poisson batches of that size, index E[B^2] / E[B] = 2B - 1
+    onoff = _core.run_lb({**cfg, "arrivals": "onoff", "burst_mean_units": 32, "burst_peak_ratio": 8})
+    assert onoff["offered_rate"] == pytest.approx(rate, abs=4 * math.sqrt((2 * 32 - 1) * n) / window)
+    with pytest.raises(ValueError, match="burst_peak_ratio"):
+        _core.run_lb({**cfg, "arrivals": "onoff", "burst_peak_ratio": 1.0})

@@ -46,6 +46,7 @@ typedef struct model_conn {
 } model_conn_t;
 
 static model_conn_t conns[MAX_CONNS];
+static dp_sess_expired_t report[MAX_CONNS + 5];
 static unsigned nconns;
 static uint64_t refused[SHARDS], opened[SHARDS], expired[SHARDS], deleted[SHARDS];
 static dp_sess_config_t cfg;
@@ -272,16 +273,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             check_lookup(t, &key);
         } else if (op == 3) { /* expire */
-            uint32_t sh, budget, got, gone = 0;
+            uint32_t sh, budget, got, gone = 0, nreport = 0;
+            int reporting;
             if (size - i < 3)
                 break;
             sh = data[i] % SHARDS;
             budget = data[i + 1] % 5u;
             now += data[i + 2];
             i += 3;
-            got = dp_sess_expire(t, sh, now, budget, NULL);
+            /* bit 6 of the budget byte: the reporting variant, with room for
+             * every connection (so it never stops early) */
+            reporting = (data[i - 2] & 0x40) != 0;
+            if (reporting) {
+                uint32_t scanned = 0;
+                got = dp_sess_expire_report(t, sh, now, budget, report, MAX_CONNS + 5, &nreport, &scanned,
+                                            NULL);
+                CHECK(got == nreport && scanned >= 1);
+            } else {
+                got = dp_sess_expire(t, sh, now, budget, NULL);
+            }
             /* Whatever went was idle and of this shard; a whole-shard scan
-             * (budget 0) takes every idle connection of the shard. */
+             * (budget 0) takes every idle connection of the shard; the
+             * report names exactly those, with their server and state. */
             for (k = 0; k < nconns;) {
                 model_conn_t *c = &conns[k];
                 int present = dp_sess_lookup(t, &c->in, NULL, NULL) == 0;
@@ -289,6 +302,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     CHECK((dp_sess_lookup(t, &c->out, NULL, NULL) == 0) == present);
                 if (!present) {
                     CHECK(c->shard == sh && idle(c, now));
+                    if (reporting) {
+                        uint32_t r, named = 0;
+                        for (r = 0; r < nreport; r++)
+                            if (report[r].in_key.src_ip == c->in.src_ip && report[r].in_key.dst_ip == c->in.dst_ip &&
+                                report[r].in_key.src_port == c->in.src_port &&
+                                report[r].in_key.dst_port == c->in.dst_port && report[r].in_key.proto == c->in.proto) {
+                                CHECK(report[r].server == c->server && report[r].state == (uint8_t)c->state);
+                                named++;
+                            }
+                        CHECK(named == 1);
+                    }
                     expired[sh]++;
                     gone++;
                     model_remove(k);

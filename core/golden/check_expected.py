@@ -866,11 +866,23 @@ class SessModel:
         self.shards[conn[0]].st["deletes"] += 1
 
     def expire(self, sh, now, budget, ops):
+        return len(self.expire_report(sh, now, budget, None, ops)[0])
+
+    def expire_report(self, sh, now, budget, cap, ops):
+        """(connections removed as (in key, server, state), buckets scanned);
+        cap: entries of the report array (None: dp_sess_expire, no limit)."""
         s = self.shards[sh]
+        gone = []
+        if cap is not None and cap < 5:
+            return gone, 0
         if budget == 0 or budget > s.nb:
             budget = s.nb
         removed = 0
+        scanned = 0
         for _ in range(budget):
+            if cap is not None and cap - len(gone) < 5:
+                break  # a bucket may hold 5 connections to report
+            scanned += 1
             b = s.cursor
             s.cursor = (b + 1) % s.nb
             ops["table_probes"] += 1
@@ -891,11 +903,12 @@ class SessModel:
                 last = a if (a - c) % 2 ** 32 < 2 ** 31 else c
                 age = (now - last) % 2 ** 32
                 if age < 2 ** 31 and age >= self.timeouts[r["state"]]:
+                    gone.append((r["key"], r["server"], r["state"]))
                     s.expired_by_state[r["state"]] += 1
                     self.remove(sh, b * 5 + i, ops)
                     removed += 1
         s.st["expired"] += removed
-        return removed
+        return gone, scanned
 
 
 def check_sessions(vdir, lines):
@@ -963,6 +976,14 @@ def check_sessions(vdir, lines):
             n = model.expire(int(f[1]), int(f[2]), int(f[3]), ops)
             want = "%s -> expired=%d" % (vline, n)
             conn = None
+        elif f[0] == "expirer":
+            gone, scanned = model.expire_report(int(f[1]), int(f[2]), int(f[3]), int(f[4]), ops)
+            expect("%s -> expired=%d scanned=%d" % (vline, len(gone), scanned), "the entry of " + vline)
+            for k, server, state in gone:
+                expect("  gone %08x %08x %d %d %d server=%d state=%s" % (k + (server, state)),
+                       "a connection " + vline + " reports")
+            check_ops("sessions " + vline, body.next("the ops of " + vline), "ops", ops)
+            continue
         else:
             fail("sessions: unknown vector %r" % vline)
         if f[0].startswith("open") and conn:

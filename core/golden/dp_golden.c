@@ -919,6 +919,24 @@ static void run_sessions(const char *dir)
                    (unsigned long)dp_sess_expire(t, (uint32_t)sh, (uint32_t)now, (uint32_t)budget, &ops));
             print_ops("ops", &ops);
             continue;
+        } else if (strncmp(line, "expirer ", 8) == 0) {
+            /* dp_sess_expire_report: the connections it names, in scan order */
+            static dp_sess_expired_t gone[128];
+            unsigned long sh, budget, cap;
+            uint32_t nr = 0, scanned = 0, e;
+            if (sscanf(line + 8, "%lu %lu %lu %lu%n", &sh, &now, &budget, &cap, &m) != 4 || cap > 128)
+                fail("sessions.txt", line);
+            printf("%s -> expired=%lu", line,
+                   (unsigned long)dp_sess_expire_report(t, (uint32_t)sh, (uint32_t)now, (uint32_t)budget, gone,
+                                                        (uint32_t)cap, &nr, &scanned, &ops));
+            printf(" scanned=%lu\n", (unsigned long)scanned);
+            for (e = 0; e < nr; e++)
+                printf("  gone %08lx %08lx %u %u %u server=%u state=%s\n", (unsigned long)gone[e].in_key.src_ip,
+                       (unsigned long)gone[e].in_key.dst_ip, (unsigned)gone[e].in_key.src_port,
+                       (unsigned)gone[e].in_key.dst_port, (unsigned)gone[e].in_key.proto, (unsigned)gone[e].server,
+                       dp_sess_state_name((dp_sess_state_t)gone[e].state));
+            print_ops("ops", &ops);
+            continue;
         } else {
             fail("sessions.txt", line);
         }

@@ -653,6 +653,17 @@ def sessions():
     for _ in range(3):
         for sh in range(shards):
             lines.append("expire %d %d 2" % (sh, tick(0)))
+    # dp_sess_expire_report: fresh half-open connections age out (NONE,
+    # SYN_RECV); the report array of 5 or 6 entries makes a sweep stop early
+    # and the next resume, one of 100 takes the rest.
+    for _ in range(20):
+        open_one()
+    for conn in known[-20:-12]:
+        lines.append("pkt %s 02 %d" % (kstr(conn[0]), tick(0)))
+    tick(61)
+    for sh in range(shards):
+        for cap in (5, 6, 100):
+            lines.append("expirer %d %d %d %d" % (sh, tick(0), r.choice([0, 3, 8]), cap))
     return lines
 
 
@@ -1195,7 +1206,7 @@ def main():
         f.write("# key = src dst (hex) sport dport proto; ticks are seconds\n"
                 "# open1 KEY SERVER NOW | open2 KEY OSRC ODST OSPORT START SERVER NOW (SNAT port steered from START)\n"
                 "# openx KEY OSRC ODST OSPORT OPORT SERVER NOW | pkt KEY FLAGS(hex) NOW | close KEY\n"
-                "# expire SHARD NOW BUDGET\n")
+                "# expire SHARD NOW BUDGET | expirer SHARD NOW BUDGET CAP (dp_sess_expire_report, CAP entries)\n")
         for line in sessions():
             f.write(line + "\n")
 

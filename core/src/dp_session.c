@@ -797,13 +797,16 @@ static uint32_t later(uint32_t a, uint32_t b)
     return (uint32_t)(a - b) < 0x80000000u ? a : b;
 }
 
-uint32_t dp_sess_expire(dp_sess_table_t *t, uint32_t shard, uint32_t now, uint32_t budget,
-                        dp_ops_t *ops)
+/* One scan loop for both entry points: out == NULL reports nothing and
+ * never stops early. */
+static uint32_t expire_scan(dp_sess_table_t *t, uint32_t shard, uint32_t now, uint32_t budget,
+                            dp_sess_expired_t *out, uint32_t out_cap, uint32_t *scanned, dp_ops_t *ops)
 {
     sess_shard_t *s;
     sess_bucket_t *bk;
     uint32_t n, removed = 0;
 
+    *scanned = 0;
     if (!t || shard >= t->shards)
         return 0;
     s = shard_at(t, shard);
@@ -813,6 +816,8 @@ uint32_t dp_sess_expire(dp_sess_table_t *t, uint32_t shard, uint32_t now, uint32
     for (n = 0; n < budget; n++) {
         uint32_t b = s->cursor;
         unsigned i;
+        if (out && out_cap - removed < SLOTS)
+            break; /* a bucket may hold SLOTS connections to report */
         s->cursor = next_bucket(s, b);
         if (ops) {
             ops->table_probes++;
@@ -837,13 +842,47 @@ uint32_t dp_sess_expire(dp_sess_table_t *t, uint32_t shard, uint32_t now, uint32
             st = r->meta & META_STATE_MASK;
             age = now - later(r->last_seen, peer->last_seen);
             if (age < 0x80000000u && age >= t->timeout[st]) {
+                if (out) {
+                    dp_sess_expired_t *e = &out[removed];
+                    memset(&e->in_key, 0, sizeof e->in_key);
+                    e->in_key.src_ip = r->src_ip;
+                    e->in_key.dst_ip = r->dst_ip;
+                    e->in_key.src_port = r->src_port;
+                    e->in_key.dst_port = r->dst_port;
+                    e->in_key.proto = r->proto;
+                    e->server = r->server;
+                    e->state = (uint8_t)st;
+                    e->reserved = 0;
+                }
                 s->stats.expired_by_state[st]++;
                 remove_conn(t, s, slot, ops);
                 removed++;
             }
         }
     }
+    *scanned = n;
     s->stats.expired += removed;
+    return removed;
+}
+
+uint32_t dp_sess_expire(dp_sess_table_t *t, uint32_t shard, uint32_t now, uint32_t budget,
+                        dp_ops_t *ops)
+{
+    uint32_t scanned;
+    return expire_scan(t, shard, now, budget, NULL, 0, &scanned, ops);
+}
+
+uint32_t dp_sess_expire_report(dp_sess_table_t *t, uint32_t shard, uint32_t now, uint32_t budget,
+                               dp_sess_expired_t *out, uint32_t out_cap, uint32_t *n_out,
+                               uint32_t *scanned, dp_ops_t *ops)
+{
+    uint32_t removed = 0, buckets = 0;
+    if (out && out_cap >= SLOTS)
+        removed = expire_scan(t, shard, now, budget, out, out_cap, &buckets, ops);
+    if (n_out)
+        *n_out = removed;
+    if (scanned)
+        *scanned = buckets;
     return removed;
 }
 

@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <random>
 #include <tuple>
@@ -585,6 +587,88 @@ TEST(SessionAging, BudgetedScansResumeWhereTheyStopped)
     for (int i = 0; i < 100; i++)
         EXPECT_EQ(dp_sess_lookup(t.get(), &keys[i].in, nullptr, nullptr), i % 2 ? DP_SESS_ENOENT : 0);
     EXPECT_EQ(t.stats(0).expired_by_state[DP_SESS_UDP], 50u);
+}
+
+TEST(SessionAging, ReportNamesEveryRemovedConnectionAndCostsNothingMore)
+{
+    // Reference: the keys opened, their server, when, and the state tracked
+    // into; with 1 tick = 1 s (NONE 2, ESTABLISHED 900) a connection is idle
+    // at tick 501 exactly when it is in NONE and was opened at 0 (not 500). Three identical tables: expired with a small report
+    // array (stops early, resumes), with a large one, and without a report.
+    SessTable a(1, 400, 1), b(1, 400, 1), c(1, 400, 1);
+    std::mt19937 rng(5);
+    struct Ref {
+        KeyPair k;
+        uint16_t server;
+        int state;
+        bool idle;
+    };
+    std::vector<Ref> ref;
+    for (int i = 0; i < 150; i++) {
+        Ref r{Pair(a.get(), 1, rng, 6), uint16_t(i % 7), DP_SESS_NONE, false};
+        const uint32_t opened = i % 3 ? 0u : 500u;
+        for (SessTable *t : {&a, &b, &c}) {
+            dp_sess_conn_t conn;
+            ASSERT_EQ(dp_sess_open(t->get(), &r.k.in, &r.k.out, r.server, opened, &conn, nullptr), 0);
+            if (i % 2) { // SYN, SYN-ACK, ACK: ESTABLISHED
+                dp_sess_track(t->get(), conn, DP_SESS_DIR_IN, DP_SESS_TCP_SYN, opened, nullptr);
+                dp_sess_track(t->get(), conn, DP_SESS_DIR_OUT, DP_SESS_TCP_SYN | DP_SESS_TCP_ACK, opened,
+                              nullptr);
+                r.state = dp_sess_track(t->get(), conn, DP_SESS_DIR_IN, DP_SESS_TCP_ACK, opened, nullptr);
+            }
+        }
+        r.idle = r.state == DP_SESS_NONE && opened == 0;
+        ref.push_back(r);
+    }
+    ASSERT_EQ(ref[1].state, DP_SESS_ESTABLISHED);
+    std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, Ref> want;
+    for (const Ref &r : ref)
+        if (r.idle)
+            want[{r.k.in.src_ip, r.k.in.dst_ip, r.k.in.src_port, r.k.in.dst_port}] = r;
+    ASSERT_EQ(want.size(), 50u); // i odd: ESTABLISHED; i % 3 == 0: opened at 500
+
+    // a: 7 entries per call, so a call stops once 3 or more are reported
+    std::vector<dp_sess_expired_t> got;
+    uint32_t calls = 0, buckets = 0;
+    while (got.size() < want.size() && calls++ < 100) {
+        dp_sess_expired_t out[7];
+        uint32_t n = 99;
+        uint32_t scanned = 0;
+        EXPECT_EQ(dp_sess_expire_report(a.get(), 0, 501, 0, out, 7, &n, &scanned, nullptr), n);
+        EXPECT_LE(scanned, a.stats(0).buckets);
+        buckets += scanned;
+        EXPECT_LE(n, 7u);
+        got.insert(got.end(), out, out + n);
+    }
+    EXPECT_GT(calls, 7u); // it did stop early and resume
+    EXPECT_LE(buckets, 2 * a.stats(0).buckets); // resumed where it stopped, not from the start
+    ASSERT_EQ(got.size(), want.size());
+    for (const dp_sess_expired_t &e : got) {
+        auto it = want.find({e.in_key.src_ip, e.in_key.dst_ip, e.in_key.src_port, e.in_key.dst_port});
+        ASSERT_NE(it, want.end()) << "reported twice or never idle";
+        EXPECT_EQ(e.in_key.proto, 6);
+        EXPECT_EQ(e.server, it->second.server);
+        EXPECT_EQ(e.state, DP_SESS_NONE);
+        EXPECT_EQ(dp_sess_lookup(a.get(), &e.in_key, nullptr, nullptr), DP_SESS_ENOENT);
+        want.erase(it);
+    }
+    EXPECT_EQ(a.stats(0).expired, 50u);
+
+    // b with room for all vs c without a report: the same removals, the same ops
+    std::vector<dp_sess_expired_t> all(200);
+    dp_ops_t opsB{}, opsC{};
+    uint32_t nb = 0;
+    EXPECT_EQ(dp_sess_expire_report(b.get(), 0, 501, 0, all.data(), 200, &nb, nullptr, &opsB), 50u);
+    EXPECT_EQ(nb, 50u);
+    EXPECT_EQ(dp_sess_expire(c.get(), 0, 501, 0, &opsC), 50u);
+    EXPECT_EQ(std::memcmp(&opsB, &opsC, sizeof opsB), 0);
+
+    dp_sess_expired_t tiny[4];
+    uint32_t n = 7;
+    uint32_t scanned = 9;
+    EXPECT_EQ(dp_sess_expire_report(b.get(), 0, 501, 0, tiny, 4, &n, &scanned, nullptr), 0u); // < 5: no scan
+    EXPECT_EQ(n, 0u);
+    EXPECT_EQ(scanned, 0u);
 }
 
 // ---- operation counts -------------------------------------------------------------------

@@ -150,6 +150,7 @@ def _root(args, required: bool = True):
 
 
 def _cmd_run(args) -> int:
+    from routertwin.distributions import print_distributions
     from routertwin.progress import Progress
     from routertwin.results import console as _console
     from routertwin.results import table, write_results
@@ -185,6 +186,7 @@ def _cmd_run(args) -> int:
     mapped = None  # the reference rows mappings replay: read once, when the first table is out
     for o in outcomes:
         console.print(table(o.scenario, o.cases))
+        print_distributions(console, o.scenario, o.cases)
         runs = plan.runs.get(Path(o.scenario.path)) if plan is not None else None
         items = []
         if runs is not None:

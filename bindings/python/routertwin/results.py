@@ -40,6 +40,9 @@ class CaseResult:
     metrics: dict[str, float] = field(default_factory=dict)  # name -> value
     bottleneck: str = ""  # the binding resource, or ""
     counters: dict[str, float] = field(default_factory=dict)  # drop reasons, counts
+    # Latency histogram, per-port figures, drops per port over time
+    # (routertwin.distributions); written to JSON only when present.
+    distributions: dict[str, Any] = field(default_factory=dict)
 
 
 class NotANumberError(RuntimeError):
@@ -128,9 +131,16 @@ def record(scenario, cases: Iterable[CaseResult], root: Path | None = None) -> d
             "scenario_file": display_path(scenario.path, root) if scenario.path is not None else None,
             "seed": scenario.seed,
             "parameters": scenario.parameters,
-            "cases": [asdict(c) for c in cases],
+            "cases": [_case_doc(c) for c in cases],
         }
     )
+
+
+def _case_doc(c: CaseResult) -> dict:
+    doc = asdict(c)
+    if not doc["distributions"]:
+        del doc["distributions"]  # runners without distributions keep their documents unchanged
+    return doc
 
 
 def to_json(doc: dict) -> str:

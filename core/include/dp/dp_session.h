@@ -272,6 +272,28 @@ int dp_sess_close(dp_sess_table_t *t, dp_sess_conn_t conn, dp_ops_t *ops);
 uint32_t dp_sess_expire(dp_sess_table_t *t, uint32_t shard, uint32_t now, uint32_t budget,
                         dp_ops_t *ops);
 
+/* What dp_sess_expire_report says of each connection it removed: enough
+ * for the caller to settle its own books (a scheduler's active-connection
+ * count for the server, keyed by the virtual service in in_key). */
+typedef struct dp_sess_expired {
+    dp_flow_key_t in_key; /* the connection's client -> VIP key */
+    uint16_t server;      /* server index given to dp_sess_open */
+    uint8_t state;        /* dp_sess_state_t it was in when it expired */
+    uint8_t reserved;     /* zero */
+} dp_sess_expired_t;
+
+/* dp_sess_expire that also reports each connection removed, in scan order,
+ * in out[0..*n_out). A bucket holds at most 5 connections, so the scan
+ * stops before a bucket when fewer than 5 entries of out are free (the
+ * next call resumes there): out_cap must be >= 5 (else nothing is scanned
+ * and 0 returned). Returns the connections removed (= *n_out);
+ * *scanned (may be NULL) receives the buckets scanned, so that a caller
+ * with a budget knows what is left of it. Ops as dp_sess_expire:
+ * reporting adds nothing. */
+uint32_t dp_sess_expire_report(dp_sess_table_t *t, uint32_t shard, uint32_t now, uint32_t budget,
+                               dp_sess_expired_t *out, uint32_t out_cap, uint32_t *n_out,
+                               uint32_t *scanned, dp_ops_t *ops);
+
 /* Counters of shard; all zero when t is NULL or shard out of range. */
 void dp_sess_get_shard_stats(const dp_sess_table_t *t, uint32_t shard, dp_sess_shard_stats_t *st);
 

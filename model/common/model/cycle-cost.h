@@ -27,6 +27,9 @@ struct CycleCost
 
     /// Cycles for one packet of frameBytes whose work produced `ops`.
     double Cycles(const dp_ops_t& ops, double frameBytes) const;
+    /// Cycles of the counted work alone, for work that is not a packet (an
+    /// aging sweep): the counters priced, no fixed or per-byte part.
+    double CounterCycles(const dp_ops_t& ops) const;
 
     /// Service time in seconds for the same packet.
     double Seconds(const dp_ops_t& ops, double frameBytes) const

@@ -20,6 +20,8 @@ TEST(CycleCost, SumsFixedPerByteAndPricedCounters)
     // 100 + 0.5*64 + 20*2 + 1*34 = 206 cycles; at 1.5 GHz = 137.33 ns.
     EXPECT_DOUBLE_EQ(cost.Cycles(ops, 64), 206.0);
     EXPECT_DOUBLE_EQ(cost.Seconds(ops, 64), 206.0 / 1.5e9);
+    // work that is not a packet: 20*2 + 1*34 = 74, no fixed or per-byte part
+    EXPECT_DOUBLE_EQ(cost.CounterCycles(ops), 74.0);
 }
 
 TEST(CycleCost, RejectsUnknownCounterName)

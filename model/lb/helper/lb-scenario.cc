@@ -2,9 +2,13 @@
 
 #include "ethernet-framing.h"
 #include "l4-balancer-device.h"
+#include "lb-packet-level.h"
 #include "lb-testers.h"
+#include "traffic-profile.h"
 
 #include <ns3/boolean.h>
+#include <ns3/data-rate.h>
+#include <ns3/node.h>
 #include <ns3/double.h>
 #include <ns3/nstime.h>
 #include <ns3/simulator.h>
@@ -106,11 +110,45 @@ Keys()
         {"arrivals",
          [](C& c, S k, V v) {
              c.arrivals = AsString(k, v);
-             if (c.arrivals != "constant" && c.arrivals != "poisson")
+             if (c.arrivals != "constant" && c.arrivals != "poisson" && c.arrivals != "onoff" &&
+                 c.arrivals != "mmpp")
              {
-                 Bad(k, "must be constant or poisson");
+                 Bad(k, "must be constant, poisson, onoff or mmpp");
              }
          }},
+        {"burst_mean_units",
+         [](C& c, S k, V v) {
+             c.burstMeanUnits = AsDouble(k, v);
+             if (!(c.burstMeanUnits >= 1))
+             {
+                 Bad(k, "must be >= 1");
+             }
+         }},
+        {"burst_peak_ratio",
+         [](C& c, S k, V v) {
+             c.burstPeakRatio = AsDouble(k, v);
+             if (!(c.burstPeakRatio > 1))
+             {
+                 Bad(k, "must be > 1 (the rate inside a burst over the mean rate)");
+             }
+         }},
+        {"mmpp_rate_ratio",
+         [](C& c, S k, V v) {
+             c.mmppRateRatio = AsDouble(k, v);
+             if (!(c.mmppRateRatio >= 1))
+             {
+                 Bad(k, "must be >= 1");
+             }
+         }},
+        {"mmpp_high_fraction",
+         [](C& c, S k, V v) {
+             c.mmppHighFraction = AsDouble(k, v);
+             if (!(c.mmppHighFraction > 0 && c.mmppHighFraction < 1))
+             {
+                 Bad(k, "must be between 0 and 1 (exclusive)");
+             }
+         }},
+        {"mmpp_cycle_s", [](C& c, S k, V v) { c.mmppCycleSeconds = Positive(k, v); }},
         {"duration_s", [](C& c, S k, V v) { c.durationSeconds = Positive(k, v); }},
         {"warmup_s", [](C& c, S k, V v) { c.warmupSeconds = AsDouble(k, v); }},
         {"batch_interval_s", [](C& c, S k, V v) { c.batchIntervalSeconds = Positive(k, v); }},
@@ -139,6 +177,15 @@ Keys()
          }},
         {"aging_sweep_s", [](C& c, S k, V v) { c.agingSweepSeconds = NonNeg(k, v); }},
         {"occupancy_sample_s", [](C& c, S k, V v) { c.occupancySampleSeconds = NonNeg(k, v); }},
+        {"level",
+         [](C& c, S k, V v) {
+             c.level = AsString(k, v);
+             if (c.level != "descriptor" && c.level != "packet")
+             {
+                 Bad(k, "must be descriptor or packet");
+             }
+         }},
+        {"link_delay_s", [](C& c, S k, V v) { c.linkDelaySeconds = NonNeg(k, v); }},
     };
     return keys;
 }
@@ -304,6 +351,14 @@ LbScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     {
         Bad("warmup_s", "must be shorter than duration_s");
     }
+    if (c.level == "packet" && c.workload != "http11" && c.workload != "dns")
+    {
+        Bad("level", "packet level runs the http11 and dns workloads (workload is '" + c.workload + "')");
+    }
+    if (c.level == "packet" && c.ports < 2)
+    {
+        Bad("ports", "packet level needs at least 2 ports (clients' and servers' sides)");
+    }
     if (c.workload == "synflood")
     {
         // 64-byte SYNs on flood_ports ports: 14,880,952 frames/s per 10GbE
@@ -320,18 +375,12 @@ LbScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     return c;
 }
 
-LbScenarioResult
-RunLbScenario(const LbScenarioConfig& c)
+namespace
 {
-    Simulator::Destroy();
-    if (c.workload == "fill")
-    {
-        return RunFill(c);
-    }
-    RunGuard guard;
-    guard.device = MakeDevice(c, c.sessionsPerCore, c.numCores);
-    Ptr<L4BalancerDevice> dev = guard.device;
 
+LbTesterConfig
+TesterConfig(const LbScenarioConfig& c)
+{
     LbTesterConfig tc;
     tc.workload = ParseLbWorkload(c.workload);
     tc.rate = c.rate;
@@ -342,10 +391,230 @@ RunLbScenario(const LbScenarioConfig& c)
     tc.responseBytes = c.responseBytes;
     tc.stepGapSeconds = c.stepGapSeconds;
     tc.poisson = c.arrivals == "poisson";
+    tc.bursts.kind = ParseArrivalKind(c.arrivals);
+    tc.bursts.burstMeanFrames = c.burstMeanUnits;
+    tc.bursts.mmppRateRatio = c.mmppRateRatio;
+    tc.bursts.mmppHighFraction = c.mmppHighFraction;
+    tc.bursts.mmppCycleSeconds = c.mmppCycleSeconds;
+    tc.burstPeakRatio = c.burstPeakRatio;
     tc.seed = c.seed;
     tc.synCookies = c.synCookies;
     tc.forwarding = ParseLbForwarding(c.forwarding);
-    LbTester tester(tc, c.services);
+    return tc;
+}
+
+} // namespace
+
+// Idle aging after every slice sweeps each shard once per aging_sweep_s.
+// Auto (0): a tenth of the shortest timeout in force: TIME_WAIT when kept,
+// FIN_WAIT, and IPVS's 2 s for a connection that never saw a segment
+// (NONE); a connection then outlives its timeout by at most a tenth of it.
+// The buckets per slice are a fraction in general: the pacer carries the
+// remainder, so the sweep rate (and the cycles it costs the cores) does
+// not depend on the slice length.
+AgingPacer::AgingPacer(const LbScenarioConfig& c, uint32_t bucketsPerShard)
+{
+    double shortest = std::min(c.finWaitSeconds, 2.0);
+    if (c.timeWaitSeconds > 0)
+    {
+        shortest = std::min(shortest, c.timeWaitSeconds);
+    }
+    const double sweepSeconds = c.agingSweepSeconds > 0 ? c.agingSweepSeconds : shortest / 10;
+    bucketsPerSlice = std::min<double>(bucketsPerShard, bucketsPerShard * c.batchIntervalSeconds / sweepSeconds);
+}
+
+uint32_t
+AgingPacer::Next()
+{
+    carry += bucketsPerSlice;
+    const double whole = std::floor(carry);
+    carry -= whole;
+    return static_cast<uint32_t>(whole);
+}
+
+namespace
+{
+
+// What both levels report from the tester, the device and the per-core
+// cycles counted in the window [warmup, duration).
+void
+Summarise(const LbScenarioConfig& c, const LbTester& tester, L4BalancerDevice& dev, uint64_t setupFrames,
+          double setupCycles, const dp_ops_t& setupOps, const std::vector<double>& windowCycles,
+          double windowAgingCycles, LbScenarioResult& r)
+{
+    const uint64_t durPs = static_cast<uint64_t>(std::llround(c.durationSeconds * 1e12));
+    const uint64_t warmPs = static_cast<uint64_t>(std::llround(c.EffectiveWarmupSeconds() * 1e12));
+    L4Balancer& lb = dev.Balancer();
+    const double window = (durPs - warmPs) * 1e-12;
+    r.unitsStarted = tester.Started(0, warmPs, durPs);
+    r.unitsCompleted = tester.Completed(0, warmPs, durPs);
+    r.unitsFailed = tester.Failed(0, warmPs, durPs);
+    r.framesToServers = tester.FramesToServers();
+    r.deliveryErrors = tester.DeliveryErrors();
+    r.expired = lb.Expired();
+    r.timeWaitEnd = lb.ConnectionsIn(DP_SESS_TIME_WAIT);
+    r.offeredRate = r.unitsStarted / window;
+    r.completedRate = r.unitsCompleted / window;
+    const uint64_t allUnits = tester.Started(0, 0, UINT64_MAX);
+    r.packetsPerUnit = tester.PacketsPerUnit(0);
+    dp_ops_t ops = dev.Ops();
+    const uint64_t frames = dev.Frames() - setupFrames;
+    const double cycles = dev.SumCycles() - setupCycles;
+    // per unit of the main stream over the whole run (a flood's legitimate
+    // stream, 1e-5 of its frames, is included in the cycles)
+    if (allUnits > 0)
+    {
+        r.cyclesPerUnit = cycles / static_cast<double>(allUnits);
+        for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
+        {
+            r.opsPerUnit[dp_ops_counter_name(i)] =
+                static_cast<double>(dp_ops_counter(&ops, i) - dp_ops_counter(&setupOps, i)) /
+                static_cast<double>(allUnits);
+        }
+    }
+    r.cyclesPerPacket = frames ? cycles / static_cast<double>(frames) : 0;
+    const PipelineReport rep = dev.Engine().Report();
+    double sum = 0, spanSum = 0;
+    for (uint32_t k = 0; k < c.numCores; ++k)
+    {
+        const double u = 100 * windowCycles[k] / (c.clockHz * window);
+        r.coreUtilizationPct.push_back(u);
+        sum += u;
+        r.cpuMaxPct = std::max(r.cpuMaxPct, u);
+        spanSum += 100 * rep.coreUtilization[k];
+    }
+    r.cpuMeanPct = sum / c.numCores;
+    r.agingCpuMeanPct = 100 * windowAgingCycles / (c.clockHz * window * c.numCores);
+    r.agingCycles = dev.AgingCycles();
+    r.cpuSpanMeanPct = spanSum / c.numCores;
+    r.cpuClosedFormPct = 100 * c.rate * r.cyclesPerUnit / (c.numCores * c.clockHz);
+    r.bottleneck = rep.bottleneck;
+    r.deliveredPps = rep.durationSeconds > 0 ? dev.Engine().Counters().departed / rep.durationSeconds : 0;
+    const PipelineCounters& k = dev.Engine().Counters();
+    if (k.started > 0)
+    {
+        r.meanCoreWaitSeconds = k.sumWaitSeconds / static_cast<double>(k.started);
+        r.meanCoreServiceSeconds = k.sumServiceSeconds / static_cast<double>(k.started);
+    }
+    for (size_t i = 1; i < static_cast<size_t>(PipelineDrop::kCount); ++i)
+    {
+        if (i != static_cast<size_t>(PipelineDrop::kDataPlane) && k.drops[i])
+        {
+            r.drops[PipelineDropName(static_cast<PipelineDrop>(i))] = k.drops[i];
+        }
+    }
+    for (int i = 1; i < DP_DROP__COUNT; ++i)
+    {
+        if (k.dpDrops[i])
+        {
+            r.drops[dp_drop_reason_name(static_cast<dp_drop_reason_t>(i))] = k.dpDrops[i];
+        }
+    }
+    if (c.workload == "synflood" && c.legitRate > 0)
+    {
+        r.legitOfferedRate = tester.Started(1, warmPs, durPs) / window;
+        r.legitCompletedRate = tester.Completed(1, warmPs, durPs) / window;
+    }
+    r.cookiesSent = lb.CookiesSent();
+    r.cookiesValid = lb.CookiesValid();
+    r.connectionsEnd = lb.Connections();
+    r.refusedFull = lb.RefusedFull();
+    r.simEvents = Simulator::GetEventCount();
+}
+
+// Packet level (lb-packet-level.h): a tester node and a balancer node, each
+// with `ports` EthernetPortDevices cabled pairwise; the same tester and
+// balancer as RunDescriptorLevel, real ns3::Packets between them.
+LbScenarioResult
+RunPacketLevel(const LbScenarioConfig& c)
+{
+    RunGuard guard;
+    LbScenarioConfig pc = c;
+    pc.portBitRate = 0; // MakeDevice: no aggregate egress line, the ports serialise
+    guard.device = MakeDevice(pc, c.sessionsPerCore, c.numCores);
+    Ptr<L4BalancerDevice> dev = guard.device;
+    LbTester tester(TesterConfig(c), c.services);
+    tester.Setup(dev->Balancer());
+    const uint64_t setupFrames = dev->Frames();
+    const double setupCycles = dev->SumCycles();
+    const dp_ops_t setupOps = dev->Ops();
+
+    const uint64_t durPs = static_cast<uint64_t>(std::llround(c.durationSeconds * 1e12));
+    const uint64_t warmPs = static_cast<uint64_t>(std::llround(c.EffectiveWarmupSeconds() * 1e12));
+    const uint64_t slicePs = static_cast<uint64_t>(std::llround(c.batchIntervalSeconds * 1e12));
+    tester.SetEnd(durPs);
+
+    Ptr<Node> testerNode = CreateObject<Node>();
+    Ptr<Node> balancerNode = CreateObject<Node>();
+    std::vector<Ptr<EthernetPortDevice>> testerPorts, balancerPorts;
+    std::vector<Ptr<EthernetLink>> links;
+    for (uint32_t i = 0; i < c.ports; ++i)
+    {
+        Ptr<EthernetLink> link = CreateObject<EthernetLink>();
+        link->SetAttribute("Delay", TimeValue(PicoSeconds(std::llround(c.linkDelaySeconds * 1e12))));
+        for (Ptr<Node> node : {testerNode, balancerNode})
+        {
+            Ptr<EthernetPortDevice> port = CreateObject<EthernetPortDevice>();
+            port->SetAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(c.portBitRate))));
+            node->AddDevice(port);
+            port->Attach(link);
+            (node == testerNode ? testerPorts : balancerPorts).push_back(port);
+        }
+        links.push_back(link);
+    }
+    const LbPortMap map{c.ports};
+    Ptr<L4BalancerPorts> box = CreateObject<L4BalancerPorts>();
+    box->Install(balancerNode, dev, balancerPorts, map);
+    box->SetWindow(warmPs, durPs);
+    box->StartAging(slicePs, durPs, [pacer = AgingPacer(c, dev->Balancer().BucketsPerShard())]() mutable {
+        return pacer.Next();
+    });
+    Ptr<LbTesterApp> app = CreateObject<LbTesterApp>();
+    app->Configure(&tester, testerPorts, map, durPs, slicePs);
+    testerNode->AddApplication(app);
+    app->SetStartTime(Seconds(0));
+    Simulator::Run();
+    app->Finish();
+
+    LbScenarioResult r;
+    r.level = "packet";
+    Summarise(c, tester, *dev, setupFrames, setupCycles, setupOps, box->WindowCycles(), box->WindowAgingCycles(), r);
+    r.framesMeasured = app->Received();
+    r.meanLatencySeconds = app->Received() ? app->SumLatencySeconds() / static_cast<double>(app->Received()) : 0;
+    Time portWait;
+    uint64_t portFrames = 0, portDrops = 0;
+    for (const auto& ports : {testerPorts, balancerPorts})
+    {
+        for (const Ptr<EthernetPortDevice>& p : ports)
+        {
+            portWait += p->TxQueueWait();
+            portFrames += p->TxFrames();
+            portDrops += p->TxDrops();
+        }
+    }
+    // a frame crosses two ports: the tester's and the balancer's
+    r.meanPortWaitSeconds = portFrames ? 2 * portWait.GetSeconds() / static_cast<double>(portFrames) : 0;
+    if (portDrops)
+    {
+        r.drops["tx_queue_full"] = portDrops;
+    }
+    // the bit rate the balancer's ports sent in the window is not sampled per
+    // frame here; the frames' count and sizes are the descriptor level's
+    for (const Ptr<Node>& n : {testerNode, balancerNode})
+    {
+        n->Dispose();
+    }
+    box->Dispose();
+    return r;
+}
+
+LbScenarioResult
+RunDescriptorLevel(const LbScenarioConfig& c)
+{
+    RunGuard guard;
+    guard.device = MakeDevice(c, c.sessionsPerCore, c.numCores);
+    Ptr<L4BalancerDevice> dev = guard.device;
+    LbTester tester(TesterConfig(c), c.services);
     tester.Setup(dev->Balancer());
     // the setup's frames (persistent connections opened before the test) are not priced in the run
     const uint64_t setupFrames = dev->Frames();
@@ -367,21 +636,8 @@ RunLbScenario(const LbScenarioConfig& c)
     const size_t cap = sizeof storage - kHeadroom;
 
     const uint64_t windowFromPs = static_cast<uint64_t>(std::llround(c.EffectiveWarmupSeconds() * 1e12));
-    // Idle aging after every slice, with a budget that sweeps each shard
-    // once per aging_sweep_s (at least one bucket a slice). Auto (0): a tenth
-    // of the shortest timeout in force: TIME_WAIT when kept, FIN_WAIT, and
-    // IPVS's 2 s for a connection that never saw a segment (NONE); a
-    // connection then outlives its timeout by at most a tenth of it.
     L4Balancer& lb = dev->Balancer();
-    double shortest = std::min(c.finWaitSeconds, 2.0);
-    if (c.timeWaitSeconds > 0)
-    {
-        shortest = std::min(shortest, c.timeWaitSeconds);
-    }
-    const double sweepSeconds = c.agingSweepSeconds > 0 ? c.agingSweepSeconds : shortest / 10;
-    const double slicesPerSweep = std::max(1.0, sweepSeconds / c.batchIntervalSeconds);
-    const uint32_t agingBudget =
-        static_cast<uint32_t>(std::max(1.0, std::ceil(lb.BucketsPerShard() / slicesPerSweep)));
+    AgingPacer pacer(c, lb.BucketsPerShard());
     const uint64_t samplePs =
         c.occupancySampleSeconds > 0 ? static_cast<uint64_t>(std::llround(c.occupancySampleSeconds * 1e12)) : 0;
     uint64_t nextSamplePs = 0;
@@ -397,6 +653,10 @@ RunLbScenario(const LbScenarioConfig& c)
     };
     double windowBits = 0;
     std::vector<double> windowCycles(c.numCores, 0.0);
+    double windowAgingCycles = 0; // of windowCycles, the aging sweeps'
+    double sumLatencySeconds = 0; // tester send (= arrival) to departure, over the frames that left
+    uint64_t latencyFrames = 0;
+    std::vector<L4BalancerDevice::AgingWork> agingWork;
     auto settle = [&]() {
         for (const PacketDesc& d : departed)
         {
@@ -405,6 +665,8 @@ RunLbScenario(const LbScenarioConfig& c)
                 windowBits += 8.0 * d.frameBytes;
                 windowCycles[dev->CoreOfDesc(d)] += d.serviceCycles;
             }
+            sumLatencySeconds += static_cast<double>(d.departPs - d.arrivalPs) * 1e-12;
+            ++latencyFrames;
             auto it = inFlight.find(d.seq);
             tester.OnDeparted(it->second, d.departPs);
             inFlight.erase(it);
@@ -446,7 +708,21 @@ RunLbScenario(const LbScenarioConfig& c)
         offer(pkts);
         dev->Run(batch, departed, dropped);
         settle();
-        lb.Age(toPs / 1000u, agingBudget);
+        agingWork.clear();
+        const uint32_t budget = pacer.Next();
+        if (budget > 0) // 0 would mean a whole shard
+        {
+            dev->Age(toPs, budget, agingWork);
+        }
+        for (const L4BalancerDevice::AgingWork& w : agingWork)
+        {
+            // counted like a frame's cycles: when the work leaves the core
+            if (w.endPs >= windowFromPs && w.endPs < durPs)
+            {
+                windowCycles[w.core] += w.cycles;
+                windowAgingCycles += w.cycles;
+            }
+        }
         sample(toPs);
         if (toPs < durPs)
         {
@@ -464,76 +740,25 @@ RunLbScenario(const LbScenarioConfig& c)
     dev->Flush(departed);
     settle();
 
-    const double window = (durPs - warmPs) * 1e-12;
-    r.unitsStarted = tester.Started(0, warmPs, durPs);
-    r.unitsCompleted = tester.Completed(0, warmPs, durPs);
-    r.unitsFailed = tester.Failed(0, warmPs, durPs);
-    r.framesToServers = tester.FramesToServers();
-    r.deliveryErrors = tester.DeliveryErrors();
-    r.expired = lb.Expired();
-    r.timeWaitEnd = lb.ConnectionsIn(DP_SESS_TIME_WAIT);
-    r.offeredRate = r.unitsStarted / window;
-    r.completedRate = r.unitsCompleted / window;
-    const uint64_t allUnits = tester.Started(0, 0, UINT64_MAX);
-    r.packetsPerUnit = tester.PacketsPerUnit(0);
-    dp_ops_t ops = dev->Ops();
-    const uint64_t frames = dev->Frames() - setupFrames;
-    const double cycles = dev->SumCycles() - setupCycles;
-    // per unit of the main stream over the whole run (a flood's legitimate
-    // stream, 1e-5 of its frames, is included in the cycles)
-    if (allUnits > 0)
-    {
-        r.cyclesPerUnit = cycles / static_cast<double>(allUnits);
-        for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)
-        {
-            r.opsPerUnit[dp_ops_counter_name(i)] =
-                static_cast<double>(dp_ops_counter(&ops, i) - dp_ops_counter(&setupOps, i)) /
-                static_cast<double>(allUnits);
-        }
-    }
-    r.deliveredBitRate = windowBits / window;
-    r.cyclesPerPacket = frames ? cycles / static_cast<double>(frames) : 0;
-    const PipelineReport rep = dev->Engine().Report();
-    double sum = 0, spanSum = 0;
-    for (uint32_t k = 0; k < c.numCores; ++k)
-    {
-        const double u = 100 * windowCycles[k] / (c.clockHz * window);
-        r.coreUtilizationPct.push_back(u);
-        sum += u;
-        r.cpuMaxPct = std::max(r.cpuMaxPct, u);
-        spanSum += 100 * rep.coreUtilization[k];
-    }
-    r.cpuMeanPct = sum / c.numCores;
-    r.cpuSpanMeanPct = spanSum / c.numCores;
-    r.cpuClosedFormPct = 100 * c.rate * r.cyclesPerUnit / (c.numCores * c.clockHz);
-    r.bottleneck = rep.bottleneck;
-    r.deliveredPps = rep.durationSeconds > 0 ? dev->Engine().Counters().departed / rep.durationSeconds : 0;
-    const PipelineCounters& k = dev->Engine().Counters();
-    for (size_t i = 1; i < static_cast<size_t>(PipelineDrop::kCount); ++i)
-    {
-        if (i != static_cast<size_t>(PipelineDrop::kDataPlane) && k.drops[i])
-        {
-            r.drops[PipelineDropName(static_cast<PipelineDrop>(i))] = k.drops[i];
-        }
-    }
-    for (int i = 1; i < DP_DROP__COUNT; ++i)
-    {
-        if (k.dpDrops[i])
-        {
-            r.drops[dp_drop_reason_name(static_cast<dp_drop_reason_t>(i))] = k.dpDrops[i];
-        }
-    }
-    if (c.workload == "synflood" && c.legitRate > 0)
-    {
-        r.legitOfferedRate = tester.Started(1, warmPs, durPs) / window;
-        r.legitCompletedRate = tester.Completed(1, warmPs, durPs) / window;
-    }
-    r.cookiesSent = dev->Balancer().CookiesSent();
-    r.cookiesValid = dev->Balancer().CookiesValid();
-    r.connectionsEnd = dev->Balancer().Connections();
-    r.refusedFull = dev->Balancer().RefusedFull();
-    r.simEvents = Simulator::GetEventCount();
+    r.level = "descriptor";
+    Summarise(c, tester, *dev, setupFrames, setupCycles, setupOps, windowCycles, windowAgingCycles, r);
+    r.deliveredBitRate = windowBits / ((durPs - warmPs) * 1e-12);
+    r.framesMeasured = latencyFrames;
+    r.meanLatencySeconds = latencyFrames ? sumLatencySeconds / static_cast<double>(latencyFrames) : 0;
     return r;
+}
+
+} // namespace
+
+LbScenarioResult
+RunLbScenario(const LbScenarioConfig& c)
+{
+    Simulator::Destroy();
+    if (c.workload == "fill")
+    {
+        return RunFill(c);
+    }
+    return c.level == "packet" ? RunPacketLevel(c) : RunDescriptorLevel(c);
 }
 
 } // namespace routertwin

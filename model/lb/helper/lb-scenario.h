@@ -38,7 +38,13 @@
 //   request_bytes          int B, 64         HTTP request payload
 //   response_bytes         int B, 64         HTTP response payload
 //   step_gap_s             float s, 1e-5     between the packets of one unit
-//   arrivals               str, "constant"   constant | poisson
+//   arrivals               str, "constant"   constant | poisson | onoff | mmpp (unit starts;
+//                                            traffic-profile.h's ArrivalProcess at the rate)
+//   burst_mean_units       float, 16         onoff: mean units per burst (geometric)
+//   burst_peak_ratio       float, 4          onoff: rate inside a burst / rate
+//   mmpp_rate_ratio        float, 4          mmpp: high-state rate / low-state rate
+//   mmpp_high_fraction     float, 0.2        mmpp: share of time in the high state
+//   mmpp_cycle_s           float s, 1e-3     mmpp: mean high + low sojourn
 //   duration_s             float s, 0.002    offered traffic duration
 //   warmup_s               float s, -1       start of the measured window; -1 = duration/10
 //   batch_interval_s       float s, 1e-5     tester time slice per ns-3 event
@@ -52,6 +58,10 @@
 //                                            0 = a tenth of the shortest timeout in force (TIME_WAIT when
 //                                            kept, FIN_WAIT, IPVS's 2 s for NONE)
 //   occupancy_sample_s     float s, 0        sample the connections held every this often; 0 = never
+//   level                  str, "descriptor" descriptor | packet: real ns3::Packets between a tester node and
+//                                            the balancer node over `ports` Ethernet cables (http11, dns;
+//                                            lb-packet-level.h)
+//   link_delay_s           float s, 0        packet level: propagation delay of each cable
 #ifndef ROUTERTWIN_LB_SCENARIO_H
 #define ROUTERTWIN_LB_SCENARIO_H
 
@@ -95,6 +105,11 @@ struct LbScenarioConfig
     uint32_t responseBytes = 64;
     double stepGapSeconds = 1e-5;
     std::string arrivals = "constant";
+    double burstMeanUnits = 16;
+    double burstPeakRatio = 4;
+    double mmppRateRatio = 4;
+    double mmppHighFraction = 0.2;
+    double mmppCycleSeconds = 1e-3;
     double durationSeconds = 0.002;
     double warmupSeconds = -1;
     double batchIntervalSeconds = 1e-5;
@@ -104,6 +119,8 @@ struct LbScenarioConfig
     double finWaitSeconds = 120;
     double agingSweepSeconds = 0;
     double occupancySampleSeconds = 0;
+    std::string level = "descriptor";
+    double linkDelaySeconds = 0;
 
     /// Defaults overridden by `keys`; throws std::invalid_argument "key 'K': ...".
     static LbScenarioConfig FromKeys(const std::map<std::string, ConfigValue>& keys);
@@ -128,6 +145,11 @@ struct LbScenarioResult
     /// window). Frames lost in a full queue cost nothing.
     double cpuMeanPct = 0;        ///< mean over the application cores, %
     double cpuMaxPct = 0;         ///< busiest core, %
+    /// Of cpuMeanPct, the idle-aging sweeps' share: each shard's sweep work
+    /// (dp_sess_expire's counters, priced) runs on the core owning the
+    /// shard and counts when it ends, as a frame's cycles do.
+    double agingCpuMeanPct = 0;
+    double agingCycles = 0;       ///< priced cycles of every aging sweep of the run
     std::vector<double> coreUtilizationPct;
     /// The engine's time model: busy time / (first arrival .. last departure), per core.
     double cpuSpanMeanPct = 0;
@@ -153,6 +175,30 @@ struct LbScenarioResult
     double bytesPerConnection = 0; ///< fill: session-table bytes of the shard / connections it held
     double fillCyclesPerConnection = 0; ///< fill: priced cycles of a connection's SYN, SYN-ACK, ACK
     uint64_t simEvents = 0;
+    std::string level;            ///< "descriptor" or "packet"
+    /// Frames through the balancer that reached their destination, and
+    /// their mean latency: descriptor level, tester send (= arrival at the
+    /// device) to the last bit on the aggregate egress line; packet level,
+    /// tester send to the last bit received by the tester (two ports'
+    /// serialisation, two cables, the balancer).
+    uint64_t framesMeasured = 0;
+    double meanLatencySeconds = 0;
+    /// The application cores' mean queueing wait and service per frame.
+    double meanCoreWaitSeconds = 0, meanCoreServiceSeconds = 0;
+    /// Packet level: mean time a frame waited in the transmit queues of the
+    /// two ports it crossed.
+    double meanPortWaitSeconds = 0;
+};
+
+/// Buckets of each shard the idle-aging sweep scans per slice
+/// (batch_interval_s), so that it covers the shard once per aging_sweep_s.
+struct AgingPacer
+{
+    AgingPacer(const LbScenarioConfig& c, uint32_t bucketsPerShard);
+    /// This slice's budget (0: none this slice); the fraction carries over.
+    uint32_t Next();
+    double bucketsPerSlice = 0;
+    double carry = 0;
 };
 
 /// Runs one scenario; throws std::invalid_argument for a bad configuration.

@@ -1,5 +1,7 @@
 #include "l4-balancer-device.h"
 
+#include "ethernet-framing.h"
+
 #include <ns3/boolean.h>
 #include <ns3/nstime.h>
 #include <ns3/double.h>
@@ -152,8 +154,19 @@ LbVerdict
 L4BalancerDevice::Offer(uint8_t* frame, size_t len, size_t cap, size_t headroom, uint64_t arrivalPs, uint32_t tag,
                         std::vector<PacketDesc>& batch, uint8_t** outFrame, size_t* outLen)
 {
-    const uint16_t bytes = static_cast<uint16_t>(std::max<size_t>(len + 4, 64));
-    const LbVerdict v = m_lb->Process(frame, len, cap, headroom, arrivalPs / 1000u, outFrame, outLen);
+    uint8_t* out = frame;
+    size_t outBytes = len;
+    const LbVerdict v = m_lb->Process(frame, len, cap, headroom, arrivalPs / 1000u, &out, &outBytes);
+    if (outFrame)
+    {
+        *outFrame = out;
+    }
+    if (outLen)
+    {
+        *outLen = outBytes;
+    }
+    // the frame as it leaves (the tunnel's outer header included), + FCS, padded
+    const uint16_t bytes = static_cast<uint16_t>(ethernet::FrameBytesFromL2(static_cast<uint32_t>(outBytes)));
     PacketDesc d{};
     d.arrivalPs = arrivalPs;
     d.seq = tag;
@@ -194,6 +207,22 @@ void
 L4BalancerDevice::Flush(std::vector<PacketDesc>& departed)
 {
     m_engine->Flush(departed);
+}
+
+uint64_t
+L4BalancerDevice::Age(uint64_t nowPs, uint32_t budget, std::vector<AgingWork>& work)
+{
+    const uint64_t removed = m_lb->Age(nowPs / 1000u, budget);
+    for (uint32_t core = 0; core < m_numCores; ++core)
+    {
+        const double cycles = m_cost.CounterCycles(m_lb->LastAgingOps(core));
+        if (cycles > 0)
+        {
+            work.push_back({core, m_engine->AddCoreWork(core, nowPs, cycles), cycles});
+            m_agingCycles += cycles;
+        }
+    }
+    return removed;
 }
 
 void

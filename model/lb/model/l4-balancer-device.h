@@ -48,6 +48,20 @@ class L4BalancerDevice : public ns3::Object
     void Run(const std::vector<PacketDesc>& batch, std::vector<PacketDesc>& departed,
              std::vector<PacketDesc>& dropped);
     void Flush(std::vector<PacketDesc>& departed);
+    /// Idle aging at nowPs (L4Balancer::Age with `budget` buckets per shard);
+    /// each shard's sweep work, priced by the counter prices alone, is put on
+    /// the core that owns the shard (PipelineEngine::AddCoreWork) after what
+    /// is queued there. Appends (core, end ps, cycles) per core that did work.
+    /// Returns the connections removed.
+    struct AgingWork
+    {
+        uint32_t core;
+        uint64_t endPs;
+        double cycles;
+    };
+    uint64_t Age(uint64_t nowPs, uint32_t budget, std::vector<AgingWork>& work);
+    /// Priced cycles of every aging sweep so far.
+    double AgingCycles() const { return m_agingCycles; }
 
     L4Balancer& Balancer() { return *m_lb; }
     /// The core a descriptor this device offered was sent to (from its flow id).
@@ -90,6 +104,7 @@ class L4BalancerDevice : public ns3::Object
     std::vector<uint32_t> m_flowCore; // its inverse, indexed by those flow ids
     dp_ops_t m_ops{};
     double m_sumCycles = 0;
+    double m_agingCycles = 0;
     uint64_t m_frames = 0;
     ns3::TracedCallback<const PacketDesc&, const char*> m_dropTrace;
     ns3::TracedCallback<int32_t> m_connTrace;

@@ -262,13 +262,60 @@ L4Balancer::BucketsPerShard() const
     return st.buckets;
 }
 
+namespace
+{
+
+// FIN_WAIT, CLOSE_WAIT, TIME_WAIT: IPVS's "inactive" connections.
+bool
+Closing(int state)
+{
+    return state == DP_SESS_FIN_WAIT || state == DP_SESS_CLOSE_WAIT || state == DP_SESS_TIME_WAIT;
+}
+
+} // namespace
+
 uint64_t
 L4Balancer::Age(uint64_t nowNs, uint32_t budget)
 {
+    const bool lingers = m_cfg.timeWaitMs > 0 || m_cfg.forwarding != LbForwarding::kFullNat;
+    m_agingOpsLast.assign(m_cfg.cores, dp_ops_t{});
+    if (m_expiredBuf.empty())
+    {
+        m_expiredBuf.resize(4096);
+    }
     uint64_t removed = 0;
     for (uint32_t s = 0; s < m_cfg.cores; ++s)
     {
-        removed += dp_sess_expire(m_sess, s, MsTick(nowNs), budget, &m_agingOps);
+        dp_ops_t& ops = m_agingOpsLast[s];
+        // the report array bounds one call's scan; go on until the budget is spent
+        uint32_t left = budget ? budget : BucketsPerShard();
+        while (left > 0)
+        {
+            uint32_t n = 0, scanned = 0;
+            dp_sess_expire_report(m_sess, s, MsTick(nowNs), left, m_expiredBuf.data(),
+                                  static_cast<uint32_t>(m_expiredBuf.size()), &n, &scanned, &ops);
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                const dp_sess_expired_t& e = m_expiredBuf[i];
+                // told already when it entered its closing phase (Finish)
+                if (lingers && Closing(e.state))
+                {
+                    continue;
+                }
+                const int service = ServiceOfVip(e.in_key.dst_ip);
+                if (service >= 0)
+                {
+                    dp_sched_conn_closed(m_sched[static_cast<uint32_t>(service)], e.server, 0, &ops);
+                }
+            }
+            removed += n;
+            left = scanned >= left ? 0 : left - scanned;
+            if (scanned == 0)
+            {
+                break;
+            }
+        }
+        dp_ops_add(&m_agingOps, &ops);
     }
     m_expired += removed;
     return removed;
@@ -335,18 +382,6 @@ L4Balancer::Forward(uint8_t* frame, size_t len, size_t cap, size_t headroom, dp_
     }
     return static_cast<uint8_t>(rc == 0 ? DP_OK : DP_DROP_BUFFER_TOO_SMALL);
 }
-
-namespace
-{
-
-// FIN_WAIT, CLOSE_WAIT, TIME_WAIT: IPVS's "inactive" connections.
-bool
-Closing(int state)
-{
-    return state == DP_SESS_FIN_WAIT || state == DP_SESS_CLOSE_WAIT || state == DP_SESS_TIME_WAIT;
-}
-
-} // namespace
 
 void
 L4Balancer::Finish(dp_sess_conn_t conn, int prevState, int state, uint8_t tcpFlags, uint32_t service,

@@ -50,8 +50,9 @@
 // enters its closing phase (FIN_WAIT, CLOSE_WAIT or TIME_WAIT): IPVS moves
 // it from the server's active to its inactive connections there
 // (ip_vs_proto_tcp.c set_tcp_state); an RST before that tells it at removal.
-// Aging is background work: its dp_ops are kept apart (AgingOps) and not
-// put on any frame.
+// Aging is background work on the core that owns the shard: its dp_ops
+// are kept per shard (LastAgingOps) for the device to put on that core, not
+// on any frame.
 //
 // Costs: the dp_ops counters of these calls, priced by CycleCost, plus
 // connectionSetupCycles on the frame that opens a connection. Two parts
@@ -160,12 +161,18 @@ class L4Balancer
     uint64_t Connections() const;
     /// Connections held now in `state` (dp_sess_state_t), over all shards.
     uint64_t ConnectionsIn(int state) const;
-    /// Idle aging at nowNs: dp_sess_expire on every shard, scanning up to
-    /// `budget` buckets each (0: all). Returns the connections removed.
+    /// Idle aging at nowNs: dp_sess_expire_report on every shard, scanning
+    /// up to `budget` buckets each (0: all). Each connection removed that the
+    /// scheduler still counts as active (not already told at its closing
+    /// phase) is closed there (dp_sched_conn_closed), as an IPVS connection
+    /// timer's expiry drops its server's counts: lc and wlc then see the
+    /// true load. Returns the connections removed.
     uint64_t Age(uint64_t nowNs, uint32_t budget);
-    /// Connections removed by Age so far, and the work it did.
+    /// Connections removed by Age so far, and the work it did (all shards).
     uint64_t Expired() const { return m_expired; }
     const dp_ops_t& AgingOps() const { return m_agingOps; }
+    /// The work the last Age call did on `shard` (the owning core's cycles).
+    const dp_ops_t& LastAgingOps(uint32_t shard) const { return m_agingOpsLast.at(shard); }
     /// Buckets of one shard (Age's budget is per shard).
     uint32_t BucketsPerShard() const;
     /// Bytes of the session table (all shards, as dp_sess_memory_size gives them).
@@ -214,6 +221,8 @@ class L4Balancer
     uint64_t m_cookiesSent = 0, m_cookiesValid = 0, m_dnsAnswered = 0;
     uint64_t m_expired = 0;
     dp_ops_t m_agingOps{};
+    std::vector<dp_ops_t> m_agingOpsLast; // per shard, of the last Age call
+    std::vector<dp_sess_expired_t> m_expiredBuf;
 };
 
 } // namespace routertwin

@@ -114,6 +114,19 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
         legit.script = http10;
         m_streams.push_back(legit);
     }
+    if (config.bursts.kind == ArrivalKind::kOnOff || config.bursts.kind == ArrivalKind::kMmpp2)
+    {
+        // Each stream its own process at its own rate, on its own random
+        // stream of the seed (the address draws of m_rng do not move).
+        for (size_t si = 0; si < m_streams.size(); ++si)
+        {
+            ArrivalConfig a = config.bursts;
+            a.meanPps = m_streams[si].rate;
+            a.peakPps = config.burstPeakRatio * m_streams[si].rate;
+            m_streams[si].starts = std::make_shared<ArrivalProcess>(a, config.seed, 0xB0u + si, 1e12);
+            m_streams[si].nextStartPs = static_cast<uint64_t>(std::llround(m_streams[si].starts->Next()));
+        }
+    }
 }
 
 void
@@ -231,6 +244,11 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             {
                 m_heap.push_back({u.startPs + k * gapPs, n, static_cast<uint8_t>(k), static_cast<uint8_t>(si)});
                 std::push_heap(m_heap.begin(), m_heap.end(), Later());
+            }
+            if (st.starts)
+            {
+                st.nextStartPs = static_cast<uint64_t>(std::llround(st.starts->Next()));
+                continue;
             }
             const double mean = 1e12 / st.rate;
             const double dt = m_cfg.poisson ? -std::log(1.0 - m_rng.Uniform01()) * mean : mean;

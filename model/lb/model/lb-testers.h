@@ -29,8 +29,10 @@
 //   synflood IxExplorer: 64-byte SYNs from random spoofed sources (198.18.0.0/15)
 //           and ports to random VIPs; beside it an http10 stream at legitRate
 //           (the report's 1,200 legitimate TPS, IxLoad).
-// Units start at a constant rate (or Poisson, seeded); the packets of a unit
-// follow its start at stepGap intervals (a LAN round trip, assumption).
+// Units start at a constant rate (or Poisson, seeded; or on/off bursts or a
+// two-state MMPP, traffic-profile.h's ArrivalProcess at the stream's rate,
+// for bursty offered load); the packets of a unit follow its start at
+// stepGap intervals (a LAN round trip, assumption).
 //
 // Direct routing and IP-in-IP tunnelling (repliesBypass): the servers own
 // the VIP (on a loopback, as LVS-DR and LVS-TUN require) and answer the
@@ -49,8 +51,10 @@
 
 #include "l4-balancer.h"
 #include "random-stream.h"
+#include "traffic-profile.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,6 +84,11 @@ struct LbTesterConfig
     uint32_t responseBytes = 64;  ///< HTTP response (TCP payload), assumption
     double stepGapSeconds = 10e-6;///< between the packets of one unit
     bool poisson = false;         ///< Poisson unit starts instead of constant spacing
+    /// kOnOff or kMmpp2: unit starts of that process (its meanPps is set to
+    /// each stream's rate; on/off peakPps = burstPeakRatio x that rate).
+    /// kConstant / kPoisson: as `poisson` says.
+    ArrivalConfig bursts;
+    double burstPeakRatio = 4;
     uint64_t seed = 1;
     bool synCookies = false;      ///< the balancer answers SYNs with cookies (http10 script)
     LbForwarding forwarding = LbForwarding::kFullNat; ///< the balancer's; DR and tunnel: replies bypass it
@@ -171,6 +180,7 @@ class LbTester
         std::vector<Unit> units;   // indexed by unit number (kept for the window counts)
         uint64_t nextStartPs = 0;
         uint64_t nextUnit = 0;
+        std::shared_ptr<ArrivalProcess> starts; // on/off, MMPP unit starts
     };
     struct Conn // http11 persistent connection
     {

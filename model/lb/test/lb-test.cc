@@ -316,7 +316,9 @@ TEST(LbScenario, DescriptorRunCpuAgreesWithClosedFormBelowSaturation)
 {
     for (const char* w : {"http11", "http10", "dns"})
     {
-        const LbScenarioResult r = RunLbScenario(Scenario(w, 2e6));
+        LbScenarioConfig c = Scenario(w, 2e6);
+        c.agingSweepSeconds = 1e3; // the units' work alone: aging is checked on its own below
+        const LbScenarioResult r = RunLbScenario(c);
         // the window reading (cycles of the frames that arrived in it)
         EXPECT_NEAR(r.cpuMeanPct, r.cpuClosedFormPct, r.cpuClosedFormPct * 0.005) << w;
         // the engine's time model: busy time over first arrival .. last
@@ -327,6 +329,214 @@ TEST(LbScenario, DescriptorRunCpuAgreesWithClosedFormBelowSaturation)
         // duration): equal up to a unit at either edge
         EXPECT_NEAR(static_cast<double>(r.unitsCompleted), static_cast<double>(r.unitsStarted), 1.0) << w;
         EXPECT_GT(r.cyclesPerUnit, r.packetsPerUnit * 400) << w; // the counted work is priced too
+    }
+}
+
+// The idle-aging sweep runs on the cores that own the shards: its cycles
+// are dp_sess_expire's counters priced. Closed form: every shard's buckets
+// once per sweep (auto: 2 s / 10 for IPVS's NONE timeout), each bucket a
+// header probe and two cache lines, plus a probe per used slot and the peer
+// record of each two-session connection once per sweep: the 1,920
+// persistent connections (3,840 sessions) spread over the 32 shards.
+TEST(LbScenario, AgingSweepCyclesAreChargedToTheCoresThatOwnTheShards)
+{
+    LbScenarioConfig c = Scenario("http11", 2e6);
+    const LbScenarioResult r = RunLbScenario(c);
+    const double buckets = std::ceil(65536.0 * 6 / 25); // dp_sess_memory_size: 128 B a bucket
+    const double perBucket = 20 + 2 * 60;               // table_probes 20, cache_lines 60
+    const double sweepsPerSecond = 1 / 0.2;
+    const double base = c.numCores * buckets * sweepsPerSecond * perBucket;
+    // upper bound: each of the 1,920 connections adds its two slot probes
+    // (20 each), a peer probe (20) and up to two peer cache lines (60 each)
+    const double slots = 1920 * sweepsPerSecond * (3 * 20 + 2 * 60);
+    const double lo = 100 * base / (c.numCores * c.clockHz), hi = 100 * (base + slots) / (c.numCores * c.clockHz);
+    EXPECT_GE(r.agingCpuMeanPct, lo * 0.99) << "window edges: a slice's piece may end just outside";
+    EXPECT_LE(r.agingCpuMeanPct, hi * 1.01);
+    // the rest of the CPU is the units' work, as the closed form says
+    EXPECT_NEAR(r.cpuMeanPct - r.agingCpuMeanPct, r.cpuClosedFormPct, r.cpuClosedFormPct * 0.005);
+    // and without prices for the counters aging touches, aging costs nothing
+    c.counterPrices.erase("table_probes");
+    c.counterPrices.erase("cache_lines");
+    c.counterPrices.erase("table_writes");
+    c.counterPrices.erase("hashes");
+    EXPECT_EQ(RunLbScenario(c).agingCpuMeanPct, 0.0);
+}
+
+// Tunnel (IP-in-IP): each forwarded request leaves with a 20-byte outer
+// IPv4 header. Line-rate arithmetic: R requests/s of 64 bytes of HTTP leave
+// as 14 + 20 + 20 + 20 + 64 + 4 (FCS) = 142-byte frames: R x 142 x 8 bit/s
+// (the servers' responses bypass the balancer); full NAT sends requests and
+// responses as 122-byte frames: 2 R x 122 x 8.
+TEST(LbScenario, TunnelEgressCountsTheOuterHeader)
+{
+    LbScenarioConfig c = Scenario("http11", 1e6);
+    c.durationSeconds = 0.002;
+    c.forwarding = "tunnel";
+    const LbScenarioResult t = RunLbScenario(c);
+    const double window = c.durationSeconds - c.EffectiveWarmupSeconds();
+    const double edge = 2 * 2 * 142 * 8 / window; // a frame or two at either edge of the window
+    EXPECT_NEAR(t.deliveredBitRate, c.rate * 142 * 8, edge);
+    c.forwarding = "fullnat";
+    const LbScenarioResult f = RunLbScenario(c);
+    EXPECT_NEAR(f.deliveredBitRate, 2 * c.rate * 122 * 8, edge);
+}
+
+// IPVS lc (ip_vs_lc.c): the least active connections, the first server of
+// the list on a tie, and servers join the list at its head (ip_vs_ctl.c
+// __ip_vs_update_dest), so of two idle servers the last added, server 1,
+// wins. A connection whose handshake never completes is removed by aging
+// (SYN_RECV: 60 s); its server must count it no more, else every later
+// connection avoids that server. Truth: with two servers, open a
+// connection, let it expire, open the next: server 1 each time; were the
+// expired ones still counted, the next would go to server 0. And while a
+// connection is held, the next does go there.
+TEST(L4Balancer, AgedOutConnectionNoLongerCountsForLeastConnections)
+{
+    for (const char* algo : {"lc", "wlc"})
+    {
+        L4BalancerConfig c = SmallConfig();
+        c.serversPerService = 2;
+        c.scheduler = algo;
+        L4Balancer lb(c);
+        uint8_t buf[256];
+        const uint32_t vip = L4Balancer::Vip(0);
+        auto open = [&](uint16_t port, uint64_t t) {
+            const size_t len = Build(buf, sizeof buf, 0xC6120005, vip, port, 80, DP_SESS_TCP_SYN);
+            const LbVerdict v = lb.Process(buf, len, sizeof buf, 0, t);
+            EXPECT_EQ(v.dpDrop, DP_OK);
+            EXPECT_TRUE(v.opened);
+            return v.out.dst_ip;
+        };
+        for (uint16_t i = 0; i < 5; ++i)
+        {
+            const uint64_t t0 = 100000000000ull * i; // 100 s apart
+            EXPECT_EQ(open(static_cast<uint16_t>(40000 + i), t0), L4Balancer::ServerIp(0, 1)) << algo << " " << i;
+            EXPECT_EQ(lb.Age(t0 + 59999000000ull, 0), 0u); // SYN_RECV idle 59.999 s: kept
+            EXPECT_EQ(lb.Age(t0 + 60000000000ull, 0), 1u); // 60 s: removed
+        }
+        EXPECT_EQ(lb.Expired(), 5u);
+        const uint64_t t = 1000000000000ull;
+        EXPECT_EQ(open(50000, t), L4Balancer::ServerIp(0, 1)) << algo;
+        EXPECT_EQ(open(50001, t), L4Balancer::ServerIp(0, 0)) << algo; // server 1 holds one
+    }
+}
+
+// Packet level against descriptor level on one scenario: a Tolly TPS step
+// (IxLoad HTTP/1.1, 64-byte requests and responses, 32 cores, 16 x 10GbE)
+// at 2M TPS. Both levels run the same tester and the same balancer device
+// (C core, per-core queues); what a packet adds is what may differ, and
+// each tolerance below is derived from it:
+//  - each frame reaches the balancer later by its ingress serialisation on
+//    a 10GbE port plus the cable: s = (8 + 122) x 8 / 10e9 = 104 ns + delay
+//    (every frame is 118 L2 bytes + FCS). The frames that leave a core in
+//    the window [warmup, end) change only at its two edges: at most
+//    ceil(frames/s of the core x s) + 1 frames per edge, each at most the
+//    largest frame cost, so CPU per core agrees within that;
+//  - a transaction completes later by the same shifts in and out: units
+//    completed in the window differ by at most rate x shift + 1 per edge;
+//  - connections (the 1,920 persistent ones) and drops (none) are equal;
+//  - the cores see the same frames in the same order with the same gaps:
+//    service time per frame is equal, queueing wait equal up to the aging
+//    pieces (at the same instants at both levels, while the frames move by
+//    s), a few ns;
+//  - latency: packet level = core wait + service + two serialisations
+//    (ingress, egress) + two cables + port queueing, to the picosecond the
+//    times are rounded to; descriptor level = core wait + service + the
+//    aggregate 160G egress line. The difference is those framing terms.
+TEST(LbScenario, PacketLevelAgreesWithDescriptorLevelOnATpsStep)
+{
+    LbScenarioConfig c = Scenario("http11", 2e6);
+    c.durationSeconds = 0.002;
+    const LbScenarioResult d = RunLbScenario(c);
+    c.level = "packet";
+    c.linkDelaySeconds = 50e-9; // a 10 m cable
+    const LbScenarioResult p = RunLbScenario(c);
+    ASSERT_EQ(d.level, "descriptor");
+    ASSERT_EQ(p.level, "packet");
+
+    const double ser = 8.0 * (8 + 122) / 10e9; // last bit of a 122-byte frame after its first
+    const double shift = ser + c.linkDelaySeconds;
+    const double window = c.durationSeconds - c.EffectiveWarmupSeconds();
+    EXPECT_EQ(p.unitsStarted, d.unitsStarted);
+    const double unitEdge = 2 * (std::ceil(c.rate * 2 * shift) + 1);
+    EXPECT_NEAR(static_cast<double>(p.unitsCompleted), static_cast<double>(d.unitsCompleted), unitEdge);
+    EXPECT_EQ(p.unitsFailed, 0u);
+    EXPECT_EQ(d.unitsFailed, 0u);
+    EXPECT_EQ(p.drops, d.drops);
+    EXPECT_EQ(p.connectionsEnd, d.connectionsEnd);
+    EXPECT_EQ(p.deliveryErrors, 0u);
+    EXPECT_DOUBLE_EQ(p.cyclesPerUnit, d.cyclesPerUnit); // the same frames through the same core
+
+    ASSERT_EQ(p.coreUtilizationPct.size(), d.coreUtilizationPct.size());
+    for (size_t k = 0; k < d.coreUtilizationPct.size(); ++k)
+    {
+        // frames/s of core k from its CPU, and the most a frame costs (a
+        // request or a response: cycles per unit bounds both)
+        const double framesPerSecond = d.coreUtilizationPct[k] / 100 * c.clockHz / (d.cyclesPerUnit / 2);
+        const double perEdge = std::ceil(framesPerSecond * shift) + 1;
+        const double tol = 100 * 2 * perEdge * d.cyclesPerUnit / (c.clockHz * window);
+        EXPECT_NEAR(p.coreUtilizationPct[k], d.coreUtilizationPct[k], tol) << "core " << k;
+    }
+    EXPECT_NEAR(p.cpuMeanPct, d.cpuMeanPct, 0.02 * d.cpuMeanPct);
+    EXPECT_NEAR(p.agingCpuMeanPct, d.agingCpuMeanPct, 1e-3);
+
+    EXPECT_DOUBLE_EQ(p.meanCoreServiceSeconds, d.meanCoreServiceSeconds);
+    // a frame's wait changes only through the aging pieces (same instants,
+    // frames shifted): by less than a core's aging time per slice on average
+    const double agingPerSlice = d.agingCpuMeanPct / 100 * c.batchIntervalSeconds;
+    EXPECT_GT(agingPerSlice, 0);
+    EXPECT_NEAR(p.meanCoreWaitSeconds, d.meanCoreWaitSeconds, agingPerSlice);
+    ASSERT_EQ(p.framesMeasured, d.framesMeasured);
+    // packet level's latency from its parts, to the rounding of each time to a picosecond
+    const double parts = p.meanCoreWaitSeconds + p.meanCoreServiceSeconds + 2 * shift + p.meanPortWaitSeconds;
+    EXPECT_NEAR(p.meanLatencySeconds, parts, 4e-12);
+    // descriptor level: the aggregate line adds its serialisation (142 wire
+    // bytes at 160 Gbit/s = 7.1 ns) and waits for it, never less
+    const double line = 8.0 * 142 / 160e9;
+    EXPECT_GE(d.meanLatencySeconds - d.meanCoreWaitSeconds - d.meanCoreServiceSeconds, line - 4e-12);
+    // the difference between the levels is the framing: two 10GbE
+    // serialisations and cables (+ port queueing) in place of the
+    // aggregate line (+ its queueing)
+    const double lineTerm = d.meanLatencySeconds - d.meanCoreWaitSeconds - d.meanCoreServiceSeconds;
+    EXPECT_NEAR(p.meanLatencySeconds - d.meanLatencySeconds,
+                2 * shift + p.meanPortWaitSeconds - lineTerm + (p.meanCoreWaitSeconds - d.meanCoreWaitSeconds),
+                8e-12);
+
+    // Without aging the cores see exactly the same frames with the same gaps
+    // at both levels: the same queueing to the picosecond the engine rounds to.
+    c.agingSweepSeconds = 1e3;
+    c.level = "descriptor";
+    const LbScenarioResult d0 = RunLbScenario(c);
+    c.level = "packet";
+    const LbScenarioResult p0 = RunLbScenario(c);
+    EXPECT_NEAR(p0.meanCoreWaitSeconds, d0.meanCoreWaitSeconds, 2e-12);
+    EXPECT_NEAR(p0.meanLatencySeconds - d0.meanLatencySeconds,
+                2 * shift + p0.meanPortWaitSeconds -
+                    (d0.meanLatencySeconds - d0.meanCoreWaitSeconds - d0.meanCoreServiceSeconds),
+                8e-12);
+}
+
+// Direct routing and IP-in-IP at packet level: the servers' replies bypass
+// the balancer (handed to the client at their send time), every forwarded
+// request reaches its server's port as the method requires (the tester's
+// delivery check on the received ns3::Packet), and the balancer's work per
+// transaction is the descriptor level's.
+TEST(LbScenario, PacketLevelCarriesDirectRoutingAndTunnelledRequests)
+{
+    for (const char* fwd : {"dr", "tunnel"})
+    {
+        LbScenarioConfig c = Scenario("http11", 1e6);
+        c.durationSeconds = 0.001;
+        c.forwarding = fwd;
+        const LbScenarioResult d = RunLbScenario(c);
+        c.level = "packet";
+        const LbScenarioResult p = RunLbScenario(c);
+        EXPECT_EQ(p.unitsFailed, 0u) << fwd;
+        EXPECT_EQ(p.deliveryErrors, 0u) << fwd;
+        EXPECT_EQ(p.framesToServers, d.framesToServers) << fwd;
+        EXPECT_GT(p.framesToServers, 900u) << fwd; // 1M TPS x 1 ms requests
+        EXPECT_DOUBLE_EQ(p.cyclesPerUnit, d.cyclesPerUnit) << fwd;
+        EXPECT_EQ(p.framesMeasured, d.framesMeasured) << fwd; // the requests only
     }
 }
 

@@ -177,6 +177,22 @@ Keys()
              ParseFlowPopularity(c.flowPopularity);
          }},
         {"zipf_exponent", [](C& c, S k, V v) { c.zipfExponent = NonNeg(k, v); }},
+        {"flow_sizes",
+         [](C& c, S k, V v) {
+             try
+             {
+                 c.flowSizes.kind = ParseFlowSizeKind(AsString(k, v));
+             }
+             catch (const std::invalid_argument& e)
+             {
+                 Bad(k, e.what());
+             }
+         }},
+        {"pareto_alpha", [](C& c, S k, V v) { c.flowSizes.paretoAlpha = AsDouble(k, v); }},
+        {"pareto_min_packets", [](C& c, S k, V v) { c.flowSizes.paretoMinPackets = AsDouble(k, v); }},
+        {"lognormal_mu", [](C& c, S k, V v) { c.flowSizes.lognormalMu = AsDouble(k, v); }},
+        {"lognormal_sigma", [](C& c, S k, V v) { c.flowSizes.lognormalSigma = AsDouble(k, v); }},
+        {"flow_pps", [](C& c, S k, V v) { c.flowPps = NonNeg(k, v); }},
         {"trace_file",
          [](C& c, S k, V v) {
              c.traceFile = AsString(k, v);
@@ -263,6 +279,42 @@ ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& key
     {
         Bad(keys.count("trace_rescale") ? "trace_rescale" : "trace_loop", "needs trace_file");
     }
+    try
+    {
+        c.flowSizes.Validate();
+    }
+    catch (const std::invalid_argument& e)
+    {
+        Bad("flow_sizes", e.what());
+    }
+    for (const char* sizeKey : {"pareto_alpha", "pareto_min_packets", "lognormal_mu", "lognormal_sigma", "flow_pps"})
+    {
+        const bool pareto = std::string(sizeKey).rfind("pareto", 0) == 0;
+        const bool lognormal = std::string(sizeKey).rfind("lognormal", 0) == 0;
+        const FlowSizeKind need = pareto ? FlowSizeKind::kPareto : FlowSizeKind::kLognormal;
+        if (keys.count(sizeKey) &&
+            (c.flowSizes.kind == FlowSizeKind::kNone || ((pareto || lognormal) && c.flowSizes.kind != need)))
+        {
+            Bad(sizeKey, pareto      ? "needs flow_sizes: pareto"
+                         : lognormal ? "needs flow_sizes: lognormal"
+                                     : "needs flow_sizes");
+        }
+    }
+    if (c.flowSizes.kind != FlowSizeKind::kNone)
+    {
+        if (keys.count("flow_popularity") && c.flowPopularity != "round_robin")
+        {
+            Bad("flow_popularity", "flow-level traffic (flow_sizes) picks its own flows");
+        }
+        if (!c.traceFile.empty())
+        {
+            Bad("flow_sizes", "a trace_file brings its own flows");
+        }
+        if (c.unroutedFlows)
+        {
+            Bad("unrouted_flows", "applies to the fixed flows, not to flow-level traffic");
+        }
+    }
     if (c.unroutedFlows > c.numFlows)
     {
         Bad("unrouted_flows", "must be <= num_flows");
@@ -348,6 +400,8 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     traffic.mmppCycleSeconds = c.mmppCycleSeconds;
     traffic.popularity = ParseFlowPopularity(c.flowPopularity);
     traffic.zipfExponent = c.zipfExponent;
+    traffic.flowSizes = c.flowSizes;
+    traffic.flowPps = c.flowPps;
     traffic.tracePath = c.traceFile;
     traffic.traceRescale = c.traceRescale;
     traffic.traceLoop = c.traceLoop;
@@ -375,9 +429,11 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
                         : c.portBitRate / (8.0 * (r.meanFrameBytes + ethernet::kOverheadBytes));
     r.traceFlows = t.traceFlows;
     r.traceLoops = t.traceLoops;
+    r.flowsStarted = t.flowsStarted;
     r.latencyMinUs = t.latencyMinSeconds * 1e6;
     r.latencyAvgUs = t.latencyAvgSeconds * 1e6;
     r.latencyMaxUs = t.latencyMaxSeconds * 1e6;
+    r.latency = t.latency;
     r.sequenceErrors = t.sequenceErrors;
 
     const ForwardingWorkload& w = *dev->Workload();

@@ -59,6 +59,17 @@
 //   mmpp_cycle_s                float s, 1e-3    mmpp: mean high + low sojourn
 //   flow_popularity             str, "round_robin"  round_robin | uniform | zipf
 //   zipf_exponent               float, 1         zipf: flow of rank k has weight k^-s
+//   flow_sizes                  str, "none"      none | pareto | lognormal: flow-level traffic:
+//                                                flows start by `arrivals` (at offered_pps /
+//                                                mean packets per flow), send that many packets
+//                                                at flow_pps, then end (FlowLevelProcess); not
+//                                                with flow_popularity or trace_file
+//   pareto_alpha                float, 1.2       pareto: tail index, > 1
+//   pareto_min_packets          float, 1         pareto: xm, packets, >= 1
+//   lognormal_mu                float, 2         lognormal: mean of ln(packets)
+//   lognormal_sigma             float, 1         lognormal: sd of ln(packets)
+//   flow_pps                    float pps, 0     each flow's packet rate; 0 = offered_pps / num_flows
+//                                                (num_flows ~ the mean number of active flows)
 //   trace_file                  str, ""          pcap file replayed as the offered traffic
 //                                                (sizes, flows by 5-tuple, instants); not
 //                                                with frame_bytes, frame_mix or arrivals
@@ -69,6 +80,7 @@
 #define ROUTERTWIN_FORWARDING_SCENARIO_H
 
 #include "config-keys.h"
+#include "latency-histogram.h"
 #include "traffic-profile.h"
 
 #include <cstdint>
@@ -120,6 +132,8 @@ struct ForwardingScenarioConfig
     double mmppCycleSeconds = 1e-3;
     std::string flowPopularity = "round_robin";
     double zipfExponent = 1;
+    FlowSizeDistribution flowSizes; ///< kind kNone: the fixed flows of num_flows
+    double flowPps = 0;
     std::string traceFile;
     bool traceRescale = false;
     bool traceLoop = false;
@@ -147,7 +161,9 @@ struct ForwardingScenarioResult
     double lineRatePps = 0;      ///< the port's line rate for the offered sizes
     uint32_t traceFlows = 0;     ///< distinct 5-tuples of a replayed trace
     uint64_t traceLoops = 0;
+    uint64_t flowsStarted = 0;   ///< flow-level traffic: flows started
     double latencyMinUs = 0, latencyAvgUs = 0, latencyMaxUs = 0;
+    LatencyHistogram latency; ///< every received frame's latency (seconds)
     uint64_t sequenceErrors = 0;
     double serviceCyclesMean = 0; ///< priced cycles per packet of the workload
     double serviceUsMean = 0;     ///< core service time incl. per-byte costs

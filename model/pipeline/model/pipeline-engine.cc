@@ -317,6 +317,23 @@ PipelineEngine::Flush(std::vector<PacketDesc>& departed)
     Drain(~Tick{0}, departed);
 }
 
+uint64_t
+PipelineEngine::AddCoreWork(uint32_t core, uint64_t readyPs, double cycles)
+{
+    // Only RSS names the core a piece of work belongs to; in the FIFO modes
+    // any core would take it and the work would be a packet.
+    if (m_cfg.scheduling != WorkScheduling::kRss || core >= m_cfg.numCores)
+    {
+        throw std::logic_error("PipelineEngine::AddCoreWork: RSS mode and a valid core only");
+    }
+    const Tick ready = readyPs << kTickShift;
+    const Tick start = std::max(ready, m_coreFree[core]);
+    const Tick finish = start + RoundTicks(cycles * m_ticksPerCycle);
+    SetCoreFree(core, finish);
+    m_coreBusy[core] += finish - start;
+    return (finish + (1u << (kTickShift - 1))) >> kTickShift;
+}
+
 void
 PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>& departed,
                         std::vector<PacketDesc>& dropped)

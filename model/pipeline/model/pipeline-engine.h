@@ -138,6 +138,14 @@ class PipelineEngine
     /// Emits every packet still held: call when no more packets will arrive.
     void Flush(std::vector<PacketDesc>& departed);
 
+    /// Background work that is not a packet (a session table's aging sweep)
+    /// on one core, RSS mode only: it starts when the core is free and no
+    /// earlier than readyPs (nondecreasing like arrivals), keeps the core busy
+    /// for `cycles`, and delays the packets queued behind it. Counts in the
+    /// core's busy time and utilization, not in the packet counters. Returns
+    /// the time (ps) it ends. Throws std::logic_error outside RSS mode.
+    uint64_t AddCoreWork(uint32_t core, uint64_t readyPs, double cycles);
+
     const PipelineCounters& Counters() const { return m_counters; }
     const PipelineConfig& Config() const { return m_cfg; }
 

@@ -15,7 +15,9 @@
 //   ip_bytes, offered_load (fraction of theoretical), routes,
 //   ip_mix ({"<IP bytes>": weight}: every packet its own size; packet mode;
 //   ip_bytes is then the reference size of fixed_latency_us), ip_mix_order
-//   ("random" | "sequence"),
+//   ("random" | "sequence"), trace_file (a pcap or pcapng file every port
+//   replays: IP sizes and inter-arrival times rescaled to offered_load, looped;
+//   packet mode; not with ip_mix),
 //   routes_as_destinations, route_first_prefix ("16.0.0.0"), route_file (a FIB
 //   file: "a.b.c.d/len TARGET" lines, TARGET a port, ECMP ports "p,q,..." or
 //   blackhole | unreachable | prohibit; docs/import.md)
@@ -23,9 +25,11 @@
 //   cell_bytes, internal_header_bytes, fabric_gbps_per_pfe, queueing
 //   ("fifo"|"voq"), scheduler ("islip"|"fifo_random"|"fifo_rr"),
 //   islip_iterations, speedup, ingress_buffer_us, egress_buffer_us
-//   fixed_latency_us, duration_s, seed, batch_us, sample_frames, block_packets
+//   fixed_latency_us, duration_s, seed, batch_us, sample_frames, block_packets,
+//   loss_bins (time bins of the per-port drop timeline)
 // Results: tx/rx packets and pps, theoretical_pps, tx_pct, rx_pct,
-// throughput_gbps (IP octets), mean_ip_bytes, latency_{min,avg,max}_us, mean escapes per
+// throughput_gbps (IP octets), mean_ip_bytes, latency_{min,avg,max,p50,p99,p999}_us,
+// latency_histogram, loss_timeline (drops per port and time bin), mean escapes per
 // frame on each link, fabric_load, lookup_load, bottleneck, drops by reason,
 // per-port counters; wall_s and events (packet mode).
 #ifndef ROUTERTWIN_ROUTER_SCENARIO_H

@@ -2,6 +2,7 @@
 
 #include "dp_lpm.h"
 #include "dp_pkt.h"
+#include "pcap-trace.h"
 #include "random-stream.h"
 #include "t640-tester-traffic.h"
 #include "traffic-profile.h"
@@ -80,6 +81,14 @@ RouterConfig::Validate() const
     if (ingressBufferSeconds < 0 || egressBufferSeconds < 0 || lookupQueueSeconds < 0)
     {
         bad("buffers must not be negative");
+    }
+    if (lossBins < 1 || lossBins > 100000)
+    {
+        bad("loss_bins must be in 1..100000");
+    }
+    if (!traceFile.empty() && !ipMix.empty())
+    {
+        bad("trace_file and ip_mix exclude each other (a trace brings its own sizes)");
     }
     if (ipMix.size() > 255)
     {
@@ -417,7 +426,66 @@ struct RouterEngine::Impl
         Pending pending;
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
         std::vector<double> mixCredit;         // ip mix in sequence order
+        std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
+        double traceOffset = 0;                // trace: start of the current pass
+        uint64_t traceBaseNs = 0;              // trace: capture time replayed at traceOffset
+        unsigned traceIp = 0;                  // trace: IP size of the next packet
     };
+
+    // One pass over a trace file: its IP sizes (the mix that sets the
+    // theoretical rate, cells and latency reference) and its time span.
+    struct TraceScan
+    {
+        std::vector<std::pair<unsigned, double>> ipMix;
+        double nativePps = 0, spanSeconds = 0;
+        uint64_t firstNs = 0, lastNs = 0, packets = 0;
+    };
+
+    static unsigned TraceIpBytes(uint32_t ip) { return std::clamp<uint32_t>(ip, 32, 9000); }
+
+    static TraceScan ScanTrace(const RouterConfig& c)
+    {
+        c.Validate();
+        TraceScan scan;
+        if (c.traceFile.empty())
+        {
+            return scan;
+        }
+        PcapTrace t(c.traceFile, 1);
+        std::map<unsigned, uint64_t> sizes;
+        TracePacket p;
+        uint64_t n = 0, lastNs = 0;
+        while (t.Next(p))
+        {
+            scan.firstNs = n ? scan.firstNs : p.ns;
+            lastNs = p.ns;
+            ++sizes[TraceIpBytes(p.ipBytes)];
+            ++n;
+        }
+        if (n < 2 || !(lastNs > scan.firstNs))
+        {
+            throw std::invalid_argument(c.traceFile + ": a trace needs at least two packets with increasing timestamps");
+        }
+        for (const auto& [bytes, count] : sizes)
+        {
+            scan.ipMix.emplace_back(bytes, static_cast<double>(count));
+        }
+        scan.lastNs = lastNs;
+        scan.packets = n;
+        scan.spanSeconds = static_cast<double>(lastNs - scan.firstNs) * 1e-9;
+        scan.nativePps = static_cast<double>(n - 1) / scan.spanSeconds;
+        return scan;
+    }
+
+    static RouterConfig WithTraceMix(const RouterConfig& c, const TraceScan& scan)
+    {
+        RouterConfig out = c;
+        if (!c.traceFile.empty())
+        {
+            out.ipMix = scan.ipMix;
+        }
+        return out;
+    }
 
     struct Desc
     {
@@ -440,6 +508,8 @@ struct RouterEngine::Impl
     double nominalInterval;
     unsigned cells;
     DiscreteSampler mixSampler;
+    double traceScale = 1, traceGapSeconds = 0;
+    uint64_t traceFirstNs = 0, traceLastNs = 0;
     double slot;
     uint32_t ingressCapCells;
     std::vector<uint8_t> lpmMem;
@@ -456,6 +526,7 @@ struct RouterEngine::Impl
     std::vector<RouterPortStats> stats;
     std::vector<uint64_t> txCells; // per tester port: cells of the packets it offered
     std::vector<uint64_t> drops;
+    LossTimeline lossTimeline;
     uint64_t inFlight = 0;
     uint64_t slotIndex = 0;
     uint64_t ingressEscapes = 0;
@@ -485,16 +556,22 @@ struct RouterEngine::Impl
     }
 
     explicit Impl(const RouterConfig& c)
-        : cfg((c.Validate(), c)),
+        : Impl(c, ScanTrace(c))
+    {
+    }
+
+    Impl(const RouterConfig& c, const TraceScan& scan)
+        : cfg(WithTraceMix(c, scan)),
           enc(c.ppp),
           payloadBps(SonetPayloadBps(c.sonetN)),
           byteTime(8.0 / payloadBps),
-          theoreticalPortPps(c.TheoreticalPortPps(payloadBps)),
+          theoreticalPortPps(cfg.TheoreticalPortPps(payloadBps)),
           nominalInterval(1.0 / (c.offeredLoad * theoreticalPortPps)),
           cells(c.CellsPerPacket()),
           slot(8.0 * c.cellBytes / c.fabricBpsPerPfe),
           ingressCapCells(CapCells(c, slot)),
-          fabric(MakeFabric(c, ingressCapCells))
+          fabric(MakeFabric(c, ingressCapCells)),
+          lossTimeline(c.ports, c.lossBins, c.durationSeconds)
     {
         Fib fib = LoadFib(cfg);
         streams.resize(cfg.ports);
@@ -516,6 +593,32 @@ struct RouterEngine::Impl
             {
                 streams[p].sizeRng = std::make_unique<RandomStream>(cfg.seed, 0x51E0000ull + p);
                 streams[p].mixCredit.assign(weights.size(), 0.0);
+            }
+        }
+        if (!cfg.traceFile.empty())
+        {
+            // Every port replays the trace, its instants scaled to the
+            // offered rate; one pass lasts the scaled span plus one mean
+            // gap, so passes do not overlap. Port p starts p / ports of the
+            // way into the trace (its first packet at 0): the ports replay
+            // different stretches at once, as uncorrelated ports would, and
+            // a window shorter than a pass still samples the whole trace.
+            const double target = cfg.offeredLoad * theoreticalPortPps;
+            traceScale = scan.nativePps / target;
+            traceGapSeconds = 1.0 / target;
+            traceFirstNs = scan.firstNs;
+            traceLastNs = scan.lastNs;
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                Stream& st = streams[p];
+                st.trace = std::make_unique<PcapTrace>(cfg.traceFile, 1);
+                TracePacket skipped;
+                for (uint64_t k = scan.packets * p / cfg.ports; k > 0; --k)
+                {
+                    st.trace->Next(skipped);
+                }
+                st.traceBaseNs = 0; // set by the first packet read
+                ReadTrace(st, 0.0);
             }
         }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
@@ -572,8 +675,37 @@ struct RouterEngine::Impl
     // both links) without delivering it.
     // The next packet's IP size: ipBytes, or the mix's (drawn, or the smooth
     // weighted round robin of the tester's repeating pattern).
+    // The trace's next packet: its IP size and its start, not before
+    // notBefore (the port is busy until then); a pass ends, the next begins.
+    void ReadTrace(Stream& s, double notBefore)
+    {
+        TracePacket tp;
+        if (!s.trace->Next(tp))
+        {
+            // The next pass starts one mean gap after this one's last packet.
+            s.trace->Rewind();
+            s.traceOffset += static_cast<double>(traceLastNs - s.traceBaseNs) * 1e-9 * traceScale + traceGapSeconds;
+            s.traceBaseNs = traceFirstNs;
+            if (!s.trace->Next(tp))
+            {
+                throw std::invalid_argument(cfg.traceFile + ": the trace became empty while replayed");
+            }
+        }
+        if (s.seq == 0 && s.traceOffset == 0 && s.traceBaseNs == 0)
+        {
+            s.traceBaseNs = tp.ns; // the port's first packet is replayed at 0
+        }
+        const double since = tp.ns > s.traceBaseNs ? static_cast<double>(tp.ns - s.traceBaseNs) * 1e-9 : 0.0;
+        s.nextStart = std::max(notBefore, since * traceScale + s.traceOffset);
+        s.traceIp = TraceIpBytes(tp.ipBytes);
+    }
+
     unsigned NextIpBytes(Stream& s)
     {
+        if (s.trace)
+        {
+            return s.traceIp;
+        }
         if (cfg.ipMix.empty())
         {
             return cfg.ipBytes;
@@ -621,7 +753,11 @@ struct RouterEngine::Impl
         // this one ends if stuffing made it longer (line rate). A mix spaces
         // each frame by its own nominal length / load.
         ++s.seq;
-        if (cfg.ipMix.empty())
+        if (s.trace)
+        {
+            ReadTrace(s, pd.end);
+        }
+        else if (cfg.ipMix.empty())
         {
             s.nextStart = std::max(pd.end, s.seq * nominalInterval);
         }
@@ -632,9 +768,10 @@ struct RouterEngine::Impl
         }
     }
 
-    void Drop(RouterDrop d, unsigned inPort)
+    void Drop(RouterDrop d, unsigned inPort, double t)
     {
         ++drops[static_cast<size_t>(d)];
+        lossTimeline.Add(inPort, t);
         if (onDrop)
         {
             onDrop(d, inPort);
@@ -652,13 +789,13 @@ struct RouterEngine::Impl
         ++lookups;
         if (dp_lpm_lookup(lpm, pd.dst, &nh, &ops) != 0)
         {
-            Drop(RouterDrop::NoRoute, p);
+            Drop(RouterDrop::NoRoute, p, pd.end);
             return;
         }
         const NextHopTarget& target = targets[nh];
         if (target.drop != RouterDrop::Count)
         {
-            Drop(target.drop, p);
+            Drop(target.drop, p, pd.end);
             return;
         }
         nh = target.ports.size() == 1 ? target.ports[0]
@@ -669,14 +806,14 @@ struct RouterEngine::Impl
         double wait = start - pd.end;
         if (wait > cfg.lookupQueueSeconds)
         {
-            Drop(RouterDrop::LookupQueueFull, p);
+            Drop(RouterDrop::LookupQueueFull, p, pd.end);
             return;
         }
         lookupFreeAt[pfe] = start + probes / cfg.lookupProbesPerSecond;
         unsigned outPfe = nh / cfg.portsPerPfe;
         if (fabric.InputOccupancy(pfe) + pd.cells > ingressCapCells)
         {
-            Drop(RouterDrop::IngressBufferFull, p);
+            Drop(RouterDrop::IngressBufferFull, p, pd.end);
             return;
         }
         uint64_t tag = desc.size();
@@ -697,7 +834,7 @@ struct RouterEngine::Impl
         double egressWait = start - t;
         if (egressWait > cfg.egressBufferSeconds)
         {
-            Drop(RouterDrop::EgressBufferFull, d.inPort);
+            Drop(RouterDrop::EgressBufferFull, d.inPort, t);
             return;
         }
         egressBusyUntil[q] = start + d.egressWire * byteTime;
@@ -723,6 +860,7 @@ struct RouterEngine::Impl
         s.latencySum += lat;
         s.latencyMin = std::min(s.latencyMin, lat);
         s.latencyMax = std::max(s.latencyMax, lat);
+        s.latency.Add(lat);
         if (onDeliver)
         {
             onDeliver(d.inPort, lat);
@@ -838,6 +976,7 @@ Summarise(RouterResult& r, const RouterConfig& cfg, double theoreticalPortPps)
             r.latencyMin = std::min(r.latencyMin, s.latencyMin);
             r.latencyMax = std::max(r.latencyMax, s.latencyMax);
         }
+        r.latency += s.latency;
     }
     if (flows == 0)
     {
@@ -872,6 +1011,7 @@ RouterEngine::Result() const
     const Impl& m = *m_impl;
     RouterResult r;
     r.ports = m.stats;
+    r.lossTimeline = m.lossTimeline;
     for (size_t i = 0; i < m.drops.size(); ++i)
     {
         r.drops[RouterDropName(static_cast<RouterDrop>(i))] = m.drops[i];
@@ -929,6 +1069,13 @@ struct Walk
     double maxWait = 0;
     double minWait = 0;
     double dropped = 0;  // packets
+    double block = 0;    // steps per block (the last block may be shorter)
+    // Per block, in order: its mean wait (trapezoid of its end points) and
+    // the packets it dropped. The distributions of the run come from these.
+    // Single precision: a 5-minute run holds 1.4 M blocks per PFE, and a
+    // histogram bin is 2.3 % wide.
+    std::vector<float> blockWait;
+    std::vector<float> blockDropped;
 };
 
 // Lindley recursion W' = min(B, max(0, W + X)) over n steps whose increments
@@ -946,6 +1093,9 @@ LindleyBlocks(double m, double v, double n, double block, double buffer, double 
     }
     block = std::max(1.0, std::min(block, n));
     const uint64_t blocks = static_cast<uint64_t>(std::ceil(n / block));
+    w.block = block;
+    w.blockWait.reserve(blocks);
+    w.blockDropped.reserve(blocks);
     double W = 0;
     double area = 0;
     w.minWait = std::numeric_limits<double>::infinity();
@@ -958,11 +1108,15 @@ LindleyBlocks(double m, double v, double n, double block, double buffer, double 
         {
             next = 0;
         }
+        double droppedHere = 0;
         if (next > buffer)
         {
-            w.dropped += (next - buffer) / serviceMean;
+            droppedHere = (next - buffer) / serviceMean;
             next = buffer;
         }
+        w.dropped += droppedHere;
+        w.blockWait.push_back(static_cast<float>(0.5 * (W + next)));
+        w.blockDropped.push_back(static_cast<float>(droppedHere));
         area += 0.5 * (W + next) * steps;
         W = next;
         w.maxWait = std::max(w.maxWait, W);
@@ -1062,15 +1216,51 @@ SampleStream(const RouterConfig& cfg, const Fib& fib, unsigned p, double byteTim
     return mo;
 }
 
+// Latency histogram and drop timeline of port p from its PFE's fabric walk
+// and its egress walk. The fabric walk steps once per period of the PFE (one
+// packet of each of its ports), the egress walk once per packet of p, so
+// fabric block b covers p's packets [b B_f, (b+1) B_f) with B_f its block in
+// periods; each fabric block is paired with the egress block holding its
+// first packet. A block's packets all get the block's mean wait: the walk's
+// spread inside a block is not resolved, so the upper percentiles read from
+// it are those of block means (lower than per-packet ones), and latencyMax
+// (the sum of both walks' maxima) stays the bound on the maximum. Fabric
+// drops of a block are shared evenly by the PFE's ports.
+void
+FillBlockDistributions(const RouterConfig& cfg, unsigned p, double meanA, const Walk& fabric,
+                       const Walk& egress, LatencyHistogram& hist, LossTimeline& loss)
+{
+    const double n = cfg.durationSeconds / meanA; // p's packets
+    for (size_t b = 0; b < fabric.blockWait.size(); ++b)
+    {
+        const double first = b * fabric.block;
+        const double packets = std::min(fabric.block, n - first);
+        size_t e = egress.block > 0 ? static_cast<size_t>(first / egress.block) : 0;
+        double egressWait = 0;
+        if (!egress.blockWait.empty())
+        {
+            e = std::min(e, egress.blockWait.size() - 1);
+            egressWait = egress.blockWait[e];
+        }
+        hist.Add(cfg.fixedLatencySeconds + fabric.blockWait[b] + egressWait, packets);
+        loss.Add(p, first * meanA, fabric.blockDropped[b] / cfg.portsPerPfe);
+    }
+    for (size_t e = 0; e < egress.blockDropped.size(); ++e)
+    {
+        loss.Add(p, e * egress.block * meanA, egress.blockDropped[e]);
+    }
+}
+
 } // namespace
 
 RouterResult
 RunRouterSteadyState(const RouterConfig& cfg)
 {
     cfg.Validate();
-    if (!cfg.ipMix.empty())
+    if (!cfg.ipMix.empty() || !cfg.traceFile.empty())
     {
-        throw std::invalid_argument("ip_mix runs in packet mode only");
+        throw std::invalid_argument(cfg.ipMix.empty() ? "trace_file runs in packet mode only"
+                                                      : "ip_mix runs in packet mode only");
     }
     const double payloadBps = SonetPayloadBps(cfg.sonetN);
     const double byteTime = 8.0 / payloadBps;
@@ -1096,6 +1286,7 @@ RunRouterSteadyState(const RouterConfig& cfg)
 
     RouterResult r;
     r.ports.assign(cfg.ports, RouterPortStats{});
+    r.lossTimeline = LossTimeline(cfg.ports, cfg.lossBins, cfg.durationSeconds);
     std::vector<Moments> mom(cfg.ports);
     const Fib fib = LoadFib(cfg); // the sampled packets' destinations
     double escIn = 0, escOut = 0;
@@ -1158,13 +1349,20 @@ RunRouterSteadyState(const RouterConfig& cfg)
         double lost = upstream + eg.dropped;
         if (maxLookupLoad > 1.0)
         {
-            lost += n * (1.0 - 1.0 / maxLookupLoad);
+            // The lookup engine sheds its excess evenly over the run.
+            const double shed = n * (1.0 - 1.0 / maxLookupLoad);
+            lost += shed;
+            for (unsigned b = 0; b < cfg.lossBins; ++b)
+            {
+                r.lossTimeline.Add(p, (b + 0.5) * r.lossTimeline.BinSeconds(), shed / cfg.lossBins);
+            }
         }
         s.rxPackets = static_cast<uint64_t>(std::llround(std::max(0.0, n - lost)));
         double mean = cfg.fixedLatencySeconds + fabricWalk[f].meanWait + eg.meanWait;
         s.latencySum = mean * s.rxPackets;
         s.latencyMin = cfg.fixedLatencySeconds + fabricWalk[f].minWait + eg.minWait;
         s.latencyMax = cfg.fixedLatencySeconds + fabricWalk[f].maxWait + eg.maxWait;
+        FillBlockDistributions(cfg, p, mo.meanA, fabricWalk[f], eg, s.latency, r.lossTimeline);
     }
     r.drops["no_route"] = 0;
     r.drops["lookup_queue_full"] = static_cast<uint64_t>(std::llround(dropsLookup));

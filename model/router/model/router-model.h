@@ -27,6 +27,7 @@
 #define ROUTERTWIN_ROUTER_MODEL_H
 
 #include "fabric-crossbar.h"
+#include "latency-histogram.h"
 #include "pos-framing.h"
 
 #include <cstdint>
@@ -67,6 +68,14 @@ struct RouterConfig
     /// and line-rate share follow it. Packet mode only.
     std::vector<std::pair<unsigned, double>> ipMix;
     bool ipMixSequence = false;   ///< sizes in a fixed interleaving (smooth WRR) instead of drawn
+    /// A pcap or pcapng file (pcap-trace.h) every tester port replays: each
+    /// packet's IP size (clamped to 32..9000) and the trace's inter-arrival
+    /// times, rescaled so that a port offers offeredLoad of its theoretical
+    /// rate for the trace's sizes, and looped until durationSeconds; port p
+    /// starts p / ports of the way into the trace. The trace's addresses are
+    /// not used (destinations stay the tester's). Packet mode only; not with
+    /// ipMix.
+    std::string traceFile;
     double offeredLoad = 1.0;     ///< fraction of the theoretical frame rate; 1 = back to back
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination
@@ -103,6 +112,7 @@ struct RouterConfig
     double batchSeconds = 1e-6;    ///< ns-3 event spacing (packet level)
     uint64_t sampleFrames = 100000;///< frames per port measured by the steady-state mode
     uint64_t blockPackets = 10000; ///< packets per Lindley block (steady state)
+    unsigned lossBins = 100;       ///< time bins of the per-port drop timeline over durationSeconds
 
     /// Throws std::invalid_argument naming the field when inconsistent.
     void Validate() const;
@@ -128,6 +138,10 @@ struct RouterPortStats
     double latencySum = 0;
     double latencyMin = 0;
     double latencyMax = 0;
+    /// Every delivered packet's latency (packet mode); one entry per block
+    /// of packets, weighted by its packets, in steady state (the block's
+    /// mean wait: a block's spread inside is not resolved).
+    LatencyHistogram latency;
 };
 
 struct RouterResult
@@ -151,6 +165,10 @@ struct RouterResult
     double fabricLoad = 0;          ///< offered cells / fabric capacity, busiest PFE
     double lookupLoad = 0;          ///< offered probes / probe rate, busiest PFE
     std::map<std::string, uint64_t> drops;
+    /// Drops by tester port of the packet and time bin (all reasons).
+    LossTimeline lossTimeline;
+    /// All ports' latency histograms merged.
+    LatencyHistogram latency;
     std::string bottleneck;         ///< stage with the highest load
     uint64_t lookups = 0;           ///< dp_lpm lookups (packet level)
     uint64_t tableProbes = 0;

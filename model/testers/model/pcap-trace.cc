@@ -13,7 +13,12 @@ namespace
 {
 constexpr uint32_t kMagicMicros = 0xA1B2C3D4u;
 constexpr uint32_t kMagicNanos = 0xA1B23C4Du;
-constexpr uint32_t kPcapngMagic = 0x0A0D0D0Au; // section header block type
+// pcapng (draft-ietf-opsawg-pcapng): block types, the byte-order magic, options.
+constexpr uint32_t kPcapngShb = 0x0A0D0D0Au, kPcapngIdb = 1, kPcapngObsoletePacket = 2, kPcapngSpb = 3,
+                   kPcapngEpb = 6;
+constexpr uint32_t kByteOrderMagic = 0x1A2B3C4Du;
+constexpr uint16_t kOptTsResol = 9, kOptTsOffset = 14;
+constexpr uint32_t kMaxHeaderBlockBytes = 65536; // section and interface blocks read whole
 constexpr uint32_t kLinkEthernet = 1, kLinkRaw = 101, kLinkIpv4 = 228, kLinkIpv6 = 229;
 constexpr uint32_t kMaxRecordBytes = 262144; // libpcap's MAXIMUM_SNAPLEN
 constexpr uint32_t kEthHeader = 14;
@@ -25,6 +30,12 @@ uint32_t
 Swap32(uint32_t v)
 {
     return (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24);
+}
+
+bool
+SupportedLink(uint32_t linkType)
+{
+    return linkType == kLinkEthernet || linkType == kLinkRaw || linkType == kLinkIpv4 || linkType == kLinkIpv6;
 }
 
 uint32_t
@@ -58,14 +69,22 @@ struct TupleKey
 
 PcapTrace::PcapTrace(const std::string& path, uint32_t maxFlows)
     : m_path(path),
-      m_maxFlows(maxFlows ? maxFlows : 1),
-      m_buf(kBufferBytes)
+      m_maxFlows(maxFlows ? maxFlows : 1)
 {
     m_file = std::fopen(path.c_str(), "rb");
     if (!m_file)
     {
         throw TraceError(path + ": cannot open: " + std::strerror(errno));
     }
+    // A buffer no larger than the file: a request beyond the file's size
+    // cannot be met anyway, so a small trace needs no full megabyte.
+    long size = -1;
+    if (std::fseek(m_file, 0, SEEK_END) == 0)
+    {
+        size = std::ftell(m_file);
+    }
+    m_buf.resize(size >= 0 && static_cast<unsigned long>(size) < kBufferBytes ? static_cast<size_t>(size) + 1
+                                                                              : kBufferBytes);
     Rewind();
 }
 
@@ -83,24 +102,12 @@ PcapTrace::Fail(const std::string& what) const
     throw TraceError(m_path + ": packet " + std::to_string(m_index) + ": " + what);
 }
 
-uint32_t
-PcapTrace::Get32(const uint8_t* p) const
-{
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return m_swapped ? Swap32(v) : v;
-}
-
 // Makes at least n (<= the buffer) bytes available from m_pos, reading more
 // of the file; returns the bytes available, fewer than n only at its end.
 size_t
-PcapTrace::Fill(size_t n)
+PcapTrace::Refill(size_t n)
 {
-    size_t avail = m_len - m_pos;
-    if (avail >= n)
-    {
-        return avail;
-    }
+    const size_t avail = m_len - m_pos;
     std::memmove(m_buf.data(), m_buf.data() + m_pos, avail);
     m_pos = 0;
     m_len = avail;
@@ -118,7 +125,7 @@ PcapTrace::Fill(size_t n)
 
 // Consumes n bytes; false if the file ends first.
 bool
-PcapTrace::Skip(size_t n)
+PcapTrace::SkipRefilling(size_t n)
 {
     while (n > 0)
     {
@@ -140,19 +147,35 @@ PcapTrace::Rewind()
     std::rewind(m_file);
     m_pos = m_len = 0;
     m_index = 0;
+    m_lastNs = 0;
+    uint8_t magic4[4];
+    const size_t got = std::fread(magic4, 1, sizeof magic4, m_file);
+    uint32_t magic;
+    std::memcpy(&magic, magic4, 4);
+    std::rewind(m_file);
+    // The Section Header Block type reads the same in both byte orders.
+    m_pcapng = got == 4 && magic == kPcapngShb;
+    if (m_pcapng)
+    {
+        RewindPcapng();
+    }
+    else
+    {
+        RewindPcap();
+    }
+}
+
+void
+PcapTrace::RewindPcap()
+{
     uint8_t h[24];
     const size_t got = std::fread(h, 1, sizeof h, m_file);
-    uint32_t magic;
-    std::memcpy(&magic, h, 4);
-    if (got >= 4 && (magic == kPcapngMagic))
-    {
-        throw TraceError(m_path + ": a pcapng file; only classic pcap is read (convert with "
-                                  "`editcap -F pcap`)");
-    }
     if (got != sizeof h)
     {
         throw TraceError(m_path + ": truncated pcap file header (" + std::to_string(got) + " of 24 bytes)");
     }
+    uint32_t magic;
+    std::memcpy(&magic, h, 4);
     m_swapped = false;
     if (magic == Swap32(kMagicMicros) || magic == Swap32(kMagicNanos))
     {
@@ -161,31 +184,45 @@ PcapTrace::Rewind()
     }
     if (magic != kMagicMicros && magic != kMagicNanos)
     {
-        throw TraceError(m_path + ": not a pcap file (magic number " + std::to_string(magic) + ")");
+        throw TraceError(m_path + ": not a pcap or pcapng file (magic number " + std::to_string(magic) + ")");
     }
     m_nanos = magic == kMagicNanos;
-    uint16_t major;
-    std::memcpy(&major, h + 4, 2);
-    if (m_swapped)
-    {
-        major = static_cast<uint16_t>((major >> 8) | (major << 8));
-    }
+    const uint16_t major = Get16(h + 4);
     if (major != 2)
     {
         throw TraceError(m_path + ": pcap major version " + std::to_string(major) + ", expected 2");
     }
     m_linkType = Get32(h + 20) & 0x0FFFFFFFu; // the top bits carry FCS length flags
-    if (m_linkType != kLinkEthernet && m_linkType != kLinkRaw && m_linkType != kLinkIpv4 &&
-        m_linkType != kLinkIpv6)
+    if (!SupportedLink(m_linkType))
     {
         throw TraceError(m_path + ": link type " + std::to_string(m_linkType) +
                          " not supported (1 Ethernet, 101/228/229 raw IP)");
     }
 }
 
+void
+PcapTrace::RewindPcapng()
+{
+    // The file must open with a section header; its errors are the file's.
+    try
+    {
+        ReadSectionHeader();
+    }
+    catch (const TraceError& e)
+    {
+        const std::string m = e.what();
+        const std::string prefix = m_path + ": packet 0: ";
+        throw TraceError(m_path + ": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
+    }
+}
+
 bool
 PcapTrace::Next(TracePacket& p)
 {
+    if (m_pcapng)
+    {
+        return NextPcapng(p);
+    }
     const size_t got = Fill(16);
     if (got == 0)
     {
@@ -208,26 +245,34 @@ PcapTrace::Next(TracePacket& p)
              (capLen > origLen ? "the original length " + std::to_string(origLen)
                                : std::string("262144")));
     }
+    TakePacket(capLen, origLen, m_linkType, p);
+    p.ns = uint64_t(sec) * 1000000000u + uint64_t(frac) * (m_nanos ? 1u : 1000u);
+    ++m_index;
+    return true;
+}
+
+void
+PcapTrace::TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, TracePacket& p)
+{
     // The flow key's headers are in the record's first bytes; the rest is skipped.
     const size_t head = std::min<size_t>(capLen, kHeadBytes);
     if (Fill(head) < head)
     {
         Fail("truncated record data (file ends inside its " + std::to_string(capLen) + " bytes)");
     }
-    const uint32_t flow = FlowOf(m_buf.data() + m_pos, static_cast<uint32_t>(head));
+    m_linkType = linkType;
+    const uint8_t* pkt = m_buf.data() + m_pos;
+    const uint32_t flow = FlowOf(pkt, static_cast<uint32_t>(head));
+    uint32_t linkHeader = 0;
+    if (linkType == kLinkEthernet)
+    {
+        linkHeader = head >= kEthHeader + 4 && Be16(pkt + 12) == 0x8100 ? kEthHeader + 4 : kEthHeader;
+    }
     if (!Skip(capLen))
     {
         Fail("truncated record data (file ends inside its " + std::to_string(capLen) + " bytes)");
     }
-    uint64_t frame;
-    if (m_linkType == kLinkEthernet)
-    {
-        frame = uint64_t(origLen) + ethernet::kFcsBytes;
-    }
-    else
-    {
-        frame = uint64_t(origLen) + kEthAndFcs;
-    }
+    uint64_t frame = uint64_t(origLen) + (linkType == kLinkEthernet ? ethernet::kFcsBytes : kEthAndFcs);
     if (frame < ethernet::kMinFrameBytes)
     {
         frame = ethernet::kMinFrameBytes;
@@ -236,11 +281,329 @@ PcapTrace::Next(TracePacket& p)
     {
         Fail("frame of " + std::to_string(frame) + " bytes exceeds 9216");
     }
-    p.ns = uint64_t(sec) * 1000000000u + uint64_t(frac) * (m_nanos ? 1u : 1000u);
     p.frameBytes = static_cast<uint32_t>(frame);
     p.flow = flow;
-    ++m_index;
-    return true;
+    p.ipBytes = origLen > linkHeader ? origLen - linkHeader : 0;
+}
+
+// Reads the Section Header Block at m_pos: its byte-order magic sets the
+// order of the section, which starts with no interfaces.
+void
+PcapTrace::ReadSectionHeader()
+{
+    const size_t got = Fill(16);
+    if (got < 16)
+    {
+        Fail("truncated section header block (" + std::to_string(got) + " of at least 16 bytes)");
+    }
+    const uint8_t* b = m_buf.data() + m_pos;
+    uint32_t order;
+    std::memcpy(&order, b + 8, 4);
+    if (order == kByteOrderMagic)
+    {
+        m_swapped = false;
+    }
+    else if (order == Swap32(kByteOrderMagic))
+    {
+        m_swapped = true;
+    }
+    else
+    {
+        Fail("section header block: byte-order magic " + std::to_string(order) + " is neither 0x1A2B3C4D "
+             "nor its byte swap");
+    }
+    const uint32_t length = Get32(b + 4);
+    if (length < 28 || length % 4 != 0 || length > kMaxHeaderBlockBytes)
+    {
+        Fail("section header block length " + std::to_string(length) +
+             " (must be a multiple of 4 in 28.." + std::to_string(kMaxHeaderBlockBytes) + ")");
+    }
+    if (Fill(length) < length)
+    {
+        Fail("truncated section header block (file ends inside its " + std::to_string(length) + " bytes)");
+    }
+    b = m_buf.data() + m_pos;
+    const uint16_t major = Get16(b + 12);
+    if (major != 1)
+    {
+        Fail("pcapng major version " + std::to_string(major) + ", expected 1");
+    }
+    m_pos += length - 4;
+    CheckTrailer(length, "section header");
+    m_interfaces.clear();
+}
+
+// Reads the Interface Description Block of `length` bytes at m_pos.
+void
+PcapTrace::ReadInterface(uint32_t length)
+{
+    if (length < 20 || length > kMaxHeaderBlockBytes)
+    {
+        Fail("interface description block length " + std::to_string(length) + " (must be in 20.." +
+             std::to_string(kMaxHeaderBlockBytes) + ")");
+    }
+    if (Fill(length) < length)
+    {
+        Fail("truncated interface description block (file ends inside its " + std::to_string(length) +
+             " bytes)");
+    }
+    const uint8_t* b = m_buf.data() + m_pos;
+    Interface i;
+    i.linkType = Get16(b + 8);
+    i.snapLen = Get32(b + 12);
+    // Options: (code, length, value padded to 4) up to opt_endofopt or the trailer.
+    const uint8_t* o = b + 16;
+    const uint8_t* end = b + length - 4;
+    while (end - o >= 4)
+    {
+        const uint16_t code = Get16(o), len = Get16(o + 2);
+        const size_t padded = (size_t(len) + 3u) & ~size_t(3);
+        if (code == 0)
+        {
+            break;
+        }
+        if (padded > size_t(end - o - 4))
+        {
+            Fail("interface " + std::to_string(m_interfaces.size()) + ": option " + std::to_string(code) +
+                 " of " + std::to_string(len) + " bytes overruns its block");
+        }
+        const uint8_t* v = o + 4;
+        if (code == kOptTsResol)
+        {
+            if (len != 1)
+            {
+                Fail("interface " + std::to_string(m_interfaces.size()) + ": if_tsresol of " +
+                     std::to_string(len) + " bytes (must be 1)");
+            }
+            i.binaryUnit = (v[0] & 0x80u) != 0;
+            i.exponent = v[0] & 0x7Fu;
+            if (i.binaryUnit ? i.exponent > 64 : i.exponent > 18)
+            {
+                Fail("interface " + std::to_string(m_interfaces.size()) + ": if_tsresol " +
+                     (i.binaryUnit ? "2^-" : "10^-") + std::to_string(i.exponent) +
+                     " s is finer than this reader keeps (10^-18, 2^-64)");
+            }
+        }
+        else if (code == kOptTsOffset)
+        {
+            if (len != 8)
+            {
+                Fail("interface " + std::to_string(m_interfaces.size()) + ": if_tsoffset of " +
+                     std::to_string(len) + " bytes (must be 8)");
+            }
+            // A 64-bit integer in the section's byte order.
+            uint64_t raw;
+            std::memcpy(&raw, v, 8);
+            if (m_swapped)
+            {
+                raw = (uint64_t(Swap32(static_cast<uint32_t>(raw))) << 32) | Swap32(static_cast<uint32_t>(raw >> 32));
+            }
+            i.offsetSeconds = static_cast<int64_t>(raw);
+        }
+        o += 4 + padded;
+    }
+    i.supported = SupportedLink(i.linkType);
+    if (!i.binaryUnit && i.exponent <= 9 && i.offsetSeconds == 0)
+    {
+        i.nsPerUnit = 1;
+        for (uint32_t k = i.exponent; k < 9; ++k)
+        {
+            i.nsPerUnit *= 10;
+        }
+    }
+    else
+    {
+        i.nsPerUnit = 0;
+    }
+    m_interfaces.push_back(i);
+    m_pos += length - 4;
+    CheckTrailer(length, "interface description");
+}
+
+// The block's trailing total length, at m_pos, must repeat its header's.
+void
+PcapTrace::CheckTrailer(uint32_t length, const char* block)
+{
+    if (Fill(4) < 4)
+    {
+        Fail(std::string("truncated ") + block + " block (file ends before its trailing length)");
+    }
+    const uint32_t trailer = Get32(m_buf.data() + m_pos);
+    if (trailer != length)
+    {
+        Fail(std::string(block) + " block: trailing length " + std::to_string(trailer) +
+             " differs from its header's " + std::to_string(length));
+    }
+    m_pos += 4;
+}
+
+uint64_t
+PcapTrace::TimestampNs(const Interface& i, uint64_t ts) const
+{
+    // 128-bit arithmetic: a 64-bit count of 10^-v or 2^-v s in ns, exactly.
+    using U128 = unsigned __int128;
+    U128 ns;
+    if (i.binaryUnit)
+    {
+        ns = (U128(ts) * 1000000000u) >> i.exponent;
+    }
+    else if (i.exponent <= 9)
+    {
+        U128 scale = 1;
+        for (uint32_t k = i.exponent; k < 9; ++k)
+        {
+            scale *= 10;
+        }
+        ns = U128(ts) * scale;
+    }
+    else
+    {
+        uint64_t scale = 1;
+        for (uint32_t k = 9; k < i.exponent; ++k)
+        {
+            scale *= 10;
+        }
+        ns = U128(ts / scale);
+    }
+    const uint64_t offsetMagnitude = i.offsetSeconds < 0 ? 0 - static_cast<uint64_t>(i.offsetSeconds)
+                                                         : static_cast<uint64_t>(i.offsetSeconds);
+    const U128 offsetNs = U128(offsetMagnitude) * 1000000000u;
+    if (i.offsetSeconds < 0)
+    {
+        if (offsetNs > ns)
+        {
+            Fail("timestamp before 1970 (if_tsoffset " + std::to_string(i.offsetSeconds) + " s)");
+        }
+        ns -= offsetNs;
+    }
+    else
+    {
+        ns += offsetNs;
+    }
+    if (ns > U128(UINT64_MAX))
+    {
+        Fail("timestamp beyond 2554 (64 bits of ns)");
+    }
+    return static_cast<uint64_t>(ns);
+}
+
+bool
+PcapTrace::NextPcapng(TracePacket& p)
+{
+    for (;;)
+    {
+        const size_t got = Fill(8);
+        if (got == 0)
+        {
+            return false;
+        }
+        if (got < 8)
+        {
+            Fail("truncated block header (" + std::to_string(got) + " of 8 bytes)");
+        }
+        const uint8_t* b = m_buf.data() + m_pos;
+        const uint32_t type = Get32(b);
+        if (type == kPcapngShb)
+        {
+            ReadSectionHeader();
+            continue;
+        }
+        const uint32_t length = Get32(b + 4);
+        if (length < 12 || length % 4 != 0)
+        {
+            Fail("block of type " + std::to_string(type) + ": total length " + std::to_string(length) +
+                 " (must be a multiple of 4, at least 12)");
+        }
+        if (type == kPcapngIdb)
+        {
+            ReadInterface(length);
+            continue;
+        }
+        if (type == kPcapngObsoletePacket)
+        {
+            Fail("an obsolete Packet Block (type 2); write Enhanced Packet Blocks (e.g. `editcap -F pcapng`)");
+        }
+        if (type != kPcapngEpb && type != kPcapngSpb)
+        {
+            // Name resolution, statistics, custom, ...: nothing a workload uses.
+            if (!Skip(length - 4))
+            {
+                Fail("truncated block of type " + std::to_string(type) + " (file ends inside its " +
+                     std::to_string(length) + " bytes)");
+            }
+            CheckTrailer(length, "a");
+            continue;
+        }
+        const bool enhanced = type == kPcapngEpb;
+        const uint32_t fixed = enhanced ? 32 : 16; // header, fields and trailer
+        if (length < fixed)
+        {
+            Fail(std::string(enhanced ? "enhanced" : "simple") + " packet block length " +
+                 std::to_string(length) + " below its " + std::to_string(fixed) + " fixed bytes");
+        }
+        if (Fill(fixed - 4) < fixed - 4)
+        {
+            Fail(std::string("truncated ") + (enhanced ? "enhanced" : "simple") + " packet block header");
+        }
+        b = m_buf.data() + m_pos;
+        const uint32_t iface = enhanced ? Get32(b + 8) : 0;
+        if (iface >= m_interfaces.size())
+        {
+            Fail("interface " + std::to_string(iface) + " not described (" + std::to_string(m_interfaces.size()) +
+                 " interface description blocks in this section)");
+        }
+        const Interface& i = m_interfaces[iface];
+        if (!i.supported)
+        {
+            Fail("interface " + std::to_string(iface) + ": link type " + std::to_string(i.linkType) +
+                 " not supported (1 Ethernet, 101/228/229 raw IP)");
+        }
+        uint32_t capLen, origLen;
+        uint64_t ts = 0;
+        if (enhanced)
+        {
+            ts = (uint64_t(Get32(b + 12)) << 32) | Get32(b + 16);
+            capLen = Get32(b + 20);
+            origLen = Get32(b + 24);
+        }
+        else
+        {
+            origLen = Get32(b + 8);
+            capLen = i.snapLen && i.snapLen < origLen ? i.snapLen : origLen;
+        }
+        if (capLen > length - fixed || capLen > kMaxRecordBytes || capLen > origLen)
+        {
+            Fail("captured length " + std::to_string(capLen) + " exceeds " +
+                 (capLen > length - fixed ? "its block of " + std::to_string(length) + " bytes"
+                  : capLen > origLen      ? "the original length " + std::to_string(origLen)
+                                          : std::string("262144")));
+        }
+        m_pos += fixed - 4;
+        uint64_t ns = m_lastNs;
+        if (enhanced && !(i.nsPerUnit && !__builtin_mul_overflow(ts, i.nsPerUnit, &ns)))
+        {
+            ns = TimestampNs(i, ts); // other units, an offset, or beyond 64 bits
+        }
+        TakePacket(capLen, origLen, i.linkType, p);
+        // Padding and options, then the trailing length (checked inline
+        // when it is buffered and right, the common case).
+        if (!Skip(length - fixed - capLen))
+        {
+            Fail("truncated packet block (file ends inside its " + std::to_string(length) + " bytes)");
+        }
+        if (m_len - m_pos >= 4 && Get32(m_buf.data() + m_pos) == length)
+        {
+            m_pos += 4;
+        }
+        else
+        {
+            CheckTrailer(length, enhanced ? "enhanced packet" : "simple packet");
+        }
+        p.ns = ns;
+        m_lastNs = ns;
+        ++m_index;
+        return true;
+    }
 }
 
 uint32_t
@@ -348,6 +711,7 @@ PcapTrace::Scan()
         s.lastNs = p.ns;
         bytes += p.frameBytes;
         ++s.frameSizes[p.frameBytes];
+        ++s.ipSizes[p.ipBytes];
         ++s.packets;
     }
     s.meanFrameBytes = s.packets ? bytes / static_cast<double>(s.packets) : 0;

@@ -7,7 +7,20 @@
 // snaplen; link type) and records of a 16-byte header (seconds, fraction,
 // captured length, original length) and the captured octets. Link types:
 // 1 (Ethernet, frames without FCS as capture tools record them) and 101 /
-// 228 (raw IPv4/IPv6). pcapng is not read (the error says so).
+// 228 (raw IPv4/IPv6).
+//
+// pcapng (draft-ietf-opsawg-pcapng, "PCAP Next Generation Dump File
+// Format"): blocks of (type, total length, body, total length again), in the
+// byte order of their section, which a Section Header Block's byte-order
+// magic 0x1A2B3C4D sets (a file may hold several sections, each with its own
+// order and interfaces). Read: Section Header (major version 1), Interface
+// Description (link type, snaplen; options if_tsresol, the timestamp unit
+// 10^-v or 2^-v s, default microseconds, and if_tsoffset, seconds added),
+// Enhanced Packet (interface, 64-bit timestamp, captured and original
+// length) and Simple Packet blocks (interface 0, no timestamp: a Simple
+// Packet takes the previous packet's instant, as capture tools that write
+// them do not record one); every other block is skipped by its length, its
+// trailing length checked. The obsolete Packet Block (type 2) is refused.
 //
 // Streaming: the file is read through one 1 MiB buffer, and of each record
 // only its first 128 octets (the headers of the flow key) are looked at, so
@@ -28,6 +41,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -49,6 +63,9 @@ struct TracePacket
                               ///< double of epoch seconds keeps only ~0.4 us)
     uint32_t frameBytes = 0;  ///< Ethernet frame incl. FCS (see above)
     uint32_t flow = 0;        ///< dense flow id of its 5-tuple
+    uint32_t ipBytes = 0;     ///< the packet's original length past its link header
+                              ///< (Ethernet: 14 octets, 18 with one 802.1Q tag;
+                              ///< raw IP: all of it): the IP packet of an IP frame
 };
 
 class PcapTrace
@@ -74,6 +91,7 @@ class PcapTrace
         uint64_t firstNs = 0, lastNs = 0;
         double meanFrameBytes = 0;
         std::map<uint32_t, uint64_t> frameSizes; ///< frame bytes -> packets
+        std::map<uint32_t, uint64_t> ipSizes;    ///< TracePacket::ipBytes -> packets
     };
     Summary Scan();
 
@@ -83,10 +101,64 @@ class PcapTrace
 
   private:
     [[noreturn]] void Fail(const std::string& what) const;
-    uint32_t Get32(const uint8_t* p) const;
+    // Fields in the file's byte order (inline: every record reads several).
+    uint32_t Get32(const uint8_t* p) const
+    {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return m_swapped ? __builtin_bswap32(v) : v;
+    }
+    uint16_t Get16(const uint8_t* p) const
+    {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        return m_swapped ? __builtin_bswap16(v) : v;
+    }
+    // The packet's octets at m_pos (capLen of them, originally origLen) on
+    // link type linkType: its flow and frame size. Consumes capLen.
+    void TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, TracePacket& p);
+    void RewindPcap();
+    void RewindPcapng();
+
+    // pcapng
+    struct Interface
+    {
+        uint32_t linkType = 0;
+        uint32_t snapLen = 0;       // 0 = unlimited
+        bool binaryUnit = false;    // timestamp unit 2^-exponent s, else 10^-exponent s
+        uint32_t exponent = 6;      // if_tsresol; microseconds by default
+        int64_t offsetSeconds = 0;  // if_tsoffset
+        uint64_t nsPerUnit = 1000;  // units of 10^-v s, v <= 9, no offset: ns = ts x this; else 0
+        bool supported = true;      // a link type this reader takes
+    };
+    bool NextPcapng(TracePacket& p);
+    void ReadSectionHeader();
+    void ReadInterface(uint32_t length);
+    void CheckTrailer(uint32_t length, const char* block);
+    uint64_t TimestampNs(const Interface& i, uint64_t ts) const;
+    bool m_pcapng = false;
+    std::vector<Interface> m_interfaces; // of the current section
+    uint64_t m_lastNs = 0;               // a Simple Packet's instant
     uint32_t FlowOf(const uint8_t* pkt, uint32_t capLen) const;
-    size_t Fill(size_t n);
-    bool Skip(size_t n);
+    // Fill: at least n bytes from m_pos, or all the file has left; Skip:
+    // consume n bytes, false if the file ends first. Inline fast paths for
+    // what is already buffered, the rest out of line.
+    size_t Fill(size_t n)
+    {
+        const size_t avail = m_len - m_pos;
+        return avail >= n ? avail : Refill(n);
+    }
+    bool Skip(size_t n)
+    {
+        if (n <= m_len - m_pos)
+        {
+            m_pos += n;
+            return true;
+        }
+        return SkipRefilling(n);
+    }
+    size_t Refill(size_t n);
+    bool SkipRefilling(size_t n);
 
     std::string m_path;
     std::FILE* m_file = nullptr;

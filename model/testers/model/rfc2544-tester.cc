@@ -87,6 +87,23 @@ Rfc2544Tester::SetTraffic(const TrafficConfig& traffic)
     {
         traffic.mix.Validate();
     }
+    traffic.flowSizes.Validate();
+    if (traffic.flowSizes.kind != FlowSizeKind::kNone)
+    {
+        if (traffic.popularity != FlowPopularity::kRoundRobin)
+        {
+            throw std::invalid_argument("flow sizes and a flow popularity exclude each other: "
+                                        "flow-level traffic picks its own flows");
+        }
+        if (!traffic.tracePath.empty())
+        {
+            throw std::invalid_argument("flow sizes do not apply to a trace (it has its own flows)");
+        }
+        if (traffic.flowPps < 0 || !std::isfinite(traffic.flowPps))
+        {
+            throw std::invalid_argument("flow_pps must be >= 0");
+        }
+    }
     m_traffic = traffic;
     // A one-size mix is the plain single-size tester.
     if (m_traffic.mix.Single())
@@ -161,17 +178,34 @@ Rfc2544Tester::StartSynthetic()
         m_mixCredit.assign(weights.size(), 0.0);
     }
     const ArrivalKind kind = m_poisson ? ArrivalKind::kPoisson : m_traffic.arrivals;
+    ArrivalConfig a;
+    a.kind = kind;
+    a.meanPps = m_offeredPps;
+    a.burstMeanFrames = m_traffic.burstMeanFrames;
+    a.peakPps = m_traffic.burstPeakPps > 0 ? m_traffic.burstPeakPps : line;
+    a.mmppRateRatio = m_traffic.mmppRateRatio;
+    a.mmppHighFraction = m_traffic.mmppHighFraction;
+    a.mmppCycleSeconds = m_traffic.mmppCycleSeconds;
     m_arrivals.reset();
-    if (kind != ArrivalKind::kConstant)
+    m_flowLevel.reset();
+    if (m_traffic.flowSizes.kind != FlowSizeKind::kNone)
     {
-        ArrivalConfig a;
-        a.kind = kind;
-        a.meanPps = m_offeredPps;
-        a.burstMeanFrames = m_traffic.burstMeanFrames;
-        a.peakPps = m_traffic.burstPeakPps > 0 ? m_traffic.burstPeakPps : line;
-        a.mmppRateRatio = m_traffic.mmppRateRatio;
-        a.mmppHighFraction = m_traffic.mmppHighFraction;
-        a.mmppCycleSeconds = m_traffic.mmppCycleSeconds;
+        // The process drives the flow starts: rates in flows/s, so that
+        // starts x mean packets per flow = the offered packet rate.
+        const double perFlow = m_traffic.flowSizes.MeanPackets();
+        a.meanPps /= perFlow;
+        a.peakPps /= perFlow;
+        const double flowPps = m_traffic.flowPps > 0 ? m_traffic.flowPps : m_offeredPps / m_numFlows;
+        // About NumFlows flows are active at once (Poisson): four times as
+        // many ids leave every active flow its own, recycled first ended
+        // first reused, so per-flow state and frame templates stay bounded.
+        const uint32_t ids = static_cast<uint32_t>(std::min<uint64_t>(kMaxTraceFlows, 4ull * m_numFlows + 64));
+        m_flowLevel = std::make_unique<FlowLevelProcess>(m_traffic.flowSizes, a, flowPps, ids, m_seed,
+                                                         kArrivalStream, kFlowSizeStream, 1e12);
+        m_total = UINT64_MAX; // until Duration: flows are cut there, not counted
+    }
+    else if (kind != ArrivalKind::kConstant)
+    {
         // Stream 0x2544 and picosecond units: the Poisson instants of a seed
         // are those the tester drew before arrival processes were added.
         m_arrivals = std::make_unique<ArrivalProcess>(a, m_seed, kArrivalStream, 1e12);
@@ -271,6 +305,17 @@ Rfc2544Tester::NextFrame(PacketDesc& d)
     }
     const uint32_t bytes = NextFrameBytes();
     double wishPs;
+    if (m_flowLevel)
+    {
+        wishPs = m_flowLevel->Next(d.flow);
+        if (wishPs >= static_cast<double>(m_windowEndPs - m_startPs))
+        {
+            return false;
+        }
+        d.arrivalPs = TxEnd(wishPs, bytes, true);
+        d.frameBytes = static_cast<uint16_t>(bytes);
+        return true;
+    }
     if (m_arrivals)
     {
         wishPs = m_arrivals->Next();
@@ -380,6 +425,7 @@ Rfc2544Tester::Receive(const std::vector<PacketDesc>& batch)
         m_latMin = std::min(m_latMin, lat);
         m_latMax = std::max(m_latMax, lat);
         m_latSum += static_cast<double>(lat);
+        m_latHist.Add(static_cast<double>(lat) * 1e-12);
         if (d.departPs >= m_windowStartPs && d.departPs <= m_windowEndPs)
         {
             ++m_rxInWindow;
@@ -412,12 +458,14 @@ Rfc2544Tester::Results() const
         r.latencyMinSeconds = static_cast<double>(m_latMin) * 1e-12;
         r.latencyMaxSeconds = static_cast<double>(m_latMax) * 1e-12;
         r.latencyAvgSeconds = m_latSum / static_cast<double>(m_rx) * 1e-12;
+        r.latency = m_latHist;
     }
     r.sequenceErrors = m_seqErrors;
     r.meanFrameBytes = m_sent ? m_txBytes / static_cast<double>(m_sent) : 0;
     r.forwardedBitRate = window > 0 ? m_rxBitsInWindow / window : 0;
     r.traceFlows = m_trace ? m_trace->DistinctFlows() : 0;
     r.traceLoops = m_traceLoops;
+    r.flowsStarted = m_flowLevel ? m_flowLevel->FlowsStarted() : 0;
     return r;
 }
 

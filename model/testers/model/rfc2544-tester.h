@@ -12,7 +12,7 @@
 // timestamp is the frame's departPs (its last bit back at the tester), so
 // latency = departPs - arrivalPs is last-bit-out to last-bit-in.
 //
-// Counts tx, rx, loss, latency min/avg/max, sequence errors (a frame whose
+// Counts tx, rx, loss, latency min/avg/max and its histogram, sequence errors (a frame whose
 // sequence number is below one already received in its flow: reordering)
 // and the forwarded rate: frames received with departPs inside
 // [Start + Warmup, Start + Duration], divided by that window.
@@ -25,10 +25,14 @@
 // rescaled to OfferedPps and looped until Duration). Random arrivals and
 // trace instants are shaped by the port: a frame starts when the previous
 // one has left the wire. Constant spacing of a mix gives each frame its own
-// wire time / load, so the port carries load x its bit rate.
+// wire time / load, so the port carries load x its bit rate. Flow-level
+// traffic (TrafficConfig::flowSizes) replaces the fixed flows: flows start
+// by the arrival process, carry a Pareto or lognormal number of packets and
+// end; its instants are shaped by the port too.
 #ifndef ROUTERTWIN_RFC2544_TESTER_H
 #define ROUTERTWIN_RFC2544_TESTER_H
 
+#include "latency-histogram.h"
 #include "packet-desc.h"
 #include "pcap-trace.h"
 #include "random-stream.h"
@@ -58,6 +62,14 @@ struct TrafficConfig
     double mmppRateRatio = 4, mmppHighFraction = 0.2, mmppCycleSeconds = 1e-3; ///< see ArrivalConfig
     FlowPopularity popularity = FlowPopularity::kRoundRobin;
     double zipfExponent = 1;
+    /// Flow-level traffic (FlowLevelProcess) when its kind is not kNone:
+    /// flows start by the `arrivals` process at OfferedPps / MeanPackets()
+    /// flows/s, each sends its drawn number of packets spaced 1 / flowPps,
+    /// then ends, from a stationary start; NumFlows is then the mean number
+    /// of flows active at once (with the default flowPps), and flow ids are
+    /// 4 x NumFlows + 64 ids recycled (FlowLevelProcess).
+    FlowSizeDistribution flowSizes;
+    double flowPps = 0;          ///< each flow's packet rate; 0 = OfferedPps / NumFlows
     std::string tracePath;       ///< pcap file: sizes, flows, instants; "" = synthetic traffic
     bool traceRescale = false;   ///< scale the trace's instants to OfferedPps
     bool traceLoop = false;      ///< replay the trace again until Duration
@@ -71,11 +83,13 @@ struct TesterResults
     uint64_t lostPackets = 0;  ///< tx - rx (valid once the device drained)
     double forwardedPps = 0;   ///< rx in the steady window / window length
     double latencyMinSeconds = 0, latencyAvgSeconds = 0, latencyMaxSeconds = 0;
+    LatencyHistogram latency;  ///< every received frame's latency (percentiles, plots)
     uint64_t sequenceErrors = 0;
     double meanFrameBytes = 0;  ///< over the frames sent
     double forwardedBitRate = 0; ///< frame bits (FCS incl.) received in the window / window
     uint32_t traceFlows = 0;    ///< distinct 5-tuples of a replayed trace
     uint64_t traceLoops = 0;    ///< times a trace was replayed from its start
+    uint64_t flowsStarted = 0;  ///< flow-level traffic: flows started (0 otherwise)
 };
 
 class Rfc2544Tester : public ns3::Object
@@ -115,7 +129,8 @@ class Rfc2544Tester : public ns3::Object
     uint64_t TxEnd(double wishPs, uint32_t frameBytes, bool shaped);
 
     // Random streams of one seed (RandomStream's stream ids).
-    static constexpr uint64_t kArrivalStream = 0x2544, kSizeStream = 0x512E, kFlowStream = 0xF10;
+    static constexpr uint64_t kArrivalStream = 0x2544, kSizeStream = 0x512E, kFlowStream = 0xF10,
+                              kFlowSizeStream = 0xF512E;
     static constexpr uint32_t kMaxTraceFlows = 1u << 20; // the engines' per-flow state limit
 
     // Attributes
@@ -135,6 +150,7 @@ class Rfc2544Tester : public ns3::Object
     std::vector<double> m_mixCredit; // mixSequence: smooth weighted round robin state
     std::unique_ptr<ArrivalProcess> m_arrivals;
     std::unique_ptr<FlowPicker> m_flows;
+    std::unique_ptr<FlowLevelProcess> m_flowLevel;
     std::unique_ptr<PcapTrace> m_trace;
     double m_traceScale = 1, m_traceOffsetPs = 0, m_traceSpanPs = 0;
     uint64_t m_traceFirstNs = 0;
@@ -153,6 +169,7 @@ class Rfc2544Tester : public ns3::Object
     double m_txBytes = 0, m_rxBitsInWindow = 0;
     uint64_t m_latMin = UINT64_MAX, m_latMax = 0;
     double m_latSum = 0;
+    LatencyHistogram m_latHist;
 };
 
 } // namespace routertwin

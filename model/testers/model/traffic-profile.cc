@@ -2,6 +2,7 @@
 
 #include "ethernet-framing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -364,6 +365,263 @@ FlowPicker::Pmf(uint32_t flow) const
         return std::pow(static_cast<double>(flow + 1), -m_zipfS) / m_zipfNorm;
     }
     return 1.0 / m_numFlows;
+}
+
+FlowSizeKind
+ParseFlowSizeKind(const std::string& name)
+{
+    if (name == "none")
+    {
+        return FlowSizeKind::kNone;
+    }
+    if (name == "pareto")
+    {
+        return FlowSizeKind::kPareto;
+    }
+    if (name == "lognormal")
+    {
+        return FlowSizeKind::kLognormal;
+    }
+    throw std::invalid_argument("must be 'none', 'pareto' or 'lognormal'");
+}
+
+namespace
+{
+constexpr double kMaxFlowPackets = 1099511627776.0; // 2^40
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+// Standard normal cdf, from erfc (accurate in both tails).
+double
+NormalCdf(double z)
+{
+    return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+} // namespace
+
+void
+FlowSizeDistribution::Validate() const
+{
+    if (kind == FlowSizeKind::kPareto)
+    {
+        if (!(paretoAlpha > 1) || !std::isfinite(paretoAlpha))
+        {
+            throw std::invalid_argument("pareto_alpha must be > 1 (a finite mean flow size)");
+        }
+        if (!(paretoMinPackets >= 1) || !std::isfinite(paretoMinPackets) || paretoMinPackets > 1e9)
+        {
+            throw std::invalid_argument("pareto_min_packets must be in 1..1e9");
+        }
+    }
+    if (kind == FlowSizeKind::kLognormal)
+    {
+        if (!std::isfinite(lognormalMu) || lognormalMu < 0 || lognormalMu > 20)
+        {
+            throw std::invalid_argument("lognormal_mu must be in 0..20");
+        }
+        if (!(lognormalSigma > 0) || lognormalSigma > 5)
+        {
+            throw std::invalid_argument("lognormal_sigma must be in (0, 5]");
+        }
+    }
+}
+
+double
+FlowSizeDistribution::Draw(RandomStream& rng) const
+{
+    switch (kind)
+    {
+    case FlowSizeKind::kPareto:
+        // Inversion of P(X > x) = (xm / x)^alpha with U in (0, 1].
+        return paretoMinPackets * std::pow(1.0 - rng.Uniform01(), -1.0 / paretoAlpha);
+    case FlowSizeKind::kLognormal: {
+        // Box-Muller (one of the pair is used: each draw is two uniforms).
+        const double u1 = 1.0 - rng.Uniform01(); // (0, 1]
+        const double u2 = rng.Uniform01();
+        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+        return std::exp(lognormalMu + lognormalSigma * z);
+    }
+    case FlowSizeKind::kNone:
+        break;
+    }
+    return 1;
+}
+
+uint64_t
+FlowSizeDistribution::DrawPackets(RandomStream& rng) const
+{
+    const double x = std::ceil(Draw(rng));
+    return static_cast<uint64_t>(std::clamp(x, 1.0, kMaxFlowPackets));
+}
+
+double
+FlowSizeDistribution::Survival(double x) const
+{
+    switch (kind)
+    {
+    case FlowSizeKind::kPareto:
+        return x < paretoMinPackets ? 1.0 : std::pow(paretoMinPackets / x, paretoAlpha);
+    case FlowSizeKind::kLognormal:
+        return x <= 0 ? 1.0 : NormalCdf((lognormalMu - std::log(x)) / lognormalSigma);
+    case FlowSizeKind::kNone:
+        break;
+    }
+    return x < 1 ? 1.0 : 0.0;
+}
+
+double
+FlowSizeDistribution::Mean() const
+{
+    switch (kind)
+    {
+    case FlowSizeKind::kPareto:
+        return paretoAlpha * paretoMinPackets / (paretoAlpha - 1);
+    case FlowSizeKind::kLognormal:
+        return std::exp(lognormalMu + 0.5 * lognormalSigma * lognormalSigma);
+    case FlowSizeKind::kNone:
+        break;
+    }
+    return 1;
+}
+
+double
+FlowSizeDistribution::MeanPackets() const
+{
+    if (kind == FlowSizeKind::kNone)
+    {
+        return 1;
+    }
+    // The terms k < K exactly; from K on, the sum of f(k) is the integral of
+    // f from K, + f(K) / 2 - f'(K) / 12 (Euler-Maclaurin); the next term,
+    // f'''(K) / 720, is negligible this far out for these smooth tails.
+    const double start = kind == FlowSizeKind::kPareto ? paretoMinPackets
+                                                        : std::exp(lognormalMu + lognormalSigma);
+    const double k0 = std::ceil(start) + 4096;
+    double sum = 0;
+    for (double k = 0; k < k0; ++k)
+    {
+        sum += Survival(k);
+    }
+    double integral, slope;
+    if (kind == FlowSizeKind::kPareto)
+    {
+        const double a = paretoAlpha, xm = paretoMinPackets;
+        integral = std::pow(xm, a) * std::pow(k0, 1 - a) / (a - 1);
+        slope = -a * std::pow(xm, a) * std::pow(k0, -a - 1);
+    }
+    else
+    {
+        const double mu = lognormalMu, s = lognormalSigma, lk = std::log(k0);
+        // E[(X - K)+] = E[X] Phi((mu + s^2 - ln K) / s) - K Phi((mu - ln K) / s).
+        integral = Mean() * NormalCdf((mu + s * s - lk) / s) - k0 * NormalCdf((mu - lk) / s);
+        const double z = (lk - mu) / s;
+        slope = -std::exp(-0.5 * z * z) / (std::sqrt(kTwoPi) * s * k0);
+    }
+    return sum + integral + 0.5 * Survival(k0) - slope / 12;
+}
+
+FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const ArrivalConfig& starts,
+                                   double flowPps, uint32_t idSpace, uint64_t seed, uint64_t startStream,
+                                   uint64_t sizeStream, double unitsPerSecond)
+    : m_sizes(sizes),
+      m_starts(starts, seed, startStream, unitsPerSecond),
+      m_sizeRng(seed, sizeStream),
+      m_gap(0),
+      m_idSpace(idSpace ? idSpace : 1)
+{
+    m_sizes.Validate();
+    if (m_sizes.kind == FlowSizeKind::kNone)
+    {
+        throw std::invalid_argument("flow-level traffic needs a flow size distribution");
+    }
+    if (!(flowPps > 0) || !std::isfinite(flowPps))
+    {
+        throw std::invalid_argument("the per-flow packet rate must be > 0");
+    }
+    m_gap = unitsPerSecond / flowPps;
+    // The stationary state at 0, from its own stream (the flows started
+    // later draw exactly what they would without it).
+    RandomStream init(seed, sizeStream ^ 0x57A7ull);
+    const double mean = starts.meanPps * m_sizes.MeanPackets() / flowPps;
+    if (!(mean <= 1e8))
+    {
+        throw std::invalid_argument("flow-level traffic: more than 1e8 flows active at once");
+    }
+    uint64_t n = 0;
+    for (double t = init.Exponential(1.0); t < mean; t += init.Exponential(1.0))
+    {
+        ++n; // Poisson(mean): unit-rate arrivals before `mean`
+    }
+    FlowSizeDistribution biased = m_sizes;
+    if (biased.kind == FlowSizeKind::kPareto)
+    {
+        biased.paretoAlpha -= 1; // x f(x) / E[X] of Pareto(alpha) is Pareto(alpha - 1)
+    }
+    else
+    {
+        biased.lognormalMu += biased.lognormalSigma * biased.lognormalSigma;
+    }
+    for (uint64_t k = 0; k < n; ++k)
+    {
+        const double length = std::clamp(std::ceil(biased.Draw(init)), 1.0, kMaxFlowPackets);
+        const uint64_t left = 1 + static_cast<uint64_t>(init.Uniform01() * length);
+        m_active.push_back(Start(init.Uniform01() * m_gap, std::min(left, static_cast<uint64_t>(length))));
+    }
+    std::sort(m_active.begin(), m_active.end(), [](const Active& a, const Active& b) {
+        return a.next < b.next || (a.next == b.next && a.order < b.order);
+    });
+    m_initial = m_order;
+    m_nextStart = m_starts.Next();
+}
+
+FlowLevelProcess::Active
+FlowLevelProcess::Start(double at, uint64_t packets)
+{
+    Active a{at, m_order++, packets, 0, true};
+    if (m_freshIds < m_idSpace)
+    {
+        a.id = m_freshIds++;
+    }
+    else if (!m_freed.empty())
+    {
+        a.id = m_freed.front();
+        m_freed.pop_front();
+    }
+    else
+    {
+        a.id = static_cast<uint32_t>(a.order % m_idSpace);
+        a.owned = false;
+        ++m_sharedIds;
+    }
+    return a;
+}
+
+double
+FlowLevelProcess::Next(uint32_t& flow)
+{
+    // A flow that starts before (or with) the front's next packet sends first.
+    if (m_active.empty() || m_nextStart <= m_active.front().next)
+    {
+        m_active.push_front(Start(m_nextStart, m_sizes.DrawPackets(m_sizeRng)));
+        m_nextStart = m_starts.Next();
+    }
+    // The front sends; it is then due after every other active flow.
+    Active a = m_active.front();
+    m_active.pop_front();
+    flow = a.id;
+    const double at = a.next;
+    if (--a.left == 0)
+    {
+        if (a.owned)
+        {
+            m_freed.push_back(a.id);
+        }
+    }
+    else
+    {
+        a.next += m_gap;
+        m_active.push_back(a);
+    }
+    return at;
 }
 
 } // namespace routertwin

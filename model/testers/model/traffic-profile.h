@@ -13,6 +13,12 @@
 //   Poisson, on/off bursts, or a two-state Markov-modulated Poisson process.
 // - FlowPicker: which flow each frame belongs to: round robin (the
 //   RFC 2544 tester's rotation), uniform, or Zipf(s) popularity.
+// - FlowSizeDistribution, FlowLevelProcess: flow-level traffic: flows start
+//   by an arrival process, carry a heavy-tailed (Pareto or lognormal) number
+//   of packets at a per-flow rate, then end; the superposition of their
+//   packets is the offered traffic (the M/G/infinity "Poisson shot noise"
+//   model of flow-level traffic, cf. Barakat, Thiran et al., "Modeling
+//   Internet backbone traffic at the flow level", IEEE TSP 51(8), 2003).
 //
 // Every random choice draws from its own RandomStream (seed, stream id), so
 // adding a mix or a popularity never changes the arrival instants of a seed,
@@ -23,6 +29,7 @@
 #include "random-stream.h"
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -168,6 +175,109 @@ class FlowPicker
     double m_zipfNorm = 1;
     RandomStream m_rng;
     DiscreteSampler m_zipf;
+};
+
+enum class FlowSizeKind : uint8_t
+{
+    kNone,      ///< flows live for the whole run (FlowPicker)
+    kPareto,    ///< P(X > x) = (xm / x)^alpha for x >= xm
+    kLognormal, ///< ln X ~ Normal(mu, sigma^2)
+};
+/// "none", "pareto", "lognormal"; throws std::invalid_argument.
+FlowSizeKind ParseFlowSizeKind(const std::string& name);
+
+/// Packets per flow: S = ceil(X) of a continuous X (>= 1 packet).
+struct FlowSizeDistribution
+{
+    FlowSizeKind kind = FlowSizeKind::kNone;
+    double paretoAlpha = 1.2;   ///< tail index, > 1 (a finite mean sets the flow rate)
+    double paretoMinPackets = 1; ///< xm, >= 1
+    double lognormalMu = 2;     ///< mean of ln X
+    double lognormalSigma = 1;  ///< sd of ln X, > 0
+
+    /// Throws std::invalid_argument naming the parameter.
+    void Validate() const;
+    /// One X (inversion for Pareto: xm U^(-1/alpha); Box-Muller for the
+    /// normal of the lognormal), from the stream's uniforms only.
+    double Draw(RandomStream& rng) const;
+    /// ceil(X), at least 1, at most 2^40 (a flow that long outlives any run).
+    uint64_t DrawPackets(RandomStream& rng) const;
+    /// P(X > x).
+    double Survival(double x) const;
+    /// E[X]: Pareto alpha xm / (alpha - 1); lognormal exp(mu + sigma^2 / 2).
+    double Mean() const;
+    /// E[ceil X] = sum over k >= 0 of P(X > k): the terms up to k = K summed,
+    /// the rest by Euler-Maclaurin from the closed-form integral of the tail
+    /// (Pareto: xm^alpha K^(1-alpha) / (alpha - 1); lognormal: the partial
+    /// expectation E[(X - K)+]).
+    double MeanPackets() const;
+};
+
+/// Packet instants and flow ids of flow-level traffic: flows start at the
+/// instants of an ArrivalProcess (any kind) of rate startsPerSecond, each
+/// carries FlowSizeDistribution::DrawPackets packets spaced 1 / flowPps
+/// (its first at its start), then ends. Its long-run packet rate is
+/// startsPerSecond x MeanPackets(); the mean number of flows active at once
+/// is m = startsPerSecond x MeanPackets() / flowPps (Little, for a flow
+/// active S / flowPps).
+///
+/// Stationary start: at instant 0 the process is already in its stationary
+/// regime, as an M/G/infinity system is: Poisson(m) flows are active, each
+/// of a size-biased length (a flow seen at a random instant is picked in
+/// proportion to its length: Pareto(alpha - 1, xm), lognormal(mu + sigma^2,
+/// sigma) for X; S its ceiling), with a uniform number 1..S of its packets
+/// left, the next a uniform fraction of a gap away. Without it, heavy-tailed
+/// flows would take as long as their longest flows to reach the long-run
+/// rate (the long flows carry most packets).
+///
+/// Every active flow sends every 1 / flowPps, so a flow that has just sent
+/// is due after all the others: the active flows form a queue in the order
+/// of their next packets (a new flow starts no later than the queue's
+/// front and joins there), O(1) a packet, no heap.
+///
+/// Flow ids: unused ids of 0..idSpace-1 first, then ids of ended flows,
+/// first ended first reused (as clients reuse ports), so two active flows
+/// never share an id unless more than idSpace are active at once (then the
+/// new one takes start order modulo idSpace).
+class FlowLevelProcess
+{
+  public:
+    FlowLevelProcess(const FlowSizeDistribution& sizes, const ArrivalConfig& starts, double flowPps,
+                     uint32_t idSpace, uint64_t seed, uint64_t startStream, uint64_t sizeStream,
+                     double unitsPerSecond = 1.0);
+    /// The next packet's instant (nondecreasing) and its flow.
+    double Next(uint32_t& flow);
+    /// Flows active at instant 0 (the stationary start).
+    uint64_t InitialFlows() const { return m_initial; }
+    /// Flows started after instant 0.
+    uint64_t FlowsStarted() const { return m_order - m_initial; }
+    size_t ActiveFlows() const { return m_active.size(); }
+    /// Flows that had to share an id (more than idSpace active).
+    uint64_t SharedIds() const { return m_sharedIds; }
+
+  private:
+    struct Active
+    {
+        double next;     // instant of its next packet
+        uint64_t order;  // start order: ties go to the older flow
+        uint64_t left;   // packets still to send
+        uint32_t id;
+        bool owned;      // its id is its own (returned to the free ids at its end)
+    };
+    // A flow whose next packet is at `at` with `packets` left: its id; the
+    // caller places it in the queue.
+    Active Start(double at, uint64_t packets);
+
+    FlowSizeDistribution m_sizes;
+    ArrivalProcess m_starts;
+    RandomStream m_sizeRng;
+    double m_gap;
+    uint32_t m_idSpace;
+    uint32_t m_freshIds = 0;       // ids below this have been handed out
+    std::deque<uint32_t> m_freed;  // ids of ended flows, first ended first
+    double m_nextStart;
+    uint64_t m_order = 0, m_initial = 0, m_sharedIds = 0;
+    std::deque<Active> m_active; // in the order of their next packets
 };
 
 } // namespace routertwin

@@ -1,6 +1,9 @@
-// The pcap reader on files the test writes itself: sizes, flows by 5-tuple,
-// timestamps in both resolutions and byte orders, and clear errors for a
-// truncated or malformed file that name the file and the packet index.
+// The pcap and pcapng readers on files the test writes itself: sizes, flows
+// by 5-tuple, timestamps in every resolution and both byte orders, and
+// clear errors for a truncated or malformed file that name the file and the
+// packet index. The pcapng writer below follows draft-ietf-opsawg-pcapng
+// (block layout, option layout, if_tsresol / if_tsoffset) independently of
+// the reader.
 #include "pcap-trace.h"
 #include "random-stream.h"
 
@@ -14,6 +17,21 @@ using namespace routertwin;
 
 namespace
 {
+
+// An Ethernet + IPv4 + UDP frame (no FCS) of `len` (>= 38) bytes.
+std::vector<uint8_t>
+UdpFrame(uint32_t len, uint8_t srcHost, uint16_t srcPort)
+{
+    std::vector<uint8_t> f(len, 0);
+    f[12] = 0x08; // EtherType IPv4
+    f[14] = 0x45;
+    f[23] = 17; // UDP
+    f[26] = 198, f[27] = 18, f[28] = 0, f[29] = srcHost;
+    f[30] = 198, f[31] = 19, f[32] = 0, f[33] = 1;
+    f[34] = static_cast<uint8_t>(srcPort >> 8), f[35] = static_cast<uint8_t>(srcPort);
+    f[36] = 0, f[37] = 7;
+    return f;
+}
 
 struct Writer
 {
@@ -51,17 +69,9 @@ struct Writer
         U32(65535);
         U32(linkType);
     }
-    // An Ethernet + IPv4 + UDP frame (no FCS) of `len` bytes.
     void Udp(uint32_t sec, uint32_t frac, uint32_t len, uint8_t srcHost, uint16_t srcPort)
     {
-        std::vector<uint8_t> f(len, 0);
-        f[12] = 0x08; // EtherType IPv4
-        f[14] = 0x45;
-        f[23] = 17; // UDP
-        f[26] = 198, f[27] = 18, f[28] = 0, f[29] = srcHost;
-        f[30] = 198, f[31] = 19, f[32] = 0, f[33] = 1;
-        f[34] = static_cast<uint8_t>(srcPort >> 8), f[35] = static_cast<uint8_t>(srcPort);
-        f[36] = 0, f[37] = 7;
+        const std::vector<uint8_t> f = UdpFrame(len, srcHost, srcPort);
         U32(sec);
         U32(frac);
         U32(len);
@@ -77,6 +87,130 @@ struct Writer
         return path;
     }
 };
+
+// pcapng blocks: type, total length, body padded to 32 bits, total length.
+struct NgWriter
+{
+    Writer w; // its byte order is the section's
+    using Options = std::vector<std::pair<uint16_t, std::vector<uint8_t>>>;
+
+    void Block(uint32_t type, const std::vector<uint8_t>& body)
+    {
+        const auto padded = static_cast<uint32_t>((body.size() + 3) / 4 * 4);
+        w.U32(type);
+        w.U32(12 + padded);
+        w.bytes.insert(w.bytes.end(), body.begin(), body.end());
+        w.bytes.resize(w.bytes.size() + (padded - body.size()), 0);
+        w.U32(12 + padded);
+    }
+    // Bytes of a value in the section's byte order.
+    std::vector<uint8_t> Le(uint64_t v, int n) const
+    {
+        std::vector<uint8_t> b;
+        for (int i = 0; i < n; ++i)
+        {
+            const int shift = w.bigEndian ? 8 * (n - 1 - i) : 8 * i;
+            b.push_back(static_cast<uint8_t>(v >> shift));
+        }
+        return b;
+    }
+    void Append(std::vector<uint8_t>& to, const std::vector<uint8_t>& b) const
+    {
+        to.insert(to.end(), b.begin(), b.end());
+    }
+    void AppendOptions(std::vector<uint8_t>& body, const Options& options) const
+    {
+        if (options.empty())
+        {
+            return;
+        }
+        for (const auto& [code, value] : options)
+        {
+            Append(body, Le(code, 2));
+            Append(body, Le(value.size(), 2));
+            Append(body, value);
+            body.resize((body.size() + 3) / 4 * 4, 0);
+        }
+        Append(body, Le(0, 4)); // opt_endofopt
+    }
+    void Section()
+    {
+        std::vector<uint8_t> body = Le(0x1A2B3C4D, 4);
+        Append(body, Le(1, 2)); // major
+        Append(body, Le(0, 2)); // minor
+        Append(body, Le(~0ull, 8)); // section length unknown
+        Block(0x0A0D0D0A, body);
+    }
+    void Interface(uint16_t linkType, uint32_t snapLen = 0, const Options& options = {})
+    {
+        std::vector<uint8_t> body = Le(linkType, 2);
+        Append(body, Le(0, 2));
+        Append(body, Le(snapLen, 4));
+        AppendOptions(body, options);
+        Block(1, body);
+    }
+    void Enhanced(uint32_t iface, uint64_t ts, const std::vector<uint8_t>& data, uint32_t origLen,
+                  const Options& options = {})
+    {
+        std::vector<uint8_t> body = Le(iface, 4);
+        Append(body, Le(ts >> 32, 4));
+        Append(body, Le(ts & 0xFFFFFFFFu, 4));
+        Append(body, Le(data.size(), 4));
+        Append(body, Le(origLen, 4));
+        Append(body, data);
+        body.resize((body.size() + 3) / 4 * 4, 0);
+        AppendOptions(body, options);
+        Block(6, body);
+    }
+    void Simple(const std::vector<uint8_t>& data, uint32_t origLen)
+    {
+        std::vector<uint8_t> body = Le(origLen, 4);
+        Append(body, data);
+        Block(3, body);
+    }
+};
+
+std::vector<TracePacket>
+ReadAll(const std::string& path)
+{
+    PcapTrace t(path, 64);
+    std::vector<TracePacket> got;
+    TracePacket p;
+    while (t.Next(p))
+    {
+        got.push_back(p);
+    }
+    return got;
+}
+
+void
+ExpectSame(const std::vector<TracePacket>& a, const std::vector<TracePacket>& b)
+{
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+    {
+        EXPECT_EQ(a[i].ns, b[i].ns) << i;
+        EXPECT_EQ(a[i].frameBytes, b[i].frameBytes) << i;
+        EXPECT_EQ(a[i].flow, b[i].flow) << i;
+    }
+}
+
+// The packets of ReadsSizesFlowsAndTimes, as pcapng in either byte order
+// (microsecond timestamps, the default if_tsresol).
+std::string
+SamePacketsAsPcapng(bool bigEndian, const std::string& name)
+{
+    NgWriter n;
+    n.w.bigEndian = bigEndian;
+    n.Section();
+    n.Interface(1);
+    n.Enhanced(0, 10000000, UdpFrame(60, 1, 1000), 60);
+    n.Block(4, std::vector<uint8_t>(8, 0)); // a name resolution block: skipped
+    n.Enhanced(0, 10000500, UdpFrame(1514, 2, 1000), 1514, {{1, {'h', 'i'}}}); // opt_comment
+    n.Enhanced(0, 10001000, UdpFrame(100, 1, 1000), 100);
+    n.Enhanced(0, 10001500, UdpFrame(42, 1, 1001), 42);
+    return n.w.Save(name);
+}
 
 } // namespace
 
@@ -171,7 +305,9 @@ TEST(PcapTrace, MalformedFilesAreRefusedWithTheirName)
     }
     catch (const TraceError& e)
     {
-        EXPECT_NE(std::string(e.what()).find("pcapng"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("x.pcapng: section header block: byte-order magic 0"),
+                  std::string::npos)
+            << e.what();
     }
 
     Writer big;
@@ -244,6 +380,227 @@ TEST(PcapTrace, MutatedFilesGiveATraceErrorOrPacketsNeverACrash)
         try
         {
             PcapTrace t(m.Save("mutated.pcap"), 8);
+            TracePacket p;
+            while (t.Next(p))
+            {
+                ASSERT_GE(p.frameBytes, 64u);
+                ASSERT_LE(p.frameBytes, 9216u);
+                ASSERT_LT(p.flow, 8u);
+                ++reads;
+            }
+        }
+        catch (const TraceError&)
+        {
+            ++errors;
+        }
+    }
+    EXPECT_GT(errors, 0u);
+    EXPECT_GT(reads, 0u);
+}
+
+TEST(Pcapng, EnhancedPacketsReadLikeTheSamePcapInBothByteOrders)
+{
+    Writer w;
+    w.Header(0xA1B2C3D4u);
+    w.Udp(10, 0, 60, 1, 1000);
+    w.Udp(10, 500, 1514, 2, 1000);
+    w.Udp(10, 1000, 100, 1, 1000);
+    w.Udp(10, 1500, 42, 1, 1001);
+    const std::vector<TracePacket> pcap = ReadAll(w.Save("same.pcap"));
+    const std::vector<TracePacket> le = ReadAll(SamePacketsAsPcapng(false, "le.pcapng"));
+    const std::vector<TracePacket> be = ReadAll(SamePacketsAsPcapng(true, "be.pcapng"));
+    ExpectSame(le, pcap);
+    ExpectSame(be, pcap);
+    ASSERT_EQ(le.size(), 4u);
+    EXPECT_EQ(le[0].ns, 10000000000u); // 10 s in microseconds
+    EXPECT_EQ(le[1].frameBytes, 1518u);
+    EXPECT_EQ(le[3].flow, 2u);
+}
+
+TEST(Pcapng, TimestampResolutionAndOffsetOptions)
+{
+    for (bool bigEndian : {false, true})
+    {
+        NgWriter n;
+        n.w.bigEndian = bigEndian;
+        n.Section();
+        n.Interface(1, 0, {{9, {9}}});                 // if_tsresol 10^-9: nanoseconds
+        n.Interface(1, 0, {{9, {0x80 | 10}}});         // 2^-10 s
+        n.Interface(1, 0, {{9, {3}}, {14, n.Le(100, 8)}}); // milliseconds, if_tsoffset +100 s
+        n.Interface(1, 0, {{9, {12}}});                // picoseconds: ns kept, the rest dropped
+        n.Enhanced(0, 1234567891234ull, UdpFrame(60, 1, 1), 60);
+        n.Enhanced(1, 5 * 1024 + 512, UdpFrame(60, 1, 1), 60); // 5.5 s
+        n.Enhanced(2, 2500, UdpFrame(60, 1, 1), 60);          // 2.5 s + 100 s
+        n.Enhanced(3, 7000000000999ull, UdpFrame(60, 1, 1), 60);
+        const std::vector<TracePacket> got = ReadAll(n.w.Save("tsresol.pcapng"));
+        ASSERT_EQ(got.size(), 4u);
+        EXPECT_EQ(got[0].ns, 1234567891234ull);
+        EXPECT_EQ(got[1].ns, 5500000000ull);
+        EXPECT_EQ(got[2].ns, 102500000000ull);
+        EXPECT_EQ(got[3].ns, 7000000000ull);
+    }
+}
+
+TEST(Pcapng, SimplePacketsTakeThePreviousInstantAndTheSnapLength)
+{
+    NgWriter n;
+    n.Section();
+    n.Interface(1, 100); // snaplen 100: a Simple Packet holds min(original, 100) bytes
+    n.Enhanced(0, 7000000, UdpFrame(60, 1, 1), 60);
+    n.Simple(UdpFrame(100, 2, 2), 1000);  // captured 100 of 1000
+    n.Simple(UdpFrame(80, 1, 1), 80);
+    const std::vector<TracePacket> got = ReadAll(n.w.Save("simple.pcapng"));
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[1].ns, 7000000000u);
+    EXPECT_EQ(got[2].ns, 7000000000u);
+    EXPECT_EQ(got[1].frameBytes, 1004u);
+    EXPECT_EQ(got[2].frameBytes, 84u);
+    EXPECT_EQ(got[1].flow, 1u);
+    EXPECT_EQ(got[2].flow, 0u);
+}
+
+TEST(Pcapng, SectionsSwitchByteOrderAndInterfaces)
+{
+    NgWriter a;
+    a.Section();
+    a.Interface(1);
+    a.Enhanced(0, 1000000, UdpFrame(60, 1, 1), 60);
+    NgWriter b;
+    b.w.bigEndian = true;
+    b.Section();
+    b.Interface(101); // raw IP: frame = IP length + 18
+    const std::vector<uint8_t> frame = UdpFrame(74, 3, 3);
+    const std::vector<uint8_t> ip(frame.begin() + 14, frame.end());
+    b.Enhanced(0, 2000000, ip, 60);
+    a.w.bytes.insert(a.w.bytes.end(), b.w.bytes.begin(), b.w.bytes.end());
+    const std::vector<TracePacket> got = ReadAll(a.w.Save("sections.pcapng"));
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[1].ns - got[0].ns, 1000000000u);
+    EXPECT_EQ(got[1].frameBytes, 78u);
+    EXPECT_EQ(got[1].flow, 1u);
+}
+
+namespace
+{
+std::string
+ErrorOf(const std::string& path)
+{
+    try
+    {
+        ReadAll(path);
+    }
+    catch (const TraceError& e)
+    {
+        return e.what();
+    }
+    return "no error";
+}
+} // namespace
+
+TEST(Pcapng, MalformedAndTruncatedFilesNameFileAndPacket)
+{
+    NgWriter ok;
+    ok.Section();
+    ok.Interface(1);
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        ok.Enhanced(0, 1000000 + i, UdpFrame(590, 1, 1), 590);
+    }
+    // Cut inside packet 2's data: 28 + 20 + 20 bytes of headers, 2 blocks of 20 + 28 + 592.
+    NgWriter cut = ok;
+    const size_t block = 32 + 592;
+    cut.w.bytes.resize(28 + 20 + 2 * block + 28 + 100);
+    std::string path = cut.w.Save("cut.pcapng");
+    EXPECT_NE(ErrorOf(path).find(path + ": packet 2: truncated record data"), std::string::npos) << ErrorOf(path);
+
+    // Packet 1's trailing length changed.
+    NgWriter trailer = ok;
+    trailer.w.bytes[28 + 20 + 2 * block - 4] ^= 0x10;
+    path = trailer.w.Save("trailer.pcapng");
+    EXPECT_NE(ErrorOf(path).find(path + ": packet 1: enhanced packet block: trailing length"), std::string::npos)
+        << ErrorOf(path);
+
+    // A packet on an interface never described.
+    NgWriter iface;
+    iface.Section();
+    iface.Interface(1);
+    iface.Enhanced(0, 1, UdpFrame(60, 1, 1), 60);
+    iface.Enhanced(3, 2, UdpFrame(60, 1, 1), 60);
+    path = iface.w.Save("iface.pcapng");
+    EXPECT_NE(ErrorOf(path).find(path + ": packet 1: interface 3 not described"), std::string::npos) << ErrorOf(path);
+
+    // A captured length beyond its block.
+    NgWriter overrun;
+    overrun.Section();
+    overrun.Interface(1);
+    overrun.Enhanced(0, 1, UdpFrame(60, 1, 1), 60);
+    overrun.w.bytes[28 + 20 + 20] = 200; // captured length 200 in a 92-byte block
+    path = overrun.w.Save("overrun.pcapng");
+    EXPECT_NE(ErrorOf(path).find(path + ": packet 0: captured length 200 exceeds its block"), std::string::npos)
+        << ErrorOf(path);
+
+    // An unsupported link type, and the obsolete Packet Block.
+    NgWriter link;
+    link.Section();
+    link.Interface(105); // 802.11
+    link.Enhanced(0, 1, UdpFrame(60, 1, 1), 60);
+    path = link.w.Save("link.pcapng");
+    EXPECT_NE(ErrorOf(path).find("interface 0: link type 105 not supported"), std::string::npos) << ErrorOf(path);
+    NgWriter obsolete;
+    obsolete.Section();
+    obsolete.Interface(1);
+    obsolete.Block(2, std::vector<uint8_t>(20, 0));
+    EXPECT_NE(ErrorOf(obsolete.w.Save("old.pcapng")).find("obsolete Packet Block"), std::string::npos);
+
+    // A section header whose byte-order magic is wrong: refused on opening.
+    NgWriter magic = ok;
+    magic.w.bytes[8] = 0x11;
+    path = magic.w.Save("magic.pcapng");
+    EXPECT_NE(ErrorOf(path).find(path + ": section header block: byte-order magic"), std::string::npos)
+        << ErrorOf(path);
+
+    // if_tsresol finer than 10^-18 s.
+    NgWriter fine;
+    fine.Section();
+    fine.Interface(1, 0, {{9, {19}}});
+    EXPECT_NE(ErrorOf(fine.w.Save("fine.pcapng")).find("if_tsresol 10^-19"), std::string::npos);
+}
+
+TEST(Pcapng, MutatedFilesGiveATraceErrorOrPacketsNeverACrash)
+{
+    NgWriter n;
+    n.Section();
+    n.Interface(1, 0, {{9, {9}}});
+    n.Interface(101);
+    for (uint32_t i = 0; i < 40; ++i)
+    {
+        if (i % 5 == 4)
+        {
+            n.Simple(UdpFrame(60 + i, static_cast<uint8_t>(i % 7), 1), 60 + i);
+        }
+        else
+        {
+            n.Enhanced(i % 2, 1000 * i, UdpFrame(42 + (i * 37) % 1400, static_cast<uint8_t>(i % 7), 1),
+                       42 + (i * 37) % 1400);
+        }
+    }
+    RandomStream rng(98);
+    uint32_t errors = 0, reads = 0;
+    for (int trial = 0; trial < 400; ++trial)
+    {
+        NgWriter m = n;
+        const uint32_t flips = 1 + rng.UniformInt(8);
+        for (uint32_t k = 0; k < flips; ++k)
+        {
+            m.w.bytes[rng.UniformInt(static_cast<uint32_t>(m.w.bytes.size()))] = static_cast<uint8_t>(rng.Next());
+        }
+        if (rng.Bernoulli(0.3))
+        {
+            m.w.bytes.resize(rng.UniformInt(static_cast<uint32_t>(m.w.bytes.size())));
+        }
+        try
+        {
+            PcapTrace t(m.w.Save("mutated.pcapng"), 8);
             TracePacket p;
             while (t.Next(p))
             {

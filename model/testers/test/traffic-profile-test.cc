@@ -252,3 +252,291 @@ TEST(FlowPicker, RoundRobinIsTheTesterRotation)
         EXPECT_EQ(r.Pick(i), i % 4);
     }
 }
+
+namespace
+{
+// Share of n draws of X at or below q, against p: the binomial sd is
+// sqrt(p (1 - p) / n); 4 sd is a false alarm once in ~16,000 runs per check
+// (and the stream is fixed: the check either always or never passes).
+void
+ExpectQuantiles(const FlowSizeDistribution& d, const std::vector<std::pair<double, double>>& pq,
+                uint64_t seed)
+{
+    const uint64_t n = 1000000;
+    RandomStream rng(seed, 3);
+    std::vector<uint64_t> below(pq.size(), 0);
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        const double x = d.Draw(rng);
+        for (size_t j = 0; j < pq.size(); ++j)
+        {
+            below[j] += x <= pq[j].second;
+        }
+    }
+    for (size_t j = 0; j < pq.size(); ++j)
+    {
+        const double p = pq[j].first;
+        EXPECT_NEAR(static_cast<double>(below[j]) / n, p, 4 * std::sqrt(p * (1 - p) / n))
+            << "quantile " << p << " = " << pq[j].second;
+    }
+}
+
+double
+SampleMean(const FlowSizeDistribution& d, uint64_t n, uint64_t seed, bool packets)
+{
+    RandomStream rng(seed, 5);
+    double sum = 0;
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        sum += packets ? static_cast<double>(d.DrawPackets(rng)) : d.Draw(rng);
+    }
+    return sum / static_cast<double>(n);
+}
+} // namespace
+
+TEST(FlowSizeDistribution, ParetoMeanAndQuantilesMatchTheClosedForm)
+{
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kPareto;
+    d.paretoAlpha = 3; // finite variance: the sample mean has a CLT tolerance
+    d.paretoMinPackets = 10;
+    // Mean alpha xm / (alpha - 1) = 15; variance xm^2 alpha / ((alpha-1)^2 (alpha-2)) = 75.
+    EXPECT_DOUBLE_EQ(d.Mean(), 15.0);
+    EXPECT_NEAR(SampleMean(d, 1000000, 11, false), 15.0, 4 * std::sqrt(75.0 / 1e6));
+    // Quantile xm (1 - p)^(-1/alpha).
+    std::vector<std::pair<double, double>> pq;
+    for (double p : {0.5, 0.9, 0.99, 0.999})
+    {
+        pq.emplace_back(p, 10 * std::pow(1 - p, -1.0 / 3));
+    }
+    ExpectQuantiles(d, pq, 12);
+}
+
+TEST(FlowSizeDistribution, HeavyParetoTailQuantilesMatchTheClosedForm)
+{
+    // alpha 1.2: infinite variance, so the tail is checked by quantiles
+    // (the sample mean converges too slowly to test).
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kPareto;
+    d.paretoAlpha = 1.2;
+    d.paretoMinPackets = 2;
+    EXPECT_DOUBLE_EQ(d.Mean(), 1.2 * 2 / 0.2);
+    std::vector<std::pair<double, double>> pq;
+    for (double p : {0.5, 0.9, 0.99, 0.999, 0.9999})
+    {
+        pq.emplace_back(p, 2 * std::pow(1 - p, -1.0 / 1.2));
+    }
+    ExpectQuantiles(d, pq, 13);
+}
+
+TEST(FlowSizeDistribution, LognormalMeanAndQuantilesMatchTheClosedForm)
+{
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kLognormal;
+    d.lognormalMu = 2;
+    d.lognormalSigma = 1;
+    // Mean exp(mu + sigma^2/2); variance (exp(sigma^2) - 1) exp(2 mu + sigma^2).
+    const double mean = std::exp(2.5), var = (std::exp(1.0) - 1) * std::exp(5.0);
+    EXPECT_NEAR(d.Mean(), mean, 1e-12);
+    EXPECT_NEAR(SampleMean(d, 1000000, 14, false), mean, 4 * std::sqrt(var / 1e6));
+    // Quantile exp(mu + sigma z_p), z_p of the standard normal (tables).
+    ExpectQuantiles(d,
+                    {{0.5, std::exp(2.0)},
+                     {0.9, std::exp(2 + 1.2815515655446004)},
+                     {0.99, std::exp(2 + 2.3263478740408408)},
+                     {0.1, std::exp(2 - 1.2815515655446004)}},
+                    15);
+}
+
+TEST(FlowSizeDistribution, MeanPacketsIsTheMeanOfTheCeiling)
+{
+    // Pareto(xm = 1): E[ceil X] = 1 + sum_{k >= 1} k^-alpha = 1 + zeta(alpha):
+    // alpha 2 gives 1 + pi^2 / 6, alpha 3 1 + Apery's constant.
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kPareto;
+    d.paretoMinPackets = 1;
+    d.paretoAlpha = 2;
+    EXPECT_NEAR(d.MeanPackets(), 1 + M_PI * M_PI / 6, 1e-9);
+    d.paretoAlpha = 3;
+    EXPECT_NEAR(d.MeanPackets(), 1 + 1.2020569031595942, 1e-9);
+    // The generator's packet counts have that mean (alpha 3, non-integer xm;
+    // its variance is below E[(X+1)^2] = 1.5^2 * 3 + 2 * 2.25 + 1).
+    d.paretoMinPackets = 1.5;
+    EXPECT_NEAR(SampleMean(d, 1000000, 16, true), d.MeanPackets(), 4 * std::sqrt(12.3 / 1e6));
+    // Lognormal: a brute-force sum of P(X > k) far into the tail (what is
+    // left beyond 2e6 is below E[X] Phi((mu + sigma^2 - ln 2e6) / sigma) =
+    // 62 x Phi(-6.2), 2e-8 of the sum).
+    FlowSizeDistribution l;
+    l.kind = FlowSizeKind::kLognormal;
+    l.lognormalMu = 3;
+    l.lognormalSigma = 1.5;
+    double brute = 0;
+    for (double k = 0; k < 2e6; ++k)
+    {
+        brute += 0.5 * std::erfc((std::log(k) - 3) / (1.5 * std::sqrt(2.0)));
+    }
+    EXPECT_NEAR(l.MeanPackets(), brute, 1e-6 * brute);
+    // ceil adds between 0 and 1 to the mean.
+    EXPECT_GT(l.MeanPackets(), l.Mean());
+    EXPECT_LT(l.MeanPackets(), l.Mean() + 1);
+}
+
+TEST(FlowSizeDistribution, RejectsInfiniteMeanAndBadParameters)
+{
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kPareto;
+    d.paretoAlpha = 1.0;
+    EXPECT_THROW(d.Validate(), std::invalid_argument);
+    d.paretoAlpha = 1.5;
+    d.paretoMinPackets = 0.5;
+    EXPECT_THROW(d.Validate(), std::invalid_argument);
+    d.kind = FlowSizeKind::kLognormal;
+    d.lognormalSigma = 0;
+    EXPECT_THROW(d.Validate(), std::invalid_argument);
+    EXPECT_THROW(ParseFlowSizeKind("weibull"), std::invalid_argument);
+}
+
+namespace
+{
+struct FlowLevelRun
+{
+    uint64_t packets = 0;
+    uint64_t flowsStarted = 0;
+    uint64_t initialFlows = 0;  // ids 0.. of the flows active at 0
+    std::vector<uint64_t> perFlow; // packets of each flow id
+    double lastInstant = 0;
+    bool ordered = true;
+};
+
+FlowLevelRun
+RunFlowLevel(const FlowSizeDistribution& d, double startsPerSecond, double flowPps, double seconds,
+             uint64_t seed)
+{
+    ArrivalConfig starts;
+    starts.kind = ArrivalKind::kPoisson;
+    starts.meanPps = startsPerSecond;
+    FlowLevelProcess p(d, starts, flowPps, 1u << 24, seed, 1, 2);
+    FlowLevelRun r;
+    uint32_t flow;
+    double t;
+    while ((t = p.Next(flow)) < seconds)
+    {
+        r.ordered = r.ordered && t >= r.lastInstant;
+        r.lastInstant = t;
+        if (flow >= r.perFlow.size())
+        {
+            r.perFlow.resize(flow + 1, 0);
+        }
+        ++r.perFlow[flow];
+        ++r.packets;
+    }
+    r.flowsStarted = p.FlowsStarted();
+    r.initialFlows = p.InitialFlows();
+    return r;
+}
+
+// Flows that started in the first half are over by the end (their lengths
+// at flowPps are far shorter than half the run): their packet counts are
+// whole draws. Checks P(S > k) = P(X > k) against the closed form. (The
+// flows active at 0 hold ids 0..initialFlows-1 and are left out: their
+// lengths are size-biased remainders.)
+void
+ExpectFlowLengths(const FlowSizeDistribution& d, const FlowLevelRun& r, double startsPerSecond,
+                  double seconds, const std::vector<double>& ks)
+{
+    const auto n = static_cast<size_t>(0.5 * seconds * startsPerSecond * 0.98); // surely in the first half
+    ASSERT_GE(r.perFlow.size(), r.initialFlows + n);
+    for (double k : ks)
+    {
+        uint64_t longer = 0;
+        for (size_t i = r.initialFlows; i < r.initialFlows + n; ++i)
+        {
+            longer += r.perFlow[i] > k;
+        }
+        const double p = d.Survival(k);
+        EXPECT_NEAR(static_cast<double>(longer) / n, p, 4 * std::sqrt(p * (1 - p) / n) + 1e-12)
+            << "P(S > " << k << ")";
+    }
+}
+} // namespace
+
+TEST(FlowLevelProcess, LognormalFlowsGiveTheirLongRunPacketRateAndLengths)
+{
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kLognormal;
+    d.lognormalMu = 2;
+    d.lognormalSigma = 1;
+    const double starts = 1e5, seconds = 2;
+    const FlowLevelRun r = RunFlowLevel(d, starts, 1e6, seconds, 21);
+    EXPECT_TRUE(r.ordered);
+    // Flow starts are Poisson: 2e5 +- sqrt(2e5).
+    EXPECT_NEAR(static_cast<double>(r.flowsStarted), starts * seconds, 4 * std::sqrt(starts * seconds));
+    // Packets = sum of the started flows' sizes: mean lambda T E[S], variance
+    // lambda T E[S^2] (compound Poisson), E[S^2] <= E[(X + 1)^2].
+    const double mean = starts * seconds * d.MeanPackets();
+    const double es2 = std::exp(2 * 2 + 2 * 1.0) + 2 * d.Mean() + 1;
+    EXPECT_NEAR(static_cast<double>(r.packets), mean, 4 * std::sqrt(starts * seconds * es2));
+    ExpectFlowLengths(d, r, starts, seconds, {1, 2, 5, 10, 30, 100});
+}
+
+TEST(FlowLevelProcess, ParetoFlowLengthsFollowTheTail)
+{
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kPareto;
+    d.paretoAlpha = 1.3;
+    d.paretoMinPackets = 1;
+    const double starts = 2e5, seconds = 1;
+    const FlowLevelRun r = RunFlowLevel(d, starts, 1e8, seconds, 22);
+    EXPECT_TRUE(r.ordered);
+    ExpectFlowLengths(d, r, starts, seconds, {1, 3, 10, 100, 1000});
+}
+
+TEST(FlowLevelProcess, SameSeedSameTrafficAndFlowIdsWrap)
+{
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kPareto;
+    d.paretoAlpha = 1.5;
+    ArrivalConfig starts;
+    starts.kind = ArrivalKind::kOnOff;
+    starts.meanPps = 1e4;
+    starts.peakPps = 1e5;
+    FlowLevelProcess a(d, starts, 1e5, 16, 9, 1, 2), b(d, starts, 1e5, 16, 9, 1, 2);
+    for (int i = 0; i < 100000; ++i)
+    {
+        uint32_t fa, fb;
+        ASSERT_EQ(a.Next(fa), b.Next(fb));
+        ASSERT_EQ(fa, fb);
+        ASSERT_LT(fa, 16u);
+    }
+    EXPECT_GT(a.FlowsStarted(), 16u);
+}
+
+TEST(FlowLevelProcess, StationaryStartOffersTheLongRunRateFromTheFirstInstant)
+{
+    // Lognormal(1, 2) flows (mean ~20 packets, a long tail) at 1000 packets/s
+    // each, 1e6 packets/s in all: about m = 1000 flows active at once, most
+    // packets in flows lasting far beyond the first 10 ms. Started empty,
+    // those 10 ms would carry only the ~500 flows begun in them, at most 10
+    // packets each (under 5000 packets); in the stationary regime they carry
+    // 1e4. The initial flows are Poisson(m); the window's packets vary by
+    // at most 10 per initial flow (sd <= 10 sqrt(m)) plus the new flows'.
+    FlowSizeDistribution d;
+    d.kind = FlowSizeKind::kLognormal;
+    d.lognormalMu = 1;
+    d.lognormalSigma = 2;
+    const double pps = 1e6, flowPps = 1e3, window = 0.01;
+    const double m = pps / flowPps;
+    ArrivalConfig starts;
+    starts.kind = ArrivalKind::kPoisson;
+    starts.meanPps = pps / d.MeanPackets();
+    FlowLevelProcess p(d, starts, flowPps, 1u << 20, 31, 1, 2);
+    EXPECT_NEAR(static_cast<double>(p.InitialFlows()), m, 4 * std::sqrt(m));
+    uint64_t packets = 0;
+    uint32_t flow;
+    while (p.Next(flow) < window)
+    {
+        ++packets;
+    }
+    EXPECT_NEAR(static_cast<double>(packets), pps * window, 4 * (10 * std::sqrt(m) + std::sqrt(500.0) * 10));
+    EXPECT_EQ(p.SharedIds(), 0u);
+}

@@ -66,10 +66,11 @@ def _cpu_of_condition(condition: str) -> float:
     return float(m.group(1))
 
 
-def unit_work(root: Path, workload: str, rate: float) -> tuple[float, float, float, float]:
+def unit_work(root: Path, workload: str, rate: float) -> tuple[float, float, float, float, float]:
     """(frames, connections opened, header bytes, cycles at the assumed
     prices) per unit of `workload` at `rate`, from the twin with the fitted
-    prices at zero."""
+    prices at zero, and the mean core CPU % of the idle-aging sweeps (priced
+    at the assumed prices alone, so the fit does not change it)."""
     from routertwin import _core
     from routertwin.runners.lb.native import step_config
     from routertwin.runners.lb.profiles import HEADER_BYTE_COUNTERS, load_platform
@@ -85,7 +86,7 @@ def unit_work(root: Path, workload: str, rate: float) -> tuple[float, float, flo
     opened = _core.run_lb({**keys, "connection_setup_cycles": 1.0})["cycles_per_unit"] - known
     ops = out["ops_per_unit"]
     header = sum(ops[k] for k in HEADER_BYTE_COUNTERS)
-    return out["packets_per_unit"], round(opened, 6), header, known
+    return out["packets_per_unit"], round(opened, 6), header, known, out["aging_cpu_mean_pct"]
 
 
 def fit_prices(value, condition, root: Path) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -98,14 +99,16 @@ def fit_prices(value, condition, root: Path) -> tuple[np.ndarray, np.ndarray, di
     for workload, (rate_row, cpu_row, rate_half, cpu_half) in POINTS.items():
         rate = value(rate_row)
         cpu = value(cpu_row) if cpu_row else _cpu_of_condition(condition(rate_row))
-        target = cpu / 100.0 * plat.cores * plat.clock_hz / rate
-        frames, opened, header, known = unit_work(root, workload, rate)
+        frames, opened, header, known, aging = unit_work(root, workload, rate)
+        # the cores' time that is not the units' work: the aging sweeps
+        target = (cpu - aging) / 100.0 * plat.cores * plat.clock_hz / rate
         A.append([frames, opened, header])
         b.append(target - known)
         # uniform rounding errors: variance (half width)^2 / 3, relative, in quadrature
         rel = (rate_half / rate) ** 2 / 3 + (cpu_half / cpu) ** 2 / 3
         var.append(rel * target**2)
-        detail[workload] = {"target": target, "frames": frames, "opened": opened, "header": header, "known": known}
+        detail[workload] = {"target": target, "frames": frames, "opened": opened, "header": header, "known": known,
+                            "aging_cpu_pct": aging}
     A = np.array(A)
     x = np.linalg.solve(A, np.array(b))
     Ainv = np.linalg.inv(A)

@@ -116,6 +116,14 @@ def scenario_inputs(path: Path, seed: int | None = None, overrides: tuple = ()) 
                 asm += profile_assumptions(f)
             except UserError:
                 continue  # the run names the profile's error
+    # A runner may name assumed numbers its model never reads for this
+    # scenario (the tcp_path runner: the node and link types its path does
+    # not use); varying them would rerun the nominal case.
+    from routertwin import runners
+
+    unread = getattr(runners.get(sc.kind), "unread_assumption", None)
+    if unread is not None:
+        asm = [a for a in asm if not unread(sc, a.file, a.path)]
     return ScenarioInputs(Path(path), sc.seed, asm, fitted)
 
 

@@ -212,6 +212,7 @@ def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
         if any(r.interval is not None for r in rows) and tornado(
                 rows, f"{study}: which assumption moves which predict row", out_dir / name):
             written.append(name)
+    written += distribution_plots(report, outcomes, out_dir)
     for plot in plots:
         spec = plot.spec
         outcome = outcomes[plot.scenario]
@@ -238,4 +239,33 @@ def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
                          title=spec.title or f"{plot.study}: {spec.y} vs {spec.x}", log_x=spec.log_x, log_y=spec.log_y,
                          ref_line=ref_line):
             written.append(name)
+    return written
+
+
+def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
+    """Per study, the latency distributions (complementary CDFs) of the cases
+    its rows replay, a drops-per-port-and-time heat map of each such case
+    that lost packets, and the latency per port of each such case whose
+    ports differ (routertwin.distributions); file names written."""
+    from routertwin.distributions import latency_plot, loss_timeline_plot, ports_plot
+
+    written = []
+    for study, rows in report.by_study.items():
+        cases, seen = [], set()
+        for r in rows:
+            outcome = outcomes.get(r.mapped.scenario)
+            if outcome is None or outcome.error or (r.mapped.scenario, r.mapped.case) in seen:
+                continue
+            seen.add((r.mapped.scenario, r.mapped.case))
+            cases += [c for c in outcome.cases if c.case == r.mapped.case and c.distributions]
+        name = f"{study}-latency-distribution.png"
+        if latency_plot(cases, out_dir / name, f"{study}: latency distribution of the replayed cases"):
+            written.append(name)
+        for c in cases:
+            name = f"{study}-loss-{c.case}.png"
+            if loss_timeline_plot(c, out_dir / name, f"{study} {c.case}: drops per port and over time"):
+                written.append(name)
+            name = f"{study}-ports-{c.case}.png"
+            if ports_plot(c, out_dir / name, f"{study} {c.case}: latency per port"):
+                written.append(name)
     return written

@@ -13,7 +13,7 @@ import functools
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, NonNegativeFloat, PositiveFloat
+from pydantic import Field, NonNegativeFloat, PositiveFloat, model_validator
 
 from routertwin.errors import UserError
 from routertwin.scenario_loader import ScenarioModel, ScenarioPath
@@ -51,10 +51,27 @@ class Arrivals(ScenarioModel):
 
 class FlowMix(ScenarioModel):
     """Which flow each frame belongs to: the tester's rotation, uniform, or
-    Zipf popularity (flow of rank k has weight k^-exponent)."""
+    Zipf popularity (flow of rank k has weight k^-exponent) over the case's
+    fixed flows; or flow-level traffic (`sizes: pareto | lognormal`): flows
+    start by the arrival process, carry a heavy-tailed number of packets at
+    `flow_pps` each, then end, and the case's flows are about the mean
+    number active at once (FlowLevelProcess in traffic-profile.h)."""
 
     popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
     zipf_exponent: NonNegativeFloat = 1.0
+    sizes: Literal["none", "pareto", "lognormal"] = "none"
+    pareto_alpha: float = Field(default=1.2, gt=1, le=100)  # tail index; > 1 for a finite mean
+    pareto_min_packets: float = Field(default=1.0, ge=1, le=1e9)  # xm, the smallest flow
+    lognormal_mu: float = Field(default=2.0, ge=0, le=20)  # mean of ln(packets)
+    lognormal_sigma: float = Field(default=1.0, gt=0, le=5)  # sd of ln(packets)
+    flow_pps: NonNegativeFloat = 0.0  # each flow's packet rate; 0 = offered rate / flows
+
+    @model_validator(mode="after")
+    def _sizes_pick_their_own_flows(self):
+        if self.sizes != "none" and self.popularity != "round_robin":
+            raise ValueError(f"sizes: {self.sizes} (flow-level traffic) picks its own flows; "
+                             f"popularity: {self.popularity} applies to fixed flows")
+        return self
 
 
 def named_mixes() -> list[str]:
@@ -136,10 +153,20 @@ def arrival_keys(a: Arrivals | None, line_pps: float) -> dict:
 
 
 def flow_keys(f: FlowMix | None) -> dict:
-    """Native keys of a flow popularity (forwarding-scenario.h)."""
-    if f is None or f.popularity == "round_robin":
+    """Native keys of a flow popularity or flow sizes (forwarding-scenario.h)."""
+    if f is None:
         return {}
-    keys: dict = {"flow_popularity": f.popularity}
+    keys: dict = {}
+    if f.popularity != "round_robin":
+        keys["flow_popularity"] = f.popularity
     if f.popularity == "zipf":
         keys["zipf_exponent"] = f.zipf_exponent
+    if f.sizes != "none":
+        keys["flow_sizes"] = f.sizes
+        if f.sizes == "pareto":
+            keys.update(pareto_alpha=f.pareto_alpha, pareto_min_packets=f.pareto_min_packets)
+        else:
+            keys.update(lognormal_mu=f.lognormal_mu, lognormal_sigma=f.lognormal_sigma)
+        if f.flow_pps > 0:
+            keys["flow_pps"] = f.flow_pps
     return keys

@@ -66,7 +66,14 @@ def step_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
         "time_wait_s": cfg.time_wait_s,
         "fin_wait_s": cfg.fin_wait_s,
         "occupancy_sample_s": cfg.occupancy_sample_us * 1e-6,
+        "level": cfg.level,
+        "link_delay_s": cfg.link_delay_ns * 1e-9,
     })
+    if cfg.arrivals == "onoff":
+        keys.update(burst_mean_units=cfg.burst_mean_units, burst_peak_ratio=cfg.burst_peak_ratio)
+    elif cfg.arrivals == "mmpp":
+        keys.update(mmpp_rate_ratio=cfg.mmpp_rate_ratio, mmpp_high_fraction=cfg.mmpp_high_fraction,
+                    mmpp_cycle_s=cfg.mmpp_cycle_us * 1e-6)
     return keys
 
 

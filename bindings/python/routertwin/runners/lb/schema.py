@@ -99,7 +99,15 @@ class Schema(ScenarioModel):
     syn_cookies: bool = False
     legit_rate: NonNegativeFloat = 0.0  # synflood: the report's 1,200 legitimate TPS
     flood_ports: int = Field(default=8, ge=1, le=1024)  # synflood: ports carrying the attack
-    arrivals: Literal["constant", "poisson"] = "constant"
+    # unit starts (connections, transactions, queries): constant, Poisson, or
+    # bursty: on/off bursts (geometric, mean burst_mean_units, at
+    # burst_peak_ratio x the rate) or a two-state MMPP (traffic-profile.h)
+    arrivals: Literal["constant", "poisson", "onoff", "mmpp"] = "constant"
+    burst_mean_units: float = Field(default=16.0, ge=1)
+    burst_peak_ratio: float = Field(default=4.0, gt=1, le=1e6)
+    mmpp_rate_ratio: float = Field(default=4.0, ge=1)
+    mmpp_high_fraction: float = Field(default=0.2, gt=0, lt=1)
+    mmpp_cycle_us: PositiveFloat = 1000.0
     rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
     # Closing (model/lb/model/l4-balancer.h): TIME_WAIT linger, 0 = removed at
     # the last ACK (the ADX profile); IPVS keeps it 120 s. FIN_WAIT timeout:
@@ -109,6 +117,11 @@ class Schema(ScenarioModel):
     # > 0: step cases also report the connections held every this many us
     # (cases <id>-occ-<k>: the table's occupancy over time)
     occupancy_sample_us: NonNegativeFloat = 0.0
+    # descriptor: frames as descriptors through the balancer device; packet:
+    # real ns3::Packets between a tester node and the balancer node over the
+    # platform's ports (http11 and dns; docs/adx.md section 8)
+    level: Literal["descriptor", "packet"] = "descriptor"
+    link_delay_ns: NonNegativeFloat = Field(default=0.0, le=1e9)  # packet level: each cable's delay
     duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)
     warmup_us: NonNegativeFloat = 200.0
     cases: list[Case] = Field(default_factory=list)  # at least one, unless `balancer` is given
@@ -127,6 +140,12 @@ class Schema(ScenarioModel):
         if duration is not None and v >= duration:
             raise ValueError(f"warmup_us {v:g} must be smaller than duration_us {duration:g}")
         return v
+
+    @model_validator(mode="after")
+    def _packet_level_workloads(self):
+        if self.level == "packet" and self.workload not in ("http11", "dns"):
+            raise FieldError(("level",), f"packet level runs the http11 and dns workloads, not {self.workload}")
+        return self
 
     @model_validator(mode="after")
     def _distinct_ids(self):

@@ -6,7 +6,7 @@ from __future__ import annotations
 # adds core<i>_util per core and <resource>_util for each engine resource.
 METRICS = (
     "pps", "gbps", "gbps_out", "line_rate_fraction", "latency_avg_us", "latency_min_us",
-    "latency_max_us", "cycles_per_packet", "loss_pct", "core_util", "cores_util", "packet_input_util",
+    "latency_max_us", "latency_p50_us", "latency_p99_us", "latency_p999_us", "cycles_per_packet", "loss_pct", "core_util", "cores_util", "packet_input_util",
     "packet_output_util", "lock_util", "memory_util", "line_rate_util", "ordering_util",
     "pps_analytic", "latency_analytic_us",
 )

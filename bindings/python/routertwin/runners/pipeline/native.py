@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from routertwin.distributions import histogram_distribution, percentile_metrics
 from routertwin.errors import UserError
 from routertwin.results import CaseResult
 from routertwin.runners._shared.ethernet import line_rate_pps
@@ -113,6 +114,7 @@ def run_packet(r: Resolved, cfg: Schema, seed: int, source: Path | None = None, 
         "latency_avg_us": float(out["latency_avg_us"]),
         "latency_min_us": float(out["latency_min_us"]),
         "latency_max_us": float(out["latency_max_us"]),
+        **percentile_metrics(out, "_us"),
         "cycles_per_packet": float(out["service_cycles"]),
         "loss_pct": float(out["loss_pct"]),
     }
@@ -130,4 +132,5 @@ def run_packet(r: Resolved, cfg: Schema, seed: int, source: Path | None = None, 
     counters = {f"drop.{k}": float(v) for k, v in sorted(out["drops"].items())}
     if r.wl.path == "ipv4_forward":  # the engine's core runs IPv4 forwarding: its counters are this path's
         counters.update({f"ops.{k}": float(v) for k, v in sorted(out["ops_per_packet"].items())})
-    return CaseResult(case="", metrics=metrics, bottleneck=bottleneck, counters=counters)
+    return CaseResult(case="", metrics=metrics, bottleneck=bottleneck, counters=counters,
+                      distributions=histogram_distribution(out))

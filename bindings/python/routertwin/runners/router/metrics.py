@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from routertwin.distributions import loss_clustering
 from routertwin.methods import rfc2544
 from routertwin.results import CaseResult
 
 # Units (Results.to_dataframe's df.attrs["units"]); names or regular expressions.
 UNITS = {
     "pps": "packets/s", "tx_pps": "packets/s", "pct_of_theoretical": "%", "rx_pct": "%",
-    "throughput_gbps": "Gbit/s", r"latency_(min|avg|max)": "us", "lost_packets": "packets",
+    "throughput_gbps": "Gbit/s", r"latency_(min|avg|max|p50|p99|p999)": "us", "lost_packets": "packets",
     "zero_loss": "1 if no frame was lost", r"mean_(ingress|egress)_escapes": "escapes per frame",
     "fabric_load": "fraction", "lookup_load": "fraction", "ip_bytes": "bytes", "routes": "routes",
-    "offered_load": "fraction of max rate",
+    "offered_load": "fraction of max rate", "loss_ports": "ports", "loss_top_port_share": "% of drops",
+    "loss_bins": "time bins",
 }
 
 
@@ -27,6 +29,7 @@ def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict |
         "latency_min": t.latency_min_us,
         "latency_avg": t.latency_avg_us,
         "latency_max": t.latency_max_us,
+        **{k: e[k] for k in ("latency_p50", "latency_p99", "latency_p999") if k in e},
         "lost_packets": float(t.lost),
         "loss_pct": 100.0 * t.loss_ratio,
         "zero_loss": 1.0 if t.lost == 0 else 0.0,
@@ -35,8 +38,11 @@ def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict |
         "fabric_load": e["fabric_load"],
         "lookup_load": e["lookup_load"],
     }
+    dist = e.get("distributions", {})
+    if "loss_timeline" in dist:
+        metrics.update(loss_clustering(dist["loss_timeline"]))
     metrics.update(more or {})
     bottleneck = e["bottleneck"] if t.lost > 0 else ""
     counters = {k: float(v) for k, v in sorted(e["drops"].items())}
     return CaseResult(case=case_id, params=params, metrics=metrics, bottleneck=bottleneck,
-                      counters=counters)
+                      counters=counters, distributions=dist)

@@ -14,10 +14,10 @@ from routertwin.runners.router.schema import Case
 
 def native_config(plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, load: float, ip_bytes: int,
                   duration_s: float, mode: str, seed: int, mix: list[tuple[int, float]] | None = None,
-                  mix_order: str = "random") -> dict:
-    """The run_router config dict of one trial. With a mix, ip_bytes is the
-    reference size of the fixed latency (the model adds each packet's own
-    serialization and cells beyond it)."""
+                  mix_order: str = "random", trace: Path | None = None) -> dict:
+    """The run_router config dict of one trial. With a mix or a trace,
+    ip_bytes is the reference size of the fixed latency (the model adds each
+    packet's own serialization and cells beyond it)."""
     cfg = {
         "mode": mode,
         "ports": plat.ports,
@@ -49,7 +49,9 @@ def native_config(plat: RouterPlatform, case: Case, *, pipeline_latency_us: floa
     }
     if case.route_file is not None:
         cfg["route_file"] = str(case.route_file)
-    if mix is not None:
+    if trace is not None:
+        cfg["trace_file"] = str(trace)
+    elif mix is not None:
         cfg["ip_mix"] = {str(b): float(w) for b, w in mix}
         cfg["ip_mix_order"] = mix_order
     return cfg

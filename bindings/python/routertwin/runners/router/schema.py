@@ -42,12 +42,21 @@ class IpMixPart(ScenarioModel):
     weight: float = Field(gt=0)
 
 
+class RouterTrace(ScenarioModel):
+    """A pcap or pcapng file every tester port replays (mode packet): each
+    packet's IP size (clamped to 32..9000) and the trace's inter-arrival
+    times, rescaled to the case's offered load of the ports' theoretical
+    rate for the trace's sizes, and looped. Its addresses are not used."""
+
+    file: ScenarioPath
+
+
 class Case(ScenarioModel):
     case: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     method: Literal["frmol", "load", "throughput", "ndr_pdr", "loss_curve", "size_sweep"] = "frmol"
     ip_bytes: int = Field(default=40, ge=32, le=9000)
-    # a mix in `mixes` or a named one (simple_imix): every packet its own IP
-    # size; mode packet; ip_bytes is then unused
+    # a mix in `mixes`, a named one (simple_imix) or a trace in `traces`:
+    # every packet its own IP size; mode packet; ip_bytes is then unused
     ip_mix: str | None = None
     routes: int = Field(default=0, ge=0, le=MAX_ROUTES)
     routes_as_destinations: bool = False
@@ -88,6 +97,7 @@ class Schema(ScenarioModel):
     mode: Mode = "steady"
     duration_s: float = Field(default=30.0, gt=0, le=MAX_DURATION_S)
     mixes: dict[str, list[IpMixPart]] = {}  # IP packet sizes and weights (share of packets)
+    traces: dict[str, RouterTrace] = {}  # traces a case's ip_mix may name
     # each packet's size drawn from the mix, or a fixed interleaving whose
     # shares are exact every cycle of the weights (a tester's repeating pattern)
     mix_order: Literal["random", "sequence"] = "random"
@@ -101,20 +111,39 @@ class Schema(ScenarioModel):
                 raise FieldError(("cases", i, "case"), f"case '{c.case}' appears twice")
             seen.add(c.case)
             if c.ip_mix is not None:
-                if c.ip_mix not in self.mixes and c.ip_mix not in NAMED_IP_MIXES:
+                if c.ip_mix not in self.mixes and c.ip_mix not in NAMED_IP_MIXES and c.ip_mix not in self.traces:
                     raise FieldError(("cases", i, "ip_mix"), f"ip_mix '{c.ip_mix}' is neither in 'mixes' nor a "
-                                     f"named mix ({', '.join(NAMED_IP_MIXES)})")
+                                     f"named mix ({', '.join(NAMED_IP_MIXES)}) nor in 'traces'")
                 if (c.mode or self.mode) != "packet":
                     raise FieldError(("cases", i, "ip_mix"), "an ip_mix runs in mode packet only")
+        for name in self.traces:
+            if name in self.mixes:
+                raise FieldError(("traces", name), f"'{name}' names both a mix and a trace")
         return self
 
 
+def case_trace(cfg: Schema, case: Case):
+    """The trace file the case replays, if its ip_mix names one."""
+    t = cfg.traces.get(case.ip_mix) if case.ip_mix is not None else None
+    return t.file if t is not None else None
+
+
 def ip_mix(cfg: Schema, case: Case) -> list[tuple[int, float]] | None:
-    """(IP bytes, weight) of the case's mix, or None for one size."""
+    """(IP bytes, weight) of the case's mix (a trace's: its IP sizes, clamped
+    to 32..9000 as the model clamps them), or None for one size."""
     if case.ip_mix is None:
         return None
     if case.ip_mix in cfg.mixes:
         return [(m.bytes, m.weight) for m in cfg.mixes[case.ip_mix]]
+    trace = case_trace(cfg, case)
+    if trace is not None:
+        from routertwin.runners._shared.workload import trace_summary
+
+        sizes: dict[int, float] = {}
+        for b, n in trace_summary(trace)["ip_sizes"].items():
+            size = min(max(int(b), 32), 9000)
+            sizes[size] = sizes.get(size, 0.0) + float(n)
+        return sorted(sizes.items())
     return NAMED_IP_MIXES[case.ip_mix]
 
 

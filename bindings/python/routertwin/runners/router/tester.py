@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from routertwin.distributions import percentile_metrics, router_distributions
 from routertwin.methods import rfc2544
 from routertwin.methods.tester import TesterCase
 from routertwin.runners._shared.native import case_error, trial_result
@@ -19,10 +20,12 @@ class RouterTester:
 
     def __init__(self, plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, ip_bytes: int,
                  duration_s: float, mode: str, seed: int, progress=None, source: Path | None = None,
-                 mix: list[tuple[int, float]] | None = None, mix_order: str = "random"):
+                 mix: list[tuple[int, float]] | None = None, mix_order: str = "random",
+                 trace: Path | None = None):
         self.plat, self.case, self.pipeline_latency_us = plat, case, pipeline_latency_us
         self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
         self.mix, self.mix_order = mix, mix_order  # an IP mix: ip_bytes is its smallest size
+        self.trace = trace  # a trace replayed (mix is then its sizes)
         self.progress = progress
         self.source = source  # the scenario file, named in errors
 
@@ -35,7 +38,7 @@ class RouterTester:
         cfg = native_config(self.plat, self.case, pipeline_latency_us=self.pipeline_latency_us,
                             load=load, ip_bytes=self.ip_bytes,
                             duration_s=self.duration_s, mode=self.mode, seed=self.seed, mix=self.mix,
-                            mix_order=self.mix_order)
+                            mix_order=self.mix_order, trace=self.trace)
         r = run_native(cfg, source=self.source, case_id=self.case.case)
         if self.progress is not None:
             self.progress.advance(0, status=f"{self.case.case} {self.ip_bytes}B load {load:.4f}")
@@ -44,6 +47,8 @@ class RouterTester:
                                     "fabric_load", "lookup_load", "bottleneck")}
         extra["tx_fps"], extra["rx_fps"] = r["tx_pps"], r["rx_pps"]  # the tester protocol's names
         extra["drops"] = dict(r["drops"])
+        extra.update(percentile_metrics(r))
+        extra["distributions"] = router_distributions(r)
         return trial_result(load, r, extra)
 
 

@@ -29,7 +29,7 @@ Example (scenarios/zstack/zstack-flat-direct.yaml):
 """
 
 from routertwin.runners.tcp_path.metrics import METRICS, UNITS
-from routertwin.runners.tcp_path.runner import check, run
+from routertwin.runners.tcp_path.runner import check, run, unread_assumption
 from routertwin.runners.tcp_path.schema import Schema
 
-__all__ = ["METRICS", "UNITS", "Schema", "check", "run"]
+__all__ = ["METRICS", "UNITS", "Schema", "check", "run", "unread_assumption"]

@@ -115,3 +115,17 @@ def run(scenario, progress) -> list[CaseResult]:
     bottleneck = f"{busiest['name']} ({100 * busiest['utilization']:.1f} % busy)"
     progress.advance(status=case_id)
     return [CaseResult(case_id, params, metrics, bottleneck, counters)]
+
+
+def unread_assumption(scenario, profile, dotted: str) -> bool:
+    """True when the assumed number `dotted` of `profile` cannot reach this
+    scenario's run: the run reads a node or link type's numbers only when
+    its path names that type (native.config), so the numbers of the other
+    types are unread. Interval runs skip varying them
+    (routertwin.validation.intervals.scenario_inputs)."""
+    parts = dotted.split(".")
+    if len(parts) < 3 or parts[0] not in ("node_types", "link_types"):
+        return False
+    cfg: Schema = scenario.config
+    used = {h.type for h in cfg.path} if parts[0] == "node_types" else {h.link for h in cfg.path[1:]}
+    return parts[1] not in used

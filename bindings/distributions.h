@@ -1,0 +1,60 @@
+// Distributions of a run as Python values (issue 15): the percentiles of a
+// LatencyHistogram as flat metrics, its non-empty bins for plots, and a
+// LossTimeline as one row of drops per port.
+#ifndef ROUTERTWIN_BINDINGS_DISTRIBUTIONS_H
+#define ROUTERTWIN_BINDINGS_DISTRIBUTIONS_H
+
+#include "latency-histogram.h"
+
+#include <pybind11/pybind11.h>
+
+namespace routertwin::bindings
+{
+
+/// Adds latency_p50_us, latency_p99_us, latency_p999_us to d (0 when empty).
+inline void
+AddPercentiles(pybind11::dict& d, const LatencyHistogram& h)
+{
+    d["latency_p50_us"] = h.Quantile(0.5) * 1e6;
+    d["latency_p99_us"] = h.Quantile(0.99) * 1e6;
+    d["latency_p999_us"] = h.Quantile(0.999) * 1e6;
+}
+
+/// {"count", "bins": [[lower_us, upper_us, count], ...]} (non-empty bins).
+inline pybind11::dict
+HistogramDict(const LatencyHistogram& h)
+{
+    pybind11::dict d;
+    d["count"] = h.Count();
+    pybind11::list bins;
+    for (const LatencyHistogram::Bin& b : h.Bins())
+    {
+        bins.append(pybind11::make_tuple(b.lower * 1e6, b.upper * 1e6, b.count));
+    }
+    d["bins"] = bins;
+    return d;
+}
+
+/// {"bin_s", "ports": [[drops of bin 0, 1, ...] per port]}.
+inline pybind11::dict
+LossTimelineDict(const LossTimeline& t)
+{
+    pybind11::dict d;
+    d["bin_s"] = t.BinSeconds();
+    pybind11::list ports;
+    for (unsigned p = 0; p < t.Ports(); ++p)
+    {
+        pybind11::list row;
+        for (unsigned b = 0; b < t.Bins(); ++b)
+        {
+            row.append(t.At(p, b));
+        }
+        ports.append(row);
+    }
+    d["ports"] = ports;
+    return d;
+}
+
+} // namespace routertwin::bindings
+
+#endif

@@ -1,0 +1,159 @@
+// The L4 balancer at packet level: real ns3::Packets between ns-3 nodes.
+//
+// Topology (the Tolly test bed): a tester node and a balancer node, joined
+// port to port by `ports` full-duplex Ethernet cables (EthernetPortDevice,
+// EthernetLink). The first half of the ports carry the clients' side, the
+// second half the servers' side, as a tester emulating both does
+// (LbPortMap). Every frame is an ns3::Packet holding the L2 frame the
+// C core parses; it is serialised on the tester's port, crosses the cable,
+// arrives at the balancer's port, runs through the same L4BalancerDevice as
+// at descriptor level (the C core, then its application core's queue: the
+// PipelineEngine in RSS mode), leaves as a new ns3::Packet with the
+// rewritten bytes on the port towards its destination, crosses back and is
+// received by the tester. What differs from descriptor level is what a
+// packet adds: serialisation on two 10GbE ports instead of one aggregate
+// egress line, the cables' delay, and queueing at the ports.
+//
+// LbTesterApp drives the same LbTester (the report's generators) as the
+// descriptor level: it emits each packet at its time on its port and
+// tells the tester what came back. It learns nothing from the balancer
+// directly: what the balancer refused or lost never arrives and counts as
+// lost when the run ends (a tester's timeout). Workloads: http11 and dns
+// (their packets need nothing learnt at run time; http10's server replies
+// depend on which server the SYN reached, synflood is a rate the ports
+// carry identically at either level).
+#ifndef ROUTERTWIN_LB_PACKET_LEVEL_H
+#define ROUTERTWIN_LB_PACKET_LEVEL_H
+
+#include "ethernet-port.h"
+#include "l4-balancer-device.h"
+#include "lb-testers.h"
+
+#include <ns3/application.h>
+#include <ns3/node.h>
+#include <ns3/tag.h>
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+namespace routertwin
+{
+
+/// Which of `ports` port pairs a frame to or from an address uses: client
+/// addresses on the first half (198.18.u.x: port u mod half), servers
+/// (10.1.0.0/16), the balancer's SNAT address and the VIPs (a DR frame to a
+/// server keeps the VIP) on the second half.
+struct LbPortMap
+{
+    uint32_t ports = 16;
+    uint32_t PortOf(uint32_t ip) const;
+};
+
+/// Identifies a tester packet across the balancer (an ns-3 packet tag).
+class LbFrameTag : public ns3::Tag
+{
+  public:
+    static ns3::TypeId GetTypeId();
+    ns3::TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(ns3::TagBuffer i) const override;
+    void Deserialize(ns3::TagBuffer i) override;
+    void Print(std::ostream& os) const override;
+    uint32_t id = 0;
+};
+
+/// The balancer node's data path: frames from its ports through an
+/// L4BalancerDevice (built with EgressBitRate 0: the ports serialise) and
+/// out of the port towards their destination at their departure time; idle
+/// aging every `agingInterval` as at descriptor level.
+class L4BalancerPorts : public ns3::Object
+{
+  public:
+    static ns3::TypeId GetTypeId();
+
+    void Install(ns3::Ptr<ns3::Node> node, ns3::Ptr<L4BalancerDevice> device,
+                 const std::vector<ns3::Ptr<EthernetPortDevice>>& ports, LbPortMap map);
+    /// Aging sweeps every intervalPs from 0 until endPs, the pacer's budget
+    /// of buckets per shard each time (lb-scenario.h).
+    void StartAging(uint64_t intervalPs, uint64_t endPs, std::function<uint32_t()> budget);
+    /// Per core: the cycles of the frames that left it, and of the aging
+    /// work that ended, in [fromPs, toPs).
+    void SetWindow(uint64_t fromPs, uint64_t toPs);
+    const std::vector<double>& WindowCycles() const { return m_windowCycles; }
+    double WindowAgingCycles() const { return m_windowAging; }
+    uint64_t Received() const { return m_received; }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void Receive(ns3::Ptr<ns3::NetDevice> port, ns3::Ptr<const ns3::Packet> packet, uint16_t protocol,
+                 const ns3::Address& from, const ns3::Address& to, ns3::NetDevice::PacketType type);
+    void Transmit(ns3::Ptr<ns3::Packet> frame, uint32_t port);
+    void Age();
+
+    ns3::Ptr<L4BalancerDevice> m_device;
+    std::vector<ns3::Ptr<EthernetPortDevice>> m_ports;
+    LbPortMap m_map;
+    uint64_t m_agingIntervalPs = 0, m_agingEndPs = 0;
+    std::function<uint32_t()> m_agingBudget;
+    uint64_t m_fromPs = 0, m_toPs = UINT64_MAX;
+    std::vector<double> m_windowCycles;
+    double m_windowAging = 0;
+    uint64_t m_received = 0;
+    std::vector<PacketDesc> m_batch, m_departed, m_dropped;
+    std::vector<L4BalancerDevice::AgingWork> m_work;
+    // frames inside the balancer, by descriptor tag: the rewritten bytes
+    std::unordered_map<uint32_t, std::pair<ns3::Ptr<ns3::Packet>, uint32_t>> m_inside;
+    uint32_t m_nextTag = 0;
+};
+
+/// The tester node's application: LbTester's packets on the tester's ports.
+class LbTesterApp : public ns3::Application
+{
+  public:
+    static ns3::TypeId GetTypeId();
+
+    /// tester must outlive the app; ports[i] is cabled to the balancer's port i.
+    void Configure(LbTester* tester, const std::vector<ns3::Ptr<EthernetPortDevice>>& ports, LbPortMap map,
+                   uint64_t endPs, uint64_t slicePs);
+    /// Every packet sent and never received counts as lost (call after the run).
+    void Finish();
+
+    /// Frames sent, received; sum of (received - sent) over received frames.
+    uint64_t Sent() const { return m_sent; }
+    uint64_t Received() const { return m_received; }
+    double SumLatencySeconds() const { return m_sumLatency; }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void Slice(uint64_t fromPs);
+    void SendOne(LbTxPacket pkt);
+    void Receive(ns3::Ptr<ns3::NetDevice> port, ns3::Ptr<const ns3::Packet> packet, uint16_t protocol,
+                 const ns3::Address& from, const ns3::Address& to, ns3::NetDevice::PacketType type);
+
+    LbTester* m_tester = nullptr;
+    std::vector<ns3::Ptr<EthernetPortDevice>> m_ports;
+    LbPortMap m_map;
+    uint64_t m_endPs = 0, m_slicePs = 0;
+    struct Outstanding
+    {
+        LbTxPacket pkt;
+        uint64_t sentPs;
+    };
+    std::unordered_map<uint32_t, Outstanding> m_outstanding;
+    uint32_t m_nextId = 0;
+    uint64_t m_sent = 0, m_received = 0;
+    double m_sumLatency = 0;
+    std::vector<LbTxPacket> m_emit;
+};
+
+} // namespace routertwin
+
+#endif

@@ -115,10 +115,12 @@ BindLb(py::module_& m)
             py::dict d;
             d["keys"] = r.keys;
             d["moved"] = r.moved;
+            d["redirected"] = r.redirected;
             d["on_failed"] = r.onFailed;
             d["keyed"] = r.keyed;
             d["table_changes"] = r.tableChanges;
             d["table_size"] = r.tableSize;
+            d["after_per_server"] = r.afterPerServer;
             return d;
         },
         py::arg("config"),

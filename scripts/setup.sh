@@ -67,7 +67,8 @@ PIP_PACKAGES=(
   # 0.7.0 and later are source packages whose cargo build took over 25 minutes
   # on these 2 cores (docs/import.md)
   "pybgpkit-parser==0.6.2:pybgpkit_parser"
-  # property-based tests of the importers' parsers (tests/test_import_routes.py)
+  # property-based tests of the importers' parsers (tests/test_import_routes.py,
+  # tests/test_import_lb.py)
   hypothesis:hypothesis
 )
 

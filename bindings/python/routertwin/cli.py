@@ -1,4 +1,4 @@
-"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile | lab | import`.
+"""Command line interface: `routertwin run | validate | calibrate | rfc2544 | list | profile | lab | import | export`.
 
 User mistakes (bad scenario, mapping, flag) print one line on stderr and exit
 with status 2; a failed validation exits 1; an internal error prints a short
@@ -112,6 +112,10 @@ def _parser() -> argparse.ArgumentParser:
     from routertwin.importers import add_parsers
 
     add_parsers(im.add_subparsers(dest="import_kind", required=True, metavar="KIND", parser_class=_Parser))
+    ex = sub.add_parser("export", help="a scenario's balancer as a configuration: haproxy (docs/import-lb.md)")
+    ex.add_argument("export_kind", metavar="KIND", choices=["haproxy"], help="haproxy")
+    ex.add_argument("scenario", type=Path, metavar="SCENARIO.yaml")
+    ex.add_argument("-o", "--out", type=Path, help="write here (default: standard output)")
     return p
 
 
@@ -376,6 +380,23 @@ def _cmd_lab(args) -> int:
     return 0
 
 
+def _cmd_export(args) -> int:
+    from routertwin import importers
+    from routertwin.importers._lbcommon import write_atomic
+    from routertwin.scenario_loader import load_scenario
+
+    module = importers.get(args.export_kind)
+    if not hasattr(module, "export"):
+        raise UserError(f"routertwin export: kind '{args.export_kind}' has no export")
+    text = module.export(load_scenario(args.scenario))
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.out, text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
 def _cmd_import(args) -> int:
     from routertwin import importers
 
@@ -387,6 +408,6 @@ def _cmd_import(args) -> int:
     return 0
 
 
-_COMMANDS = {"import": _cmd_import, "run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
+_COMMANDS = {"import": _cmd_import, "export": _cmd_export, "run": _cmd_run, "validate": _cmd_validate, "calibrate": _cmd_calibrate, "list": _cmd_list,
              "rfc2544": _cmd_rfc2544, "profile": _cmd_profile,
              "lab": _cmd_lab}

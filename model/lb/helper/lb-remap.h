@@ -7,11 +7,23 @@
 // the session table pins every other one: those are counted by picking each
 // key's server before the failure.
 //
+// With action "add" the pool gains a server instead: server `servers` - 1
+// is in maintenance before and up after; key-mapping schedulers move the
+// keys the new server takes, the others move none (the session table pins
+// every established connection). With action "drain" server `failed` is
+// drained (HAProxy drain, IPVS weight 0): no established connection moves;
+// `redirected` counts the keys whose next connection goes elsewhere (or
+// nowhere: IPVS mh without its fallback flag refuses a drained server's keys).
+//
 // The same configuration arrives from Python as a dict
 // (routertwin._core.lb_remap). Keys (default):
 //   scheduler  str, "maglev"   dp_sched algorithm name
-//   servers    int, 96         servers in the pool (all up, weight 1)
-//   failed     int, 0          the server that fails
+//   servers    int, 96         servers in the pool (all up)
+//   weights    {"i": w}, {}    weight of server i (default 1 each; an
+//                              imported pool's weights)
+//   action     str, "fail"     "fail": server `failed` goes down; "drain":
+//                              it drains; "add": the last server comes up
+//   failed     int, 0          the server that fails (action "fail")
 //   keys       int, 100000     connections (client address:port -> VIP:80)
 //   seed       int, 1          client addresses and ports
 #ifndef ROUTERTWIN_LB_REMAP_H
@@ -22,6 +34,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace routertwin
 {
@@ -29,11 +42,15 @@ namespace routertwin
 struct LbRemapResult
 {
     uint64_t keys = 0;        ///< connections considered
-    uint64_t moved = 0;       ///< connections whose server changes
-    uint64_t onFailed = 0;    ///< connections that were on the failed server
+    uint64_t moved = 0;       ///< established connections whose server changes
+    uint64_t redirected = 0;  ///< keys whose next connection goes to another server (or none)
+    uint64_t onFailed = 0;    ///< connections that were on the failed server (after: on the added one)
     bool keyed = false;       ///< the scheduler maps keys (count_remapped answered)
     uint32_t tableChanges = 0;///< maglev/sh: lookup-table entries that changed (0 otherwise)
     uint32_t tableSize = 0;   ///< maglev/sh: entries of the table
+    /// Where the keys' next connections go after the change, per server: the
+    /// load on the others (a fresh pick of every key, connections held)
+    std::vector<uint64_t> afterPerServer;
 };
 
 /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.

@@ -659,6 +659,57 @@ TEST(LbRemap, RoundRobinMovesOnlyTheFailedServersShareMaglevLittleMore)
     EXPECT_THROW(RunLbRemap({{"schedular", ConfigValue(std::string("rr"))}}), std::invalid_argument);
 }
 
+TEST(LbRemap, WeightsAndAnAddedServer)
+{
+    using Weights = std::map<std::string, double>;
+    // HAProxy roundrobin deals 3:1 exactly over whole cycles: 75,000 of
+    // 100,000 keys are on the weight-3 server, and they are the ones that move
+    const LbRemapResult rr = RunLbRemap({{"scheduler", ConfigValue(std::string("roundrobin"))},
+                                         {"servers", ConfigValue(int64_t{2})},
+                                         {"weights", ConfigValue(Weights{{"0", 3.0}, {"1", 1.0}})}});
+    EXPECT_EQ(rr.onFailed, 75000u);
+    EXPECT_EQ(rr.moved, 75000u);
+    // an added server breaks no established connection under round robin
+    // (the session table pins them); it takes 1/4 of the new ones (weights 1:1:2)
+    const LbRemapResult add = RunLbRemap({{"scheduler", ConfigValue(std::string("roundrobin"))},
+                                          {"servers", ConfigValue(int64_t{3})},
+                                          {"action", ConfigValue(std::string("add"))},
+                                          {"weights", ConfigValue(Weights{{"2", 2.0}})}});
+    EXPECT_EQ(add.moved, 0u);
+    EXPECT_EQ(add.onFailed, 50000u);
+    EXPECT_EQ(add.afterPerServer, (std::vector<uint64_t>{25000, 25000, 50000}));
+    // after the weight-3 server fails, every new connection goes to the other
+    EXPECT_EQ(rr.afterPerServer, (std::vector<uint64_t>{0, 100000}));
+    // HAProxy's consistent ring (Karger et al.): adding a server moves only the
+    // keys the new server takes, nothing between the old ones
+    const LbRemapResult ring = RunLbRemap({{"scheduler", ConfigValue(std::string("source-consistent"))},
+                                           {"servers", ConfigValue(int64_t{8})},
+                                           {"action", ConfigValue(std::string("add"))}});
+    EXPECT_TRUE(ring.keyed);
+    EXPECT_EQ(ring.moved, ring.onFailed);
+    EXPECT_NEAR(static_cast<double>(ring.onFailed), 12500.0, 2500.0); // about 1/8 of the keys
+    // least connections with every connection held: the weights' shares
+    // (HAProxy leastconn keeps served / weight level), 3 of 6 on server 0
+    const LbRemapResult lc = RunLbRemap({{"scheduler", ConfigValue(std::string("leastconn"))},
+                                         {"servers", ConfigValue(int64_t{3})},
+                                         {"keys", ConfigValue(int64_t{60000})},
+                                         {"weights", ConfigValue(Weights{{"0", 3.0}, {"1", 2.0}, {"2", 1.0}})}});
+    EXPECT_NEAR(static_cast<double>(lc.onFailed), 30000.0, 3.0);
+    EXPECT_EQ(lc.moved, lc.onFailed);
+    EXPECT_THROW(RunLbRemap({{"weights", ConfigValue(Weights{{"96", 1.0}})}}), std::invalid_argument);
+    EXPECT_THROW(RunLbRemap({{"weights", ConfigValue(Weights{{"0", 1.5}})}}), std::invalid_argument);
+    // draining breaks nothing established; round robin sends the drained
+    // server's share (3 of 4) of the next connections elsewhere
+    const LbRemapResult drained = RunLbRemap({{"scheduler", ConfigValue(std::string("roundrobin"))},
+                                              {"servers", ConfigValue(int64_t{2})},
+                                              {"action", ConfigValue(std::string("drain"))},
+                                              {"weights", ConfigValue(Weights{{"0", 3.0}, {"1", 1.0}})}});
+    EXPECT_EQ(drained.moved, 0u);
+    EXPECT_EQ(drained.redirected, 75000u);
+    EXPECT_EQ(drained.afterPerServer, (std::vector<uint64_t>{0, 100000}));
+    EXPECT_THROW(RunLbRemap({{"action", ConfigValue(std::string("remove"))}}), std::invalid_argument);
+}
+
 TEST(LbScenarioConfig, UnknownKeyAndBadValuesAreNamed)
 {
     try

@@ -21,6 +21,9 @@ into the scenario's comments); with `--strict` the first one is an error.
 Kinds here: `linux` (`ip -j route show table all`), `frr` (`show ip route
 json`), `bird` (`show route all`), `mrt` (TABLE_DUMP_V2 RIB dumps), each
 writing a router scenario and its FIB file (routertwin.fib). docs/import.md.
+`haproxy` (haproxy.cfg) and `ipvs` (`ipvsadm -S -n`) write an lb scenario
+with a `balancer`; `haproxy-stat` (`show stat` CSV) calibrate rows.
+docs/import-lb.md.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ METRICS = (
     # occupancy samples
     "connections", "time_wait",
     # remap
-    "moved", "moved_pct", "on_failed_pct", "table_changes_pct",
+    "moved", "moved_pct", "on_failed_pct", "on_added_pct", "on_drained_pct", "redirected_pct",
+    "refused_pct", "table_changes_pct", "after_max_pct",
 )
 
 # Units of what a case reports and takes (Results.to_dataframe's df.attrs["units"]);

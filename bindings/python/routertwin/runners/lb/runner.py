@@ -20,8 +20,6 @@ def check(scenario) -> None:
     runner's key checks (a flood above the line rate of its ports, say),
     blamed on the case key to change."""
     cfg: Schema = scenario.config
-    plat = load_platform(cfg.platform)
-    prices = load_prices(cfg.fitted)
     from routertwin import _core
 
     schedulers = _core.lb_scheduler_names()
@@ -33,6 +31,11 @@ def check(scenario) -> None:
         if c.scheduler is not None and c.scheduler not in schedulers:
             raise FieldError(("cases", i, "scheduler"),
                              f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
+    if cfg.platform is None:
+        return  # remap and failover cases only (Schema checks that)
+    plat = load_platform(cfg.platform)
+    prices = load_prices(cfg.fitted)
+    for i, c in enumerate(cfg.cases):
         rates = [c.rate] if c.method == "step" else (c.steps or []) if c.method == "tolly" else \
             [c.target] if c.method in ("max-cps", "max-tps") else []
         for j, r in enumerate(rates):
@@ -117,7 +120,7 @@ def _occupancy(c: Case, out: dict, params: dict) -> list[CaseResult]:
 
 def run(scenario, progress) -> list[CaseResult]:
     cfg: Schema = scenario.config
-    plat = load_platform(cfg.platform)
+    plat = load_platform(cfg.platform) if cfg.platform is not None else None
     prices = load_prices(cfg.fitted)
     progress.set_total(len(cfg.cases))
     results: list[CaseResult] = []
@@ -151,19 +154,42 @@ def run(scenario, progress) -> list[CaseResult]:
 
 
 def _remap(scenario, plat, c: Case) -> CaseResult:
-    """Connections moved when server 0 of a pool fails (model/lb/helper/lb-remap.h)."""
+    """Connections moved when one server of a pool fails (model/lb/helper/lb-remap.h):
+    server 0 of `servers` under `scheduler`, or `server` of the balancer's `pool`
+    (its usable active servers, in their order; lb_remap gives them weight 1)."""
     from routertwin import _core
     from routertwin.runners._shared.native import call_native
 
-    keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0,
-            "keys": c.keys or 100000, "seed": scenario.seed}
+    if c.pool is not None:
+        pool = scenario.config.balancer.pool(c.pool)
+        usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+        weights = [s.weight for s in usable]
+        if c.action == "add":
+            weights.append(c.weight or usable[0].weight)
+        failed = [s.name for s in usable].index(c.server) if c.server is not None else 0
+        keys = {"scheduler": pool.scheduler, "servers": len(weights), "failed": failed,
+                "weights": {str(i): float(w) for i, w in enumerate(weights)}}
+    else:
+        keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0}
+    keys.update({"action": c.action, "keys": c.keys or 100000, "seed": scenario.seed})
     out = call_native(_core.lb_remap, keys, source=scenario.path, case_id=c.id, engine="lb_remap")
+    on = {"fail": "on_failed_pct", "drain": "on_drained_pct", "add": "on_added_pct"}[c.action]
     m = {"moved": float(out["moved"]), "moved_pct": 100.0 * out["moved"] / out["keys"],
-         "on_failed_pct": 100.0 * out["on_failed"] / out["keys"]}
+         on: 100.0 * out["on_failed"] / out["keys"], "redirected_pct": 100.0 * out["redirected"] / out["keys"],
+         "refused_pct": 100.0 * (out["keys"] - sum(out["after_per_server"])) / out["keys"]}
     if out["table_size"]:
         m["table_changes_pct"] = 100.0 * out["table_changes"] / out["table_size"]
-    return CaseResult(c.id, {"method": "remap", "scheduler": keys["scheduler"], "servers": keys["servers"],
-                             "keys": keys["keys"], "keyed": out["keyed"]}, m, "", {})
+    # the load on the others: where the keys' next connections go after the change
+    after = [100.0 * n / out["keys"] for n in out["after_per_server"]]
+    m["after_max_pct"] = max(after)
+    if c.pool is not None:
+        names = [s.name for s in usable] + (["added"] if c.action == "add" else [])
+        m.update({f"after_{name}_pct": share for name, share in zip(names, after)})
+    params = {"method": "remap", "action": c.action, "scheduler": keys["scheduler"], "servers": keys["servers"],
+              "keys": keys["keys"], "keyed": out["keyed"]}
+    if c.pool is not None:
+        params.update(pool=c.pool, server=c.server if c.action != "add" else None)
+    return CaseResult(c.id, params, m, "", {})
 
 
 def _check_failover(c: Case, i: int) -> None:

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, ValidationInfo, field_validator, model_validator
 
+from routertwin.runners.lb.balancer import Balancer
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 Workload = Literal["http11", "http10", "dns", "synflood"]
@@ -31,6 +32,13 @@ class Case(ScenarioModel):
     scheduler: str | None = None  # remap: dp_sched algorithm (default: the platform's)
     servers: int | None = Field(default=None, ge=2, le=4096)  # remap: pool size
     keys: int | None = Field(default=None, ge=1, le=10**7)  # remap: connections
+    pool: str | None = None  # remap: a pool of the scenario's balancer (its scheduler and size)
+    server: str | None = None  # remap: the server of that pool that fails (default its first)
+    # remap: "fail" (`server` goes down), "drain" (it drains: established connections
+    # stay, new ones go elsewhere) or "add" (a new server joins the pool, with
+    # `weight`, default its first server's)
+    action: Literal["fail", "drain", "add"] = "fail"
+    weight: int | None = Field(default=None, ge=1, le=65535)  # remap add: the new server's weight
     # max-cps, max-tps (units/s) and max-concurrent (connections of the box):
     # the target objective of RFC 9411 7.x.4 (qualification at 10 % of it)
     target: PositiveFloat | None = Field(default=None, le=1e10)
@@ -59,6 +67,20 @@ class Case(ScenarioModel):
         if not self.method.startswith("max-") and self.target is not None:
             raise FieldError(("target",), f"'target' belongs to max-cps/max-tps/max-concurrent cases, "
                                           f"not {self.method}")
+        if self.method != "remap" and (self.pool is not None or self.server is not None):
+            raise FieldError(("pool",) if self.pool is not None else ("server",),
+                             f"'pool' and 'server' belong to remap cases, not {self.method}")
+        if self.pool is not None and (self.scheduler is not None or self.servers is not None):
+            raise FieldError(("pool",), "a remap case takes 'pool' or 'scheduler'/'servers', not both")
+        if self.method != "remap" and (self.action != "fail" or self.weight is not None):
+            raise FieldError(("action",) if self.action != "fail" else ("weight",),
+                             f"'action' and 'weight' belong to remap cases, not {self.method}")
+        if self.weight is not None and self.action != "add":
+            raise FieldError(("weight",), "'weight' is the added server's: it needs action: add")
+        if self.action == "add" and self.server is not None:
+            raise FieldError(("server",), "action add adds a server: 'server' names one that fails or drains")
+        if self.server is not None and self.pool is None:
+            raise FieldError(("server",), "'server' names a server of 'pool': give the pool too")
         if self.method != "failover" and self.failover is not None:
             raise FieldError(("failover",), f"'failover' belongs to failover cases, not {self.method}")
         if self.method == "max-concurrent" and self.target is not None and self.target < 10:
@@ -67,7 +89,11 @@ class Case(ScenarioModel):
 
 
 class Schema(ScenarioModel):
-    platform: ScenarioPath
+    # the platform profile: needed by every case but failover cases and remap
+    # cases on a pool of `balancer` (or with their own scheduler)
+    platform: ScenarioPath | None = None
+    # a real balancer's services and pools (routertwin import haproxy|ipvs; runners/lb/balancer.py)
+    balancer: Balancer | None = None
     fitted: ScenarioPath | None = None  # fitted prices (scenarios/platforms/fitted/adx.yaml)
     workload: Workload = "http11"
     syn_cookies: bool = False
@@ -98,7 +124,7 @@ class Schema(ScenarioModel):
     link_delay_ns: NonNegativeFloat = Field(default=0.0, le=1e9)  # packet level: each cable's delay
     duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)
     warmup_us: NonNegativeFloat = 200.0
-    cases: list[Case] = Field(min_length=1)
+    cases: list[Case] = Field(default_factory=list)  # at least one, unless `balancer` is given
 
     @field_validator("time_wait_s")
     @classmethod
@@ -123,6 +149,28 @@ class Schema(ScenarioModel):
 
     @model_validator(mode="after")
     def _distinct_ids(self):
+        if not self.cases and self.balancer is None:
+            raise FieldError(("cases",), "at least one case (or a `balancer` to describe)")
+        for i, c in enumerate(self.cases):
+            needs_platform = not (c.method == "remap" and (c.pool is not None or c.scheduler is not None)
+                                  or c.method == "failover")
+            if needs_platform and self.platform is None:
+                raise FieldError(("cases", i), f"case '{c.id}' ({c.method}) needs the platform profile: "
+                                               "give `platform` (only remap cases run without one)")
+            if c.pool is not None:
+                pool = self.balancer.pool(c.pool) if self.balancer is not None else None
+                if pool is None:
+                    raise FieldError(("cases", i, "pool"), f"no pool named '{c.pool}' in `balancer`")
+                if pool.scheduler is None:
+                    raise FieldError(("cases", i, "pool"),
+                                     f"pool '{c.pool}' has no scheduler the twin models (see the import's list)")
+                usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+                if len(usable) < 2:
+                    raise FieldError(("cases", i, "pool"),
+                                     f"pool '{c.pool}' has {len(usable)} usable active servers: a remap needs 2")
+                if c.server is not None and c.server not in {s.name for s in usable}:
+                    raise FieldError(("cases", i, "server"),
+                                     f"no usable active server '{c.server}' in pool '{c.pool}'")
         seen: set[str] = set()
         for i, c in enumerate(self.cases):
             if c.id in seen:

@@ -1,0 +1,870 @@
+"""HAProxy configuration (haproxy.cfg) -> an lb scenario's `balancer`, and back.
+
+Semantics are HAProxy 2.6's configuration manual (Debian's
+/usr/share/doc/haproxy/configuration.txt.gz; https://www.haproxy.org/download/2.6/doc/configuration.txt),
+cited by section:
+
+- 2.1 a statement is a line before any unprotected '#', cut into words at
+  unprotected spaces and tabs; a section starts at its keyword and ends at the
+  next section keyword or the end of the file;
+- 2.2 quoting and escaping: backslash escapes outside quotes (\\<space>, \\#,
+  \\\\, \\', \\", \\n, \\r, \\t, \\xNN; any other backslash stays as written),
+  weak quoting "..." (no word split, no comment, backslash escapes and \$,
+  $VAR and ${VAR} / ${VAR-default} expanded from the environment, any other
+  '$' refused), strong quoting '...' (nothing interpreted); quoted and
+  unquoted parts join into one word. Where the manual and the real haproxy
+  2.6.12 differ (\<TAB> is not an escape; \$ outside quotes keeps its
+  backslash), the twin follows haproxy: tests/test_import_lb.py compares
+  the two on random lines through haproxy's own `.notice`;
+- 2.4 conditional blocks (.if/.elif/.else/.endif) are refused: which lines
+  apply depends on the environment HAProxy runs in;
+- 2.5 times: a number with us, ms (default), s, m, h or d;
+- 4 proxies: a frontend, backend or listen section starts from the settings
+  of the last defaults section before it, or of the named one after `from`;
+  a defaults section may itself start from another; mode tcp is the default;
+- 4.2 balance (roundrobin when absent), hash-type, option allbackups,
+  default_backend, server, default-server, cookie, stick-table, stick on,
+  option httpchk, option redispatch, retries, timeout *;
+- 5.2 server options (weight 0..256, default 1; backup; disabled; maxconn;
+  slowstart; check, inter (2000 ms), fastinter, downinter, rise (2), fall
+  (3); cookie); default-server sets them for the servers after it.
+
+Every line maps to the scenario or is listed (`NotModelled`) with its file
+and line; a keyword HAProxy itself does not know (_haproxy_keywords, from the
+same manual), a bad value or a reference to a backend or server that does
+not exist is an `ImportFileError` naming the line.
+
+SETTINGS is the one table of where each HAProxy setting goes in the
+scenario. A setting is modelled when its key is a field of the balancer
+schema (routertwin.runners.lb.balancer); the others (health checks,
+persistence, redispatch, retries, timeouts: model/lb does not have them on
+this branch) are parsed and checked, listed as "not modelled yet", and
+switch on when the schema gains their key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from routertwin.importers import _haproxy_keywords as kw
+from routertwin.importers._lbcommon import Imported, ImportFileError, NotModelled, read_text
+from routertwin.runners.lb.balancer import Pool, Server, Service, check_host, join_endpoint
+
+KIND = "haproxy"
+HELP = ("an HAProxy configuration (haproxy.cfg) as an lb scenario's balancer; every directive not "
+        'modelled listed by line (docs/import-lb.md)')
+
+# ---------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Setting:
+    directive: str  # as HAProxy names it
+    scope: str  # "server", "pool" or "service": the scenario object it belongs to
+    key: str  # the key of that object in the balancer schema
+
+
+SETTINGS = (
+    Setting("mode", "service", "mode"),
+    Setting("mode", "pool", "mode"),
+    Setting("bind", "service", "listen"),
+    Setting("default_backend", "service", "pool"),
+    Setting("balance", "pool", "scheduler"),
+    Setting("hash-type", "pool", "scheduler"),  # source + hash-type consistent = source-consistent
+    Setting("option allbackups", "pool", "allbackups"),
+    Setting("server", "pool", "servers"),
+    Setting("weight", "server", "weight"),
+    Setting("backup", "server", "backup"),
+    Setting("disabled", "server", "disabled"),
+    Setting("maxconn", "server", "maxconn"),
+    Setting("slowstart", "server", "slowstart_ms"),
+    # health checks and persistence (the L7 / health-check model), retries and timeouts
+    Setting("check", "server", "check"),
+    Setting("inter", "server", "inter_ms"),
+    Setting("fastinter", "server", "fastinter_ms"),
+    Setting("downinter", "server", "downinter_ms"),
+    Setting("rise", "server", "rise"),
+    Setting("fall", "server", "fall"),
+    Setting("cookie", "server", "cookie"),
+    Setting("option httpchk", "pool", "httpchk"),
+    Setting("cookie", "pool", "cookie"),
+    Setting("stick-table", "pool", "stick_table"),
+    Setting("stick on", "pool", "stick_on"),
+    Setting("option redispatch", "pool", "redispatch"),
+    Setting("retries", "pool", "retries"),
+    Setting("timeout", "pool", "timeouts_ms"),
+    Setting("timeout", "service", "timeouts_ms"),
+)
+_SCHEMA = {"server": Server, "pool": Pool, "service": Service}
+
+
+def modelled(scope: str, key: str) -> bool:
+    """The balancer schema has the key: the twin carries (and acts on) it."""
+    return key in _SCHEMA[scope].model_fields
+
+
+def setting(directive: str, scope: str) -> Setting:
+    return next(s for s in SETTINGS if s.directive == directive and s.scope == scope)
+
+
+# ---------------------------------------------------------------- tokenizer
+
+
+class TokenError(ValueError):
+    """A line HAProxy's word splitter would refuse; `column` is 1-based."""
+
+    def __init__(self, column: int, message: str):
+        super().__init__(message)
+        self.column = column
+
+
+# The manual's matrix also lists \<TAB>; haproxy 2.6.12 keeps that backslash
+# (measured with .notice, tests/test_import_lb.py), so the twin does too.
+_SIMPLE_ESCAPES = {" ": " ", "#": "#", "\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(\[\*\])?(?:-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def tokenize(line: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """The words of one configuration line (manual 2.1-2.3). Raises TokenError."""
+    env = os.environ if env is None else env
+    words: list[str] = []
+    cur: list[str] = []
+    in_word = False
+    quote = ""
+    quote_col = 0
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            else:
+                cur.append(c)
+            i += 1
+            continue
+        if quote == '"':
+            if c == '"':
+                quote = ""
+                i += 1
+            elif c == "\\":
+                i = _escape(line, i, cur, weak=True)
+            elif c == "$":
+                m = _VAR.match(line, i)
+                if m is None:  # haproxy 2.6.12 refuses it too (a dollar is written \$ here)
+                    raise TokenError(i + 1, "forbidden first char in environment variable name")
+                name, split, default, bare = m.groups()
+                if split:
+                    raise TokenError(i + 1, f"'${{{name}[*]}}' (a variable split into words) is not supported")
+                name = name or bare
+                value = env.get(name)
+                cur.append(value if value is not None else (default or ""))
+                i = m.end()
+            else:
+                cur.append(c)
+                i += 1
+            continue
+        if c in " \t":
+            if in_word:
+                words.append("".join(cur))
+                cur, in_word = [], False
+            i += 1
+            continue
+        if c == "#":
+            break
+        in_word = True
+        if c in "'\"":
+            quote, quote_col = c, i + 1
+            i += 1
+        elif c == "\\":
+            i = _escape(line, i, cur)
+        else:
+            cur.append(c)
+            i += 1
+    if quote:
+        raise TokenError(quote_col, f"unmatched {'double' if quote == chr(34) else 'single'} quote")
+    if in_word:
+        words.append("".join(cur))
+    return words
+
+
+def _escape(line: str, i: int, cur: list[str], weak: bool = False) -> int:
+    """The backslash at `i`: append what it stands for, return the next index.
+    `\\$` is a dollar inside double quotes only (outside, where '$' is never
+    expanded, haproxy 2.6.12 keeps the backslash: measured with .notice)."""
+    if i + 1 >= len(line):
+        cur.append("\\")  # a trailing backslash is itself (HAProxy has no line continuation)
+        return i + 1
+    d = line[i + 1]
+    if d in _SIMPLE_ESCAPES or (weak and d == "$"):
+        cur.append(_SIMPLE_ESCAPES.get(d, d))
+        return i + 2
+    if d == "x":
+        hexa = line[i + 2:i + 4]
+        if not re.fullmatch(r"[0-9A-Fa-f]{2}", hexa):
+            raise TokenError(i + 1, f"'\\x' must be followed by two hex digits, not '{hexa}'")
+        cur.append(chr(int(hexa, 16)))
+        return i + 4
+    cur.append("\\")  # not an escape: the backslash stays, the next character is read as usual
+    return i + 1
+
+
+# ---------------------------------------------------------------- values
+
+_TIME = re.compile(r"^(\d+)(us|ms|s|m|h|d)?$")
+_TIME_MS = {"us": 1e-3, "ms": 1.0, None: 1.0, "s": 1e3, "m": 60e3, "h": 3600e3, "d": 86400e3}
+
+
+class _Bad(ValueError):
+    """A bad value in a line (the parser adds the file and line)."""
+
+
+def parse_time_ms(text: str, what: str) -> float:
+    m = _TIME.match(text)
+    if not m:
+        raise _Bad(f"{what}: '{text}' is not a time (a number with us, ms, s, m, h or d; manual 2.5)")
+    ms = int(m.group(1)) * _TIME_MS[m.group(2)]
+    if ms > 2**31 - 1:
+        raise _Bad(f"{what}: '{text}' is more than 2^31-1 ms (HAProxy's limit, about 24.8 days)")
+    return ms
+
+
+def parse_int(text: str, what: str, lo: int, hi: int) -> int:
+    if not re.fullmatch(r"\d+", text) or not lo <= int(text) <= hi:
+        raise _Bad(f"{what}: '{text}' must be an integer in {lo}..{hi}")
+    return int(text)
+
+
+def parse_size(text: str, what: str) -> int:
+    m = re.fullmatch(r"(\d+)([kKmMgG]?)", text)
+    if not m:
+        raise _Bad(f"{what}: '{text}' is not a size (a number with k, m or g)")
+    return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+
+
+def _fmt_time(ms: float) -> str:
+    for unit, scale in (("d", 86400e3), ("h", 3600e3), ("m", 60e3), ("s", 1e3)):
+        if ms >= scale and ms % scale == 0:
+            return f"{int(ms // scale)}{unit}"
+    return f"{int(ms)}ms" if ms == int(ms) else f"{int(round(ms * 1000))}us"
+
+
+# ---------------------------------------------------------------- parser
+
+SECTIONS_PROXY = ("defaults", "frontend", "backend", "listen")
+# Section keywords of 2.6 that are not proxies (manual 3.4-3.10, 6, 10): listed whole.
+SECTIONS_OTHER = ("global", "userlist", "peers", "mailers", "program", "http-errors", "ring", "log-forward",
+                  "resolvers", "cache", "fcgi-app", "dynamic-update")
+_ALGOS_MODELLED = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastconn": "leastconn",
+                   "first": "first", "source": "source", "random": "random"}
+# The keywords _directive reads (the rest of the manual's are listed as not modelled).
+_HANDLED = {"mode", "balance", "hash-type", "option allbackups", "bind", "default_backend", "use_backend",
+            "use-server", "server", "default-server", "option httpchk", "option redispatch", "retries", "cookie",
+            "stick-table", "stick on"} | {k for k in kw.PROXY if k.startswith("timeout ")}
+_ALGOS_KNOWN = ("uri", "url_param", "hdr", "rdp-cookie", "hash")
+
+
+@dataclass
+class _Proxy:
+    kind: str
+    name: str
+    line: int
+    mode: str = "tcp"
+    balance: tuple | None = None  # (scheduler or None, the words, line)
+    hash_consistent: bool = False
+    allbackups: bool = False
+    default_backend: tuple | None = None  # (name, line)
+    default_server: dict = field(default_factory=dict)  # scenario server keys -> value
+    settings: dict = field(default_factory=dict)  # pool keys of SETTINGS (carried when the schema has them)
+    timeouts: dict = field(default_factory=dict)
+    binds: list = field(default_factory=list)
+    servers: list = field(default_factory=list)  # server dicts (with '_line')
+    refs: list = field(default_factory=list)  # (what, name, line): use_backend, use-server, track
+
+    def inherit(self, kind: str, name: str, line: int) -> "_Proxy":
+        import copy
+
+        new = copy.deepcopy(self)
+        new.kind, new.name, new.line = kind, name, line
+        new.binds, new.servers, new.refs = [], [], []
+        return new
+
+
+class _Parser:
+    def __init__(self, lines: list[str], shown: str, env: Mapping[str, str] | None):
+        self.lines = lines
+        self.shown = shown
+        self.env = env
+        self.listed: list[NotModelled] = []
+        self.defaults: dict[str, _Proxy] = {}
+        self.last_defaults = _Proxy("defaults", "", 0)
+        self.proxies: list[_Proxy] = []
+
+    def fail(self, line: int, message: str):
+        raise ImportFileError(self.shown, line, message)
+
+    def note(self, line: int, words: list[str], reason: str):
+        self.listed.append(NotModelled(self.shown, line, " ".join(words), reason))
+
+    def pending(self, line: int, words: list[str], directive: str, scope: str):
+        """A setting the schema does not carry yet: listed with the key it will map to."""
+        key = setting(directive, scope).key
+        if not modelled(scope, key):
+            self.note(line, words, f"not modelled yet: would set {scope} key '{key}'")
+
+    def parse(self) -> list[_Proxy]:
+        section: _Proxy | None = None
+        other: str | None = None  # a non-proxy section being listed
+        for no, text in enumerate(self.lines, 1):
+            try:
+                words = tokenize(text, self.env)
+            except TokenError as exc:
+                self.fail(no, f"column {exc.column}: {exc}")
+            if not words:
+                continue
+            head = words[0]
+            if head.startswith("."):
+                if head in (".if", ".elif", ".else", ".endif"):
+                    self.fail(no, f"conditional blocks ({head}) are not supported: which lines apply depends on "
+                                  "the environment HAProxy starts in (manual 2.4); resolve them first")
+                if head in (".diag", ".notice", ".warning", ".alert"):
+                    self.note(no, words, "a start-up message (manual 2.4)")
+                    continue
+                self.fail(no, f"unknown directive '{head}'")
+            if head in SECTIONS_PROXY:
+                section, other = self._open(no, words), None
+                continue
+            if head in SECTIONS_OTHER:
+                section, other = None, head
+                if head != "global":
+                    self.note(no, words, f"a {head} section (not a proxy)")
+                continue
+            if other is not None:
+                if other == "global" and head not in kw.GLOBAL:
+                    self.fail(no, f"unknown keyword '{head}' in section 'global'")
+                self.note(no, words, f"{other} section: process settings" if other == "global"
+                          else f"in a {other} section")
+                continue
+            if section is None:
+                self.fail(no, f"'{head}' outside any section (a file starts with a section keyword; manual 2.1)")
+            try:
+                self._directive(section, no, words)
+            except _Bad as exc:
+                self.fail(no, str(exc))
+        self._check_references()
+        return self.proxies
+
+    def _open(self, no: int, words: list[str]) -> _Proxy:
+        kind = words[0]
+        rest = words[1:]
+        base = self.last_defaults
+        if "from" in rest:
+            k = rest.index("from")
+            if k + 2 != len(rest):
+                self.fail(no, f"'{kind} [name] from <defaults>': one name after 'from'")
+            if rest[k + 1] not in self.defaults:
+                self.fail(no, f"defaults section '{rest[k + 1]}' does not exist (before this line)")
+            base = self.defaults[rest[k + 1]]
+            rest = rest[:k]
+        if len(rest) > 1:
+            self.fail(no, f"'{kind}' takes one name (and 'from <defaults>'), got {' '.join(rest)}")
+        name = rest[0] if rest else ""
+        if kind != "defaults" and not name:
+            self.fail(no, f"a {kind} section needs a name")
+        if name and not re.fullmatch(r"[A-Za-z0-9_.:-]+", name):
+            self.fail(no, f"'{name}': proxy names are letters, digits, '-', '_', '.' and ':' (manual 4)")
+        if kind == "defaults":
+            # a defaults section without 'from' starts from HAProxy's own defaults (manual 4)
+            proxy = (base if "from" in words else _Proxy("defaults", "", 0)).inherit("defaults", name, no)
+            if name:
+                self.defaults[name] = proxy
+            self.last_defaults = proxy
+            return proxy
+        for p in self.proxies:
+            # a frontend and a backend may share a name; nothing else may (manual 4)
+            if p.name == name and (p.kind == kind or "listen" in (p.kind, kind)):
+                self.fail(no, f"{kind} '{name}' has the same name as the {p.kind} at line {p.line}")
+        proxy = base.inherit(kind, name, no)
+        self.proxies.append(proxy)
+        return proxy
+
+    def _keyword(self, words: list[str]) -> str | None:
+        """The longest keyword sequence of the manual starting the line ('no'/'default' before an option)."""
+        probe = words[1:] if words[0] in ("no", "default") and len(words) > 1 and words[1] == "option" else words
+        for table in (_HANDLED, kw.PROXY):  # the manual also heads some arguments ('stick-table type')
+            for n in range(min(len(probe), 4), 0, -1):
+                name = " ".join(probe[:n])
+                if name in table:
+                    return name
+        return None
+
+    def _directive(self, p: _Proxy, no: int, words: list[str]) -> None:
+        name = self._keyword(words)
+        if name is None:
+            self.fail(no, f"unknown keyword '{' '.join(words[:2]) if words[0] in ('option', 'no') else words[0]}' "
+                          f"in {p.kind} section{' ' + repr(p.name) if p.name else ''}")
+        allowed = kw.PROXY[name]
+        if p.kind[0] not in allowed:
+            self.fail(no, f"'{name}' is not allowed in a {p.kind} section (manual 4.1)")
+        negated = words[0] == "no"
+        args = words[len(name.split()) + (1 if words[0] in ("no", "default") else 0):]
+        if name == "mode":
+            if args not in (["tcp"], ["http"]):
+                self.fail(no, f"mode: '{' '.join(args)}' must be tcp or http")
+            p.mode = args[0]
+        elif name == "balance":
+            self._balance(p, no, words, args)
+        elif name == "hash-type":
+            if not args or args[0] not in ("map-based", "consistent"):
+                self.fail(no, "hash-type: map-based or consistent")
+            p.hash_consistent = args[0] == "consistent"
+            if args[1:] not in ([], ["sdbm"]):
+                self.note(no, words, "hash function and modifier: dp_sched's source hash is HAProxy's "
+                                     "address hash; the function applies to string keys")
+        elif name == "option allbackups":
+            p.allbackups = not negated
+        elif name == "bind":
+            self._bind(p, no, words, args)
+        elif name == "default_backend":
+            if len(args) != 1:
+                self.fail(no, "default_backend takes one backend name")
+            p.default_backend = (args[0], no)
+        elif name == "use_backend":
+            if args and "%[" not in args[0]:
+                p.refs.append(("backend", args[0], no))
+            self.note(no, words, "content switching rules are not modelled (the service's pool is its "
+                                 "default_backend)")
+        elif name == "use-server":
+            if args:
+                p.refs.append(("server", args[0], no))
+            self.note(no, words, "use-server rules are not modelled")
+        elif name == "server":
+            self._server(p, no, words, args)
+        elif name == "default-server":
+            p.default_server.update(self._server_options(p, no, words, args))
+        elif name == "option httpchk":
+            p.settings["httpchk"] = " ".join(args) if not negated else None
+            self.pending(no, words, "option httpchk", "pool")
+        elif name == "option redispatch":
+            if args:
+                parse_int(args[0].lstrip("-"), "option redispatch interval", 0, 2**31 - 1)
+            p.settings["redispatch"] = not negated
+            self.pending(no, words, "option redispatch", "pool")
+        elif name == "retries":
+            if len(args) != 1:
+                self.fail(no, "retries takes one number")
+            p.settings["retries"] = parse_int(args[0], "retries", 0, 2**31 - 1)
+            self.pending(no, words, "retries", "pool")
+        elif name == "cookie":
+            p.settings["cookie"] = self._cookie(no, args)
+            self.pending(no, words, "cookie", "pool")
+        elif name == "stick-table":
+            p.settings["stick_table"] = self._stick_table(no, args)
+            self.pending(no, words, "stick-table", "pool")
+        elif name == "stick on":
+            if args[:1] == ["src"] and (len(args) == 1 or args[1] == "table" and len(args) == 3):
+                p.settings["stick_on"] = "src"
+                self.pending(no, words, "stick on", "pool")
+            else:
+                self.note(no, words, "stick on a pattern other than src, or with a condition, is not modelled")
+        elif name.startswith("timeout "):
+            if len(args) != 1:
+                self.fail(no, f"{name} takes one time")
+            key = name.split(" ", 1)[1]
+            p.timeouts[key] = parse_time_ms(args[0], name)
+            self.pending(no, words, "timeout", "pool" if p.kind != "frontend" else "service")
+        else:
+            self.note(no, words, "not modelled")
+
+    def _balance(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
+        if not args:
+            self.fail(no, "balance needs an algorithm")
+        algo = args[0]
+        base = re.match(r"^([a-z_-]+)(\(.*\))?$", algo)
+        stem = base.group(1) if base else algo
+        if stem in _ALGOS_MODELLED and (stem != "random" or algo in ("random", "random(2)")) and len(args) == 1 \
+                and (base.group(2) is None or stem == "random"):
+            p.balance = (_ALGOS_MODELLED[stem], words, no)
+        elif stem in _ALGOS_KNOWN or stem in _ALGOS_MODELLED:
+            p.balance = (None, words, no)
+            self.note(no, words, "dp_sched has no such scheduler (or not with these arguments): the pool gets none")
+        else:
+            self.fail(no, f"balance: unknown algorithm '{algo}' (manual 4.2 'balance')")
+
+    def _bind(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
+        if not args:
+            self.fail(no, "bind needs an address")
+        opts = args[1:]
+        k = 0
+        while k < len(opts):
+            if opts[k] not in kw.BIND_OPTIONS:
+                self.fail(no, f"unknown bind option '{opts[k]}' (manual 5.1)")
+            k += 1 + kw.BIND_OPTIONS[opts[k]]
+        listed = False
+        for item in args[0].split(","):
+            if "@" in item or item.startswith("/"):
+                self.note(no, words, "a non-IP listener (unix@, fd@, abns@, a path or an address family prefix)")
+                listed = True
+                continue
+            host, port_text = item.rsplit(":", 1) if ":" in item else (item, "")
+            host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+            if not re.fullmatch(r"\d+", port_text):
+                if re.fullmatch(r"\d+-\d+", port_text):
+                    self.note(no, words, "a port range")
+                    listed = True
+                    continue
+                self.fail(no, f"bind '{item}': needs ':PORT' with a port number (manual 4.2 'bind')")
+            port = int(port_text)
+            if not 1 <= port <= 65535:
+                self.fail(no, f"bind '{item}': port {port} is out of range 1..65535")
+            try:
+                host = check_host(host or "*", wildcard=True)
+            except ValueError as exc:
+                self.fail(no, f"bind '{item}': {exc}")
+            p.binds.append(join_endpoint(host, port))
+        if opts and not listed:
+            self.note(no, words, "bind options are not modelled (the listening address is)")
+
+    def _server_options(self, p: _Proxy, no: int, words: list[str], opts: list[str]) -> dict:
+        """The scenario keys of a server or default-server line's options (manual 5.2)."""
+        out: dict = {}
+        unmodelled: list[str] = []
+        k = 0
+        while k < len(opts):
+            o = opts[k]
+            if o not in kw.SERVER_OPTIONS:
+                self.fail(no, f"unknown server option '{o}' (manual 5.2)")
+            arity = kw.SERVER_OPTIONS[o]
+            if arity and k + 1 >= len(opts):
+                self.fail(no, f"server option '{o}' needs a value")
+            v = opts[k + 1] if arity else None
+            if o == "weight":
+                out["weight"] = parse_int(v, "weight", 0, 256)
+            elif o in ("backup", "no-backup"):
+                out["backup"] = o == "backup"
+            elif o in ("disabled", "enabled"):
+                out["disabled"] = o == "disabled"
+            elif o == "maxconn":
+                out["maxconn"] = parse_int(v, "maxconn", 0, 2**31 - 1)
+            elif o == "slowstart":
+                out["slowstart_ms"] = parse_time_ms(v, "slowstart")
+            elif o in ("check", "no-check"):
+                out["check"] = o == "check"
+            elif o in ("inter", "fastinter", "downinter"):
+                ms = parse_time_ms(v, o)
+                if ms <= 0:
+                    raise _Bad(f"{o}: must be more than 0")
+                out[f"{o}_ms"] = ms
+            elif o in ("rise", "fall"):
+                out[o] = parse_int(v, o, 1, 2**31 - 1)
+            elif o == "cookie":
+                out["cookie"] = v
+            elif o == "track":
+                p.refs.append(("track", v, no))
+                unmodelled.append(f"track {v}")
+            elif o == "source":  # source <addr> [usesrc <x>] [interface <x>]
+                k += 2
+                while k + 1 < len(opts) and opts[k] in ("usesrc", "interface"):
+                    k += 2
+                unmodelled.append("source ...")
+                continue
+            else:
+                unmodelled.append(o if not arity else f"{o} {v}")
+            k += 1 + arity
+        later = sorted(key for key in out if not modelled("server", key))
+        if later:
+            self.note(no, words, "not modelled yet: would set server keys " + ", ".join(f"'{k}'" for k in later))
+        if unmodelled:
+            self.note(no, words, f"server options not modelled: {', '.join(unmodelled)}")
+        return out
+
+    def _server(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
+        if len(args) < 2:
+            self.fail(no, "server needs a name and an address")
+        name, addr = args[0], args[1]
+        if not re.fullmatch(r"[A-Za-z0-9_.:-]+", name):
+            self.fail(no, f"server name '{name}': letters, digits, '-', '_', '.' and ':'")
+        for s in p.servers:
+            if s["name"] == name:
+                self.fail(no, f"server '{name}' already defined at line {s['_line']} in {p.kind} '{p.name}'")
+        opts = self._server_options(p, no, words, args[2:])
+        if "@" in addr or addr.startswith("/"):
+            self.fail(no, f"server '{name}': address '{addr}' is not an IP address or host name the twin can hold")
+        # manual 5.2 / 4.2 'bind': the port is after the last colon, also for
+        # IPv6 ('2001:db8::2:80'); '[2001:db8::2]:80' brackets the address
+        m = re.fullmatch(r"\[([^\]]+)\](?::(.*))?", addr)
+        host, port_text = (m.group(1), m.group(2) or "") if m else addr.rsplit(":", 1) if ":" in addr else (addr, "")
+        if re.fullmatch(r"[+-]\d+", port_text):
+            self.fail(no, f"server '{name}': port offsets ('{addr}') are not modelled")
+        if port_text and not re.fullmatch(r"\d+", port_text):
+            self.fail(no, f"server '{name}': port '{port_text}' of '{addr}' is not a number")
+        port = int(port_text) if port_text else None
+        if port is not None and not 1 <= port <= 65535:
+            self.fail(no, f"server '{name}': port {port} is out of range 1..65535")
+        try:
+            host = check_host(host, wildcard=False)
+        except ValueError as exc:
+            hint = " (the port is after the last colon: write an IPv6 address as [ADDR] or [ADDR]:PORT)" \
+                if addr.count(":") > 1 and not m else ""
+            self.fail(no, f"server '{name}': {exc}{hint}")
+        server = {"name": name, "address": host}
+        if port is not None:
+            server["port"] = port
+        server.update(p.default_server)
+        server.update(opts)
+        server["_line"] = no
+        p.servers.append(server)
+
+    def _cookie(self, no: int, args: list[str]) -> dict:
+        if not args:
+            self.fail(no, "cookie needs a name")
+        out: dict = {"name": args[0]}
+        modes = [a for a in args[1:] if a in ("rewrite", "insert", "prefix")]
+        if len(modes) > 1:
+            self.fail(no, f"cookie: '{modes[0]}' and '{modes[1]}' exclude each other (manual 4.2 'cookie')")
+        out["mode"] = modes[0] if modes else "rewrite"
+        out["indirect"] = "indirect" in args[1:]
+        out["nocache"] = "nocache" in args[1:]
+        k = 1
+        flags = ("rewrite", "insert", "prefix", "indirect", "nocache", "postonly", "preserve", "httponly",
+                 "secure", "dynamic")
+        while k < len(args):
+            a = args[k]
+            if a in ("domain", "maxidle", "maxlife", "attr"):
+                if k + 1 >= len(args):
+                    self.fail(no, f"cookie: '{a}' needs a value")
+                if a in ("maxidle", "maxlife"):
+                    parse_time_ms(args[k + 1], f"cookie {a}")
+                k += 2
+            elif a in flags:
+                k += 1
+            else:
+                self.fail(no, f"cookie: unknown option '{a}'")
+        return out
+
+    def _stick_table(self, no: int, args: list[str]) -> dict:
+        out: dict = {}
+        k = 0
+        while k < len(args):
+            a = args[k]
+            v = args[k + 1] if k + 1 < len(args) else None
+            if a in ("nopurge",):
+                k += 1
+                continue
+            if v is None:
+                self.fail(no, f"stick-table: '{a}' needs a value")
+            if a == "type":
+                if v not in ("ip", "ipv6", "integer", "string", "binary"):
+                    self.fail(no, f"stick-table: type '{v}' must be ip, ipv6, integer, string or binary")
+                out["type"] = v
+            elif a == "len":
+                parse_int(v, "stick-table len", 1, 65535)
+            elif a == "size":
+                out["size"] = parse_size(v, "stick-table size")
+            elif a == "expire":
+                out["expire_ms"] = parse_time_ms(v, "stick-table expire")
+            elif a not in ("peers", "srvkey", "store", "write-to"):
+                self.fail(no, f"stick-table: unknown option '{a}'")
+            k += 2
+        if "type" not in out or "size" not in out:
+            self.fail(no, "stick-table needs 'type' and 'size'")
+        return out
+
+    def _check_references(self) -> None:
+        backends = {p.name: p for p in self.proxies if p.kind in ("backend", "listen")}
+        for p in self.proxies:
+            if p.kind in ("frontend", "listen") and p.default_backend is not None:
+                name, no = p.default_backend
+                if name not in backends:
+                    self.fail(no, f"default_backend '{name}': no backend or listen section of that name")
+            for what, name, no in p.refs:
+                if what == "backend" and name not in backends:
+                    self.fail(no, f"use_backend '{name}': no backend or listen section of that name")
+                if what == "server" and name not in {s["name"] for s in p.servers}:
+                    self.fail(no, f"use-server '{name}': no server of that name in {p.kind} '{p.name}'")
+                if what == "track":
+                    bk, _, srv = name.rpartition("/")
+                    target = backends.get(bk) if bk else p
+                    if target is None or srv not in {s["name"] for s in target.servers}:
+                        self.fail(no, f"track '{name}': no such server")
+
+
+# ---------------------------------------------------------------- mapping
+
+
+def _scheduler(p: _Proxy) -> str | None:
+    if p.balance is None:
+        return "roundrobin"  # manual 4.2 'balance': roundrobin is the default
+    sched = p.balance[0]
+    if sched == "source" and p.hash_consistent:
+        return "source-consistent"
+    return sched
+
+
+def _pool(p: _Proxy) -> dict:
+    pool: dict = {"name": p.name, "mode": p.mode, "scheduler": _scheduler(p)}
+    if p.allbackups:
+        pool["allbackups"] = True
+    extra = dict(p.settings)
+    if p.timeouts:
+        extra["timeouts_ms"] = {k: v for k, v in p.timeouts.items() if k not in ("client", "client-fin")}
+    for key, value in extra.items():
+        if value is not None and modelled("pool", key):
+            pool[key] = value
+    servers = []
+    for s in p.servers:
+        servers.append({k: v for k, v in s.items() if not k.startswith("_") and modelled("server", k)})
+    pool["servers"] = servers
+    return pool
+
+
+def build_balancer(proxies: list[_Proxy]) -> dict:
+    services, pools = [], []
+    for p in proxies:
+        if p.kind in ("backend", "listen") and (p.kind == "backend" or p.servers):
+            pools.append(_pool(p))
+        if p.kind in ("frontend", "listen"):
+            svc: dict = {"name": p.name, "mode": p.mode, "listen": p.binds}
+            # a default_backend (its own or its defaults') wins over a listen's own servers,
+            # which then serve only as a backend others name (manual 4.2 'default_backend')
+            if p.default_backend is not None:
+                svc["pool"] = p.default_backend[0]
+            elif p.kind == "listen" and p.servers:
+                svc["pool"] = p.name
+            timeouts = {k: v for k, v in p.timeouts.items() if k in ("client", "client-fin", "http-request",
+                                                                      "http-keep-alive", "tarpit")}
+            if timeouts and modelled("service", "timeouts_ms"):
+                svc["timeouts_ms"] = timeouts
+            services.append(svc)
+    return {"source": "haproxy", "services": services, "pools": pools}
+
+
+def _remap_cases(balancer: dict) -> list[dict]:
+    """The what-ifs per pool the twin can answer: its first server fails or drains; a server is added."""
+    cases = []
+    for pool in balancer["pools"]:
+        usable = [s for s in pool["servers"] if not s.get("disabled") and not s.get("backup")
+                  and s.get("weight", 1) > 0]
+        if pool.get("scheduler") and len(usable) >= 2:
+            name = re.sub(r"[^A-Za-z0-9._-]", "-", pool["name"])
+            cases.append({"id": f"fail-{name}", "method": "remap", "pool": pool["name"],
+                          "server": usable[0]["name"]})
+            cases.append({"id": f"drain-{name}", "method": "remap", "pool": pool["name"],
+                          "server": usable[0]["name"], "action": "drain"})
+            cases.append({"id": f"add-{name}", "method": "remap", "pool": pool["name"], "action": "add"})
+    return cases
+
+
+def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, str] | None = None) -> Imported:
+    """Read a haproxy.cfg into an lb scenario. Raises ImportFileError (FILE:LINE)."""
+    shown = shown or str(path)
+    parser = _Parser(read_text(Path(path), shown), shown, env)
+    proxies = parser.parse()
+    balancer = build_balancer(proxies)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip("-.") or "haproxy"
+    scenario = {"scenario": f"haproxy-{name}", "kind": "lb",
+                "description": f"HAProxy configuration {Path(path).name}, imported",
+                "balancer": balancer, "cases": _remap_cases(balancer)}
+    return Imported(scenario, parser.listed, shown)
+
+
+# ---------------------------------------------------------------- export
+
+_SCHED_TO_BALANCE = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastconn": "leastconn",
+                     "first": "first", "source": "source", "source-consistent": "source", "random": "random"}
+
+
+def export(scenario) -> str:
+    """A haproxy.cfg from a loaded lb scenario's `balancer` (every key it holds)."""
+    from routertwin.errors import UserError
+
+    bal = scenario.config.balancer
+    where = str(scenario.path) if scenario.path else scenario.name
+    if bal is None:
+        raise UserError(f"{where}: key 'balancer': the scenario describes no balancer to export")
+    if not bal.services and not bal.pools:
+        raise UserError(f"{where}: key 'balancer': no services and no pools: nothing HAProxy could run "
+                        "(the imported configuration had no proxy the twin models)")
+    out = [f"# written by routertwin export haproxy from {Path(where).name}: what the scenario models.",
+           "# Timeouts are in it only when the scenario has them (HAProxy warns when they are missing).", "",
+           "defaults", "    mode tcp", ""]
+    for svc in bal.services:
+        out += [f"frontend {svc.name}", f"    mode {svc.mode if svc.mode != 'udp' else 'tcp'}"]
+        if svc.mode == "udp":
+            raise UserError(f"{where}: service '{svc.name}': HAProxy does not balance UDP")
+        out += [f"    bind {ep}" for ep in svc.listen]
+        for key, ms in (getattr(svc, "timeouts_ms", None) or {}).items():
+            out.append(f"    timeout {key} {_fmt_time(ms)}")
+        if svc.pool is not None:
+            out.append(f"    default_backend {svc.pool}")
+        out.append("")
+    for pool in bal.pools:
+        if pool.scheduler not in _SCHED_TO_BALANCE:
+            raise UserError(f"{where}: pool '{pool.name}': scheduler '{pool.scheduler}' has no HAProxy "
+                            f"equivalent (HAProxy's: {', '.join(_SCHED_TO_BALANCE)})")
+        if pool.mode == "udp":
+            raise UserError(f"{where}: pool '{pool.name}': HAProxy does not balance UDP")
+        out += [f"backend {pool.name}", f"    mode {pool.mode}", f"    balance {_SCHED_TO_BALANCE[pool.scheduler]}"]
+        if pool.scheduler == "source-consistent":
+            out.append("    hash-type consistent")
+        if pool.allbackups:
+            out.append("    option allbackups")
+        out += _export_pending(pool)
+        for s in pool.servers:
+            line = f"    server {s.name} {join_endpoint(s.address, s.port)} weight {s.weight}"
+            line += " backup" * s.backup + " disabled" * s.disabled
+            if s.maxconn:
+                line += f" maxconn {s.maxconn}"
+            if s.slowstart_ms:
+                line += f" slowstart {_fmt_time(s.slowstart_ms)}"
+            line += _export_pending_server(s)
+            out.append(line)
+        out.append("")
+    return "\n".join(out)
+
+
+def _export_pending(pool) -> list[str]:
+    """Pool settings of SETTINGS the schema carries once the model has them."""
+    lines = []
+    data = pool.model_dump()
+    if data.get("httpchk") is not None:
+        lines.append(f"    option httpchk {data['httpchk']}".rstrip())
+    if data.get("redispatch"):
+        lines.append("    option redispatch")
+    if data.get("retries") is not None:
+        lines.append(f"    retries {data['retries']}")
+    c = data.get("cookie")
+    if c:
+        lines.append(f"    cookie {c['name']} {c['mode']}" + " indirect" * bool(c.get("indirect"))
+                     + " nocache" * bool(c.get("nocache")))
+    t = data.get("stick_table")
+    if t:
+        lines.append(f"    stick-table type {t['type']} size {t['size']}"
+                     + (f" expire {_fmt_time(t['expire_ms'])}" if t.get("expire_ms") else ""))
+    if data.get("stick_on"):
+        lines.append(f"    stick on {data['stick_on']}")
+    for key, ms in (data.get("timeouts_ms") or {}).items():
+        lines.append(f"    timeout {key} {_fmt_time(ms)}")
+    return lines
+
+
+def _export_pending_server(s) -> str:
+    data = s.model_dump()
+    text = " check" if data.get("check") else ""
+    for key in ("inter", "fastinter", "downinter"):
+        if data.get(f"{key}_ms"):
+            text += f" {key} {_fmt_time(data[f'{key}_ms'])}"
+    for key in ("rise", "fall", "cookie"):
+        if data.get(key) is not None:
+            text += f" {key} {data[key]}"
+    return text
+
+
+def convert(path: Path, args) -> "Imported":
+    """The registry's entry (routertwin.importers): FILE -> the scenario."""
+    from routertwin.importers._lbcommon import as_import
+
+    return as_import(import_file(path, shown=str(path)), args, '.yaml')

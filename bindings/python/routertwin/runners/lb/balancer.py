@@ -1,0 +1,149 @@
+"""The `balancer` key of an lb scenario: a real balancer's configuration as
+the twin holds it (written by `routertwin import haproxy|ipvs`, editable by
+hand): virtual services and the server pools behind them.
+
+What each key means follows HAProxy's configuration manual (2.6, sections
+4.2 and 5.2) for HAProxy's names and ipvsadm(8) for IPVS's; the schedulers
+are dp_sched's (core/src/dp_sched.c implements HAProxy's and IPVS's picks).
+Every key here is one the twin's scheduler acts on; settings the model does
+not have yet (health checks, persistence, timeouts) are not keys: the
+importer lists them by line (routertwin.importers.haproxy.SETTINGS).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from routertwin.scenario_loader import FieldError, ScenarioModel
+
+# HAProxy proxy and server names: letters, digits, '-', '_', '.', ':'
+# (configuration manual section 4); IPVS services are named by their address.
+Name = Field(pattern=r"^[A-Za-z0-9_.:-]+$", max_length=128)
+_HOSTNAME = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?$")
+
+
+def check_host(value: str, *, wildcard: bool) -> str:
+    """An IPv4 or IPv6 literal, a DNS name (HAProxy resolves server names at
+    start), or '*' (any address; `wildcard` only). A dotted quad out of range
+    (256.1.1.1) is an error, not a name."""
+    if wildcard and value == "*":
+        return value
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        pass
+    if re.fullmatch(r"[0-9.]+", value) or not _HOSTNAME.match(value):
+        raise ValueError(f"'{value}' is not an IPv4 or IPv6 address{' or *' if wildcard else ''} or a host name")
+    return value
+
+
+def split_endpoint(text: str) -> tuple[str, int | None]:
+    """'ADDR:PORT', '[V6]:PORT', 'ADDR' -> (address, port or None)."""
+    m = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?", text)
+    if m:
+        return m.group(1), int(m.group(2)) if m.group(2) else None
+    if text.count(":") == 1:
+        host, _, port = text.partition(":")
+        if not re.fullmatch(r"\d+", port):
+            raise ValueError(f"port '{port}' of '{text}' is not a number")
+        return host, int(port)
+    return text, None
+
+
+def join_endpoint(address: str, port: int | None) -> str:
+    if ":" in address:
+        address = f"[{address}]"
+    return address if port is None else f"{address}:{port}"
+
+
+class Server(ScenarioModel):
+    name: str = Name
+    address: str  # IPv4/IPv6 literal or a host name
+    port: int | None = Field(default=None, ge=1, le=65535)  # None: the port the client asked for (HAProxy)
+    weight: int = Field(default=1, ge=0, le=65535)  # HAProxy 0..256, IPVS 0..65535
+    backup: bool = False  # used only when no active server is usable (HAProxy "backup")
+    disabled: bool = False  # starts in maintenance (HAProxy "disabled")
+    maxconn: int = Field(default=0, ge=0, le=2**31 - 1)  # concurrent connections, 0 = unlimited
+    slowstart_ms: float = Field(default=0.0, ge=0, le=86_400_000)  # weight and maxconn ramp after coming up
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str) -> str:
+        return check_host(v, wildcard=False)
+
+
+class Pool(ScenarioModel):
+    """An HAProxy backend (or a listen section's servers), or the real servers of an IPVS virtual service."""
+
+    name: str = Name
+    mode: Literal["tcp", "http", "udp"] = "tcp"  # udp: IPVS -u services
+    # dp_sched algorithm; None: the configuration's algorithm has no dp_sched
+    # equivalent (balance uri, hdr; IPVS lblc, ...): the importer lists it.
+    scheduler: str | None = "roundrobin"
+    allbackups: bool = False  # HAProxy "option allbackups": all backups at once, not the first
+    forwarding: Literal["fullnat", "dr", "tunnel"] | None = None  # IPVS -m/-g/-i (None: a proxy, HAProxy)
+    servers: list[Server] = Field(default_factory=list)
+
+    @field_validator("scheduler")
+    @classmethod
+    def _known(cls, v: str | None) -> str | None:
+        from routertwin import _core
+
+        names = _core.lb_scheduler_names()
+        if v is not None and v not in names:
+            raise ValueError(f"unknown scheduler '{v}' (dp_sched: {', '.join(names)})")
+        return v
+
+    @model_validator(mode="after")
+    def _unique_servers(self):
+        seen: set[str] = set()
+        for i, s in enumerate(self.servers):
+            if s.name in seen:
+                raise FieldError(("servers", i, "name"), f"server '{s.name}' appears twice in pool '{self.name}'")
+            seen.add(s.name)
+        return self
+
+
+class Service(ScenarioModel):
+    """An HAProxy frontend (or listen section), or an IPVS virtual service."""
+
+    name: str = Name
+    mode: Literal["tcp", "http", "udp"] = "tcp"
+    listen: list[str] = Field(default_factory=list)  # 'ADDR:PORT', '*:PORT', '[V6]:PORT'
+    pool: str | None = None  # the pool it sends to (HAProxy default_backend)
+
+    @field_validator("listen")
+    @classmethod
+    def _endpoints(cls, v: list[str]) -> list[str]:
+        out = []
+        for text in v:
+            host, port = split_endpoint(text)
+            if port is None or not 1 <= port <= 65535:
+                raise ValueError(f"'{text}': a listening endpoint needs a port in 1..65535")
+            out.append(join_endpoint(check_host(host, wildcard=True), port))
+        return out
+
+
+class Balancer(ScenarioModel):
+    source: Literal["haproxy", "ipvs"]  # the configuration language it was imported from (export target)
+    services: list[Service] = Field(default_factory=list)
+    pools: list[Pool] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _references(self):
+        names: set[str] = set()
+        for i, p in enumerate(self.pools):
+            if p.name in names:
+                raise FieldError(("pools", i, "name"), f"pool '{p.name}' appears twice")
+            names.add(p.name)
+        for i, s in enumerate(self.services):
+            if s.pool is not None and s.pool not in names:
+                raise FieldError(("services", i, "pool"), f"no pool named '{s.pool}'")
+        return self
+
+    def pool(self, name: str) -> Pool | None:
+        return next((p for p in self.pools if p.name == name), None)

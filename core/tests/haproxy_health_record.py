@@ -58,7 +58,9 @@ afterwards, also on error or Ctrl-C; the whole run is bounded by TIMEOUT_S.
 Needs root (ip netns) and haproxy in PATH.
 Usage (as root): python3 core/tests/haproxy_health_record.py
 """
-import http.client, http.server, os, socket, socketserver, subprocess, sys, tempfile, threading, time
+import http.client, http.server, os, socket, socketserver, subprocess, tempfile, threading, time
+
+import recording_namespace
 
 SERVER_ADDR = "198.18.0.1"
 LOOPBACK_PREFIX = "198.18.0.1/16"
@@ -410,26 +412,5 @@ def record():
     return 1 if failures else 0
 
 
-def in_own_namespace():
-    """Creates a namespace, runs the recording inside it (bounded by
-    TIMEOUT_S) and deletes the namespace whatever happens."""
-    ns = "rt-hahealth-%d" % os.getpid()
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", LOOPBACK_PREFIX, "dev", "lo"]):
-            subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
-        return subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(__file__), INSIDE_FLAG],
-                              timeout=TIMEOUT_S).returncode
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
-
-
 if __name__ == "__main__":
-    if INSIDE_FLAG in sys.argv[1:]:
-        sys.exit(record())
-    if os.geteuid() != 0:
-        sys.exit("haproxy_health_record.py: needs root to create its network namespace (ip netns add)")
-    try:
-        sys.exit(in_own_namespace())
-    except KeyboardInterrupt:
-        sys.exit(130)
+    recording_namespace.main(__file__, "rt-hahealth", LOOPBACK_PREFIX, INSIDE_FLAG, TIMEOUT_S, record)

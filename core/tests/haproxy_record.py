@@ -21,6 +21,8 @@ Usage (as root): python3 core/tests/haproxy_record.py
 """
 import os, socket, subprocess, sys, tempfile, threading, time
 
+import recording_namespace
+
 BASE = 21000
 SERVER_ADDR = "198.18.0.1"
 # The namespace's loopback holds the whole /16: on a loopback device the
@@ -144,27 +146,5 @@ def record():
             [("cmd", "set server b/s1 state maint")] + srcs, extra="hash-type " + ht)
 
 
-def in_own_namespace():
-    """Creates a namespace, runs this script's recording inside it (bounded
-    by TIMEOUT_S) and deletes the namespace whatever happens."""
-    ns = "rt-haprec-%d" % os.getpid()
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", LOOPBACK_PREFIX, "dev", "lo"]):
-            subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
-        return subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(__file__), INSIDE_FLAG],
-                              timeout=TIMEOUT_S).returncode
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
-
-
 if __name__ == "__main__":
-    if INSIDE_FLAG in sys.argv[1:]:
-        record()
-    else:
-        if os.geteuid() != 0:
-            sys.exit("haproxy_record.py: needs root to create its network namespace (ip netns add)")
-        try:
-            sys.exit(in_own_namespace())
-        except KeyboardInterrupt:
-            sys.exit(130)
+    recording_namespace.main(__file__, "rt-haprec", LOOPBACK_PREFIX, INSIDE_FLAG, TIMEOUT_S, record)

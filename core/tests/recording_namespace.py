@@ -1,0 +1,34 @@
+"""Runs a recording script inside a network namespace of its own, for the
+recorders that measure a real HAProxy (haproxy_record.py,
+haproxy_health_record.py).
+
+The namespace's loopback holds a whole 198.18.0.0/16 prefix (RFC 2544's
+benchmarking range): on a loopback device the kernel routes an address's
+prefix as local, so every 198.18.x.y can be a server or client address
+without adding each one, and no packet can leave the namespace. The script
+is run again inside it with `inside_flag`, bounded by `timeout_s`, and the
+namespace is deleted whatever happens (error, timeout, Ctrl-C).
+"""
+import os, subprocess, sys
+
+
+def main(script, prefix, loopback_prefix, inside_flag, timeout_s, record):
+    """The recorder's entry point: `record()` when already inside the
+    namespace, else create it (root needed) and rerun `script` there.
+    Exits with the recording's status, 130 on Ctrl-C."""
+    if inside_flag in sys.argv[1:]:
+        sys.exit(record())
+    if os.geteuid() != 0:
+        sys.exit("%s: needs root to create its network namespace (ip netns add)" % os.path.basename(script))
+    ns = "%s-%d" % (prefix, os.getpid())
+    try:
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        try:
+            for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", loopback_prefix, "dev", "lo"]):
+                subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
+            sys.exit(subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(script), inside_flag],
+                                    timeout=timeout_s).returncode)
+        finally:
+            subprocess.run(["ip", "netns", "del", ns], check=False)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,4 +1,5 @@
 #include "dp_flow.h"
+#include "dp_murmur.h"
 
 #include <string.h>
 
@@ -122,35 +123,18 @@ dp_flow_table_t *dp_flow_create(void *mem, size_t mem_size, const dp_flow_config
     return t;
 }
 
-static uint32_t rotl32(uint32_t x, unsigned r)
-{
-    return (x << r) | (x >> (32u - r));
-}
-
 /* MurmurHash3-style word mixing over four words built from the field
  * values (not from memory), so the hash, and with it the shard and bucket
  * of a flow, is the same on big- and little-endian hosts:
  *   w0 = src_ip, w1 = dst_ip, w2 = src_port << 16 | dst_port, w3 = proto. */
 uint32_t dp_flow_hash(const dp_flow_key_t *key)
 {
-    const uint32_t c1 = 0xcc9e2d51u, c2 = 0x1b873593u;
-    uint32_t w[4], h = 0x5ad1f10bu;
-    unsigned i;
-    w[0] = key->src_ip;
-    w[1] = key->dst_ip;
-    w[2] = ((uint32_t)key->src_port << 16) | key->dst_port;
-    w[3] = key->proto;
-    for (i = 0; i < 4; i++) {
-        uint32_t k = rotl32(w[i] * c1, 15) * c2;
-        h = rotl32(h ^ k, 13) * 5u + 0xe6546b64u;
-    }
-    h ^= 13u; /* bytes of key material */
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
+    uint32_t h = 0x5ad1f10bu;
+    h = dp_murmur_mix(h, key->src_ip);
+    h = dp_murmur_mix(h, key->dst_ip);
+    h = dp_murmur_mix(h, ((uint32_t)key->src_port << 16) | key->dst_port);
+    h = dp_murmur_mix(h, key->proto);
+    return dp_murmur_final(h, 13u); /* bytes of key material */
 }
 
 /* Shard from the high bits (multiply-shift range reduction), bucket from

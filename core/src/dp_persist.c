@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dp_bytes.h"
+#include "dp_murmur.h"
 
 /* One entry: 56 bytes, so a set of 8 spans 7 cache lines; the cost model
  * counts ceil(ways examined * 56 / 64) lines (dp_persist.h). */
@@ -76,33 +77,20 @@ void dp_persist_key_ipv4(uint32_t addr, uint8_t key[4])
     wr32(key, addr);
 }
 
-static uint32_t rotl32(uint32_t x, unsigned r)
-{
-    return (x << r) | (x >> (32u - r));
-}
-
 /* MurmurHash3 x86_32-style mixing of the key read as big-endian 32-bit
  * words (zero-padded), so the set does not depend on byte order. dp_flow_hash
  * hashes a 5-tuple by field; a stick key is an opaque byte string. */
 static uint32_t key_hash(const uint8_t *key, uint32_t len)
 {
-    const uint32_t c1 = 0xcc9e2d51u, c2 = 0x1b873593u;
     uint32_t h = 0x9747b28cu, i;
     for (i = 0; i < len; i += 4) {
         uint8_t w[4] = {0, 0, 0, 0};
-        uint32_t j, k;
+        uint32_t j;
         for (j = 0; j < 4 && i + j < len; j++)
             w[j] = key[i + j];
-        k = rotl32(rd32(w) * c1, 15) * c2;
-        h = rotl32(h ^ k, 13) * 5u + 0xe6546b64u;
+        h = dp_murmur_mix(h, rd32(w));
     }
-    h ^= len;
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
+    return dp_murmur_final(h, len);
 }
 
 static entry_t *set_of(dp_persist_t *t, const uint8_t *key, dp_ops_t *ops)

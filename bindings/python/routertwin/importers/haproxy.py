@@ -473,15 +473,15 @@ class _Parser:
         elif name == "stick-table":
             p.settings["stick_table"] = self._stick_table(no, args)
             self.pending(no, words, "stick-table", "pool")
-            extra = [a for a in args[::2] if a not in ("type", "size", "expire")]
-            if extra or "nopurge" in args:
+            if set(args) & {"len", "nopurge", "peers", "srvkey", "store", "write-to"}:
                 self.note(no, words, "stick-table options not modelled (type, size and expire are)")
         elif name == "stick on":
             if args == ["src"]:  # another backend's table ('table T') is not modelled
                 p.settings["stick_on"] = "src"
                 self.pending(no, words, "stick on", "pool")
             else:
-                self.note(no, words, "stick on a pattern other than src, another backend's table or a condition is not modelled")
+                self.note(no, words, "stick on a pattern other than src, another backend's table or a condition "
+                                     "is not modelled")
         elif name.startswith("timeout "):
             if len(args) != 1:
                 self.fail(no, f"{name} takes one time")
@@ -796,8 +796,9 @@ def _failover_cases(balancer: dict) -> list[dict]:
                 "downinter_ms": _ms(dead.get("downinter_ms"), inter),
                 "rise": dead.get("rise", 2), "fall": dead.get("fall", 3),
                 "retries": pool.get("retries", 3), "redispatch": bool(pool.get("redispatch"))}
-        # the checks must have time to take the server out: its last UP check
-        # can come up to inter after the death, then fall - 1 fastinter apart
+        # the checks must have time to take the server out before the model's
+        # 30 s end: the first failing check comes up to inter after the death
+        # at 10 s, the others fastinter apart (fall of them: one spare)
         needed_s = (keys["inter_ms"] + keys["fall"] * keys["fastinter_ms"]) / 1000
         if needed_s > 15:
             keys["duration_s"] = math.ceil(10 + 2 * needed_s)

@@ -34,7 +34,7 @@ HAPROXY = shutil.which("haproxy")
 needs_haproxy = pytest.mark.skipif(HAPROXY is None or not EXAMPLES[:-1], reason="Debian's haproxy is not installed")
 # Statements that map to scenario keys (the rest must be listed by line).
 MODELLED_HEADS = {"mode", "balance", "hash-type", "bind", "default_backend", "server", "default-server",
-                  "frontend", "backend", "listen", "defaults", "global"}
+                  "frontend", "backend", "listen", "defaults", "global", "retries", "cookie", "stick-table", "stick"}
 
 
 def cfg(tmp_path, text: str, name: str = "h.cfg") -> Path:
@@ -176,7 +176,7 @@ def test_defaults_inheritance_and_from(tmp_path):
     assert [(n.line, n.text) for n in r.not_modelled] == [(6, "timeout connect 1s")]
 
 
-def test_health_and_persistence_are_parsed_and_listed_as_not_modelled_yet(tmp_path):
+def test_health_and_persistence_are_carried_and_httpchk_listed(tmp_path):
     path = cfg(tmp_path, """
         backend app
             mode http
@@ -190,12 +190,15 @@ def test_health_and_persistence_are_parsed_and_listed_as_not_modelled_yet(tmp_pa
             server s2 198.18.0.2:80 check
         """)
     r = haproxy.import_file(path, env={})
-    listed = {n.line: n.reason for n in r.not_modelled}
-    for line, key in ((3, "httpchk"), (4, "cookie"), (5, "stick_table"), (6, "stick_on"), (7, "redispatch"),
-                      (8, "retries")):
-        assert f"pool key '{key}'" in listed[line]
-    assert "'check', 'cookie', 'downinter_ms', 'fall', 'fastinter_ms', 'inter_ms', 'rise'" in listed[9]
-    # and the values were understood (they switch on when the schema has the keys)
+    # the failover model acts on health checks, retries, redispatch and persistence; not on httpchk
+    assert [(n.line, n.reason) for n in r.not_modelled] == [(3, "not modelled yet: would set pool key 'httpchk'")]
+    pool = r.scenario["balancer"]["pools"][0]
+    assert {k: pool[k] for k in ("cookie", "stick_table", "stick_on", "redispatch", "retries")} == {
+        "cookie": {"name": "SRV", "mode": "insert", "indirect": True, "nocache": True},
+        "stick_table": {"type": "ip", "size": 200 * 1024, "expire_ms": 1_800_000.0},
+        "stick_on": "src", "redispatch": True, "retries": 3}
+    assert pool["servers"][1] == {"name": "s2", "address": "198.18.0.2", "port": 80, "check": True}
+    # and httpchk's value was understood (it switches on when the schema has the key)
     parser = haproxy._Parser(path.read_text().splitlines(), str(path), {})
     app = parser.parse()[0]
     assert app.settings == {"httpchk": "GET /health HTTP/1.1",
@@ -217,10 +220,11 @@ def test_every_statement_is_mapped_or_listed():
         for no, line in enumerate(Path(path).read_text().splitlines(), 1):
             words = haproxy.tokenize(line, env={})
             if words and no not in listed:
-                assert words[0] in MODELLED_HEADS or words[:2] == ["option", "allbackups"], f"{path}:{no}: {line}"
+                assert words[0] in MODELLED_HEADS or words[:2] in (["option", "allbackups"],
+                                                                   ["option", "redispatch"]), f"{path}:{no}: {line}"
                 if words[0] in ("bind", "server", "default-server"):
                     # a mapped server line has only modelled options
-                    assert not set(words) & {"check", "inter", "cookie", "ssl", "name"}, f"{path}:{no}"
+                    assert not set(words) & {"ssl", "name", "track", "source", "verify"}, f"{path}:{no}"
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
@@ -299,14 +303,15 @@ def test_bad_configuration_names_file_and_line(tmp_path, text, line, message):
 
 
 def test_strict_refuses_what_is_not_modelled(tmp_path):
-    path = cfg(tmp_path, "backend b\n    retries 3\n    server s 198.18.0.1:80\n")
+    path = cfg(tmp_path, "backend b\n    timeout connect 5s\n    server s 198.18.0.1:80\n")
     out = tmp_path / "out.yaml"
     err = one_line(run_cli("import", "haproxy", path, "-o", out, "--strict"), out)
-    assert err == f"{path}:2: retries 3 (not modelled yet: would set pool key 'retries') (--strict: not modelled)"
+    assert err == (f"{path}:2: timeout connect 5s (not modelled yet: would set pool key 'timeouts_ms') "
+                   "(--strict: not modelled)")
     # without --strict: written, and the listed line is in the file's head
     proc = run_cli("import", "haproxy", path, "-o", out)
     assert proc.returncode == 0, proc.stderr
-    assert f"#   {path}:2: retries 3  (not modelled yet: would set pool key 'retries')" in out.read_text()
+    assert f"#   {path}:2: timeout connect 5s  (not modelled yet: would set pool key 'timeouts_ms')" in out.read_text()
 
 
 # ---------------------------------------------------------------- IPVS
@@ -556,6 +561,91 @@ def test_edited_balancer_errors_name_the_line(tmp_path, old, new, line, message)
     assert err.startswith(f"{path}:{line}: ") and message in err, err
 
 
+FAILOVER_CFG = """
+    defaults
+        mode http
+        default-server inter 1s fastinter 500 downinter 5s rise 3 fall 2
+        retries 3
+    frontend web
+        bind 198.18.0.10:80
+        default_backend redisp
+    backend redisp
+        option redispatch
+    """ + "".join(f"    server r{i} 198.18.0.{i}:80 check\n" for i in range(1, 4)) + """
+    backend plain
+    """ + "".join(f"    server p{i} 198.18.0.{i}:80 check\n" for i in range(1, 4)) + """
+    backend sticky
+        stick-table type ip size 1k expire 30m
+        stick on src
+        option redispatch
+    """ + "".join(f"    server k{i} 198.18.0.{i}:80 check\n" for i in range(1, 4)) + """
+    backend unchecked
+        server u1 198.18.0.1:80
+        server u2 198.18.0.2:80
+    """
+
+
+def test_failover_what_if_from_imported_health_checks(tmp_path):
+    """Each checked pool gets a failover-POOL case with its inherited check
+    timers, retries, redispatch and stick table; its detection time is
+    inside the window HAProxy's rules give (manual 5.2: an UP server is
+    checked every `inter`; once a check fails, every `fastinter` until `fall`
+    consecutive failures mark it DOWN; a refused connection fails a check at
+    once): the first failing check comes in [0, inter] after the death, the
+    DOWN state (fall - 1) * fastinter later."""
+    import json
+
+    path = cfg(tmp_path, FAILOVER_CFG, name="fo.cfg")
+    r = haproxy.import_file(path, env={})
+    assert r.not_modelled == []
+    cases = {c["id"]: c for c in r.scenario["cases"] if c["method"] == "failover"}
+    assert sorted(cases) == ["failover-plain", "failover-redisp", "failover-sticky"]  # unchecked: none
+    assert cases["failover-plain"]["failover"] == {
+        "servers": 3, "scheduler": "roundrobin", "kill_server": 0, "inter_ms": 1000, "fastinter_ms": 500,
+        "downinter_ms": 5000, "rise": 3, "fall": 2, "retries": 3, "redispatch": False}
+    out = tmp_path / "fo.yaml"
+    assert run_cli("import", "haproxy", path, "-o", out).returncode == 0
+    proc = run_cli("run", out, "--out", tmp_path / "res")
+    assert proc.returncode == 0, proc.stderr
+    got = {c["case"]: c["metrics"] for c in json.loads((tmp_path / "res" / "haproxy-fo.json").read_text())["cases"]}
+    inter, fastinter, fall, rate = 1000, 500, 2, 100  # rate: the case's requests per second (model default)
+    lo, hi = (fall - 1) * fastinter, inter + (fall - 1) * fastinter
+    plain, redisp, sticky = got["failover-plain"], got["failover-redisp"], got["failover-sticky"]
+    for m in (plain, redisp, sticky):
+        # a check at the instant of the death sees it dead: both ends are reachable
+        assert lo <= m["detection_ms"] <= hi and (m["window_min_ms"], m["window_max_ms"]) == (lo, hi)
+    # round robin over 3 servers (or 10 sticky clients of 30): every third
+    # request meets the dead server until it is DOWN
+    for m in (plain, sticky):
+        assert abs(m["to_dead_server"] - m["detection_ms"] / 1000 * rate / 3) <= 1
+    # retries 3 on the same refusing server (1 s apart: manual 4.2 'retries')
+    # fail; option redispatch sends the last one, 2 s after the first
+    # attempt and so after the DOWN (hi < 2000 ms), to a live server
+    assert plain["failed"] == plain["to_dead_server"] > 0
+    assert redisp["failed"] == 0 and redisp["redispatched"] == redisp["to_dead_server"] > 0
+    # stick on src: 30 clients dealt round robin, 10 per server; only the dead server's 10 move
+    assert cases["failover-sticky"]["failover"]["persistence"] == "stick_src"
+    assert sticky["sticky_clients_moved"] == 30 // 3 and sticky["failed"] == 0
+
+
+@needs_haproxy
+def test_failover_settings_survive_export_and_import(tmp_path):
+    path = cfg(tmp_path, FAILOVER_CFG, name="fo.cfg")
+    first = haproxy.import_file(path, env={})
+    (tmp_path / "first.yaml").write_text(first.text(), encoding="utf-8")
+    out = tmp_path / "back.cfg"
+    proc = run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, out.read_text() + check.stdout + check.stderr
+    again = haproxy.import_file(out, env={})
+    assert (load_imported(tmp_path, again, "again.yaml").config.balancer.model_dump()
+            == load_imported(tmp_path, first, "first-loaded.yaml").config.balancer.model_dump())
+    assert again.scenario["cases"] == first.scenario["cases"]
+    assert [c["id"] for c in again.scenario["cases"] if c["method"] == "failover"] == [
+        "failover-redisp", "failover-plain", "failover-sticky"]
+
+
 @needs_haproxy
 def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch):
     """SETTINGS is the one switch: give the balancer schema the keys the
@@ -633,13 +723,13 @@ def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch
 def test_python_import_file(tmp_path):
     import routertwin as rt
 
-    path = cfg(tmp_path, "backend b\n    retries 3\n    server s1 198.18.0.1:80\n    server s2 198.18.0.2:80\n")
+    path = cfg(tmp_path, "backend b\n    timeout connect 5s\n    server s1 198.18.0.1:80\n    server s2 198.18.0.2:80\n")
     out = tmp_path / "b.yaml"
     imported = rt.import_file("haproxy", path, out)
-    assert imported.unmodelled == [f"{path}:2: retries 3 (not modelled yet: would set pool key 'retries')"]
+    assert imported.unmodelled == [f"{path}:2: timeout connect 5s (not modelled yet: would set pool key 'timeouts_ms')"]
     sc = rt.load(out)
     assert [c.id for c in sc.config.cases] == ["fail-b", "drain-b", "add-b"]
-    with pytest.raises(rt.UserError, match=r":2: retries 3 .*--strict"):
+    with pytest.raises(rt.UserError, match=r":2: timeout connect 5s .*--strict"):
         rt.import_file("haproxy", path, tmp_path / "c.yaml", strict=True)
     assert not (tmp_path / "c.yaml").exists()
 

@@ -36,14 +36,17 @@ not exist is an `ImportFileError` naming the line.
 
 SETTINGS is the one table of where each HAProxy setting goes in the
 scenario. A setting is modelled when its key is a field of the balancer
-schema (routertwin.runners.lb.balancer); the others (health checks,
-persistence, redispatch, retries, timeouts: model/lb does not have them on
-this branch) are parsed and checked, listed as "not modelled yet", and
-switch on when the schema gains their key.
+schema (routertwin.runners.lb.balancer); the others (option httpchk,
+timeouts) are parsed and checked, listed as "not modelled yet", and switch
+on when the schema gains their key. Health checks, retries, redispatch and
+persistence are keys, and each pool whose servers are checked gets a
+`failover-POOL` case: model/lb's failover model (lb-failover.h) run with
+those settings (_failover_cases).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -82,7 +85,7 @@ SETTINGS = (
     Setting("disabled", "server", "disabled"),
     Setting("maxconn", "server", "maxconn"),
     Setting("slowstart", "server", "slowstart_ms"),
-    # health checks and persistence (the L7 / health-check model), retries and timeouts
+    # health checks, retries and persistence: acted on by the failover-POOL case (lb-failover.h)
     Setting("check", "server", "check"),
     Setting("inter", "server", "inter_ms"),
     Setting("fastinter", "server", "fastinter_ms"),
@@ -461,15 +464,24 @@ class _Parser:
         elif name == "cookie":
             p.settings["cookie"] = self._cookie(no, args)
             self.pending(no, words, "cookie", "pool")
+            extra = [a for a in args[1:] if a not in ("rewrite", "insert", "prefix", "indirect", "nocache")]
+            if extra:
+                self.note(no, words, f"cookie options not modelled: {' '.join(extra)}")
+            if p.settings["cookie"]["mode"] != "insert":
+                self.note(no, words, f"cookie {p.settings['cookie']['mode']}: carried; the failover what-if "
+                                     "models insert's persistence only")
         elif name == "stick-table":
             p.settings["stick_table"] = self._stick_table(no, args)
             self.pending(no, words, "stick-table", "pool")
+            if set(args) & {"len", "nopurge", "peers", "srvkey", "store", "write-to"}:
+                self.note(no, words, "stick-table options not modelled (type, size and expire are)")
         elif name == "stick on":
-            if args[:1] == ["src"] and (len(args) == 1 or args[1] == "table" and len(args) == 3):
+            if args == ["src"]:  # another backend's table ('table T') is not modelled
                 p.settings["stick_on"] = "src"
                 self.pending(no, words, "stick on", "pool")
             else:
-                self.note(no, words, "stick on a pattern other than src, or with a condition, is not modelled")
+                self.note(no, words, "stick on a pattern other than src, another backend's table or a condition "
+                                     "is not modelled")
         elif name.startswith("timeout "):
             if len(args) != 1:
                 self.fail(no, f"{name} takes one time")
@@ -758,6 +770,52 @@ def _remap_cases(balancer: dict) -> list[dict]:
     return cases
 
 
+def _ms(value: float | None, default: float) -> int:
+    """A time of the scenario as the failover model's whole milliseconds (HAProxy's timer unit)."""
+    return max(1, math.ceil(default if value is None else value))
+
+
+def _failover_cases(balancer: dict) -> list[dict]:
+    """Per pool whose first usable server is checked: that server dies (its
+    process gone: connections refused) at 10 s, under 100 requests/s, and
+    model/lb's failover model answers when the checks take it out and how
+    many requests fail meanwhile, with the pool's own inter, fastinter,
+    downinter, rise, fall, retries, option redispatch and persistence.
+    Defaults are HAProxy's (manual 5.2: inter 2 s, rise 2, fall 3; fastinter
+    and downinter default to inter; 4.2: retries 3)."""
+    cases = []
+    for pool in balancer["pools"]:
+        usable = [s for s in pool["servers"] if not s.get("disabled") and not s.get("backup")
+                  and s.get("weight", 1) > 0]
+        if not (pool.get("scheduler") and len(usable) >= 2 and usable[0].get("check")):
+            continue
+        dead = usable[0]
+        inter = _ms(dead.get("inter_ms"), 2000)
+        keys = {"servers": len(usable), "scheduler": pool["scheduler"], "kill_server": 0,
+                "inter_ms": inter, "fastinter_ms": _ms(dead.get("fastinter_ms"), inter),
+                "downinter_ms": _ms(dead.get("downinter_ms"), inter),
+                "rise": dead.get("rise", 2), "fall": dead.get("fall", 3),
+                "retries": pool.get("retries", 3), "redispatch": bool(pool.get("redispatch"))}
+        # the checks must have time to take the server out before the model's
+        # 30 s end: the first failing check comes up to inter after the death
+        # at 10 s, the others fastinter apart (fall of them: one spare)
+        needed_s = (keys["inter_ms"] + keys["fall"] * keys["fastinter_ms"]) / 1000
+        if needed_s > 15:
+            keys["duration_s"] = math.ceil(10 + 2 * needed_s)
+        cookie, table = pool.get("cookie"), pool.get("stick_table")
+        if cookie and cookie["mode"] == "insert" and all(s.get("cookie") for s in usable):
+            keys["persistence"] = "cookie"  # with both, the what-if models the cookie only (docs/import-lb.md 7)
+        elif pool.get("stick_on") == "src" and table and table["type"] == "ip":
+            keys.update(persistence="stick_src", stick_size=min(table["size"], 1 << 24),  # the model's bound
+                        stick_expire_ms=math.ceil(table.get("expire_ms") or 0))
+        if "persistence" in keys:
+            # assumption: 10 clients per server, each returning; the model cycles over them
+            keys["clients"] = 10 * len(usable)
+        name = re.sub(r"[^A-Za-z0-9._-]", "-", pool["name"])
+        cases.append({"id": f"failover-{name}", "method": "failover", "failover": keys})
+    return cases
+
+
 def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, str] | None = None) -> Imported:
     """Read a haproxy.cfg into an lb scenario. Raises ImportFileError (FILE:LINE)."""
     shown = shown or str(path)
@@ -767,7 +825,7 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip("-.") or "haproxy"
     scenario = {"scenario": f"haproxy-{name}", "kind": "lb",
                 "description": f"HAProxy configuration {Path(path).name}, imported",
-                "balancer": balancer, "cases": _remap_cases(balancer)}
+                "balancer": balancer, "cases": _remap_cases(balancer) + _failover_cases(balancer)}
     return Imported(scenario, parser.listed, shown)
 
 
@@ -827,7 +885,7 @@ def export(scenario) -> str:
 
 
 def _export_pending(pool) -> list[str]:
-    """Pool settings of SETTINGS the schema carries once the model has them."""
+    """Pool settings of SETTINGS beyond the scheduler's (those the schema does not carry are absent)."""
     lines = []
     data = pool.model_dump()
     if data.get("httpchk") is not None:

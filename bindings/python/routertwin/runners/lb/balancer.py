@@ -5,9 +5,11 @@ hand): virtual services and the server pools behind them.
 What each key means follows HAProxy's configuration manual (2.6, sections
 4.2 and 5.2) for HAProxy's names and ipvsadm(8) for IPVS's; the schedulers
 are dp_sched's (core/src/dp_sched.c implements HAProxy's and IPVS's picks).
-Every key here is one the twin's scheduler acts on; settings the model does
-not have yet (health checks, persistence, timeouts) are not keys: the
-importer lists them by line (routertwin.importers.haproxy.SETTINGS).
+Every key here is one the twin acts on: the scheduler's keys in remap
+cases; the health-check, retry and persistence keys in the `failover-POOL`
+case the importer writes from them (model/lb/helper/lb-failover.h).
+Settings the twin does not act on (option httpchk, timeouts, ...) are not
+keys: the importer lists them by line (routertwin.importers.haproxy.SETTINGS).
 """
 
 from __future__ import annotations
@@ -69,11 +71,36 @@ class Server(ScenarioModel):
     disabled: bool = False  # starts in maintenance (HAProxy "disabled")
     maxconn: int = Field(default=0, ge=0, le=2**31 - 1)  # concurrent connections, 0 = unlimited
     slowstart_ms: float = Field(default=0.0, ge=0, le=86_400_000)  # weight and maxconn ramp after coming up
+    # health checks (HAProxy 5.2 check, inter, fastinter, downinter, rise, fall; None: HAProxy's default)
+    check: bool = False
+    inter_ms: float | None = Field(default=None, gt=0, le=86_400_000)
+    fastinter_ms: float | None = Field(default=None, gt=0, le=86_400_000)
+    downinter_ms: float | None = Field(default=None, gt=0, le=86_400_000)
+    rise: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    fall: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    cookie: str | None = None  # the value a cookie-persistent pool's clients carry for this server
 
     @field_validator("address")
     @classmethod
     def _address(cls, v: str) -> str:
         return check_host(v, wildcard=False)
+
+
+class PoolCookie(ScenarioModel):
+    """HAProxy 4.2 'cookie NAME rewrite|insert|prefix [indirect] [nocache]'."""
+
+    name: str
+    mode: Literal["rewrite", "insert", "prefix"] = "rewrite"
+    indirect: bool = False
+    nocache: bool = False
+
+
+class StickTable(ScenarioModel):
+    """HAProxy 4.2 'stick-table type T size N [expire E]'."""
+
+    type: Literal["ip", "ipv6", "integer", "string", "binary"]
+    size: int = Field(ge=1)
+    expire_ms: float | None = Field(default=None, ge=0)
 
 
 class Pool(ScenarioModel):
@@ -86,6 +113,12 @@ class Pool(ScenarioModel):
     scheduler: str | None = "roundrobin"
     allbackups: bool = False  # HAProxy "option allbackups": all backups at once, not the first
     forwarding: Literal["fullnat", "dr", "tunnel"] | None = None  # IPVS -m/-g/-i (None: a proxy, HAProxy)
+    # failure handling and persistence (HAProxy 4.2 retries, option redispatch, cookie, stick-table, stick on)
+    retries: int | None = Field(default=None, ge=0, le=2**31 - 1)  # None: HAProxy's default, 3
+    redispatch: bool = False
+    cookie: PoolCookie | None = None
+    stick_table: StickTable | None = None
+    stick_on: Literal["src"] | None = None
     servers: list[Server] = Field(default_factory=list)
 
     @field_validator("scheduler")

@@ -15,10 +15,12 @@
 //   The trace is scanned once before Simulator::Run (its summary: rate and
 //   span), outside the collected function; reading it again inside Run is
 //   counted. The trace file is written to the current folder.
-// Measured (300,000 packets, instructions per packet-hop): single 696,
-// poisson 835, mix 784 (1.13x single), bursty 995 (1.43x; 1.19x poisson),
-// flows 1002 (1.44x; 875 marginal from 300,000 to 900,000 packets, 1.26x),
-// trace 973 (1.40x), pcapng 1074 (1.54x): docs/workloads.md.
+// Measured (300,000 packets, instructions per packet-hop; every row includes
+// the tester's latency histogram, ~100 a packet): single 806, poisson 945,
+// mix 894 (1.11x single), bursty 1105 (1.37x; 1.17x poisson), flows 1112
+// (1.38x; 985 marginal from 300,000 to 900,000 packets, 1.22x), trace 1082
+// (1.34x), pcapng 1080 (1.34x; 1183, 1.47x, before its Enhanced Packet
+// Block fast path): docs/workloads.md.
 #include "forwarding-scenario.h"
 
 #include <chrono>

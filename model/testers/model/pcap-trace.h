@@ -39,6 +39,8 @@
 #ifndef ROUTERTWIN_PCAP_TRACE_H
 #define ROUTERTWIN_PCAP_TRACE_H
 
+#include "ethernet-framing.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -78,7 +80,8 @@ class PcapTrace
     PcapTrace& operator=(const PcapTrace&) = delete;
 
     /// The next packet; false at the end of the file. Throws TraceError.
-    bool Next(TracePacket& p);
+    /// (Inline: a pcapng file's common block is read without a further call.)
+    bool Next(TracePacket& p) { return m_pcapng ? NextEnhancedFast(p) || NextPcapng(p) : NextPcap(p); }
     /// Back to the first packet (flow ids are kept: a loop replays the same
     /// flows).
     void Rewind();
@@ -117,6 +120,33 @@ class PcapTrace
     // The packet's octets at m_pos (capLen of them, originally origLen) on
     // link type linkType: its flow and frame size. Consumes capLen.
     void TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, TracePacket& p);
+    // The link header's length (Ethernet: 14, 18 with one 802.1Q tag) of
+    // the packet whose first `head` octets are at pkt.
+    static uint32_t LinkHeaderBytes(const uint8_t* pkt, size_t head, uint32_t linkType)
+    {
+        if (linkType != kLinkEthernetType)
+        {
+            return 0;
+        }
+        return head >= kEthernetHeaderBytes + 4 && pkt[12] == 0x81 && pkt[13] == 0x00 ? kEthernetHeaderBytes + 4
+                                                                                 : kEthernetHeaderBytes;
+    }
+    // p's frame size (see above: checked), flow and IP length.
+    void SetFrame(uint32_t origLen, uint32_t linkType, uint32_t linkHeader, uint32_t flow, TracePacket& p) const
+    {
+        uint64_t frame = uint64_t(origLen) + (linkType == kLinkEthernetType ? ethernet::kFcsBytes : kEthernetHeaderBytes + ethernet::kFcsBytes);
+        frame = frame < ethernet::kMinFrameBytes ? ethernet::kMinFrameBytes : frame;
+        if (frame > ethernet::kMaxFrameBytes)
+        {
+            FailFrame(frame);
+        }
+        p.frameBytes = static_cast<uint32_t>(frame);
+        p.flow = flow;
+        p.ipBytes = origLen > linkHeader ? origLen - linkHeader : 0;
+    }
+    [[noreturn]] void FailFrame(uint64_t frameBytes) const;
+    static constexpr uint32_t kLinkEthernetType = 1; // LINKTYPE_ETHERNET (the .cc's kLinkEthernet)
+    static constexpr uint32_t kEthernetHeaderBytes = 14;
     void RewindPcap();
     void RewindPcapng();
 
@@ -131,7 +161,9 @@ class PcapTrace
         uint64_t nsPerUnit = 1000;  // units of 10^-v s, v <= 9, no offset: ns = ts x this; else 0
         bool supported = true;      // a link type this reader takes
     };
+    bool NextPcap(TracePacket& p);
     bool NextPcapng(TracePacket& p);
+    bool NextEnhancedFast(TracePacket& p);
     void ReadSectionHeader();
     void ReadInterface(uint32_t length);
     void CheckTrailer(uint32_t length, const char* block);

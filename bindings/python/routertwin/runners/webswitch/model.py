@@ -29,6 +29,10 @@ What passes the web switch (seed 003 sections 3.3, 3.4 and 5.4):
   data packet, and per the product's keep-alive strategy opens client and
   server connections (`connections_per_request`).
 
+Cookie persistence (`persistence: cookie`, section 3.5, figure 12): the
+testbed's one ASP page on every server, no URL rules; the switch does the
+L7 path and the work of its profile's cookie method (`cookie_ops`).
+
 Serialization of one response on the server's link and again on the
 client's link is counted on both (store-and-forward of the whole response,
 where the wires pipeline segments): latency at low load is over-counted by

@@ -13,7 +13,9 @@ first-match, best-match or per-server rule lists).
 
 Modules: `profiles` (product profiles), `tables` (the paper's tables 3-7
 from them), `testbed` (workload profile and segment arithmetic), `mva`,
-`model` (stations and the switch's work per request), `schema`, `runner`.
+`model` (stations and the switch's work per request, URL switching or
+cookie persistence), `schema`, `runner`, `figures` (the paper's figures
+6-12 redrawn beside the twin).
 
 Example (scenarios/nctu/nctu-l7.yaml):
 

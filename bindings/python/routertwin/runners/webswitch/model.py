@@ -29,6 +29,10 @@ What passes the web switch (seed 003 sections 3.3, 3.4 and 5.4):
   data packet, and per the product's keep-alive strategy opens client and
   server connections (`connections_per_request`).
 
+Cookie persistence (`persistence: cookie`, section 3.5, figure 12): the
+testbed's one ASP page on every server, no URL rules; the switch does the
+L7 path and the work of its profile's cookie method (`cookie_ops`).
+
 Serialization of one response on the server's link and again on the
 client's link is counted on both (store-and-forward of the whole response,
 where the wires pipeline segments): latency at low load is over-counted by
@@ -45,7 +49,7 @@ from dataclasses import dataclass
 from routertwin.runners.webswitch.mva import Solution, Station, solve
 from routertwin.runners.webswitch.profiles import WebSwitchProfile
 from routertwin.runners.webswitch.testbed import (HANDSHAKE_SEGMENTS_FROM_ACCEPTER, HANDSHAKE_SEGMENTS_FROM_OPENER,
-                                                  Testbed, Traffic, traffic)
+                                                  Testbed, Traffic, cookie_testbed, traffic)
 
 
 # IEEE 802.3: 8 bytes of preamble and SFD and a 12-byte inter-frame gap,
@@ -64,6 +68,9 @@ class Case:
     rules: int  # URL rules configured (l7)
     clients: int
     servers: int
+    # "cookie": section 3.5's cookie-persistence test (one ASP page, the
+    # switch persists by the profile's cookie_method_tested, no URL rules)
+    persistence: str = "none"
 
 
 def redirect_probability(share: dict[str, float]) -> float:
@@ -140,6 +147,54 @@ def rule_ops(case: Case, tb: Testbed) -> tuple[float, float]:
     return rules, compared
 
 
+def server_cookie(j: int) -> str:
+    """The pre-arranged cookie of server j (section 5.6: "ServerA 裡面的網頁
+    會自己發一個 cookie 叫 Server=A")."""
+    return f"Server={string.ascii_uppercase[j % 26]}{j // 26 or ''}"
+
+
+@functools.lru_cache(maxsize=None)
+def prearranged_cookie_ops(servers: int) -> tuple[float, float]:
+    """Mean (rules evaluated, bytes compared) to find a request's server by
+    its pre-arranged cookie: one rule per server ("Server=A" to server A,
+    ...), in order, first match, run by the C core's dp_urlrule on the
+    cookie's value; requests spread evenly over the servers."""
+    from routertwin import _core
+
+    # each value ends at the ';' that separates cookies, so Server=A never
+    # matches Server=A1's rule
+    rules = [("path_beg", server_cookie(j) + ";") for j in range(servers)]
+    evaluated = compared = 0.0
+    for j in range(servers):
+        r = _core.url_rules_eval(rules, "first", False, server_cookie(j) + ";")
+        evaluated += r["rules_evaluated"] / servers
+        compared += r["bytes_compared"] / servers
+    return evaluated, compared
+
+
+def cookie_ops(case: Case, tb: Testbed) -> tuple[float, float, float, float]:
+    """(rules evaluated, bytes compared, response header bytes parsed,
+    headers rewritten) per request for cookie persistence by the profile's
+    tested method (section 5.6):
+    - prearranged: the request's Server=X cookie matched against one rule
+      per server; responses pass untouched;
+    - insert: the switch's cookie names the server, so one lookup; every
+      response's header is parsed to its end and a Set-Cookie inserted
+      (a rewrite: the segment rebuilt, later sequence numbers offset);
+    - learn: one lookup of the request's cookie value; every response's
+      header is parsed for the cookie name and the value learnt (one
+      table entry written, priced as one rule)."""
+    method = case.product.behaviour.cookie_method_tested
+    if method == "prearranged":
+        rules, compared = prearranged_cookie_ops(case.servers)
+        return rules, compared, 0.0, 0.0
+    if method == "insert":
+        return 1.0, 0.0, float(tb.response_header_bytes), 1.0
+    if method == "learn":
+        return 2.0, 0.0, float(tb.response_header_bytes), 0.0
+    raise ValueError(f"cookie method {method!r}")
+
+
 @dataclass(frozen=True)
 class SwitchWork:
     """What the web switch does per request (means)."""
@@ -168,11 +223,16 @@ def switch_work(case: Case, tb: Testbed, t: Traffic) -> SwitchWork:
         return SwitchWork(data, control, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, cycles)
     c = p.costs
     data = t.packets_client_to_server + t.packets_server_to_client + 2.0 * redirects  # a 302 and its ACK
-    per_match, per_match_bytes = rule_ops(case, tb)
+    response_parsed = cookie_rewrites = 0.0
+    if case.persistence == "cookie":
+        per_match, per_match_bytes, response_parsed, cookie_rewrites = cookie_ops(case, tb)
+    else:
+        per_match, per_match_bytes = rule_ops(case, tb)
     rules = per_match * (1.0 + redirects)  # a redirected request is matched twice
     rule_bytes = per_match_bytes * (1.0 + redirects)
-    parsed = tb.request_bytes * (1.0 + redirects)
+    parsed = tb.request_bytes * (1.0 + redirects) + response_parsed
     rewrites = 1.0 if case.http == "1.1" and p.behaviour.keepalive == "downgrade_close" else 0.0
+    rewrites += cookie_rewrites
     conns = c_conn + s_conn
     cycles = (c.l7_packet_cycles * data + c.connection_cycles * conns + c.rule_cycles * rules
               + c.rule_byte_cycles * rule_bytes + c.parse_byte_cycles * parsed + c.rewrite_cycles * rewrites)
@@ -274,6 +334,14 @@ class Result:
         return self.solution.throughput * self.traffic.response_bytes * 8e-6
 
 
+def case_testbed(case: Case, tb: Testbed) -> Testbed:
+    """The testbed a case runs on: the cookie test's page and headers for
+    persistence "cookie", the appendix-4 file set otherwise."""
+    if case.persistence == "cookie":
+        return cookie_testbed(tb, switch_inserts=case.product.behaviour.cookie_method_tested == "insert")
+    return tb
+
+
 def evaluate(case: Case, tb: Testbed) -> Result:
-    sts, work, t = stations(case, tb)
+    sts, work, t = stations(case, case_testbed(case, tb))
     return Result(solve(sts, case.clients * tb.client.threads), work, t)

@@ -19,14 +19,24 @@ def check(scenario) -> None:
     """Every profile loads; in mode l7 every product does URL switching,
     and in mode l4 with dr every product offers direct routing (table 4)."""
     cfg: Schema = scenario.config
-    load_testbed(cfg.testbed)
+    tb = load_testbed(cfg.testbed)
+    if cfg.persistence == "cookie" and tb.cookie_test is None:
+        raise FieldError(("persistence",), f"testbed {cfg.testbed} has no cookie_test section")
     seen: dict[str, int] = {}
     for i, path in enumerate(cfg.products):
         p = load_webswitch(path)
         if p.platform in seen:
             raise FieldError(("products", i), f"product '{p.platform}' is listed twice")
         seen[p.platform] = i
-        if cfg.mode == "l7" and not p.features.l7.url_switching:
+        if cfg.persistence == "cookie":
+            if not p.features.l7.cookie_persistence:
+                raise FieldError(("products", i), f"{p.product.vendor} {p.product.name} has no cookie persistence "
+                                                  "(its features.l7.cookie_persistence)")
+            if p.costs.l7_packet_cycles is None:
+                raise FieldError(("products", i), f"{p.product.vendor} {p.product.name}: its profile prices no L7 "
+                                                  "operation (costs.l7_packet_cycles and the rest), which cookie "
+                                                  "persistence needs")
+        elif cfg.mode == "l7" and not p.features.l7.url_switching:
             raise FieldError(("products", i), f"{p.product.vendor} {p.product.name} does no URL switching "
                                               "(its features.l7.url_switching): it has no L7 mode")
         if cfg.mode == "l4" and cfg.forwarding == "dr" and not p.features.l4.direct_routing:
@@ -34,9 +44,13 @@ def check(scenario) -> None:
                                               "(its features.l4.direct_routing)")
 
 
-def case_id(key: str, mode: str, forwarding: str, http: str, rules: int, mix: int | None = None) -> str:
+def case_id(key: str, mode: str, forwarding: str, http: str, rules: int, mix: int | None = None,
+            cookie_method: str | None = None) -> str:
     head = f"{key}-{mode}-{forwarding}-http{http.replace('.', '')}"
-    head = head if mode == "l4" else f"{head}-r{rules}"
+    if cookie_method is not None:
+        head = f"{head}-cookie-{cookie_method}"
+    elif mode == "l7":
+        head = f"{head}-r{rules}"
     return head if mix is None else f"{head}-c{mix}"
 
 
@@ -57,7 +71,8 @@ def case_result(cid: str, case: Case, tb: Testbed) -> tuple[CaseResult, float]:
     result = CaseResult(
         case=cid,
         params={"product": p.platform, "mode": case.mode, "forwarding": case.forwarding, "http": case.http,
-                "rules": case.rules, "clients": case.clients, "servers": case.servers,
+                "rules": case.rules, "persistence": case.persistence,
+                "cookie_method": p.behaviour.cookie_method_tested if case.persistence == "cookie" else None, "clients": case.clients, "servers": case.servers,
                 "threads": case.clients * tb.client.threads},
         metrics={"requests_per_s": r.requests_per_s, "latency_avg": r.latency_ms,
                  "throughput_mbps": r.response_mbps, "switch_utilization": sol.utilization["switch.cpu"],
@@ -75,21 +90,23 @@ def run(scenario, progress) -> list[CaseResult]:
     out: list[CaseResult] = []
     for p in products:
         key = product_key(p.platform)
+        cookie = p.behaviour.cookie_method_tested if cfg.persistence == "cookie" else None
         rate: dict[tuple[str, int], float] = {}  # at the largest mix
         for http in cfg.http:
             for rules in cfg.rules:
                 for mix in mixes:
                     pcs = cfg.clients if mix is None else mix
-                    cid = case_id(key, cfg.mode, cfg.forwarding, http, rules, mix)
+                    cid = case_id(key, cfg.mode, cfg.forwarding, http, rules, mix, cookie)
                     result, rate[http, rules] = case_result(
-                        cid, Case(p, cfg.mode, cfg.forwarding, http, rules, pcs, cfg.servers), tb)
+                        cid, Case(p, cfg.mode, cfg.forwarding, http, rules, pcs, cfg.servers, cfg.persistence), tb)
                     out.append(result)
                     progress.advance(status=cid)
         # the paper's ratios between cases of one product (figures 9 and 11)
         if len(cfg.http) == 2:
             for rules in cfg.rules:
                 gain = (rate["1.1", rules] / rate["1.0", rules] - 1.0) * 100.0
-                out.append(CaseResult(case=f"{key}-{cfg.mode}-r{rules}-http11-gain",
+                what = "cookie" if cookie else f"r{rules}"
+                out.append(CaseResult(case=f"{key}-{cfg.mode}-{what}-http11-gain",
                                       params={"product": p.platform, "rules": rules},
                                       metrics={"gain": gain}))
         if len(cfg.rules) >= 2:

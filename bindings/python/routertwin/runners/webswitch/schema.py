@@ -37,6 +37,11 @@ class Schema(ScenarioModel):
     # 10,000: the padding rules are three-letter extensions (17,576 names),
     # and every request runs them all through the C core once per file class.
     rules: list[Annotated[int, Field(ge=3, le=10_000)]] = [3]
+    # cookie: section 3.5's cookie-persistence test instead of URL
+    # switching: the testbed's cookie_test page on every server (no content
+    # partition), each product persisting by its cookie_method_tested
+    # (figure 12). Mode l7 only; no URL rules.
+    persistence: Literal["none", "cookie"] = "none"
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -45,6 +50,12 @@ class Schema(ScenarioModel):
                                               "switch, so forwarding is nat (seed 003 section 3.4)")
         if self.mode == "l4" and self.rules != [3]:
             raise FieldError(("rules",), "URL rules apply to mode l7 only")
+        if self.persistence == "cookie":
+            if self.mode != "l7":
+                raise FieldError(("persistence",), "cookie persistence reads the HTTP request: mode l7")
+            if self.rules != [3]:
+                raise FieldError(("rules",), "the cookie test runs no URL rules (seed 003 section 3.5: no content "
+                                             "partition)")
         if self.mode == "l7" and self.servers < 2:
             raise FieldError(("servers",), "L7 splits the servers between .gif and .htm: at least 2")
         if self.mixes is not None:

@@ -47,6 +47,16 @@ class Network(ScenarioModel):
     host_round_trip_us: float = Field(ge=0, le=1e5)
 
 
+class CookieTest(ScenarioModel):
+    """The workload of the cookie-persistence test (seed 003 section 3.5):
+    one ASP page that sends the client a cookie, no content partition."""
+
+    page_bytes: int = Field(ge=0, le=10**9)  # body bytes of the page
+    server_cpu_per_request_us: float = Field(ge=0, le=1e6)  # the page run by IIS (replaces server.cpu_per_request_us)
+    set_cookie_bytes: int = Field(ge=0, le=8192)  # one Set-Cookie header line of a response
+    cookie_bytes: int = Field(ge=0, le=8192)  # the Cookie header line a request carries back
+
+
 class Testbed(ScenarioModel):
     workload: str
     file_classes: list[FileClass] = Field(min_length=1)
@@ -56,6 +66,7 @@ class Testbed(ScenarioModel):
     client: Client
     server: Server
     network: Network
+    cookie_test: CookieTest | None = None
 
     @model_validator(mode="after")
     def _request_fits_a_segment(self):
@@ -68,6 +79,26 @@ class Testbed(ScenarioModel):
 
 def load_testbed(path: Path) -> Testbed:
     return load_profile(Path(path), Testbed)
+
+
+COOKIE_PAGE = "cookie.asp"  # the cookie test's one page (its name only lengthens no rule: no URL rules run)
+
+
+def cookie_testbed(tb: Testbed, switch_inserts: bool) -> Testbed:
+    """The testbed as the cookie test runs it (section 3.5): every request
+    asks for the one ASP page (group "other": any server, no content
+    partition), carries its cookie back, and the response carries the
+    page's Set-Cookie (and a second one when the switch inserts its own)."""
+    ct = tb.cookie_test
+    if ct is None:
+        raise ValueError(f"testbed {tb.workload!r} has no cookie_test section")
+    headers = tb.response_header_bytes + ct.set_cookie_bytes * (2 if switch_inserts else 1)
+    return tb.model_copy(update={
+        "file_classes": [FileClass(name=COOKIE_PAGE, bytes=ct.page_bytes, share=1.0, group="other")],
+        "request_bytes": tb.request_bytes + ct.cookie_bytes,
+        "response_header_bytes": headers,
+        "server": tb.server.model_copy(update={"cpu_per_request_us": ct.server_cpu_per_request_us}),
+    })
 
 
 @dataclass(frozen=True)

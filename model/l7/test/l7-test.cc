@@ -83,7 +83,7 @@ ServerAddr(uint32_t k)
 }
 } // namespace
 
-TEST(DelayedBinding, SplitRequestIsAnsweredBySwitchThenBoundToTheServerItsUrlNames)
+TEST(WebSwitchDelayedBinding, SplitRequestIsAnsweredBySwitchThenBoundToTheServerItsUrlNames)
 {
     auto gif = Get("/wbtree/CLASS_223.gif");
     gif.pieces = {10, 20}; // the head arrives in three segments
@@ -126,7 +126,7 @@ TEST(DelayedBinding, SplitRequestIsAnsweredBySwitchThenBoundToTheServerItsUrlNam
     EXPECT_EQ(request, gif.bytes);
 }
 
-TEST(Splice, EveryPcapSequenceNumberMapsByTheRecordedOffsetsAndEveryChecksumVerifies)
+TEST(WebSwitchSplice, EveryPcapSequenceNumberMapsByTheRecordedOffsetsAndEveryChecksumVerifies)
 {
     // F5's server reuse: four requests on one client connection, two
     // server connections each used twice (four bindings)
@@ -221,7 +221,7 @@ ResetsToServer(const std::vector<Segment>& side, uint32_t k)
 }
 } // namespace
 
-TEST(KeepAlive, RstServerResetsEachServerConnectionAfterItsResponseAndKeepsTheClientOne)
+TEST(WebSwitchKeepAlive, RstServerResetsEachServerConnectionAfterItsResponseAndKeepsTheClientOne)
 {
     Bed b("nctu-nortel-ace180e", {{Get("/CLASS_500.gif"), Get("/CLASS_600.gif"), Get("/CLASS_700.htm")}}, "rst");
     b.Run();
@@ -241,7 +241,7 @@ TEST(KeepAlive, RstServerResetsEachServerConnectionAfterItsResponseAndKeepsTheCl
     EXPECT_EQ(b.bed->Switch()->GetCounters().connectionSides, 1u + 3u);
 }
 
-TEST(KeepAlive, ServerReuseKeepsOneConnectionPerServerAndResetsNone)
+TEST(WebSwitchKeepAlive, ServerReuseKeepsOneConnectionPerServerAndResetsNone)
 {
     Bed b("nctu-f5-bigip-ha",
           {{Get("/CLASS_10.gif"), Get("/CLASS_20.htm"), Get("/CLASS_30.gif"), Get("/CLASS_40.htm")}}, "reuse");
@@ -254,7 +254,7 @@ TEST(KeepAlive, ServerReuseKeepsOneConnectionPerServerAndResetsNone)
     EXPECT_EQ(b.bed->Switch()->GetCounters().connectionSides, 1u + 2u);
 }
 
-TEST(KeepAlive, DowngradeCloseAddsConnectionCloseAndEveryRequestTakesAConnection)
+TEST(WebSwitchKeepAlive, DowngradeCloseAddsConnectionCloseAndEveryRequestTakesAConnection)
 {
     const auto r = Get("/CLASS_800.htm");
     Bed b("nctu-foundry-serveironxl", {{r, Get("/CLASS_900.htm"), Get("/CLASS_1000.gif")}}, "down");
@@ -310,7 +310,7 @@ Redirect(const std::string& profile, const std::string& pcap)
 }
 } // namespace
 
-TEST(Redirect302, ContentOnAnotherServerGetsA302AndTheOldServerAnInWindowReset)
+TEST(WebSwitchRedirect302, ContentOnAnotherServerGetsA302AndTheOldServerAnInWindowReset)
 {
     const RedirectRun r = Redirect("nctu-cisco-css11154-v310", "r302");
     EXPECT_EQ(r.statuses, (std::vector<uint32_t>{200, 302, 200}));
@@ -319,7 +319,7 @@ TEST(Redirect302, ContentOnAnotherServerGetsA302AndTheOldServerAnInWindowReset)
     EXPECT_EQ(r.resets[0].seq, r.resets[0].expected);
 }
 
-TEST(CssDefect, TheResetOnA302CarriesTheUntranslatedClientSequenceNumber)
+TEST(WebSwitchCssDefect, TheResetOnA302CarriesTheUntranslatedClientSequenceNumber)
 {
     const RedirectRun r = Redirect("nctu-cisco-css11154-v510", "css");
     EXPECT_EQ(r.statuses, (std::vector<uint32_t>{200, 302, 200}));
@@ -330,7 +330,7 @@ TEST(CssDefect, TheResetOnA302CarriesTheUntranslatedClientSequenceNumber)
     EXPECT_EQ(r.resets[0].seq, r.clientNextAfterRequest2);
 }
 
-TEST(BadInput, RequestLineOver8KBIsResetAndCountedAsTooLarge)
+TEST(WebSwitchBadInput, RequestLineOver8KBIsResetAndCountedAsTooLarge)
 {
     HttpClientApp::Request longLine;
     longLine.bytes = "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -341,7 +341,7 @@ TEST(BadInput, RequestLineOver8KBIsResetAndCountedAsTooLarge)
     EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
 }
 
-TEST(BadInput, BareCrIsAnswered400WhenTheProfileSaysSoAndCountedAsMalformed)
+TEST(WebSwitchBadInput, BareCrIsAnswered400WhenTheProfileSaysSoAndCountedAsMalformed)
 {
     HttpClientApp::Request bad;
     bad.bytes = "GET /x.gif HTTP/1.1\rHost: x\r\n\r\n";
@@ -354,7 +354,7 @@ TEST(BadInput, BareCrIsAnswered400WhenTheProfileSaysSoAndCountedAsMalformed)
     EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
 }
 
-TEST(Pricing, CyclesAreTheProfilesPricesTimesTheCountedOperations)
+TEST(WebSwitchPricing, CyclesAreTheProfilesPricesTimesTheCountedOperations)
 {
     Bed b("nctu-nortel-ace180e", {{Get("/CLASS_100.gif")}});
     b.Run();

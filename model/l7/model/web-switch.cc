@@ -176,16 +176,16 @@ WebSwitch::Drop(const std::string& reason, Ptr<const Packet> p)
 
 namespace
 {
-/// The packet as dp_parse wants it: a 14-byte Ethernet header (addresses
-/// zero: point-to-point links have none) in front of the IPv4 packet.
-std::vector<uint8_t>
-AsFrame(Ptr<const Packet> p)
+/// The packet as dp_parse wants it, in f (reused: its capacity stays): a
+/// 14-byte Ethernet header (addresses zero: point-to-point links have
+/// none) in front of the IPv4 packet.
+void
+AsFrame(Ptr<const Packet> p, std::vector<uint8_t>& f)
 {
-    std::vector<uint8_t> f(DP_ETH_HDR_LEN + p->GetSize(), 0);
+    f.resize(DP_ETH_HDR_LEN + p->GetSize());
+    std::fill(f.begin(), f.begin() + DP_ETH_HDR_LEN, 0);
     f[12] = 0x08;
-    f[13] = 0x00;
     p->CopyData(f.data() + DP_ETH_HDR_LEN, p->GetSize());
-    return f;
 }
 } // namespace
 
@@ -197,7 +197,8 @@ WebSwitch::ReceiveFromClient(Ptr<NetDevice>, Ptr<const Packet> pkt, uint16_t pro
         Drop(dp_drop_reason_name(DP_DROP_ETH_UNSUPPORTED_TYPE), pkt);
         return true;
     }
-    std::vector<uint8_t> f = AsFrame(pkt);
+    std::vector<uint8_t>& f = m_frame;
+    AsFrame(pkt, f);
     dp_parsed_t p;
     ++m_counters.packets;
     const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
@@ -222,7 +223,8 @@ WebSwitch::ReceiveFromServer(Ptr<NetDevice> dev, Ptr<const Packet> pkt, uint16_t
         Drop(dp_drop_reason_name(DP_DROP_ETH_UNSUPPORTED_TYPE), pkt);
         return true;
     }
-    std::vector<uint8_t> f = AsFrame(pkt);
+    std::vector<uint8_t>& f = m_frame;
+    AsFrame(pkt, f);
     dp_parsed_t p;
     ++m_counters.packets;
     const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
@@ -259,7 +261,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         ClientConn& c = m_clients[key];
         c.clientIp = p.src_ip;
         c.clientPort = p.src_port;
-        c.head.assign(kHeadCap, 0);
+        c.head.reset(new uint8_t[kHeadCap]);
         dp_splice_accept(&c.sp, seq, static_cast<uint32_t>(m_rng()), &m_counters.spliceOps);
         ++m_counters.connectionSides;
         ToClient(c, c.sp.vip_isn, seq + 1, kSyn | kAck);
@@ -407,7 +409,7 @@ WebSwitch::TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, ui
         c.reqStart = seq;
         c.reqRaw.clear();
         dp_http_config_t cfg{m_maxLine, 101};
-        dp_http_init(&c.req, &cfg, c.head.data(), kHeadCap, 0);
+        dp_http_init(&c.req, &cfg, c.head.get(), kHeadCap, 0);
     }
     c.reqRaw.insert(c.reqRaw.end(), data, data + len);
     size_t used = 0;
@@ -446,7 +448,7 @@ uint32_t
 WebSwitch::ChooseServer(ClientConn& c)
 {
     const dp_http_span_t path = dp_http_path(&c.req, &m_counters.httpOps);
-    dp_urlrule_req_t r{c.head.data() + path.off, path.len, c.head.data() + c.req.host.off, c.req.host.len};
+    dp_urlrule_req_t r{c.head.get() + path.off, path.len, c.head.get() + c.req.host.off, c.req.host.len};
     uint32_t target = m_defaultServer;
     if (!m_rules || m_profile.ruleMatching == RuleMatching::None)
         return target;
@@ -481,8 +483,8 @@ WebSwitch::RequestComplete(ClientConn& c)
         // old server connection closed; the client asks again, and finds
         // no server bound
         const dp_http_span_t t = c.req.target;
-        const std::string host(reinterpret_cast<const char*>(c.head.data() + c.req.host.off), c.req.host.len);
-        const std::string target(reinterpret_cast<const char*>(c.head.data() + t.off), t.len);
+        const std::string host(reinterpret_cast<const char*>(c.head.get() + c.req.host.off), c.req.host.len);
+        const std::string target(reinterpret_cast<const char*>(c.head.get() + t.off), t.len);
         const std::string answer =
             "HTTP/1.1 302 Found\r\nLocation: http://" + host + target + "\r\nContent-Length: 0\r\n\r\n";
         ToClient(c, c.sp.v_next, c.sp.c_next, kAck | kPsh, reinterpret_cast<const uint8_t*>(answer.data()),
@@ -629,7 +631,6 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
         Drop("server_connection_idle", pkt);
         return;
     }
-    const std::vector<uint8_t> body(f.begin() + p.payload_offset, f.begin() + p.payload_offset + plen);
     Rewrite(f, p, m_vip, m_vport, c.clientIp, c.clientPort);
     dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &p, &m_counters.spliceOps);
     const uint32_t end = seq + plen + ((flags & kFin) ? 1u : 0u);
@@ -639,7 +640,7 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
     if (flags & kRst)
         s.state = ServerConn::Closed;
     else if (plen > 0)
-        ResponseBytes(c, body.data(), plen);
+        ResponseBytes(c, f.data() + p.payload_offset, plen); // the payload is not rewritten
 }
 
 void
@@ -651,9 +652,10 @@ WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len)
         {
             c.respActive = true;
             c.bodyLeft = 0;
-            c.respHead.assign(kHeadCap, 0);
+            if (!c.respHead)
+                c.respHead.reset(new uint8_t[kHeadCap]);
             dp_http_config_t cfg{m_maxLine, 101};
-            dp_http_init(&c.resp, &cfg, c.respHead.data(), kHeadCap, 1);
+            dp_http_init(&c.resp, &cfg, c.respHead.get(), kHeadCap, 1);
         }
         if (c.resp.status == DP_HTTP_MORE)
         {
@@ -737,7 +739,8 @@ WebSwitch::SendTcp(Ptr<NetDevice> dev, uint32_t srcIp, uint16_t srcPort, uint32_
     spec.payload = payload;
     spec.payload_len = len;
     spec.l4_checksum = 1;
-    std::vector<uint8_t> f(dp_build_len(DP_IPPROTO_TCP, len) + 64, 0);
+    std::vector<uint8_t>& f = m_build;
+    f.resize(dp_build_len(DP_IPPROTO_TCP, len) + 64);
     size_t n = 0;
     dp_build(&spec, f.data(), f.size(), &n, &m_counters.spliceOps);
     ++m_counters.packets;

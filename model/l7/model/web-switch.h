@@ -53,6 +53,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -143,7 +144,7 @@ class WebSwitch : public ns3::Object
         uint16_t clientPort = 0;
         dp_splice_t sp{};
         dp_http_t req{};
-        std::vector<uint8_t> head;   ///< dp_http's buffer
+        std::unique_ptr<uint8_t[]> head; ///< dp_http's request buffer (not zeroed: dp_http writes before it reads)
         std::vector<uint8_t> reqRaw; ///< every byte of the current request, as the client sent it
         uint32_t reqStart = 0;       ///< client sequence number of its first byte
         bool reading = false;        ///< a request is being read
@@ -151,7 +152,7 @@ class WebSwitch : public ns3::Object
         int pending = -1;            ///< server connection whose SYN-ACK is awaited
         std::vector<ServerConn> sconns;
         dp_http_t resp{};
-        std::vector<uint8_t> respHead;
+        std::unique_ptr<uint8_t[]> respHead; ///< dp_http's response buffer, reused by every response
         bool respActive = false;
         uint64_t bodyLeft = 0;
         bool refused = false;        ///< a request was refused: later bytes are not read
@@ -223,6 +224,8 @@ class WebSwitch : public ns3::Object
     Counters m_priced; ///< counters at the last Finish
     std::vector<std::pair<ns3::Ptr<ns3::NetDevice>, ns3::Ptr<ns3::Packet>>> m_out;
     ns3::Time m_busyUntil;
+    std::vector<uint8_t> m_frame; ///< the packet being handled, as a frame
+    std::vector<uint8_t> m_build; ///< the segment being built
     ns3::TracedCallback<const std::string&, ns3::Ptr<const ns3::Packet>> m_dropTrace;
     ns3::TracedCallback<const SpliceBinding&> m_bindTrace;
 };

@@ -204,6 +204,11 @@ HttpClientApp::GetTypeId()
                                           MakeUintegerChecker<uint16_t>())
                             .AddAttribute("Gap", "Time between the pieces of one request.",
                                           TimeValue(MilliSeconds(1)), MakeTimeAccessor(&HttpClientApp::m_gap),
+                                          MakeTimeChecker())
+                            .AddAttribute("GiveUpAfter",
+                                          "A request not answered this long after it started ends the client "
+                                          "(connection closed); 0 = wait for ever.",
+                                          TimeValue(Time(0)), MakeTimeAccessor(&HttpClientApp::m_giveUpAfter),
                                           MakeTimeChecker());
     return tid;
 }
@@ -272,6 +277,9 @@ HttpClientApp::SendPiece(uint32_t piece, uint32_t offset)
         const size_t sp1 = r.bytes.find(' ');
         const size_t sp2 = r.bytes.find(' ', sp1 + 1);
         m_currentPath = sp1 == std::string::npos ? "" : r.bytes.substr(sp1 + 1, sp2 - sp1 - 1);
+        if (m_giveUpAfter.IsStrictlyPositive())
+            Simulator::Schedule(m_giveUpAfter, &HttpClientApp::GiveUp, this, m_next,
+                                static_cast<uint32_t>(m_responses.size()));
     }
     const uint32_t total = static_cast<uint32_t>(r.bytes.size());
     const uint32_t n = piece < r.pieces.size() ? std::min(r.pieces[piece], total - offset) : total - offset;
@@ -339,6 +347,17 @@ HttpClientApp::ResponseDone()
         return;
     }
     Simulator::ScheduleNow(&HttpClientApp::SendPiece, this, 0, 0);
+}
+
+void
+HttpClientApp::GiveUp(size_t request, uint32_t responses)
+{
+    if (m_next != request || m_responses.size() != responses || !m_connected)
+        return; // answered (or the connection already gone)
+    ++m_gaveUp;
+    m_next = m_requests.size();
+    m_connected = false;
+    m_socket->Close();
 }
 
 void

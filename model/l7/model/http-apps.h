@@ -15,7 +15,9 @@
 // request may be written in several pieces with a gap between them (a head
 // split across segments). A response with "Connection: close" or a closed
 // connection makes it reconnect for the next request; a 302 makes it send
-// the same request again (the web switch's keep-alive redirect).
+// the same request again (the web switch's keep-alive redirect). With
+// GiveUpAfter set, a request not answered that long after it started ends
+// the client: it closes the connection (a FIN) and sends nothing more.
 #ifndef ROUTERTWIN_HTTP_APPS_H
 #define ROUTERTWIN_HTTP_APPS_H
 
@@ -104,6 +106,8 @@ class HttpClientApp : public ns3::Application
     uint32_t Connections() const { return m_connections; }
     uint32_t ResetsReceived() const { return m_resets; }
     uint32_t Redirects() const { return m_redirects; }
+    /// Requests given up (GiveUpAfter).
+    uint32_t GaveUp() const { return m_gaveUp; }
     bool Done() const { return m_next >= m_requests.size(); }
 
   private:
@@ -117,10 +121,12 @@ class HttpClientApp : public ns3::Application
     void Closed(ns3::Ptr<ns3::Socket> s);
     void Reset(ns3::Ptr<ns3::Socket> s);
     void ResponseDone();
+    void GiveUp(size_t request, uint32_t responses);
 
     ns3::Ipv4Address m_vip;
     uint16_t m_port = 80;
     ns3::Time m_gap;
+    ns3::Time m_giveUpAfter;
     ns3::Ptr<ns3::Socket> m_socket;
     std::vector<Request> m_requests;
     size_t m_next = 0;
@@ -132,7 +138,7 @@ class HttpClientApp : public ns3::Application
     Response m_current;
     std::string m_currentPath;
     std::vector<Response> m_responses;
-    uint32_t m_connections = 0, m_resets = 0, m_redirects = 0;
+    uint32_t m_connections = 0, m_resets = 0, m_redirects = 0, m_gaveUp = 0;
 };
 
 } // namespace routertwin

@@ -369,3 +369,60 @@ TEST(WebSwitchPricing, CyclesAreTheProfilesPricesTimesTheCountedOperations)
     EXPECT_EQ(c.ruleOps.rules_evaluated, 4u);
     EXPECT_EQ(c.connectionSides, 2u);
 }
+
+TEST(WebSwitchPricing, TheSynAckLeavesAfterTheProfilesCyclesForAPacketInOneOutAndAConnection)
+{
+    // Nortel: (2 packets x 2,000 + 10,000 cycles for the connection side)
+    // at 200 MHz = 70 us between the SYN's arrival and the SYN-ACK's
+    // departure on the switch's client port (pcap: microsecond stamps)
+    Bed b("nctu-nortel-ace180e", {{Get("/CLASS_100.gif")}}, "price");
+    const WebSwitchProfile& p = b.bed->Switch()->GetProfile();
+    const double expected = (2 * p.l7PacketCycles + p.connectionCycles) / p.clockHz;
+    EXPECT_NEAR(expected, 70e-6, 1e-12);
+    b.Run();
+    const auto client = ReadPcapSegments(Tmp("price-client.pcap"));
+    ASSERT_GE(client.size(), 2u);
+    ASSERT_EQ(client[0].flags, kSyn);
+    ASSERT_EQ(client[1].flags, kSyn | kAck);
+    EXPECT_NEAR(client[1].t - client[0].t, expected, 1.01e-6);
+}
+
+TEST(WebSwitchConcurrency, ThreeClientsInterleavedKeepTheirOwnBindingsAndBytes)
+{
+    for (const char* profile : {"nctu-f5-bigip-ha", "nctu-nortel-ace180e"})
+    {
+        std::vector<std::vector<HttpClientApp::Request>> clients;
+        for (int i = 0; i < 3; ++i)
+            clients.push_back({Get("/c" + std::to_string(i) + "/CLASS_" + std::to_string(3000 + i) + ".gif"),
+                               Get("/c" + std::to_string(i) + "/CLASS_" + std::to_string(7000 + i) + ".htm"),
+                               Get("/c" + std::to_string(i) + "/CLASS_" + std::to_string(500 + i) + ".gif")});
+        Bed b(profile, clients);
+        b.Run();
+        for (uint32_t i = 0; i < 3; ++i)
+        {
+            const auto& r = b.bed->Client(i)->Responses();
+            ASSERT_EQ(r.size(), 3u) << profile << " client " << i;
+            EXPECT_EQ(r[0].bodyBytes, 3000u + i);
+            EXPECT_EQ(r[1].bodyBytes, 7000u + i);
+            EXPECT_EQ(r[2].bodyBytes, 500u + i);
+            for (const auto& x : r)
+                EXPECT_TRUE(x.bodyMatches) << profile << " client " << i;
+            EXPECT_EQ(b.bed->Client(i)->Connections(), 1u);
+        }
+        EXPECT_EQ(b.bed->Server(0)->Requests(), 6u);
+        EXPECT_EQ(b.bed->Server(1)->Requests(), 3u);
+        EXPECT_EQ(b.bed->Switch()->DropCount("no_session"), 0u);
+    }
+}
+
+TEST(WebSwitchBadInput, ClientFinBeforeTheHeadEndsIsCountedAsIncomplete)
+{
+    HttpClientApp::Request cut;
+    cut.bytes = "GET /x.gif HTTP/1.1\r\nHost: x"; // no end of line, no blank line
+    Bed b("nctu-f5-bigip-ha", {{cut}});
+    b.bed->Client(0)->SetAttribute("GiveUpAfter", ns3::TimeValue(ns3::MilliSeconds(50)));
+    b.Run();
+    EXPECT_EQ(b.bed->Client(0)->GaveUp(), 1u);
+    EXPECT_EQ(b.bed->Switch()->DropCount("http_incomplete_at_fin"), 1u);
+    EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
+}

@@ -158,6 +158,15 @@ WebSwitch::AddUrlRule(dp_urlrule_kind_t kind, const std::string& pattern, uint32
         throw std::invalid_argument("URL rule '" + pattern + "' refused by dp_urlrule_add");
 }
 
+void
+WebSwitch::AddCookieServer(const std::string& name, const std::string& value, uint32_t server)
+{
+    if (!m_cookieName.empty() && name != m_cookieName)
+        throw std::invalid_argument("cookie persistence on '" + m_cookieName + "' already, not '" + name + "'");
+    m_cookieName = name;
+    m_cookieServers[value] = server;
+}
+
 uint64_t
 WebSwitch::DropCount(const std::string& reason) const
 {
@@ -447,6 +456,20 @@ WebSwitch::RefuseRequest(ClientConn& c, const std::string& reason, Ptr<const Pac
 uint32_t
 WebSwitch::ChooseServer(ClientConn& c)
 {
+    if (!m_cookieName.empty() && c.req.cookie.len > 0)
+    {
+        uint32_t off = 0, len = 0;
+        const uint8_t* v = c.head.get() + c.req.cookie.off;
+        if (dp_cookie_find(v, c.req.cookie.len, m_cookieName.c_str(), &off, &len, &m_counters.httpOps) == 0)
+        {
+            auto it = m_cookieServers.find(std::string(reinterpret_cast<const char*>(v + off), len));
+            if (it != m_cookieServers.end())
+            {
+                ++m_counters.cookieHits;
+                return it->second;
+            }
+        }
+    }
     const dp_http_span_t path = dp_http_path(&c.req, &m_counters.httpOps);
     dp_urlrule_req_t r{c.head.get() + path.off, path.len, c.head.get() + c.req.host.off, c.req.host.len};
     uint32_t target = m_defaultServer;

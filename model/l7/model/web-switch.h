@@ -30,13 +30,14 @@
 // Not done: retransmission of the switch's own segments (SYN, the request,
 // the 302; the links here are lossless), TCP options (the switch announces
 // none, so the end hosts run without timestamps, window scaling and SACK),
-// cookie and SSL-ID persistence, health checks, pipelined requests (bytes
+// cookie insert and learn, SSL-ID persistence, health checks, pipelined requests (bytes
 // after a complete head go to the same server as the head).
 #ifndef ROUTERTWIN_WEB_SWITCH_H
 #define ROUTERTWIN_WEB_SWITCH_H
 
 #include "web-switch-profile.h"
 
+#include "dp_cookie.h"
 #include "dp_http.h"
 #include "dp_ops.h"
 #include "dp_pkt.h"
@@ -102,6 +103,11 @@ class WebSwitch : public ns3::Object
     /// profiles with rule precedence). Requests no rule matches go to the
     /// DefaultServer attribute's server.
     void AddUrlRule(dp_urlrule_kind_t kind, const std::string& pattern, uint32_t server, uint16_t precedence = 0);
+    /// Pre-arranged cookie persistence (seed 003 section 5.6: the servers
+    /// set their own cookie, e.g. Server=A, and the switch maps its value):
+    /// a request whose cookie `name` (dp_cookie_find) has `value` goes to
+    /// server, before any URL rule. Values not mapped fall through to the rules.
+    void AddCookieServer(const std::string& name, const std::string& value, uint32_t server);
 
     /// Counted refusals and absorbed segments by name.
     uint64_t DropCount(const std::string& reason) const;
@@ -117,6 +123,7 @@ class WebSwitch : public ns3::Object
         uint64_t redirects = 0;         ///< 302s sent
         uint64_t serverResets = 0;      ///< RSTs sent to servers
         uint64_t serverReuses = 0;      ///< requests bound to a kept server connection
+        uint64_t cookieHits = 0;        ///< requests sent where their cookie said
         dp_ops_t httpOps{};             ///< dp_http
         dp_ops_t ruleOps{};             ///< dp_urlrule
         dp_ops_t spliceOps{};           ///< dp_splice, addresses, dp_build
@@ -214,6 +221,8 @@ class WebSwitch : public ns3::Object
     std::vector<Server> m_servers;
     std::vector<uint64_t> m_ruleMem;
     dp_urlrule_table_t* m_rules = nullptr;
+    std::string m_cookieName;                                 ///< "" = no cookie persistence
+    std::map<std::string, uint32_t> m_cookieServers;          ///< cookie value -> server
     std::map<uint64_t, ClientConn> m_clients;                 ///< by (client address, port)
     std::map<uint16_t, uint64_t> m_byLocalPort;               ///< server side -> client key
     uint16_t m_nextPort = 20000;

@@ -426,3 +426,18 @@ TEST(WebSwitchBadInput, ClientFinBeforeTheHeadEndsIsCountedAsIncomplete)
     EXPECT_EQ(b.bed->Switch()->DropCount("http_incomplete_at_fin"), 1u);
     EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
 }
+
+TEST(WebSwitchCookie, PreArrangedCookieValueChoosesTheServerBeforeTheUrlRules)
+{
+    // the .htm rule names server 1, but "Server=A" maps to server 0;
+    // a value nobody mapped falls through to the rules
+    Bed b("nctu-f5-bigip-ha", {{HttpClientApp::Get("/CLASS_10.htm", false, "Cookie: lang=en; Server=A\r\n"),
+                                HttpClientApp::Get("/CLASS_20.htm", false, "Cookie: Server=Z\r\n"),
+                                Get("/CLASS_30.htm")}});
+    b.bed->Switch()->AddCookieServer("Server", "A", 0);
+    b.bed->Switch()->AddCookieServer("Server", "B", 1);
+    b.Run();
+    EXPECT_EQ(b.bed->Server(0)->Paths(), std::vector<std::string>{"/CLASS_10.htm"});
+    EXPECT_EQ(b.bed->Server(1)->Paths(), (std::vector<std::string>{"/CLASS_20.htm", "/CLASS_30.htm"}));
+    EXPECT_EQ(b.bed->Switch()->GetCounters().cookieHits, 1u);
+}

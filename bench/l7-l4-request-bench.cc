@@ -130,9 +130,11 @@ RunL7(uint32_t requests, const std::string& profile)
     bed.Run();
     const auto& k = bed.Switch()->GetCounters();
     std::printf("l7: %u requests, %zu answered, %llu packets handled by the switch (%.1f per request), "
-                "%llu connection sides\n",
+                "%llu connection sides, %zu client connections left\n",
                 requests, bed.Client(0)->Responses().size(), static_cast<unsigned long long>(k.packets),
-                double(k.packets) / requests, static_cast<unsigned long long>(k.connectionSides));
+                double(k.packets) / requests, static_cast<unsigned long long>(k.connectionSides), bed.Switch()->ClientConnections());
+    for (const auto& [reason, n] : bed.Switch()->DropCounts())
+        std::printf("l7: %llu segments counted as %s\n", static_cast<unsigned long long>(n), reason.c_str());
     const uint64_t packets = k.packets;
     ns3::Simulator::Destroy();
     return packets;

@@ -55,7 +55,7 @@ ClientKey(uint32_t ip, uint16_t port)
     return (uint64_t(ip) << 16) | port;
 }
 
-/// d += (a - b), counter by counter: the work between two snapshots.
+/// A counter's growth between two snapshots: the work to price.
 uint64_t
 Delta(uint64_t now, uint64_t before)
 {
@@ -172,6 +172,17 @@ WebSwitch::DropCount(const std::string& reason) const
 {
     auto it = m_drops.find(reason);
     return it == m_drops.end() ? 0 : it->second;
+}
+
+void
+WebSwitch::Remove(uint64_t key)
+{
+    auto it = m_clients.find(key);
+    if (it == m_clients.end())
+        return;
+    for (const ServerConn& s : it->second.sconns)
+        m_byLocalPort.erase(s.localPort);
+    m_clients.erase(it);
 }
 
 void
@@ -296,9 +307,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
             dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
             Emit(m_servers[s.server].dev, f, p.ip_total_len);
         }
-        for (const ServerConn& s : c.sconns)
-            m_byLocalPort.erase(s.localPort);
-        m_clients.erase(it);
+        Remove(key);
         return;
     }
     if (c.sp.state == DP_SPLICE_SYN_RCVD)
@@ -309,6 +318,8 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
             Drop("splice_bad_handshake_ack", pkt);
             return;
         }
+        if (plen == 0 && !(flags & kFin))
+            return; // the handshake's ACK: the request comes next
     }
     const bool spliced = c.sp.state == DP_SPLICE_SPLICED;
     const bool newBytes = plen > 0 && dp_splice_after(seq + plen, c.sp.c_next);
@@ -341,7 +352,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
             TakeRequestBytes(c, payload + skip, take, seq + skip, pkt);
         if (c.dead)
         {
-            m_clients.erase(key);
+            Remove(key);
             return;
         }
         ToClient(c, c.sp.v_next, c.sp.c_next, kAck);
@@ -363,6 +374,15 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         if (dp_splice_after(end, s.localNext))
             s.localNext = end;
         Emit(m_servers[s.server].dev, f, p.ip_total_len);
+        if (c.serverFinSeen && (flags & kAck) && ack == c.serverFinEnd)
+            c.serverFinAcked = true;
+        if (flags & kFin)
+        {
+            c.clientFinSeen = true;
+            c.clientFinEnd = c.sp.c_next;
+        }
+        if (c.clientFinAcked && c.serverFinAcked)
+            Remove(key); // the close is complete both ways
         return;
     }
     if (flags & kFin)
@@ -371,7 +391,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         {
             RefuseRequest(c, "http_incomplete_at_fin", pkt);
             if (c.dead)
-                m_clients.erase(key);
+                Remove(key);
             return;
         }
         // the client closes a connection with no server behind it: the
@@ -389,13 +409,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     }
     if (plen == 0 && c.switchFin)
     {
-        // the last ACK of a connection the switch closed
-        for (const ServerConn& s : c.sconns)
-            if (s.state != ServerConn::Open)
-                m_byLocalPort.erase(s.localPort);
-        if (std::none_of(c.sconns.begin(), c.sconns.end(),
-                         [](const ServerConn& s) { return s.state == ServerConn::Open; }))
-            m_clients.erase(key);
+        Remove(key); // the last ACK of a connection the switch closed
         return;
     }
     if (!c.reading && c.pending < 0)
@@ -664,6 +678,15 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
         s.state = ServerConn::Closed;
     else if (plen > 0)
         ResponseBytes(c, f.data() + p.payload_offset, plen); // the payload is not rewritten
+    if (c.clientFinSeen && (flags & kAck) && Rd32(f.data() + p.l4_offset + 8) == c.clientFinEnd)
+        c.clientFinAcked = true; // (the ack, translated, is in the client's space)
+    if (flags & kFin)
+    {
+        c.serverFinSeen = true;
+        c.serverFinEnd = c.sp.v_next;
+    }
+    if (c.clientFinAcked && c.serverFinAcked)
+        Remove(port->second); // the close is complete both ways
 }
 
 void

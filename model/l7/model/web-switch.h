@@ -31,7 +31,9 @@
 // the 302; the links here are lossless), TCP options (the switch announces
 // none, so the end hosts run without timestamps, window scaling and SACK),
 // cookie insert and learn, SSL-ID persistence, health checks, pipelined requests (bytes
-// after a complete head go to the same server as the head).
+// after a complete head go to the same server as the head). Kept server
+// connections of a client connection that ends stay open (the servers here
+// have no idle timeout; nothing reuses them).
 #ifndef ROUTERTWIN_WEB_SWITCH_H
 #define ROUTERTWIN_WEB_SWITCH_H
 
@@ -113,6 +115,9 @@ class WebSwitch : public ns3::Object
     uint64_t DropCount(const std::string& reason) const;
     const std::map<std::string, uint64_t>& DropCounts() const { return m_drops; }
     const std::vector<SpliceBinding>& Bindings() const { return m_bindings; }
+    /// Client connections the switch holds now (a spliced one is removed
+    /// once both FINs have been acknowledged).
+    size_t ClientConnections() const { return m_clients.size(); }
 
     struct Counters
     {
@@ -165,6 +170,12 @@ class WebSwitch : public ns3::Object
         bool refused = false;        ///< a request was refused: later bytes are not read
         bool switchFin = false;      ///< the switch sent its own FIN to the client
         bool dead = false;           ///< reset: remove after this segment
+        bool clientFinSeen = false;  ///< the client's FIN went to the bound server
+        bool serverFinSeen = false;  ///< the bound server's FIN went to the client
+        uint32_t clientFinEnd = 0;   ///< client space: the sequence number after the client's FIN
+        uint32_t serverFinEnd = 0;   ///< client space: the sequence number after the server's FIN
+        bool clientFinAcked = false; ///< the server acknowledged the client's FIN
+        bool serverFinAcked = false; ///< the client acknowledged the server's FIN
     };
 
     void DoDispose() override;
@@ -197,6 +208,8 @@ class WebSwitch : public ns3::Object
     void Rewrite(std::vector<uint8_t>& f, const dp_parsed_t& p, uint32_t srcIp, uint16_t srcPort, uint32_t dstIp,
                  uint16_t dstPort);
     void Drop(const std::string& reason, ns3::Ptr<const ns3::Packet> p);
+    /// Forgets a client connection and its server connections' ports.
+    void Remove(uint64_t key);
     /// Prices the work done since the last call and sends what it produced
     /// when the processor has done it.
     void Finish();

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 using namespace routertwin;
@@ -189,6 +190,9 @@ TEST(WebSwitchSplice, EveryPcapSequenceNumberMapsByTheRecordedOffsetsAndEveryChe
     }
     EXPECT_GE(s2c, 10u); // 10,100 body bytes in segments of at most 1,448
     EXPECT_GE(c2s, 4u);
+    // nothing refused or absorbed on a clean run
+    for (const auto& [reason, n] : b.bed->Switch()->DropCounts())
+        ADD_FAILURE() << n << " counted as " << reason;
 }
 
 namespace
@@ -263,6 +267,8 @@ TEST(WebSwitchKeepAlive, DowngradeCloseAddsConnectionCloseAndEveryRequestTakesAC
     EXPECT_EQ(b.bed->Client(0)->Connections(), 3u);
     EXPECT_EQ(b.bed->Server(1)->RequestsPerConnection(), (std::vector<uint32_t>{1, 1}));
     EXPECT_EQ(b.bed->Switch()->GetCounters().rewrites, 3u);
+    // each connection closed by both ends is forgotten at its last ACK
+    EXPECT_EQ(b.bed->Switch()->ClientConnections(), 0u);
     // the server got the client's request plus "Connection: close\r\n"
     // (19 bytes) before its blank line
     std::string got;
@@ -288,6 +294,7 @@ struct RedirectRun
     uint32_t clientNextAfterRequest2 = 0;
     uint32_t redirects = 0;
     std::vector<uint32_t> statuses;
+    std::map<std::string, uint64_t> drops;
 };
 
 RedirectRun
@@ -299,6 +306,7 @@ Redirect(const std::string& profile, const std::string& pcap)
     for (const auto& r : b.bed->Client(0)->Responses())
         out.statuses.push_back(r.status);
     out.redirects = b.bed->Client(0)->Redirects();
+    out.drops = b.bed->Switch()->DropCounts();
     out.resets = ResetsToServer(ReadPcapSegments(Tmp(pcap + "-server0.pcap")), 0);
     std::vector<Segment> requests;
     for (const auto& s : ReadPcapSegments(Tmp(pcap + "-client.pcap")))
@@ -317,6 +325,10 @@ TEST(WebSwitchRedirect302, ContentOnAnotherServerGetsA302AndTheOldServerAnInWind
     EXPECT_EQ(r.redirects, 1u);
     ASSERT_EQ(r.resets.size(), 1u);
     EXPECT_EQ(r.resets[0].seq, r.resets[0].expected);
+    // the client ACKs the 302 on its repeated request, so nothing is
+    // absorbed on the client side; ns-3's server answers the switch's RST
+    // with one of its own, which finds that connection closed
+    EXPECT_EQ(r.drops, (std::map<std::string, uint64_t>{{"server_connection_closed", 1}}));
 }
 
 TEST(WebSwitchCssDefect, TheResetOnA302CarriesTheUntranslatedClientSequenceNumber)

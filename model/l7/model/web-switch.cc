@@ -397,8 +397,13 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         // the client closes a connection with no server behind it: the
         // switch ends it itself (its FIN, or only the ACK when it sent one)
         c.sp.c_next = seq + plen + 1;
+        c.clientFinSeen = true;
         if (c.switchFin)
+        {
             ToClient(c, c.sp.v_next, c.sp.c_next, kAck);
+            if ((flags & kAck) && ack == c.sp.v_next)
+                Remove(key); // both FINs acknowledged
+        }
         else
         {
             ToClient(c, c.sp.v_next, c.sp.c_next, kFin | kAck);
@@ -409,7 +414,8 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     }
     if (plen == 0 && c.switchFin)
     {
-        Remove(key); // the last ACK of a connection the switch closed
+        if (c.clientFinSeen && (flags & kAck) && ack == c.sp.v_next)
+            Remove(key); // the last ACK of a connection the switch closed
         return;
     }
     if (!c.reading && c.pending < 0)
@@ -454,9 +460,7 @@ WebSwitch::RefuseRequest(ClientConn& c, const std::string& reason, Ptr<const Pac
     if (m_malformed == static_cast<int>(MalformedAction::Reset))
     {
         ToClient(c, c.sp.v_next, c.sp.c_next, kRst | kAck);
-        for (const ServerConn& s : c.sconns)
-            m_byLocalPort.erase(s.localPort);
-        c.dead = true;
+        c.dead = true; // the caller removes it
         return;
     }
     static const std::string answer =

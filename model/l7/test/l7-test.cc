@@ -350,6 +350,7 @@ TEST(WebSwitchBadInput, RequestLineOver8KBIsResetAndCountedAsTooLarge)
     b.Run();
     EXPECT_EQ(b.bed->Switch()->DropCount("http_too_large"), 1u);
     EXPECT_EQ(b.bed->Client(0)->ResetsReceived(), 1u);
+    EXPECT_EQ(b.bed->Switch()->ClientConnections(), 0u);
     EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
 }
 
@@ -364,6 +365,8 @@ TEST(WebSwitchBadInput, BareCrIsAnswered400WhenTheProfileSaysSoAndCountedAsMalfo
     ASSERT_EQ(b.bed->Client(0)->Responses().size(), 1u);
     EXPECT_EQ(b.bed->Client(0)->Responses()[0].status, 400u);
     EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
+    // the switch's FIN and the client's are both acknowledged: forgotten
+    EXPECT_EQ(b.bed->Switch()->ClientConnections(), 0u);
 }
 
 TEST(WebSwitchPricing, CyclesAreTheProfilesPricesTimesTheCountedOperations)

@@ -52,7 +52,9 @@ struct WebSwitchProfile
     double rewriteCycles = 0;   ///< per header rewritten
     /// The Cisco CSS defect the paper found (seed 003 section 5.4): on a 302
     /// the RST to the old server carries a wrong sequence number. On for
-    /// Cisco's WebNS 5.10, the software the paper tested last.
+    /// Cisco's WebNS 5.10, the software the paper tested last (an
+    /// assumption: the paper reports the bug after the 5.10 results
+    /// without naming the version).
     bool rstSeqDefect = false;
 };
 

@@ -30,10 +30,12 @@
 // Not done: retransmission of the switch's own segments (SYN, the request,
 // the 302; the links here are lossless), TCP options (the switch announces
 // none, so the end hosts run without timestamps, window scaling and SACK),
-// cookie insert and learn, SSL-ID persistence, health checks, pipelined requests (bytes
-// after a complete head go to the same server as the head). Kept server
-// connections of a client connection that ends stay open (the servers here
-// have no idle timeout; nothing reuses them).
+// cookie insert and learn, SSL-ID persistence, health checks; pipelined
+// requests (bytes after a complete head go unparsed to the same server as
+// the head, whole or cut mid-header); a FIN in the same segment as request
+// bytes (the hosts here send it alone). Kept server connections of a client
+// connection that ends stay open (the servers here have no idle timeout;
+// nothing reuses them).
 #ifndef ROUTERTWIN_WEB_SWITCH_H
 #define ROUTERTWIN_WEB_SWITCH_H
 

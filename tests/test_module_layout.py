@@ -121,9 +121,15 @@ def test_each_module_has_a_readme_and_a_tested_example(module):
             f"{ex.relative_to(ROOT)} is not built and run as a test"
 
 
-def test_future_homes_say_what_they_will_hold():
-    for module in ("l7",):
-        assert (ROOT / "model" / module / "README.md").is_file()
+def test_l7_declares_what_its_web_switch_runs_on():
+    """model/l7's web switch (issue 12) splices real ns-3 TCP connections on
+    the C core's L7 areas: it comes after lb and hosts and declares them,
+    dp_http, dp_urlrule, dp_splice, dp_pkt and ns-3's internet and
+    point-to-point modules."""
+    order, uses, _, _ = parse_layout(ROOT)
+    assert order.index("l7") > max(order.index("lb"), order.index("hosts"))
+    assert {"routertwin-lb", "routertwin-hosts", "routertwin-common", "dp_http", "dp_urlrule", "dp_splice",
+            "dp_pkt", "ns3::libinternet", "ns3::libpoint-to-point"} <= uses["l7"]
 
 
 def test_hosts_declares_the_core_areas_of_its_nat():

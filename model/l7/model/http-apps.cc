@@ -1,0 +1,376 @@
+#include "http-apps.h"
+
+#include <ns3/inet-socket-address.h>
+#include <ns3/ipv4-address.h>
+#include <ns3/packet.h>
+#include <ns3/simulator.h>
+#include <ns3/tcp-socket-factory.h>
+#include <ns3/uinteger.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace routertwin
+{
+using namespace ns3;
+
+uint8_t
+HttpBodyByte(uint32_t server, uint64_t pathBytes, uint64_t i)
+{
+    return static_cast<uint8_t>((i + 7u * server + 13u * pathBytes) % 251u + 1u);
+}
+
+uint64_t
+HttpBodyBytesOfPath(const std::string& path, uint64_t fallback)
+{
+    const size_t at = path.rfind("CLASS_");
+    if (at == std::string::npos)
+        return fallback;
+    uint64_t n = 0;
+    size_t i = at + 6;
+    if (i >= path.size() || !std::isdigit(static_cast<unsigned char>(path[i])))
+        return fallback;
+    for (; i < path.size() && std::isdigit(static_cast<unsigned char>(path[i])); ++i)
+        n = n * 10 + static_cast<uint64_t>(path[i] - '0');
+    return n;
+}
+
+namespace
+{
+/// Lower-case copy, for the case-insensitive header checks (RFC 7230 3.2).
+std::string
+Lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+/// The value of header name (lower case) in head, "" when absent.
+std::string
+HeaderValue(const std::string& head, const std::string& name)
+{
+    const std::string low = Lower(head);
+    const size_t at = low.find("\n" + name + ":");
+    if (at == std::string::npos)
+        return "";
+    size_t v = at + name.size() + 2;
+    while (v < head.size() && head[v] == ' ')
+        ++v;
+    const size_t end = head.find_first_of("\r\n", v);
+    return head.substr(v, end - v);
+}
+} // namespace
+
+// --- server ------------------------------------------------------------
+
+NS_OBJECT_ENSURE_REGISTERED(HttpServerApp);
+
+TypeId
+HttpServerApp::GetTypeId()
+{
+    static TypeId tid = TypeId("routertwin::HttpServerApp")
+                            .SetParent<Application>()
+                            .AddConstructor<HttpServerApp>()
+                            .AddAttribute("Port", "TCP port listened on.", UintegerValue(80),
+                                          MakeUintegerAccessor(&HttpServerApp::m_port),
+                                          MakeUintegerChecker<uint16_t>())
+                            .AddAttribute("ServerId", "k in the Server header \"s<k>\" and the body bytes.",
+                                          UintegerValue(0), MakeUintegerAccessor(&HttpServerApp::m_serverId),
+                                          MakeUintegerChecker<uint32_t>())
+                            .AddAttribute("DefaultBodyBytes", "Body size when the path names none.",
+                                          UintegerValue(1000), MakeUintegerAccessor(&HttpServerApp::m_defaultBody),
+                                          MakeUintegerChecker<uint64_t>());
+    return tid;
+}
+
+std::vector<uint32_t>
+HttpServerApp::RequestsPerConnection() const
+{
+    std::vector<uint32_t> out(m_accepted, 0);
+    for (const auto& [s, c] : m_conns)
+        out[c.index] = c.served;
+    return out;
+}
+
+void
+HttpServerApp::StartApplication()
+{
+    m_listen = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_listen->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port));
+    m_listen->Listen();
+    m_listen->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                MakeCallback(&HttpServerApp::Accept, this));
+}
+
+void
+HttpServerApp::StopApplication()
+{
+    if (m_listen)
+        m_listen->Close();
+}
+
+void
+HttpServerApp::Accept(Ptr<Socket> s, const Address&)
+{
+    Conn c;
+    c.index = m_accepted++;
+    m_conns[s] = c;
+    s->SetRecvCallback(MakeCallback(&HttpServerApp::Read, this));
+    s->SetSendCallback(MakeCallback(&HttpServerApp::Pump, this));
+    s->SetCloseCallbacks(MakeNullCallback<void, Ptr<Socket>>(), MakeCallback(&HttpServerApp::Reset, this));
+}
+
+void
+HttpServerApp::Reset(Ptr<Socket>)
+{
+    ++m_resets;
+}
+
+void
+HttpServerApp::Read(Ptr<Socket> s)
+{
+    Conn& c = m_conns[s];
+    while (Ptr<Packet> p = s->Recv())
+    {
+        std::string chunk(p->GetSize(), '\0');
+        p->CopyData(reinterpret_cast<uint8_t*>(chunk.data()), chunk.size());
+        c.in += chunk;
+    }
+    for (size_t end; (end = c.in.find("\r\n\r\n")) != std::string::npos;)
+    {
+        const std::string head = c.in.substr(0, end + 2);
+        c.in.erase(0, end + 4);
+        const size_t sp1 = head.find(' ');
+        const size_t sp2 = head.find(' ', sp1 + 1);
+        const std::string path = head.substr(sp1 + 1, sp2 - sp1 - 1);
+        const bool http10 = head.compare(sp2 + 1, 8, "HTTP/1.0") == 0;
+        const std::string conn = Lower(HeaderValue(head, "connection"));
+        c.closeAfter = conn.find("close") != std::string::npos ||
+                       (http10 && conn.find("keep-alive") == std::string::npos);
+        const uint64_t n = HttpBodyBytesOfPath(path, m_defaultBody);
+        std::string resp = "HTTP/1.1 200 OK\r\nServer: s" + std::to_string(m_serverId) +
+                           "\r\nContent-Length: " + std::to_string(n) + "\r\n" +
+                           (c.closeAfter ? "Connection: close\r\n" : "") + "\r\n";
+        for (uint64_t i = 0; i < n; ++i)
+            resp.push_back(static_cast<char>(HttpBodyByte(m_serverId, path.size(), i)));
+        c.out += resp;
+        ++m_requests;
+        ++c.served;
+        m_paths.push_back(path);
+    }
+    Pump(s, s->GetTxAvailable());
+}
+
+void
+HttpServerApp::Pump(Ptr<Socket> s, uint32_t)
+{
+    auto it = m_conns.find(s);
+    if (it == m_conns.end())
+        return;
+    Conn& c = it->second;
+    while (!c.out.empty())
+    {
+        const uint32_t room = s->GetTxAvailable();
+        if (room == 0)
+            return; // the send callback resumes
+        const uint32_t n = std::min<uint32_t>(room, static_cast<uint32_t>(c.out.size()));
+        const int sent = s->Send(reinterpret_cast<const uint8_t*>(c.out.data()), n, 0);
+        if (sent <= 0)
+            return;
+        c.out.erase(0, static_cast<size_t>(sent));
+    }
+    if (c.closeAfter)
+    {
+        c.closeAfter = false;
+        s->Close();
+    }
+}
+
+// --- client ------------------------------------------------------------
+
+NS_OBJECT_ENSURE_REGISTERED(HttpClientApp);
+
+TypeId
+HttpClientApp::GetTypeId()
+{
+    static TypeId tid = TypeId("routertwin::HttpClientApp")
+                            .SetParent<Application>()
+                            .AddConstructor<HttpClientApp>()
+                            .AddAttribute("Remote", "The virtual service's address.",
+                                          Ipv4AddressValue(Ipv4Address("198.18.1.1")),
+                                          MakeIpv4AddressAccessor(&HttpClientApp::m_vip), MakeIpv4AddressChecker())
+                            .AddAttribute("Port", "The virtual service's port.", UintegerValue(80),
+                                          MakeUintegerAccessor(&HttpClientApp::m_port),
+                                          MakeUintegerChecker<uint16_t>())
+                            .AddAttribute("Gap", "Time between the pieces of one request.",
+                                          TimeValue(MilliSeconds(1)), MakeTimeAccessor(&HttpClientApp::m_gap),
+                                          MakeTimeChecker())
+                            .AddAttribute("GiveUpAfter",
+                                          "A request not answered this long after it started ends the client "
+                                          "(connection closed); 0 = wait for ever.",
+                                          TimeValue(Time(0)), MakeTimeAccessor(&HttpClientApp::m_giveUpAfter),
+                                          MakeTimeChecker());
+    return tid;
+}
+
+HttpClientApp::Request
+HttpClientApp::Get(const std::string& path, bool http10, const std::string& extra)
+{
+    Request r;
+    r.bytes = "GET " + path + (http10 ? " HTTP/1.0" : " HTTP/1.1") + "\r\nHost: www.example.com\r\n" +
+              "User-Agent: WebBench\r\n" + extra + "\r\n";
+    return r;
+}
+
+void
+HttpClientApp::StartApplication()
+{
+    Connect();
+}
+
+void
+HttpClientApp::StopApplication()
+{
+    if (m_socket)
+        m_socket->Close();
+}
+
+void
+HttpClientApp::Connect()
+{
+    if (Done())
+        return;
+    m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_socket->Bind();
+    m_socket->SetConnectCallback(MakeCallback(&HttpClientApp::Connected, this),
+                                 MakeCallback(&HttpClientApp::ConnectFailed, this));
+    m_socket->SetRecvCallback(MakeCallback(&HttpClientApp::Read, this));
+    m_socket->SetCloseCallbacks(MakeCallback(&HttpClientApp::Closed, this),
+                                MakeCallback(&HttpClientApp::Reset, this));
+    m_socket->Connect(InetSocketAddress(m_vip, m_port));
+    ++m_connections;
+}
+
+void
+HttpClientApp::Connected(Ptr<Socket>)
+{
+    m_connected = true;
+    SendPiece(0, 0);
+}
+
+void
+HttpClientApp::ConnectFailed(Ptr<Socket>)
+{
+    m_connected = false;
+}
+
+void
+HttpClientApp::SendPiece(uint32_t piece, uint32_t offset)
+{
+    if (Done() || !m_connected)
+        return;
+    const Request& r = m_requests[m_next];
+    if (piece == 0)
+    {
+        m_in.clear();
+        m_headDone = false;
+        const size_t sp1 = r.bytes.find(' ');
+        const size_t sp2 = r.bytes.find(' ', sp1 + 1);
+        m_currentPath = sp1 == std::string::npos ? "" : r.bytes.substr(sp1 + 1, sp2 - sp1 - 1);
+        if (m_giveUpAfter.IsStrictlyPositive())
+            Simulator::Schedule(m_giveUpAfter, &HttpClientApp::GiveUp, this, m_next,
+                                static_cast<uint32_t>(m_responses.size()));
+    }
+    const uint32_t total = static_cast<uint32_t>(r.bytes.size());
+    const uint32_t n = piece < r.pieces.size() ? std::min(r.pieces[piece], total - offset) : total - offset;
+    m_socket->Send(reinterpret_cast<const uint8_t*>(r.bytes.data()) + offset, n, 0);
+    if (offset + n < total)
+        Simulator::Schedule(m_gap, &HttpClientApp::SendPiece, this, piece + 1, offset + n);
+}
+
+void
+HttpClientApp::Read(Ptr<Socket> s)
+{
+    while (Ptr<Packet> p = s->Recv())
+    {
+        std::string chunk(p->GetSize(), '\0');
+        p->CopyData(reinterpret_cast<uint8_t*>(chunk.data()), chunk.size());
+        m_in += chunk;
+        while (!m_in.empty())
+        {
+            if (!m_headDone)
+            {
+                const size_t end = m_in.find("\r\n\r\n");
+                if (end == std::string::npos)
+                    break;
+                const std::string head = m_in.substr(0, end + 2);
+                m_in.erase(0, end + 4);
+                m_headDone = true;
+                m_current = Response();
+                m_current.status = static_cast<uint32_t>(std::atoi(head.c_str() + head.find(' ') + 1));
+                m_current.server = HeaderValue(head, "server");
+                m_bodyLeft = std::strtoull(HeaderValue(head, "content-length").c_str(), nullptr, 10);
+                m_closeAfter = Lower(HeaderValue(head, "connection")).find("close") != std::string::npos;
+            }
+            const uint64_t take = std::min<uint64_t>(m_bodyLeft, m_in.size());
+            const uint32_t server =
+                m_current.server.size() > 1 ? static_cast<uint32_t>(std::atoi(m_current.server.c_str() + 1)) : 0;
+            for (uint64_t i = 0; i < take; ++i)
+                if (static_cast<uint8_t>(m_in[i]) !=
+                    HttpBodyByte(server, m_currentPath.size(), m_current.bodyBytes + i))
+                    m_current.bodyMatches = false;
+            m_current.bodyBytes += take;
+            m_bodyLeft -= take;
+            m_in.erase(0, take);
+            if (m_bodyLeft > 0)
+                break;
+            ResponseDone();
+        }
+    }
+}
+
+void
+HttpClientApp::ResponseDone()
+{
+    m_current.at = Simulator::Now();
+    m_responses.push_back(m_current);
+    m_headDone = false;
+    if (m_current.status == 302)
+        ++m_redirects; // the same request again: the switch now binds it to its server
+    else
+        ++m_next;
+    if (m_closeAfter)
+    {
+        m_connected = false;
+        m_socket->Close();
+        Simulator::ScheduleNow(&HttpClientApp::Connect, this);
+        return;
+    }
+    Simulator::ScheduleNow(&HttpClientApp::SendPiece, this, 0, 0);
+}
+
+void
+HttpClientApp::GiveUp(size_t request, uint32_t responses)
+{
+    if (m_next != request || m_responses.size() != responses || !m_connected)
+        return; // answered (or the connection already gone)
+    ++m_gaveUp;
+    m_next = m_requests.size();
+    m_connected = false;
+    m_socket->Close();
+}
+
+void
+HttpClientApp::Closed(Ptr<Socket>)
+{
+    m_connected = false;
+}
+
+void
+HttpClientApp::Reset(Ptr<Socket>)
+{
+    m_connected = false;
+    ++m_resets;
+}
+
+} // namespace routertwin

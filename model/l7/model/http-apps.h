@@ -1,0 +1,146 @@
+// HTTP/1.x end hosts on ns-3's TCP (ns3::TcpSocketBase), for the L7 web
+// switch (seed 003's WebBench clients and IIS servers, reduced to what the
+// switch sees on the wire).
+//
+// HttpServerApp listens on a port and answers every request head (up to the
+// blank line) with "HTTP/1.1 200 OK", a Content-Length and a body whose
+// size the request's path names ("/x/CLASS_<bytes>.<ext>"; otherwise
+// DefaultBodyBytes). Body byte i of server k's answer to a path of n bytes
+// is (i + 7k + 13n) mod 251 + 1: the client checks every byte it gets
+// against it, so a byte misplaced by a wrong sequence translation shows. A request with "Connection: close" (or HTTP/1.0 without
+// keep-alive) is answered and the connection closed.
+//
+// HttpClientApp sends its requests one after another on one connection
+// (keep-alive), each when the previous response has fully arrived; each
+// request may be written in several pieces with a gap between them (a head
+// split across segments). A response with "Connection: close" or a closed
+// connection makes it reconnect for the next request; a 302 makes it send
+// the same request again (the web switch's keep-alive redirect). With
+// GiveUpAfter set, a request not answered that long after it started ends
+// the client: it closes the connection (a FIN) and sends nothing more.
+#ifndef ROUTERTWIN_HTTP_APPS_H
+#define ROUTERTWIN_HTTP_APPS_H
+
+#include <ns3/application.h>
+#include <ns3/ipv4-address.h>
+#include <ns3/nstime.h>
+#include <ns3/socket.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace routertwin
+{
+
+/// Body byte i of server k's answer to a path of pathBytes bytes.
+uint8_t HttpBodyByte(uint32_t server, uint64_t pathBytes, uint64_t i);
+/// Body size named by a path "/.../CLASS_<bytes>.<ext>", else fallback.
+uint64_t HttpBodyBytesOfPath(const std::string& path, uint64_t fallback);
+
+class HttpServerApp : public ns3::Application
+{
+  public:
+    static ns3::TypeId GetTypeId();
+
+    uint32_t Requests() const { return m_requests; }
+    uint32_t Accepted() const { return m_accepted; }
+    /// Connections ended by a reset from the peer.
+    uint32_t ResetsReceived() const { return m_resets; }
+    /// Paths of the requests served, in order.
+    const std::vector<std::string>& Paths() const { return m_paths; }
+    /// Requests served per accepted connection, in order of acceptance.
+    std::vector<uint32_t> RequestsPerConnection() const;
+
+  private:
+    struct Conn
+    {
+        std::string in;       ///< bytes of the request being read
+        std::string out;      ///< bytes not yet accepted by the socket
+        bool closeAfter = false;
+        uint32_t index = 0;   ///< order of acceptance
+        uint32_t served = 0;
+    };
+    void StartApplication() override;
+    void StopApplication() override;
+    void Accept(ns3::Ptr<ns3::Socket> s, const ns3::Address& from);
+    void Read(ns3::Ptr<ns3::Socket> s);
+    void Pump(ns3::Ptr<ns3::Socket> s, uint32_t room);
+    void Reset(ns3::Ptr<ns3::Socket> s);
+
+    uint16_t m_port = 80;
+    uint32_t m_serverId = 0;
+    uint64_t m_defaultBody = 1000;
+    ns3::Ptr<ns3::Socket> m_listen;
+    std::map<ns3::Ptr<ns3::Socket>, Conn> m_conns;
+    uint32_t m_requests = 0, m_accepted = 0, m_resets = 0;
+    std::vector<std::string> m_paths;
+};
+
+class HttpClientApp : public ns3::Application
+{
+  public:
+    static ns3::TypeId GetTypeId();
+
+    /// One request: its bytes, written in pieces of the given sizes (the
+    /// rest in one last piece) with Gap between pieces.
+    struct Request
+    {
+        std::string bytes;
+        std::vector<uint32_t> pieces;
+    };
+    /// A GET of path (HTTP/1.1 unless http10), optionally with extra header lines.
+    static Request Get(const std::string& path, bool http10 = false, const std::string& extra = "");
+    void AddRequest(const Request& r) { m_requests.push_back(r); }
+
+    struct Response
+    {
+        uint32_t status = 0;
+        std::string server;  ///< the Server header ("s<k>")
+        uint64_t bodyBytes = 0;
+        bool bodyMatches = true; ///< every body byte is HttpBodyByte(server, path bytes, i)
+        ns3::Time at;
+    };
+    const std::vector<Response>& Responses() const { return m_responses; }
+    uint32_t Connections() const { return m_connections; }
+    uint32_t ResetsReceived() const { return m_resets; }
+    uint32_t Redirects() const { return m_redirects; }
+    /// Requests given up (GiveUpAfter).
+    uint32_t GaveUp() const { return m_gaveUp; }
+    bool Done() const { return m_next >= m_requests.size(); }
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void Connect();
+    void Connected(ns3::Ptr<ns3::Socket> s);
+    void ConnectFailed(ns3::Ptr<ns3::Socket> s);
+    void SendPiece(uint32_t piece, uint32_t offset);
+    void Read(ns3::Ptr<ns3::Socket> s);
+    void Closed(ns3::Ptr<ns3::Socket> s);
+    void Reset(ns3::Ptr<ns3::Socket> s);
+    void ResponseDone();
+    void GiveUp(size_t request, uint32_t responses);
+
+    ns3::Ipv4Address m_vip;
+    uint16_t m_port = 80;
+    ns3::Time m_gap;
+    ns3::Time m_giveUpAfter;
+    ns3::Ptr<ns3::Socket> m_socket;
+    std::vector<Request> m_requests;
+    size_t m_next = 0;
+    bool m_connected = false;
+    std::string m_in;
+    bool m_headDone = false;
+    uint64_t m_bodyLeft = 0;
+    bool m_closeAfter = false;
+    Response m_current;
+    std::string m_currentPath;
+    std::vector<Response> m_responses;
+    uint32_t m_connections = 0, m_resets = 0, m_redirects = 0, m_gaveUp = 0;
+};
+
+} // namespace routertwin
+
+#endif

@@ -1,0 +1,115 @@
+#include "web-switch-profile.h"
+
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+namespace routertwin
+{
+
+const char*
+KeepAliveName(KeepAliveStrategy k)
+{
+    switch (k)
+    {
+    case KeepAliveStrategy::RstServer: return "rst_server";
+    case KeepAliveStrategy::ServerReuse: return "server_reuse";
+    case KeepAliveStrategy::DowngradeClose: return "downgrade_close";
+    case KeepAliveStrategy::Redirect302: return "redirect_302";
+    case KeepAliveStrategy::None: return "none";
+    }
+    return "unknown";
+}
+
+WebSwitchProfile
+LoadWebSwitchProfile(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw std::runtime_error(path + ": cannot be read");
+    // (block, key) -> (value, line)
+    std::map<std::pair<std::string, std::string>, std::pair<std::string, int>> kv;
+    std::string line, block;
+    for (int n = 1; std::getline(in, line); ++n)
+    {
+        const size_t hash = line.find('#');
+        if (hash != std::string::npos)
+            line.erase(hash);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r'))
+            line.pop_back();
+        if (line.empty())
+            continue;
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos)
+            continue;
+        const size_t indent = line.find_first_not_of(' ');
+        std::string key = line.substr(indent, colon - indent);
+        std::string value = line.substr(colon + 1);
+        value.erase(0, value.find_first_not_of(' ') == std::string::npos ? value.size()
+                                                                         : value.find_first_not_of(' '));
+        if (indent == 0)
+        {
+            block = key;
+            kv[{"", key}] = {value, n};
+        }
+        else if (indent == 2)
+            kv[{block, key}] = {value, n};
+    }
+    auto get = [&](const std::string& b, const std::string& k) -> std::pair<std::string, int> {
+        auto it = kv.find({b, k});
+        if (it == kv.end() || it->second.first.empty())
+            throw std::runtime_error(path + ":1: key '" + (b.empty() ? k : b + "." + k) + "': missing");
+        return it->second;
+    };
+    auto number = [&](const std::string& k) {
+        const auto [v, n] = get("costs", k);
+        size_t used = 0;
+        double x = -1;
+        try
+        {
+            x = std::stod(v, &used);
+        }
+        catch (const std::exception&)
+        {
+            used = 0;
+        }
+        if (used != v.size() || !(x > 0))
+            throw std::runtime_error(path + ":" + std::to_string(n) + ": key 'costs." + k +
+                                     "': must be a positive number, not '" + v + "'");
+        return x;
+    };
+    WebSwitchProfile p;
+    p.platform = get("", "platform").first;
+    p.vendor = get("product", "vendor").first;
+    p.software = kv.count({"product", "software"}) ? kv[{"product", "software"}].first : "";
+    const auto [ka, kaLine] = get("behaviour", "keepalive");
+    static const std::map<std::string, KeepAliveStrategy> strategies = {
+        {"rst_server", KeepAliveStrategy::RstServer},         {"server_reuse", KeepAliveStrategy::ServerReuse},
+        {"downgrade_close", KeepAliveStrategy::DowngradeClose}, {"redirect_302", KeepAliveStrategy::Redirect302},
+        {"none", KeepAliveStrategy::None}};
+    if (!strategies.count(ka))
+        throw std::runtime_error(path + ":" + std::to_string(kaLine) + ": key 'behaviour.keepalive': unknown '" +
+                                 ka + "'");
+    p.keepalive = strategies.at(ka);
+    const auto [rm, rmLine] = get("behaviour", "rule_matching");
+    static const std::map<std::string, RuleMatching> matchings = {{"first_match", RuleMatching::FirstMatch},
+                                                                  {"best_match", RuleMatching::BestMatch},
+                                                                  {"per_server_all", RuleMatching::PerServerAll},
+                                                                  {"none", RuleMatching::None}};
+    if (!matchings.count(rm))
+        throw std::runtime_error(path + ":" + std::to_string(rmLine) + ": key 'behaviour.rule_matching': unknown '" +
+                                 rm + "'");
+    p.ruleMatching = matchings.at(rm);
+    p.clockHz = number("clock_mhz") * 1e6;
+    p.l7PacketCycles = number("l7_packet_cycles");
+    p.connectionCycles = number("connection_cycles");
+    p.parseByteCycles = number("parse_byte_cycles");
+    p.ruleCycles = number("rule_cycles");
+    p.ruleByteCycles = number("rule_byte_cycles");
+    p.rewriteCycles = number("rewrite_cycles");
+    p.rstSeqDefect = p.vendor == "Cisco" && p.software == "WebNS 5.10";
+    return p;
+}
+
+} // namespace routertwin

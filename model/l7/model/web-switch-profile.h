@@ -1,0 +1,69 @@
+// The product profile of a web switch as the ns-3 switch uses it: the
+// keep-alive strategy, the rule-matching method and the cycle prices, read
+// from the same files the Python `webswitch` kind reads
+// (scenarios/platforms/nctu-*.yaml; docs/nctu.md "Product profiles"), so
+// the numbers and their citations live in one place.
+//
+// Only the scalar keys of `product`, `behaviour` and `costs` are read (the
+// blocks are flat "key: value" lines); the Python loader validates the
+// whole file. A missing cost or an unknown strategy is an error naming
+// the file and line.
+#ifndef ROUTERTWIN_WEB_SWITCH_PROFILE_H
+#define ROUTERTWIN_WEB_SWITCH_PROFILE_H
+
+#include <cstdint>
+#include <string>
+
+namespace routertwin
+{
+
+/// How the switch serves the next request of a kept-alive client
+/// connection (seed 003 section 5.4).
+enum class KeepAliveStrategy
+{
+    RstServer,      ///< Nortel: a TCP RST to the server after each response
+    ServerReuse,    ///< F5: every server connection kept and reused
+    DowngradeClose, ///< Foundry, Radware: "Connection: close" added to the request
+    Redirect302,    ///< Cisco: a 302 when the content is on another server
+    None,           ///< 3Com: no URL switching
+};
+
+enum class RuleMatching
+{
+    FirstMatch,   ///< in order, first match wins
+    BestMatch,    ///< every rule evaluated, the most specific (first by precedence) wins
+    PerServerAll, ///< every rule of every server evaluated (Nortel, section 5.5)
+    None,         ///< no URL switching (3Com): every request to the default server
+};
+
+struct WebSwitchProfile
+{
+    std::string platform; ///< e.g. "nctu-cisco-css11154-v510"
+    std::string vendor;
+    std::string software; ///< e.g. "WebNS 5.10"
+    KeepAliveStrategy keepalive = KeepAliveStrategy::ServerReuse;
+    RuleMatching ruleMatching = RuleMatching::FirstMatch;
+    double clockHz = 0;
+    double l7PacketCycles = 0;  ///< per spliced or switch-built packet
+    double connectionCycles = 0; ///< per TCP connection side set up and torn down
+    double parseByteCycles = 0; ///< per request byte parsed
+    double ruleCycles = 0;      ///< per URL rule evaluated
+    double ruleByteCycles = 0;  ///< per byte a rule compares
+    double rewriteCycles = 0;   ///< per header rewritten
+    /// The Cisco CSS defect the paper found (seed 003 section 5.4): on a 302
+    /// the RST to the old server carries a wrong sequence number. On for
+    /// Cisco's WebNS 5.10, the software the paper tested last (an
+    /// assumption: the paper reports the bug after the 5.10 results
+    /// without naming the version).
+    bool rstSeqDefect = false;
+};
+
+/// Reads path; throws std::runtime_error "FILE:LINE: key 'x': ..." on a
+/// missing or bad value.
+WebSwitchProfile LoadWebSwitchProfile(const std::string& path);
+
+const char* KeepAliveName(KeepAliveStrategy k);
+
+} // namespace routertwin
+
+#endif

@@ -1,0 +1,847 @@
+#include "web-switch.h"
+
+#include "dp_csum.h"
+#include "dp_drop.h"
+
+#include <ns3/boolean.h>
+#include <ns3/enum.h>
+#include <ns3/simulator.h>
+#include <ns3/uinteger.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace routertwin
+{
+using namespace ns3;
+
+namespace
+{
+constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
+constexpr uint16_t kIpv4 = 0x0800;
+constexpr uint32_t kHeadCap = 16384; ///< longest request head accepted (HAProxy's tune.bufsize)
+
+uint32_t
+Rd32(const uint8_t* b)
+{
+    return (uint32_t(b[0]) << 24) | (uint32_t(b[1]) << 16) | (uint32_t(b[2]) << 8) | b[3];
+}
+
+uint16_t
+Rd16(const uint8_t* b)
+{
+    return static_cast<uint16_t>((b[0] << 8) | b[1]);
+}
+
+void
+Wr32(uint8_t* b, uint32_t v)
+{
+    b[0] = uint8_t(v >> 24);
+    b[1] = uint8_t(v >> 16);
+    b[2] = uint8_t(v >> 8);
+    b[3] = uint8_t(v);
+}
+
+void
+Wr16(uint8_t* b, uint16_t v)
+{
+    b[0] = uint8_t(v >> 8);
+    b[1] = uint8_t(v);
+}
+
+uint64_t
+ClientKey(uint32_t ip, uint16_t port)
+{
+    return (uint64_t(ip) << 16) | port;
+}
+
+/// A counter's growth between two snapshots: the work to price.
+uint64_t
+Delta(uint64_t now, uint64_t before)
+{
+    return now - before;
+}
+} // namespace
+
+NS_OBJECT_ENSURE_REGISTERED(WebSwitch);
+
+TypeId
+WebSwitch::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("routertwin::WebSwitch")
+            .SetParent<Object>()
+            .AddConstructor<WebSwitch>()
+            .AddAttribute("MalformedAction", "What a malformed or oversized request head gets.",
+                          EnumValue(static_cast<int>(MalformedAction::Reset)),
+                          MakeEnumAccessor(&WebSwitch::m_malformed),
+                          MakeEnumChecker(static_cast<int>(MalformedAction::Reset), "reset",
+                                          static_cast<int>(MalformedAction::BadRequest), "400"))
+            .AddAttribute("RstSeqDefect",
+                          "The Cisco CSS defect (seed 003 section 5.4): the RST that closes the old server "
+                          "connection on a 302 carries the client-side (untranslated) sequence number, and the "
+                          "ACK piggybacked on the redirected request is not passed to the old server. Set by "
+                          "SetProfile from the profile; this attribute overrides it when set afterwards.",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_rstSeqDefect),
+                          MakeBooleanChecker())
+            .AddAttribute("DefaultServer", "Server of the requests no URL rule matches.", UintegerValue(0),
+                          MakeUintegerAccessor(&WebSwitch::m_defaultServer), MakeUintegerChecker<uint32_t>())
+            .AddAttribute("IsnSeed", "Seed of the switch's initial sequence numbers.", UintegerValue(1),
+                          MakeUintegerAccessor(&WebSwitch::m_isnSeed), MakeUintegerChecker<uint32_t>())
+            .AddAttribute("MaxLine", "Longest request line or header line (Apache's 8190).", UintegerValue(8190),
+                          MakeUintegerAccessor(&WebSwitch::m_maxLine), MakeUintegerChecker<uint32_t>(16))
+            .AddTraceSource("Drop", "A segment refused or absorbed by the switch, with its reason's name.",
+                            MakeTraceSourceAccessor(&WebSwitch::m_dropTrace),
+                            "routertwin::WebSwitch::DropTracedCallback")
+            .AddTraceSource("Bind", "A request bound to a server connection, with the sequence offsets.",
+                            MakeTraceSourceAccessor(&WebSwitch::m_bindTrace),
+                            "routertwin::WebSwitch::BindTracedCallback");
+    return tid;
+}
+
+WebSwitch::WebSwitch() = default;
+WebSwitch::~WebSwitch() = default;
+
+void
+WebSwitch::DoDispose()
+{
+    m_clientDev = nullptr;
+    m_servers.clear();
+    m_out.clear();
+    Object::DoDispose();
+}
+
+void
+WebSwitch::SetProfile(const WebSwitchProfile& p)
+{
+    m_profile = p;
+    m_rstSeqDefect = p.rstSeqDefect;
+}
+
+void
+WebSwitch::AttachClientSide(Ptr<NetDevice> dev, Ipv4Address vip, uint16_t port)
+{
+    m_clientDev = dev;
+    m_vip = vip.Get();
+    m_vport = port;
+    m_rng.seed(m_isnSeed);
+    dev->GetNode()->RegisterProtocolHandler(
+        [this](Ptr<NetDevice> d, Ptr<const Packet> p, uint16_t proto, const Address& from, const Address&,
+               NetDevice::PacketType) { ReceiveFromClient(d, p, proto, from); },
+        kIpv4, dev);
+}
+
+uint32_t
+WebSwitch::AddServer(Ptr<NetDevice> dev, Ipv4Address switchAddr, Ipv4Address serverAddr)
+{
+    m_servers.push_back({dev, switchAddr.Get(), serverAddr.Get()});
+    dev->GetNode()->RegisterProtocolHandler(
+        [this](Ptr<NetDevice> d, Ptr<const Packet> p, uint16_t proto, const Address& from, const Address&,
+               NetDevice::PacketType) { ReceiveFromServer(d, p, proto, from); },
+        kIpv4, dev);
+    return static_cast<uint32_t>(m_servers.size() - 1);
+}
+
+void
+WebSwitch::AddUrlRule(dp_urlrule_kind_t kind, const std::string& pattern, uint32_t server, uint16_t precedence)
+{
+    if (!m_rules)
+    {
+        dp_urlrule_config_t cfg{};
+        cfg.max_rules = 1024;
+        cfg.max_pattern_bytes = 64 * 1024;
+        cfg.order = m_profile.ruleMatching == RuleMatching::FirstMatch ? DP_URLRULE_FIRST : DP_URLRULE_PRECEDENCE;
+        m_ruleMem.assign((dp_urlrule_memory_size(&cfg) + 7) / 8, 0);
+        m_rules = dp_urlrule_create(m_ruleMem.data(), m_ruleMem.size() * 8, &cfg);
+    }
+    if (dp_urlrule_add(m_rules, kind, 0, pattern.c_str(), precedence, server, nullptr) < 0)
+        throw std::invalid_argument("URL rule '" + pattern + "' refused by dp_urlrule_add");
+}
+
+void
+WebSwitch::AddCookieServer(const std::string& name, const std::string& value, uint32_t server)
+{
+    if (!m_cookieName.empty() && name != m_cookieName)
+        throw std::invalid_argument("cookie persistence on '" + m_cookieName + "' already, not '" + name + "'");
+    m_cookieName = name;
+    m_cookieServers[value] = server;
+}
+
+uint64_t
+WebSwitch::DropCount(const std::string& reason) const
+{
+    auto it = m_drops.find(reason);
+    return it == m_drops.end() ? 0 : it->second;
+}
+
+void
+WebSwitch::Remove(uint64_t key)
+{
+    auto it = m_clients.find(key);
+    if (it == m_clients.end())
+        return;
+    for (const ServerConn& s : it->second.sconns)
+        m_byLocalPort.erase(s.localPort);
+    m_clients.erase(it);
+}
+
+void
+WebSwitch::Drop(const std::string& reason, Ptr<const Packet> p)
+{
+    ++m_drops[reason];
+    m_dropTrace(reason, p);
+}
+
+// --- receive -----------------------------------------------------------
+
+namespace
+{
+/// The packet as dp_parse wants it, in f (reused: its capacity stays): a
+/// 14-byte Ethernet header (addresses zero: point-to-point links have
+/// none) in front of the IPv4 packet.
+void
+AsFrame(Ptr<const Packet> p, std::vector<uint8_t>& f)
+{
+    f.resize(DP_ETH_HDR_LEN + p->GetSize());
+    std::fill(f.begin(), f.begin() + DP_ETH_HDR_LEN, 0);
+    f[12] = 0x08;
+    p->CopyData(f.data() + DP_ETH_HDR_LEN, p->GetSize());
+}
+} // namespace
+
+bool
+WebSwitch::ReceiveFromClient(Ptr<NetDevice>, Ptr<const Packet> pkt, uint16_t proto, const Address&)
+{
+    if (proto != kIpv4)
+    {
+        Drop(dp_drop_reason_name(DP_DROP_ETH_UNSUPPORTED_TYPE), pkt);
+        return true;
+    }
+    std::vector<uint8_t>& f = m_frame;
+    AsFrame(pkt, f);
+    dp_parsed_t p;
+    ++m_counters.packets;
+    const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
+    if (r != DP_OK)
+        Drop(dp_drop_reason_name(r), pkt);
+    else if (p.ip_proto != DP_IPPROTO_TCP || p.dst_ip != m_vip || p.dst_port != m_vport)
+        Drop(dp_drop_reason_name(DP_DROP_NO_VIRTUAL_SERVICE), pkt);
+    else
+        HandleClient(f, p, pkt);
+    Finish();
+    return true;
+}
+
+bool
+WebSwitch::ReceiveFromServer(Ptr<NetDevice> dev, Ptr<const Packet> pkt, uint16_t proto, const Address&)
+{
+    uint32_t server = 0;
+    while (server < m_servers.size() && m_servers[server].dev != dev)
+        ++server;
+    if (proto != kIpv4)
+    {
+        Drop(dp_drop_reason_name(DP_DROP_ETH_UNSUPPORTED_TYPE), pkt);
+        return true;
+    }
+    std::vector<uint8_t>& f = m_frame;
+    AsFrame(pkt, f);
+    dp_parsed_t p;
+    ++m_counters.packets;
+    const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
+    if (r != DP_OK)
+        Drop(dp_drop_reason_name(r), pkt);
+    else if (p.ip_proto != DP_IPPROTO_TCP || p.src_ip != m_servers[server].serverIp)
+        Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+    else
+        HandleServer(server, f, p, pkt);
+    Finish();
+    return true;
+}
+
+// --- client side -------------------------------------------------------
+
+void
+WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const Packet> pkt)
+{
+    const uint8_t* tcp = f.data() + p.l4_offset;
+    const uint32_t seq = Rd32(tcp + 4);
+    const uint32_t ack = Rd32(tcp + 8);
+    const uint8_t flags = p.tcp_flags;
+    const uint64_t key = ClientKey(p.src_ip, p.src_port);
+
+    if ((flags & kSyn) && !(flags & kAck))
+    {
+        auto old = m_clients.find(key);
+        if (old != m_clients.end())
+        {
+            // a retransmitted SYN: the same answer again
+            ToClient(old->second, old->second.sp.vip_isn, seq + 1, kSyn | kAck);
+            return;
+        }
+        ClientConn& c = m_clients[key];
+        c.clientIp = p.src_ip;
+        c.clientPort = p.src_port;
+        c.head.reset(new uint8_t[kHeadCap]);
+        dp_splice_accept(&c.sp, seq, static_cast<uint32_t>(m_rng()), &m_counters.spliceOps);
+        ++m_counters.connectionSides;
+        ToClient(c, c.sp.vip_isn, seq + 1, kSyn | kAck);
+        return;
+    }
+    auto it = m_clients.find(key);
+    if (it == m_clients.end())
+    {
+        Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+        return;
+    }
+    ClientConn& c = it->second;
+    const uint8_t* payload = f.data() + p.payload_offset;
+    const uint32_t plen = p.payload_len;
+    const bool boundOpen = c.bound >= 0 && c.sconns[c.bound].state == ServerConn::Open;
+
+    if (flags & kRst)
+    {
+        if (boundOpen)
+        {
+            ServerConn& s = c.sconns[c.bound];
+            Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, m_vport);
+            dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
+            Emit(m_servers[s.server].dev, f, p.ip_total_len);
+        }
+        Remove(key);
+        return;
+    }
+    if (c.sp.state == DP_SPLICE_SYN_RCVD)
+    {
+        uint32_t skip = 0, take = 0;
+        if (dp_splice_take(&c.sp, seq, (flags & kAck) != 0, ack, 0, &skip, &take, &m_counters.spliceOps) < 0)
+        {
+            Drop("splice_bad_handshake_ack", pkt);
+            return;
+        }
+        if (plen == 0 && !(flags & kFin))
+            return; // the handshake's ACK: the request comes next
+    }
+    const bool spliced = c.sp.state == DP_SPLICE_SPLICED;
+    const bool newBytes = plen > 0 && dp_splice_after(seq + plen, c.sp.c_next);
+    if (plen > 0 && (!spliced || c.reading || newBytes))
+    {
+        if (c.refused)
+        {
+            Drop("data_after_refusal", pkt);
+            return;
+        }
+        if (spliced && !c.reading && boundOpen && (flags & kAck) &&
+            !(m_rstSeqDefect && m_profile.keepalive == KeepAliveStrategy::Redirect302))
+        {
+            // The ACK this request carries acknowledges the bound server's
+            // last response bytes; the request itself is held until its
+            // server is chosen, so the ACK goes on alone (seed 003 section
+            // 5.4: without it the old server retransmits).
+            const ServerConn& s = c.sconns[c.bound];
+            ToServer(c, s, s.localNext, dp_splice_map_ack(&c.sp, DP_SPLICE_C2S, ack), kAck);
+        }
+        uint32_t skip = 0, take = 0;
+        const int rc = dp_splice_take(&c.sp, seq, (flags & kAck) != 0, ack, plen, &skip, &take,
+                                      &m_counters.spliceOps);
+        if (rc == DP_SPLICE_EGAP)
+        {
+            Drop("splice_gap", pkt);
+            return;
+        }
+        if (take > 0)
+            TakeRequestBytes(c, payload + skip, take, seq + skip, pkt);
+        if (c.dead)
+        {
+            Remove(key);
+            return;
+        }
+        ToClient(c, c.sp.v_next, c.sp.c_next, kAck);
+        if (!(flags & kFin))
+            return;
+    }
+    else if (plen > 0 && !boundOpen)
+    {
+        Drop("retransmission_without_server", pkt);
+        return;
+    }
+
+    if (spliced && boundOpen && !c.reading && !c.switchFin)
+    {
+        ServerConn& s = c.sconns[c.bound];
+        Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, m_vport);
+        dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
+        const uint32_t end = Rd32(f.data() + p.l4_offset + 4) + plen + ((flags & kFin) ? 1u : 0u);
+        if (dp_splice_after(end, s.localNext))
+            s.localNext = end;
+        Emit(m_servers[s.server].dev, f, p.ip_total_len);
+        if (c.serverFinSeen && (flags & kAck) && ack == c.serverFinEnd)
+            c.serverFinAcked = true;
+        if (flags & kFin)
+        {
+            c.clientFinSeen = true;
+            c.clientFinEnd = c.sp.c_next;
+        }
+        if (c.clientFinAcked && c.serverFinAcked)
+            Remove(key); // the close is complete both ways
+        return;
+    }
+    if (flags & kFin)
+    {
+        if (c.reading)
+        {
+            RefuseRequest(c, "http_incomplete_at_fin", pkt);
+            if (c.dead)
+                Remove(key);
+            return;
+        }
+        // the client closes a connection with no server behind it: the
+        // switch ends it itself (its FIN, or only the ACK when it sent one)
+        c.sp.c_next = seq + plen + 1;
+        c.clientFinSeen = true;
+        if (c.switchFin)
+        {
+            ToClient(c, c.sp.v_next, c.sp.c_next, kAck);
+            if ((flags & kAck) && ack == c.sp.v_next)
+                Remove(key); // both FINs acknowledged
+        }
+        else
+        {
+            ToClient(c, c.sp.v_next, c.sp.c_next, kFin | kAck);
+            c.sp.v_next += 1;
+            c.switchFin = true;
+        }
+        return;
+    }
+    if (plen == 0 && c.switchFin)
+    {
+        if (c.clientFinSeen && (flags & kAck) && ack == c.sp.v_next)
+            Remove(key); // the last ACK of a connection the switch closed
+        return;
+    }
+    if (!c.reading && c.pending < 0)
+        Drop("ack_without_server", pkt); // e.g. the ACK of a 302, or after the server was reset
+}
+
+void
+WebSwitch::TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq, Ptr<const Packet> pkt)
+{
+    if (!c.reading && c.pending >= 0)
+    {
+        // more bytes while the server connection is being opened: they
+        // follow the head to the same server
+        c.reqRaw.insert(c.reqRaw.end(), data, data + len);
+        return;
+    }
+    if (!c.reading)
+    {
+        c.reading = true;
+        c.reqStart = seq;
+        c.reqRaw.clear();
+        dp_http_config_t cfg{m_maxLine, 101};
+        dp_http_init(&c.req, &cfg, c.head.get(), kHeadCap, 0);
+    }
+    c.reqRaw.insert(c.reqRaw.end(), data, data + len);
+    size_t used = 0;
+    const int rc = dp_http_feed(&c.req, data, len, &used, &m_counters.httpOps);
+    if (rc == DP_HTTP_DONE)
+        RequestComplete(c);
+    else if (rc == DP_HTTP_EMALFORMED)
+        RefuseRequest(c, dp_drop_reason_name(DP_DROP_HTTP_MALFORMED), pkt);
+    else if (rc < 0)
+        RefuseRequest(c, dp_drop_reason_name(DP_DROP_HTTP_TOO_LARGE), pkt);
+}
+
+void
+WebSwitch::RefuseRequest(ClientConn& c, const std::string& reason, Ptr<const Packet> pkt)
+{
+    Drop(reason, pkt);
+    c.reading = false;
+    c.refused = true;
+    if (m_malformed == static_cast<int>(MalformedAction::Reset))
+    {
+        ToClient(c, c.sp.v_next, c.sp.c_next, kRst | kAck);
+        c.dead = true; // the caller removes it
+        return;
+    }
+    static const std::string answer =
+        "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    ToClient(c, c.sp.v_next, c.sp.c_next, kAck | kPsh | kFin, reinterpret_cast<const uint8_t*>(answer.data()),
+             static_cast<uint16_t>(answer.size()));
+    c.sp.v_next += static_cast<uint32_t>(answer.size()) + 1;
+    c.switchFin = true;
+}
+
+uint32_t
+WebSwitch::ChooseServer(ClientConn& c)
+{
+    if (!m_cookieName.empty() && c.req.cookie.len > 0)
+    {
+        uint32_t off = 0, len = 0;
+        const uint8_t* v = c.head.get() + c.req.cookie.off;
+        if (dp_cookie_find(v, c.req.cookie.len, m_cookieName.c_str(), &off, &len, &m_counters.httpOps) == 0)
+        {
+            auto it = m_cookieServers.find(std::string(reinterpret_cast<const char*>(v + off), len));
+            if (it != m_cookieServers.end())
+            {
+                ++m_counters.cookieHits;
+                return it->second;
+            }
+        }
+    }
+    const dp_http_span_t path = dp_http_path(&c.req, &m_counters.httpOps);
+    dp_urlrule_req_t r{c.head.get() + path.off, path.len, c.head.get() + c.req.host.off, c.req.host.len};
+    uint32_t target = m_defaultServer;
+    if (!m_rules || m_profile.ruleMatching == RuleMatching::None)
+        return target;
+    if (m_profile.ruleMatching == RuleMatching::FirstMatch)
+    {
+        dp_urlrule_match(m_rules, &r, &target, &m_counters.ruleOps);
+        return target;
+    }
+    // best match: every rule evaluated, the first in precedence order wins;
+    // per server: every server's list (here each server holds the whole
+    // table) evaluated before the switch knows which servers qualify
+    const size_t lists = m_profile.ruleMatching == RuleMatching::PerServerAll ? m_servers.size() : 1;
+    uint32_t first = 0;
+    int matches = 0;
+    for (size_t i = 0; i < lists; ++i)
+        matches = dp_urlrule_match_all(m_rules, &r, &first, 1, &m_counters.ruleOps);
+    return matches > 0 ? dp_urlrule_get(m_rules, first)->target : target;
+}
+
+void
+WebSwitch::RequestComplete(ClientConn& c)
+{
+    c.reading = false;
+    ++m_counters.requests;
+    const uint32_t server = ChooseServer(c);
+    const KeepAliveStrategy ka = m_profile.keepalive;
+    const bool boundOpen = c.bound >= 0 && c.sconns[c.bound].state == ServerConn::Open;
+
+    if (ka == KeepAliveStrategy::Redirect302 && boundOpen && c.sconns[c.bound].server != server)
+    {
+        // the content is on another server: a 302 to the same URL, and the
+        // old server connection closed; the client asks again, and finds
+        // no server bound
+        const dp_http_span_t t = c.req.target;
+        const std::string host(reinterpret_cast<const char*>(c.head.get() + c.req.host.off), c.req.host.len);
+        const std::string target(reinterpret_cast<const char*>(c.head.get() + t.off), t.len);
+        const std::string answer =
+            "HTTP/1.1 302 Found\r\nLocation: http://" + host + target + "\r\nContent-Length: 0\r\n\r\n";
+        ToClient(c, c.sp.v_next, c.sp.c_next, kAck | kPsh, reinterpret_cast<const uint8_t*>(answer.data()),
+                 static_cast<uint16_t>(answer.size()));
+        c.sp.v_next += static_cast<uint32_t>(answer.size());
+        ++m_counters.redirects;
+        ResetServer(c, c.bound, m_rstSeqDefect);
+        c.bound = -1;
+        c.reqRaw.clear();
+        return;
+    }
+    if (ka == KeepAliveStrategy::DowngradeClose && (c.req.flags & DP_HTTP_F_KEEPALIVE))
+    {
+        // Foundry, Radware: the request goes on with "Connection: close",
+        // so the server ends the connection after its response
+        static const std::string close = "Connection: close\r\n";
+        c.reqRaw.insert(c.reqRaw.begin() + c.req.blank_line, close.begin(), close.end());
+        ++m_counters.rewrites;
+    }
+    if (boundOpen && c.sconns[c.bound].server == server && ka != KeepAliveStrategy::DowngradeClose)
+    {
+        BindAndSend(c, c.bound);
+        return;
+    }
+    if (ka == KeepAliveStrategy::ServerReuse)
+        for (size_t i = 0; i < c.sconns.size(); ++i)
+            if (c.sconns[i].server == server && c.sconns[i].state == ServerConn::Open)
+            {
+                ++m_counters.serverReuses;
+                BindAndSend(c, static_cast<int>(i));
+                return;
+            }
+    OpenServer(c, server);
+}
+
+void
+WebSwitch::OpenServer(ClientConn& c, uint32_t server)
+{
+    ServerConn s;
+    s.server = server;
+    s.localPort = m_nextPort++;
+    s.localIsn = static_cast<uint32_t>(m_rng());
+    s.state = ServerConn::SynSent;
+    c.sconns.push_back(s);
+    c.pending = static_cast<int>(c.sconns.size() - 1);
+    m_byLocalPort[s.localPort] = ClientKey(c.clientIp, c.clientPort);
+    ++m_counters.connectionSides;
+    ToServer(c, s, s.localIsn, 0, kSyn);
+}
+
+void
+WebSwitch::BindAndSend(ClientConn& c, int idx)
+{
+    ServerConn& s = c.sconns[idx];
+    const uint32_t clientLen = c.sp.c_next - c.reqStart;
+    const uint32_t sentLen = static_cast<uint32_t>(c.reqRaw.size());
+    // D_c maps the client's next byte after the request to the server's
+    // next byte after what is sent (longer by a rewrite's insertion)
+    const uint32_t localSeq = s.localNext + sentLen - clientLen;
+    dp_splice_bind(&c.sp, c.reqStart, localSeq, s.serverNext, c.sp.v_next, &m_counters.spliceOps);
+    c.bound = idx;
+    SpliceBinding b{c.clientPort, s.localPort, s.server, c.reqStart, localSeq - c.reqStart,
+                    c.sp.v_next - s.serverNext, Simulator::Now()};
+    m_bindings.push_back(b);
+    m_bindTrace(b);
+    const uint32_t mss = 1448;
+    for (uint32_t off = 0; off < sentLen; off += mss)
+    {
+        const uint32_t n = std::min(mss, sentLen - off);
+        ToServer(c, s, s.localNext, s.serverNext, kAck | kPsh, c.reqRaw.data() + off, static_cast<uint16_t>(n));
+        s.localNext += n;
+    }
+    c.reqRaw.clear();
+    c.respActive = false;
+}
+
+void
+WebSwitch::ResetServer(ClientConn& c, int idx, bool defect)
+{
+    ServerConn& s = c.sconns[idx];
+    // correct: the next sequence number the server expects; the CSS
+    // defect: the client's number, not translated to the server's space
+    // (assumption: the paper says only that it was wrong)
+    const uint32_t seq = defect ? c.sp.c_next : s.localNext;
+    ToServer(c, s, seq, s.serverNext, kRst | kAck);
+    s.state = ServerConn::Closed;
+    ++m_counters.serverResets;
+}
+
+// --- server side -------------------------------------------------------
+
+void
+WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const Packet> pkt)
+{
+    auto port = m_byLocalPort.find(p.dst_port);
+    auto it = port == m_byLocalPort.end() ? m_clients.end() : m_clients.find(port->second);
+    if (it == m_clients.end())
+    {
+        Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+        return;
+    }
+    ClientConn& c = it->second;
+    int idx = -1;
+    for (size_t i = 0; i < c.sconns.size(); ++i)
+        if (c.sconns[i].localPort == p.dst_port && c.sconns[i].server == server)
+            idx = static_cast<int>(i);
+    if (idx < 0)
+    {
+        Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+        return;
+    }
+    ServerConn& s = c.sconns[idx];
+    const uint8_t* tcp = f.data() + p.l4_offset;
+    const uint32_t seq = Rd32(tcp + 4);
+    const uint32_t ack = Rd32(tcp + 8);
+    const uint8_t flags = p.tcp_flags;
+    const uint32_t plen = p.payload_len;
+
+    if ((flags & kSyn) && (flags & kAck))
+    {
+        if (s.state != ServerConn::SynSent || ack != s.localIsn + 1)
+        {
+            Drop("server_bad_syn_ack", pkt);
+            return;
+        }
+        s.serverNext = seq + 1;
+        s.localNext = s.localIsn + 1;
+        s.state = ServerConn::Open;
+        ToServer(c, s, s.localNext, s.serverNext, kAck);
+        if (c.pending == idx)
+        {
+            c.pending = -1;
+            BindAndSend(c, idx);
+        }
+        return;
+    }
+    if (s.state != ServerConn::Open)
+    {
+        Drop("server_connection_closed", pkt);
+        return;
+    }
+    if (idx != c.bound)
+    {
+        Drop("server_connection_idle", pkt);
+        return;
+    }
+    Rewrite(f, p, m_vip, m_vport, c.clientIp, c.clientPort);
+    dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &p, &m_counters.spliceOps);
+    const uint32_t end = seq + plen + ((flags & kFin) ? 1u : 0u);
+    if (dp_splice_after(end, s.serverNext))
+        s.serverNext = end;
+    Emit(m_clientDev, f, p.ip_total_len);
+    if (flags & kRst)
+        s.state = ServerConn::Closed;
+    else if (plen > 0)
+        ResponseBytes(c, f.data() + p.payload_offset, plen); // the payload is not rewritten
+    if (c.clientFinSeen && (flags & kAck) && Rd32(f.data() + p.l4_offset + 8) == c.clientFinEnd)
+        c.clientFinAcked = true; // (the ack, translated, is in the client's space)
+    if (flags & kFin)
+    {
+        c.serverFinSeen = true;
+        c.serverFinEnd = c.sp.v_next;
+    }
+    if (c.clientFinAcked && c.serverFinAcked)
+        Remove(port->second); // the close is complete both ways
+}
+
+void
+WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len)
+{
+    while (len > 0)
+    {
+        if (!c.respActive)
+        {
+            c.respActive = true;
+            c.bodyLeft = 0;
+            if (!c.respHead)
+                c.respHead.reset(new uint8_t[kHeadCap]);
+            dp_http_config_t cfg{m_maxLine, 101};
+            dp_http_init(&c.resp, &cfg, c.respHead.get(), kHeadCap, 1);
+        }
+        if (c.resp.status == DP_HTTP_MORE)
+        {
+            size_t used = 0;
+            const int rc = dp_http_feed(&c.resp, data, len, &used, &m_counters.httpOps);
+            data += used;
+            len -= static_cast<uint32_t>(used);
+            if (rc < 0 || (rc == DP_HTTP_DONE && !(c.resp.flags & DP_HTTP_F_HAS_LENGTH)))
+            {
+                // not a response the switch can frame: it passes unframed
+                c.bodyLeft = UINT64_MAX;
+                return;
+            }
+            if (rc == DP_HTTP_MORE)
+                return;
+            c.bodyLeft = c.resp.content_length;
+        }
+        const uint32_t body = static_cast<uint32_t>(std::min<uint64_t>(c.bodyLeft, len));
+        c.bodyLeft -= body;
+        data += body;
+        len -= body;
+        if (c.bodyLeft == 0)
+            ResponseComplete(c);
+    }
+}
+
+void
+WebSwitch::ResponseComplete(ClientConn& c)
+{
+    c.respActive = false;
+    if (m_profile.keepalive == KeepAliveStrategy::RstServer && c.bound >= 0 &&
+        c.sconns[c.bound].state == ServerConn::Open)
+        ResetServer(c, c.bound, false); // Nortel: the client side stays kept alive
+}
+
+// --- sending -----------------------------------------------------------
+
+void
+WebSwitch::Rewrite(std::vector<uint8_t>& f, const dp_parsed_t& p, uint32_t srcIp, uint16_t srcPort, uint32_t dstIp,
+                   uint16_t dstPort)
+{
+    uint8_t* ip = f.data() + p.l3_offset;
+    uint8_t* tcp = f.data() + p.l4_offset;
+    dp_ops_t* ops = &m_counters.spliceOps;
+    uint16_t ipSum = Rd16(ip + 10);
+    uint16_t tcpSum = Rd16(tcp + 16);
+    const uint32_t oldSrc = Rd32(ip + 12), oldDst = Rd32(ip + 16);
+    const uint16_t oldSport = Rd16(tcp), oldDport = Rd16(tcp + 2);
+    // RFC 1624: each changed field updates the IPv4 header sum and, through
+    // the pseudo-header (addresses) or the header (ports), the TCP sum
+    ipSum = dp_csum_update32(ipSum, oldSrc, srcIp, ops);
+    ipSum = dp_csum_update32(ipSum, oldDst, dstIp, ops);
+    tcpSum = dp_csum_update32(tcpSum, oldSrc, srcIp, ops);
+    tcpSum = dp_csum_update32(tcpSum, oldDst, dstIp, ops);
+    tcpSum = dp_csum_update16(tcpSum, oldSport, srcPort, ops);
+    tcpSum = dp_csum_update16(tcpSum, oldDport, dstPort, ops);
+    Wr32(ip + 12, srcIp);
+    Wr32(ip + 16, dstIp);
+    Wr16(ip + 10, ipSum);
+    Wr16(tcp, srcPort);
+    Wr16(tcp + 2, dstPort);
+    Wr16(tcp + 16, tcpSum);
+    ops->bytes_written += 16;
+}
+
+void
+WebSwitch::SendTcp(Ptr<NetDevice> dev, uint32_t srcIp, uint16_t srcPort, uint32_t dstIp, uint16_t dstPort,
+                   uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload, uint16_t len)
+{
+    dp_build_spec_t spec{};
+    spec.src_ip = srcIp;
+    spec.dst_ip = dstIp;
+    spec.ttl = 64;
+    spec.ip_proto = DP_IPPROTO_TCP;
+    spec.ip_id = m_ipId++;
+    spec.src_port = srcPort;
+    spec.dst_port = dstPort;
+    spec.tcp_seq = seq;
+    spec.tcp_ack = (flags & kAck) ? ack : 0;
+    spec.tcp_flags = flags;
+    spec.payload = payload;
+    spec.payload_len = len;
+    spec.l4_checksum = 1;
+    std::vector<uint8_t>& f = m_build;
+    f.resize(dp_build_len(DP_IPPROTO_TCP, len) + 64);
+    size_t n = 0;
+    dp_build(&spec, f.data(), f.size(), &n, &m_counters.spliceOps);
+    ++m_counters.packets;
+    Emit(dev, f, static_cast<uint16_t>(DP_IP4_MIN_HDR_LEN + DP_TCP_MIN_HDR_LEN + len));
+}
+
+void
+WebSwitch::ToClient(ClientConn& c, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload, uint16_t len)
+{
+    SendTcp(m_clientDev, m_vip, m_vport, c.clientIp, c.clientPort, seq, ack, flags, payload, len);
+}
+
+void
+WebSwitch::ToServer(ClientConn&, const ServerConn& s, uint32_t seq, uint32_t ack, uint8_t flags,
+                    const uint8_t* payload, uint16_t len)
+{
+    const Server& srv = m_servers[s.server];
+    SendTcp(srv.dev, srv.switchIp, s.localPort, srv.serverIp, m_vport, seq, ack, flags, payload, len);
+}
+
+void
+WebSwitch::Emit(Ptr<NetDevice> dev, const std::vector<uint8_t>& f, uint16_t ipTotalLen)
+{
+    m_out.emplace_back(dev, Create<Packet>(f.data() + DP_ETH_HDR_LEN, ipTotalLen));
+}
+
+void
+WebSwitch::Finish()
+{
+    const Counters& n = m_counters;
+    const Counters& o = m_priced;
+    const WebSwitchProfile& pr = m_profile;
+    const double cycles =
+        pr.l7PacketCycles * double(Delta(n.packets, o.packets)) +
+        pr.connectionCycles * double(Delta(n.connectionSides, o.connectionSides)) +
+        pr.parseByteCycles * double(Delta(n.httpOps.bytes_parsed, o.httpOps.bytes_parsed)) +
+        pr.ruleCycles * double(Delta(n.ruleOps.rules_evaluated, o.ruleOps.rules_evaluated)) +
+        pr.ruleByteCycles * double(Delta(n.ruleOps.bytes_parsed, o.ruleOps.bytes_parsed)) +
+        pr.rewriteCycles * double(Delta(n.rewrites, o.rewrites));
+    m_counters.cycles += cycles;
+    m_priced = m_counters;
+    const Time now = Simulator::Now();
+    const Time start = std::max(now, m_busyUntil);
+    m_busyUntil = start + (pr.clockHz > 0 ? Seconds(cycles / pr.clockHz) : Time(0));
+    for (auto& [dev, pkt] : m_out)
+    {
+        Ptr<NetDevice> d = dev;
+        Ptr<Packet> q = pkt;
+        Simulator::Schedule(m_busyUntil - now, [d, q]() { d->Send(q, d->GetBroadcast(), kIpv4); });
+    }
+    m_out.clear();
+}
+
+} // namespace routertwin

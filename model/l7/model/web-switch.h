@@ -1,0 +1,259 @@
+// WebSwitch: an L7 web switch (URL switching with delayed binding and TCP
+// splicing, seed 003 section 1.2, figure 2 and table 1) on an ns-3 node
+// without an IP stack, between real ns-3 TCP clients and servers.
+//
+// The switch's node has one device toward the clients and one per server
+// (point-to-point links in the helper); IPv4 packets reach it through
+// Node::RegisterProtocolHandler and leave through NetDevice::Send. Each is
+// handled as bytes by the C core:
+//   - the client's SYN to the virtual service is answered with the switch's
+//     own ISN (dp_splice_accept; nothing goes to a server);
+//   - the request is read from as many segments as it takes (dp_splice_take
+//     says which bytes are new; dp_http parses them incrementally) and
+//     ACKed by the switch;
+//   - the URL rules (dp_urlrule, the profile's matching method) choose the
+//     server; the switch opens its own connection to it (SYN with a seeded
+//     ISN of its own, so the offsets are not zero), sends the request, and
+//     binds (dp_splice_bind);
+//   - from then on every segment is spliced: addresses and ports rewritten
+//     (RFC 1624 updates, dp_csum) and sequence/ack numbers translated
+//     (dp_splice_xlate), for the life of the connection;
+//   - the next request on a kept-alive client connection is served by the
+//     profile's keep-alive strategy (web-switch-profile.h).
+// The switch's processor is one FIFO server: a packet leaves after the
+// cycles its operations cost at the profile's prices (the C core's
+// counters, priced as docs/nctu.md "Product profiles" says).
+//
+// Every refused or absorbed segment is counted by name (DropCount, the
+// "Drop" TraceSource), with dp_drop's names where the core has one.
+//
+// Not done: retransmission of the switch's own segments (SYN, the request,
+// the 302; the links here are lossless), TCP options (the switch announces
+// none, so the end hosts run without timestamps, window scaling and SACK),
+// cookie insert and learn, SSL-ID persistence, health checks; pipelined
+// requests (bytes after a complete head go unparsed to the same server as
+// the head, whole or cut mid-header); a FIN in the same segment as request
+// bytes (the hosts here send it alone). Kept server connections of a client
+// connection that ends stay open (the servers here have no idle timeout;
+// nothing reuses them).
+#ifndef ROUTERTWIN_WEB_SWITCH_H
+#define ROUTERTWIN_WEB_SWITCH_H
+
+#include "web-switch-profile.h"
+
+#include "dp_cookie.h"
+#include "dp_http.h"
+#include "dp_ops.h"
+#include "dp_pkt.h"
+#include "dp_splice.h"
+#include "dp_urlrule.h"
+
+#include <ns3/ipv4-address.h>
+#include <ns3/net-device.h>
+#include <ns3/node.h>
+#include <ns3/nstime.h>
+#include <ns3/object.h>
+#include <ns3/packet.h>
+#include <ns3/traced-callback.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace routertwin
+{
+
+/// What a malformed or oversized request head gets (per product).
+enum class MalformedAction
+{
+    Reset,      ///< a TCP RST to the client
+    BadRequest, ///< "400 Bad Request" and the connection closed
+};
+
+/// One binding of a client connection's bytes to a server connection:
+/// client-space sequence number c maps to c + clientOffset toward the
+/// server; server sequence number s maps to s + serverOffset toward the
+/// client (mod 2^32, dp_splice_bind).
+struct SpliceBinding
+{
+    uint16_t clientPort;
+    uint16_t localPort; ///< the switch's port toward the server
+    uint32_t server;
+    uint32_t reqSeq;       ///< client sequence number of the request's first byte
+    uint32_t clientOffset; ///< D_c
+    uint32_t serverOffset; ///< D_s
+    ns3::Time at;
+};
+
+class WebSwitch : public ns3::Object
+{
+  public:
+    static ns3::TypeId GetTypeId();
+    WebSwitch();
+    ~WebSwitch() override;
+
+    void SetProfile(const WebSwitchProfile& p);
+    const WebSwitchProfile& GetProfile() const { return m_profile; }
+
+    /// The device toward the clients and the virtual service on it.
+    void AttachClientSide(ns3::Ptr<ns3::NetDevice> dev, ns3::Ipv4Address vip, uint16_t port);
+    /// A server behind dev: its address and the switch's own on that link.
+    /// Returns the server's index.
+    uint32_t AddServer(ns3::Ptr<ns3::NetDevice> dev, ns3::Ipv4Address switchAddr, ns3::Ipv4Address serverAddr);
+    /// A URL rule naming a server (precedence: smaller first, for the
+    /// profiles with rule precedence). Requests no rule matches go to the
+    /// DefaultServer attribute's server.
+    void AddUrlRule(dp_urlrule_kind_t kind, const std::string& pattern, uint32_t server, uint16_t precedence = 0);
+    /// Pre-arranged cookie persistence (seed 003 section 5.6: the servers
+    /// set their own cookie, e.g. Server=A, and the switch maps its value):
+    /// a request whose cookie `name` (dp_cookie_find) has `value` goes to
+    /// server, before any URL rule. Values not mapped fall through to the rules.
+    void AddCookieServer(const std::string& name, const std::string& value, uint32_t server);
+
+    /// Counted refusals and absorbed segments by name.
+    uint64_t DropCount(const std::string& reason) const;
+    const std::map<std::string, uint64_t>& DropCounts() const { return m_drops; }
+    const std::vector<SpliceBinding>& Bindings() const { return m_bindings; }
+    /// Client connections the switch holds now (a spliced one is removed
+    /// once both FINs have been acknowledged).
+    size_t ClientConnections() const { return m_clients.size(); }
+
+    struct Counters
+    {
+        uint64_t requests = 0;          ///< request heads completed
+        uint64_t connectionSides = 0;   ///< client connections accepted + server connections opened
+        uint64_t packets = 0;           ///< packets spliced or built by the switch
+        uint64_t rewrites = 0;          ///< header rewrites (downgrade)
+        uint64_t redirects = 0;         ///< 302s sent
+        uint64_t serverResets = 0;      ///< RSTs sent to servers
+        uint64_t serverReuses = 0;      ///< requests bound to a kept server connection
+        uint64_t cookieHits = 0;        ///< requests sent where their cookie said
+        dp_ops_t httpOps{};             ///< dp_http
+        dp_ops_t ruleOps{};             ///< dp_urlrule
+        dp_ops_t spliceOps{};           ///< dp_splice, addresses, dp_build
+        double cycles = 0;              ///< priced work
+    };
+    const Counters& GetCounters() const { return m_counters; }
+
+    typedef void (*DropTracedCallback)(const std::string& reason, ns3::Ptr<const ns3::Packet> p);
+    typedef void (*BindTracedCallback)(const SpliceBinding& b);
+
+  private:
+    struct ServerConn
+    {
+        enum State : uint8_t { SynSent, Open, Closed };
+        uint32_t server = 0;
+        uint16_t localPort = 0;
+        uint32_t localIsn = 0;
+        uint32_t localNext = 0;  ///< next sequence number toward the server (server space)
+        uint32_t serverNext = 0; ///< next server byte expected (server space)
+        State state = SynSent;
+    };
+    struct ClientConn
+    {
+        uint32_t clientIp = 0;
+        uint16_t clientPort = 0;
+        dp_splice_t sp{};
+        dp_http_t req{};
+        std::unique_ptr<uint8_t[]> head; ///< dp_http's request buffer (not zeroed: dp_http writes before it reads)
+        std::vector<uint8_t> reqRaw; ///< every byte of the current request, as the client sent it
+        uint32_t reqStart = 0;       ///< client sequence number of its first byte
+        bool reading = false;        ///< a request is being read
+        int bound = -1;              ///< index in sconns of the bound server connection
+        int pending = -1;            ///< server connection whose SYN-ACK is awaited
+        std::vector<ServerConn> sconns;
+        dp_http_t resp{};
+        std::unique_ptr<uint8_t[]> respHead; ///< dp_http's response buffer, reused by every response
+        bool respActive = false;
+        uint64_t bodyLeft = 0;
+        bool refused = false;        ///< a request was refused: later bytes are not read
+        bool switchFin = false;      ///< the switch sent its own FIN to the client
+        bool dead = false;           ///< reset: remove after this segment
+        bool clientFinSeen = false;  ///< the client's FIN went to the bound server
+        bool serverFinSeen = false;  ///< the bound server's FIN went to the client
+        uint32_t clientFinEnd = 0;   ///< client space: the sequence number after the client's FIN
+        uint32_t serverFinEnd = 0;   ///< client space: the sequence number after the server's FIN
+        bool clientFinAcked = false; ///< the server acknowledged the client's FIN
+        bool serverFinAcked = false; ///< the client acknowledged the server's FIN
+    };
+
+    void DoDispose() override;
+    bool ReceiveFromClient(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<const ns3::Packet> p, uint16_t proto,
+                           const ns3::Address& from);
+    bool ReceiveFromServer(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<const ns3::Packet> p, uint16_t proto,
+                           const ns3::Address& from);
+    void HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, ns3::Ptr<const ns3::Packet> pkt);
+    void HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parsed_t& p,
+                      ns3::Ptr<const ns3::Packet> pkt);
+    void TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq, ns3::Ptr<const ns3::Packet> pkt);
+    void RequestComplete(ClientConn& c);
+    void RefuseRequest(ClientConn& c, const std::string& reason, ns3::Ptr<const ns3::Packet> pkt);
+    void OpenServer(ClientConn& c, uint32_t server);
+    void BindAndSend(ClientConn& c, int idx);
+    void ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len);
+    void ResponseComplete(ClientConn& c);
+    void ResetServer(ClientConn& c, int idx, bool defect);
+    uint32_t ChooseServer(ClientConn& c);
+
+    /// Builds a TCP segment and queues it on dev.
+    void SendTcp(ns3::Ptr<ns3::NetDevice> dev, uint32_t srcIp, uint16_t srcPort, uint32_t dstIp, uint16_t dstPort,
+                 uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload, uint16_t len);
+    void ToClient(ClientConn& c, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload = nullptr,
+                  uint16_t len = 0);
+    void ToServer(ClientConn& c, const ServerConn& s, uint32_t seq, uint32_t ack, uint8_t flags,
+                  const uint8_t* payload = nullptr, uint16_t len = 0);
+    /// Queues frame f (fake 14-byte Ethernet header + IPv4) on dev.
+    void Emit(ns3::Ptr<ns3::NetDevice> dev, const std::vector<uint8_t>& f, uint16_t ipTotalLen);
+    void Rewrite(std::vector<uint8_t>& f, const dp_parsed_t& p, uint32_t srcIp, uint16_t srcPort, uint32_t dstIp,
+                 uint16_t dstPort);
+    void Drop(const std::string& reason, ns3::Ptr<const ns3::Packet> p);
+    /// Forgets a client connection and its server connections' ports.
+    void Remove(uint64_t key);
+    /// Prices the work done since the last call and sends what it produced
+    /// when the processor has done it.
+    void Finish();
+
+    struct Server
+    {
+        ns3::Ptr<ns3::NetDevice> dev;
+        uint32_t switchIp;
+        uint32_t serverIp;
+    };
+
+    WebSwitchProfile m_profile;
+    int m_malformed = static_cast<int>(MalformedAction::Reset); ///< a MalformedAction (EnumValue holds int)
+    bool m_rstSeqDefect = false;
+    uint32_t m_defaultServer = 0;
+    uint32_t m_isnSeed = 1;
+    uint32_t m_maxLine = 8190;
+    std::mt19937 m_rng;
+    ns3::Ptr<ns3::NetDevice> m_clientDev;
+    uint32_t m_vip = 0;
+    uint16_t m_vport = 80;
+    std::vector<Server> m_servers;
+    std::vector<uint64_t> m_ruleMem;
+    dp_urlrule_table_t* m_rules = nullptr;
+    std::string m_cookieName;                                 ///< "" = no cookie persistence
+    std::map<std::string, uint32_t> m_cookieServers;          ///< cookie value -> server
+    std::map<uint64_t, ClientConn> m_clients;                 ///< by (client address, port)
+    std::map<uint16_t, uint64_t> m_byLocalPort;               ///< server side -> client key
+    uint16_t m_nextPort = 20000;
+    uint16_t m_ipId = 1;
+    std::map<std::string, uint64_t> m_drops;
+    std::vector<SpliceBinding> m_bindings;
+    Counters m_counters;
+    Counters m_priced; ///< counters at the last Finish
+    std::vector<std::pair<ns3::Ptr<ns3::NetDevice>, ns3::Ptr<ns3::Packet>>> m_out;
+    ns3::Time m_busyUntil;
+    std::vector<uint8_t> m_frame; ///< the packet being handled, as a frame
+    std::vector<uint8_t> m_build; ///< the segment being built
+    ns3::TracedCallback<const std::string&, ns3::Ptr<const ns3::Packet>> m_dropTrace;
+    ns3::TracedCallback<const SpliceBinding&> m_bindTrace;
+};
+
+} // namespace routertwin
+
+#endif

@@ -1,0 +1,458 @@
+// The L7 web switch between ns-3 TCP end hosts, checked against what the
+// wire shows: the pcaps on both sides of the switch read by an independent
+// parser (pcap-segments.h), sequence arithmetic mod 2^32, RFC 1071 sums,
+// and the byte counts HTTP implies.
+#include "pcap-segments.h"
+#include "web-switch-testbed.h"
+
+#include <ns3/enum.h>
+#include <ns3/boolean.h>
+#include <ns3/simulator.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+using namespace routertwin;
+using routertwin::test::ReadPcapSegments;
+using routertwin::test::Segment;
+
+namespace
+{
+constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+constexpr uint32_t kClient = (198u << 24) | (18u << 16) | (1u << 8) | 2u;
+
+std::string
+Profile(const std::string& name)
+{
+    return std::string(RT_SOURCE_DIR) + "/scenarios/platforms/" + name + ".yaml";
+}
+
+std::string
+Tmp(const std::string& name)
+{
+    return ::testing::TempDir() + "l7-" + name;
+}
+
+/// A testbed on a profile: .gif to server 0, .htm to server 1.
+struct Bed
+{
+    explicit Bed(const std::string& profile, std::vector<std::vector<HttpClientApp::Request>> clients,
+                 const std::string& pcap = "")
+    {
+        WebSwitchTestbedConfig c;
+        c.profile = LoadWebSwitchProfile(Profile(profile));
+        c.clients = std::move(clients);
+        c.pcapPrefix = pcap.empty() ? "" : Tmp(pcap);
+        bed = std::make_unique<WebSwitchTestbed>(c);
+        bed->Switch()->AddUrlRule(DP_URL_EXT, "gif", 0);
+        bed->Switch()->AddUrlRule(DP_URL_EXT, "htm", 1);
+    }
+    /// Runs, then destroys the simulation: the pcap files are complete
+    /// (closed) afterwards; the applications and the switch keep their counts.
+    void Run()
+    {
+        bed->Run();
+        ns3::Simulator::Destroy();
+    }
+    std::unique_ptr<WebSwitchTestbed> bed;
+};
+
+HttpClientApp::Request
+Get(const std::string& path)
+{
+    return HttpClientApp::Get(path);
+}
+
+std::vector<Segment>
+From(const std::vector<Segment>& all, bool fromHost, uint32_t host)
+{
+    std::vector<Segment> out;
+    for (const auto& s : all)
+        if ((s.src == host) == fromHost)
+            out.push_back(s);
+    return out;
+}
+
+uint32_t
+ServerAddr(uint32_t k)
+{
+    return (198u << 24) | (18u << 16) | ((10u + k) << 8) | 2u;
+}
+} // namespace
+
+TEST(WebSwitchDelayedBinding, SplitRequestIsAnsweredBySwitchThenBoundToTheServerItsUrlNames)
+{
+    auto gif = Get("/wbtree/CLASS_223.gif");
+    gif.pieces = {10, 20}; // the head arrives in three segments
+    Bed b("nctu-f5-bigip-ha", {{gif, Get("/wbtree/CLASS_4096.htm")}}, "split");
+    b.Run();
+    const auto& resp = b.bed->Client(0)->Responses();
+    ASSERT_EQ(resp.size(), 2u);
+    // the bodies are the sizes the paths name, every byte where it belongs
+    EXPECT_EQ(resp[0].bodyBytes, 223u);
+    EXPECT_EQ(resp[1].bodyBytes, 4096u);
+    EXPECT_TRUE(resp[0].bodyMatches && resp[1].bodyMatches);
+    EXPECT_EQ(resp[0].server, "s0");
+    EXPECT_EQ(resp[1].server, "s1");
+    EXPECT_EQ(b.bed->Server(0)->Paths(), std::vector<std::string>{"/wbtree/CLASS_223.gif"});
+    EXPECT_EQ(b.bed->Server(1)->Paths(), std::vector<std::string>{"/wbtree/CLASS_4096.htm"});
+    EXPECT_EQ(b.bed->Client(0)->Connections(), 1u);
+
+    // Delayed binding on the wire: the switch answers the client's SYN,
+    // and its SYN to server 0 leaves only after the request's last piece.
+    const auto client = ReadPcapSegments(Tmp("split-client.pcap"));
+    const auto server0 = ReadPcapSegments(Tmp("split-server0.pcap"));
+    ASSERT_FALSE(client.empty());
+    ASSERT_FALSE(server0.empty());
+    EXPECT_EQ(client[0].flags, kSyn);
+    EXPECT_EQ(client[1].flags, kSyn | kAck);
+    EXPECT_EQ(client[1].ack, client[0].seq + 1);
+    std::vector<Segment> pieces;
+    for (const auto& s : From(client, true, kClient))
+        if (!s.payload.empty() && pieces.size() < 3)
+            pieces.push_back(s);
+    ASSERT_EQ(pieces.size(), 3u);
+    EXPECT_EQ(pieces[0].payload, "GET /wbtre");
+    EXPECT_EQ(pieces[1].seq, pieces[0].seq + 10);
+    EXPECT_EQ(server0[0].flags, kSyn);
+    EXPECT_GT(server0[0].t, pieces[2].t);
+    // the request reaches the server whole, as the three pieces together
+    std::string request;
+    for (const auto& s : From(server0, false, ServerAddr(0)))
+        request += s.payload;
+    EXPECT_EQ(request, gif.bytes);
+}
+
+TEST(WebSwitchSplice, EveryPcapSequenceNumberMapsByTheRecordedOffsetsAndEveryChecksumVerifies)
+{
+    // F5's server reuse: four requests on one client connection, two
+    // server connections each used twice (four bindings)
+    Bed b("nctu-f5-bigip-ha",
+          {{Get("/a/CLASS_3000.gif"), Get("/a/CLASS_5000.htm"), Get("/b/CLASS_2000.gif"), Get("/b/CLASS_100.htm")}},
+          "map");
+    b.Run();
+    ASSERT_EQ(b.bed->Client(0)->Responses().size(), 4u);
+    const auto& binds = b.bed->Switch()->Bindings();
+    ASSERT_EQ(binds.size(), 4u);
+    EXPECT_EQ(b.bed->Switch()->GetCounters().serverReuses, 2u);
+    const auto client = ReadPcapSegments(Tmp("map-client.pcap"));
+    std::vector<std::vector<Segment>> server = {ReadPcapSegments(Tmp("map-server0.pcap")),
+                                                ReadPcapSegments(Tmp("map-server1.pcap"))};
+    size_t checked = 0;
+    for (const std::vector<Segment>* side : std::vector<const std::vector<Segment>*>{&client, &server[0], &server[1]})
+        for (const auto& s : *side)
+        {
+            EXPECT_TRUE(s.ipChecksumOk) << "IPv4 checksum at t=" << s.t;
+            EXPECT_TRUE(s.tcpChecksumOk) << "TCP checksum at t=" << s.t;
+            ++checked;
+        }
+    EXPECT_GT(checked, 20u);
+
+    // Binding i holds from its time to the next binding's. Server to client:
+    // each server segment in it appears on the client side with seq + D_s,
+    // ack - D_c and the same bytes; client to server: each client segment
+    // after the request it bound appears with seq + D_c and ack - D_s.
+    size_t s2c = 0, c2s = 0;
+    for (size_t i = 0; i < binds.size(); ++i)
+    {
+        const SpliceBinding& bd = binds[i];
+        EXPECT_NE(bd.clientOffset, 0u);
+        EXPECT_NE(bd.serverOffset, 0u);
+        const double from = bd.at.GetSeconds();
+        const double to = i + 1 < binds.size() ? binds[i + 1].at.GetSeconds() : 1e9;
+        for (const auto& s : server[bd.server])
+        {
+            if (s.src != ServerAddr(bd.server) || s.dport != bd.localPort || s.t < from || s.t >= to ||
+                (s.payload.empty() && !(s.flags & kFin)))
+                continue;
+            const bool found = std::any_of(client.begin(), client.end(), [&](const Segment& c) {
+                return c.dst == kClient && c.seq == s.seq + bd.serverOffset &&
+                       c.ack == s.ack - bd.clientOffset && c.payload == s.payload;
+            });
+            EXPECT_TRUE(found) << "server segment seq " << s.seq << " of binding " << i;
+            ++s2c;
+        }
+        for (const auto& c : client)
+        {
+            if (c.src != kClient || c.t < from || c.t >= to || !c.payload.empty() || (c.flags & kSyn))
+                continue;
+            const bool found = std::any_of(server[bd.server].begin(), server[bd.server].end(), [&](const Segment& s) {
+                return s.dst == ServerAddr(bd.server) && s.sport == bd.localPort &&
+                       s.seq == c.seq + bd.clientOffset && s.ack == c.ack - bd.serverOffset;
+            });
+            EXPECT_TRUE(found) << "client segment ack " << c.ack << " of binding " << i;
+            ++c2s;
+        }
+    }
+    EXPECT_GE(s2c, 10u); // 10,100 body bytes in segments of at most 1,448
+    EXPECT_GE(c2s, 4u);
+    // nothing refused or absorbed on a clean run
+    for (const auto& [reason, n] : b.bed->Switch()->DropCounts())
+        ADD_FAILURE() << n << " counted as " << reason;
+}
+
+namespace
+{
+/// The RSTs the switch sent toward server k, each with the next sequence
+/// number the server expected then: the ACK number of the server's last
+/// segment on that connection before the RST.
+struct ResetSeen
+{
+    uint32_t seq;
+    uint32_t expected;
+};
+
+std::vector<ResetSeen>
+ResetsToServer(const std::vector<Segment>& side, uint32_t k)
+{
+    std::vector<ResetSeen> out;
+    for (size_t i = 0; i < side.size(); ++i)
+    {
+        const Segment& r = side[i];
+        if (!(r.flags & kRst) || r.dst != ServerAddr(k))
+            continue;
+        uint32_t expected = 0;
+        for (size_t j = 0; j < i; ++j)
+            if (side[j].src == ServerAddr(k) && side[j].dport == r.sport && (side[j].flags & kAck))
+                expected = side[j].ack;
+        out.push_back({r.seq, expected});
+    }
+    return out;
+}
+} // namespace
+
+TEST(WebSwitchKeepAlive, RstServerResetsEachServerConnectionAfterItsResponseAndKeepsTheClientOne)
+{
+    Bed b("nctu-nortel-ace180e", {{Get("/CLASS_500.gif"), Get("/CLASS_600.gif"), Get("/CLASS_700.htm")}}, "rst");
+    b.Run();
+    ASSERT_EQ(b.bed->Client(0)->Responses().size(), 3u);
+    EXPECT_EQ(b.bed->Client(0)->Connections(), 1u);
+    EXPECT_EQ(b.bed->Server(0)->Accepted(), 2u);
+    EXPECT_EQ(b.bed->Server(1)->Accepted(), 1u);
+    EXPECT_EQ(b.bed->Server(0)->ResetsReceived() + b.bed->Server(1)->ResetsReceived(), 3u);
+    size_t resets = 0;
+    for (uint32_t k = 0; k < 2; ++k)
+        for (const auto& r : ResetsToServer(ReadPcapSegments(Tmp("rst-server" + std::to_string(k) + ".pcap")), k))
+        {
+            EXPECT_EQ(r.seq, r.expected); // in the server's window: accepted
+            ++resets;
+        }
+    EXPECT_EQ(resets, 3u);
+    EXPECT_EQ(b.bed->Switch()->GetCounters().connectionSides, 1u + 3u);
+}
+
+TEST(WebSwitchKeepAlive, ServerReuseKeepsOneConnectionPerServerAndResetsNone)
+{
+    Bed b("nctu-f5-bigip-ha",
+          {{Get("/CLASS_10.gif"), Get("/CLASS_20.htm"), Get("/CLASS_30.gif"), Get("/CLASS_40.htm")}}, "reuse");
+    b.Run();
+    ASSERT_EQ(b.bed->Client(0)->Responses().size(), 4u);
+    EXPECT_EQ(b.bed->Server(0)->RequestsPerConnection(), std::vector<uint32_t>{2});
+    EXPECT_EQ(b.bed->Server(1)->RequestsPerConnection(), std::vector<uint32_t>{2});
+    for (uint32_t k = 0; k < 2; ++k)
+        EXPECT_TRUE(ResetsToServer(ReadPcapSegments(Tmp("reuse-server" + std::to_string(k) + ".pcap")), k).empty());
+    EXPECT_EQ(b.bed->Switch()->GetCounters().connectionSides, 1u + 2u);
+}
+
+TEST(WebSwitchKeepAlive, DowngradeCloseAddsConnectionCloseAndEveryRequestTakesAConnection)
+{
+    const auto r = Get("/CLASS_800.htm");
+    Bed b("nctu-foundry-serveironxl", {{r, Get("/CLASS_900.htm"), Get("/CLASS_1000.gif")}}, "down");
+    b.Run();
+    ASSERT_EQ(b.bed->Client(0)->Responses().size(), 3u);
+    EXPECT_EQ(b.bed->Client(0)->Connections(), 3u);
+    EXPECT_EQ(b.bed->Server(1)->RequestsPerConnection(), (std::vector<uint32_t>{1, 1}));
+    EXPECT_EQ(b.bed->Switch()->GetCounters().rewrites, 3u);
+    // each connection closed by both ends is forgotten at its last ACK
+    EXPECT_EQ(b.bed->Switch()->ClientConnections(), 0u);
+    // the server got the client's request plus "Connection: close\r\n"
+    // (19 bytes) before its blank line
+    std::string got;
+    for (const auto& s : ReadPcapSegments(Tmp("down-server1.pcap")))
+        if (s.dst == ServerAddr(1) && !s.payload.empty())
+        {
+            got = s.payload;
+            break;
+        }
+    std::string want = r.bytes;
+    want.insert(want.size() - 2, "Connection: close\r\n");
+    EXPECT_EQ(got, want);
+}
+
+namespace
+{
+/// The 302 case on a Cisco profile: .gif then .htm on one client
+/// connection. Returns server 0's resets and the client's sequence number
+/// after the redirected request.
+struct RedirectRun
+{
+    std::vector<ResetSeen> resets;
+    uint32_t clientNextAfterRequest2 = 0;
+    uint32_t redirects = 0;
+    std::vector<uint32_t> statuses;
+    std::map<std::string, uint64_t> drops;
+};
+
+RedirectRun
+Redirect(const std::string& profile, const std::string& pcap)
+{
+    RedirectRun out;
+    Bed b(profile, {{Get("/CLASS_2000.gif"), Get("/CLASS_300.htm")}}, pcap);
+    b.Run();
+    for (const auto& r : b.bed->Client(0)->Responses())
+        out.statuses.push_back(r.status);
+    out.redirects = b.bed->Client(0)->Redirects();
+    out.drops = b.bed->Switch()->DropCounts();
+    out.resets = ResetsToServer(ReadPcapSegments(Tmp(pcap + "-server0.pcap")), 0);
+    std::vector<Segment> requests;
+    for (const auto& s : ReadPcapSegments(Tmp(pcap + "-client.pcap")))
+        if (s.src == kClient && !s.payload.empty())
+            requests.push_back(s);
+    if (requests.size() >= 2)
+        out.clientNextAfterRequest2 = requests[1].seq + static_cast<uint32_t>(requests[1].payload.size());
+    return out;
+}
+} // namespace
+
+TEST(WebSwitchRedirect302, ContentOnAnotherServerGetsA302AndTheOldServerAnInWindowReset)
+{
+    const RedirectRun r = Redirect("nctu-cisco-css11154-v310", "r302");
+    EXPECT_EQ(r.statuses, (std::vector<uint32_t>{200, 302, 200}));
+    EXPECT_EQ(r.redirects, 1u);
+    ASSERT_EQ(r.resets.size(), 1u);
+    EXPECT_EQ(r.resets[0].seq, r.resets[0].expected);
+    // the client ACKs the 302 on its repeated request, so nothing is
+    // absorbed on the client side; ns-3's server answers the switch's RST
+    // with one of its own, which finds that connection closed
+    EXPECT_EQ(r.drops, (std::map<std::string, uint64_t>{{"server_connection_closed", 1}}));
+}
+
+TEST(WebSwitchCssDefect, TheResetOnA302CarriesTheUntranslatedClientSequenceNumber)
+{
+    const RedirectRun r = Redirect("nctu-cisco-css11154-v510", "css");
+    EXPECT_EQ(r.statuses, (std::vector<uint32_t>{200, 302, 200}));
+    ASSERT_EQ(r.resets.size(), 1u);
+    // found in the pcap: not the number the server expects, but the
+    // client's own (its next byte after the redirected request)
+    EXPECT_NE(r.resets[0].seq, r.resets[0].expected);
+    EXPECT_EQ(r.resets[0].seq, r.clientNextAfterRequest2);
+}
+
+TEST(WebSwitchBadInput, RequestLineOver8KBIsResetAndCountedAsTooLarge)
+{
+    HttpClientApp::Request longLine;
+    longLine.bytes = "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    Bed b("nctu-f5-bigip-ha", {{longLine}});
+    b.Run();
+    EXPECT_EQ(b.bed->Switch()->DropCount("http_too_large"), 1u);
+    EXPECT_EQ(b.bed->Client(0)->ResetsReceived(), 1u);
+    EXPECT_EQ(b.bed->Switch()->ClientConnections(), 0u);
+    EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
+}
+
+TEST(WebSwitchBadInput, BareCrIsAnswered400WhenTheProfileSaysSoAndCountedAsMalformed)
+{
+    HttpClientApp::Request bad;
+    bad.bytes = "GET /x.gif HTTP/1.1\rHost: x\r\n\r\n";
+    Bed b("nctu-f5-bigip-ha", {{bad}});
+    b.bed->Switch()->SetAttribute("MalformedAction", ns3::EnumValue(static_cast<int>(MalformedAction::BadRequest)));
+    b.Run();
+    EXPECT_EQ(b.bed->Switch()->DropCount("http_malformed"), 1u);
+    ASSERT_EQ(b.bed->Client(0)->Responses().size(), 1u);
+    EXPECT_EQ(b.bed->Client(0)->Responses()[0].status, 400u);
+    EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
+    // the switch's FIN and the client's are both acknowledged: forgotten
+    EXPECT_EQ(b.bed->Switch()->ClientConnections(), 0u);
+}
+
+TEST(WebSwitchPricing, CyclesAreTheProfilesPricesTimesTheCountedOperations)
+{
+    Bed b("nctu-nortel-ace180e", {{Get("/CLASS_100.gif")}});
+    b.Run();
+    const auto& c = b.bed->Switch()->GetCounters();
+    const WebSwitchProfile& p = b.bed->Switch()->GetProfile();
+    const double expected = p.l7PacketCycles * double(c.packets) + p.connectionCycles * double(c.connectionSides) +
+                            p.parseByteCycles * double(c.httpOps.bytes_parsed) +
+                            p.ruleCycles * double(c.ruleOps.rules_evaluated) +
+                            p.ruleByteCycles * double(c.ruleOps.bytes_parsed) + p.rewriteCycles * double(c.rewrites);
+    EXPECT_DOUBLE_EQ(c.cycles, expected);
+    // Nortel evaluates every rule of every server: 2 rules x 2 servers
+    EXPECT_EQ(c.ruleOps.rules_evaluated, 4u);
+    EXPECT_EQ(c.connectionSides, 2u);
+}
+
+TEST(WebSwitchPricing, TheSynAckLeavesAfterTheProfilesCyclesForAPacketInOneOutAndAConnection)
+{
+    // Nortel: (2 packets x 2,000 + 10,000 cycles for the connection side)
+    // at 200 MHz = 70 us between the SYN's arrival and the SYN-ACK's
+    // departure on the switch's client port (pcap: microsecond stamps)
+    Bed b("nctu-nortel-ace180e", {{Get("/CLASS_100.gif")}}, "price");
+    const WebSwitchProfile& p = b.bed->Switch()->GetProfile();
+    const double expected = (2 * p.l7PacketCycles + p.connectionCycles) / p.clockHz;
+    EXPECT_NEAR(expected, 70e-6, 1e-12);
+    b.Run();
+    const auto client = ReadPcapSegments(Tmp("price-client.pcap"));
+    ASSERT_GE(client.size(), 2u);
+    ASSERT_EQ(client[0].flags, kSyn);
+    ASSERT_EQ(client[1].flags, kSyn | kAck);
+    EXPECT_NEAR(client[1].t - client[0].t, expected, 1.01e-6);
+}
+
+TEST(WebSwitchConcurrency, ThreeClientsInterleavedKeepTheirOwnBindingsAndBytes)
+{
+    for (const char* profile : {"nctu-f5-bigip-ha", "nctu-nortel-ace180e"})
+    {
+        std::vector<std::vector<HttpClientApp::Request>> clients;
+        for (int i = 0; i < 3; ++i)
+            clients.push_back({Get("/c" + std::to_string(i) + "/CLASS_" + std::to_string(3000 + i) + ".gif"),
+                               Get("/c" + std::to_string(i) + "/CLASS_" + std::to_string(7000 + i) + ".htm"),
+                               Get("/c" + std::to_string(i) + "/CLASS_" + std::to_string(500 + i) + ".gif")});
+        Bed b(profile, clients);
+        b.Run();
+        for (uint32_t i = 0; i < 3; ++i)
+        {
+            const auto& r = b.bed->Client(i)->Responses();
+            ASSERT_EQ(r.size(), 3u) << profile << " client " << i;
+            EXPECT_EQ(r[0].bodyBytes, 3000u + i);
+            EXPECT_EQ(r[1].bodyBytes, 7000u + i);
+            EXPECT_EQ(r[2].bodyBytes, 500u + i);
+            for (const auto& x : r)
+                EXPECT_TRUE(x.bodyMatches) << profile << " client " << i;
+            EXPECT_EQ(b.bed->Client(i)->Connections(), 1u);
+        }
+        EXPECT_EQ(b.bed->Server(0)->Requests(), 6u);
+        EXPECT_EQ(b.bed->Server(1)->Requests(), 3u);
+        EXPECT_EQ(b.bed->Switch()->DropCount("no_session"), 0u);
+    }
+}
+
+TEST(WebSwitchBadInput, ClientFinBeforeTheHeadEndsIsCountedAsIncomplete)
+{
+    HttpClientApp::Request cut;
+    cut.bytes = "GET /x.gif HTTP/1.1\r\nHost: x"; // no end of line, no blank line
+    Bed b("nctu-f5-bigip-ha", {{cut}});
+    b.bed->Client(0)->SetAttribute("GiveUpAfter", ns3::TimeValue(ns3::MilliSeconds(50)));
+    b.Run();
+    EXPECT_EQ(b.bed->Client(0)->GaveUp(), 1u);
+    EXPECT_EQ(b.bed->Switch()->DropCount("http_incomplete_at_fin"), 1u);
+    EXPECT_EQ(b.bed->Server(0)->Accepted() + b.bed->Server(1)->Accepted(), 0u);
+}
+
+TEST(WebSwitchCookie, PreArrangedCookieValueChoosesTheServerBeforeTheUrlRules)
+{
+    // the .htm rule names server 1, but "Server=A" maps to server 0;
+    // a value nobody mapped falls through to the rules
+    Bed b("nctu-f5-bigip-ha", {{HttpClientApp::Get("/CLASS_10.htm", false, "Cookie: lang=en; Server=A\r\n"),
+                                HttpClientApp::Get("/CLASS_20.htm", false, "Cookie: Server=Z\r\n"),
+                                Get("/CLASS_30.htm")}});
+    b.bed->Switch()->AddCookieServer("Server", "A", 0);
+    b.bed->Switch()->AddCookieServer("Server", "B", 1);
+    b.Run();
+    EXPECT_EQ(b.bed->Server(0)->Paths(), std::vector<std::string>{"/CLASS_10.htm"});
+    EXPECT_EQ(b.bed->Server(1)->Paths(), (std::vector<std::string>{"/CLASS_20.htm", "/CLASS_30.htm"}));
+    EXPECT_EQ(b.bed->Switch()->GetCounters().cookieHits, 1u);
+}

@@ -119,8 +119,16 @@ class LbTester
     /// start before the end; their later packets follow past it).
     void Emit(uint64_t untilPs, std::vector<LbTxPacket>& out);
 
-    /// Writes the packet's frame (no FCS) into buf (cap bytes): returns its length.
+    /// Writes the packet's frame (no FCS) into buf (cap bytes): returns its
+    /// length (0 if it does not fit). An http11 frame is copied from its
+    /// connection's template for that step (built once by BuildFromSpec),
+    /// with the IP identification patched and the header checksum updated
+    /// (RFC 1624), as a hardware tester replays a stream's template: the
+    /// same bytes as building it from scratch.
     size_t Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap);
+    /// The packet's frame built field by field (dp_build, both checksums
+    /// computed in full): what Build's templates must reproduce.
+    size_t BuildFromSpec(const LbTxPacket& pkt, uint8_t* buf, size_t cap);
 
     /// The balancer's verdict on the packet; frame is what left the balancer.
     void OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* frame, size_t len);
@@ -180,6 +188,11 @@ class LbTester
         std::vector<Unit> units;   // indexed by unit number (kept for the window counts)
         uint64_t nextStartPs = 0;
         uint64_t nextUnit = 0;
+        /// Per script step, the next unit whose packet of that step Emit has
+        /// not handed out: each step's packets are in unit order and time
+        /// order, so Emit merges these few sequences instead of keeping a
+        /// heap of every pending packet.
+        std::vector<uint64_t> stepCursor;
         std::shared_ptr<ArrivalProcess> starts; // on/off, MMPP unit starts
     };
     struct Conn // http11 persistent connection
@@ -205,7 +218,12 @@ class LbTester
     uint32_t m_services;
     std::vector<Stream> m_streams;
     std::vector<Conn> m_conns;
-    std::vector<LbTxPacket> m_heap; // pending packets, min-heap on (time, stream, unit, step)
+    /// http11 templates: the frame of (connection, step) with IP id 0, at
+    /// m_templateBytes[(conn x steps + step) x m_templateStride], its length in
+    /// m_templateLen (0: not built yet).
+    std::vector<uint8_t> m_templateBytes;
+    std::vector<uint16_t> m_templateLen;
+    size_t m_templateStride = 0;
     RandomStream m_rng;
     uint64_t m_endPs = UINT64_MAX;
     uint64_t m_framesToServers = 0, m_deliveryErrors = 0;

@@ -351,9 +351,10 @@ LbScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     {
         Bad("warmup_s", "must be shorter than duration_s");
     }
-    if (c.level == "packet" && c.workload != "http11" && c.workload != "dns")
+    if (c.level == "packet" && c.workload == "synflood" && c.floodPorts > c.ports / 2)
     {
-        Bad("level", "packet level runs the http11 and dns workloads (workload is '" + c.workload + "')");
+        Bad("flood_ports", "at packet level the flood uses the clients' side, the first half of the ports (" +
+                               std::to_string(c.ports / 2) + ")");
     }
     if (c.level == "packet" && c.ports < 2)
     {
@@ -570,7 +571,7 @@ RunPacketLevel(const LbScenarioConfig& c)
         return pacer.Next();
     });
     Ptr<LbTesterApp> app = CreateObject<LbTesterApp>();
-    app->Configure(&tester, testerPorts, map, durPs, slicePs);
+    app->Configure(&tester, testerPorts, map, durPs, slicePs, c.workload == "synflood" ? c.floodPorts : 0);
     testerNode->AddApplication(app);
     app->SetStartTime(Seconds(0));
     Simulator::Run();

@@ -212,8 +212,9 @@ LbTesterApp::GetTypeId()
 
 void
 LbTesterApp::Configure(LbTester* tester, const std::vector<Ptr<EthernetPortDevice>>& ports, LbPortMap map,
-                       uint64_t endPs, uint64_t slicePs)
+                       uint64_t endPs, uint64_t slicePs, uint32_t floodPorts)
 {
+    m_floodPorts = floodPorts;
     m_tester = tester;
     m_ports = ports;
     m_map = map;
@@ -267,6 +268,11 @@ LbTesterApp::SendOne(LbTxPacket pkt)
         m_tester->OnDeparted(pkt, now);
         return;
     }
+    if (!m_tester->CanSend(pkt))
+    {
+        m_tester->OnLost(pkt); // the packet it would answer never arrived
+        return;
+    }
     uint8_t buf[kFrameBuffer];
     const size_t len = m_tester->Build(pkt, buf, sizeof buf);
     dp_parsed_t p{};
@@ -276,9 +282,11 @@ LbTesterApp::SendOne(LbTxPacket pkt)
     tag.id = m_nextId++;
     frame->AddPacketTag(tag);
     ++m_sent;
-    if (m_ports.at(m_map.PortOf(p.src_ip))->Send(frame, Address(), 0x0800))
+    const uint32_t port = m_floodPorts && m_tester->IsFloodSyn(pkt) ? static_cast<uint32_t>(pkt.unit % m_floodPorts)
+                                                                     : m_map.PortOf(p.src_ip);
+    if (m_ports.at(port)->Send(frame, Address(), 0x0800))
     {
-        m_outstanding.emplace(tag.id, Outstanding{pkt, now});
+        m_outstanding.emplace(tag.id, Outstanding{pkt, now, p.src_ip});
     }
     else
     {
@@ -304,11 +312,16 @@ LbTesterApp::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, const A
     uint8_t buf[kFrameBuffer];
     const size_t len = std::min<size_t>(packet->GetSize(), sizeof buf);
     packet->CopyData(buf, len);
-    // what the tester can tell from the frame it got: forwarded, or (a DNS
-    // answer) sent back to the client that asked
+    // What the tester can tell from the frame it got: forwarded, or sent
+    // back to the client that sent it (a DNS answer, a SYN-ACK with a
+    // cookie); a client's SYN reaching a server (a cookie handshake's ACK is
+    // sent on as the SYN) is a connection opened there, on the server and
+    // SNAT port the frame shows.
     LbVerdict v;
     dp_parse(buf, len, nullptr, &v.out, nullptr);
-    v.answered = v.out.ip_proto == DP_IPPROTO_UDP && v.out.dst_port != L4Balancer::kDnsPort;
+    v.answered = v.out.dst_ip == it->second.srcIp;
+    v.opened = !v.answered && v.out.ip_proto == DP_IPPROTO_TCP &&
+               (v.out.tcp_flags & (DP_SESS_TCP_SYN | DP_SESS_TCP_ACK)) == DP_SESS_TCP_SYN;
     m_tester->OnVerdict(it->second.pkt, v, buf, len);
     m_tester->OnDeparted(it->second.pkt, now);
     ++m_received;

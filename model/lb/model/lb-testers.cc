@@ -434,6 +434,7 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
     if (!s.fromServer && (s.flags & kSyn) && v.answered && len >= size_t(v.out.l4_offset) + 8)
     {
         u.cookie = ReadU32(frame + v.out.l4_offset + 4); // the SYN-ACK's sequence number
+        u.cookieKnown = true;
     }
     if (v.opened)
     {
@@ -441,6 +442,19 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
         u.serverIp = v.out.dst_ip;
         u.snatPort = v.out.src_port;
     }
+}
+
+bool
+LbTester::CanSend(const LbTxPacket& pkt) const
+{
+    const Stream& st = m_streams[pkt.stream];
+    const Unit& u = st.units[pkt.unit];
+    if (st.script[pkt.step].fromServer)
+    {
+        return u.serverIp != 0; // servers are 10.1.s.(k+1)
+    }
+    // the cookie script: the SYN (step 0) is answered by the balancer
+    return !(m_cfg.synCookies && st.kind == LbWorkload::kHttp10 && pkt.step > 0) || u.cookieKnown;
 }
 
 bool

@@ -135,6 +135,18 @@ class LbTester
     /// The packet does not cross the balancer (a server's reply under DR or
     /// tunnel): the caller hands it to OnDeparted at its send time instead.
     bool Bypasses(const LbTxPacket& pkt) const;
+    /// Whether the tester has learnt what the packet's frame needs: a
+    /// server's packet needs the connection's server and SNAT port (from its
+    /// SYN as forwarded to the server), a client's packet after a SYN
+    /// answered with a cookie needs the cookie. At descriptor level the
+    /// balancer's verdict comes as the frame is offered, so this always
+    /// holds; at packet level it comes when the frame arrives, and a packet
+    /// whose predecessor has not (lost, or later than the step gap) is not
+    /// sent: its unit fails, as a real endpoint does not answer what it never
+    /// received.
+    bool CanSend(const LbTxPacket& pkt) const;
+    /// The packet is one of a SYN flood's spoofed SYNs.
+    bool IsFloodSyn(const LbTxPacket& pkt) const { return m_streams[pkt.stream].kind == LbWorkload::kSynFlood; }
     /// The device dropped the packet (queue full) or the balancer refused it.
     void OnLost(const LbTxPacket& pkt);
     /// The packet left the device at departPs.
@@ -174,6 +186,7 @@ class LbTester
         uint32_t serverIp = 0;   // learnt from the forwarded SYN
         uint16_t snatPort = 0;
         uint32_t cookie = 0;     // the SYN-ACK's sequence number
+        bool cookieKnown = false; // the SYN-ACK carrying it arrived
         uint8_t delivered = 0;   // packets delivered
         uint64_t lastDepartPs = 0;
         bool failed = false;

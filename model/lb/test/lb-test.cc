@@ -557,6 +557,92 @@ TEST(LbScenario, PacketLevelAgreesWithDescriptorLevelOnATpsStep)
                 8e-12);
 }
 
+// HTTP/1.0 and the SYN flood at packet level: the tester learns the server
+// and SNAT port of each connection from its SYN as it reaches the server's
+// side, and the cookie from the SYN-ACK as it reaches the client, before
+// the unit's next packet is due (10 us later). Independent truth, as for
+// the TPS step: the same frames through the same C core give equal units
+// started, failures, drops, connections and cycles per unit; completions
+// and each core's CPU move only by the frames that cross the window's edges
+// when every frame is delayed by its two serialisations and cables; and
+// the latency is the descriptor level's core time plus exactly the framing:
+// two cables and, per frame, its serialisation on two 10GbE ports (an
+// HTTP/1.0 unit is six 64-byte frames, 57.6 ns each, and two 122-byte ones,
+// 104 ns each), with any port queueing.
+TEST(LbScenario, PacketLevelAgreesWithDescriptorLevelOnHttp10AndTheSynFlood)
+{
+    const double delay = 50e-9;
+    const double small = 8.0 * (8 + 64) / 10e9, large = 8.0 * (8 + 122) / 10e9;
+    const double shift = large + delay; // the most a frame's arrival moves
+    for (const char* w : {"http10", "synflood"})
+    {
+        LbScenarioConfig c = Scenario(w, w == std::string("http10") ? 1e6 : 2e6);
+        c.durationSeconds = 0.002;
+        if (w == std::string("synflood"))
+        {
+            c.synCookies = true;
+            c.legitRate = 50000;
+        }
+        const LbScenarioResult d = RunLbScenario(c);
+        c.level = "packet";
+        c.linkDelaySeconds = delay;
+        const LbScenarioResult p = RunLbScenario(c);
+        ASSERT_EQ(p.level, "packet") << w;
+        const double window = c.durationSeconds - c.EffectiveWarmupSeconds();
+        EXPECT_EQ(p.unitsStarted, d.unitsStarted) << w;
+        EXPECT_GT(d.unitsStarted, 1000u) << w;
+        // a unit's last frame arrives 2 x shift later at most: units whose
+        // completion crosses either edge of the window
+        const double unitEdge = 2 * (std::ceil(c.rate * 2 * shift) + 1);
+        EXPECT_NEAR(static_cast<double>(p.unitsCompleted), static_cast<double>(d.unitsCompleted), unitEdge) << w;
+        EXPECT_EQ(p.unitsFailed, 0u) << w;
+        EXPECT_EQ(d.unitsFailed, 0u) << w;
+        EXPECT_EQ(p.drops, d.drops) << w;
+        EXPECT_EQ(p.connectionsEnd, d.connectionsEnd) << w;
+        EXPECT_EQ(p.deliveryErrors, 0u) << w;
+        EXPECT_EQ(p.framesToServers, d.framesToServers) << w;
+        EXPECT_EQ(p.cookiesSent, d.cookiesSent) << w;
+        EXPECT_EQ(p.cookiesValid, d.cookiesValid) << w;
+        EXPECT_DOUBLE_EQ(p.cyclesPerUnit, d.cyclesPerUnit) << w;
+        EXPECT_DOUBLE_EQ(p.legitOfferedRate, d.legitOfferedRate) << w;
+        EXPECT_NEAR(p.legitCompletedRate, d.legitCompletedRate, 2 / window) << w;
+        EXPECT_EQ(p.framesMeasured, d.framesMeasured) << w;
+
+        const double framesPerUnit = d.packetsPerUnit;
+        for (size_t k = 0; k < d.coreUtilizationPct.size(); ++k)
+        {
+            // a frame costs at most a unit's cycles; those that cross an edge
+            const double framesPerSecond =
+                d.coreUtilizationPct[k] / 100 * c.clockHz / (d.cyclesPerUnit / framesPerUnit);
+            const double perEdge = std::ceil(framesPerSecond * 2 * shift) + 1;
+            const double tol = 100 * 2 * perEdge * d.cyclesPerUnit / (c.clockHz * window);
+            EXPECT_NEAR(p.coreUtilizationPct[k], d.coreUtilizationPct[k], tol) << w << " core " << k;
+        }
+        EXPECT_DOUBLE_EQ(p.meanCoreServiceSeconds, d.meanCoreServiceSeconds) << w;
+        // Beyond the cores, a packet-level frame spends at least its two
+        // cables and serialisations, and at most that plus the ports'
+        // queueing (the ports' reported wait: for HTTP/1.0 it exceeds what
+        // the latencies show by up to 1 ns a frame, a discrepancy of the
+        // port's wait accounting not resolved here; for HTTP/1.1 the two
+        // agree to picoseconds, see the TPS test).
+        const double beyondCores = p.meanLatencySeconds - p.meanCoreWaitSeconds - p.meanCoreServiceSeconds;
+        if (w == std::string("http10"))
+        {
+            // 6 small and 2 large frames per connection, each serialised twice
+            const double framing = 2 * delay + 2 * (6 * small + 2 * large) / 8;
+            EXPECT_GE(beyondCores, framing - 4e-12) << w;
+            EXPECT_LE(beyondCores, framing + p.meanPortWaitSeconds + 4e-12) << w;
+        }
+        else
+        {
+            // the flood's 64-byte SYNs and cookies, and the legitimate
+            // connections' frames (at most 122 bytes)
+            EXPECT_GE(beyondCores, 2 * delay + small - 4e-12) << w;
+            EXPECT_LE(beyondCores, 2 * (delay + large) + p.meanPortWaitSeconds + 4e-12) << w;
+        }
+    }
+}
+
 // Direct routing and IP-in-IP at packet level: the servers' replies bypass
 // the balancer (handed to the client at their send time), every forwarded
 // request reaches its server's port as the method requires (the tester's

@@ -270,7 +270,8 @@ LbTesterApp::SendOne(LbTxPacket pkt)
     }
     if (!m_tester->CanSend(pkt))
     {
-        m_tester->OnLost(pkt); // the packet it would answer never arrived
+        // it answers a packet that has not arrived yet: sent when that does
+        m_parked[UnitKey(pkt)].push_back(pkt);
         return;
     }
     uint8_t buf[kFrameBuffer];
@@ -322,11 +323,23 @@ LbTesterApp::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, const A
     v.answered = v.out.dst_ip == it->second.srcIp;
     v.opened = !v.answered && v.out.ip_proto == DP_IPPROTO_TCP &&
                (v.out.tcp_flags & (DP_SESS_TCP_SYN | DP_SESS_TCP_ACK)) == DP_SESS_TCP_SYN;
-    m_tester->OnVerdict(it->second.pkt, v, buf, len);
-    m_tester->OnDeparted(it->second.pkt, now);
-    ++m_received;
-    m_sumLatency += static_cast<double>(now - it->second.sentPs) * 1e-12;
+    const Outstanding o = it->second;
     m_outstanding.erase(it);
+    m_tester->OnVerdict(o.pkt, v, buf, len);
+    m_tester->OnDeparted(o.pkt, now);
+    ++m_received;
+    m_sumLatency += static_cast<double>(now - o.sentPs) * 1e-12;
+    // the unit's packets that waited for this one go now
+    auto parked = m_parked.find(UnitKey(o.pkt));
+    if (parked != m_parked.end())
+    {
+        const std::vector<LbTxPacket> waiting = std::move(parked->second);
+        m_parked.erase(parked);
+        for (const LbTxPacket& w : waiting)
+        {
+            SendOne(w); // parks it again if it still lacks something
+        }
+    }
 }
 
 void
@@ -337,6 +350,20 @@ LbTesterApp::Finish()
         m_tester->OnLost(o.pkt);
     }
     m_outstanding.clear();
+    for (const auto& [unit, waiting] : m_parked)
+    {
+        for (const LbTxPacket& w : waiting)
+        {
+            m_tester->OnLost(w); // what it answers never arrived
+        }
+    }
+    m_parked.clear();
+}
+
+uint64_t
+LbTesterApp::UnitKey(const LbTxPacket& pkt)
+{
+    return (uint64_t{pkt.stream} << 56) | pkt.unit;
 }
 
 void
@@ -344,6 +371,7 @@ LbTesterApp::DoDispose()
 {
     m_ports.clear();
     m_outstanding.clear();
+    m_parked.clear();
     Application::DoDispose();
 }
 

@@ -141,9 +141,8 @@ class LbTester
     /// answered with a cookie needs the cookie. At descriptor level the
     /// balancer's verdict comes as the frame is offered, so this always
     /// holds; at packet level it comes when the frame arrives, and a packet
-    /// whose predecessor has not (lost, or later than the step gap) is not
-    /// sent: its unit fails, as a real endpoint does not answer what it never
-    /// received.
+    /// due before that is sent when it does (never, if it was lost), as a
+    /// real endpoint answers what it received.
     bool CanSend(const LbTxPacket& pkt) const;
     /// The packet is one of a SYN flood's spoofed SYNs.
     bool IsFloodSyn(const LbTxPacket& pkt) const { return m_streams[pkt.stream].kind == LbWorkload::kSynFlood; }

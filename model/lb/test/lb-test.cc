@@ -643,6 +643,26 @@ TEST(LbScenario, PacketLevelAgreesWithDescriptorLevelOnHttp10AndTheSynFlood)
     }
 }
 
+// A SYN that spends longer on its core than the step gap (the ADX's fitted
+// set-up, ~12,000 cycles at 1 GHz, against 10 us): at packet level the
+// server's SYN-ACK waits until the SYN reaches the server's side, then every
+// connection completes through the same frames, so with the same work.
+TEST(LbScenario, PacketLevelServerAnswersASlowSynWhenItArrives)
+{
+    LbScenarioConfig c = Scenario("http10", 2e5);
+    c.connectionSetupCycles = 12000;
+    c.durationSeconds = 0.001;
+    const LbScenarioResult d = RunLbScenario(c);
+    c.level = "packet";
+    const LbScenarioResult p = RunLbScenario(c);
+    EXPECT_GT(c.connectionSetupCycles / c.clockHz, c.stepGapSeconds); // the SYN is slower than the gap
+    EXPECT_EQ(p.unitsStarted, d.unitsStarted);
+    EXPECT_EQ(p.unitsFailed, 0u);
+    EXPECT_EQ(p.framesMeasured, d.framesMeasured);
+    EXPECT_DOUBLE_EQ(p.cyclesPerUnit, d.cyclesPerUnit);
+    EXPECT_EQ(p.connectionsEnd, 0u);
+}
+
 // Direct routing and IP-in-IP at packet level: the servers' replies bypass
 // the balancer (handed to the client at their send time), every forwarded
 // request reaches its server's port as the method requires (the tester's

@@ -1,5 +1,7 @@
 #include "lb-testers.h"
 
+#include "dp_csum.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -114,6 +116,10 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
         legit.script = http10;
         m_streams.push_back(legit);
     }
+    for (Stream& st : m_streams)
+    {
+        st.stepCursor.assign(st.script.size(), 0);
+    }
     if (config.bursts.kind == ArrivalKind::kOnOff || config.bursts.kind == ArrivalKind::kMmpp2)
     {
         // Each stream its own process at its own rate, on its own random
@@ -201,6 +207,15 @@ LbTester::Setup(L4Balancer& lb)
             m_conns.push_back(k);
         }
     }
+    const Stream& st = m_streams[0];
+    size_t longest = 0;
+    for (const Step& s : st.script)
+    {
+        longest = std::max(longest, dp_build_len(DP_IPPROTO_TCP, s.payload));
+    }
+    m_templateStride = std::max<size_t>(longest, 60); // dp_build pads to the Ethernet minimum
+    m_templateLen.assign(m_conns.size() * st.script.size(), 0);
+    m_templateBytes.assign(m_templateLen.size() * m_templateStride, 0);
 }
 
 void
@@ -240,11 +255,6 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                 u.service = static_cast<uint16_t>(n % m_services);
             }
             st.units.push_back(u);
-            for (size_t k = 0; k < st.script.size(); ++k)
-            {
-                m_heap.push_back({u.startPs + k * gapPs, n, static_cast<uint8_t>(k), static_cast<uint8_t>(si)});
-                std::push_heap(m_heap.begin(), m_heap.end(), Later());
-            }
             if (st.starts)
             {
                 st.nextStartPs = static_cast<uint64_t>(std::llround(st.starts->Next()));
@@ -257,11 +267,40 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                                            : static_cast<uint64_t>(std::llround(double(n + 1) * mean));
         }
     }
-    while (!m_heap.empty() && m_heap.front().timePs < untilPs)
+    // Every pending packet due before untilPs in (time, stream, unit, step)
+    // order: the earliest head of the per-step sequences, repeatedly. Step
+    // k's packets are its units' starts + k gaps, in unit order, and every
+    // unit with a packet before untilPs has started before it (above).
+    const Later later;
+    for (;;)
     {
-        std::pop_heap(m_heap.begin(), m_heap.end(), Later());
-        out.push_back(m_heap.back());
-        m_heap.pop_back();
+        LbTxPacket best{};
+        bool any = false;
+        for (size_t si = 0; si < m_streams.size(); ++si)
+        {
+            const Stream& st = m_streams[si];
+            for (size_t k = 0; k < st.stepCursor.size(); ++k)
+            {
+                const uint64_t n = st.stepCursor[k];
+                if (n >= st.units.size())
+                {
+                    continue;
+                }
+                const LbTxPacket head{st.units[n].startPs + k * gapPs, n, static_cast<uint8_t>(k),
+                                      static_cast<uint8_t>(si)};
+                if (head.timePs < untilPs && (!any || later(best, head)))
+                {
+                    best = head;
+                    any = true;
+                }
+            }
+        }
+        if (!any)
+        {
+            return;
+        }
+        out.push_back(best);
+        ++m_streams[best.stream].stepCursor[best.step];
     }
 }
 
@@ -273,6 +312,48 @@ LbTester::UnitOf(const LbTxPacket& pkt)
 
 size_t
 LbTester::Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
+{
+    const Stream& st = m_streams[pkt.stream];
+    if (st.kind != LbWorkload::kHttp11)
+    {
+        return BuildFromSpec(pkt, buf, cap);
+    }
+    // An http11 frame differs from its connection's frame of the same step
+    // only in the IP identification (the unit number): every other field
+    // comes from the connection, fixed at Setup.
+    const size_t idx = static_cast<size_t>(UnitOf(pkt).conn) * st.script.size() + pkt.step;
+    uint8_t* const t = &m_templateBytes[idx * m_templateStride];
+    size_t len = m_templateLen[idx];
+    if (len == 0)
+    {
+        len = BuildFromSpec(pkt, t, m_templateStride);
+        m_templateLen[idx] = static_cast<uint16_t>(len);
+    }
+    if (len == 0 || len > cap)
+    {
+        return 0; // as dp_build: the frame does not fit
+    }
+    std::memcpy(buf, t, len);
+    constexpr size_t kIpId = DP_ETH_HDR_LEN + 4, kIpCsum = DP_ETH_HDR_LEN + 10;
+    const uint16_t id = static_cast<uint16_t>(pkt.unit);
+    const uint16_t old = static_cast<uint16_t>((t[kIpId] << 8) | t[kIpId + 1]);
+    if (id != old)
+    {
+        // RFC 1624 eqn. 3 gives the recomputed checksum bit for bit: both
+        // are the complement of the header's one's-complement sum in
+        // 1..0xFFFF (a nonzero IPv4 header never sums to zero).
+        const uint16_t csum = dp_csum_update16(static_cast<uint16_t>((t[kIpCsum] << 8) | t[kIpCsum + 1]), old, id,
+                                               nullptr);
+        buf[kIpId] = static_cast<uint8_t>(id >> 8);
+        buf[kIpId + 1] = static_cast<uint8_t>(id);
+        buf[kIpCsum] = static_cast<uint8_t>(csum >> 8);
+        buf[kIpCsum + 1] = static_cast<uint8_t>(csum);
+    }
+    return len;
+}
+
+size_t
+LbTester::BuildFromSpec(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
 {
     const Stream& st = m_streams[pkt.stream];
     const Unit& u = UnitOf(pkt);
@@ -353,6 +434,7 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
     if (!s.fromServer && (s.flags & kSyn) && v.answered && len >= size_t(v.out.l4_offset) + 8)
     {
         u.cookie = ReadU32(frame + v.out.l4_offset + 4); // the SYN-ACK's sequence number
+        u.cookieKnown = true;
     }
     if (v.opened)
     {
@@ -360,6 +442,19 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
         u.serverIp = v.out.dst_ip;
         u.snatPort = v.out.src_port;
     }
+}
+
+bool
+LbTester::CanSend(const LbTxPacket& pkt) const
+{
+    const Stream& st = m_streams[pkt.stream];
+    const Unit& u = st.units[pkt.unit];
+    if (st.script[pkt.step].fromServer)
+    {
+        return u.serverIp != 0; // servers are 10.1.s.(k+1)
+    }
+    // the cookie script: the SYN (step 0) is answered by the balancer
+    return !(m_cfg.synCookies && st.kind == LbWorkload::kHttp10 && pkt.step > 0) || u.cookieKnown;
 }
 
 bool

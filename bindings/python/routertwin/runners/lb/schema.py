@@ -119,7 +119,7 @@ class Schema(ScenarioModel):
     occupancy_sample_us: NonNegativeFloat = 0.0
     # descriptor: frames as descriptors through the balancer device; packet:
     # real ns3::Packets between a tester node and the balancer node over the
-    # platform's ports (http11 and dns; docs/adx.md section 8)
+    # platform's ports (every workload; docs/adx.md section 8)
     level: Literal["descriptor", "packet"] = "descriptor"
     link_delay_ns: NonNegativeFloat = Field(default=0.0, le=1e9)  # packet level: each cable's delay
     duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)
@@ -140,12 +140,6 @@ class Schema(ScenarioModel):
         if duration is not None and v >= duration:
             raise ValueError(f"warmup_us {v:g} must be smaller than duration_us {duration:g}")
         return v
-
-    @model_validator(mode="after")
-    def _packet_level_workloads(self):
-        if self.level == "packet" and self.workload not in ("http11", "dns"):
-            raise FieldError(("level",), f"packet level runs the http11 and dns workloads, not {self.workload}")
-        return self
 
     @model_validator(mode="after")
     def _distinct_ids(self):

@@ -1,9 +1,13 @@
 #include "lb-testers.h"
 
+#include "pcap-trace.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 namespace routertwin
 {
@@ -67,25 +71,144 @@ LbWorkloadName(LbWorkload w)
     return kWorkloadNames[static_cast<int>(w)];
 }
 
+void
+PayloadSizes::Validate(const std::string& what) const
+{
+    if (!table.empty() && heavy.kind != FlowSizeKind::kNone)
+    {
+        throw std::invalid_argument(what + ": a table and a " +
+                                    (heavy.kind == FlowSizeKind::kPareto ? "pareto" : "lognormal") +
+                                    " distribution exclude each other");
+    }
+    for (const auto& [bytes, weight] : table)
+    {
+        if (!(weight > 0) || !std::isfinite(weight))
+        {
+            throw std::invalid_argument(what + ": weight of " + std::to_string(bytes) + " bytes must be > 0");
+        }
+    }
+    heavy.Validate();
+}
+
+double
+PayloadSizes::MeanBytes() const
+{
+    if (heavy.kind != FlowSizeKind::kNone)
+    {
+        return heavy.MeanPackets(); // E[ceil X], X in bytes
+    }
+    if (table.empty())
+    {
+        return fixedBytes;
+    }
+    double sum = 0, weights = 0;
+    for (const auto& [bytes, weight] : table)
+    {
+        sum += bytes * weight;
+        weights += weight;
+    }
+    return sum / weights;
+}
+
+namespace
+{
+DiscreteSampler
+TableSampler(const PayloadSizes& sizes)
+{
+    std::vector<double> weights;
+    for (const auto& part : sizes.table)
+    {
+        weights.push_back(part.second);
+    }
+    return weights.empty() ? DiscreteSampler() : DiscreteSampler(weights);
+}
+} // namespace
+
+TraceConnections
+ReadTraceConnections(const std::string& path)
+{
+    TraceConnections out;
+    struct Open
+    {
+        size_t index;
+        uint8_t fins; // 1: the client's FIN seen, 2: the server's
+    };
+    // (client address, server address), (client port, server port)
+    using Key = std::pair<uint64_t, uint32_t>;
+    std::map<Key, Open> open;
+    PcapTrace trace(path, 1);
+    TracePacket p;
+    while (trace.Next(p))
+    {
+        if (!p.ipv4 || !p.tcp)
+        {
+            ++out.otherPackets;
+            continue;
+        }
+        const Key fromClient{(uint64_t(p.ipv4Src) << 32) | p.ipv4Dst, (uint32_t(p.srcPort) << 16) | p.dstPort};
+        const Key fromServer{(uint64_t(p.ipv4Dst) << 32) | p.ipv4Src, (uint32_t(p.dstPort) << 16) | p.srcPort};
+        constexpr uint8_t kFinFlag = 0x01, kSynFlag = 0x02, kRstFlag = 0x04, kAckFlag = 0x10;
+        if ((p.tcpFlags & (kSynFlag | kAckFlag)) == kSynFlag)
+        {
+            open[fromClient] = Open{out.connections.size(), 0};
+            out.connections.push_back(TraceConnection{p.ns, p.tcpPayload, 0});
+            continue;
+        }
+        auto it = open.find(fromClient);
+        const bool client = it != open.end();
+        if (!client)
+        {
+            it = open.find(fromServer);
+        }
+        if (it == open.end())
+        {
+            ++out.segmentsUnmatched;
+            continue;
+        }
+        TraceConnection& c = out.connections[it->second.index];
+        (client ? c.requestBytes : c.responseBytes) += p.tcpPayload;
+        if (p.tcpFlags & kFinFlag)
+        {
+            it->second.fins |= client ? 1 : 2;
+        }
+        if ((p.tcpFlags & kRstFlag) || it->second.fins == 3)
+        {
+            open.erase(it);
+        }
+    }
+    // a capture's timestamps may step back a little: units start in SYN time order
+    std::stable_sort(out.connections.begin(), out.connections.end(),
+                     [](const TraceConnection& a, const TraceConnection& b) { return a.synNs < b.synNs; });
+    return out;
+}
+
 LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     : m_cfg(config),
       m_services(services),
-      m_rng(config.seed, 7)
+      m_rng(config.seed, 7),
+      m_sizeRng(config.seed, 0x5153u),
+      m_requestTable(TableSampler(config.request)),
+      m_responseTable(TableSampler(config.response))
 {
     if (!(config.rate > 0) || !std::isfinite(config.rate))
     {
         throw std::invalid_argument("rate: must be > 0");
     }
-    const uint16_t req = static_cast<uint16_t>(config.requestBytes);
-    const uint16_t rsp = static_cast<uint16_t>(config.responseBytes);
-    std::vector<Step> http10 = {{0, kSyn, 0},       {1, kSyn | kAck, 0},       {0, kAck, 0},
-                                {0, kAck | kPsh, req}, {1, kAck | kPsh, rsp}, {1, kFin | kAck, 0},
+    config.request.Validate("request sizes");
+    config.response.Validate("response sizes");
+    if (config.mss < 1 || config.mss > 8960)
+    {
+        throw std::invalid_argument("mss: must be in 1..8960 (a jumbo frame's TCP payload)");
+    }
+    // The request and response steps: their payloads are the unit's, segmented.
+    std::vector<Step> http10 = {{0, kSyn, 0},        {1, kSyn | kAck, 0},           {0, kAck, 0},
+                                {0, kAck | kPsh, 0, kRequest}, {1, kAck | kPsh, 0, kResponse}, {1, kFin | kAck, 0},
                                 {0, kFin | kAck, 0}, {1, kAck, 0}};
     if (config.synCookies)
     {
         // the balancer answers the SYN itself; the server's SYN-ACK follows the ACK
-        http10 = {{0, kSyn, 0},          {0, kAck, 0},          {1, kSyn | kAck, 0}, {0, kAck | kPsh, req},
-                  {1, kAck | kPsh, rsp}, {1, kFin | kAck, 0}, {0, kFin | kAck, 0}, {1, kAck, 0}};
+        http10 = {{0, kSyn, 0},          {0, kAck, 0},          {1, kSyn | kAck, 0}, {0, kAck | kPsh, 0, kRequest},
+                  {1, kAck | kPsh, 0, kResponse}, {1, kFin | kAck, 0}, {0, kFin | kAck, 0}, {1, kAck, 0}};
     }
     Stream main;
     main.kind = config.workload;
@@ -93,7 +216,7 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     switch (config.workload)
     {
     case LbWorkload::kHttp11:
-        main.script = {{0, kAck | kPsh, req}, {1, kAck | kPsh, rsp}};
+        main.script = {{0, kAck | kPsh, 0, kRequest}, {1, kAck | kPsh, 0, kResponse}};
         break;
     case LbWorkload::kHttp10:
         main.script = http10;
@@ -104,6 +227,25 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     case LbWorkload::kSynFlood:
         main.script = {{0, kSyn, 0}};
         break;
+    }
+    if (!config.traceFile.empty())
+    {
+        if (config.workload != LbWorkload::kHttp10)
+        {
+            throw std::invalid_argument("trace_file: connections from a trace are http10 units, not " +
+                                        std::string(LbWorkloadName(config.workload)));
+        }
+        m_trace = ReadTraceConnections(config.traceFile).connections;
+        const uint64_t span = m_trace.empty() ? 0 : m_trace.back().synNs - m_trace.front().synNs;
+        if (m_trace.size() < 2 || span == 0)
+        {
+            throw std::invalid_argument(config.traceFile + ": a trace needs at least two TCP connections "
+                                        "(SYNs) at different instants");
+        }
+        // captured: n - 1 gaps over the span; rescaled: n - 1 gaps of 1 / rate
+        const double nativeRate = double(m_trace.size() - 1) / (double(span) * 1e-9);
+        m_tracePsPerNs = 1e3 * (config.traceRescale ? nativeRate / config.rate : 1.0);
+        m_tracePassPs = (double(span) + 1e9 / nativeRate) * m_tracePsPerNs; // the span and one mean gap
     }
     m_streams.push_back(main);
     if (config.workload == LbWorkload::kSynFlood && config.legitRate > 0)
@@ -239,11 +381,27 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                 u.clientPort = static_cast<uint16_t>(1024 + (n & 0x3FFF));
                 u.service = static_cast<uint16_t>(n % m_services);
             }
-            st.units.push_back(u);
-            for (size_t k = 0; k < st.script.size(); ++k)
+            if (!m_trace.empty() && si == 0)
             {
-                m_heap.push_back({u.startPs + k * gapPs, n, static_cast<uint8_t>(k), static_cast<uint8_t>(si)});
-                std::push_heap(m_heap.begin(), m_heap.end(), Later());
+                const TraceConnection& tc = m_trace[n % m_trace.size()];
+                u.requestBytes = tc.requestBytes;
+                u.responseBytes = tc.responseBytes;
+            }
+            else if (st.kind == LbWorkload::kHttp11 || st.kind == LbWorkload::kHttp10)
+            {
+                u.requestBytes = DrawBytes(m_cfg.request, m_requestTable);
+                u.responseBytes = DrawBytes(m_cfg.response, m_responseTable);
+            }
+            u.steps = StepsOf(st, u.requestBytes, u.responseBytes);
+            st.units.push_back(u);
+            // Its first packet; each packet queues the next when it is sent,
+            // so a long unit holds one heap entry, not all its segments.
+            m_heap.push_back({u.startPs, n, 0, static_cast<uint8_t>(si)});
+            std::push_heap(m_heap.begin(), m_heap.end(), Later());
+            if (!m_trace.empty() && si == 0)
+            {
+                st.nextStartPs = TraceStartPs(n + 1);
+                continue;
             }
             if (st.starts)
             {
@@ -260,15 +418,113 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
     while (!m_heap.empty() && m_heap.front().timePs < untilPs)
     {
         std::pop_heap(m_heap.begin(), m_heap.end(), Later());
-        out.push_back(m_heap.back());
+        const LbTxPacket p = m_heap.back();
         m_heap.pop_back();
+        out.push_back(p);
+        const Unit& u = UnitOf(p);
+        if (p.step + 1 < u.steps)
+        {
+            m_heap.push_back({u.startPs + (p.step + 1) * gapPs, p.unit, p.step + 1, p.stream});
+            std::push_heap(m_heap.begin(), m_heap.end(), Later());
+        }
     }
 }
 
-LbTester::Unit&
-LbTester::UnitOf(const LbTxPacket& pkt)
+uint64_t
+LbTester::TraceStartPs(uint64_t unit) const
 {
-    return m_streams[pkt.stream].units[pkt.unit];
+    const uint64_t pass = unit / m_trace.size();
+    const TraceConnection& c = m_trace[unit % m_trace.size()];
+    return static_cast<uint64_t>(std::llround(double(pass) * m_tracePassPs +
+                                              double(c.synNs - m_trace.front().synNs) * m_tracePsPerNs));
+}
+
+uint64_t
+LbTester::DrawBytes(const PayloadSizes& sizes, const DiscreteSampler& table)
+{
+    if (sizes.heavy.kind != FlowSizeKind::kNone)
+    {
+        return sizes.heavy.DrawPackets(m_sizeRng); // ceil(X) of X bytes
+    }
+    if (!sizes.table.empty())
+    {
+        return sizes.table[table.Sample(m_sizeRng)].first;
+    }
+    return sizes.fixedBytes;
+}
+
+uint32_t
+LbTester::Segments(uint64_t bytes) const
+{
+    return bytes <= m_cfg.mss ? 1u : static_cast<uint32_t>((bytes + m_cfg.mss - 1) / m_cfg.mss);
+}
+
+uint32_t
+LbTester::StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseBytes) const
+{
+    uint32_t n = 0;
+    for (const Step& s : st.script)
+    {
+        if (s.role == kRequest)
+        {
+            n += Segments(requestBytes);
+        }
+        else if (s.role == kResponse)
+        {
+            const uint32_t segs = Segments(responseBytes);
+            n += segs + (segs - 1) / 2; // the client's ACK of every second segment but the last
+        }
+        else
+        {
+            ++n;
+        }
+    }
+    return n;
+}
+
+LbTester::Step
+LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k) const
+{
+    // Segment i of n of B bytes carries mss, the last the remainder.
+    auto segment = [this](Step s, uint64_t bytes, uint32_t i, uint32_t n) {
+        s.payload = static_cast<uint16_t>(i + 1 < n ? m_cfg.mss : bytes - uint64_t(n - 1) * m_cfg.mss);
+        return s;
+    };
+    for (const Step& s : st.script)
+    {
+        if (s.role == kFixed)
+        {
+            if (k == 0)
+            {
+                return s;
+            }
+            --k;
+            continue;
+        }
+        const uint64_t bytes = s.role == kRequest ? u.requestBytes : u.responseBytes;
+        const uint32_t segs = Segments(bytes);
+        if (s.role == kRequest)
+        {
+            if (k < segs)
+            {
+                return segment(s, bytes, k, segs);
+            }
+            k -= segs;
+            continue;
+        }
+        const uint32_t packets = segs + (segs - 1) / 2;
+        if (k < packets)
+        {
+            // in threes: segment, segment, the client's ACK of both
+            if (k % 3 == 2)
+            {
+                return Step{0, kAck, 0, kResponse};
+            }
+            return segment(s, bytes, 2 * (k / 3) + k % 3, segs);
+        }
+        k -= packets;
+    }
+    return st.script.back(); // not reached: k < the unit's steps
 }
 
 size_t
@@ -276,7 +532,7 @@ LbTester::Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
 {
     const Stream& st = m_streams[pkt.stream];
     const Unit& u = UnitOf(pkt);
-    const Step& s = st.script[pkt.step];
+    const Step s = StepOf(st, u, pkt.step);
     dp_build_spec_t b{};
     b.ttl = 64;
     b.ip_id = static_cast<uint16_t>(pkt.unit);
@@ -344,7 +600,7 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
         return;
     }
     const Stream& st = m_streams[pkt.stream];
-    const Step& s = st.script[pkt.step];
+    const Step s = StepOf(st, u, pkt.step);
     if (!s.fromServer && !v.answered && st.kind != LbWorkload::kDns && st.kind != LbWorkload::kSynFlood)
     {
         uint32_t& server = st.kind == LbWorkload::kHttp11 ? m_conns[u.conn].server : u.server;
@@ -365,7 +621,7 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
 bool
 LbTester::Bypasses(const LbTxPacket& pkt) const
 {
-    return Bypass() && m_streams[pkt.stream].script[pkt.step].fromServer;
+    return Bypass() && StepOf(m_streams[pkt.stream], UnitOf(pkt), pkt.step).fromServer;
 }
 
 uint32_t
@@ -462,11 +718,10 @@ LbTester::Started(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
 uint64_t
 LbTester::Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
 {
-    const size_t need = m_streams[stream].script.size();
     uint64_t n = 0;
     for (const Unit& u : m_streams[stream].units)
     {
-        n += u.lastDepartPs >= fromPs && u.lastDepartPs < toPs && !u.failed && u.delivered == need;
+        n += u.lastDepartPs >= fromPs && u.lastDepartPs < toPs && !u.failed && u.delivered == u.steps;
     }
     return n;
 }
@@ -482,15 +737,31 @@ LbTester::Failed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
     return n;
 }
 
-uint32_t
+double
 LbTester::PacketsPerUnit(uint8_t stream) const
 {
-    uint32_t n = 0;
-    for (const Step& s : m_streams[stream].script)
+    const Stream& st = m_streams[stream];
+    if (st.units.empty() || (m_cfg.request.Fixed() && m_cfg.response.Fixed() && m_trace.empty()))
     {
-        n += !(Bypass() && s.fromServer);
+        Unit u;
+        u.requestBytes = m_cfg.request.Fixed() ? m_cfg.request.fixedBytes : 0;
+        u.responseBytes = m_cfg.response.Fixed() ? m_cfg.response.fixedBytes : 0;
+        uint32_t n = 0;
+        for (uint32_t k = 0, steps = StepsOf(st, u.requestBytes, u.responseBytes); k < steps; ++k)
+        {
+            n += !(Bypass() && StepOf(st, u, k).fromServer);
+        }
+        return n;
     }
-    return n;
+    uint64_t n = 0;
+    for (const Unit& u : st.units)
+    {
+        for (uint32_t k = 0; k < u.steps; ++k)
+        {
+            n += !(Bypass() && StepOf(st, u, k).fromServer);
+        }
+    }
+    return static_cast<double>(n) / static_cast<double>(st.units.size());
 }
 
 } // namespace routertwin

@@ -157,7 +157,7 @@ Keys()
         {"response_lognormal_mu", [](C& c, S k, V v) { c.responseSizes.lognormalMu = AsDouble(k, v); }},
         {"request_lognormal_sigma", [](C& c, S k, V v) { c.requestSizes.lognormalSigma = Positive(k, v); }},
         {"response_lognormal_sigma", [](C& c, S k, V v) { c.responseSizes.lognormalSigma = Positive(k, v); }},
-        {"mss", [](C& c, S k, V v) { c.mss = static_cast<uint32_t>(AsInt(k, v, 1, 8960)); }},
+        {"mss", [](C& c, S k, V v) { c.mss = static_cast<uint32_t>(AsInt(k, v, 1, 1460)); }},
         {"trace_file", [](C& c, S k, V v) { c.traceFile = AsString(k, v); }},
         {"trace_rescale", [](C& c, S k, V v) { c.traceRescale = AsBool(k, v); }},
         {"step_gap_s", [](C& c, S k, V v) { c.stepGapSeconds = Positive(k, v); }},

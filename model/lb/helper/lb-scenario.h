@@ -46,7 +46,7 @@
 //   request_lognormal_mu   float, 8          lognormal: mean of ln X (X in bytes)
 //   request_lognormal_sigma float, 1         lognormal: sd of ln X
 //   response_pareto_alpha, response_pareto_min_bytes, response_lognormal_mu, response_lognormal_sigma: the same
-//   mss                    int B, 1460       TCP payload per segment
+//   mss                    int B, 1460       TCP payload per segment, 1..1460
 //   trace_file             str, ""           http10: connections (SYN instants, bytes each way) from a
 //                                            pcap/pcapng of TCP flows (lb-testers.h)
 //   trace_rescale          bool, true        trace: connections start at `rate` a second; false: as captured

@@ -196,9 +196,10 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     }
     config.request.Validate("request sizes");
     config.response.Validate("response sizes");
-    if (config.mss < 1 || config.mss > 8960)
+    if (config.mss < 1 || config.mss > 1460)
     {
-        throw std::invalid_argument("mss: must be in 1..8960 (a jumbo frame's TCP payload)");
+        // the frame buffers of both levels hold a 1500-byte MTU's frame (2 KiB)
+        throw std::invalid_argument("mss: must be in 1..1460 (an Ethernet MTU of 1500 less 40)");
     }
     // The request and response steps: their payloads are the unit's, segmented.
     std::vector<Step> http10 = {{0, kSyn, 0},        {1, kSyn | kAck, 0},           {0, kAck, 0},

@@ -144,7 +144,7 @@ struct LbTesterConfig
     uint32_t connsPerUser = 20;   ///< http11
     PayloadSizes request;         ///< HTTP request (TCP payload): 64 in the report
     PayloadSizes response;        ///< HTTP response (TCP payload): 64, assumption
-    uint32_t mss = 1460;          ///< TCP payload per segment (Ethernet MTU 1500 - 40)
+    uint32_t mss = 1460;          ///< TCP payload per segment, 1..1460 (Ethernet MTU 1500 - 40)
     /// http10: connections from this pcap/pcapng file (see the header
     /// comment) instead of starts by `bursts`/`poisson` and drawn sizes.
     std::string traceFile;

@@ -159,7 +159,7 @@ class Schema(ScenarioModel):
     # of the platform's fixed sizes; segmented by `mss` (PayloadSizes)
     request_sizes: PayloadSizes | None = None
     response_sizes: PayloadSizes | None = None
-    mss: int = Field(default=1460, ge=1, le=8960)
+    mss: int = Field(default=1460, ge=1, le=1460)  # TCP payload a segment: Ethernet MTU 1500 - 40
     trace: ConnectionTrace | None = None  # http10: connections from a capture
     rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
     # Closing (model/lb/model/l4-balancer.h): TIME_WAIT linger, 0 = removed at

@@ -685,3 +685,22 @@ def test_lb_response_table_gives_its_mean_packets_and_a_trace_needs_http10(write
     line = one_line(run_cli("run", str(path), "--out", str(out_dir)), out_dir)
     assert line.startswith(f"{path}:{line_of(text, 'trace:')}:")
     assert "a trace's connections are http10 units, not http11" in line
+
+
+def test_lb_sizes_belong_to_http_units(write, tmp_path):
+    text = f"""
+        scenario: lbdns
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS}/adx8000.yaml
+        fitted: {PLATFORMS}/fitted/adx.yaml
+        workload: dns
+        response_sizes: {{sizes: pareto, pareto_alpha: 1.5}}
+        cases:
+          - {{id: a, rate: 1.0e5}}
+    """
+    path = write("lbdns.yaml", text)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out)), out)
+    assert line.startswith(f"{path}:{line_of(text, 'response_sizes')}:")
+    assert "sizes are those of http11 and http10 units, not dns" in line

@@ -195,6 +195,14 @@ class Schema(ScenarioModel):
         return v
 
     @model_validator(mode="after")
+    def _sizes_are_http(self):
+        for key in ("request_sizes", "response_sizes"):
+            if getattr(self, key) is not None and self.workload not in ("http11", "http10"):
+                raise FieldError((key,), f"request and response sizes are those of http11 and http10 units, "
+                                         f"not {self.workload}")
+        return self
+
+    @model_validator(mode="after")
     def _trace_is_http10(self):
         if self.trace is not None:
             if self.workload != "http10":

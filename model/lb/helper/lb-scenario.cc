@@ -433,10 +433,9 @@ namespace
 {
 
 PayloadSizes
-Payload(uint32_t fixedBytes, const LbScenarioConfig::PayloadKeys& k, const std::string& side)
+Payload(const LbScenarioConfig::PayloadKeys& k, const std::string& side)
 {
     PayloadSizes p;
-    p.fixedBytes = fixedBytes;
     if (k.sizes == "table")
     {
         if (k.table.empty())
@@ -473,8 +472,10 @@ TesterConfig(const LbScenarioConfig& c)
     tc.legitRate = c.legitRate;
     tc.users = c.users;
     tc.connsPerUser = c.connsPerUser;
-    tc.request = Payload(c.requestBytes, c.requestSizes, "request");
-    tc.response = Payload(c.responseBytes, c.responseSizes, "response");
+    tc.requestBytes = c.requestBytes;
+    tc.responseBytes = c.responseBytes;
+    tc.request = Payload(c.requestSizes, "request");
+    tc.response = Payload(c.responseSizes, "response");
     tc.mss = c.mss;
     tc.traceFile = c.traceFile;
     tc.traceRescale = c.traceRescale;

@@ -90,26 +90,6 @@ PayloadSizes::Validate(const std::string& what) const
     heavy.Validate();
 }
 
-double
-PayloadSizes::MeanBytes() const
-{
-    if (heavy.kind != FlowSizeKind::kNone)
-    {
-        return heavy.MeanPackets(); // E[ceil X], X in bytes
-    }
-    if (table.empty())
-    {
-        return fixedBytes;
-    }
-    double sum = 0, weights = 0;
-    for (const auto& [bytes, weight] : table)
-    {
-        sum += bytes * weight;
-        weights += weight;
-    }
-    return sum / weights;
-}
-
 namespace
 {
 DiscreteSampler
@@ -390,8 +370,8 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             }
             else if (st.kind == LbWorkload::kHttp11 || st.kind == LbWorkload::kHttp10)
             {
-                u.requestBytes = DrawBytes(m_cfg.request, m_requestTable);
-                u.responseBytes = DrawBytes(m_cfg.response, m_responseTable);
+                u.requestBytes = DrawBytes(m_cfg.request, m_cfg.requestBytes, m_requestTable);
+                u.responseBytes = DrawBytes(m_cfg.response, m_cfg.responseBytes, m_responseTable);
             }
             u.steps = StepsOf(st, u.requestBytes, u.responseBytes);
             st.units.push_back(u);
@@ -441,7 +421,7 @@ LbTester::TraceStartPs(uint64_t unit) const
 }
 
 uint64_t
-LbTester::DrawBytes(const PayloadSizes& sizes, const DiscreteSampler& table)
+LbTester::DrawBytes(const PayloadSizes& sizes, uint32_t fixedBytes, const DiscreteSampler& table)
 {
     if (sizes.heavy.kind != FlowSizeKind::kNone)
     {
@@ -451,7 +431,7 @@ LbTester::DrawBytes(const PayloadSizes& sizes, const DiscreteSampler& table)
     {
         return sizes.table[table.Sample(m_sizeRng)].first;
     }
-    return sizes.fixedBytes;
+    return fixedBytes;
 }
 
 uint32_t
@@ -745,8 +725,8 @@ LbTester::PacketsPerUnit(uint8_t stream) const
     if (st.units.empty() || (m_cfg.request.Fixed() && m_cfg.response.Fixed() && m_trace.empty()))
     {
         Unit u;
-        u.requestBytes = m_cfg.request.Fixed() ? m_cfg.request.fixedBytes : 0;
-        u.responseBytes = m_cfg.response.Fixed() ? m_cfg.response.fixedBytes : 0;
+        u.requestBytes = m_cfg.requestBytes;
+        u.responseBytes = m_cfg.responseBytes;
         uint32_t n = 0;
         for (uint32_t k = 0, steps = StepsOf(st, u.requestBytes, u.responseBytes); k < steps; ++k)
         {

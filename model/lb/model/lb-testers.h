@@ -95,21 +95,18 @@ enum class LbWorkload : uint8_t
 LbWorkload ParseLbWorkload(const std::string& name);
 const char* LbWorkloadName(LbWorkload w);
 
-/// Bytes of HTTP payload one unit sends one way: fixedBytes, or drawn per
-/// unit from an empirical table (bytes, weight = share of units), or
-/// ceil(X) of a Pareto or lognormal X (heavy.kind; X in bytes).
+/// Bytes of HTTP payload one unit sends one way, drawn per unit from an
+/// empirical table (bytes, weight = share of units) or as ceil(X) of a
+/// Pareto or lognormal X (heavy.kind; X in bytes); neither: the config's
+/// fixed requestBytes / responseBytes.
 struct PayloadSizes
 {
-    uint32_t fixedBytes = 64;
     std::vector<std::pair<uint32_t, double>> table;
     FlowSizeDistribution heavy;
     bool Fixed() const { return table.empty() && heavy.kind == FlowSizeKind::kNone; }
     /// Throws std::invalid_argument naming `what` (a table and a heavy tail
     /// together, a bad weight or parameter).
     void Validate(const std::string& what) const;
-    /// E[bytes]: fixedBytes, the table's mean, or E[ceil X] (exact up to
-    /// FlowSizeDistribution::MeanPackets' quadrature).
-    double MeanBytes() const;
 };
 
 /// One TCP connection of a trace: its SYN's instant and the payload octets
@@ -142,8 +139,10 @@ struct LbTesterConfig
     double legitRate = 0;         ///< synflood: legitimate http10 connections per second beside it
     uint32_t users = 96;          ///< http11
     uint32_t connsPerUser = 20;   ///< http11
-    PayloadSizes request;         ///< HTTP request (TCP payload): 64 in the report
-    PayloadSizes response;        ///< HTTP response (TCP payload): 64, assumption
+    uint32_t requestBytes = 64;   ///< HTTP request (TCP payload), unless `request` draws it
+    uint32_t responseBytes = 64;  ///< HTTP response (TCP payload), assumption; unless `response` draws it
+    PayloadSizes request;         ///< drawn request sizes (none: requestBytes)
+    PayloadSizes response;        ///< drawn response sizes (none: responseBytes)
     uint32_t mss = 1460;          ///< TCP payload per segment, 1..1460 (Ethernet MTU 1500 - 40)
     /// http10: connections from this pcap/pcapng file (see the header
     /// comment) instead of starts by `bursts`/`poisson` and drawn sizes.
@@ -276,7 +275,7 @@ class LbTester
     uint32_t Segments(uint64_t bytes) const;
     uint32_t StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseBytes) const;
     Step StepOf(const Stream& st, const Unit& u, uint32_t k) const;
-    uint64_t DrawBytes(const PayloadSizes& sizes, const DiscreteSampler& table);
+    uint64_t DrawBytes(const PayloadSizes& sizes, uint32_t fixedBytes, const DiscreteSampler& table);
     /// The server a forwarded client frame reaches, UINT32_MAX if the frame
     /// is not what the forwarding method must produce for this client packet.
     uint32_t ServerOfForwarded(uint32_t clientIp, uint16_t clientPort, uint32_t service, const uint8_t* frame,

@@ -4,7 +4,7 @@ frames, IMIX and a trace (docs/workloads.md): the CN78xx simple-executive
 forwarder at packet level beside its closed form, and the T640's POS ports
 (the trace's sizes as a mix, and the trace itself replayed on every port).
 
-Usage: python3 scripts/workload-whatif.py [--out build/workloads] [--figure docs/img]
+Usage: python3 scripts/workload-whatif.py [--out build/workloads] [--figure docs/figures]
 Writes OUT/bulk-tcp.pcap (the trace, generated here), OUT/octeon.csv,
 OUT/t640.csv and OUT/*.png, and prints the tables docs/workloads.md quotes.
 With --figure DIR it also writes DIR/workloads-100g.png, the figure the docs
@@ -190,7 +190,7 @@ def plot(oct_rows: list[dict], t640_rows: list[dict], out: Path, description: st
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "workloads")
-    ap.add_argument("--figure", type=Path, help="also write the docs' figure and its data here (docs/img)")
+    ap.add_argument("--figure", type=Path, help="also write the docs' figure and its data here (docs/figures)")
     args = ap.parse_args()
     args.out = args.out.resolve()  # the scenarios written there name the trace by this path
     args.out.mkdir(parents=True, exist_ok=True)

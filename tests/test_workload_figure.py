@@ -1,10 +1,10 @@
-"""The 100G what-if figure the docs show (docs/img/workloads-100g.png) is
+"""The 100G what-if figure the docs show (docs/figures/workloads-100g.png) is
 the one its data file holds (the PNG names the CSV's SHA-256), and that data
 is what `scripts/workload-whatif.py` computes today: the figure is
 regenerated's numbers, not pixels, so a model change that moves the answer
 fails here until the figure is regenerated:
 
-    python3 scripts/workload-whatif.py --figure docs/img
+    python3 scripts/workload-whatif.py --figure docs/figures
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pytest
 
 from conftest import ROOT
 
-FIGURE = ROOT / "docs" / "img" / "workloads-100g.png"
-DATA = ROOT / "docs" / "img" / "workloads-100g.csv"
+FIGURE = ROOT / "docs" / "figures" / "workloads-100g.png"
+DATA = ROOT / "docs" / "figures" / "workloads-100g.csv"
 
 
 def png_text(path: Path) -> dict[str, str]:

@@ -18,9 +18,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <stdexcept>
-#include <unordered_map>
 
 namespace routertwin
 {
@@ -405,9 +405,10 @@ LbScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     {
         Bad("warmup_s", "must be shorter than duration_s");
     }
-    if (c.level == "packet" && c.workload != "http11" && c.workload != "dns")
+    if (c.level == "packet" && c.workload == "synflood" && c.floodPorts > c.ports / 2)
     {
-        Bad("level", "packet level runs the http11 and dns workloads (workload is '" + c.workload + "')");
+        Bad("flood_ports", "at packet level the flood uses the clients' side, the first half of the ports (" +
+                               std::to_string(c.ports / 2) + ")");
     }
     if (c.level == "packet" && c.ports < 2)
     {
@@ -660,7 +661,7 @@ RunPacketLevel(const LbScenarioConfig& c)
         return pacer.Next();
     });
     Ptr<LbTesterApp> app = CreateObject<LbTesterApp>();
-    app->Configure(&tester, testerPorts, map, durPs, slicePs);
+    app->Configure(&tester, testerPorts, map, durPs, slicePs, c.workload == "synflood" ? c.floodPorts : 0);
     testerNode->AddApplication(app);
     app->SetStartTime(Seconds(0));
     Simulator::Run();
@@ -716,7 +717,26 @@ RunDescriptorLevel(const LbScenarioConfig& c)
     const uint64_t slicePs = static_cast<uint64_t>(std::llround(c.batchIntervalSeconds * 1e12));
 
     tester.SetEnd(durPs);
-    std::unordered_map<uint32_t, LbTxPacket> inFlight;
+    // Packets inside the device by tag: tags are handed out in order and
+    // every packet leaves or is dropped within a few slices, so a window of
+    // tags from the oldest still inside does (no hashing, no allocation per
+    // packet).
+    std::deque<LbTxPacket> inFlight;
+    std::deque<bool> inside;
+    uint32_t oldestTag = 0;
+    auto leave = [&](uint32_t t) -> const LbTxPacket& {
+        const size_t i = t - oldestTag;
+        inside[i] = false;
+        return inFlight[i];
+    };
+    auto forget = [&]() {
+        while (!inside.empty() && !inside.front())
+        {
+            inside.pop_front();
+            inFlight.pop_front();
+            ++oldestTag;
+        }
+    };
     uint32_t tag = 0;
     std::vector<LbTxPacket> pkts;
     std::vector<PacketDesc> batch, departed, dropped;
@@ -757,16 +777,13 @@ RunDescriptorLevel(const LbScenarioConfig& c)
             }
             sumLatencySeconds += static_cast<double>(d.departPs - d.arrivalPs) * 1e-12;
             ++latencyFrames;
-            auto it = inFlight.find(d.seq);
-            tester.OnDeparted(it->second, d.departPs);
-            inFlight.erase(it);
+            tester.OnDeparted(leave(d.seq), d.departPs);
         }
         for (const PacketDesc& d : dropped)
         {
-            auto it = inFlight.find(d.seq);
-            tester.OnLost(it->second);
-            inFlight.erase(it);
+            tester.OnLost(leave(d.seq));
         }
+        forget();
         departed.clear();
         dropped.clear();
     };
@@ -786,7 +803,9 @@ RunDescriptorLevel(const LbScenarioConfig& c)
             size_t outLen = len;
             const LbVerdict v = dev->Offer(buf, len, cap, kHeadroom, p.timePs, tag, batch, &out, &outLen);
             tester.OnVerdict(p, v, out, outLen);
-            inFlight.emplace(tag++, p);
+            inFlight.push_back(p);
+            inside.push_back(true);
+            ++tag;
         }
     };
 

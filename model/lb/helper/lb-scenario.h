@@ -72,8 +72,8 @@
 //                                            kept, FIN_WAIT, IPVS's 2 s for NONE)
 //   occupancy_sample_s     float s, 0        sample the connections held every this often; 0 = never
 //   level                  str, "descriptor" descriptor | packet: real ns3::Packets between a tester node and
-//                                            the balancer node over `ports` Ethernet cables (http11, dns;
-//                                            lb-packet-level.h)
+//                                            the balancer node over `ports` Ethernet cables (every workload;
+//                                            synflood: flood_ports <= ports / 2; lb-packet-level.h)
 //   link_delay_s           float s, 0        packet level: propagation delay of each cable
 #ifndef ROUTERTWIN_LB_SCENARIO_H
 #define ROUTERTWIN_LB_SCENARIO_H

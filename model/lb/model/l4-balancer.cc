@@ -505,7 +505,10 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
     uint8_t drop = dp_parse(frame, len, nullptr, &p, ops);
     if (drop == DP_OK)
     {
-        v.core = CoreOf(p.src_ip, p.dst_ip, p.src_port, p.dst_port, p.ip_proto);
+        // The frame's key and the core (shard) that owns it. A lookup that
+        // finds the key returns its shard with the hit, so the shard is
+        // hashed separately only when there is no hit to take it from.
+        const dp_flow_key_t k = Key(p.src_ip, p.dst_ip, p.src_port, p.dst_port, p.ip_proto);
         const int vipService = ServiceOfVip(p.dst_ip);
         if (p.dst_ip == kSnatIp || vipService >= 0)
         {
@@ -514,6 +517,7 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
         }
         if (vipService >= 0 && p.ip_proto == DP_IPPROTO_UDP && p.dst_port == kDnsPort)
         {
+            v.core = dp_sess_shard_of(m_sess, &k);
             size_t ol = 0;
             drop = dp_dns_answer_frame(m_zone, frame, len, frame, cap, &ol, nullptr, ops);
             if (drop == DP_OK)
@@ -530,10 +534,10 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
         else if (p.dst_ip == kSnatIp && p.ip_proto == DP_IPPROTO_TCP)
         {
             // a server's reply to the SNAT address
-            const dp_flow_key_t k = Key(p.src_ip, p.dst_ip, p.src_port, p.dst_port, p.ip_proto);
-            v.core = dp_sess_shard_of(m_sess, &k);
             dp_sess_hit_t hit;
-            if (dp_sess_lookup(m_sess, &k, &hit, ops) != 0 || hit.dir != DP_SESS_DIR_OUT)
+            const bool found = dp_sess_lookup(m_sess, &k, &hit, ops) == 0;
+            v.core = found ? hit.conn.shard : dp_sess_shard_of(m_sess, &k);
+            if (!found || hit.dir != DP_SESS_DIR_OUT)
             {
                 drop = DP_DROP_NO_SESSION;
             }
@@ -554,10 +558,11 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
         else if (vipService >= 0 && p.ip_proto == DP_IPPROTO_TCP && p.dst_port == kHttpPort)
         {
             const uint32_t service = static_cast<uint32_t>(vipService);
-            const dp_flow_key_t k = Key(p.src_ip, p.dst_ip, p.src_port, p.dst_port, p.ip_proto);
             dp_sess_hit_t hit;
             const uint8_t flags = p.tcp_flags;
-            if (dp_sess_lookup(m_sess, &k, &hit, ops) == 0 && hit.dir == DP_SESS_DIR_IN)
+            const bool found = dp_sess_lookup(m_sess, &k, &hit, ops) == 0;
+            v.core = found ? hit.conn.shard : dp_sess_shard_of(m_sess, &k);
+            if (found && hit.dir == DP_SESS_DIR_IN)
             {
                 const int prev = hit.state;
                 const int state = dp_sess_track(m_sess, hit.conn, DP_SESS_DIR_IN, flags, nowMs, ops);
@@ -617,6 +622,7 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
         }
         else
         {
+            v.core = dp_sess_shard_of(m_sess, &k);
             drop = DP_DROP_NO_VIRTUAL_SERVICE;
         }
     }

@@ -212,8 +212,9 @@ LbTesterApp::GetTypeId()
 
 void
 LbTesterApp::Configure(LbTester* tester, const std::vector<Ptr<EthernetPortDevice>>& ports, LbPortMap map,
-                       uint64_t endPs, uint64_t slicePs)
+                       uint64_t endPs, uint64_t slicePs, uint32_t floodPorts)
 {
+    m_floodPorts = floodPorts;
     m_tester = tester;
     m_ports = ports;
     m_map = map;
@@ -267,6 +268,12 @@ LbTesterApp::SendOne(LbTxPacket pkt)
         m_tester->OnDeparted(pkt, now);
         return;
     }
+    if (!m_tester->CanSend(pkt))
+    {
+        // it answers a packet that has not arrived yet: sent when that does
+        m_parked[UnitKey(pkt)].push_back(pkt);
+        return;
+    }
     uint8_t buf[kFrameBuffer];
     const size_t len = m_tester->Build(pkt, buf, sizeof buf);
     dp_parsed_t p{};
@@ -276,9 +283,11 @@ LbTesterApp::SendOne(LbTxPacket pkt)
     tag.id = m_nextId++;
     frame->AddPacketTag(tag);
     ++m_sent;
-    if (m_ports.at(m_map.PortOf(p.src_ip))->Send(frame, Address(), 0x0800))
+    const uint32_t port = m_floodPorts && m_tester->IsFloodSyn(pkt) ? static_cast<uint32_t>(pkt.unit % m_floodPorts)
+                                                                     : m_map.PortOf(p.src_ip);
+    if (m_ports.at(port)->Send(frame, Address(), 0x0800))
     {
-        m_outstanding.emplace(tag.id, Outstanding{pkt, now});
+        m_outstanding.emplace(tag.id, Outstanding{pkt, now, p.src_ip});
     }
     else
     {
@@ -304,16 +313,33 @@ LbTesterApp::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, const A
     uint8_t buf[kFrameBuffer];
     const size_t len = std::min<size_t>(packet->GetSize(), sizeof buf);
     packet->CopyData(buf, len);
-    // what the tester can tell from the frame it got: forwarded, or (a DNS
-    // answer) sent back to the client that asked
+    // What the tester can tell from the frame it got: forwarded, or sent
+    // back to the client that sent it (a DNS answer, a SYN-ACK with a
+    // cookie); a client's SYN reaching a server (a cookie handshake's ACK is
+    // sent on as the SYN) is a connection opened there, on the server and
+    // SNAT port the frame shows.
     LbVerdict v;
     dp_parse(buf, len, nullptr, &v.out, nullptr);
-    v.answered = v.out.ip_proto == DP_IPPROTO_UDP && v.out.dst_port != L4Balancer::kDnsPort;
-    m_tester->OnVerdict(it->second.pkt, v, buf, len);
-    m_tester->OnDeparted(it->second.pkt, now);
-    ++m_received;
-    m_sumLatency += static_cast<double>(now - it->second.sentPs) * 1e-12;
+    v.answered = v.out.dst_ip == it->second.srcIp;
+    v.opened = !v.answered && v.out.ip_proto == DP_IPPROTO_TCP &&
+               (v.out.tcp_flags & (DP_SESS_TCP_SYN | DP_SESS_TCP_ACK)) == DP_SESS_TCP_SYN;
+    const Outstanding o = it->second;
     m_outstanding.erase(it);
+    m_tester->OnVerdict(o.pkt, v, buf, len);
+    m_tester->OnDeparted(o.pkt, now);
+    ++m_received;
+    m_sumLatency += static_cast<double>(now - o.sentPs) * 1e-12;
+    // the unit's packets that waited for this one go now
+    auto parked = m_parked.find(UnitKey(o.pkt));
+    if (parked != m_parked.end())
+    {
+        const std::vector<LbTxPacket> waiting = std::move(parked->second);
+        m_parked.erase(parked);
+        for (const LbTxPacket& w : waiting)
+        {
+            SendOne(w); // parks it again if it still lacks something
+        }
+    }
 }
 
 void
@@ -324,6 +350,20 @@ LbTesterApp::Finish()
         m_tester->OnLost(o.pkt);
     }
     m_outstanding.clear();
+    for (const auto& [unit, waiting] : m_parked)
+    {
+        for (const LbTxPacket& w : waiting)
+        {
+            m_tester->OnLost(w); // what it answers never arrived
+        }
+    }
+    m_parked.clear();
+}
+
+uint64_t
+LbTesterApp::UnitKey(const LbTxPacket& pkt)
+{
+    return (uint64_t{pkt.stream} << 56) | pkt.unit;
 }
 
 void
@@ -331,6 +371,7 @@ LbTesterApp::DoDispose()
 {
     m_ports.clear();
     m_outstanding.clear();
+    m_parked.clear();
     Application::DoDispose();
 }
 

@@ -18,10 +18,14 @@
 // descriptor level: it emits each packet at its time on its port and
 // tells the tester what came back. It learns nothing from the balancer
 // directly: what the balancer refused or lost never arrives and counts as
-// lost when the run ends (a tester's timeout). Workloads: http11 and dns
-// (their packets need nothing learnt at run time; http10's server replies
-// depend on which server the SYN reached, synflood is a rate the ports
-// carry identically at either level).
+// lost when the run ends (a tester's timeout). Workloads: all four. What the
+// tester learns at run time (the server and SNAT port a connection's SYN
+// reached, for http10's server packets; the SYN cookie, for the client's
+// ACK) it learns from the frames that arrive, and a packet due before what
+// it answers has arrived (LbTester::CanSend) is sent when that arrives, as
+// a real endpoint answers; a packet whose predecessor never arrives counts
+// as lost at the end. A SYN flood's SYNs go round robin over the flood's
+// ports, each at its share of the flood rate.
 #ifndef ROUTERTWIN_LB_PACKET_LEVEL_H
 #define ROUTERTWIN_LB_PACKET_LEVEL_H
 
@@ -117,9 +121,13 @@ class LbTesterApp : public ns3::Application
     static ns3::TypeId GetTypeId();
 
     /// tester must outlive the app; ports[i] is cabled to the balancer's port i.
+    /// floodPorts > 0: a SYN flood's spoofed SYNs go round robin over the
+    /// first floodPorts ports (each at its share of the flood rate, as
+    /// IxExplorer drives each port at line rate), not by their source address.
     void Configure(LbTester* tester, const std::vector<ns3::Ptr<EthernetPortDevice>>& ports, LbPortMap map,
-                   uint64_t endPs, uint64_t slicePs);
-    /// Every packet sent and never received counts as lost (call after the run).
+                   uint64_t endPs, uint64_t slicePs, uint32_t floodPorts = 0);
+    /// Every packet sent and never received, or never sent because what it
+    /// answers never arrived, counts as lost (call after the run).
     void Finish();
 
     /// Frames sent, received; sum of (received - sent) over received frames.
@@ -142,12 +150,17 @@ class LbTesterApp : public ns3::Application
     std::vector<ns3::Ptr<EthernetPortDevice>> m_ports;
     LbPortMap m_map;
     uint64_t m_endPs = 0, m_slicePs = 0;
+    uint32_t m_floodPorts = 0;
     struct Outstanding
     {
         LbTxPacket pkt;
         uint64_t sentPs;
+        uint32_t srcIp; ///< the frame's source address as sent
     };
     std::unordered_map<uint32_t, Outstanding> m_outstanding;
+    /// Packets due before what they answer arrived, by unit (UnitKey).
+    std::unordered_map<uint64_t, std::vector<LbTxPacket>> m_parked;
+    static uint64_t UnitKey(const LbTxPacket& pkt);
     uint32_t m_nextId = 0;
     uint64_t m_sent = 0, m_received = 0;
     double m_sumLatency = 0;

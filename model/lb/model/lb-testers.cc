@@ -1,5 +1,6 @@
 #include "lb-testers.h"
 
+#include "dp_csum.h"
 #include "pcap-trace.h"
 
 #include <algorithm>
@@ -237,6 +238,20 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
         legit.script = http10;
         m_streams.push_back(legit);
     }
+    // The report's units (a fixed request and response of one segment
+    // each, no trace) have the same script: their packets are merged by step
+    // cursors; units of drawn or traced sizes, or of several segments, go
+    // through the heap, one pending packet a unit.
+    const bool oneShape = m_trace.empty() && config.request.Fixed() && config.response.Fixed() &&
+                          Segments(config.requestBytes) == 1 && Segments(config.responseBytes) == 1;
+    for (Stream& st : m_streams)
+    {
+        st.uniform = oneShape || (st.kind != LbWorkload::kHttp11 && st.kind != LbWorkload::kHttp10);
+        if (st.uniform)
+        {
+            st.stepCursor.assign(st.script.size(), 0);
+        }
+    }
     if (config.bursts.kind == ArrivalKind::kOnOff || config.bursts.kind == ArrivalKind::kMmpp2)
     {
         // Each stream its own process at its own rate, on its own random
@@ -324,6 +339,22 @@ LbTester::Setup(L4Balancer& lb)
             m_conns.push_back(k);
         }
     }
+    const Stream& st = m_streams[0];
+    if (!st.uniform)
+    {
+        return; // frames of drawn sizes are built each (BuildFromSpec)
+    }
+    size_t longest = 0;
+    Unit fixed;
+    fixed.requestBytes = m_cfg.requestBytes;
+    fixed.responseBytes = m_cfg.responseBytes;
+    for (uint32_t k = 0; k < st.script.size(); ++k)
+    {
+        longest = std::max(longest, dp_build_len(DP_IPPROTO_TCP, StepOf(st, fixed, k).payload));
+    }
+    m_templateStride = std::max<size_t>(longest, 60); // dp_build pads to the Ethernet minimum
+    m_templateLen.assign(m_conns.size() * st.script.size(), 0);
+    m_templateBytes.assign(m_templateLen.size() * m_templateStride, 0);
 }
 
 void
@@ -375,10 +406,13 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             }
             u.steps = StepsOf(st, u.requestBytes, u.responseBytes);
             st.units.push_back(u);
-            // Its first packet; each packet queues the next when it is sent,
-            // so a long unit holds one heap entry, not all its segments.
-            m_heap.push_back({u.startPs, n, 0, static_cast<uint8_t>(si)});
-            std::push_heap(m_heap.begin(), m_heap.end(), Later());
+            if (!st.uniform)
+            {
+                // Its first packet; each packet queues the next when it is
+                // sent, so a long unit holds one heap entry, not all its segments.
+                m_heap.push_back({u.startPs, n, 0, static_cast<uint8_t>(si)});
+                std::push_heap(m_heap.begin(), m_heap.end(), Later());
+            }
             if (!m_trace.empty() && si == 0)
             {
                 st.nextStartPs = TraceStartPs(n + 1);
@@ -396,18 +430,56 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                                            : static_cast<uint64_t>(std::llround(double(n + 1) * mean));
         }
     }
-    while (!m_heap.empty() && m_heap.front().timePs < untilPs)
+    // Every pending packet due before untilPs in (time, stream, unit, step)
+    // order: the earliest of the heads of the per-step sequences (streams of
+    // one script) and the heap's front (units of their own sizes),
+    // repeatedly. Step k's packets are its units' starts + k gaps, in unit
+    // order, and every unit with a packet before untilPs has started before
+    // it (above).
+    const Later later;
+    for (;;)
     {
-        std::pop_heap(m_heap.begin(), m_heap.end(), Later());
-        const LbTxPacket p = m_heap.back();
-        m_heap.pop_back();
-        out.push_back(p);
-        const Unit& u = UnitOf(p);
-        if (p.step + 1 < u.steps)
+        LbTxPacket best{};
+        bool any = false;
+        for (size_t si = 0; si < m_streams.size(); ++si)
         {
-            m_heap.push_back({u.startPs + (p.step + 1) * gapPs, p.unit, p.step + 1, p.stream});
-            std::push_heap(m_heap.begin(), m_heap.end(), Later());
+            const Stream& st = m_streams[si];
+            for (size_t k = 0; k < st.stepCursor.size(); ++k)
+            {
+                const uint64_t n = st.stepCursor[k];
+                if (n >= st.units.size())
+                {
+                    continue;
+                }
+                const LbTxPacket head{st.units[n].startPs + k * gapPs, n, static_cast<uint32_t>(k),
+                                      static_cast<uint8_t>(si)};
+                if (head.timePs < untilPs && (!any || later(best, head)))
+                {
+                    best = head;
+                    any = true;
+                }
+            }
         }
+        if (!m_heap.empty() && m_heap.front().timePs < untilPs && (!any || later(best, m_heap.front())))
+        {
+            std::pop_heap(m_heap.begin(), m_heap.end(), later);
+            const LbTxPacket p = m_heap.back();
+            m_heap.pop_back();
+            out.push_back(p);
+            const Unit& u = UnitOf(p);
+            if (p.step + 1 < u.steps)
+            {
+                m_heap.push_back({u.startPs + (p.step + 1) * gapPs, p.unit, p.step + 1, p.stream});
+                std::push_heap(m_heap.begin(), m_heap.end(), later);
+            }
+            continue;
+        }
+        if (!any)
+        {
+            return;
+        }
+        out.push_back(best);
+        ++m_streams[best.stream].stepCursor[best.step];
     }
 }
 
@@ -512,6 +584,48 @@ size_t
 LbTester::Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
 {
     const Stream& st = m_streams[pkt.stream];
+    if (st.kind != LbWorkload::kHttp11 || !st.uniform)
+    {
+        return BuildFromSpec(pkt, buf, cap);
+    }
+    // An http11 frame differs from its connection's frame of the same step
+    // only in the IP identification (the unit number): every other field
+    // comes from the connection, fixed at Setup.
+    const size_t idx = static_cast<size_t>(UnitOf(pkt).conn) * st.script.size() + pkt.step;
+    uint8_t* const t = &m_templateBytes[idx * m_templateStride];
+    size_t len = m_templateLen[idx];
+    if (len == 0)
+    {
+        len = BuildFromSpec(pkt, t, m_templateStride);
+        m_templateLen[idx] = static_cast<uint16_t>(len);
+    }
+    if (len == 0 || len > cap)
+    {
+        return 0; // as dp_build: the frame does not fit
+    }
+    std::memcpy(buf, t, len);
+    constexpr size_t kIpId = DP_ETH_HDR_LEN + 4, kIpCsum = DP_ETH_HDR_LEN + 10;
+    const uint16_t id = static_cast<uint16_t>(pkt.unit);
+    const uint16_t old = static_cast<uint16_t>((t[kIpId] << 8) | t[kIpId + 1]);
+    if (id != old)
+    {
+        // RFC 1624 eqn. 3 gives the recomputed checksum bit for bit: both
+        // are the complement of the header's one's-complement sum in
+        // 1..0xFFFF (a nonzero IPv4 header never sums to zero).
+        const uint16_t csum = dp_csum_update16(static_cast<uint16_t>((t[kIpCsum] << 8) | t[kIpCsum + 1]), old, id,
+                                               nullptr);
+        buf[kIpId] = static_cast<uint8_t>(id >> 8);
+        buf[kIpId + 1] = static_cast<uint8_t>(id);
+        buf[kIpCsum] = static_cast<uint8_t>(csum >> 8);
+        buf[kIpCsum + 1] = static_cast<uint8_t>(csum);
+    }
+    return len;
+}
+
+size_t
+LbTester::BuildFromSpec(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
+{
+    const Stream& st = m_streams[pkt.stream];
     const Unit& u = UnitOf(pkt);
     const Step s = StepOf(st, u, pkt.step);
     dp_build_spec_t b{};
@@ -590,6 +704,7 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
     if (!s.fromServer && (s.flags & kSyn) && v.answered && len >= size_t(v.out.l4_offset) + 8)
     {
         u.cookie = ReadU32(frame + v.out.l4_offset + 4); // the SYN-ACK's sequence number
+        u.cookieKnown = true;
     }
     if (v.opened)
     {
@@ -597,6 +712,19 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
         u.serverIp = v.out.dst_ip;
         u.snatPort = v.out.src_port;
     }
+}
+
+bool
+LbTester::CanSend(const LbTxPacket& pkt) const
+{
+    const Stream& st = m_streams[pkt.stream];
+    const Unit& u = st.units[pkt.unit];
+    if (StepOf(st, u, pkt.step).fromServer)
+    {
+        return u.serverIp != 0; // servers are 10.1.s.(k+1)
+    }
+    // the cookie script: the SYN (step 0) is answered by the balancer
+    return !(m_cfg.synCookies && st.kind == LbWorkload::kHttp10 && pkt.step > 0) || u.cookieKnown;
 }
 
 bool

@@ -185,14 +185,33 @@ class LbTester
     /// start before the end; their later packets follow past it).
     void Emit(uint64_t untilPs, std::vector<LbTxPacket>& out);
 
-    /// Writes the packet's frame (no FCS) into buf (cap bytes): returns its length.
+    /// Writes the packet's frame (no FCS) into buf (cap bytes): returns its
+    /// length (0 if it does not fit). An http11 frame is copied from its
+    /// connection's template for that step (built once by BuildFromSpec),
+    /// with the IP identification patched and the header checksum updated
+    /// (RFC 1624), as a hardware tester replays a stream's template: the
+    /// same bytes as building it from scratch.
     size_t Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap);
+    /// The packet's frame built field by field (dp_build, both checksums
+    /// computed in full): what Build's templates must reproduce.
+    size_t BuildFromSpec(const LbTxPacket& pkt, uint8_t* buf, size_t cap);
 
     /// The balancer's verdict on the packet; frame is what left the balancer.
     void OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* frame, size_t len);
     /// The packet does not cross the balancer (a server's reply under DR or
     /// tunnel): the caller hands it to OnDeparted at its send time instead.
     bool Bypasses(const LbTxPacket& pkt) const;
+    /// Whether the tester has learnt what the packet's frame needs: a
+    /// server's packet needs the connection's server and SNAT port (from its
+    /// SYN as forwarded to the server), a client's packet after a SYN
+    /// answered with a cookie needs the cookie. At descriptor level the
+    /// balancer's verdict comes as the frame is offered, so this always
+    /// holds; at packet level it comes when the frame arrives, and a packet
+    /// due before that is sent when it does (never, if it was lost), as a
+    /// real endpoint answers what it received.
+    bool CanSend(const LbTxPacket& pkt) const;
+    /// The packet is one of a SYN flood's spoofed SYNs.
+    bool IsFloodSyn(const LbTxPacket& pkt) const { return m_streams[pkt.stream].kind == LbWorkload::kSynFlood; }
     /// The device dropped the packet (queue full) or the balancer refused it.
     void OnLost(const LbTxPacket& pkt);
     /// The packet left the device at departPs.
@@ -242,6 +261,7 @@ class LbTester
         uint32_t cookie = 0;     // the SYN-ACK's sequence number
         uint64_t requestBytes = 0, responseBytes = 0;
         uint32_t steps = 0;      // packets of its script
+        bool cookieKnown = false; // the SYN-ACK carrying it arrived
         uint32_t delivered = 0;  // packets delivered
         uint64_t lastDepartPs = 0;
         bool failed = false;
@@ -256,6 +276,15 @@ class LbTester
         std::vector<Unit> units;   // indexed by unit number (kept for the window counts)
         uint64_t nextStartPs = 0;
         uint64_t nextUnit = 0;
+        /// Per script step, the next unit whose packet of that step Emit has
+        /// not handed out: each step's packets are in unit order and time
+        /// order, so Emit merges these few sequences instead of keeping a
+        /// heap of every pending packet.
+        std::vector<uint64_t> stepCursor;
+        /// Every unit has the stream's script as written (one segment each
+        /// way, no trace): step cursors and http11 templates apply. Else its
+        /// units' packets go through m_heap.
+        bool uniform = true;
         std::shared_ptr<ArrivalProcess> starts; // on/off, MMPP unit starts
     };
     struct Conn // http11 persistent connection
@@ -288,7 +317,13 @@ class LbTester
     uint32_t m_services;
     std::vector<Stream> m_streams;
     std::vector<Conn> m_conns;
-    std::vector<LbTxPacket> m_heap; // pending packets, min-heap on (time, stream, unit, step)
+    /// http11 templates: the frame of (connection, step) with IP id 0, at
+    /// m_templateBytes[(conn x steps + step) x m_templateStride], its length in
+    /// m_templateLen (0: not built yet).
+    std::vector<uint8_t> m_templateBytes;
+    std::vector<LbTxPacket> m_heap; // units of their own sizes: each one's next packet, min-heap
+    std::vector<uint16_t> m_templateLen;
+    size_t m_templateStride = 0;
     RandomStream m_rng;
     RandomStream m_sizeRng; // request and response sizes
     // trace-driven connections: unit n is m_trace[n % N] of pass n / N

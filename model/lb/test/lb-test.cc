@@ -6,12 +6,14 @@
 #include "l4-balancer.h"
 #include "lb-remap.h"
 #include "lb-scenario.h"
+#include "lb-testers.h"
 
 #include <gtest/gtest.h>
 #include <ns3/double.h>
 #include <ns3/uinteger.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -257,6 +259,45 @@ TEST(L4Balancer, SynCookieHandshakeStoresNothingUntilTheValidAck)
     EXPECT_TRUE(v.opened);
     EXPECT_EQ(v.out.tcp_flags, DP_SESS_TCP_SYN); // sent on to the server as its SYN
     EXPECT_EQ(lb.Connections(), 1u);
+}
+
+// The tester replays an http11 connection's frame of each step from a
+// template, patching the IP identification (the unit number, which wraps
+// at 2^16) and updating the header checksum incrementally: every frame must
+// be byte for byte the frame built field by field, and both checksums must
+// verify by a full RFC 1071 recompute (the parser for the IP header, the
+// pseudo-header sum here for TCP).
+TEST(LbTester, TemplatedHttp11FramesAreTheFramesBuiltFromTheirSpec)
+{
+    L4Balancer lb(SmallConfig());
+    LbTesterConfig tc;
+    tc.workload = LbWorkload::kHttp11;
+    tc.users = 4;
+    tc.connsPerUser = 3;
+    tc.rate = 1e8; // 100,000 transactions in 1 ms: unit numbers past 2^16
+    tc.requestBytes = 64;
+    tc.responseBytes = 301; // odd: a trailing byte in the TCP sum
+    LbTester tester(tc, lb.Config().services);
+    tester.Setup(lb);
+    std::vector<LbTxPacket> pkts;
+    tester.SetEnd(1000000000ull); // units start in the first 1 ms
+    tester.Emit(UINT64_MAX, pkts);
+    ASSERT_EQ(pkts.size(), 200000u);
+    uint8_t a[512], b[512];
+    size_t differ = 0, bad = 0;
+    for (const LbTxPacket& p : pkts)
+    {
+        const size_t la = tester.Build(p, a, sizeof a);
+        const size_t lb2 = tester.BuildFromSpec(p, b, sizeof b);
+        differ += la != lb2 || std::memcmp(a, b, la) != 0;
+        dp_parsed_t parsed;
+        bad += dp_parse(a, la, nullptr, &parsed, nullptr) != DP_OK || TcpChecksumResidue(a, parsed) != 0 ||
+               ((a[18] << 8) | a[19]) != (p.unit & 0xFFFF);
+    }
+    EXPECT_EQ(differ, 0u);
+    EXPECT_EQ(bad, 0u);
+    // a buffer too small for the frame gets nothing, as from dp_build
+    EXPECT_EQ(tester.Build(pkts[0], a, 100), 0u);
 }
 
 TEST(L4BalancerDevice, EachCoresFlowIdLandsOnThatCoreInTheEngine)
@@ -514,6 +555,112 @@ TEST(LbScenario, PacketLevelAgreesWithDescriptorLevelOnATpsStep)
                 2 * shift + p0.meanPortWaitSeconds -
                     (d0.meanLatencySeconds - d0.meanCoreWaitSeconds - d0.meanCoreServiceSeconds),
                 8e-12);
+}
+
+// HTTP/1.0 and the SYN flood at packet level: the tester learns the server
+// and SNAT port of each connection from its SYN as it reaches the server's
+// side, and the cookie from the SYN-ACK as it reaches the client, before
+// the unit's next packet is due (10 us later). Independent truth, as for
+// the TPS step: the same frames through the same C core give equal units
+// started, failures, drops, connections and cycles per unit; completions
+// and each core's CPU move only by the frames that cross the window's edges
+// when every frame is delayed by its two serialisations and cables; and
+// the latency is the descriptor level's core time plus exactly the framing:
+// two cables and, per frame, its serialisation on two 10GbE ports (an
+// HTTP/1.0 unit is six 64-byte frames, 57.6 ns each, and two 122-byte ones,
+// 104 ns each), with any port queueing.
+TEST(LbScenario, PacketLevelAgreesWithDescriptorLevelOnHttp10AndTheSynFlood)
+{
+    const double delay = 50e-9;
+    const double small = 8.0 * (8 + 64) / 10e9, large = 8.0 * (8 + 122) / 10e9;
+    const double shift = large + delay; // the most a frame's arrival moves
+    for (const char* w : {"http10", "synflood"})
+    {
+        LbScenarioConfig c = Scenario(w, w == std::string("http10") ? 1e6 : 2e6);
+        c.durationSeconds = 0.002;
+        if (w == std::string("synflood"))
+        {
+            c.synCookies = true;
+            c.legitRate = 50000;
+        }
+        const LbScenarioResult d = RunLbScenario(c);
+        c.level = "packet";
+        c.linkDelaySeconds = delay;
+        const LbScenarioResult p = RunLbScenario(c);
+        ASSERT_EQ(p.level, "packet") << w;
+        const double window = c.durationSeconds - c.EffectiveWarmupSeconds();
+        EXPECT_EQ(p.unitsStarted, d.unitsStarted) << w;
+        EXPECT_GT(d.unitsStarted, 1000u) << w;
+        // a unit's last frame arrives 2 x shift later at most: units whose
+        // completion crosses either edge of the window
+        const double unitEdge = 2 * (std::ceil(c.rate * 2 * shift) + 1);
+        EXPECT_NEAR(static_cast<double>(p.unitsCompleted), static_cast<double>(d.unitsCompleted), unitEdge) << w;
+        EXPECT_EQ(p.unitsFailed, 0u) << w;
+        EXPECT_EQ(d.unitsFailed, 0u) << w;
+        EXPECT_EQ(p.drops, d.drops) << w;
+        EXPECT_EQ(p.connectionsEnd, d.connectionsEnd) << w;
+        EXPECT_EQ(p.deliveryErrors, 0u) << w;
+        EXPECT_EQ(p.framesToServers, d.framesToServers) << w;
+        EXPECT_EQ(p.cookiesSent, d.cookiesSent) << w;
+        EXPECT_EQ(p.cookiesValid, d.cookiesValid) << w;
+        EXPECT_DOUBLE_EQ(p.cyclesPerUnit, d.cyclesPerUnit) << w;
+        EXPECT_DOUBLE_EQ(p.legitOfferedRate, d.legitOfferedRate) << w;
+        EXPECT_NEAR(p.legitCompletedRate, d.legitCompletedRate, 2 / window) << w;
+        EXPECT_EQ(p.framesMeasured, d.framesMeasured) << w;
+
+        const double framesPerUnit = d.packetsPerUnit;
+        for (size_t k = 0; k < d.coreUtilizationPct.size(); ++k)
+        {
+            // a frame costs at most a unit's cycles; those that cross an edge
+            const double framesPerSecond =
+                d.coreUtilizationPct[k] / 100 * c.clockHz / (d.cyclesPerUnit / framesPerUnit);
+            const double perEdge = std::ceil(framesPerSecond * 2 * shift) + 1;
+            const double tol = 100 * 2 * perEdge * d.cyclesPerUnit / (c.clockHz * window);
+            EXPECT_NEAR(p.coreUtilizationPct[k], d.coreUtilizationPct[k], tol) << w << " core " << k;
+        }
+        EXPECT_DOUBLE_EQ(p.meanCoreServiceSeconds, d.meanCoreServiceSeconds) << w;
+        // Beyond the cores, a packet-level frame spends at least its two
+        // cables and serialisations, and at most that plus the ports'
+        // queueing (the ports' reported wait: for HTTP/1.0 it exceeds what
+        // the latencies show by up to 1 ns a frame, a discrepancy of the
+        // port's wait accounting not resolved here; for HTTP/1.1 the two
+        // agree to picoseconds, see the TPS test).
+        const double beyondCores = p.meanLatencySeconds - p.meanCoreWaitSeconds - p.meanCoreServiceSeconds;
+        if (w == std::string("http10"))
+        {
+            // 6 small and 2 large frames per connection, each serialised twice
+            const double framing = 2 * delay + 2 * (6 * small + 2 * large) / 8;
+            EXPECT_GE(beyondCores, framing - 4e-12) << w;
+            EXPECT_LE(beyondCores, framing + p.meanPortWaitSeconds + 4e-12) << w;
+        }
+        else
+        {
+            // the flood's 64-byte SYNs and cookies, and the legitimate
+            // connections' frames (at most 122 bytes)
+            EXPECT_GE(beyondCores, 2 * delay + small - 4e-12) << w;
+            EXPECT_LE(beyondCores, 2 * (delay + large) + p.meanPortWaitSeconds + 4e-12) << w;
+        }
+    }
+}
+
+// A SYN that spends longer on its core than the step gap (the ADX's fitted
+// set-up, ~12,000 cycles at 1 GHz, against 10 us): at packet level the
+// server's SYN-ACK waits until the SYN reaches the server's side, then every
+// connection completes through the same frames, so with the same work.
+TEST(LbScenario, PacketLevelServerAnswersASlowSynWhenItArrives)
+{
+    LbScenarioConfig c = Scenario("http10", 2e5);
+    c.connectionSetupCycles = 12000;
+    c.durationSeconds = 0.001;
+    const LbScenarioResult d = RunLbScenario(c);
+    c.level = "packet";
+    const LbScenarioResult p = RunLbScenario(c);
+    EXPECT_GT(c.connectionSetupCycles / c.clockHz, c.stepGapSeconds); // the SYN is slower than the gap
+    EXPECT_EQ(p.unitsStarted, d.unitsStarted);
+    EXPECT_EQ(p.unitsFailed, 0u);
+    EXPECT_EQ(p.framesMeasured, d.framesMeasured);
+    EXPECT_DOUBLE_EQ(p.cyclesPerUnit, d.cyclesPerUnit);
+    EXPECT_EQ(p.connectionsEnd, 0u);
 }
 
 // Direct routing and IP-in-IP at packet level: the servers' replies bypass

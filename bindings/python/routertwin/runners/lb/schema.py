@@ -172,7 +172,7 @@ class Schema(ScenarioModel):
     occupancy_sample_us: NonNegativeFloat = 0.0
     # descriptor: frames as descriptors through the balancer device; packet:
     # real ns3::Packets between a tester node and the balancer node over the
-    # platform's ports (http11 and dns; docs/adx.md section 8)
+    # platform's ports (every workload; docs/adx.md section 8)
     level: Literal["descriptor", "packet"] = "descriptor"
     link_delay_ns: NonNegativeFloat = Field(default=0.0, le=1e9)  # packet level: each cable's delay
     duration_us: float = Field(default=2000.0, gt=0, le=MAX_DURATION_US)
@@ -209,12 +209,6 @@ class Schema(ScenarioModel):
                 raise FieldError(("trace",), f"a trace's connections are http10 units, not {self.workload}")
             if self.response_sizes is not None or self.request_sizes is not None:
                 raise FieldError(("trace",), "a trace brings its own request and response sizes")
-        return self
-
-    @model_validator(mode="after")
-    def _packet_level_workloads(self):
-        if self.level == "packet" and self.workload not in ("http11", "dns"):
-            raise FieldError(("level",), f"packet level runs the http11 and dns workloads, not {self.workload}")
         return self
 
     @model_validator(mode="after")

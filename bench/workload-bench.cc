@@ -6,7 +6,7 @@
 // pcap or pcapng trace replayed (written here first: simple IMIX sizes,
 // 1000 flows, looped and rescaled).
 //
-// Usage: workload_bench [--workload single|poisson|mix|bursty|flows|trace|pcapng] [--packets N]
+// Usage: workload_bench [--workload single|poisson|mix|bursty|flows|trace|pcapng|pcapng-binary|pcapng-offset|pcapng-pico|pcapng-simple] [--packets N]
 //   Prints packets, ns-3 events and wall seconds. Instructions per
 //   packet-hop, the figure bench/README and docs/workloads.md quote:
 //     valgrind --tool=callgrind --toggle-collect='ns3::Simulator::Run()' \
@@ -18,9 +18,12 @@
 // Measured (300,000 packets, instructions per packet-hop; every row includes
 // the tester's latency histogram, ~100 a packet): single 806, poisson 945,
 // mix 894 (1.11x single), bursty 1105 (1.37x; 1.17x poisson), flows 1112
-// (1.38x; 985 marginal from 300,000 to 900,000 packets, 1.22x), trace 1082
-// (1.34x), pcapng 1080 (1.34x; 1183, 1.47x, before its Enhanced Packet
-// Block fast path): docs/workloads.md.
+// (1.38x; 985 marginal from 300,000 to 900,000 packets, 1.22x), trace 1114
+// (1.38x; 1082 before the trace's addresses, ports and TCP fields were
+// read), pcapng 1128 (1.40x; 1183, 1.47x, before its fast path),
+// pcapng-binary 1139 (1.41x), pcapng-offset 1128, pcapng-simple 1105
+// (1.37x), pcapng-pico 1346 (1.67x: the general block loop):
+// docs/workloads.md.
 #include "forwarding-scenario.h"
 
 #include <chrono>
@@ -52,11 +55,26 @@ TraceFrame(uint32_t i, std::vector<uint8_t>& frame)
     return len;
 }
 
+// How a pcapng file of the bench's packets records them: if_tsresol 10^-9
+// (the fast path's common case), 2^-30 s (a binary unit), 10^-9 with an
+// if_tsoffset, 10^-12 s (finer than a ns: the one unit left to the general
+// block loop, which measures it), or Simple Packet Blocks (no timestamp: each takes the
+// previous packet's instant; every tenth packet is an Enhanced Packet Block,
+// so the trace has a span: bursts of ten at 10 us).
+enum class PcapngForm
+{
+    kNanos,
+    kBinary,
+    kOffset,
+    kPico,
+    kSimple,
+};
+
 // The same packets as pcapng (host byte order, which the section's
-// byte-order magic records): a section header, one Ethernet interface with
-// if_tsresol 10^-9, Enhanced Packet Blocks 1 us apart.
+// byte-order magic records): a section header, one Ethernet interface,
+// blocks 1 us apart (Simple Packet Blocks: see PcapngForm).
 void
-WritePcapng(const std::string& path, uint32_t n)
+WritePcapng(const std::string& path, uint32_t n, PcapngForm form)
 {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f)
@@ -74,26 +92,48 @@ WritePcapng(const std::string& path, uint32_t n)
     u32(0xFFFFFFFFu);
     u32(0xFFFFFFFFu);
     u32(28);
-    u32(1); // interface: Ethernet, no snaplen, if_tsresol = 9, end of options
-    u32(32);
+    // interface: Ethernet, no snaplen, if_tsresol (10^-9 or 2^-30), and
+    // for kOffset an if_tsoffset of 1,700,000,000 s; end of options
+    const bool offset = form == PcapngForm::kOffset;
+    u32(1);
+    u32(offset ? 44 : 32);
     u16(1);
     u16(0);
     u32(0);
     u16(9);
     u16(1);
-    u32(9);
+    u32(form == PcapngForm::kBinary ? 0x80 | 30 : form == PcapngForm::kPico ? 12 : 9);
+    if (offset)
+    {
+        u16(14);
+        u16(8);
+        const uint64_t seconds = 1700000000;
+        std::fwrite(&seconds, 8, 1, f);
+    }
     u32(0);
-    u32(32);
+    u32(offset ? 44 : 32);
     std::vector<uint8_t> frame;
     for (uint32_t i = 0; i < n; ++i)
     {
         const uint32_t len = TraceFrame(i, frame), padded = (len + 3) / 4 * 4;
-        const uint64_t ns = uint64_t(i) * 1000;
+        if (form == PcapngForm::kSimple && i % 10 != 0)
+        {
+            u32(3); // simple packet block: original length, the frame
+            u32(16 + padded);
+            u32(len);
+            std::fwrite(frame.data(), 1, padded, f);
+            u32(16 + padded);
+            continue;
+        }
+        // i us, in the interface's unit (2^-30 s: i x 2^30 / 10^6, rounded)
+        const uint64_t ts = form == PcapngForm::kBinary ? (uint64_t(i) * (1ull << 30) + 500000) / 1000000
+                            : form == PcapngForm::kPico ? uint64_t(i) * 1000000
+                                                        : uint64_t(i) * 1000;
         u32(6);
         u32(32 + padded);
         u32(0);
-        u32(static_cast<uint32_t>(ns >> 32));
-        u32(static_cast<uint32_t>(ns));
+        u32(static_cast<uint32_t>(ts >> 32));
+        u32(static_cast<uint32_t>(ts));
         u32(len);
         u32(len);
         std::fwrite(frame.data(), 1, padded, f); // the frame's zero tail pads it
@@ -154,7 +194,7 @@ main(int argc, char** argv)
         }
         else
         {
-            std::fprintf(stderr, "usage: workload_bench [--workload single|poisson|mix|bursty|flows|trace|pcapng] [--packets N]\n");
+            std::fprintf(stderr, "usage: workload_bench [--workload single|poisson|mix|bursty|flows|trace|pcapng|pcapng-binary|pcapng-offset|pcapng-pico|pcapng-simple] [--packets N]\n");
             return 2;
         }
     }
@@ -201,16 +241,29 @@ main(int argc, char** argv)
         c.flowSizes.paretoMinPackets = 1;
         c.numFlows = 1000;
     }
-    else if (workload == "trace" || workload == "pcapng")
+    else if (workload == "trace")
     {
-        c.traceFile = workload == "trace" ? "workload-bench-trace.pcap" : "workload-bench-trace.pcapng";
-        (workload == "trace" ? WriteTrace : WritePcapng)(c.traceFile, 100000);
+        c.traceFile = "workload-bench-trace.pcap";
+        WriteTrace(c.traceFile, 100000);
+        c.traceRescale = true;
+        c.traceLoop = true;
+    }
+    else if (workload == "pcapng" || workload == "pcapng-binary" || workload == "pcapng-offset" ||
+             workload == "pcapng-pico" || workload == "pcapng-simple")
+    {
+        const PcapngForm form = workload == "pcapng"          ? PcapngForm::kNanos
+                                : workload == "pcapng-binary" ? PcapngForm::kBinary
+                                : workload == "pcapng-offset" ? PcapngForm::kOffset
+                                : workload == "pcapng-pico"   ? PcapngForm::kPico
+                                                              : PcapngForm::kSimple;
+        c.traceFile = "workload-bench-trace-" + workload + ".pcapng";
+        WritePcapng(c.traceFile, 100000, form);
         c.traceRescale = true;
         c.traceLoop = true;
     }
     else
     {
-        std::fprintf(stderr, "workload_bench: --workload must be single, poisson, mix, bursty, flows, trace or pcapng\n");
+        std::fprintf(stderr, "workload_bench: --workload must be single, poisson, mix, bursty, flows, trace, pcapng, pcapng-binary, pcapng-offset, pcapng-pico or pcapng-simple\n");
         return 2;
     }
     c.durationSeconds = static_cast<double>(packets) / c.offeredPps;

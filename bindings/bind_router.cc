@@ -100,6 +100,18 @@ ParseRouterConfig(const py::dict& d)
         {"route_first_prefix", [&](auto& k, auto& v) { c.routeFirstPrefix = Ipv4(k, Str(k, v)); }},
         {"route_file", [&](auto& k, auto& v) { c.routeFile = Str(k, v); }},
         {"trace_file", [&](auto& k, auto& v) { c.traceFile = Str(k, v); }},
+        {"trace_files", [&](auto& k, auto& v) {
+             if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v))
+             {
+                 throw std::invalid_argument("key 'trace_files': must be a list of files, one per port (\"\" idle)");
+             }
+             c.portTraceFiles.clear();
+             for (const py::handle& f : v)
+             {
+                 c.portTraceFiles.push_back(Str(k, f));
+             }
+         }},
+        {"trace_destinations", [&](auto& k, auto& v) { c.traceDestinations = Bool(k, v); }},
         {"lookup_probes_per_second", [&](auto& k, auto& v) { c.lookupProbesPerSecond = Num(k, v); }},
         {"lookup_queue_us", [&](auto& k, auto& v) { c.lookupQueueSeconds = Num(k, v) * 1e-6; }},
         {"cell_bytes", [&](auto& k, auto& v) { c.cellBytes = Uint(k, v); }},
@@ -176,6 +188,14 @@ ToDict(const RouterResult& r)
         p["latency_max_us"] = s.latencyMax * 1e6;
         AddPercentiles(p, s.latency);
         p["dropped_packets"] = s.txPackets >= s.rxPackets ? s.txPackets - s.rxPackets : 0;
+        if (r.egressCounted)
+        {
+            p["egress_packets"] = s.egressPackets;
+            p["egress_ip_bytes"] = s.egressIpBytes;
+            // Share of the port's line rate its egress frames took over the
+            // tester's time (packets still draining after it count too).
+            p["egress_load"] = static_cast<double>(s.egressWireBytes) * 8.0 / (r.egressLineBps * r.seconds);
+        }
         ports.append(p);
     }
     d["ports"] = ports;

@@ -4,9 +4,13 @@ frames, IMIX and a trace (docs/workloads.md): the CN78xx simple-executive
 forwarder at packet level beside its closed form, and the T640's POS ports
 (the trace's sizes as a mix, and the trace itself replayed on every port).
 
-Usage: python3 scripts/workload-whatif.py [--out build/workloads]
+Usage: python3 scripts/workload-whatif.py [--out build/workloads] [--figure docs/figures]
 Writes OUT/bulk-tcp.pcap (the trace, generated here), OUT/octeon.csv,
 OUT/t640.csv and OUT/*.png, and prints the tables docs/workloads.md quotes.
+With --figure DIR it also writes DIR/workloads-100g.png, the figure the docs
+show, and DIR/workloads-100g.csv, the numbers it draws; the PNG carries the
+CSV's SHA-256 in its Description, so a test can tie the committed figure to
+its data and the data to a regeneration (tests/test_workload_figure.py).
 
 The trace is synthetic (no external data): 1000 TCP bulk flows seen in one
 direction, full-size 1518-byte data frames and the 64-byte ACKs of the
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import math
 import random
 import struct
@@ -118,7 +123,9 @@ mix_order: sequence
 mixes:
   bulk_tcp_sizes: [{mix}]
 traces:
-  bulk_tcp: {{file: {trace}}}
+  # the tester's port-to-peer destinations: the trace's one destination
+  # (198.19.0.1) has no route in the T640's generated FIB
+  bulk_tcp: {{file: {trace}, destinations: tester}}
 cases:
   - {{case: 40B, method: load, ip_bytes: 40}}
   - {{case: simple_imix, method: load, ip_mix: simple_imix}}
@@ -145,7 +152,18 @@ def save(rows: list[dict], path: Path) -> None:
         w.writerows(rows)
 
 
-def plot(oct_rows: list[dict], t640_rows: list[dict], out: Path) -> None:
+def figure_rows(oct_rows: list[dict], t640_rows: list[dict]) -> list[dict]:
+    """Every number the figure draws: the CN78xx's Gbit/s by cores (packet
+    level and closed form) and the T640's IP Gbit/s a port and ports for 100G."""
+    rows = [{"panel": "cn78xx", "series": r["workload"], "x": r["cores"], "gbps": r["gbps"],
+             "gbps_closed_form": r["gbps"] * r["mpps_closed_form"] / r["mpps"], "ports_for_100g": ""}
+            for r in oct_rows]
+    rows += [{"panel": "t640", "series": r["workload"], "x": "", "gbps": r["ip_gbps_per_port"],
+              "gbps_closed_form": "", "ports_for_100g": r["ports_for_100g"]} for r in t640_rows]
+    return rows
+
+
+def plot(oct_rows: list[dict], t640_rows: list[dict], out: Path, description: str = "") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -166,13 +184,15 @@ def plot(oct_rows: list[dict], t640_rows: list[dict], out: Path) -> None:
         ax[1].text(i, r["ip_gbps_per_port"], f"{r['ports_for_100g']} ports", ha="center", va="bottom")
     ax[1].set(ylabel="IP Gbit/s per OC-192c port", title="T640: ports for 100G of IP")
     fig.tight_layout()
-    fig.savefig(out / "workloads-100g.png", dpi=120)
+    fig.savefig(out / "workloads-100g.png", dpi=120, metadata={"Description": description})
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "workloads")
+    ap.add_argument("--figure", type=Path, help="also write the docs' figure and its data here (docs/figures)")
     args = ap.parse_args()
+    args.out = args.out.resolve()  # the scenarios written there name the trace by this path
     args.out.mkdir(parents=True, exist_ok=True)
     trace = args.out / "bulk-tcp.pcap"
     write_trace(trace)
@@ -183,6 +203,12 @@ def main() -> int:
     save(oct_rows, args.out / "octeon.csv")
     save(t_rows, args.out / "t640.csv")
     plot(oct_rows, t_rows, args.out)
+    if args.figure is not None:
+        args.figure.mkdir(parents=True, exist_ok=True)
+        data = args.figure / "workloads-100g.csv"
+        save(figure_rows(oct_rows, t_rows), data)
+        digest = hashlib.sha256(data.read_bytes()).hexdigest()
+        plot(oct_rows, t_rows, args.figure, description=f"data {data.name} sha256 {digest}")
     for wl in ("64", "simple_imix", "bulk_tcp"):
         rows = [r for r in oct_rows if r["workload"] == wl]
         # the fewest cores at which the cores no longer bind: what binds then

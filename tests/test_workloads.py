@@ -524,7 +524,7 @@ def test_router_replays_a_trace_at_the_offered_load(write, tmp_path):
         mode: packet
         duration_s: 0.0002
         traces:
-          lab: {{file: {pcap}}}
+          lab: {{file: {pcap}, destinations: tester}}
         cases:
           - {{case: half, method: load, offered_load: 0.5, ip_mix: lab}}
     """)
@@ -538,6 +538,94 @@ def test_router_replays_a_trace_at_the_offered_load(write, tmp_path):
     assert m["tx_pps"] == pytest.approx(0.5 * theoretical, rel=1e-2)
     assert m["loss_pct"] == 0
     assert m["throughput_gbps"] == pytest.approx(m["pps"] * m["mean_ip_bytes"] * 8 / 1e9, rel=1e-9)
+
+
+def write_addressed_pcap(path: Path, dsts: list[str], gap_s: float) -> Path:
+    """A classic pcap (microseconds, Ethernet) of 590-byte UDP frames from
+    198.18.0.1 to each destination in turn."""
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for i, dst in enumerate(dsts):
+        frame = bytearray(590)
+        frame[12:14] = b"\x08\x00"
+        frame[14] = 0x45
+        frame[23] = 17
+        frame[26:30] = bytes([198, 18, 0, 1])
+        frame[30:34] = bytes(int(x) for x in dst.split("."))
+        frame[34:38] = struct.pack(">HH", 1000 + i % 7, 7)
+        t = 1.7e9 + i * gap_s
+        sec = int(t)
+        out.append(struct.pack("<IIII", sec, round((t - sec) * 1e6), 590, 590) + bytes(frame))
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def test_router_routes_each_port_trace_by_its_destinations(write, tmp_path):
+    # Ports 0 and 3 each replay their own capture; a FIB file sends
+    # 198.19.q.0/24 to port q. What leaves each port is what the test counts
+    # from the traces themselves, packet for packet: port p's first tx
+    # packets, its trace looped; 198.20.0.1 has no route.
+    fib = tmp_path / "fib.txt"
+    fib.write_text("".join(f"198.19.{q}.0/24 {q}\n" for q in range(32)))
+    traces = {0: [f"198.19.{(5 * k) % 7 + 10}.{k % 200 + 1}" for k in range(70)] + ["198.20.0.1"],
+              3: [f"198.19.{20 + k % 3}.1" for k in range(30)]}
+    files = {p: write_addressed_pcap(tmp_path / f"p{p}.pcap", d, 2e-6) for p, d in traces.items()}
+    path = write("rp.yaml", f"""
+        scenario: rports
+        kind: router
+        seed: 1
+        platform: {PLATFORMS}/t640.yaml
+        fitted: {PLATFORMS}/fitted/t640.yaml
+        mode: packet
+        duration_s: 0.0002
+        traces:
+          lab: {{ports: {{0: {files[0]}, 3: {files[3]}}}}}
+        cases:
+          - {{case: half, method: load, offered_load: 0.5, ip_mix: lab, route_file: {fib}}}
+    """)
+    from routertwin.runners import router
+
+    runs = [router.run(load_scenario(path), silent())[0] for _ in range(2)]
+    ports = runs[0].distributions["ports"]
+    want = [0] * 32
+    no_route = 0
+    for p, dsts in traces.items():
+        sent = ports[p]["tx"]
+        assert sent > len(dsts)  # more than one pass
+        for k in range(sent):
+            a = dsts[k % len(dsts)].split(".")
+            if a[1] == "19":
+                want[int(a[2])] += 1
+            else:
+                no_route += 1
+    assert [pt["egress"] for pt in ports] == want
+    assert sum(pt["tx"] for i, pt in enumerate(ports) if i not in traces) == 0  # idle ports
+    assert runs[0].counters["no_route"] == no_route > 0
+    # each replaying port offers half its own theoretical rate (590-byte frames: IP 576, POS + 9)
+    theoretical = 2 * 9584.64e6 / (8 * (576 + 9))
+    assert runs[0].metrics["tx_pps"] == pytest.approx(0.5 * theoretical, rel=2e-2)
+    assert runs[1].distributions == runs[0].distributions and runs[1].metrics == runs[0].metrics
+
+
+def test_router_trace_ports_are_checked_at_their_line(write, tmp_path):
+    pcap = write_addressed_pcap(tmp_path / "p.pcap", ["198.19.0.1"] * 4, 1e-6)
+    text = f"""
+        scenario: rbad
+        kind: router
+        seed: 1
+        platform: {PLATFORMS}/t640.yaml
+        fitted: {PLATFORMS}/fitted/t640.yaml
+        mode: packet
+        duration_s: 0.0002
+        traces:
+          lab: {{ports: {{40: {pcap}}}}}
+        cases:
+          - {{case: x, method: load, ip_mix: lab}}
+    """
+    path = write("rbad.yaml", text)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out)), out)
+    assert line.startswith(f"{path}:{line_of(text, 'ports: {40')}:")
+    assert "port 40 is not one of the platform's ports 0..31" in line
 
 
 # ----------------------------------------------------- lb arrivals --
@@ -566,3 +654,53 @@ def test_lb_bursty_unit_starts_keep_the_rate_within_the_mmpp_dispersion():
     assert onoff["offered_rate"] == pytest.approx(rate, abs=4 * math.sqrt((2 * 32 - 1) * n) / window)
     with pytest.raises(ValueError, match="burst_peak_ratio"):
         _core.run_lb({**cfg, "arrivals": "onoff", "burst_peak_ratio": 1.0})
+
+
+# ------------------------------------------------ lb request/response sizes --
+
+def test_lb_response_table_gives_its_mean_packets_and_a_trace_needs_http10(write, tmp_path):
+    # http10 responses of 500 / 3000 / 10000 bytes at 1:1:2: 1, 3 and 7
+    # segments of 1460, plus the client's ACK of every second segment but
+    # the last (0, 1, 3): 6 + 1 + (1 + 4 + 2 x 10) / 4 = 13.25 packets a
+    # connection on average; the per-unit sd is 3.9 (1, 4 or 10 packets).
+    cfg = {"workload": "http10", "rate": 5e5, "num_cores": 32, "duration_s": 0.02, "warmup_s": 0.005,
+           "response_table": {"500": 1, "3000": 1, "10000": 2}}
+    out = _core.run_lb(cfg)
+    units = 5e5 * 0.02
+    assert out["packets_per_unit"] == pytest.approx(13.25, abs=4 * 3.9 / math.sqrt(units))
+    assert _core.run_lb(cfg) == out
+    text = f"""
+        scenario: lbsizes
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS}/adx8000.yaml
+        fitted: {PLATFORMS}/fitted/adx.yaml
+        workload: http11
+        trace: {{file: {write_pcap(tmp_path / "t.pcap", trace_packets(10, 1e-6))}}}
+        cases:
+          - {{id: a, rate: 1.0e5}}
+    """
+    path = write("lb.yaml", text)
+    out_dir = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out_dir)), out_dir)
+    assert line.startswith(f"{path}:{line_of(text, 'trace:')}:")
+    assert "a trace's connections are http10 units, not http11" in line
+
+
+def test_lb_sizes_belong_to_http_units(write, tmp_path):
+    text = f"""
+        scenario: lbdns
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS}/adx8000.yaml
+        fitted: {PLATFORMS}/fitted/adx.yaml
+        workload: dns
+        response_sizes: {{sizes: pareto, pareto_alpha: 1.5}}
+        cases:
+          - {{id: a, rate: 1.0e5}}
+    """
+    path = write("lbdns.yaml", text)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out)), out)
+    assert line.startswith(f"{path}:{line_of(text, 'response_sizes')}:")
+    assert "sizes are those of http11 and http10 units, not dns" in line

@@ -54,7 +54,10 @@ def router_distributions(out: dict) -> dict[str, Any]:
         {"port": i + 1, "tx": int(p["tx_packets"]), "rx": int(p["rx_packets"]),
          "dropped": int(p["dropped_packets"]),
          **{k: float(p[f"{k}_us"]) for k in ("latency_avg", "latency_p50", "latency_p99", "latency_p999",
-                                              "latency_max")}}
+                                              "latency_max")},
+         # what left the port, whichever port sent it (packet mode)
+         **({"egress": int(p["egress_packets"]), "egress_ip_bytes": int(p["egress_ip_bytes"]),
+             "egress_load": float(p["egress_load"])} if "egress_packets" in p else {})}
         for i, p in enumerate(out["ports"])
     ]
     return {

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <stdexcept>
@@ -34,6 +35,44 @@ using C = LbScenarioConfig;
 using S = const std::string&;
 using V = const ConfigValue&;
 using Key = config::Key<LbScenarioConfig>;
+
+std::string
+SizesKind(S k, V v)
+{
+    const std::string kind = AsString(k, v);
+    if (kind != "fixed" && kind != "table" && kind != "pareto" && kind != "lognormal")
+    {
+        Bad(k, "must be fixed, table, pareto or lognormal");
+    }
+    return kind;
+}
+
+// {"<bytes>": weight}: a table of sizes; sets the side's sizes to table.
+void
+SizesTable(S k, V v, LbScenarioConfig::PayloadKeys& side)
+{
+    const auto* m = std::get_if<std::map<std::string, double>>(&v);
+    if (!m || m->empty())
+    {
+        Bad(k, "must map sizes in bytes to weights (shares of units)");
+    }
+    side.table.clear();
+    for (const auto& [name, weight] : *m)
+    {
+        char* end = nullptr;
+        const unsigned long long bytes = std::strtoull(name.c_str(), &end, 10);
+        if (name.empty() || *end != '\0' || bytes > (1u << 30))
+        {
+            Bad(k, "'" + name + "' is not a size in bytes (0..2^30)");
+        }
+        if (!(weight > 0) || !std::isfinite(weight))
+        {
+            Bad(k, "weight of " + name + " bytes must be > 0");
+        }
+        side.table[static_cast<uint32_t>(bytes)] = weight;
+    }
+    side.sizes = "table";
+}
 
 const std::vector<Key>&
 Keys()
@@ -103,9 +142,24 @@ Keys()
         {"users", [](C& c, S k, V v) { c.users = static_cast<uint32_t>(AsInt(k, v, 1, 65536)); }},
         {"conns_per_user",
          [](C& c, S k, V v) { c.connsPerUser = static_cast<uint32_t>(AsInt(k, v, 1, 50000)); }},
-        {"request_bytes", [](C& c, S k, V v) { c.requestBytes = static_cast<uint32_t>(AsInt(k, v, 0, 1460)); }},
+        {"request_bytes", [](C& c, S k, V v) { c.requestBytes = static_cast<uint32_t>(AsInt(k, v, 0, 1 << 30)); }},
         {"response_bytes",
-         [](C& c, S k, V v) { c.responseBytes = static_cast<uint32_t>(AsInt(k, v, 0, 1460)); }},
+         [](C& c, S k, V v) { c.responseBytes = static_cast<uint32_t>(AsInt(k, v, 0, 1 << 30)); }},
+        {"request_sizes", [](C& c, S k, V v) { c.requestSizes.sizes = SizesKind(k, v); }},
+        {"response_sizes", [](C& c, S k, V v) { c.responseSizes.sizes = SizesKind(k, v); }},
+        {"request_table", [](C& c, S k, V v) { SizesTable(k, v, c.requestSizes); }},
+        {"response_table", [](C& c, S k, V v) { SizesTable(k, v, c.responseSizes); }},
+        {"request_pareto_alpha", [](C& c, S k, V v) { c.requestSizes.paretoAlpha = Positive(k, v); }},
+        {"response_pareto_alpha", [](C& c, S k, V v) { c.responseSizes.paretoAlpha = Positive(k, v); }},
+        {"request_pareto_min_bytes", [](C& c, S k, V v) { c.requestSizes.paretoMinBytes = Positive(k, v); }},
+        {"response_pareto_min_bytes", [](C& c, S k, V v) { c.responseSizes.paretoMinBytes = Positive(k, v); }},
+        {"request_lognormal_mu", [](C& c, S k, V v) { c.requestSizes.lognormalMu = AsDouble(k, v); }},
+        {"response_lognormal_mu", [](C& c, S k, V v) { c.responseSizes.lognormalMu = AsDouble(k, v); }},
+        {"request_lognormal_sigma", [](C& c, S k, V v) { c.requestSizes.lognormalSigma = Positive(k, v); }},
+        {"response_lognormal_sigma", [](C& c, S k, V v) { c.responseSizes.lognormalSigma = Positive(k, v); }},
+        {"mss", [](C& c, S k, V v) { c.mss = static_cast<uint32_t>(AsInt(k, v, 1, 1460)); }},
+        {"trace_file", [](C& c, S k, V v) { c.traceFile = AsString(k, v); }},
+        {"trace_rescale", [](C& c, S k, V v) { c.traceRescale = AsBool(k, v); }},
         {"step_gap_s", [](C& c, S k, V v) { c.stepGapSeconds = Positive(k, v); }},
         {"arrivals",
          [](C& c, S k, V v) {
@@ -312,7 +366,7 @@ RunFill(const LbScenarioConfig& c)
         {
             dp_build_spec_t b = fillSyn(n);
             b.tcp_flags = DP_SESS_TCP_ACK | 0x08; // ACK, PSH
-            b.payload_len = static_cast<uint16_t>(c.requestBytes);
+            b.payload_len = static_cast<uint16_t>(std::min(c.requestBytes, c.mss)); // one segment
             size_t len = 0;
             dp_build(&b, buf, cap, &len, nullptr);
             const LbVerdict v = lb.Process(buf, len, cap, 64, 0);
@@ -379,6 +433,37 @@ LbScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
 namespace
 {
 
+PayloadSizes
+Payload(const LbScenarioConfig::PayloadKeys& k, const std::string& side)
+{
+    PayloadSizes p;
+    if (k.sizes == "table")
+    {
+        if (k.table.empty())
+        {
+            Bad(side + "_sizes", "table needs " + side + "_table");
+        }
+        p.table.assign(k.table.begin(), k.table.end());
+    }
+    else if (k.sizes == "pareto" || k.sizes == "lognormal")
+    {
+        p.heavy.kind = ParseFlowSizeKind(k.sizes);
+        p.heavy.paretoAlpha = k.paretoAlpha;
+        p.heavy.paretoMinPackets = k.paretoMinBytes; // X in bytes
+        p.heavy.lognormalMu = k.lognormalMu;
+        p.heavy.lognormalSigma = k.lognormalSigma;
+    }
+    try
+    {
+        p.Validate(side + " sizes");
+    }
+    catch (const std::invalid_argument& e)
+    {
+        Bad(side + "_sizes", e.what());
+    }
+    return p;
+}
+
 LbTesterConfig
 TesterConfig(const LbScenarioConfig& c)
 {
@@ -390,6 +475,11 @@ TesterConfig(const LbScenarioConfig& c)
     tc.connsPerUser = c.connsPerUser;
     tc.requestBytes = c.requestBytes;
     tc.responseBytes = c.responseBytes;
+    tc.request = Payload(c.requestSizes, "request");
+    tc.response = Payload(c.responseSizes, "response");
+    tc.mss = c.mss;
+    tc.traceFile = c.traceFile;
+    tc.traceRescale = c.traceRescale;
     tc.stepGapSeconds = c.stepGapSeconds;
     tc.poisson = c.arrivals == "poisson";
     tc.bursts.kind = ParseArrivalKind(c.arrivals);

@@ -35,8 +35,21 @@
 //   flood_ports            int, 8            synflood: ports carrying the attack
 //   users                  int, 96           http11 users
 //   conns_per_user         int, 20           http11 persistent connections per user
-//   request_bytes          int B, 64         HTTP request payload
-//   response_bytes         int B, 64         HTTP response payload
+//   request_bytes          int B, 64         HTTP request payload (fixed sizes)
+//   response_bytes         int B, 64         HTTP response payload (fixed sizes)
+//   request_sizes          str, "fixed"      fixed | table | pareto | lognormal: each http unit draws its
+//   response_sizes         str, "fixed"        request / response bytes (lb-testers.h: segmented by mss)
+//   request_table          dict B->weight    table: bytes and share of units (sets request_sizes table)
+//   response_table         dict B->weight
+//   request_pareto_alpha   float, 1.5        pareto: P(X > x) = (xm / x)^alpha, bytes ceil(X); > 1
+//   request_pareto_min_bytes float, 1000     pareto: xm
+//   request_lognormal_mu   float, 8          lognormal: mean of ln X (X in bytes)
+//   request_lognormal_sigma float, 1         lognormal: sd of ln X
+//   response_pareto_alpha, response_pareto_min_bytes, response_lognormal_mu, response_lognormal_sigma: the same
+//   mss                    int B, 1460       TCP payload per segment, 1..1460
+//   trace_file             str, ""           http10: connections (SYN instants, bytes each way) from a
+//                                            pcap/pcapng of TCP flows (lb-testers.h)
+//   trace_rescale          bool, true        trace: connections start at `rate` a second; false: as captured
 //   step_gap_s             float s, 1e-5     between the packets of one unit
 //   arrivals               str, "constant"   constant | poisson | onoff | mmpp (unit starts;
 //                                            traffic-profile.h's ArrivalProcess at the rate)
@@ -103,6 +116,18 @@ struct LbScenarioConfig
     uint32_t connsPerUser = 20;
     uint32_t requestBytes = 64;
     uint32_t responseBytes = 64;
+    /// A request's or response's size distribution (lb-testers.h PayloadSizes).
+    struct PayloadKeys
+    {
+        std::string sizes = "fixed"; ///< fixed | table | pareto | lognormal
+        std::map<uint32_t, double> table;
+        double paretoAlpha = 1.5, paretoMinBytes = 1000;
+        double lognormalMu = 8, lognormalSigma = 1;
+    };
+    PayloadKeys requestSizes, responseSizes;
+    uint32_t mss = 1460;
+    std::string traceFile;
+    bool traceRescale = true;
     double stepGapSeconds = 1e-5;
     std::string arrivals = "constant";
     double burstMeanUnits = 16;

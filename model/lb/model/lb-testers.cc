@@ -1,11 +1,14 @@
 #include "lb-testers.h"
 
 #include "dp_csum.h"
+#include "pcap-trace.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 namespace routertwin
 {
@@ -69,25 +72,125 @@ LbWorkloadName(LbWorkload w)
     return kWorkloadNames[static_cast<int>(w)];
 }
 
+void
+PayloadSizes::Validate(const std::string& what) const
+{
+    if (!table.empty() && heavy.kind != FlowSizeKind::kNone)
+    {
+        throw std::invalid_argument(what + ": a table and a " +
+                                    (heavy.kind == FlowSizeKind::kPareto ? "pareto" : "lognormal") +
+                                    " distribution exclude each other");
+    }
+    for (const auto& [bytes, weight] : table)
+    {
+        if (!(weight > 0) || !std::isfinite(weight))
+        {
+            throw std::invalid_argument(what + ": weight of " + std::to_string(bytes) + " bytes must be > 0");
+        }
+    }
+    heavy.Validate();
+}
+
+namespace
+{
+DiscreteSampler
+TableSampler(const PayloadSizes& sizes)
+{
+    std::vector<double> weights;
+    for (const auto& part : sizes.table)
+    {
+        weights.push_back(part.second);
+    }
+    return weights.empty() ? DiscreteSampler() : DiscreteSampler(weights);
+}
+} // namespace
+
+TraceConnections
+ReadTraceConnections(const std::string& path)
+{
+    TraceConnections out;
+    struct Open
+    {
+        size_t index;
+        uint8_t fins; // 1: the client's FIN seen, 2: the server's
+    };
+    // (client address, server address), (client port, server port)
+    using Key = std::pair<uint64_t, uint32_t>;
+    std::map<Key, Open> open;
+    PcapTrace trace(path, 1);
+    TracePacket p;
+    while (trace.Next(p))
+    {
+        if (!p.ipv4 || !p.tcp)
+        {
+            ++out.otherPackets;
+            continue;
+        }
+        const Key fromClient{(uint64_t(p.ipv4Src) << 32) | p.ipv4Dst, (uint32_t(p.srcPort) << 16) | p.dstPort};
+        const Key fromServer{(uint64_t(p.ipv4Dst) << 32) | p.ipv4Src, (uint32_t(p.dstPort) << 16) | p.srcPort};
+        constexpr uint8_t kFinFlag = 0x01, kSynFlag = 0x02, kRstFlag = 0x04, kAckFlag = 0x10;
+        if ((p.tcpFlags & (kSynFlag | kAckFlag)) == kSynFlag)
+        {
+            open[fromClient] = Open{out.connections.size(), 0};
+            out.connections.push_back(TraceConnection{p.ns, p.tcpPayload, 0});
+            continue;
+        }
+        auto it = open.find(fromClient);
+        const bool client = it != open.end();
+        if (!client)
+        {
+            it = open.find(fromServer);
+        }
+        if (it == open.end())
+        {
+            ++out.segmentsUnmatched;
+            continue;
+        }
+        TraceConnection& c = out.connections[it->second.index];
+        (client ? c.requestBytes : c.responseBytes) += p.tcpPayload;
+        if (p.tcpFlags & kFinFlag)
+        {
+            it->second.fins |= client ? 1 : 2;
+        }
+        if ((p.tcpFlags & kRstFlag) || it->second.fins == 3)
+        {
+            open.erase(it);
+        }
+    }
+    // a capture's timestamps may step back a little: units start in SYN time order
+    std::stable_sort(out.connections.begin(), out.connections.end(),
+                     [](const TraceConnection& a, const TraceConnection& b) { return a.synNs < b.synNs; });
+    return out;
+}
+
 LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     : m_cfg(config),
       m_services(services),
-      m_rng(config.seed, 7)
+      m_rng(config.seed, 7),
+      m_sizeRng(config.seed, 0x5153u),
+      m_requestTable(TableSampler(config.request)),
+      m_responseTable(TableSampler(config.response))
 {
     if (!(config.rate > 0) || !std::isfinite(config.rate))
     {
         throw std::invalid_argument("rate: must be > 0");
     }
-    const uint16_t req = static_cast<uint16_t>(config.requestBytes);
-    const uint16_t rsp = static_cast<uint16_t>(config.responseBytes);
-    std::vector<Step> http10 = {{0, kSyn, 0},       {1, kSyn | kAck, 0},       {0, kAck, 0},
-                                {0, kAck | kPsh, req}, {1, kAck | kPsh, rsp}, {1, kFin | kAck, 0},
+    config.request.Validate("request sizes");
+    config.response.Validate("response sizes");
+    if (config.mss < 1 || config.mss > 1460)
+    {
+        // the frame buffers of both levels hold a 1500-byte MTU's frame (2 KiB)
+        throw std::invalid_argument("mss: must be in 1..1460 (an Ethernet MTU of 1500 less 40)");
+    }
+    // The request and response steps: their payloads are the unit's, segmented.
+    std::vector<Step> http10 = {{0, kSyn, 0},        {1, kSyn | kAck, 0},           {0, kAck, 0},
+                                {0, kAck | kPsh, 0, kRequest}, {1, kAck | kPsh, 0, kResponse}, {1, kFin | kAck, 0},
                                 {0, kFin | kAck, 0}, {1, kAck, 0}};
     if (config.synCookies)
     {
         // the balancer answers the SYN itself; the server's SYN-ACK follows the ACK
-        http10 = {{0, kSyn, 0},          {0, kAck, 0},          {1, kSyn | kAck, 0}, {0, kAck | kPsh, req},
-                  {1, kAck | kPsh, rsp}, {1, kFin | kAck, 0}, {0, kFin | kAck, 0}, {1, kAck, 0}};
+        http10 = {{0, kSyn, 0},          {0, kAck, 0},          {1, kSyn | kAck, 0}, {0, kAck | kPsh, 0, kRequest},
+                  {1, kAck | kPsh, 0, kResponse}, {1, kFin | kAck, 0}, {0, kFin | kAck, 0}, {1, kAck, 0}};
     }
     Stream main;
     main.kind = config.workload;
@@ -95,7 +198,7 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     switch (config.workload)
     {
     case LbWorkload::kHttp11:
-        main.script = {{0, kAck | kPsh, req}, {1, kAck | kPsh, rsp}};
+        main.script = {{0, kAck | kPsh, 0, kRequest}, {1, kAck | kPsh, 0, kResponse}};
         break;
     case LbWorkload::kHttp10:
         main.script = http10;
@@ -107,6 +210,25 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
         main.script = {{0, kSyn, 0}};
         break;
     }
+    if (!config.traceFile.empty())
+    {
+        if (config.workload != LbWorkload::kHttp10)
+        {
+            throw std::invalid_argument("trace_file: connections from a trace are http10 units, not " +
+                                        std::string(LbWorkloadName(config.workload)));
+        }
+        m_trace = ReadTraceConnections(config.traceFile).connections;
+        const uint64_t span = m_trace.empty() ? 0 : m_trace.back().synNs - m_trace.front().synNs;
+        if (m_trace.size() < 2 || span == 0)
+        {
+            throw std::invalid_argument(config.traceFile + ": a trace needs at least two TCP connections "
+                                        "(SYNs) at different instants");
+        }
+        // captured: n - 1 gaps over the span; rescaled: n - 1 gaps of 1 / rate
+        const double nativeRate = double(m_trace.size() - 1) / (double(span) * 1e-9);
+        m_tracePsPerNs = 1e3 * (config.traceRescale ? nativeRate / config.rate : 1.0);
+        m_tracePassPs = (double(span) + 1e9 / nativeRate) * m_tracePsPerNs; // the span and one mean gap
+    }
     m_streams.push_back(main);
     if (config.workload == LbWorkload::kSynFlood && config.legitRate > 0)
     {
@@ -116,9 +238,19 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
         legit.script = http10;
         m_streams.push_back(legit);
     }
+    // The report's units (a fixed request and response of one segment
+    // each, no trace) have the same script: their packets are merged by step
+    // cursors; units of drawn or traced sizes, or of several segments, go
+    // through the heap, one pending packet a unit.
+    const bool oneShape = m_trace.empty() && config.request.Fixed() && config.response.Fixed() &&
+                          Segments(config.requestBytes) == 1 && Segments(config.responseBytes) == 1;
     for (Stream& st : m_streams)
     {
-        st.stepCursor.assign(st.script.size(), 0);
+        st.uniform = oneShape || (st.kind != LbWorkload::kHttp11 && st.kind != LbWorkload::kHttp10);
+        if (st.uniform)
+        {
+            st.stepCursor.assign(st.script.size(), 0);
+        }
     }
     if (config.bursts.kind == ArrivalKind::kOnOff || config.bursts.kind == ArrivalKind::kMmpp2)
     {
@@ -208,10 +340,17 @@ LbTester::Setup(L4Balancer& lb)
         }
     }
     const Stream& st = m_streams[0];
-    size_t longest = 0;
-    for (const Step& s : st.script)
+    if (!st.uniform)
     {
-        longest = std::max(longest, dp_build_len(DP_IPPROTO_TCP, s.payload));
+        return; // frames of drawn sizes are built each (BuildFromSpec)
+    }
+    size_t longest = 0;
+    Unit fixed;
+    fixed.requestBytes = m_cfg.requestBytes;
+    fixed.responseBytes = m_cfg.responseBytes;
+    for (uint32_t k = 0; k < st.script.size(); ++k)
+    {
+        longest = std::max(longest, dp_build_len(DP_IPPROTO_TCP, StepOf(st, fixed, k).payload));
     }
     m_templateStride = std::max<size_t>(longest, 60); // dp_build pads to the Ethernet minimum
     m_templateLen.assign(m_conns.size() * st.script.size(), 0);
@@ -254,7 +393,31 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                 u.clientPort = static_cast<uint16_t>(1024 + (n & 0x3FFF));
                 u.service = static_cast<uint16_t>(n % m_services);
             }
+            if (!m_trace.empty() && si == 0)
+            {
+                const TraceConnection& tc = m_trace[n % m_trace.size()];
+                u.requestBytes = tc.requestBytes;
+                u.responseBytes = tc.responseBytes;
+            }
+            else if (st.kind == LbWorkload::kHttp11 || st.kind == LbWorkload::kHttp10)
+            {
+                u.requestBytes = DrawBytes(m_cfg.request, m_cfg.requestBytes, m_requestTable);
+                u.responseBytes = DrawBytes(m_cfg.response, m_cfg.responseBytes, m_responseTable);
+            }
+            u.steps = StepsOf(st, u.requestBytes, u.responseBytes);
             st.units.push_back(u);
+            if (!st.uniform)
+            {
+                // Its first packet; each packet queues the next when it is
+                // sent, so a long unit holds one heap entry, not all its segments.
+                m_heap.push_back({u.startPs, n, 0, static_cast<uint8_t>(si)});
+                std::push_heap(m_heap.begin(), m_heap.end(), Later());
+            }
+            if (!m_trace.empty() && si == 0)
+            {
+                st.nextStartPs = TraceStartPs(n + 1);
+                continue;
+            }
             if (st.starts)
             {
                 st.nextStartPs = static_cast<uint64_t>(std::llround(st.starts->Next()));
@@ -268,9 +431,11 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
         }
     }
     // Every pending packet due before untilPs in (time, stream, unit, step)
-    // order: the earliest head of the per-step sequences, repeatedly. Step
-    // k's packets are its units' starts + k gaps, in unit order, and every
-    // unit with a packet before untilPs has started before it (above).
+    // order: the earliest of the heads of the per-step sequences (streams of
+    // one script) and the heap's front (units of their own sizes),
+    // repeatedly. Step k's packets are its units' starts + k gaps, in unit
+    // order, and every unit with a packet before untilPs has started before
+    // it (above).
     const Later later;
     for (;;)
     {
@@ -286,7 +451,7 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                 {
                     continue;
                 }
-                const LbTxPacket head{st.units[n].startPs + k * gapPs, n, static_cast<uint8_t>(k),
+                const LbTxPacket head{st.units[n].startPs + k * gapPs, n, static_cast<uint32_t>(k),
                                       static_cast<uint8_t>(si)};
                 if (head.timePs < untilPs && (!any || later(best, head)))
                 {
@@ -294,6 +459,20 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                     any = true;
                 }
             }
+        }
+        if (!m_heap.empty() && m_heap.front().timePs < untilPs && (!any || later(best, m_heap.front())))
+        {
+            std::pop_heap(m_heap.begin(), m_heap.end(), later);
+            const LbTxPacket p = m_heap.back();
+            m_heap.pop_back();
+            out.push_back(p);
+            const Unit& u = UnitOf(p);
+            if (p.step + 1 < u.steps)
+            {
+                m_heap.push_back({u.startPs + (p.step + 1) * gapPs, p.unit, p.step + 1, p.stream});
+                std::push_heap(m_heap.begin(), m_heap.end(), later);
+            }
+            continue;
         }
         if (!any)
         {
@@ -304,17 +483,108 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
     }
 }
 
-LbTester::Unit&
-LbTester::UnitOf(const LbTxPacket& pkt)
+uint64_t
+LbTester::TraceStartPs(uint64_t unit) const
 {
-    return m_streams[pkt.stream].units[pkt.unit];
+    const uint64_t pass = unit / m_trace.size();
+    const TraceConnection& c = m_trace[unit % m_trace.size()];
+    return static_cast<uint64_t>(std::llround(double(pass) * m_tracePassPs +
+                                              double(c.synNs - m_trace.front().synNs) * m_tracePsPerNs));
+}
+
+uint64_t
+LbTester::DrawBytes(const PayloadSizes& sizes, uint32_t fixedBytes, const DiscreteSampler& table)
+{
+    if (sizes.heavy.kind != FlowSizeKind::kNone)
+    {
+        return sizes.heavy.DrawPackets(m_sizeRng); // ceil(X) of X bytes
+    }
+    if (!sizes.table.empty())
+    {
+        return sizes.table[table.Sample(m_sizeRng)].first;
+    }
+    return fixedBytes;
+}
+
+uint32_t
+LbTester::Segments(uint64_t bytes) const
+{
+    return bytes <= m_cfg.mss ? 1u : static_cast<uint32_t>((bytes + m_cfg.mss - 1) / m_cfg.mss);
+}
+
+uint32_t
+LbTester::StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseBytes) const
+{
+    uint32_t n = 0;
+    for (const Step& s : st.script)
+    {
+        if (s.role == kRequest)
+        {
+            n += Segments(requestBytes);
+        }
+        else if (s.role == kResponse)
+        {
+            const uint32_t segs = Segments(responseBytes);
+            n += segs + (segs - 1) / 2; // the client's ACK of every second segment but the last
+        }
+        else
+        {
+            ++n;
+        }
+    }
+    return n;
+}
+
+LbTester::Step
+LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k) const
+{
+    // Segment i of n of B bytes carries mss, the last the remainder.
+    auto segment = [this](Step s, uint64_t bytes, uint32_t i, uint32_t n) {
+        s.payload = static_cast<uint16_t>(i + 1 < n ? m_cfg.mss : bytes - uint64_t(n - 1) * m_cfg.mss);
+        return s;
+    };
+    for (const Step& s : st.script)
+    {
+        if (s.role == kFixed)
+        {
+            if (k == 0)
+            {
+                return s;
+            }
+            --k;
+            continue;
+        }
+        const uint64_t bytes = s.role == kRequest ? u.requestBytes : u.responseBytes;
+        const uint32_t segs = Segments(bytes);
+        if (s.role == kRequest)
+        {
+            if (k < segs)
+            {
+                return segment(s, bytes, k, segs);
+            }
+            k -= segs;
+            continue;
+        }
+        const uint32_t packets = segs + (segs - 1) / 2;
+        if (k < packets)
+        {
+            // in threes: segment, segment, the client's ACK of both
+            if (k % 3 == 2)
+            {
+                return Step{0, kAck, 0, kResponse};
+            }
+            return segment(s, bytes, 2 * (k / 3) + k % 3, segs);
+        }
+        k -= packets;
+    }
+    return st.script.back(); // not reached: k < the unit's steps
 }
 
 size_t
 LbTester::Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
 {
     const Stream& st = m_streams[pkt.stream];
-    if (st.kind != LbWorkload::kHttp11)
+    if (st.kind != LbWorkload::kHttp11 || !st.uniform)
     {
         return BuildFromSpec(pkt, buf, cap);
     }
@@ -357,7 +627,7 @@ LbTester::BuildFromSpec(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
 {
     const Stream& st = m_streams[pkt.stream];
     const Unit& u = UnitOf(pkt);
-    const Step& s = st.script[pkt.step];
+    const Step s = StepOf(st, u, pkt.step);
     dp_build_spec_t b{};
     b.ttl = 64;
     b.ip_id = static_cast<uint16_t>(pkt.unit);
@@ -425,7 +695,7 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
         return;
     }
     const Stream& st = m_streams[pkt.stream];
-    const Step& s = st.script[pkt.step];
+    const Step s = StepOf(st, u, pkt.step);
     if (!s.fromServer && !v.answered && st.kind != LbWorkload::kDns && st.kind != LbWorkload::kSynFlood)
     {
         uint32_t& server = st.kind == LbWorkload::kHttp11 ? m_conns[u.conn].server : u.server;
@@ -449,7 +719,7 @@ LbTester::CanSend(const LbTxPacket& pkt) const
 {
     const Stream& st = m_streams[pkt.stream];
     const Unit& u = st.units[pkt.unit];
-    if (st.script[pkt.step].fromServer)
+    if (StepOf(st, u, pkt.step).fromServer)
     {
         return u.serverIp != 0; // servers are 10.1.s.(k+1)
     }
@@ -460,7 +730,7 @@ LbTester::CanSend(const LbTxPacket& pkt) const
 bool
 LbTester::Bypasses(const LbTxPacket& pkt) const
 {
-    return Bypass() && m_streams[pkt.stream].script[pkt.step].fromServer;
+    return Bypass() && StepOf(m_streams[pkt.stream], UnitOf(pkt), pkt.step).fromServer;
 }
 
 uint32_t
@@ -557,11 +827,10 @@ LbTester::Started(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
 uint64_t
 LbTester::Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
 {
-    const size_t need = m_streams[stream].script.size();
     uint64_t n = 0;
     for (const Unit& u : m_streams[stream].units)
     {
-        n += u.lastDepartPs >= fromPs && u.lastDepartPs < toPs && !u.failed && u.delivered == need;
+        n += u.lastDepartPs >= fromPs && u.lastDepartPs < toPs && !u.failed && u.delivered == u.steps;
     }
     return n;
 }
@@ -577,15 +846,31 @@ LbTester::Failed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
     return n;
 }
 
-uint32_t
+double
 LbTester::PacketsPerUnit(uint8_t stream) const
 {
-    uint32_t n = 0;
-    for (const Step& s : m_streams[stream].script)
+    const Stream& st = m_streams[stream];
+    if (st.units.empty() || (m_cfg.request.Fixed() && m_cfg.response.Fixed() && m_trace.empty()))
     {
-        n += !(Bypass() && s.fromServer);
+        Unit u;
+        u.requestBytes = m_cfg.requestBytes;
+        u.responseBytes = m_cfg.responseBytes;
+        uint32_t n = 0;
+        for (uint32_t k = 0, steps = StepsOf(st, u.requestBytes, u.responseBytes); k < steps; ++k)
+        {
+            n += !(Bypass() && StepOf(st, u, k).fromServer);
+        }
+        return n;
     }
-    return n;
+    uint64_t n = 0;
+    for (const Unit& u : st.units)
+    {
+        for (uint32_t k = 0; k < u.steps; ++k)
+        {
+            n += !(Bypass() && StepOf(st, u, k).fromServer);
+        }
+    }
+    return static_cast<double>(n) / static_cast<double>(st.units.size());
 }
 
 } // namespace routertwin

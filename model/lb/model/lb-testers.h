@@ -34,6 +34,28 @@
 // for bursty offered load); the packets of a unit follow its start at
 // stepGap intervals (a LAN round trip, assumption).
 //
+// Request and response sizes (http11, http10; issue 16): each unit draws
+// its request and its response bytes (PayloadSizes: fixed, an empirical
+// table, or a Pareto or lognormal X, ceil(X) bytes; its own random stream
+// of the seed, so the unit starts and addresses of a seed do not move). A
+// request or response of B bytes is ceil(B / mss) segments (at least one;
+// the last carries the remainder), and the client acknowledges every second
+// segment of a response (RFC 1122 4.2.3.2), except the last, whose ACK
+// rides on the client's next packet as before: a response of n segments is
+// n + floor((n - 1) / 2) packets. So with an http10 response size
+// distribution the bytes per connection are heavy-tailed, and a long flow
+// costs the balancer by its bytes: a frame per segment and per ACK, and
+// each frame's octets on the egress line. One segment each way (B <= mss)
+// is the script above, unchanged.
+//
+// Trace-driven connections (http10): a pcap or pcapng file of TCP flows
+// (ReadTraceConnections) gives each unit its start and its bytes: the
+// connections the trace opens (a SYN without ACK) in the order of their
+// SYNs, each with the payload its client and its server sent until both
+// FINs or a RST; unit n is connection n mod N, pass n / N, started at its
+// SYN's instant since the first SYN, rescaled so connections start at
+// `rate` a second (or as captured), passes one mean gap apart.
+//
 // Direct routing and IP-in-IP tunnelling (repliesBypass): the servers own
 // the VIP (on a loopback, as LVS-DR and LVS-TUN require) and answer the
 // client directly, so the server's packets of a script (SYN-ACK, response,
@@ -73,6 +95,43 @@ enum class LbWorkload : uint8_t
 LbWorkload ParseLbWorkload(const std::string& name);
 const char* LbWorkloadName(LbWorkload w);
 
+/// Bytes of HTTP payload one unit sends one way, drawn per unit from an
+/// empirical table (bytes, weight = share of units) or as ceil(X) of a
+/// Pareto or lognormal X (heavy.kind; X in bytes); neither: the config's
+/// fixed requestBytes / responseBytes.
+struct PayloadSizes
+{
+    std::vector<std::pair<uint32_t, double>> table;
+    FlowSizeDistribution heavy;
+    bool Fixed() const { return table.empty() && heavy.kind == FlowSizeKind::kNone; }
+    /// Throws std::invalid_argument naming `what` (a table and a heavy tail
+    /// together, a bad weight or parameter).
+    void Validate(const std::string& what) const;
+};
+
+/// One TCP connection of a trace: its SYN's instant and the payload octets
+/// each side sent on it.
+struct TraceConnection
+{
+    uint64_t synNs = 0;
+    uint64_t requestBytes = 0;  ///< client to server
+    uint64_t responseBytes = 0; ///< server to client
+};
+
+struct TraceConnections
+{
+    std::vector<TraceConnection> connections; ///< in SYN order
+    /// TCP segments on no open connection (not used): of connections whose
+    /// SYN the capture missed, or after a connection ended (a last ACK)
+    uint64_t segmentsUnmatched = 0;
+    uint64_t otherPackets = 0;       ///< packets that are not IPv4 TCP (not used)
+};
+
+/// Streams the file once (pcap-trace.h). A client is the sender of a SYN
+/// without ACK; a connection ends at its second FIN or a RST, and a new SYN
+/// on its 4-tuple opens another. Throws TraceError.
+TraceConnections ReadTraceConnections(const std::string& path);
+
 struct LbTesterConfig
 {
     LbWorkload workload = LbWorkload::kHttp11;
@@ -80,8 +139,15 @@ struct LbTesterConfig
     double legitRate = 0;         ///< synflood: legitimate http10 connections per second beside it
     uint32_t users = 96;          ///< http11
     uint32_t connsPerUser = 20;   ///< http11
-    uint32_t requestBytes = 64;   ///< HTTP request (TCP payload)
-    uint32_t responseBytes = 64;  ///< HTTP response (TCP payload), assumption
+    uint32_t requestBytes = 64;   ///< HTTP request (TCP payload), unless `request` draws it
+    uint32_t responseBytes = 64;  ///< HTTP response (TCP payload), assumption; unless `response` draws it
+    PayloadSizes request;         ///< drawn request sizes (none: requestBytes)
+    PayloadSizes response;        ///< drawn response sizes (none: responseBytes)
+    uint32_t mss = 1460;          ///< TCP payload per segment, 1..1460 (Ethernet MTU 1500 - 40)
+    /// http10: connections from this pcap/pcapng file (see the header
+    /// comment) instead of starts by `bursts`/`poisson` and drawn sizes.
+    std::string traceFile;
+    bool traceRescale = true;     ///< connections start at `rate` a second; false: as captured
     double stepGapSeconds = 10e-6;///< between the packets of one unit
     bool poisson = false;         ///< Poisson unit starts instead of constant spacing
     /// kOnOff or kMmpp2: unit starts of that process (its meanPps is set to
@@ -99,7 +165,7 @@ struct LbTxPacket
 {
     uint64_t timePs;
     uint64_t unit;   ///< unit number within its stream
-    uint8_t step;    ///< index into the stream's script
+    uint32_t step;   ///< index into the unit's script (the stream's, its sizes segmented)
     uint8_t stream;  ///< 0: the workload, 1: the legitimate stream beside a flood
 };
 
@@ -161,8 +227,9 @@ class LbTester
     /// Units of a stream started in [fromPs, toPs) that failed: a packet
     /// refused by the balancer or lost in the device.
     uint64_t Failed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
-    /// Packets a unit of the stream sends through the balancer.
-    uint32_t PacketsPerUnit(uint8_t stream) const;
+    /// Packets a unit of the stream sends through the balancer (the mean
+    /// over the units started when sizes vary; the script's count before any).
+    double PacketsPerUnit(uint8_t stream) const;
     /// Client packets the balancer forwarded towards a server, and those that
     /// would not reach the connection's server as the forwarding method
     /// requires (see the header comment).
@@ -170,11 +237,18 @@ class LbTester
     uint64_t DeliveryErrors() const { return m_deliveryErrors; }
 
   private:
+    enum Role : uint8_t
+    {
+        kFixed,    // one packet as written
+        kRequest,  // the unit's request, segmented
+        kResponse, // the unit's response, segmented, with the client's ACKs
+    };
     struct Step
     {
         uint8_t fromServer; // 1: server -> balancer
         uint8_t flags;      // TCP flags; 0 for UDP
         uint16_t payload;   // bytes
+        Role role = kFixed;
     };
     struct Unit
     {
@@ -185,8 +259,10 @@ class LbTester
         uint32_t serverIp = 0;   // learnt from the forwarded SYN
         uint16_t snatPort = 0;
         uint32_t cookie = 0;     // the SYN-ACK's sequence number
+        uint64_t requestBytes = 0, responseBytes = 0;
+        uint32_t steps = 0;      // packets of its script
         bool cookieKnown = false; // the SYN-ACK carrying it arrived
-        uint8_t delivered = 0;   // packets delivered
+        uint32_t delivered = 0;  // packets delivered
         uint64_t lastDepartPs = 0;
         bool failed = false;
         uint32_t conn = 0;       // http11: connection index
@@ -205,6 +281,10 @@ class LbTester
         /// order, so Emit merges these few sequences instead of keeping a
         /// heap of every pending packet.
         std::vector<uint64_t> stepCursor;
+        /// Every unit has the stream's script as written (one segment each
+        /// way, no trace): step cursors and http11 templates apply. Else its
+        /// units' packets go through m_heap.
+        bool uniform = true;
         std::shared_ptr<ArrivalProcess> starts; // on/off, MMPP unit starts
     };
     struct Conn // http11 persistent connection
@@ -217,7 +297,14 @@ class LbTester
         uint32_t server; // delivery check, as Unit::server
     };
 
-    Unit& UnitOf(const LbTxPacket& pkt);
+    Unit& UnitOf(const LbTxPacket& pkt) { return m_streams[pkt.stream].units[pkt.unit]; }
+    const Unit& UnitOf(const LbTxPacket& pkt) const { return m_streams[pkt.stream].units[pkt.unit]; }
+    // The unit's packets: its stream's script with the request and the
+    // response cut into segments (see the header comment).
+    uint32_t Segments(uint64_t bytes) const;
+    uint32_t StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseBytes) const;
+    Step StepOf(const Stream& st, const Unit& u, uint32_t k) const;
+    uint64_t DrawBytes(const PayloadSizes& sizes, uint32_t fixedBytes, const DiscreteSampler& table);
     /// The server a forwarded client frame reaches, UINT32_MAX if the frame
     /// is not what the forwarding method must produce for this client packet.
     uint32_t ServerOfForwarded(uint32_t clientIp, uint16_t clientPort, uint32_t service, const uint8_t* frame,
@@ -234,9 +321,16 @@ class LbTester
     /// m_templateBytes[(conn x steps + step) x m_templateStride], its length in
     /// m_templateLen (0: not built yet).
     std::vector<uint8_t> m_templateBytes;
+    std::vector<LbTxPacket> m_heap; // units of their own sizes: each one's next packet, min-heap
     std::vector<uint16_t> m_templateLen;
     size_t m_templateStride = 0;
     RandomStream m_rng;
+    RandomStream m_sizeRng; // request and response sizes
+    // trace-driven connections: unit n is m_trace[n % N] of pass n / N
+    std::vector<TraceConnection> m_trace;
+    double m_tracePsPerNs = 0, m_tracePassPs = 0;
+    uint64_t TraceStartPs(uint64_t unit) const;
+    DiscreteSampler m_requestTable, m_responseTable;
     uint64_t m_endPs = UINT64_MAX;
     uint64_t m_framesToServers = 0, m_deliveryErrors = 0;
 };

@@ -17,7 +17,10 @@
 //   ip_bytes is then the reference size of fixed_latency_us), ip_mix_order
 //   ("random" | "sequence"), trace_file (a pcap or pcapng file every port
 //   replays: IP sizes and inter-arrival times rescaled to offered_load, looped;
-//   packet mode; not with ip_mix),
+//   packet mode; not with ip_mix), trace_files (one file per port instead,
+//   "" for an idle port), trace_destinations (true: each packet goes where
+//   the FIB sends the trace's own IPv4 destination; false: the tester's
+//   port-to-peer destinations),
 //   routes_as_destinations, route_first_prefix ("16.0.0.0"), route_file (a FIB
 //   file: "a.b.c.d/len TARGET" lines, TARGET a port, ECMP ports "p,q,..." or
 //   blackhole | unreachable | prohibit; docs/import.md)
@@ -31,7 +34,9 @@
 // throughput_gbps (IP octets), mean_ip_bytes, latency_{min,avg,max,p50,p99,p999}_us,
 // latency_histogram, loss_timeline (drops per port and time bin), mean escapes per
 // frame on each link, fabric_load, lookup_load, bottleneck, drops by reason,
-// per-port counters; wall_s and events (packet mode).
+// per-port counters (packet mode also egress_packets, egress_ip_bytes and
+// egress_load: what left each port, whichever port sent it); wall_s and
+// events (packet mode).
 #ifndef ROUTERTWIN_ROUTER_SCENARIO_H
 #define ROUTERTWIN_ROUTER_SCENARIO_H
 

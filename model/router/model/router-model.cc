@@ -38,6 +38,8 @@ RouterDropName(RouterDrop d)
         return "unreachable";
     case RouterDrop::Prohibited:
         return "prohibited";
+    case RouterDrop::NotIpv4:
+        return "not_ipv4";
     case RouterDrop::Count:
         break;
     }
@@ -86,9 +88,25 @@ RouterConfig::Validate() const
     {
         bad("loss_bins must be in 1..100000");
     }
-    if (!traceFile.empty() && !ipMix.empty())
+    if (Traced() && !ipMix.empty())
     {
-        bad("trace_file and ip_mix exclude each other (a trace brings its own sizes)");
+        bad("a trace and ip_mix exclude each other (a trace brings its own sizes)");
+    }
+    if (!traceFile.empty() && !portTraceFiles.empty())
+    {
+        bad("trace_file and trace_files exclude each other (one trace for every port, or one per port)");
+    }
+    if (!portTraceFiles.empty())
+    {
+        if (portTraceFiles.size() != ports)
+        {
+            bad("trace_files: " + std::to_string(portTraceFiles.size()) + " entries for " + std::to_string(ports) +
+                " ports (one per port, \"\" for an idle port)");
+        }
+        if (std::all_of(portTraceFiles.begin(), portTraceFiles.end(), [](const std::string& f) { return f.empty(); }))
+        {
+            bad("trace_files: every port is idle");
+        }
     }
     if (ipMix.size() > 255)
     {
@@ -412,7 +430,9 @@ struct RouterEngine::Impl
         bool valid = false;
         double start = 0;
         double end = 0;
+        uint32_t src = 0; // the ECMP hash's source
         uint32_t dst = 0;
+        bool notIpv4 = false; // a trace packet routed by destination that has none
         uint16_t egressWire = 0;
         uint16_t cells = 0;
         uint16_t ipBytes = 0;
@@ -427,9 +447,15 @@ struct RouterEngine::Impl
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
         std::vector<double> mixCredit;         // ip mix in sequence order
         std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
+        std::string traceFile;                 // trace: its file
+        double traceScale = 1;                 // trace: replayed seconds per captured second
+        double traceGapSeconds = 0;            // trace: from a pass's last packet to the next's first
+        uint64_t traceFirstNs = 0, traceLastNs = 0; // trace: its span
         double traceOffset = 0;                // trace: start of the current pass
         uint64_t traceBaseNs = 0;              // trace: capture time replayed at traceOffset
         unsigned traceIp = 0;                  // trace: IP size of the next packet
+        bool traceIpv4 = false;                // trace: the next packet's addresses
+        uint32_t traceSrc = 0, traceDst = 0;
     };
 
     // One pass over a trace file: its IP sizes (the mix that sets the
@@ -443,15 +469,10 @@ struct RouterEngine::Impl
 
     static unsigned TraceIpBytes(uint32_t ip) { return std::clamp<uint32_t>(ip, 32, 9000); }
 
-    static TraceScan ScanTrace(const RouterConfig& c)
+    static TraceScan ScanTrace(const std::string& file)
     {
-        c.Validate();
         TraceScan scan;
-        if (c.traceFile.empty())
-        {
-            return scan;
-        }
-        PcapTrace t(c.traceFile, 1);
+        PcapTrace t(file, 1);
         std::map<unsigned, uint64_t> sizes;
         TracePacket p;
         uint64_t n = 0, lastNs = 0;
@@ -464,7 +485,7 @@ struct RouterEngine::Impl
         }
         if (n < 2 || !(lastNs > scan.firstNs))
         {
-            throw std::invalid_argument(c.traceFile + ": a trace needs at least two packets with increasing timestamps");
+            throw std::invalid_argument(file + ": a trace needs at least two packets with increasing timestamps");
         }
         for (const auto& [bytes, count] : sizes)
         {
@@ -477,12 +498,52 @@ struct RouterEngine::Impl
         return scan;
     }
 
-    static RouterConfig WithTraceMix(const RouterConfig& c, const TraceScan& scan)
+    // Each port's trace file, "" for none (idle, or no trace).
+    static std::vector<std::string> PortTraceFiles(const RouterConfig& c)
+    {
+        return c.portTraceFiles.empty() ? std::vector<std::string>(c.ports, c.traceFile) : c.portTraceFiles;
+    }
+
+    // Each port's scan (empty for a port without a trace), every file read once.
+    static std::vector<TraceScan> ScanTraces(const RouterConfig& c)
+    {
+        c.Validate();
+        std::vector<TraceScan> scans(c.ports);
+        std::map<std::string, TraceScan> byFile;
+        const std::vector<std::string> files = PortTraceFiles(c);
+        for (unsigned p = 0; p < c.ports; ++p)
+        {
+            if (files[p].empty())
+            {
+                continue;
+            }
+            auto it = byFile.find(files[p]);
+            if (it == byFile.end())
+            {
+                it = byFile.emplace(files[p], ScanTrace(files[p])).first;
+            }
+            scans[p] = it->second;
+        }
+        return scans;
+    }
+
+    // The traces' sizes as the mix of the run (each port's packets counted
+    // once per port that replays them): every packet then carries its own
+    // size, and the theoretical rate of one trace is its mix's.
+    static RouterConfig WithTraceMix(const RouterConfig& c, const std::vector<TraceScan>& scans)
     {
         RouterConfig out = c;
-        if (!c.traceFile.empty())
+        if (c.Traced())
         {
-            out.ipMix = scan.ipMix;
+            std::map<unsigned, double> sizes;
+            for (const TraceScan& scan : scans)
+            {
+                for (const auto& [bytes, count] : scan.ipMix)
+                {
+                    sizes[bytes] += count;
+                }
+            }
+            out.ipMix.assign(sizes.begin(), sizes.end());
         }
         return out;
     }
@@ -508,8 +569,7 @@ struct RouterEngine::Impl
     double nominalInterval;
     unsigned cells;
     DiscreteSampler mixSampler;
-    double traceScale = 1, traceGapSeconds = 0;
-    uint64_t traceFirstNs = 0, traceLastNs = 0;
+    double theoreticalPps; // all replaying ports
     double slot;
     uint32_t ingressCapCells;
     std::vector<uint8_t> lpmMem;
@@ -556,18 +616,19 @@ struct RouterEngine::Impl
     }
 
     explicit Impl(const RouterConfig& c)
-        : Impl(c, ScanTrace(c))
+        : Impl(c, ScanTraces(c))
     {
     }
 
-    Impl(const RouterConfig& c, const TraceScan& scan)
-        : cfg(WithTraceMix(c, scan)),
+    Impl(const RouterConfig& c, const std::vector<TraceScan>& scans)
+        : cfg(WithTraceMix(c, scans)),
           enc(c.ppp),
           payloadBps(SonetPayloadBps(c.sonetN)),
           byteTime(8.0 / payloadBps),
           theoreticalPortPps(cfg.TheoreticalPortPps(payloadBps)),
           nominalInterval(1.0 / (c.offeredLoad * theoreticalPortPps)),
           cells(c.CellsPerPacket()),
+          theoreticalPps(theoreticalPortPps * c.ports),
           slot(8.0 * c.cellBytes / c.fabricBpsPerPfe),
           ingressCapCells(CapCells(c, slot)),
           fabric(MakeFabric(c, ingressCapCells)),
@@ -578,6 +639,10 @@ struct RouterEngine::Impl
         for (unsigned p = 0; p < cfg.ports; ++p)
         {
             streams[p].tc = StreamOf(cfg, fib, p);
+            if (cfg.Traced() && cfg.traceDestinations)
+            {
+                streams[p].tc.dstIps = {0}; // each packet's own, set as it is built
+            }
         }
         BuildLpm(fib); // adds the interface routes: after the destinations are drawn
         targets = std::move(fib.targets);
@@ -595,31 +660,9 @@ struct RouterEngine::Impl
                 streams[p].mixCredit.assign(weights.size(), 0.0);
             }
         }
-        if (!cfg.traceFile.empty())
+        if (cfg.Traced())
         {
-            // Every port replays the trace, its instants scaled to the
-            // offered rate; one pass lasts the scaled span plus one mean
-            // gap, so passes do not overlap. Port p starts p / ports of the
-            // way into the trace (its first packet at 0): the ports replay
-            // different stretches at once, as uncorrelated ports would, and
-            // a window shorter than a pass still samples the whole trace.
-            const double target = cfg.offeredLoad * theoreticalPortPps;
-            traceScale = scan.nativePps / target;
-            traceGapSeconds = 1.0 / target;
-            traceFirstNs = scan.firstNs;
-            traceLastNs = scan.lastNs;
-            for (unsigned p = 0; p < cfg.ports; ++p)
-            {
-                Stream& st = streams[p];
-                st.trace = std::make_unique<PcapTrace>(cfg.traceFile, 1);
-                TracePacket skipped;
-                for (uint64_t k = scan.packets * p / cfg.ports; k > 0; --k)
-                {
-                    st.trace->Next(skipped);
-                }
-                st.traceBaseNs = 0; // set by the first packet read
-                ReadTrace(st, 0.0);
-            }
+            StartTraces(scans);
         }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
         egressBusyUntil.assign(cfg.ports, 0.0);
@@ -630,7 +673,48 @@ struct RouterEngine::Impl
             s.latencyMin = std::numeric_limits<double>::infinity();
         }
         drops.assign(static_cast<size_t>(RouterDrop::Count), 0);
-        desc.reserve(static_cast<size_t>(cfg.durationSeconds * theoreticalPortPps * cfg.ports * 1.01) + 16);
+        desc.reserve(static_cast<size_t>(cfg.durationSeconds * theoreticalPps * 1.01) + 16);
+    }
+
+    // Every replaying port's reader and time scale. Each port's instants
+    // are scaled to the offered rate of its trace's sizes; one pass lasts
+    // the scaled span plus one mean gap, so passes do not overlap. With one
+    // trace for all, port p starts p / ports of the way into it (its first
+    // packet at 0): the ports replay different stretches at once, as
+    // uncorrelated ports would, and a window shorter than a pass still
+    // samples the whole trace. A trace of its own starts at its beginning.
+    void StartTraces(const std::vector<TraceScan>& scans)
+    {
+        const std::vector<std::string> files = PortTraceFiles(cfg);
+        theoreticalPps = 0;
+        for (unsigned p = 0; p < cfg.ports; ++p)
+        {
+            Stream& st = streams[p];
+            if (files[p].empty())
+            {
+                st.nextStart = std::numeric_limits<double>::infinity(); // idle
+                continue;
+            }
+            const TraceScan& scan = scans[p];
+            RouterConfig own = cfg;
+            own.ipMix = scan.ipMix;
+            const double portPps = own.TheoreticalPortPps(payloadBps);
+            theoreticalPps += portPps;
+            const double target = cfg.offeredLoad * portPps;
+            st.traceFile = files[p];
+            st.traceScale = scan.nativePps / target;
+            st.traceGapSeconds = 1.0 / target;
+            st.traceFirstNs = scan.firstNs;
+            st.traceLastNs = scan.lastNs;
+            st.trace = std::make_unique<PcapTrace>(files[p], 1);
+            TracePacket skipped;
+            for (uint64_t k = cfg.portTraceFiles.empty() ? scan.packets * p / cfg.ports : 0; k > 0; --k)
+            {
+                st.trace->Next(skipped);
+            }
+            st.traceBaseNs = 0; // set by the first packet read
+            ReadTrace(st, 0.0);
+        }
     }
 
     void BuildLpm(Fib& fib)
@@ -684,11 +768,12 @@ struct RouterEngine::Impl
         {
             // The next pass starts one mean gap after this one's last packet.
             s.trace->Rewind();
-            s.traceOffset += static_cast<double>(traceLastNs - s.traceBaseNs) * 1e-9 * traceScale + traceGapSeconds;
-            s.traceBaseNs = traceFirstNs;
+            s.traceOffset +=
+                static_cast<double>(s.traceLastNs - s.traceBaseNs) * 1e-9 * s.traceScale + s.traceGapSeconds;
+            s.traceBaseNs = s.traceFirstNs;
             if (!s.trace->Next(tp))
             {
-                throw std::invalid_argument(cfg.traceFile + ": the trace became empty while replayed");
+                throw std::invalid_argument(s.traceFile + ": the trace became empty while replayed");
             }
         }
         if (s.seq == 0 && s.traceOffset == 0 && s.traceBaseNs == 0)
@@ -696,8 +781,11 @@ struct RouterEngine::Impl
             s.traceBaseNs = tp.ns; // the port's first packet is replayed at 0
         }
         const double since = tp.ns > s.traceBaseNs ? static_cast<double>(tp.ns - s.traceBaseNs) * 1e-9 : 0.0;
-        s.nextStart = std::max(notBefore, since * traceScale + s.traceOffset);
+        s.nextStart = std::max(notBefore, since * s.traceScale + s.traceOffset);
         s.traceIp = TraceIpBytes(tp.ipBytes);
+        s.traceIpv4 = tp.ipv4;
+        s.traceSrc = tp.ipv4Src;
+        s.traceDst = tp.ipv4Dst;
     }
 
     unsigned NextIpBytes(Stream& s)
@@ -733,6 +821,14 @@ struct RouterEngine::Impl
     {
         Stream& s = streams[p];
         s.tc.ipBytes = NextIpBytes(s);
+        const bool byTraceAddress = s.trace && cfg.traceDestinations;
+        if (byTraceAddress)
+        {
+            // The tester's signature packet with the trace's addresses: the
+            // stuffing follows them, the lookup takes the destination.
+            s.tc.srcIp = s.traceSrc;
+            s.tc.dstIps[0] = s.traceDst;
+        }
         BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt);
         PosFrameInfo in = enc.Frame(pkt.data(), pkt.size());
         Pending& pd = s.pending;
@@ -741,6 +837,8 @@ struct RouterEngine::Impl
         pd.end = s.nextStart + in.WireBytes() * byteTime;
         pd.dst = (uint32_t(pkt[16]) << 24) | (uint32_t(pkt[17]) << 16) | (uint32_t(pkt[18]) << 8) |
                  pkt[19];
+        pd.src = s.tc.srcIp;
+        pd.notIpv4 = byTraceAddress && !s.traceIpv4;
         ForwardHeader(pkt);
         PosFrameInfo out = enc.Frame(pkt.data(), pkt.size());
         pd.egressWire = static_cast<uint16_t>(out.WireBytes());
@@ -784,6 +882,11 @@ struct RouterEngine::Impl
         streams[p].pending.valid = false;
         ++stats[p].txPackets;
         txCells[p] += pd.cells;
+        if (pd.notIpv4)
+        {
+            Drop(RouterDrop::NotIpv4, p, pd.end); // the FIB holds IPv4 routes only
+            return;
+        }
         uint32_t nh = 0;
         const uint64_t probesBefore = ops.table_probes;
         ++lookups;
@@ -799,7 +902,7 @@ struct RouterEngine::Impl
             return;
         }
         nh = target.ports.size() == 1 ? target.ports[0]
-                                       : target.ports[EcmpMember(streams[p].tc.srcIp, pd.dst, target.ports.size())];
+                                       : target.ports[EcmpMember(pd.src, pd.dst, target.ports.size())];
         unsigned pfe = p / cfg.portsPerPfe;
         double probes = static_cast<double>(ops.table_probes - probesBefore);
         double start = std::max(pd.end, lookupFreeAt[pfe]);
@@ -838,6 +941,10 @@ struct RouterEngine::Impl
             return;
         }
         egressBusyUntil[q] = start + d.egressWire * byteTime;
+        RouterPortStats& out = stats[q];
+        ++out.egressPackets;
+        out.egressIpBytes += d.ipBytes;
+        out.egressWireBytes += d.egressWire;
         // A packet's own cells take `cells` slots; anything beyond is waiting.
         double fabricWait =
             static_cast<double>(slotIndex + 1 - d.enqSlot - d.cells) * slot;
@@ -956,7 +1063,7 @@ RouterEngine::Drained() const
 namespace
 {
 void
-Summarise(RouterResult& r, const RouterConfig& cfg, double theoreticalPortPps)
+Summarise(RouterResult& r, const RouterConfig& cfg, double theoreticalPps)
 {
     r.seconds = cfg.durationSeconds;
     r.txPackets = 0;
@@ -985,7 +1092,7 @@ Summarise(RouterResult& r, const RouterConfig& cfg, double theoreticalPortPps)
     // "Average latency is the mean of the individual flows' latencies"
     // (seed 001, results section).
     r.latencyAvg = flows ? sumOfMeans / flows : 0;
-    r.theoreticalPps = theoreticalPortPps * cfg.ports;
+    r.theoreticalPps = theoreticalPps;
     r.txPps = r.txPackets / cfg.durationSeconds;
     r.rxPps = r.rxPackets / cfg.durationSeconds;
     r.txPctOfTheoretical = 100.0 * r.txPps / r.theoreticalPps;
@@ -1037,7 +1144,9 @@ RouterEngine::Result() const
     r.fabricLoad = m.cfg.ipMix.empty() ? pfeMaxPps * m.cells * m.slot : pfeMaxCellRate * m.slot;
     double probesPerLookup = m.lookups ? double(m.ops.table_probes) / m.lookups : 1.0;
     r.lookupLoad = pfeMaxPps * probesPerLookup / m.cfg.lookupProbesPerSecond;
-    Summarise(r, m.cfg, m.theoreticalPortPps);
+    r.egressCounted = true;
+    r.egressLineBps = m.payloadBps;
+    Summarise(r, m.cfg, m.theoreticalPps);
     return r;
 }
 
@@ -1257,7 +1366,7 @@ RouterResult
 RunRouterSteadyState(const RouterConfig& cfg)
 {
     cfg.Validate();
-    if (!cfg.ipMix.empty() || !cfg.traceFile.empty())
+    if (!cfg.ipMix.empty() || cfg.Traced())
     {
         throw std::invalid_argument(cfg.ipMix.empty() ? "trace_file runs in packet mode only"
                                                       : "ip_mix runs in packet mode only");
@@ -1373,7 +1482,7 @@ RunRouterSteadyState(const RouterConfig& cfg)
     r.drops["blackhole"] = 0;
     r.drops["unreachable"] = 0;
     r.drops["prohibited"] = 0;
-    Summarise(r, cfg, thPort);
+    Summarise(r, cfg, thPort * cfg.ports);
     return r;
 }
 

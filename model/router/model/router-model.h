@@ -49,6 +49,7 @@ enum class RouterDrop
     Blackhole,         ///< the matching route is a blackhole (discarded silently)
     Unreachable,       ///< the matching route is unreachable (a router answers ICMP; the twin drops)
     Prohibited,        ///< the matching route is prohibit (ICMP administratively prohibited; dropped)
+    NotIpv4,           ///< a replayed trace packet routed by its own destination is not IPv4
     Count
 };
 const char* RouterDropName(RouterDrop d);
@@ -72,10 +73,21 @@ struct RouterConfig
     /// packet's IP size (clamped to 32..9000) and the trace's inter-arrival
     /// times, rescaled so that a port offers offeredLoad of its theoretical
     /// rate for the trace's sizes, and looped until durationSeconds; port p
-    /// starts p / ports of the way into the trace. The trace's addresses are
-    /// not used (destinations stay the tester's). Packet mode only; not with
-    /// ipMix.
+    /// starts p / ports of the way into the trace. Packet mode only; not
+    /// with ipMix.
     std::string traceFile;
+    /// One trace per tester port instead (ports entries, or empty): port p
+    /// replays portTraceFiles[p] from its first packet, rescaled to
+    /// offeredLoad of its own theoretical rate and looped; "" leaves port p
+    /// idle (the theoretical rate counts the replaying ports only). Not with
+    /// traceFile.
+    std::vector<std::string> portTraceFiles;
+    /// A trace's packets carry the trace's IPv4 source and destination and
+    /// go where the FIB sends the destination (ECMP hashes the trace's
+    /// source); a packet that is not IPv4 is dropped as not_ipv4. false: the
+    /// tester's addresses (port p to its peer, as without a trace).
+    bool traceDestinations = true;
+    bool Traced() const { return !traceFile.empty() || !portTraceFiles.empty(); }
     double offeredLoad = 1.0;     ///< fraction of the theoretical frame rate; 1 = back to back
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination
@@ -142,11 +154,18 @@ struct RouterPortStats
     /// of packets, weighted by its packets, in steady state (the block's
     /// mean wait: a block's spread inside is not resolved).
     LatencyHistogram latency;
+    /// What left the router on this port (packet mode: counted at the
+    /// egress queue's admission, whatever tester port sent it).
+    uint64_t egressPackets = 0;
+    uint64_t egressIpBytes = 0;
+    uint64_t egressWireBytes = 0; ///< POS frames with their escapes
 };
 
 struct RouterResult
 {
     std::vector<RouterPortStats> ports;
+    bool egressCounted = false;     ///< ports' egress counters filled (packet mode)
+    double egressLineBps = 0;       ///< a port's line rate (SONET payload), for egress loads
     uint64_t txPackets = 0;
     uint64_t rxPackets = 0;
     double seconds = 0;             ///< tester transmit time

@@ -385,6 +385,7 @@ TEST(RouterPacketLevel, TraceReplaysItsSizesRescaledToTheOfferedLoad)
     RouterConfig c = Small(40, 0.5, 400e-6);
     c.ports = 4;
     c.traceFile = WriteIpTrace("router.pcap", 60, {40, 1500}, {1, 3, 2});
+    c.traceDestinations = false; // its addresses are all zero: the tester's destinations
     const RouterResult r = RunRouterPacketLevel(c);
     const double payload = SonetPayloadBps(c.sonetN);
     const double meanFrame = (NominalFrameBytes(c.ppp, 40) + NominalFrameBytes(c.ppp, 1500)) / 2.0;
@@ -427,4 +428,233 @@ TEST(RouterPacketLevel, TruncatedTraceNamesFileAndPacket)
         EXPECT_NE(std::string(e.what()).find(c.traceFile + ": packet 3: truncated record data"), std::string::npos)
             << e.what();
     }
+}
+
+namespace
+{
+// A classic pcap (raw IP, microseconds) of IPv4 packets to the given
+// destinations in turn (0: an IPv6 packet instead), sizes from sizeList in
+// turn, gapUs apart; source 198.18.0.<k mod 250>.
+std::string
+WriteAddressedTrace(const std::string& name, const std::vector<uint32_t>& dsts,
+                    const std::vector<unsigned>& sizeList, unsigned gapUs)
+{
+    std::vector<uint8_t> b;
+    auto u32 = [&b](uint32_t v) {
+        for (int i = 0; i < 4; ++i)
+        {
+            b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+        }
+    };
+    u32(0xA1B2C3D4u);
+    b.push_back(2), b.push_back(0), b.push_back(4), b.push_back(0);
+    u32(0);
+    u32(0);
+    u32(65535);
+    u32(101); // raw IP
+    for (size_t k = 0; k < dsts.size(); ++k)
+    {
+        const unsigned size = sizeList[k % sizeList.size()];
+        const unsigned cap = std::min(size, 64u);
+        const uint64_t us = uint64_t(k) * gapUs;
+        u32(static_cast<uint32_t>(us / 1000000));
+        u32(static_cast<uint32_t>(us % 1000000));
+        u32(cap);
+        u32(size);
+        std::vector<uint8_t> ip(cap, 0);
+        if (dsts[k] == 0)
+        {
+            ip[0] = 0x60; // IPv6: payload length, next header UDP
+            ip[4] = static_cast<uint8_t>((size - 40) >> 8);
+            ip[5] = static_cast<uint8_t>(size - 40);
+            ip[6] = 17;
+        }
+        else
+        {
+            ip[0] = 0x45;
+            ip[2] = static_cast<uint8_t>(size >> 8);
+            ip[3] = static_cast<uint8_t>(size);
+            ip[8] = 64;
+            ip[9] = 17;
+            const uint32_t src = 0xC6120000u | static_cast<uint32_t>(k % 250);
+            for (int i = 0; i < 4; ++i)
+            {
+                ip[12 + i] = static_cast<uint8_t>(src >> (24 - 8 * i));
+                ip[16 + i] = static_cast<uint8_t>(dsts[k] >> (24 - 8 * i));
+            }
+        }
+        b.insert(b.end(), ip.begin(), ip.end());
+    }
+    const std::string path = ::testing::TempDir() + name;
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()),
+                                                 static_cast<std::streamsize>(b.size()));
+    return path;
+}
+
+// The test's own reading of its FIB below: 10.0.q.0/24 -> port q (q < 4),
+// 10.0.9.0/24 blackhole; -1 no route, -2 blackhole, -3 not IPv4.
+int
+PortOfDestination(uint32_t dst)
+{
+    if (dst == 0)
+    {
+        return -3;
+    }
+    if ((dst >> 8) == 0x0A0009u)
+    {
+        return -2;
+    }
+    if ((dst >> 10) == (0x0A000000u >> 10)) // 10.0.0.0/22
+    {
+        return static_cast<int>((dst >> 8) & 3u);
+    }
+    return -1;
+}
+
+struct ExpectedCounts
+{
+    std::vector<uint64_t> egress = std::vector<uint64_t>(4, 0);
+    uint64_t noRoute = 0, blackhole = 0, notIpv4 = 0;
+
+    // Port p replayed `sent` packets of its trace from packet `first`, looped.
+    void Add(const std::vector<uint32_t>& dsts, uint64_t first, uint64_t sent)
+    {
+        for (uint64_t k = 0; k < sent; ++k)
+        {
+            const int q = PortOfDestination(dsts[(first + k) % dsts.size()]);
+            q >= 0 ? ++egress[q] : q == -1 ? ++noRoute : q == -2 ? ++blackhole : ++notIpv4;
+        }
+    }
+};
+
+std::vector<uint32_t>
+PatternDestinations(unsigned n, unsigned stride)
+{
+    // Destinations in 10.0.0..3.x, one to 10.0.9.x (blackholed), one off the
+    // FIB and one IPv6 packet in every 13.
+    std::vector<uint32_t> d;
+    for (unsigned k = 0; k < n; ++k)
+    {
+        const unsigned r = (k * stride) % 13;
+        d.push_back(r == 10 ? 0x0A000905u : r == 11 ? 0x0B000001u : r == 12 ? 0u
+                                                                             : 0x0A000000u | ((r % 4) << 8) | (k % 200 + 1));
+    }
+    return d;
+}
+} // namespace
+
+TEST(RouterPacketLevel, TraceDestinationsGoWhereTheFibSendsThem)
+{
+    // Four ports; a FIB file sends 10.0.q.0/24 to port q and blackholes
+    // 10.0.9.0/24. Each port replays its own trace (different destination
+    // patterns); what leaves port q must be, packet for packet, the trace
+    // packets whose destination the test maps to q, counted from the
+    // packets each port sent.
+    const std::string fib = ::testing::TempDir() + "trace-fib.txt";
+    std::ofstream(fib) << "10.0.0.0/24 0\n10.0.1.0/24 1\n10.0.2.0/24 2\n10.0.3.0/24 3\n10.0.9.0/24 blackhole\n";
+    std::vector<std::vector<uint32_t>> dsts;
+    RouterConfig c = Small(40, 0.5, 300e-6);
+    c.ports = 4;
+    c.routeFile = fib;
+    for (unsigned p = 0; p < 4; ++p)
+    {
+        dsts.push_back(PatternDestinations(97 + 10 * p, 1 + 2 * p));
+        c.portTraceFiles.push_back(WriteAddressedTrace("trace-port" + std::to_string(p) + ".pcap", dsts[p],
+                                                       {40, 576, 1500}, 1 + p));
+    }
+    const RouterResult r = RunRouterPacketLevel(c);
+    ASSERT_TRUE(r.egressCounted);
+    ExpectedCounts want;
+    for (unsigned p = 0; p < 4; ++p)
+    {
+        EXPECT_GT(r.ports[p].txPackets, dsts[p].size()) << "port " << p << " replays more than one pass";
+        want.Add(dsts[p], 0, r.ports[p].txPackets);
+    }
+    for (unsigned q = 0; q < 4; ++q)
+    {
+        EXPECT_EQ(r.ports[q].egressPackets, want.egress[q]) << "egress port " << q;
+        EXPECT_GT(want.egress[q], 0u);
+    }
+    EXPECT_EQ(r.drops.at("no_route"), want.noRoute);
+    EXPECT_EQ(r.drops.at("blackhole"), want.blackhole);
+    EXPECT_EQ(r.drops.at("not_ipv4"), want.notIpv4);
+    EXPECT_GT(want.noRoute * want.blackhole * want.notIpv4, 0u);
+    // Nothing else is lost at half load: every routed packet is delivered.
+    EXPECT_EQ(r.rxPackets, want.egress[0] + want.egress[1] + want.egress[2] + want.egress[3]);
+    // Each port offers half of its own trace's theoretical rate.
+    const double payload = SonetPayloadBps(c.sonetN);
+    const double meanFrame = (NominalFrameBytes(c.ppp, 40) + NominalFrameBytes(c.ppp, 576) +
+                              NominalFrameBytes(c.ppp, 1500)) / 3.0;
+    EXPECT_NEAR(r.theoreticalPps, 4 * payload / (8 * meanFrame), 0.02 * r.theoreticalPps);
+
+    // Bit-identical rerun.
+    const RouterResult again = RunRouterPacketLevel(c);
+    for (unsigned q = 0; q < 4; ++q)
+    {
+        EXPECT_EQ(again.ports[q].egressPackets, r.ports[q].egressPackets);
+        EXPECT_EQ(again.ports[q].egressWireBytes, r.ports[q].egressWireBytes);
+        EXPECT_EQ(again.ports[q].latencySum, r.ports[q].latencySum);
+    }
+    EXPECT_EQ(again.drops, r.drops);
+}
+
+TEST(RouterPacketLevel, OneTraceOnEveryPortStartsEachPortAtItsShare)
+{
+    // One trace for all ports: port p starts at packet floor(n p / ports).
+    const std::string fib = ::testing::TempDir() + "trace-fib-shared.txt";
+    std::ofstream(fib) << "10.0.0.0/24 0\n10.0.1.0/24 1\n10.0.2.0/24 2\n10.0.3.0/24 3\n10.0.9.0/24 blackhole\n";
+    const std::vector<uint32_t> dsts = PatternDestinations(130, 3);
+    RouterConfig c = Small(40, 0.5, 200e-6);
+    c.ports = 4;
+    c.routeFile = fib;
+    c.traceFile = WriteAddressedTrace("trace-shared.pcap", dsts, {40, 1500}, 2);
+    const RouterResult r = RunRouterPacketLevel(c);
+    ExpectedCounts want;
+    for (unsigned p = 0; p < 4; ++p)
+    {
+        want.Add(dsts, dsts.size() * p / 4, r.ports[p].txPackets);
+    }
+    for (unsigned q = 0; q < 4; ++q)
+    {
+        EXPECT_EQ(r.ports[q].egressPackets, want.egress[q]) << "egress port " << q;
+    }
+    EXPECT_EQ(r.drops.at("no_route"), want.noRoute);
+    EXPECT_EQ(r.drops.at("blackhole"), want.blackhole);
+    EXPECT_EQ(r.drops.at("not_ipv4"), want.notIpv4);
+
+    // Keeping the tester's destinations: port p's packets all leave its peer.
+    c.traceDestinations = false;
+    c.routeFile.clear();
+    const RouterResult kept = RunRouterPacketLevel(c);
+    for (unsigned p = 0; p < 4; ++p)
+    {
+        EXPECT_EQ(kept.ports[c.PeerOf(p)].egressPackets, kept.ports[p].txPackets) << "port " << p;
+    }
+    EXPECT_EQ(kept.rxPackets, kept.txPackets);
+}
+
+TEST(RouterPacketLevel, PerPortTracesIdlePortsAndErrors)
+{
+    const std::vector<uint32_t> dsts = PatternDestinations(40, 1);
+    RouterConfig c = Small(40, 0.5, 100e-6);
+    c.ports = 4;
+    c.traceDestinations = false;
+    c.portTraceFiles = {WriteAddressedTrace("trace-one.pcap", dsts, {1500}, 1), "", "", ""};
+    const RouterResult r = RunRouterPacketLevel(c);
+    // Only port 0 sends; the theoretical rate is its own: 1500-byte packets.
+    EXPECT_GT(r.ports[0].txPackets, 0u);
+    for (unsigned p = 1; p < 4; ++p)
+    {
+        EXPECT_EQ(r.ports[p].txPackets, 0u);
+    }
+    const double onePort = SonetPayloadBps(c.sonetN) / (8.0 * NominalFrameBytes(c.ppp, 1500));
+    EXPECT_NEAR(r.theoreticalPps, onePort, 1e-9 * onePort);
+    EXPECT_EQ(r.ports[c.PeerOf(0)].egressPackets, r.ports[0].txPackets);
+    c.portTraceFiles.pop_back();
+    EXPECT_THROW(RunRouterPacketLevel(c), std::invalid_argument); // 3 entries for 4 ports
+    c.portTraceFiles = {"", "", "", ""};
+    EXPECT_THROW(RunRouterPacketLevel(c), std::invalid_argument); // all idle
+    c.portTraceFiles = {"x.pcap", "", "", ""};
+    c.traceFile = "y.pcap";
+    EXPECT_THROW(RunRouterPacketLevel(c), std::invalid_argument); // both forms
 }

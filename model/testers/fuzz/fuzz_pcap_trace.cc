@@ -9,8 +9,10 @@
 //     (no other exception type escapes);
 //   - every packet has a frame of 64..9216 bytes and a flow below the cap;
 //   - the packet index counts the packets returned;
-//   - a rewind replays exactly the same packets (times, sizes, flows) as
-//     the first pass, and Scan() counts and sums what Next() returns;
+//   - a rewind replays exactly the same packets (times, sizes, flows,
+//     addresses, ports, TCP flags and payload) as the first pass, and
+//     Scan() counts and sums what Next() returns;
+//   - addresses only on IPv4 packets, flags and payload only on TCP ones;
 //   - the reader never reads beyond the file (ASan on its buffer).
 #include "pcap-trace.h"
 
@@ -113,6 +115,14 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             CHECK(first.packets[i].ns == second.packets[i].ns);
             CHECK(first.packets[i].frameBytes == second.packets[i].frameBytes);
             CHECK(first.packets[i].flow == second.packets[i].flow);
+            const routertwin::TracePacket& a = first.packets[i];
+            const routertwin::TracePacket& b = second.packets[i];
+            CHECK(a.ipv4 == b.ipv4 && a.ipv4Src == b.ipv4Src && a.ipv4Dst == b.ipv4Dst);
+            CHECK(a.srcPort == b.srcPort && a.dstPort == b.dstPort);
+            CHECK(a.tcp == b.tcp && a.tcpFlags == b.tcpFlags && a.tcpPayload == b.tcpPayload);
+            CHECK(a.ipv4 || (a.ipv4Src == 0 && a.ipv4Dst == 0));
+            CHECK(a.tcp || (a.tcpFlags == 0 && a.tcpPayload == 0));
+            CHECK(a.tcpPayload <= 65535); // from the IP header's 16-bit length
         }
         if (first.error.empty())
         {

@@ -43,6 +43,12 @@ Be16(const uint8_t* p)
     return (uint32_t(p[0]) << 8) | p[1];
 }
 
+uint32_t
+Be32(const uint8_t* p)
+{
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+
 // splitmix64's finalizer: spreads a word over 64 bits.
 uint64_t
 Mix(uint64_t z)
@@ -257,7 +263,7 @@ PcapTrace::TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, Trac
     }
     m_linkType = linkType;
     const uint8_t* pkt = m_buf.data() + m_pos;
-    const uint32_t flow = FlowOf(pkt, static_cast<uint32_t>(head));
+    const uint32_t flow = FlowOf(pkt, static_cast<uint32_t>(head), p);
     const uint32_t linkHeader = LinkHeaderBytes(pkt, head, linkType);
     if (!Skip(capLen))
     {
@@ -389,7 +395,8 @@ PcapTrace::ReadInterface(uint32_t length)
         o += 4 + padded;
     }
     i.supported = SupportedLink(i.linkType);
-    if (!i.binaryUnit && i.exponent <= 9 && i.offsetSeconds == 0)
+    i.nsPerUnit = 0;
+    if (!i.binaryUnit && i.exponent <= 9)
     {
         i.nsPerUnit = 1;
         for (uint32_t k = i.exponent; k < 9; ++k)
@@ -397,10 +404,10 @@ PcapTrace::ReadInterface(uint32_t length)
             i.nsPerUnit *= 10;
         }
     }
-    else
-    {
-        i.nsPerUnit = 0;
-    }
+    // 10^-v with v > 9 (finer than a ns: a division) and offsets beyond
+    // 64 bits of ns stay on TimestampNs.
+    i.fast = (i.nsPerUnit != 0 || i.binaryUnit) &&
+             !__builtin_mul_overflow(i.offsetSeconds, int64_t{1000000000}, &i.offsetNs);
     m_interfaces.push_back(i);
     m_pos += length - 4;
     CheckTrailer(length, "interface description");
@@ -473,42 +480,52 @@ PcapTrace::TimestampNs(const Interface& i, uint64_t ts) const
     return static_cast<uint64_t>(ns);
 }
 
-// The common block, an Enhanced Packet Block wholly in the buffer, of a
-// described interface whose timestamp unit converts to ns with one
-// multiplication: read with one bounds check, its header fields and
-// trailing length at fixed offsets. Makes every check NextPcapng makes; on
-// any other block, or any check failing, returns false without consuming
-// anything, and NextPcapng reads the block (and reports what is wrong).
+// The common blocks, an Enhanced or a Simple Packet Block wholly in the
+// buffer, of a described interface whose timestamps FastNs converts: read
+// with one bounds check, their header fields and trailing length at fixed
+// offsets. Makes every check NextPcapng makes; on any other block, or any
+// check failing, returns false without consuming anything, and NextPcapng
+// reads the block (and reports what is wrong).
 bool
 PcapTrace::NextEnhancedFast(TracePacket& p)
 {
     const size_t avail = m_len - m_pos;
-    if (avail < 32)
+    if (avail < 16)
     {
         return false;
     }
     const uint8_t* b = m_buf.data() + m_pos;
     const uint32_t type = Get32(b), length = Get32(b + 4);
-    if (type != kPcapngEpb || length < 32 || length % 4 != 0 || length > avail || Get32(b + length - 4) != length)
+    const bool enhanced = type == kPcapngEpb;
+    const uint32_t fixed = enhanced ? 32 : 16; // header, fields and trailer
+    if ((!enhanced && type != kPcapngSpb) || length < fixed || length % 4 != 0 || length > avail ||
+        Get32(b + length - 4) != length)
     {
         return false;
     }
-    const uint32_t iface = Get32(b + 8), capLen = Get32(b + 20), origLen = Get32(b + 24);
-    if (iface >= m_interfaces.size() || capLen > length - 32 || capLen > kMaxRecordBytes || capLen > origLen)
+    // A Simple Packet Block: interface 0, captured up to its snaplen, the
+    // previous packet's instant.
+    const uint32_t iface = enhanced ? Get32(b + 8) : 0;
+    if (iface >= m_interfaces.size())
     {
         return false;
     }
     const Interface& i = m_interfaces[iface];
-    const uint64_t ts = (uint64_t(Get32(b + 12)) << 32) | Get32(b + 16);
-    uint64_t ns;
-    if (!i.supported || !i.nsPerUnit || __builtin_mul_overflow(ts, i.nsPerUnit, &ns))
+    const uint32_t origLen = Get32(b + (enhanced ? 24 : 8));
+    const uint32_t capLen = enhanced ? Get32(b + 20) : i.snapLen && i.snapLen < origLen ? i.snapLen : origLen;
+    if (!i.supported || capLen > length - fixed || capLen > kMaxRecordBytes || capLen > origLen)
     {
         return false;
     }
-    const uint8_t* pkt = b + 28;
+    uint64_t ns = m_lastNs;
+    if (enhanced && !(i.fast && FastNs(i, (uint64_t(Get32(b + 12)) << 32) | Get32(b + 16), ns)))
+    {
+        return false;
+    }
+    const uint8_t* pkt = b + fixed - 4;
     const size_t head = std::min<size_t>(capLen, kHeadBytes);
     m_linkType = i.linkType;
-    const uint32_t flow = FlowOf(pkt, static_cast<uint32_t>(head));
+    const uint32_t flow = FlowOf(pkt, static_cast<uint32_t>(head), p);
     SetFrame(origLen, i.linkType, LinkHeaderBytes(pkt, head, i.linkType), flow, p);
     m_pos += length;
     p.ns = ns;
@@ -610,9 +627,9 @@ PcapTrace::NextPcapng(TracePacket& p)
         }
         m_pos += fixed - 4;
         uint64_t ns = m_lastNs;
-        if (enhanced && !(i.nsPerUnit && !__builtin_mul_overflow(ts, i.nsPerUnit, &ns)))
+        if (enhanced && !(i.fast && FastNs(i, ts, ns)))
         {
-            ns = TimestampNs(i, ts); // other units, an offset, or beyond 64 bits
+            ns = TimestampNs(i, ts); // units finer than 1 ns, or beyond 64 bits
         }
         TakePacket(capLen, origLen, i.linkType, p);
         // Padding and options, then the trailing length (checked inline
@@ -637,8 +654,14 @@ PcapTrace::NextPcapng(TracePacket& p)
 }
 
 uint32_t
-PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
+PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen, TracePacket& p) const
 {
+    p.ipv4 = false;
+    p.ipv4Src = p.ipv4Dst = 0;
+    p.srcPort = p.dstPort = 0;
+    p.tcp = false;
+    p.tcpFlags = 0;
+    p.tcpPayload = 0;
     TupleKey key;
     uint32_t l3 = 0, etherType = 0;
     if (m_linkType == kLinkEthernet)
@@ -668,7 +691,7 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
     }
     const uint8_t* ip = pkt + l3;
     const uint32_t ipLen = capLen - l3; // l3 <= capLen
-    uint32_t proto = 256, l4 = 0;
+    uint32_t proto = 256, l4 = 0, ipPayload = 0; // ipPayload: octets past the IP header, as sent
     bool ports = false;
     if (etherType == 0x0800 && ipLen >= 20 && (ip[0] >> 4) == 4)
     {
@@ -676,9 +699,14 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
         proto = ip[9];
         key.Add(4u << 8 | proto);
         key.AddBytes(ip + 12, 8);
+        p.ipv4 = true;
+        p.ipv4Src = Be32(ip + 12);
+        p.ipv4Dst = Be32(ip + 16);
         const bool fragment = (Be16(ip + 6) & 0x1FFFu) != 0;
         l4 = ihl;
         ports = !fragment && ihl >= 20;
+        const uint32_t total = Be16(ip + 2);
+        ipPayload = total > ihl ? total - ihl : 0;
     }
     else if (etherType == 0x86DD && ipLen >= 40 && (ip[0] >> 4) == 6)
     {
@@ -690,6 +718,7 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
         }
         l4 = 40;
         ports = true;
+        ipPayload = Be16(ip + 4);
     }
     else if (m_linkType == kLinkEthernet && capLen >= kEthHeader)
     {
@@ -700,6 +729,15 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen) const
     if (ports && (proto == 6 || proto == 17) && ipLen >= l4 + 4)
     {
         key.AddBytes(ip + l4, 4);
+        p.srcPort = static_cast<uint16_t>(Be16(ip + l4));
+        p.dstPort = static_cast<uint16_t>(Be16(ip + l4 + 2));
+        if (proto == 6 && ipLen >= l4 + 14)
+        {
+            const uint32_t tcpHeader = (ip[l4 + 12] >> 4) * 4u;
+            p.tcp = true;
+            p.tcpFlags = ip[l4 + 13];
+            p.tcpPayload = ipPayload > tcpHeader ? ipPayload - tcpHeader : 0;
+        }
     }
     if (key.h == m_lastKey && m_lastFlow != UINT32_MAX)
     {

@@ -32,6 +32,10 @@
 // Frame size: Ethernet: original length + 4 (FCS); raw IP: IP length + 18
 // (Ethernet header + FCS); below 64 bytes the frame is padded to 64, as on
 // the wire; above 9216 (the jumbo limit here) is an error.
+// Addresses: an IPv4 packet's source and destination (TracePacket::ipv4Src,
+// ipv4Dst), for a replay that routes each packet by its own destination;
+// TCP and UDP ports, and a TCP segment's flags and payload length (the IP
+// length less the IP and TCP headers), for connections read from a trace.
 // Flow: the 5-tuple (addresses, protocol, TCP/UDP ports; fragments and other
 // protocols by addresses and protocol; non-IP by MACs and EtherType; one
 // 802.1Q tag skipped) numbered 0, 1, ... in order of first appearance. Past
@@ -68,6 +72,13 @@ struct TracePacket
     uint32_t ipBytes = 0;     ///< the packet's original length past its link header
                               ///< (Ethernet: 14 octets, 18 with one 802.1Q tag;
                               ///< raw IP: all of it): the IP packet of an IP frame
+    bool ipv4 = false;        ///< an IPv4 packet whose addresses were captured
+    uint32_t ipv4Src = 0;     ///< its source address (host order); 0 unless ipv4
+    uint32_t ipv4Dst = 0;     ///< its destination address (host order); 0 unless ipv4
+    uint16_t srcPort = 0, dstPort = 0; ///< TCP or UDP ports (unfragmented); else 0
+    bool tcp = false;         ///< a TCP segment whose header was captured
+    uint8_t tcpFlags = 0;     ///< its flags (FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10)
+    uint32_t tcpPayload = 0;  ///< its payload octets, from the IP length (original, not captured)
 };
 
 class PcapTrace
@@ -158,9 +169,45 @@ class PcapTrace
         bool binaryUnit = false;    // timestamp unit 2^-exponent s, else 10^-exponent s
         uint32_t exponent = 6;      // if_tsresol; microseconds by default
         int64_t offsetSeconds = 0;  // if_tsoffset
-        uint64_t nsPerUnit = 1000;  // units of 10^-v s, v <= 9, no offset: ns = ts x this; else 0
+        uint64_t nsPerUnit = 1000;  // units of 10^-v s, v <= 9: ns = ts x this; else 0
+        int64_t offsetNs = 0;       // if_tsoffset in ns
+        bool fast = true;           // FastNs converts its timestamps (10^-v, v <= 9, or 2^-v;
+                                    // an offset within 64 bits of ns)
         bool supported = true;      // a link type this reader takes
     };
+    // ns of timestamp ts of interface i when i.fast and nothing overflows;
+    // false otherwise (TimestampNs then converts it, or reports why not).
+    // Equal to TimestampNs wherever it returns true.
+    static bool FastNs(const Interface& i, uint64_t ts, uint64_t& ns)
+    {
+        if (i.nsPerUnit)
+        {
+            if (__builtin_mul_overflow(ts, i.nsPerUnit, &ns))
+            {
+                return false;
+            }
+        }
+        else
+        {
+            const unsigned __int128 scaled = (static_cast<unsigned __int128>(ts) * 1000000000u) >> i.exponent;
+            if (scaled > UINT64_MAX)
+            {
+                return false;
+            }
+            ns = static_cast<uint64_t>(scaled);
+        }
+        if (i.offsetNs >= 0)
+        {
+            return !__builtin_add_overflow(ns, static_cast<uint64_t>(i.offsetNs), &ns);
+        }
+        const uint64_t back = 0 - static_cast<uint64_t>(i.offsetNs);
+        if (ns < back)
+        {
+            return false;
+        }
+        ns -= back;
+        return true;
+    }
     bool NextPcap(TracePacket& p);
     bool NextPcapng(TracePacket& p);
     bool NextEnhancedFast(TracePacket& p);
@@ -171,7 +218,9 @@ class PcapTrace
     bool m_pcapng = false;
     std::vector<Interface> m_interfaces; // of the current section
     uint64_t m_lastNs = 0;               // a Simple Packet's instant
-    uint32_t FlowOf(const uint8_t* pkt, uint32_t capLen) const;
+    // The flow id of the packet at pkt (its first capLen octets); sets p's
+    // IPv4 addresses, ports and TCP fields.
+    uint32_t FlowOf(const uint8_t* pkt, uint32_t capLen, TracePacket& p) const;
     // Fill: at least n bytes from m_pos, or all the file has left; Skip:
     // consume n bytes, false if the file ends first. Inline fast paths for
     // what is already buffered, the rest out of line.

@@ -69,6 +69,12 @@ def step_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
         "level": cfg.level,
         "link_delay_s": cfg.link_delay_ns * 1e-9,
     })
+    for side, sizes in (("request", cfg.request_sizes), ("response", cfg.response_sizes)):
+        if sizes is not None:
+            keys.update(sizes.native_keys(side))
+    keys["mss"] = cfg.mss
+    if cfg.trace is not None:
+        keys.update(trace_file=str(cfg.trace.file), trace_rescale=cfg.trace.rescale)
     if cfg.arrivals == "onoff":
         keys.update(burst_mean_units=cfg.burst_mean_units, burst_peak_ratio=cfg.burst_peak_ratio)
     elif cfg.arrivals == "mmpp":

@@ -18,6 +18,53 @@ Rate = Annotated[float, Field(gt=0, le=1e9)]
 MAX_DURATION_US = 1e5
 
 
+class PayloadSizes(ScenarioModel):
+    """An HTTP request's or response's bytes, drawn per unit (http11, http10;
+    model/lb/model/lb-testers.h): an empirical `table` {bytes: weight, a
+    share of units}, or ceil(X) bytes of a Pareto (P(X > x) = (xm / x)^alpha,
+    xm = pareto_min_bytes) or lognormal (ln X ~ N(mu, sigma^2)) X. A size
+    above `mss` is sent as segments, the client acknowledging every second
+    one: the bytes per connection of an http10 unit, and its cost."""
+
+    sizes: Literal["table", "pareto", "lognormal"]
+    table: dict[Annotated[int, Field(ge=0, le=2**30)], Annotated[float, Field(gt=0)]] | None = None
+    pareto_alpha: float = Field(default=1.5, gt=1, le=100)  # > 1: a finite mean
+    pareto_min_bytes: float = Field(default=1000.0, ge=1, le=2**30)
+    lognormal_mu: float = Field(default=8.0, ge=-50, le=30)
+    lognormal_sigma: float = Field(default=1.0, gt=0, le=10)
+
+    @model_validator(mode="after")
+    def _table_with_sizes_table(self):
+        if self.sizes == "table" and self.table is None:
+            raise FieldError(("sizes",), "sizes: table needs a `table` {bytes: weight}")
+        if self.sizes != "table" and self.table is not None:
+            raise FieldError(("table",), f"a `table` belongs to sizes: table, not {self.sizes}")
+        if self.table is not None and not self.table:
+            raise FieldError(("table",), "an empty table")
+        return self
+
+    def native_keys(self, side: str) -> dict:
+        """run_lb's keys of this side (request or response)."""
+        if self.sizes == "table":
+            return {f"{side}_table": {str(b): float(w) for b, w in self.table.items()}}
+        if self.sizes == "pareto":
+            return {f"{side}_sizes": "pareto", f"{side}_pareto_alpha": self.pareto_alpha,
+                    f"{side}_pareto_min_bytes": self.pareto_min_bytes}
+        return {f"{side}_sizes": "lognormal", f"{side}_lognormal_mu": self.lognormal_mu,
+                f"{side}_lognormal_sigma": self.lognormal_sigma}
+
+
+class ConnectionTrace(ScenarioModel):
+    """http10 connections from a pcap or pcapng file of TCP flows: each
+    opened by a SYN, its start that SYN's instant (rescaled so connections
+    start at the case's rate, or `rescale: false` as captured), its request
+    and response the payload each side sent until both FINs or a RST;
+    looped (model/lb/model/lb-testers.h)."""
+
+    file: ScenarioPath
+    rescale: bool = True
+
+
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent", "failover"] = "step"
@@ -108,6 +155,12 @@ class Schema(ScenarioModel):
     mmpp_rate_ratio: float = Field(default=4.0, ge=1)
     mmpp_high_fraction: float = Field(default=0.2, gt=0, lt=1)
     mmpp_cycle_us: PositiveFloat = 1000.0
+    # HTTP request / response bytes drawn per unit (http11, http10), instead
+    # of the platform's fixed sizes; segmented by `mss` (PayloadSizes)
+    request_sizes: PayloadSizes | None = None
+    response_sizes: PayloadSizes | None = None
+    mss: int = Field(default=1460, ge=1, le=1460)  # TCP payload a segment: Ethernet MTU 1500 - 40
+    trace: ConnectionTrace | None = None  # http10: connections from a capture
     rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
     # Closing (model/lb/model/l4-balancer.h): TIME_WAIT linger, 0 = removed at
     # the last ACK (the ADX profile); IPVS keeps it 120 s. FIN_WAIT timeout:
@@ -140,6 +193,23 @@ class Schema(ScenarioModel):
         if duration is not None and v >= duration:
             raise ValueError(f"warmup_us {v:g} must be smaller than duration_us {duration:g}")
         return v
+
+    @model_validator(mode="after")
+    def _sizes_are_http(self):
+        for key in ("request_sizes", "response_sizes"):
+            if getattr(self, key) is not None and self.workload not in ("http11", "http10"):
+                raise FieldError((key,), f"request and response sizes are those of http11 and http10 units, "
+                                         f"not {self.workload}")
+        return self
+
+    @model_validator(mode="after")
+    def _trace_is_http10(self):
+        if self.trace is not None:
+            if self.workload != "http10":
+                raise FieldError(("trace",), f"a trace's connections are http10 units, not {self.workload}")
+            if self.response_sizes is not None or self.request_sizes is not None:
+                raise FieldError(("trace",), "a trace brings its own request and response sizes")
+        return self
 
     @model_validator(mode="after")
     def _distinct_ids(self):

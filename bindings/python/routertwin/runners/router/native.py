@@ -9,12 +9,12 @@ from pathlib import Path
 from routertwin.runners._shared.native import call_native
 from routertwin.runners.router.analytic import zero_load_us
 from routertwin.runners.router.platform import RouterPlatform
-from routertwin.runners.router.schema import Case
+from routertwin.runners.router.schema import Case, RouterTrace
 
 
 def native_config(plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, load: float, ip_bytes: int,
                   duration_s: float, mode: str, seed: int, mix: list[tuple[int, float]] | None = None,
-                  mix_order: str = "random", trace: Path | None = None) -> dict:
+                  mix_order: str = "random", trace: RouterTrace | None = None) -> dict:
     """The run_router config dict of one trial. With a mix or a trace,
     ip_bytes is the reference size of the fixed latency (the model adds each
     packet's own serialization and cells beyond it)."""
@@ -50,7 +50,11 @@ def native_config(plat: RouterPlatform, case: Case, *, pipeline_latency_us: floa
     if case.route_file is not None:
         cfg["route_file"] = str(case.route_file)
     if trace is not None:
-        cfg["trace_file"] = str(trace)
+        if trace.file is not None:
+            cfg["trace_file"] = str(trace.file)
+        else:
+            cfg["trace_files"] = [str(trace.ports[p]) if p in trace.ports else "" for p in range(plat.ports)]
+        cfg["trace_destinations"] = trace.destinations == "trace"
     elif mix is not None:
         cfg["ip_mix"] = {str(b): float(w) for b, w in mix}
         cfg["ip_mix_order"] = mix_order

@@ -25,6 +25,12 @@ def check(scenario) -> None:
             raise FieldError(("cases", i, "routes"),
                              f"{case.routes} routes do not fit: consecutive /24s from the platform's "
                              f"route_first_prefix {plat.route_first_prefix} give at most {plat.free_slash24s()}")
+        trace = case_trace(cfg, case)
+        if trace is not None and trace.ports is not None:
+            for port in trace.ports:
+                if not 0 <= port < plat.ports:
+                    raise FieldError(("traces", case.ip_mix, "ports", port),
+                                     f"port {port} is not one of the platform's ports 0..{plat.ports - 1}")
         dur = case.duration_s or cfg.duration_s
         mix = ip_mix(cfg, case)
         smallest = min(b for b, _ in mix) if mix else (case.sizes[0] if case.sizes else case.ip_bytes)

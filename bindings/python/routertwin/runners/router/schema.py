@@ -43,12 +43,27 @@ class IpMixPart(ScenarioModel):
 
 
 class RouterTrace(ScenarioModel):
-    """A pcap or pcapng file every tester port replays (mode packet): each
-    packet's IP size (clamped to 32..9000) and the trace's inter-arrival
-    times, rescaled to the case's offered load of the ports' theoretical
-    rate for the trace's sizes, and looped. Its addresses are not used."""
+    """A pcap or pcapng file every tester port replays (`file`), or one per
+    port (`ports: {port: file}`, ports numbered from 0 as in a route file;
+    ports not named stay idle), in mode packet: each packet's IP size
+    (clamped to 32..9000) and the trace's inter-arrival times, rescaled to
+    the case's offered load of the port's theoretical rate for its trace's
+    sizes, and looped. `destinations: trace` (the default) routes each
+    packet by its own IPv4 destination through the FIB (a case's
+    route_file, or the generated routes; not IPv4: dropped as not_ipv4);
+    `tester` keeps the tester's mapping, port p to its peer."""
 
-    file: ScenarioPath
+    file: ScenarioPath | None = None
+    ports: dict[int, ScenarioPath] | None = None
+    destinations: Literal["trace", "tester"] = "trace"
+
+    @model_validator(mode="after")
+    def _one_form(self):
+        if (self.file is None) == (self.ports is None):
+            raise FieldError(("file",), "give either 'file' (every port) or 'ports' (a file per port)")
+        if self.ports is not None and not self.ports:
+            raise FieldError(("ports",), "at least one port needs a file")
+        return self
 
 
 class Case(ScenarioModel):
@@ -122,10 +137,9 @@ class Schema(ScenarioModel):
         return self
 
 
-def case_trace(cfg: Schema, case: Case):
-    """The trace file the case replays, if its ip_mix names one."""
-    t = cfg.traces.get(case.ip_mix) if case.ip_mix is not None else None
-    return t.file if t is not None else None
+def case_trace(cfg: Schema, case: Case) -> RouterTrace | None:
+    """The trace the case replays, if its ip_mix names one."""
+    return cfg.traces.get(case.ip_mix) if case.ip_mix is not None else None
 
 
 def ip_mix(cfg: Schema, case: Case) -> list[tuple[int, float]] | None:
@@ -139,10 +153,13 @@ def ip_mix(cfg: Schema, case: Case) -> list[tuple[int, float]] | None:
     if trace is not None:
         from routertwin.runners._shared.workload import trace_summary
 
+        # Every replaying port's packets, as the model counts them.
+        per_file = [trace.file] if trace.file is not None else list(trace.ports.values())
         sizes: dict[int, float] = {}
-        for b, n in trace_summary(trace)["ip_sizes"].items():
-            size = min(max(int(b), 32), 9000)
-            sizes[size] = sizes.get(size, 0.0) + float(n)
+        for f in per_file:
+            for b, n in trace_summary(f)["ip_sizes"].items():
+                size = min(max(int(b), 32), 9000)
+                sizes[size] = sizes.get(size, 0.0) + float(n)
         return sorted(sizes.items())
     return NAMED_IP_MIXES[case.ip_mix]
 

@@ -12,7 +12,7 @@ from routertwin.runners._shared.native import case_error, trial_result
 from routertwin.runners.router.analytic import max_frame_rate
 from routertwin.runners.router.native import native_config, run_native
 from routertwin.runners.router.platform import RouterPlatform, load_profiles
-from routertwin.runners.router.schema import Case, Schema, trial_too_long
+from routertwin.runners.router.schema import Case, RouterTrace, Schema, trial_too_long
 
 
 class RouterTester:
@@ -21,7 +21,7 @@ class RouterTester:
     def __init__(self, plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, ip_bytes: int,
                  duration_s: float, mode: str, seed: int, progress=None, source: Path | None = None,
                  mix: list[tuple[int, float]] | None = None, mix_order: str = "random",
-                 trace: Path | None = None):
+                 trace: RouterTrace | None = None):
         self.plat, self.case, self.pipeline_latency_us = plat, case, pipeline_latency_us
         self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
         self.mix, self.mix_order = mix, mix_order  # an IP mix: ip_bytes is its smallest size

@@ -226,7 +226,7 @@ def _run_with_intervals(args, root, jobs, progress):
         plan = plan_intervals(root, [Path(j.path) for j in jobs], args.intervals, tmp, progress,
                               seed=args.seed, overrides=tuple(args.overrides), jobs=args.jobs,
                               scheduler=args.scheduler)
-        results = run_jobs(jobs + plan.jobs, jobs=args.jobs, scheduler=args.scheduler, progress=progress)
+        results = run_jobs([plan.nominal_job(j) for j in jobs] + plan.jobs, jobs=args.jobs, scheduler=args.scheduler, progress=progress)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     outcomes = results[:len(jobs)]

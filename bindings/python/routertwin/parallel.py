@@ -29,6 +29,10 @@ class Job:
     data: dict | None = None  # the scenario's keys when it has no file
     base_dir: str | None = None  # folder relative paths of `data` are resolved against
     shown: str | None = None  # the name errors give a scenario without a file
+    # A folder of native results shared by the jobs of one interval replay
+    # (runners/_shared/native.NativeMemo): a native call identical to one
+    # already made there takes its result. None: every call runs.
+    memo: str | None = None
 
     def load(self):
         """The validated scenario (LoadedScenario) this job runs."""
@@ -52,12 +56,18 @@ class Outcome:
 def run_job(job: Job) -> Outcome:
     """Load and run one scenario (in whichever process or worker runs it)."""
     from routertwin import runners
+    from routertwin.runners._shared.native import NativeMemo
 
+    if job.memo is not None:
+        NativeMemo.enable(job.memo)
     try:
         scenario = job.load()
         cases = runners.get(scenario.kind).run(scenario, silent())
     except UserError as exc:
         return Outcome(error=str(exc))
+    finally:
+        if job.memo is not None:
+            NativeMemo.disable()
     return Outcome(scenario=scenario, cases=list(cases))
 
 

@@ -34,7 +34,7 @@ import os
 import shutil
 import statistics
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from routertwin.assumptions import Assumption, numbers, profile_assumptions, set_number
@@ -316,7 +316,15 @@ class Plan:
     runs: dict[Path, ScenarioRuns]
     variants: list[Variant]
     jobs: list[Job] = field(default_factory=list)
+    # Where the plan's jobs share native results (parallel.Job.memo); give
+    # it to the nominal jobs too (nominal_job), so a variant identical to
+    # its nominal run takes that run's results.
+    memo: str | None = None
     slots: list[tuple[Path, str, object]] = field(default_factory=list)  # (scenario, "rep"|"var", seed | Variant)
+
+    def nominal_job(self, job: Job) -> Job:
+        """The nominal run's job, sharing the plan's native results."""
+        return replace(job, memo=self.memo)
 
     def fill(self, outcomes: list[Outcome], nominal: dict[Path, Outcome]) -> None:
         for path, run in self.runs.items():
@@ -343,12 +351,12 @@ def plan(root: Path, scenario_files: list[Path], mode: str, workdir: Path, progr
     inputs = [i for i in (scenario_inputs(p, seed, overrides) for p in scenario_files) if i is not None]
     root = Path(root).resolve()
     variants = prepare_variants(root, inputs, workdir, jobs=jobs, scheduler=scheduler, progress=progress)
-    p = Plan(mode, {}, variants)
+    p = Plan(mode, {}, variants, memo=str(Path(workdir).resolve() / "native-memo"))
     for s in inputs:
         seeds = replication_seeds(s.seed, replications or MODES[mode])
         p.runs[s.path] = ScenarioRuns(s, seeds)
         for rep_seed in seeds[1:]:
-            p.jobs.append(Job(str(s.path), seed=rep_seed, overrides=tuple(overrides)))
+            p.jobs.append(Job(str(s.path), seed=rep_seed, overrides=tuple(overrides), memo=p.memo))
             p.slots.append((s.path, "rep", rep_seed))
         try:
             rel = s.path.resolve().relative_to(root / "scenarios")
@@ -356,7 +364,8 @@ def plan(root: Path, scenario_files: list[Path], mode: str, workdir: Path, progr
             continue
         for v in variants:
             if v.error is None and applies(v, s, THROUGH_SHARED_FITS[mode]):
-                p.jobs.append(Job(str(v.root / "scenarios" / rel), seed=seed, overrides=tuple(overrides)))
+                p.jobs.append(Job(str(v.root / "scenarios" / rel), seed=seed, overrides=tuple(overrides),
+                                  memo=p.memo))
                 p.slots.append((s.path, "var", v))
     return p
 

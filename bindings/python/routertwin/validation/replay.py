@@ -336,7 +336,7 @@ def replay(root: Path, *, studies: list[str] = (), jobs: int | None = None, sche
                 Path(workdir).mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".routertwin-variants-", dir=workdir))
             plan = plan_intervals(root, row_files, intervals, tmp, progress, jobs=jobs, scheduler=scheduler)
-            jobs_list += plan.jobs
+            jobs_list = [plan.nominal_job(j) for j in jobs_list] + plan.jobs
         results = run_jobs(jobs_list, jobs=jobs, scheduler=scheduler, progress=progress)
     finally:
         if tmp is not None:

@@ -71,4 +71,10 @@ def call(keys: dict, *, source: Path | None, case_id: str) -> dict:
     from routertwin import _core
     from routertwin.runners._shared.native import call_native
 
-    return call_native(_core.run_tcp_path, keys, source=source, case_id=case_id, engine="run_tcp_path")
+    # The seed reaches only the links' loss streams, which draw a number only
+    # when a link's loss_rate is above zero (model/hosts PathServer::Finish;
+    # the nodes' CPU servers get rate 0, and ns-3's own generators are not
+    # seeded from it): a lossless path gives the same run for every seed.
+    lossless = all(link["loss_rate"] == 0 for link in keys["links"])
+    return call_native(_core.run_tcp_path, keys, source=source, case_id=case_id, engine="run_tcp_path",
+                       unread=("seed",) if lossless else ())

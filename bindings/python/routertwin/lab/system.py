@@ -144,6 +144,17 @@ def delete_namespaces(names: list[str]) -> None:
                        f"{COMMAND_TIMEOUT_S:g} s") from None
 
 
+def make_loopback_namespace(name: str, loopback_prefix: str) -> None:
+    """A namespace whose only device is its loopback, up and holding
+    `loopback_prefix` (a loopback routes its whole prefix as local, so every
+    address of it can be a server or a client without adding each one, and
+    no packet can leave). The HAProxy lab's, as the recorders' in core/tests
+    (recording_namespace.py)."""
+    run(["ip", "netns", "add", name])
+    run(["ip", "-n", name, "link", "set", "lo", "up"])
+    run(["ip", "-n", name, "addr", "add", loopback_prefix, "dev", "lo"])
+
+
 def stale_namespaces(prefix: str, own_pid: int) -> list[str]:
     """Namespaces `<prefix>-<pid>-*` whose run (pid) is no longer alive."""
     pattern = re.compile(rf"^{re.escape(prefix)}-(\d+)-")

@@ -45,6 +45,7 @@ BACKEND_PORT = 8080
 # prefix as local), so backends and client sources need no further address,
 # and no packet can leave the namespace.
 LOOPBACK_PREFIX = "198.18.0.1/15"
+NEEDS = "a network namespace (ip netns add) for haproxy, its backends and the clients"
 WORKLOAD_LINE = re.compile(r"^\s*#\s*lab-workload:\s*(.*)$")
 
 # --workload KEY=VALUE: type, bounds, default
@@ -231,13 +232,18 @@ def haproxy_check(cfg: LabConfig, directory: Path) -> None:
     lab_cfg = directory / "lab.cfg"
     lab_cfg.write_text(cfg.text)
     proc = system.run(["haproxy", "-c", "-f", str(lab_cfg)], check=False)
-    if proc.returncode != 0:
-        text = proc.stdout + proc.stderr
-        m = re.search(r"\[ALERT\].*?parsing \[[^\]:]+:(\d+)\]\s*:\s*(.*)", text)
-        if m:
-            raise LabError(f"{cfg.shown}:{m.group(1)}: haproxy -c rejects it: {m.group(2).strip()}")
-        alert = next((line for line in text.splitlines() if "[ALERT]" in line), text.strip().splitlines()[-1:])
-        raise LabError(f"{cfg.shown}: haproxy -c rejects it: {str(alert).split(':', 2)[-1].strip()}")
+    if proc.returncode == 0:
+        return
+    text = (proc.stdout + proc.stderr).replace(str(lab_cfg), cfg.shown)
+    alert = next((line for line in text.splitlines() if "[ALERT]" in line and "Fatal errors" not in line),
+                 next((line for line in text.splitlines() if line.strip()), "no message"))
+    message = re.sub(r"^\[ALERT\]\s*\(\d+\)\s*:\s*(config\s*:\s*)?", "", alert).strip()
+    # haproxy names a line as "parsing [FILE:N] : ...", "[FILE:N] : ..." or "... (FILE:N) ..."
+    m = re.search(r"[\[(]" + re.escape(cfg.shown) + r":(\d+)[\])]\s*:?\s*", message)
+    if m:
+        rest = message[m.end():] if message[:m.start()].strip() in ("", "parsing") else message
+        raise LabError(f"{cfg.shown}:{m.group(1)}: haproxy -c rejects it: {rest}")
+    raise LabError(f"{cfg.shown}: haproxy -c rejects it: {message}")
 
 
 def require_programs() -> None:
@@ -317,7 +323,8 @@ def _measure(cfg: LabConfig, ns: str, directory: Path, index: int, total: int) -
 
 
 def cleanup(prefix: str = PREFIX) -> list[str]:
-    system.require_privileges()
+    """Removes namespaces of earlier runs that were killed (`--cleanup`)."""
+    system.require_privileges("routertwin lab haproxy", NEEDS)
     with system.RunLock(say=say):
         return system.remove_leftovers(prefix, os.getpid(), say=say)
 
@@ -341,7 +348,7 @@ def run_lab_haproxy(params: LabHaproxyParameters, out: Path | None = None,
         for cfg in configs:
             cfg.workload["seed"] = cfg.workload["seed"] if "seed" in params.workload else params.seed
             haproxy_check(cfg, directory)
-        system.require_privileges()
+        system.require_privileges("routertwin lab haproxy", NEEDS)
         main_thread = threading.current_thread() is threading.main_thread()
         saved = {}
         if main_thread:

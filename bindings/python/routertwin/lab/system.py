@@ -44,15 +44,17 @@ def effective_capabilities() -> int:
     return 0
 
 
-def require_privileges() -> None:
+ZSTACK_NEEDS = "network namespaces, veth pairs, bridges, iptables rules and tc shapers"
+
+
+def require_privileges(command: str = "routertwin lab", needs: str = ZSTACK_NEEDS) -> None:
     caps = effective_capabilities()
     missing = [name for bit, name in ((CAP_NET_ADMIN, "CAP_NET_ADMIN"), (CAP_SYS_ADMIN, "CAP_SYS_ADMIN"))
                if not caps >> bit & 1]
     if missing:
         raise NotPrivilegedError(
-            "routertwin lab: needs root: creating network namespaces, veth pairs, bridges, iptables rules and "
-            f"tc shapers takes {' and '.join(missing)}, which this process does not have; "
-            "run it as root (e.g. sudo python3 -m routertwin lab)")
+            f"{command}: needs root: creating {needs} takes {' and '.join(missing)}, which this process does "
+            f"not have; run it as root (e.g. sudo python3 -m {command})")
 
 
 def require_programs() -> None:

@@ -112,6 +112,7 @@ class LabConfig:
     front_port: int
     workload: dict
     not_modelled: list[str] = field(default_factory=list)
+    criterion: dict = field(default_factory=dict)  # haproxy_twin.criterion(), fixed before measuring
 
 
 _SECTION = re.compile(r"^\s*(global|defaults|frontend|backend|listen|peers|resolvers|userlist|mailers|program|"
@@ -313,6 +314,7 @@ def _measure(cfg: LabConfig, ns: str, directory: Path, index: int, total: int) -
         bound = 30 + w["requests"] * (0.05 + delay) / w["concurrency"]
     say(f"[{index}/{total}] {cfg.shown}: {w['kind']} workload on service '{cfg.service['name']}' -> pool "
         f"'{cfg.pool['name']}' ({cfg.pool.get('scheduler') or 'no twin scheduler'}), at most {bound:.0f} s")
+    say(f"[{index}/{total}] pass criterion, fixed now: {cfg.criterion['text']}")
     inside = Path(__file__).with_name("haproxy_inside.py")
     proc = system.run(["ip", "netns", "exec", ns, sys.executable, str(inside), str(spec_dir / "spec.json")],
                       timeout=bound, check=False)
@@ -348,6 +350,7 @@ def run_lab_haproxy(params: LabHaproxyParameters, out: Path | None = None,
         for cfg in configs:
             cfg.workload["seed"] = cfg.workload["seed"] if "seed" in params.workload else params.seed
             haproxy_check(cfg, directory)
+            cfg.criterion = haproxy_twin.criterion(cfg.workload["kind"], cfg.pool.get("scheduler"), cfg.workload)
         system.require_privileges("routertwin lab haproxy", NEEDS)
         main_thread = threading.current_thread() is threading.main_thread()
         saved = {}

@@ -153,6 +153,8 @@ def plot(report, path: Path) -> None:
             if any("twin" in r for r in c["rows"]):
                 ax.bar([x + 0.2 for x in xs], [r.get("twin", 0) for r in c["rows"]], width=0.4, label="twin",
                        color="tab:orange")
+            else:
+                ax.text(0.5, 0.5, "twin: not modelled", transform=ax.transAxes, ha="center", color="tab:orange")
             ax.set_xticks(list(xs), names, fontsize=7)
             ax.set_ylabel("requests")
             ax.legend(fontsize=7)

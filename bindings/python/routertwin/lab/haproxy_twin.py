@@ -272,7 +272,7 @@ def _compare_failover(cfg, measured: dict, crit: dict, twin: bool) -> dict:
 
 def compare(cfg, measured: dict, twin: bool = True) -> dict:
     kind = cfg.workload["kind"]
-    crit = criterion(kind, cfg.pool.get("scheduler"), cfg.workload)
+    crit = cfg.criterion or criterion(kind, cfg.pool.get("scheduler"), cfg.workload)
     if kind == "requests":
         out = _compare_requests(cfg, measured, crit, twin)
     elif kind == "cookie":

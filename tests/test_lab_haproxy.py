@@ -170,20 +170,30 @@ def test_results_record_the_run_and_nothing_is_left(lab):
     assert _namespaces(PREFIX) == lab["before"]
 
 
-@needs_netns
-@needs_haproxy
-def test_ctrl_c_mid_run_tears_down(tmp_path):
-    prefix = "rtlabhaint"
+def _start_long_run(prefix, tmp_path):
+    """A 30 s failover run, 1.5 s into its measurement: the process, its
+    namespaces and the processes inside them."""
     proc, lines = _start("lab", "haproxy", CASES / "failover.cfg", "--workload", "seconds=30,kill_at_s=20",
                          "--prefix", prefix, "--out", tmp_path, "--no-plots")
     try:
         _wait_for(lines, "[1/1]")
-        time.sleep(1.5)
-        live = _namespaces(prefix)
-        assert len(live) == 1
-        inside = [int(p) for p in subprocess.run(["ip", "netns", "pids", live[0]], capture_output=True, text=True,
-                                                  timeout=30).stdout.split()]
-        assert inside  # the measuring process and haproxy
+    except AssertionError:
+        proc.kill()
+        raise
+    time.sleep(1.5)
+    live = _namespaces(prefix)
+    inside = [int(p) for n in live for p in subprocess.run(["ip", "netns", "pids", n], capture_output=True,
+                                                           text=True, timeout=30).stdout.split()]
+    return proc, live, inside
+
+
+@needs_netns
+@needs_haproxy
+def test_ctrl_c_mid_run_tears_down(tmp_path):
+    prefix = "rtlabhaint"
+    proc, live, inside = _start_long_run(prefix, tmp_path)
+    try:
+        assert len(live) == 1 and inside  # the measuring process and haproxy
         proc.send_signal(signal.SIGINT)
         status = proc.wait(timeout=60)
     finally:
@@ -200,21 +210,14 @@ def test_ctrl_c_mid_run_tears_down(tmp_path):
 @needs_haproxy
 def test_a_killed_run_is_cleaned_up(tmp_path):
     prefix = "rtlabhakill"
-    proc, lines = _start("lab", "haproxy", CASES / "failover.cfg", "--workload", "seconds=30,kill_at_s=20",
-                         "--prefix", prefix, "--out", tmp_path, "--no-plots")
+    proc, left, inside = _start_long_run(prefix, tmp_path)
     try:
-        _wait_for(lines, "[1/1]")
-        time.sleep(1.5)
         proc.kill()
         proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
-    left = _namespaces(prefix)
-    assert left == [f"{prefix}-{proc.pid}-ha"]
-    inside = [int(p) for p in subprocess.run(["ip", "netns", "pids", left[0]], capture_output=True, text=True,
-                                              timeout=30).stdout.split()]
-    assert inside
+    assert left == [f"{prefix}-{proc.pid}-ha"] and _namespaces(prefix) == left and inside
     done = run_cli("lab", "haproxy", "--cleanup", "--prefix", prefix)
     assert done.returncode == 0 and f"removed 1 leftover namespace(s): {left[0]}" in done.stdout
     assert _namespaces(prefix) == []

@@ -14,11 +14,19 @@ uses, loaded by its path (it needs neither the package nor its compiled core).
 """
 import importlib.util, os, subprocess, sys
 
-_NETNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python", "routertwin",
-                      "lab", "netns.py")
-_spec = importlib.util.spec_from_file_location("routertwin_lab_netns", _NETNS)
-netns = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(netns)
+_LAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python", "routertwin", "lab")
+
+
+def lab_module(name):
+    """routertwin/lab/NAME.py, loaded by its path: the lab's standard-library
+    modules (netns, haproxy_inside) without the package or its compiled core."""
+    spec = importlib.util.spec_from_file_location("routertwin_lab_" + name, os.path.join(_LAB, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+netns = lab_module("netns")
 
 
 def main(script, prefix, loopback_prefix, inside_flag, timeout_s, record):

@@ -7,7 +7,9 @@ server DOWN.
 
 Standard library only, and no routertwin import: it is run by file path so
 that the package (and its compiled core) is not loaded in the namespace.
-Every wait is bounded; the parent deletes the namespace afterwards, which
+The HAProxy recorders in core/tests use its stats-socket helpers (loaded by
+path, as recording_namespace.py loads netns.py). Every wait is bounded; the
+parent deletes the namespace afterwards, which
 ends haproxy and this process whatever state they are in.
 """
 
@@ -95,13 +97,7 @@ def http_get(front: tuple[str, int], source: str, path: str, cookie: str | None)
         if cookie:
             req += f"Cookie: {cookie}\r\n"
         c.sendall((req + "\r\n").encode())
-        data = b""
-        while True:
-            chunk = c.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        c.close()
+        data = read_to_end(c)
         head, _, body = data.partition(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         if lines and lines[0].startswith("HTTP/"):
@@ -118,22 +114,29 @@ def http_get(front: tuple[str, int], source: str, path: str, cookie: str | None)
     return rec
 
 
+def read_to_end(c: socket.socket) -> bytes:
+    """Everything the peer sends until it closes; closes the socket."""
+    data = b""
+    while True:
+        chunk = c.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    c.close()
+    return data
+
+
 def stats(sock_path: str, command: str) -> str:
+    """One command on HAProxy's stats socket (management guide 9.3), its answer."""
     u = socket.socket(socket.AF_UNIX)
     u.settimeout(2.0)
     u.connect(sock_path)
     u.sendall(command.encode() + b"\n")
-    out = b""
-    while True:
-        chunk = u.recv(65536)
-        if not chunk:
-            break
-        out += chunk
-    u.close()
-    return out.decode()
+    return read_to_end(u).decode()
 
 
 def server_status(sock_path: str, pool: str, server: str) -> str:
+    """The server's status column of `show stat` ("UP", "DOWN 1/2", ...)."""
     for line in stats(sock_path, "show stat").splitlines():
         f = line.split(",")
         if len(f) > 17 and f[0] == pool and f[1] == server:

@@ -266,3 +266,38 @@ def test_without_root_exits_2_with_the_reason(tmp_path):
                            "--out", tmp_path / "o"], capture_output=True, text=True, timeout=120)
     line = one_line(proc, tmp_path / "o")
     assert "needs root" in line
+
+
+# ---------------------------------------------------------------- the twin's side, without root
+
+
+def test_sched_pool_replays_haproxys_recorded_order():
+    """SchedPool is the C scheduler, request by request: the orders Debian's
+    haproxy 2.6.12 was recorded dealing (core/tests/haproxy_record.py, the
+    HaproxyRecorded tests of sched-test.cc)."""
+    from routertwin import _core
+
+    def order(algo, weights, n):
+        pool = _core.SchedPool(algo, weights)
+        return " ".join(str(pool.pick(0xC6120001)) for _ in range(n))
+
+    assert order("roundrobin", [3, 2, 1], 12) == "0 1 0 2 0 1 0 1 0 2 0 1"
+    assert order("static-rr", [3, 2, 1], 12) == "0 0 1 0 1 2 0 0 1 0 1 2"
+    assert order("roundrobin", [5, 1, 1], 14) == "0 0 0 1 0 0 2 0 0 0 1 0 0 2"
+    with pytest.raises(ValueError, match="key 'scheduler'"):
+        _core.SchedPool("roundrobinn", [1])
+
+
+def test_concurrent_replay_of_leastconn_follows_the_service_rates():
+    """Closed form: 2 connections kept open, one server of 10 ms and one of
+    30 ms (+1 ms per request): leastconn keeps one on each, so they serve at
+    1/11 and 1/31 per ms; the slow one takes 11/42 of the requests."""
+    from routertwin.lab.haproxy import LabConfig
+    from routertwin.lab.haproxy_twin import replay_requests
+
+    backends = [{"pool": "p", "name": n, "delay_ms": d, "weight": 1, "backup": False, "disabled": False}
+                for n, d in (("fast", 10.0), ("slow", 30.0))]
+    w = {"requests": 4200, "concurrency": 2, "clients": 1, "seed": 1}
+    cfg = LabConfig(Path("x.cfg"), "x.cfg", {}, "", backends, {}, {"name": "p", "scheduler": "leastconn"}, 0, w)
+    picks = Counter(replay_requests(cfg))
+    assert abs(picks["slow"] - 4200 * 11 / 42) <= 2 and picks["fast"] + picks["slow"] == 4200

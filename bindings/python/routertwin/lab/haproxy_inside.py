@@ -167,7 +167,7 @@ def wait_all_up(spec: dict, limit_s: float = 10.0) -> None:
     pool = spec["pool"]
     while time.monotonic() < deadline:
         states = [server_status(spec["stats_socket"], pool, b["name"]) for b in spec["backends"]
-                  if b["pool"] == pool]
+                  if b["pool"] == pool and not b["disabled"]]  # a disabled server stays MAINT
         if all(s.startswith(("UP", "no check")) and "/" not in s for s in states):
             return
         time.sleep(0.05)

@@ -280,4 +280,9 @@ def compare(cfg, measured: dict, twin: bool = True) -> dict:
     else:
         out = _compare_failover(cfg, measured, crit, twin)
     out.setdefault("notes", [])
+    # what the twin does not do at all first, then what it will read once modelled (timeouts, ...)
+    proxies = sorted((x for x in cfg.not_modelled if "(global section" not in x), key=lambda x: "not modelled yet" in x)
+    if proxies and out["verdict"] == "FAIL":
+        out["notes"].append(f"{len(proxies)} directive(s) of the proxies are not modelled by the twin, e.g. "
+                            + "; ".join(proxies[:3]) + " (the results JSON lists them all)")
     return {"kind": kind, "scheduler": cfg.pool.get("scheduler"), "criterion": crit, **out}

@@ -25,11 +25,9 @@ import platform
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -16,7 +16,6 @@ ends haproxy and this process whatever state they are in.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys

@@ -9,6 +9,7 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -117,8 +118,11 @@ class SchedPool
     }
 
     /// The server for a new connection from src_ip:src_port (IPv4, host
-    /// order), or -1 when none is usable. `hash` is the caller's key hash.
-    int32_t Pick(uint32_t srcIp, uint16_t srcPort, uint32_t hash, uint64_t nowMs)
+    /// order), or -1 when none is usable. `hash` is the caller's key hash;
+    /// `data` what uri and hdr hash (the request target, the header's value;
+    /// None: none, as in mode tcp).
+    int32_t Pick(uint32_t srcIp, uint16_t srcPort, uint32_t hash, uint64_t nowMs,
+                 const std::optional<std::string>& data)
     {
         dp_sched_key_t k{};
         k.src_ip = srcIp;
@@ -126,6 +130,11 @@ class SchedPool
         k.dst_port = 80;
         k.proto = 6;
         k.hash = hash;
+        if (data)
+        {
+            k.data = data->data();
+            k.data_len = static_cast<uint32_t>(data->size());
+        }
         const int32_t id = dp_sched_pick(s_, &k, nowMs, nullptr);
         return id < 0 ? -1 : id;
     }
@@ -261,7 +270,8 @@ BindLb(py::module_& m)
              py::arg("scheduler"), py::arg("weights"), py::arg("backup") = std::vector<bool>{},
              py::arg("seed") = 1)
         .def("pick", &SchedPool::Pick, py::arg("src_ip"), py::arg("src_port") = 0, py::arg("hash") = 0,
-             py::arg("now_ms") = 0, "Server id for a new connection, -1 when none is usable.")
+             py::arg("now_ms") = 0, py::arg("data") = py::none(),
+             "Server id for a new connection, -1 when none is usable; data: the URI (uri) or header value (hdr).")
         .def("opened", &SchedPool::Opened, py::arg("server"))
         .def("closed", &SchedPool::Closed, py::arg("server"))
         .def("set_state", &SchedPool::SetState, py::arg("server"), py::arg("state"), py::arg("now_ms") = 0,

@@ -25,7 +25,7 @@ from collections import Counter
 
 # Schedulers whose choice does not depend on timing: the same workload in
 # the same order gives the same picks, so the criterion is exact equality.
-DETERMINISTIC = ("roundrobin", "static-rr", "first", "source", "source-consistent")
+DETERMINISTIC = ("roundrobin", "static-rr", "first", "source", "source-consistent", "uri", "uri-consistent")
 # Timing-dependent schedulers: a stated tolerance on each server's share.
 SHARE_TOLERANCE_PCT = {"leastconn": 5.0, "random": 8.0}
 # failover: the stats socket is polled every 5 ms and HAProxy's check timers
@@ -79,6 +79,12 @@ def _pool(cfg, seed: int):
     return sp, mine
 
 
+def _target(cfg, i: int) -> str | None:
+    """What HAProxy's uri scheduler hashes for request i: its request target
+    (haproxy_inside's `/p/<i mod paths>`); a tcp-mode proxy has none."""
+    return f"/p/{i % cfg.workload['paths']}" if cfg.pool["mode"] == "http" else None
+
+
 def replay_requests(cfg) -> list[str | None]:
     """The server the twin gives each request of the workload, in request order."""
     w = cfg.workload
@@ -88,7 +94,7 @@ def replay_requests(cfg) -> list[str | None]:
     if conc == 1:
         t = 0.0
         for i in range(n):
-            sid = sp.pick(_ip(i % clients), 0, 0, int(t))
+            sid = sp.pick(_ip(i % clients), 0, 0, int(t), _target(cfg, i))
             if sid >= 0:
                 sp.opened(sid)
                 t += mine[sid]["delay_ms"] + REQUEST_OVERHEAD_MS
@@ -109,7 +115,7 @@ def replay_requests(cfg) -> list[str | None]:
                 heapq.heappush(events, (t, 1, nxt, -2))
                 nxt += 1
             continue
-        s = sp.pick(_ip(i % clients), 0, 0, int(t))
+        s = sp.pick(_ip(i % clients), 0, 0, int(t), _target(cfg, i))
         if s < 0:
             continue
         sp.opened(s)
@@ -179,7 +185,7 @@ def _compare_cookie(cfg, measured: dict, crit: dict, twin: bool) -> dict:
     sp, mine = _pool(cfg, w["seed"])
     first = []
     for k in range(w["clients"]):
-        sid = sp.pick(_ip(k), 0, 0, 0)
+        sid = sp.pick(_ip(k), 0, 0, 0, "/" if cfg.pool["mode"] == "http" else None)  # the cookie client asks /
         sp.opened(sid)
         sp.closed(sid)
         first.append(mine[sid]["name"])

@@ -146,6 +146,19 @@ def test_uri_hash_sends_each_uri_to_one_server(lab):
     for r in case["measured"]["requests"]:
         by_path.setdefault(r["path"], set()).add(r["server"])
     assert len(by_path) == 30 and all(len(s) == 1 for s in by_path.values())
+    # map-based: server = map[sdbm(path) % total weight] (get_server_uh in
+    # src/backend.c, gen_hash's default sdbm, no avalanche): paths of one
+    # residue share a server, the three residues name three servers
+    def sdbm(text):
+        h = 0
+        for ch in text.encode():
+            h = (ch + (h << 6) + (h << 16) - h) & 0xFFFFFFFF
+        return h
+
+    by_residue = {}
+    for path, servers in by_path.items():
+        by_residue.setdefault(sdbm(path) % 3, set()).update(servers)
+    assert all(len(s) == 1 for s in by_residue.values()) and len(set().union(*by_residue.values())) == 3
     c = case["comparison"]
     if c["scheduler"] is None:  # the twin has no uri scheduler: said, never faked
         assert c["verdict"] == "not modelled" and all("twin" not in r for r in c["rows"])

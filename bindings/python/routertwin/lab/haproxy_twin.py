@@ -82,7 +82,7 @@ def _pool(cfg, seed: int):
 def _target(cfg, i: int) -> str | None:
     """What HAProxy's uri scheduler hashes for request i: its request target
     (haproxy_inside's `/p/<i mod paths>`); a tcp-mode proxy has none."""
-    return f"/p/{i % cfg.workload['paths']}" if cfg.pool["mode"] == "http" else None
+    return f"/p/{i % cfg.workload['paths']}" if cfg.pool.get("mode") == "http" else None
 
 
 def replay_requests(cfg) -> list[str | None]:

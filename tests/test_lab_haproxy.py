@@ -310,7 +310,9 @@ def test_concurrent_replay_of_leastconn_follows_the_service_rates():
 
     backends = [{"pool": "p", "name": n, "delay_ms": d, "weight": 1, "backup": False, "disabled": False}
                 for n, d in (("fast", 10.0), ("slow", 30.0))]
-    w = {"requests": 4200, "concurrency": 2, "clients": 1, "seed": 1}
-    cfg = LabConfig(Path("x.cfg"), "x.cfg", {}, "", backends, {}, {"name": "p", "scheduler": "leastconn"}, 0, w)
+    w = {"requests": 4200, "concurrency": 2, "clients": 1, "paths": 1, "seed": 1}
+    pool = {"name": "p", "mode": "http", "scheduler": "leastconn",
+            "servers": [{"name": b["name"], "address": "198.18.10.1", "port": 8080} for b in backends]}
+    cfg = LabConfig(Path("x.cfg"), "x.cfg", {}, "", backends, {}, pool, 0, w)
     picks = Counter(replay_requests(cfg))
     assert abs(picks["slow"] - 4200 * 11 / 42) <= 2 and picks["fast"] + picks["slow"] == 4200

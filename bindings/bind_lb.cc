@@ -82,7 +82,7 @@ class SchedPool
 {
   public:
     SchedPool(const std::string& algo, const std::vector<uint32_t>& weights, const std::vector<bool>& backup,
-              uint64_t seed)
+              uint64_t seed, const py::dict& options)
     {
         const int a = dp_sched_algo_from_name(algo.c_str());
         if (a < 0)
@@ -97,6 +97,14 @@ class SchedPool
         c.algo = static_cast<uint32_t>(a);
         c.max_servers = static_cast<uint32_t>(weights.size());
         c.seed = seed;
+        SchedHashOptions hash; // a uri/hdr pool's hash-type function, avalanche and balance options
+        ForEachKey(options, [&](const std::string& key, const py::handle& v) {
+            if (!hash.Take(key, ToConfigValue(key, v)))
+            {
+                throw std::invalid_argument("key '" + key + "': not a scheduler option (lb-remap.h SchedHashOptions)");
+            }
+        });
+        hash.Apply(c);
         mem_.resize(dp_sched_memory_size(&c));
         s_ = dp_sched_create(mem_.data(), mem_.size(), &c);
         if (!s_)
@@ -266,9 +274,12 @@ BindLb(py::module_& m)
         "ValueError naming the key.");
     py::class_<SchedPool>(m, "SchedPool",
                           "A dp_sched pool driven connection by connection (routertwin lab haproxy's twin side).")
-        .def(py::init<const std::string&, const std::vector<uint32_t>&, const std::vector<bool>&, uint64_t>(),
+        .def(py::init<const std::string&, const std::vector<uint32_t>&, const std::vector<bool>&, uint64_t,
+                      const py::dict&>(),
              py::arg("scheduler"), py::arg("weights"), py::arg("backup") = std::vector<bool>{},
-             py::arg("seed") = 1)
+             py::arg("seed") = 1, py::arg("options") = py::dict(),
+             "options: a pool's scheduler keys (runners/lb/balancer.py Pool.sched_keys(): hash_function, "
+             "hash_avalanche, uri_whole, uri_path_only, uri_len, uri_depth, hdr_domain_only)")
         .def("pick", &SchedPool::Pick, py::arg("src_ip"), py::arg("src_port") = 0, py::arg("hash") = 0,
              py::arg("now_ms") = 0, py::arg("data") = py::none(),
              "Server id for a new connection, -1 when none is usable; data: the URI (uri) or header value (hdr).")

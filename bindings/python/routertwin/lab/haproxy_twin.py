@@ -25,7 +25,8 @@ from collections import Counter
 
 # Schedulers whose choice does not depend on timing: the same workload in
 # the same order gives the same picks, so the criterion is exact equality.
-DETERMINISTIC = ("roundrobin", "static-rr", "first", "source", "source-consistent", "uri", "uri-consistent")
+DETERMINISTIC = ("roundrobin", "static-rr", "first", "source", "source-consistent", "uri", "uri-consistent", "hdr",
+                 "hdr-consistent")
 # Timing-dependent schedulers: a stated tolerance on each server's share.
 SHARE_TOLERANCE_PCT = {"leastconn": 5.0, "random": 8.0}
 # failover: the stats socket is polled every 5 ms and HAProxy's check timers
@@ -70,19 +71,28 @@ def _ip(k: int) -> int:
 
 def _pool(cfg, seed: int):
     from routertwin import _core
+    from routertwin.runners.lb.balancer import Pool
 
     mine = [b for b in cfg.backends if b["pool"] == cfg.pool["name"]]
-    sp = _core.SchedPool(cfg.pool["scheduler"], [b["weight"] for b in mine], [b["backup"] for b in mine], seed)
+    options = Pool.model_validate(cfg.pool).sched_keys()  # uri/hdr: hash-type function, balance options
+    sp = _core.SchedPool(cfg.pool["scheduler"], [b["weight"] for b in mine], [b["backup"] for b in mine], seed,
+                         options)
     for i, b in enumerate(mine):
         if b["disabled"]:
             sp.set_state(i, "disabled")
     return sp, mine
 
 
-def _target(cfg, i: int) -> str | None:
-    """What HAProxy's uri scheduler hashes for request i: its request target
-    (haproxy_inside's `/p/<i mod paths>`); a tcp-mode proxy has none."""
-    return f"/p/{i % cfg.workload['paths']}" if cfg.pool.get("mode") == "http" else None
+def _target(cfg, i: int, path: str | None = None) -> str | None:
+    """What a uri or hdr scheduler hashes for request i: its request target
+    (haproxy_inside's `/p/<i mod paths>`), or the value of the header the
+    pool names as the lab's client sends it (only `Host: lab`); a tcp-mode
+    proxy has neither, and a request without it is round-robined."""
+    if cfg.pool.get("mode") != "http":
+        return None
+    if (cfg.pool.get("scheduler") or "").startswith("hdr"):
+        return "lab" if (cfg.pool.get("hdr_name") or "").lower() == "host" else None
+    return path if path is not None else f"/p/{i % cfg.workload['paths']}"
 
 
 def replay_requests(cfg) -> list[str | None]:
@@ -185,7 +195,7 @@ def _compare_cookie(cfg, measured: dict, crit: dict, twin: bool) -> dict:
     sp, mine = _pool(cfg, w["seed"])
     first = []
     for k in range(w["clients"]):
-        sid = sp.pick(_ip(k), 0, 0, 0, "/" if cfg.pool["mode"] == "http" else None)  # the cookie client asks /
+        sid = sp.pick(_ip(k), 0, 0, 0, _target(cfg, k, "/"))  # the cookie client asks for /
         sp.opened(sid)
         sp.closed(sid)
         first.append(mine[sid]["name"])

@@ -9,6 +9,7 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -72,6 +73,116 @@ ToDict(const LbScenarioResult& r)
     d["mean_port_wait_s"] = r.meanPortWaitSeconds;
     return d;
 }
+
+/// One dp_sched pool driven request by request from Python: the twin side of
+/// `routertwin lab haproxy`, which replays the lab's own workload (arrival
+/// times, client addresses, service delays) against the C scheduler HAProxy's
+/// algorithms are modelled by.
+class SchedPool
+{
+  public:
+    SchedPool(const std::string& algo, const std::vector<uint32_t>& weights, const std::vector<bool>& backup,
+              uint64_t seed, const py::dict& options)
+    {
+        const int a = dp_sched_algo_from_name(algo.c_str());
+        if (a < 0)
+        {
+            throw std::invalid_argument("key 'scheduler': unknown dp_sched algorithm '" + algo + "'");
+        }
+        if (weights.empty() || (!backup.empty() && backup.size() != weights.size()))
+        {
+            throw std::invalid_argument("key 'weights': one weight per server (and one backup flag each)");
+        }
+        dp_sched_config_t c{};
+        c.algo = static_cast<uint32_t>(a);
+        c.max_servers = static_cast<uint32_t>(weights.size());
+        c.seed = seed;
+        SchedHashOptions hash; // a uri/hdr pool's hash-type function, avalanche and balance options
+        ForEachKey(options, [&](const std::string& key, const py::handle& v) {
+            if (!hash.Take(key, ToConfigValue(key, v)))
+            {
+                throw std::invalid_argument("key '" + key + "': not a scheduler option (lb-remap.h SchedHashOptions)");
+            }
+        });
+        hash.Apply(c);
+        mem_.resize(dp_sched_memory_size(&c));
+        s_ = dp_sched_create(mem_.data(), mem_.size(), &c);
+        if (!s_)
+        {
+            throw std::invalid_argument("key 'weights': the scheduler refused the pool");
+        }
+        for (uint32_t i = 0; i < weights.size(); ++i)
+        {
+            dp_sched_server_t srv{};
+            srv.weight = weights[i];
+            srv.flags = !backup.empty() && backup[i] ? DP_SCHED_SRV_BACKUP : 0u;
+            if (dp_sched_set_server(s_, i, &srv, nullptr) != 0)
+            {
+                throw std::invalid_argument("key 'weights': the scheduler refused weight " +
+                                            std::to_string(weights[i]) + " of server " + std::to_string(i));
+            }
+        }
+        dp_sched_build(s_, 0, nullptr);
+    }
+
+    /// The server for a new connection from src_ip:src_port (IPv4, host
+    /// order), or -1 when none is usable. `hash` is the caller's key hash;
+    /// `data` what uri and hdr hash (the request target, the header's value;
+    /// None: none, as in mode tcp).
+    int32_t Pick(uint32_t srcIp, uint16_t srcPort, uint32_t hash, uint64_t nowMs,
+                 const std::optional<std::string>& data)
+    {
+        dp_sched_key_t k{};
+        k.src_ip = srcIp;
+        k.src_port = srcPort;
+        k.dst_port = 80;
+        k.proto = 6;
+        k.hash = hash;
+        if (data)
+        {
+            k.data = data->data();
+            k.data_len = static_cast<uint32_t>(data->size());
+        }
+        const int32_t id = dp_sched_pick(s_, &k, nowMs, nullptr);
+        return id < 0 ? -1 : id;
+    }
+
+    void Opened(uint32_t id)
+    {
+        Check(dp_sched_conn_opened(s_, id, nullptr), "conn_opened");
+    }
+
+    void Closed(uint32_t id)
+    {
+        Check(dp_sched_conn_closed(s_, id, 0, nullptr), "conn_closed");
+    }
+
+    void SetState(uint32_t id, const std::string& state, uint64_t nowMs)
+    {
+        for (int st = 0; st < DP_SCHED__STATES; ++st)
+        {
+            if (state == dp_sched_state_name(static_cast<dp_sched_state_t>(st)))
+            {
+                Check(dp_sched_set_state(s_, id, static_cast<dp_sched_state_t>(st), nowMs, nullptr), "set_state");
+                dp_sched_build(s_, nowMs, nullptr);
+                return;
+            }
+        }
+        throw std::invalid_argument("unknown server state '" + state + "'");
+    }
+
+  private:
+    static void Check(int rc, const char* what)
+    {
+        if (rc != 0)
+        {
+            throw std::invalid_argument(std::string("dp_sched ") + what + " failed (" + std::to_string(rc) + ")");
+        }
+    }
+
+    std::vector<uint8_t> mem_;
+    dp_sched_t* s_ = nullptr;
+};
 
 } // namespace
 
@@ -161,6 +272,21 @@ BindLb(py::module_& m)
         "Health-check detection, requests failed with and without option redispatch / retries, and balancer "
         "failover (model/lb/helper/lb-failover.h documents the keys). Unknown keys or bad values raise "
         "ValueError naming the key.");
+    py::class_<SchedPool>(m, "SchedPool",
+                          "A dp_sched pool driven connection by connection (routertwin lab haproxy's twin side).")
+        .def(py::init<const std::string&, const std::vector<uint32_t>&, const std::vector<bool>&, uint64_t,
+                      const py::dict&>(),
+             py::arg("scheduler"), py::arg("weights"), py::arg("backup") = std::vector<bool>{},
+             py::arg("seed") = 1, py::arg("options") = py::dict(),
+             "options: a pool's scheduler keys (runners/lb/balancer.py Pool.sched_keys(): hash_function, "
+             "hash_avalanche, uri_whole, uri_path_only, uri_len, uri_depth, hdr_domain_only)")
+        .def("pick", &SchedPool::Pick, py::arg("src_ip"), py::arg("src_port") = 0, py::arg("hash") = 0,
+             py::arg("now_ms") = 0, py::arg("data") = py::none(),
+             "Server id for a new connection, -1 when none is usable; data: the URI (uri) or header value (hdr).")
+        .def("opened", &SchedPool::Opened, py::arg("server"))
+        .def("closed", &SchedPool::Closed, py::arg("server"))
+        .def("set_state", &SchedPool::SetState, py::arg("server"), py::arg("state"), py::arg("now_ms") = 0,
+             "up | down | draining | disabled");
     m.def("lb_failover_config_keys", &LbFailoverConfig::KeyNames, "Every key run_lb_failover accepts.");
     m.def(
         "lb_failover_check",

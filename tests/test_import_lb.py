@@ -847,3 +847,110 @@ def test_tokenizer_agrees_with_haproxy_on_random_lines(tmp_path, seed):
             if seen.get(no) != ours:
                 mismatches.append((text, seen.get(no), ours))
     assert not mismatches, mismatches[:5]
+
+
+# ---------------------------------------------------------------- balance uri / hdr
+
+HASH_CFG = """
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+
+frontend web
+    bind 198.18.0.100:80
+    default_backend cache
+
+backend cache
+    balance uri whole len 32 depth 3 path-only
+    hash-type consistent djb2
+""" + "".join(f"    server c{i} 198.18.0.{i}:80\n" for i in range(1, 9)) + """
+backend vhosts
+    balance hdr(Host) use_domain_only
+    hash-type map-based sdbm avalanche
+""" + "".join(f"    server v{i} 198.18.1.{i}:80\n" for i in range(1, 5)) + """
+backend plainuri
+    balance uri
+""" + "".join(f"    server p{i} 198.18.2.{i}:80 weight {i}\n" for i in range(1, 4))
+
+
+def test_balance_uri_and_hdr_import_with_their_options(tmp_path):
+    pools = {p["name"]: p for p in haproxy.import_file(cfg(tmp_path, HASH_CFG), env={}).scenario["balancer"]["pools"]}
+    cache, vhosts, plain = pools["cache"], pools["vhosts"], pools["plainuri"]
+    # manual 4.2: "hash-type consistent djb2" names a function without the avalanche modifier
+    assert (cache["scheduler"], cache["hash_function"], cache["hash_avalanche"]) == ("uri-consistent", "djb2", False)
+    assert (cache["uri_whole"], cache["uri_path_only"], cache["uri_len"], cache["uri_depth"]) == (True, True, 32, 3)
+    assert (vhosts["scheduler"], vhosts["hdr_name"], vhosts["hdr_domain_only"]) == ("hdr", "Host", True)
+    assert (vhosts["hash_function"], vhosts["hash_avalanche"]) == ("sdbm", True)
+    assert plain["scheduler"] == "uri" and not {"hash_function", "uri_whole", "uri_len"} & set(plain)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("balance uri len 0", "'len' expects a positive integer"),
+    ("balance uri depth", "'depth' expects a positive integer"),
+    ("balance uri entire", "only 'len', 'depth', 'path-only' and 'whole'"),
+    ("balance hdr()", "a header field name is needed"),
+    ("balance hdr(Host) use_domain", "only 'use_domain_only' may follow"),
+    ("hash-type consistent md5", "hash-type: map-based|consistent"),
+    ("hash-type map-based sdbm avalanch", "hash-type: map-based|consistent"),
+])
+def test_bad_uri_hdr_and_hash_type_lines_name_the_line(tmp_path, line, message):
+    path = cfg(tmp_path, f"backend b\n    {line}\n    server s 198.18.0.1:80\n")
+    with pytest.raises(ImportFileError) as err:
+        haproxy.import_file(path, env={})
+    assert err.value.line == 2 and message in str(err.value)
+
+
+@needs_haproxy
+def test_uri_and_hdr_pools_export_to_what_haproxy_accepts_and_round_trip(tmp_path):
+    first = haproxy.import_file(cfg(tmp_path, HASH_CFG), env={})
+    (tmp_path / "first.yaml").write_text(first.text(), encoding="utf-8")
+    out = tmp_path / "back.cfg"
+    proc = run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "balance uri whole path-only len 32 depth 3" in text and "hash-type consistent djb2\n" in text
+    assert "balance hdr(Host) use_domain_only" in text and "hash-type map-based sdbm avalanche" in text
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, text + check.stdout + check.stderr
+    again = haproxy.import_file(out, env={})
+    assert (load_imported(tmp_path, again, "again.yaml").config.balancer.model_dump()
+            == load_imported(tmp_path, first, "first-loaded.yaml").config.balancer.model_dump())
+
+
+def _haproxy_map(weights: list[int]) -> list[int]:
+    """lb_map.c's slot table for these weights, from the golden checker's
+    Python re-implementation (core/golden/check_sched.py, not dp_sched.c)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "golden"))
+    from check_sched import Pool
+
+    pool = Pool("uri", len(weights), 0, 0, 0, 0, 0, None)
+    for i, w in enumerate(weights):
+        pool.set_server(i, w, 0, 0, 0, 0, None)
+    pool.build(None)
+    return [i for i in pool.table]
+
+
+def test_imported_uri_pools_run_their_remap_cases(tmp_path):
+    """The twin runs an imported balance uri pool. Consistent hashing moves
+    the failed server's own requests, about 1/8. Map-based hashing (weights
+    1, 2, 3) sends hash h to map[h % 6], and after p1 fails to map'[h % 5]
+    over weights 2, 3: with uniform hashes a request keeps its server in the
+    fraction of residues h mod 30 where the two maps agree (closed form)."""
+    out = tmp_path / "s.yaml"
+    assert run_cli("import", "haproxy", cfg(tmp_path, HASH_CFG), "-o", out).returncode == 0
+    res = tmp_path / "res"
+    proc = run_cli("run", out, "--out", res)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    cases = {c["case"]: c["metrics"] for c in json.loads((res / "haproxy-h.json").read_text())["cases"]}
+    cache, plain = cases["fail-cache"], cases["fail-plainuri"]
+    assert cache["moved_pct"] == pytest.approx(cache["on_failed_pct"], abs=0.01)
+    assert cache["moved_pct"] == pytest.approx(12.5, abs=4)
+    before = _haproxy_map([1, 2, 3])
+    after = [i + 1 for i in _haproxy_map([2, 3])]  # servers 1, 2 of the first pool
+    kept = sum(before[h % 6] == after[h % 5] for h in range(30)) / 30
+    assert plain["moved_pct"] == pytest.approx(100 * (1 - kept), abs=0.6)  # 100,000 keys: sd 0.16 %
+    assert plain["on_failed_pct"] == pytest.approx(100 / 6, abs=0.6)

@@ -1434,7 +1434,7 @@ def main():
     vdir, expected = sys.argv[1], sys.argv[2]
     sec = sections(expected)
     for name in ("drop reasons", "packets", "builds", "routes", "flows", "nat", "syncookie", "ratelimit", "sched",
-                 "sessions", "dns", "l7", "health", "persist"):
+                 "sessions", "dns", "l7", "health", "persist", "sched_param"):
         if name not in sec:
             fail("%s has no '== %s' section" % (expected, name))
     check_packets(vdir, sec["packets"])
@@ -1451,6 +1451,7 @@ def main():
     check_l7(vdir, sec["l7"], vector_lines, check_ops, Lines, fail)
     check_health(vdir, sec["health"], vector_lines, check_ops, Lines, fail)
     check_persist(vdir, sec["persist"], vector_lines, check_ops, Lines, fail)
+    check_sched(vdir, sec["sched_param"], vector_lines, check_ops, Lines, flow_hash, "sched_param.txt", "sched_param")
     print("check_expected: transcript agrees with the Python references")
 
 

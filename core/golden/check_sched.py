@@ -15,8 +15,10 @@ documented PRNG and ring draws.
 M32 = 0xFFFFFFFF
 M64 = (1 << 64) - 1
 IPVS = ("rr", "wrr", "lc", "wlc", "sh", "maglev")
-MAP = ("static-rr", "source")
-RING = ("source-consistent", "random")
+MAP = ("static-rr", "source", "uri", "hdr")
+RING = ("source-consistent", "random", "uri-consistent", "hdr-consistent")
+PARAM = ("uri", "uri-consistent", "hdr", "hdr-consistent")
+URI_WHOLE, URI_PATH_ONLY, HDR_DOMAIN_ONLY = 0x20, 0x40, 0x80
 STATES = ("up", "down", "draining", "disabled")
 BACKUP, ALLBACKUPS, FALLBACK, AVALANCHE, AFFINITY, NO_AVALANCHE = 1, 2, 1, 4, 8, 16
 
@@ -103,9 +105,98 @@ class Srv:
         self.lb_usable = False
 
 
+# HAProxy 2.6 src/hash.c, written from the C there (not from dp_sched.c).
+def hash_sdbm(b):
+    h = 0
+    for c in b:
+        h = (c + (h << 6) + (h << 16) - h) & M32
+    return h
+
+
+def hash_djb2(b):
+    h = 5381
+    for c in b:
+        h = (h * 33 + c) & M32
+    return h
+
+
+def hash_wt6(b):
+    h0, h1, s0, s1 = 0xa53c965a, 0x5ca6953a, 6, 18
+    for c in b:
+        h0 = ~(h0 ^ c) & M32
+        h1 = ~(h1 + c) & M32
+        # A rotate by 0 shifts by 32 in HAProxy's C (undefined; every CPU
+        # here masks it to 0, leaving x | x = x); Python's >> 32 gives 0: x too.
+        t = ((h1 << s0) | (h1 >> (32 - s0))) & M32
+        h1 = ((h0 << s1) | (h0 >> (32 - s1))) & M32
+        h0 = t
+        t = ((h0 >> 16) ^ h1) & 0xffff
+        s0, s1 = t & 0x1f, t >> 11
+    return h0 ^ h1
+
+
+def hash_crc32(b):
+    import zlib
+    return zlib.crc32(bytes(b)) & M32
+
+
+HASH_FNS = (hash_sdbm, hash_djb2, hash_wt6, hash_crc32)
+
+
+def uri_path(u):
+    """http_parse_path (HAProxy 2.6 http.c) of a request target."""
+    if not u or u[:1] == b"/":
+        return u
+    m = __import__("re").match(rb"[A-Za-z][A-Za-z0-9+.-]*://", u)
+    if u[:1] == b"*" or not m:
+        return b""
+    rest = u[m.end():]
+    k = rest.find(b"/")
+    return b"" if k < 0 else rest[k:]
+
+
+def hdr_first_value(v):
+    """http_find_header's first value: LWS-trimmed, cut at a comma outside quotes."""
+    lws = b" \t\r\n"
+    b = 0
+    while b < len(v) and v[b] in lws:
+        b += 1
+    e, quoted, qd = b, False, False
+    while e < len(v):
+        c = v[e:e + 1]
+        if qd:
+            qd = False
+        elif quoted:
+            if c == b"\\":
+                qd = True
+            elif c == b'"':
+                quoted = False
+        elif c == b'"':
+            quoted = True
+        elif c == b",":
+            break
+        e += 1
+    while e > b and v[e - 1] in lws:
+        e -= 1
+    return v[b:e]
+
+
+def hdr_domain(v):
+    """use_domain_only, as get_server_hh walks back from the end: the end is the
+    last dot at index >= 1 (index 0 is never tested), the start follows the
+    last dot before the byte ahead of it (that byte is never tested either);
+    the whole value when no dot qualifies."""
+    k = v.rfind(b".", 1)
+    if k < 1:
+        return v
+    return v[v.rfind(b".", 0, k - 1) + 1:k]
+
+
 class Pool:
-    def __init__(self, algo, n, table, hin, flags, draws, seed, flow_hash):
+    def __init__(self, algo, n, table, hin, flags, draws, seed, flow_hash, hash_fn=0, uri_len=0, uri_depth=0):
         self.algo, self.n, self.hin, self.flags = algo, n, hin, flags
+        self.hash_fn, self.uri_len, self.uri_depth = hash_fn, uri_len, uri_depth
+        self.last = None  # lb_chash.c chash.last: a ring node (key, id, j)
         self.flow_hash = flow_hash
         if algo == "maglev":
             if not table:
@@ -250,6 +341,11 @@ class Pool:
         self.ring = sorted((full_hash(((self.srv[i].key & M32) or (i + 1) * 4096) + j), i, j)
                            for i in grp for j in range(self.ew(i)))
         add(ops, "table_writes", len(self.ring))
+        if self.last is not None:
+            # chash_skip_node as the removed nodes leave: the first node still
+            # on the ring at or after the old one, wrapping; None when empty.
+            after = [node for node in self.ring if node >= self.last]
+            self.last = after[0] if after else (self.ring[0] if self.ring else None)
 
     def rebuild(self, ops):
         if self.algo == "wrr":
@@ -445,7 +541,7 @@ class Pool:
             h = full_hash(h)
         return h
 
-    def ring_lookup(self, h, ops):
+    def ring_lookup(self, h, ops, avoid=-1):
         """Closest node (the previous one on a tie), lb_chash.c."""
         if not self.act and self.fbck >= 0:
             add(ops, "servers_examined", 1)
@@ -460,7 +556,7 @@ class Pool:
         add(ops, "table_probes", 2)
         add(ops, "servers_examined", 1)
         loops = 0
-        while self.flags & AFFINITY and self.full(r[nxt][1]):
+        while r[nxt][1] == avoid or (self.flags & AFFINITY and self.full(r[nxt][1])):
             nxt += 1
             if nxt == len(r):
                 nxt, loops = 0, loops + 1
@@ -477,10 +573,118 @@ class Pool:
         self.prng = x
         return ((x * 0x2545F4914F6CDD1D) & M64) >> 32
 
-    def pick(self, key, ops):
+    def map_rr(self, ops, avoid=-1):
+        """lb_map.c map_get_server_rr (2.6)."""
+        tot = self.tot_weight
+        if not tot:
+            return -1
+        if not 0 <= self.rr_idx < tot:
+            self.rr_idx = 0
+        idx, avoided, avoididx = self.rr_idx, -1, 0
+        while True:
+            i = self.table[idx]
+            idx += 1
+            add(ops, "table_probes", 1)
+            add(ops, "servers_examined", 1)
+            if not self.full(i):
+                avoided, avoididx = i, idx
+                if i != avoid:
+                    self.rr_idx = idx
+                    return i
+            if idx == tot:
+                idx = 0
+            if idx == self.rr_idx:
+                break
+        if avoided >= 0:
+            self.rr_idx = avoididx
+        return avoided
+
+    def ring_next(self, ops, avoid=-1):
+        """lb_chash.c chash_get_next_server (2.6)."""
+        if not self.act and self.fbck >= 0:
+            add(ops, "servers_examined", 1)
+            return self.fbck
+        r = self.ring
+        if not r:
+            self.last = None
+            return -1
+        pos = r.index(self.last) if self.last is not None else -1
+        stop, avoided = pos, None
+        while True:
+            pos = pos + 1 if pos + 1 < len(r) else 0
+            self.last = r[pos]
+            if stop < 0:
+                stop = pos
+            i = r[pos][1]
+            add(ops, "table_probes", 1)
+            add(ops, "servers_examined", 1)
+            if not self.full(i):
+                if i != avoid:
+                    return i
+                avoided = r[pos]
+            if pos == stop:
+                break
+        self.last = avoided
+        return avoided[1] if avoided else -1
+
+    def param_hash(self, data, ops):
+        """get_server_uh / get_server_hh (2.6): None when the request lacks the parameter."""
+        if data is None:
+            return None
+        if self.algo.startswith("uri"):
+            u = uri_path(data) if self.flags & URI_PATH_ONLY else data
+            if self.uri_len:
+                u = u[:self.uri_len]
+            end, slashes = 0, 0
+            while end < len(u):
+                if u[end:end + 1] == b"/":
+                    slashes += 1
+                    if self.uri_depth and slashes == self.uri_depth + 1:
+                        break
+                elif u[end:end + 1] == b"?" and not self.flags & URI_WHOLE:
+                    break
+                end += 1
+            span = u[:end]
+        else:
+            span = hdr_first_value(data)
+            if not span:
+                return None
+            if self.flags & HDR_DOMAIN_ONLY:
+                span = hdr_domain(span)
+        add(ops, "hashes", 1)
+        add(ops, "bytes_parsed", len(span))
+        return HASH_FNS[self.hash_fn](span)
+
+    def param_pick(self, data, ops, avoid=-1, lookup_only=False):
+        cons = self.algo in RING
+        if self.tot_weight == 0:
+            return -1
+        h = 0
+        missing = self.algo.startswith("uri") and data is None
+        if not missing and self.tot_used != 1:
+            h = self.param_hash(data, ops)
+            missing = h is None
+            if not missing and (not self.flags & NO_AVALANCHE if cons else self.flags & AVALANCHE):
+                add(ops, "hashes", 1)
+                h = full_hash(h)
+        if not missing:
+            if not cons:
+                add(ops, "table_probes", 1)
+                add(ops, "servers_examined", 1)
+                return self.table[h % self.tot_weight]
+            r = self.ring_lookup(h, ops, avoid)
+            if r >= 0:
+                return r
+        if lookup_only:
+            return -1
+        return self.ring_next(ops, avoid) if cons else self.map_rr(ops, avoid)
+
+    def pick(self, key, ops, data=None, avoid=-1):
         if not self.built:
             self.build(ops)
         a = self.algo
+        if a in PARAM:
+            return self.param_pick(data, ops, avoid)
         if a == "rr":
             L = self.list
             order = list(range(self.cursor + 1, len(L))) + (list(range(0, self.cursor + 1)) if self.cursor >= 0 else [])
@@ -512,24 +716,7 @@ class Pool:
         if a in ("sh", "maglev", "source", "source-consistent"):
             return self.lookup(key, ops)
         if a == "static-rr":
-            tot = self.tot_weight
-            if not tot:
-                return -1
-            if not 0 <= self.rr_idx < tot:
-                self.rr_idx = 0
-            idx = self.rr_idx
-            while True:
-                i = self.table[idx]
-                idx += 1
-                add(ops, "table_probes", 1)
-                add(ops, "servers_examined", 1)
-                if not self.full(i):
-                    self.rr_idx = idx
-                    return i
-                if idx == tot:
-                    idx = 0
-                if idx == self.rr_idx:
-                    return -1
+            return self.map_rr(ops, avoid)
         if a in ("first", "leastconn"):
             if self.act:
                 grp = self.act
@@ -616,8 +803,8 @@ def sched_key(src, i):
     return (src & M32, 0xc0a80001, (1000 + i) & 0xFFFF, 80, 6, (i * 2654435761) & M32)
 
 
-def check_sched(vdir, lines, vector_lines, check_ops, Lines, flow_hash):
-    body = Lines("sched", lines)
+def check_sched(vdir, lines, vector_lines, check_ops, Lines, flow_hash, fname="sched.txt", section="sched"):
+    body = Lines(section, lines)
     pool = None
     name = None
     picks = []
@@ -638,7 +825,7 @@ def check_sched(vdir, lines, vector_lines, check_ops, Lines, flow_hash):
         if name in RECORDED:
             expect("scenario %s (HAProxy 2.6.12 recorded)" % name, " ".join(picks), RECORDED[name])
 
-    for v in vector_lines(vdir + "/sched.txt"):
+    for v in vector_lines(vdir + "/" + fname):
         w = v.split()
         cmd = w[0]
         where = "%s: %s" % (name, v)
@@ -647,7 +834,7 @@ def check_sched(vdir, lines, vector_lines, check_ops, Lines, flow_hash):
                 finish()
             name, algo = w[1], w[2]
             n, table, hin, flags, draws, seed = map(int, w[3:9])
-            pool = Pool(algo, n, table, hin, flags, draws, seed, flow_hash)
+            pool = Pool(algo, n, table, hin, flags, draws, seed, flow_hash, *map(int, w[9:12]))
             picks = []
             expect(where, body.next(where), "scenario %s %s max_servers=%d table_size=%d" % (name, algo, n,
                                                                                             pool.table_size))
@@ -697,6 +884,11 @@ def check_sched(vdir, lines, vector_lines, check_ops, Lines, flow_hash):
                     if cmd == "openpick" and int(r) >= 0:
                         pool.opened(int(r), None)
             ops_line(where, ops, modelled)
+        elif cmd == "req":
+            data = None if w[2] == "-" else (b"" if w[2] == "." else bytes.fromhex(w[2]))
+            r = pool.pick(None, ops, data)
+            expect(where, body.next(where), "%s -> %d" % (v, r))
+            ops_line(where, ops, True)
         elif cmd in ("open", "toinactive", "close"):
             i = int(w[1])
             if cmd == "open":

@@ -650,29 +650,35 @@ static void print_table(const dp_sched_t *s, int full)
     printf("\n");
 }
 
-static void run_sched(const char *dir)
+/* The scheduler script of file, printed under "== title": sched.txt (the
+ * schedulers' first section) and sched_param.txt (uri/hdr hashing and the
+ * avoid argument, a later section). */
+static void run_sched_file(const char *dir, const char *file, const char *title)
 {
-    FILE *f = open_vector(dir, "sched.txt");
+    FILE *f = open_vector(dir, file);
     char line[LINE_MAX_CHARS], cmd[32], name[64], algo[32];
     void *mem = NULL, *mem2 = NULL;
     size_t mem_size = 0;
     dp_sched_t *s = NULL;
 
-    printf("== sched\n");
+    printf("== %s\n", title);
     while (next_line(f, line, sizeof line)) {
         dp_ops_t ops;
-        unsigned long a = 0, b = 0, c = 0, d = 0, e = 0, g = 0;
+        unsigned long a = 0, b = 0, c = 0, d = 0, e = 0, g = 0, h1 = 0, h2 = 0, h3 = 0;
+        int nf;
         char word[32];
         dp_ops_reset(&ops);
         if (sscanf(line, "%31s", cmd) != 1)
-            fail("sched.txt", line);
+            fail(file, line);
         if (strcmp(cmd, "scenario") == 0) {
             dp_sched_config_t cfg;
             unsigned long long seed;
             memset(&cfg, 0, sizeof cfg);
-            if (sscanf(line, "%*s %63s %31s %lu %lu %lu %lu %lu %llu", name, algo, &a, &b, &c, &d, &e, &seed) != 8 ||
-                dp_sched_algo_from_name(algo) < 0)
-                fail("sched.txt", line);
+            /* Optional trailing fields: hash_fn uri_len uri_depth. */
+            nf = sscanf(line, "%*s %63s %31s %lu %lu %lu %lu %lu %llu %lu %lu %lu", name, algo, &a, &b, &c, &d, &e,
+                        &seed, &h1, &h2, &h3);
+            if ((nf != 8 && nf != 11) || dp_sched_algo_from_name(algo) < 0)
+                fail(file, line);
             cfg.algo = (uint32_t)dp_sched_algo_from_name(algo);
             cfg.max_servers = (uint32_t)a;
             cfg.table_size = (uint32_t)b;
@@ -680,6 +686,9 @@ static void run_sched(const char *dir)
             cfg.flags = (uint32_t)d;
             cfg.draws = (uint32_t)e;
             cfg.seed = seed;
+            cfg.hash_fn = (uint32_t)h1;
+            cfg.uri_len = (uint32_t)h2;
+            cfg.uri_depth = (uint32_t)h3;
             free(mem);
             free(mem2);
             mem_size = dp_sched_memory_size(&cfg);
@@ -696,13 +705,13 @@ static void run_sched(const char *dir)
             continue;
         }
         if (!s)
-            fail("sched.txt", line);
+            fail(file, line);
         if (strcmp(cmd, "server") == 0) {
             dp_sched_server_t sv;
             unsigned long long key;
             memset(&sv, 0, sizeof sv);
             if (sscanf(line, "%*s %lu %lu %lu %lu %lu %llx", &a, &b, &c, &d, &e, &key) != 6)
-                fail("sched.txt", line);
+                fail(file, line);
             sv.weight = (uint32_t)b;
             sv.maxconn = (uint32_t)c;
             sv.slowstart_ms = (uint32_t)d;
@@ -713,25 +722,25 @@ static void run_sched(const char *dir)
         } else if (strcmp(cmd, "state") == 0) {
             unsigned st;
             if (sscanf(line, "%*s %lu %31s %lu", &a, word, &b) != 3)
-                fail("sched.txt", line);
+                fail(file, line);
             for (st = 0; st < (unsigned)DP_SCHED__STATES && strcmp(word, dp_sched_state_name((dp_sched_state_t)st)); st++)
                 ;
             printf("%s -> %d\n", line, dp_sched_set_state(s, (uint32_t)a, (dp_sched_state_t)st, (uint64_t)b, &ops));
             print_ops("ops", &ops);
         } else if (strcmp(cmd, "remove") == 0) {
             if (sscanf(line, "%*s %lu", &a) != 1)
-                fail("sched.txt", line);
+                fail(file, line);
             printf("%s -> %d\n", line, dp_sched_remove_server(s, (uint32_t)a, &ops));
             print_ops("ops", &ops);
         } else if (strcmp(cmd, "pick") == 0) {
             if (sscanf(line, "%*s %lu", &a) != 1)
-                fail("sched.txt", line);
+                fail(file, line);
             printf("%s -> %ld\n", line, (long)dp_sched_pick(s, NULL, (uint64_t)a, &ops));
             print_ops("ops", &ops);
         } else if (strcmp(cmd, "picks") == 0 || strcmp(cmd, "openpick") == 0) {
             int open = strcmp(cmd, "openpick") == 0;
             if (sscanf(line, "%*s %lu %lu", &a, &b) != 2)
-                fail("sched.txt", line);
+                fail(file, line);
             printf("%s ->", line);
             for (c = 0; c < a; c++) {
                 int32_t id = dp_sched_pick(s, NULL, (uint64_t)b, &ops);
@@ -743,7 +752,7 @@ static void run_sched(const char *dir)
             print_ops("ops", &ops);
         } else if (strcmp(cmd, "keys") == 0) {
             if (sscanf(line, "%*s %lu %lx %lx %lu", &a, &b, &c, &d) != 4)
-                fail("sched.txt", line);
+                fail(file, line);
             printf("%s ->", line);
             for (e = 0; e < a; e++) {
                 dp_sched_key_t k = sched_key((uint32_t)(b + e * c), (uint32_t)e);
@@ -751,15 +760,33 @@ static void run_sched(const char *dir)
             }
             printf("\n");
             print_ops("ops", &ops);
+        } else if (strcmp(cmd, "req") == 0) {
+            /* req NOW DATA: one pick whose key carries DATA (hex; "." for
+             * present but empty; "-" for no data: no URI / no such header). */
+            static uint8_t data[LINE_MAX_CHARS];
+            char hex[LINE_MAX_CHARS];
+            dp_sched_key_t k;
+            long n;
+            memset(&k, 0, sizeof k);
+            if (sscanf(line, "%*s %lu %8191s", &a, hex) != 2)
+                fail(file, line);
+            if (strcmp(hex, "-") != 0) {
+                if ((n = strcmp(hex, ".") == 0 ? 0 : unhex(hex, data, sizeof data)) < 0)
+                    fail(file, line);
+                k.data = (const char *)data;
+                k.data_len = (uint32_t)n;
+            }
+            printf("%s -> %ld\n", line, (long)dp_sched_pick(s, &k, (uint64_t)a, &ops));
+            print_ops("ops", &ops);
         } else if (strcmp(cmd, "open") == 0 || strcmp(cmd, "toinactive") == 0) {
             if (sscanf(line, "%*s %lu", &a) != 1)
-                fail("sched.txt", line);
+                fail(file, line);
             printf("%s -> %d\n", line,
                    cmd[0] == 'o' ? dp_sched_conn_opened(s, (uint32_t)a, &ops) : dp_sched_conn_to_inactive(s, (uint32_t)a, &ops));
             print_ops("ops", &ops);
         } else if (strcmp(cmd, "close") == 0) {
             if (sscanf(line, "%*s %lu %lu", &a, &b) != 2)
-                fail("sched.txt", line);
+                fail(file, line);
             printf("%s -> %d\n", line, dp_sched_conn_closed(s, (uint32_t)a, (int)b, &ops));
             print_ops("ops", &ops);
         } else if (strcmp(cmd, "table") == 0 || strcmp(cmd, "tablesum") == 0) {
@@ -770,7 +797,7 @@ static void run_sched(const char *dir)
         } else if (strcmp(cmd, "info") == 0) {
             dp_sched_server_info_t in;
             if (sscanf(line, "%*s %lu", &a) != 1 || dp_sched_get_server(s, (uint32_t)a, &in) != 0)
-                fail("sched.txt", line);
+                fail(file, line);
             printf("%s -> state=%s weight=%lu eweight=%lu maxconn=%lu maxconn_now=%lu active=%lu inactive=%lu "
                    "usable=%lu overloaded=%lu warming=%lu table_entries=%lu\n",
                    line, dp_sched_state_name((dp_sched_state_t)in.state), (unsigned long)in.weight,
@@ -784,7 +811,7 @@ static void run_sched(const char *dir)
             uint32_t moved = 0;
             int rc;
             if (sscanf(line, "%*s %lu %lu", &a, &b) != 2)
-                fail("sched.txt", line);
+                fail(file, line);
             dp_sched_build(s, 0, NULL);
             after = dp_sched_clone(mem2, mem_size, s);
             dp_sched_set_state(after, (uint32_t)a, DP_SCHED_DOWN, 0, NULL);
@@ -799,7 +826,7 @@ static void run_sched(const char *dir)
                    (unsigned long)dp_sched_count_table_changes(s, after));
             print_ops("ops", &ops);
         } else {
-            fail("sched.txt", line);
+            fail(file, line);
         }
     }
     free(mem);
@@ -1574,11 +1601,12 @@ int main(int argc, char **argv)
     run_nat(argv[1]);
     run_syncookie(argv[1]);
     run_ratelimit(argv[1]);
-    run_sched(argv[1]);
+    run_sched_file(argv[1], "sched.txt", "sched");
     run_sessions(argv[1]);
     run_dns(argv[1]);
     run_l7(argv[1]);
     run_health(argv[1]);
     run_persist(argv[1]);
+    run_sched_file(argv[1], "sched_param.txt", "sched_param");
     return 0;
 }

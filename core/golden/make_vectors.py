@@ -553,6 +553,99 @@ def sched():
     return L
 
 
+def sched_param():
+    """uri and hdr hashing (HAProxy 2.6 get_server_uh / get_server_hh), the
+    round-robin fallback of a request without the parameter, and the avoid
+    argument of redispatch; commands as sched.txt plus `req NOW DATA` (DATA
+    hex, '.' present but empty, '-' absent). Scenario lines carry three more
+    fields: hash_fn uri_len uri_depth."""
+    L = []
+    AVAL, NOAVAL, WHOLE, PATH, DOMAIN = 0x4, 0x10, 0x20, 0x40, 0x80
+
+    def sc(name, algo, n, flags=0, fn=0, ulen=0, depth=0):
+        L.append("scenario %s %s %d 0 0 %d 0 0 %d %d %d" % (name, algo, n, flags, fn, ulen, depth))
+
+    def srv(i, w, maxconn=0):
+        L.append("server %d %d %d 0 0 0" % (i, w, maxconn))
+
+    def req(data, now=0):
+        if data is None:
+            L.append("req %d -" % now)
+        else:
+            b = data.encode("latin-1")
+            L.append("req %d %s" % (now, b.hex() if b else "."))
+
+    uris = ["/", "/index.html", "/a/b/c?x=1", "/a/b/d?x=2", "/a/b/c?x=3", "/img/1.png", "/img/2.png?v=7",
+            "http://example.com/a/b?q=1", "https://user@www.example.org:8443/x/y/z", "http://example.com",
+            "*", "www.example.com:443", "/very/long/path/with/many/segments/file.txt?a=b&c=d", "/?", "//"]
+    # Map-based, equal and unequal weights, the option combinations.
+    for name, ws, flags, fn, ulen, depth in (
+            ("uri_map_1111", [1, 1, 1, 1], 0, 0, 0, 0),
+            ("uri_map_321_whole_len8", [3, 2, 1], WHOLE, 0, 8, 0),
+            ("uri_map_depth2_path_djb2_aval", [1, 2, 3, 4], PATH | AVAL, 1, 0, 2),
+            ("uri_map_wt6_whole", [2, 2, 1], WHOLE, 2, 0, 0),
+            ("uri_map_crc32_depth1", [1, 1, 1], 0, 3, 0, 1)):
+        sc(name, "uri", len(ws), flags, fn, ulen, depth)
+        for i, w in enumerate(ws):
+            srv(i, w)
+        for u in uris:
+            req(u)
+        req(None)  # mode tcp: no URI, round robin on the map
+        req(None)
+    # Consistent: default (sdbm + avalanche), then without avalanche; a
+    # server goes down and the same URIs are asked again.
+    for name, flags, fn in (("uri_chash", 0, 0), ("uri_chash_sdbm_noaval", NOAVAL, 0),
+                            ("uri_chash_crc32", 0, 3)):
+        sc(name, "uri-consistent", 4, flags, fn)
+        for i in range(4):
+            srv(i, 1)
+        for u in uris:
+            req(u)
+        L.append("state 2 down 0")
+        for u in uris:
+            req(u)
+    # One server in use: HAProxy hashes nothing (hash 0).
+    sc("uri_one_server", "uri", 3)
+    for i in range(3):
+        srv(i, 1)
+    L += ["state 0 down 0", "state 2 disabled 0"]
+    for u in uris[:4]:
+        req(u)
+    req(None)
+    # hdr: first value of the line, quotes, blanks; absent or empty header:
+    # round robin (map) or ring walk (consistent).
+    hdrs = ["www.example.com", "example.com", "a.b.c.d.example.net", " spaced.example.com , other.com",
+            '"quoted,comma", second', "localhost", "x.", ".x", "a..b", ",first-empty", "\t tab.example.com\t",
+            "WWW.Example.COM"]
+    for name, algo, flags, fn in (("hdr_map", "hdr", 0, 0), ("hdr_map_domain", "hdr", DOMAIN, 0),
+                                  ("hdr_chash", "hdr-consistent", 0, 0),
+                                  ("hdr_chash_domain_djb2", "hdr-consistent", DOMAIN, 1)):
+        sc(name, algo, 3, flags, fn)
+        for i, w in enumerate([1, 2, 1]):
+            srv(i, w, 2 if i == 1 else 0)
+        for hv in hdrs:
+            req(hv)
+        for _ in range(5):
+            req(None)
+        req("")
+        L += ["open 0", "open 1", "open 1"]  # server 1 at its maxconn: skipped by the round robin
+        for _ in range(4):
+            req(None)
+        L.append("state 0 down 0")  # the ring's last node may leave with it
+        for _ in range(4):
+            req(None)
+        for hv in hdrs[:3]:
+            req(hv)
+    # hdr with one server in use: hash 0, no header needed.
+    sc("hdr_one_server", "hdr-consistent", 2)
+    srv(0, 1)
+    srv(1, 1)
+    L.append("state 1 down 0")
+    req(None)
+    req("www.example.com")
+    return L
+
+
 def sessions():
     """A session-table script (see dp_golden.c run_sessions): opens, packets,
     closes and budgeted expiries over 3 shards of 20 sessions. Steered opens
@@ -1229,6 +1322,11 @@ def main():
                 "# remove KEY-HEX NOW | expire NOW MAX_SETS | forget SERVER | stats |\n"
                 "# cookie MODE FLAGS COOKIE_SERVER USABLE SERVED_BY SERVER_SETS_COOKIE CACHEABLE\n")
         for line in persist_vectors():
+            f.write(line + "\n")
+    with open(os.path.join(OUT, "sched_param.txt"), "w") as f:
+        f.write("# uri/hdr schedulers and redispatch: the sched.txt commands (dp_golden.c run_sched_file),\n"
+                "# scenario lines + hash_fn uri_len uri_depth; req NOW DATA-HEX|.|- ; avoid ID NOW DATA-HEX|.|-\n")
+        for line in sched_param():
             f.write(line + "\n")
 
 

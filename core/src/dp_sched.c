@@ -32,6 +32,7 @@
  * offset, never by pointer, so it can be copied byte for byte (clone). */
 
 #define NONE16 0xFFFFu
+#define RING_NO_LAST 0xFFFFFFFFu
 #define NO_SRV (-1)
 
 /* HAProxy constants (include/haproxy/backend-t.h, server-t.h). */
@@ -137,13 +138,17 @@ struct dp_sched {
     int32_t next_weight[2]; /* fwrr next_weight_act / next_weight_bck */
     fwrr_group_t grp[2];    /* fwrr active and backup groups */
     uint32_t mh_gcd;        /* maglev gcd of last weights */
-    uint32_t pad;           /* keeps the struct a multiple of 8 bytes */
+    uint32_t chash_last;    /* lb_chash.c chash.last (round-robin fallback of uri/hdr-consistent):
+                               id << 16 | node index; RING_NO_LAST when NULL */
+    uint32_t chash_last_key; /* the key of that node, to find it again after a ring rebuild */
+    uint32_t chash_last_pos; /* its index in ring[] now (valid when chash_last is set) */
 };
 typedef char sched_layout_check[(sizeof(struct dp_sched) % 8 == 0) ? 1 : -1];
 
 static const char *const algo_names[DP_SCHED__COUNT] = {
     "rr",         "wrr",       "lc",        "wlc",   "sh",     "maglev",           "roundrobin",
     "static-rr", "leastconn", "first",     "source", "source-consistent", "random",
+    "uri",       "uri-consistent", "hdr", "hdr-consistent",
 };
 
 static const char *const state_names[DP_SCHED__STATES] = {"up", "down", "draining", "disabled"};
@@ -243,18 +248,25 @@ static int is_ipvs(uint32_t algo)
 
 static int is_map(uint32_t algo)
 {
-    return algo == DP_SCHED_STATIC_RR || algo == DP_SCHED_SOURCE;
+    return algo == DP_SCHED_STATIC_RR || algo == DP_SCHED_SOURCE || algo == DP_SCHED_URI || algo == DP_SCHED_HDR;
 }
 
 static int uses_ring(uint32_t algo)
 {
-    return algo == DP_SCHED_SOURCE_CONSISTENT || algo == DP_SCHED_RANDOM;
+    return algo == DP_SCHED_SOURCE_CONSISTENT || algo == DP_SCHED_RANDOM || algo == DP_SCHED_URI_CONSISTENT ||
+           algo == DP_SCHED_HDR_CONSISTENT;
+}
+
+/* HAProxy hash-based algorithms on a string parameter (BE_LB_HASH_URI / _HDR). */
+static int is_param_hash(uint32_t algo)
+{
+    return algo >= DP_SCHED_URI && algo <= DP_SCHED_HDR_CONSISTENT;
 }
 
 static int is_keyed(uint32_t algo)
 {
     return algo == DP_SCHED_SH || algo == DP_SCHED_MAGLEV || algo == DP_SCHED_SOURCE ||
-           algo == DP_SCHED_SOURCE_CONSISTENT;
+           algo == DP_SCHED_SOURCE_CONSISTENT || is_param_hash(algo);
 }
 
 static int is_prime(uint32_t n)
@@ -322,7 +334,8 @@ static uint32_t maglev_m(const dp_sched_config_t *cfg)
 static int resolve_config(const dp_sched_config_t *cfg, dp_sched_config_t *out)
 {
     if (!cfg || cfg->algo >= (uint32_t)DP_SCHED__COUNT || cfg->max_servers < 1 ||
-        cfg->max_servers > DP_SCHED_MAX_SERVERS || cfg->hash_input > DP_SCHED_HASH_KEY)
+        cfg->max_servers > DP_SCHED_MAX_SERVERS || cfg->hash_input > DP_SCHED_HASH_KEY ||
+        cfg->hash_fn >= (uint32_t)DP_SCHED_HASHFN__COUNT)
         return 0;
     *out = *cfg;
     if (cfg->algo == DP_SCHED_MAGLEV) {
@@ -421,6 +434,7 @@ dp_sched_t *dp_sched_create(void *mem, size_t mem_size, const dp_sched_config_t 
     s->wmult = 1;
     s->rr_idx = 0;
     s->prng = c.seed ? c.seed : 0x9E3779B97F4A7C15ull;
+    s->chash_last = RING_NO_LAST;
     s->grp[0].init_tree = s->grp[1].init_tree = T_T0;
     s->grp[0].next_tree = s->grp[1].next_tree = T_T1;
     for (i = 0; i < s->table_cap; i++)
@@ -903,28 +917,38 @@ static void map_gcd(dp_sched_t *s)
     s->wmult = g ? g : 1u;
 }
 
-static int32_t map_pick_rr(dp_sched_t *s, dp_ops_t *ops)
+/* lb_map.c map_get_server_rr (v2.6): the next map slot whose server is not
+ * saturated, skipping the server to avoid (redispatch) unless it is the only
+ * one left, in which case it is returned and the index set after it. */
+static int32_t map_pick_rr(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
 {
     const uint16_t *map = TABLE(s);
     srv_t *sv = SRV(s);
-    int32_t newidx, tot = (int32_t)s->tot_weight;
+    int32_t newidx, avoididx = 0, avoided = NO_SRV, tot = (int32_t)s->tot_weight;
     if (tot == 0)
         return DP_SCHED_ENOSERVER;
     if (s->rr_idx < 0 || s->rr_idx >= tot)
         s->rr_idx = 0;
     newidx = s->rr_idx;
     do {
-        srv_t *c = &sv[map[newidx++]];
+        int32_t id = map[newidx++];
         COUNT(ops, table_probes, 1);
         COUNT(ops, servers_examined, 1);
-        if (!ha_full(c)) {
-            s->rr_idx = newidx;
-            return (int32_t)(c - sv);
+        if (!ha_full(&sv[id])) {
+            avoided = id;
+            avoididx = newidx;
+            if (id != avoid) {
+                s->rr_idx = newidx;
+                return id;
+            }
         }
         if (newidx == tot)
             newidx = 0;
     } while (newidx != s->rr_idx);
-    return DP_SCHED_ENOSERVER;
+    if (avoided == NO_SRV)
+        return DP_SCHED_ENOSERVER;
+    s->rr_idx = avoididx;
+    return avoided;
 }
 
 /* ---- HAProxy consistent hashing ring: lb_chash.c ---------------------- */
@@ -954,6 +978,54 @@ static void ring_sift(ring_node_t *r, uint32_t root, uint32_t n)
         r[m] = t;
         root = m;
     }
+}
+
+/* Index of the first ring node not below (key, id, j) in ring order. */
+static uint32_t ring_lower_bound(const dp_sched_t *s, const ring_node_t *x)
+{
+    const ring_node_t *r = CRING(s);
+    uint32_t lo = 0, hi = s->ring_used;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2u;
+        if (ring_less(&r[mid], x))
+            lo = mid + 1u;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void ring_set_last(dp_sched_t *s, int32_t pos)
+{
+    const ring_node_t *r = CRING(s);
+    if (pos < 0) {
+        s->chash_last = RING_NO_LAST;
+        return;
+    }
+    s->chash_last = (uint32_t)r[pos].id << 16 | r[pos].j;
+    s->chash_last_key = r[pos].key;
+    s->chash_last_pos = (uint32_t)pos;
+}
+
+/* After a rebuild, chash.last points at the same node, or, when that node
+ * left the ring, at the first node after it that is still there (HAProxy's
+ * chash_skip_node as each removed node is deleted); NULL when the ring is
+ * empty. */
+static void ring_relocate_last(dp_sched_t *s)
+{
+    ring_node_t x;
+    uint32_t pos;
+    if (s->chash_last == RING_NO_LAST)
+        return;
+    if (s->ring_used == 0) {
+        s->chash_last = RING_NO_LAST;
+        return;
+    }
+    x.key = s->chash_last_key;
+    x.id = (uint16_t)(s->chash_last >> 16);
+    x.j = (uint16_t)(s->chash_last & 0xFFFFu);
+    pos = ring_lower_bound(s, &x);
+    ring_set_last(s, (int32_t)(pos < s->ring_used ? pos : 0u));
 }
 
 /* Server key of chash_compute_server_key, hash-key id: puid * SRV_EWGHT_RANGE
@@ -994,12 +1066,14 @@ static void ring_build(dp_sched_t *s, dp_ops_t *ops)
     }
     s->ring_used = n;
     COUNT(ops, table_writes, n);
+    ring_relocate_last(s);
 }
 
 /* chash_get_server_hash: the ring node closest to hash (the previous one on
- * a tie), then, with hash-preserve-affinity maxconn, onwards past servers at
- * their maxconn. */
-static int32_t ring_lookup(const dp_sched_t *s, uint32_t hash, dp_ops_t *ops)
+ * a tie), then onwards past the server to avoid (redispatch) and, with
+ * hash-preserve-affinity maxconn, past servers at their maxconn; after one
+ * full turn it gives up and returns the node it stands on. */
+static int32_t ring_lookup(const dp_sched_t *s, uint32_t hash, int32_t avoid, dp_ops_t *ops)
 {
     const ring_node_t *r = CRING(s);
     const srv_t *sv = CSRV(s);
@@ -1026,7 +1100,8 @@ static int32_t ring_lookup(const dp_sched_t *s, uint32_t hash, dp_ops_t *ops)
         next = prev;
     COUNT(ops, table_probes, 2);
     COUNT(ops, servers_examined, 1);
-    while ((s->cfg.flags & DP_SCHED_CFG_AFFINITY_MAXCONN) && ha_full(&sv[r[next].id])) {
+    while ((int32_t)r[next].id == avoid ||
+           ((s->cfg.flags & DP_SCHED_CFG_AFFINITY_MAXCONN) && ha_full(&sv[r[next].id]))) {
         next++;
         if (next == n) {
             next = 0;
@@ -1036,6 +1111,42 @@ static int32_t ring_lookup(const dp_sched_t *s, uint32_t hash, dp_ops_t *ops)
         COUNT(ops, servers_examined, 1);
     }
     return r[next].id;
+}
+
+/* lb_chash.c chash_get_next_server (v2.6): round robin over the ring from
+ * the node after chash.last, skipping saturated servers and the server to
+ * avoid; the avoided one when nothing else is left. */
+static int32_t ring_next(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
+{
+    const ring_node_t *r = CRING(s);
+    const srv_t *sv = CSRV(s);
+    int32_t n = (int32_t)s->ring_used, node, stop, avoided_node = -1;
+    if (s->srv_act == 0 && s->fbck != NO_SRV) {
+        COUNT(ops, servers_examined, 1);
+        return s->fbck;
+    }
+    if (n == 0) {
+        s->chash_last = RING_NO_LAST;
+        return DP_SCHED_ENOSERVER;
+    }
+    stop = node = s->chash_last == RING_NO_LAST ? -1 : (int32_t)s->chash_last_pos;
+    do {
+        int32_t id;
+        node = node + 1 < n ? node + 1 : 0;
+        ring_set_last(s, node);
+        if (stop < 0)
+            stop = node;
+        id = r[node].id;
+        COUNT(ops, table_probes, 1);
+        COUNT(ops, servers_examined, 1);
+        if (!ha_full(&sv[id])) {
+            if (id != avoid)
+                return id;
+            avoided_node = node;
+        }
+    } while (node != stop);
+    ring_set_last(s, avoided_node);
+    return avoided_node < 0 ? DP_SCHED_ENOSERVER : (int32_t)r[avoided_node].id;
 }
 
 static uint32_t prng32(dp_sched_t *s)
@@ -1063,7 +1174,7 @@ static int32_t random_pick(dp_sched_t *s, dp_ops_t *ops)
     do {
         prev = curr;
         COUNT(ops, hashes, 1);
-        curr = ring_lookup(s, prng32(s), ops);
+        curr = ring_lookup(s, prng32(s), NO_SRV, ops);
         if (curr < 0)
             break;
         if (prev >= 0 && prev != curr) {
@@ -1079,6 +1190,15 @@ static int32_t random_pick(dp_sched_t *s, dp_ops_t *ops)
 }
 
 /* ---- hash inputs -------------------------------------------------------- */
+
+/* cfgparse-listen.c: hash-type consistent without a function means sdbm +
+ * avalanche; map-based avalanches only when asked to. */
+static int wants_avalanche(const dp_sched_t *s)
+{
+    return uses_ring(s->cfg.algo) ? !(s->cfg.flags & DP_SCHED_CFG_NO_AVALANCHE)
+                                  : (s->cfg.flags & DP_SCHED_CFG_AVALANCHE) != 0;
+}
+
 
 static uint32_t hash_input(const dp_sched_t *s, const dp_sched_key_t *k, dp_ops_t *ops)
 {
@@ -1117,12 +1237,233 @@ static uint32_t ha_source_hash(const dp_sched_t *s, const dp_sched_key_t *k, dp_
     h = hash_input(s, k, ops);
     /* cfgparse-listen.c: hash-type consistent without a function means
      * sdbm + avalanche; map-based avalanches only when asked to. */
-    if (s->cfg.algo == DP_SCHED_SOURCE_CONSISTENT ? !(s->cfg.flags & DP_SCHED_CFG_NO_AVALANCHE)
-                                                  : (s->cfg.flags & DP_SCHED_CFG_AVALANCHE) != 0) {
+    if (wants_avalanche(s)) {
         COUNT(ops, hashes, 1);
         h = full_hash(h);
     }
     return h;
+}
+
+/* ---- HAProxy uri and hdr hashing (v2.6 backend.c, hash.c) ------------- */
+
+static uint32_t rotl32(uint32_t x, uint32_t n)
+{
+    return n ? (x << n) | (x >> (32u - n)) : x;
+}
+
+/* src/hash.c hash_sdbm, hash_djb2, hash_wt6, hash_crc32: byte-wise, so the
+ * result does not depend on byte order. */
+uint32_t dp_sched_hash_bytes(uint32_t fn, const void *data, size_t len)
+{
+    const uint8_t *k = (const uint8_t *)data;
+    uint32_t h;
+    size_t i;
+    switch (fn) {
+    case DP_SCHED_HASHFN_SDBM:
+        h = 0;
+        for (i = 0; i < len; i++)
+            h = k[i] + (h << 6) + (h << 16) - h;
+        return h;
+    case DP_SCHED_HASHFN_DJB2:
+        h = 5381;
+        for (i = 0; i < len; i++)
+            h = ((h << 5) + h) + k[i];
+        return h;
+    case DP_SCHED_HASHFN_WT6: {
+        uint32_t h0 = 0xa53c965au, h1 = 0x5ca6953au, step0 = 6, step1 = 18;
+        for (i = 0; i < len; i++) {
+            uint32_t t = k[i];
+            h0 = ~(h0 ^ t);
+            h1 = ~(h1 + t);
+            /* hash_wt6 rotates by a step that may be 0: HAProxy then shifts
+             * by 32 (undefined in C, x | x = x on the CPUs it runs on);
+             * rotl32 gives x without the undefined shift. */
+            t = rotl32(h1, step0);
+            h1 = rotl32(h0, step1);
+            h0 = t;
+            t = ((h0 >> 16) ^ h1) & 0xffffu;
+            step0 = t & 0x1fu;
+            step1 = t >> 11;
+        }
+        return h0 ^ h1;
+    }
+    case DP_SCHED_HASHFN_CRC32: {
+        int bit;
+        h = 0xFFFFFFFFu;
+        for (i = 0; i < len; i++) {
+            h ^= k[i];
+            for (bit = 0; bit < 8; bit++)
+                h = (h >> 1) ^ ((h & 1u) ? 0xedb88320u : 0u);
+        }
+        return ~h;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* http.c http_parse_path on a request target: an origin-form target as is;
+ * "*" and an empty one give no path; an absolute URI loses its scheme
+ * ("alpha *(alnum / + / - / .) ://") and authority (up to the first '/'),
+ * and gives no path when nothing follows; anything else is an authority
+ * (CONNECT) and has no path. */
+static void uri_path(const uint8_t **p, uint32_t *n)
+{
+    const uint8_t *u = *p;
+    uint32_t len = *n, i = 1;
+    if (len == 0 || u[0] == '/')
+        return;
+    *n = 0;
+    if (u[0] == '*' || !((u[0] | 0x20) >= 'a' && (u[0] | 0x20) <= 'z'))
+        return;
+    while (i < len && (((u[i] | 0x20) >= 'a' && (u[i] | 0x20) <= 'z') || (u[i] >= '0' && u[i] <= '9') ||
+                       u[i] == '+' || u[i] == '-' || u[i] == '.'))
+        i++;
+    if (len - i < 3 || u[i] != ':' || u[i + 1] != '/' || u[i + 2] != '/')
+        return;
+    for (i += 3; i < len && u[i] != '/'; i++)
+        ;
+    *p = u + i;
+    *n = len - i;
+}
+
+static int http_lws(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The first value of a header line as http_find_header (not "full") sees
+ * it: leading blanks skipped, cut at the first comma outside a quoted
+ * string (http_find_hdr_value_end), trailing blanks dropped. */
+static void hdr_first_value(const uint8_t **p, uint32_t *n)
+{
+    const uint8_t *v = *p;
+    uint32_t len = *n, b = 0, e;
+    int quoted = 0, qdpair = 0;
+    while (b < len && http_lws(v[b]))
+        b++;
+    for (e = b; e < len; e++) {
+        if (qdpair)
+            qdpair = 0;
+        else if (quoted) {
+            if (v[e] == '\\')
+                qdpair = 1;
+            else if (v[e] == '"')
+                quoted = 0;
+        } else if (v[e] == '"')
+            quoted = 1;
+        else if (v[e] == ',')
+            break;
+    }
+    while (e > b && http_lws(v[e - 1]))
+        e--;
+    *p = v + b;
+    *n = e - b;
+}
+
+/* get_server_hh use_domain_only: walking back from the end, the label
+ * between the last dot and the dot before it ("example" of
+ * www.example.com); the whole value when it has no dot. HAProxy's first
+ * step reads the byte just past the value, which the twin takes as not a
+ * dot. */
+static void hdr_domain(const uint8_t *v, uint32_t len, uint32_t *start, uint32_t *end)
+{
+    uint32_t i = len, rem = len, e = len;
+    int dohash = 0;
+    while (rem) {
+        if (dohash) {
+            if (v[i - 1] == '.')
+                break;
+        } else if (i < len && v[i] == '.') {
+            e = i;
+            dohash = 1;
+        }
+        i--;
+        rem--;
+    }
+    *start = i;
+    *end = e;
+}
+
+/* The hash of a uri/hdr key before the avalanche: 0 when the request has no
+ * such parameter (the caller falls back to round robin), else 1 with *out
+ * set. get_server_uh: optionally the path only, at most len characters, up
+ * to the '?' (unless whole) or the (depth+1)-th '/'. get_server_hh: the
+ * first value, optionally its domain label; an empty value counts as none. */
+static int param_hash(const dp_sched_t *s, const dp_sched_key_t *k, uint32_t *out, dp_ops_t *ops)
+{
+    const uint8_t *p = (const uint8_t *)k->data;
+    uint32_t n = k->data_len, start = 0, end;
+    if (!p)
+        return 0;
+    if (s->cfg.algo == DP_SCHED_URI || s->cfg.algo == DP_SCHED_URI_CONSISTENT) {
+        uint32_t slashes = 0, depth1 = s->cfg.uri_depth ? s->cfg.uri_depth + 1u : 0u;
+        if (s->cfg.flags & DP_SCHED_CFG_URI_PATH_ONLY)
+            uri_path(&p, &n);
+        if (s->cfg.uri_len && n > s->cfg.uri_len)
+            n = s->cfg.uri_len;
+        for (end = 0; end < n; end++) {
+            if (p[end] == '/') {
+                if (++slashes == depth1)
+                    break;
+            } else if (p[end] == '?' && !(s->cfg.flags & DP_SCHED_CFG_URI_WHOLE)) {
+                break;
+            }
+        }
+    } else {
+        hdr_first_value(&p, &n);
+        if (n == 0)
+            return 0;
+        end = n;
+        if (s->cfg.flags & DP_SCHED_CFG_HDR_DOMAIN_ONLY)
+            hdr_domain(p, n, &start, &end);
+    }
+    COUNT(ops, hashes, 1);
+    COUNT(ops, bytes_parsed, end - start);
+    *out = dp_sched_hash_bytes(s->cfg.hash_fn, p + start, end - start);
+    return 1;
+}
+
+/* Where HAProxy's hash algorithm sends key: the hash (0 without hashing when
+ * one server is in use) looked up in the map (hash % tot_weight, saturated
+ * or not) or on the ring. Returns 1 with *id set, or 0 when the key lacks
+ * the parameter and the pick must fall back to round robin. */
+static int param_lookup(const dp_sched_t *s, const dp_sched_key_t *k, int32_t avoid, int32_t *id, dp_ops_t *ops)
+{
+    uint32_t h = 0;
+    int is_uri = s->cfg.algo == DP_SCHED_URI || s->cfg.algo == DP_SCHED_URI_CONSISTENT;
+    if (s->tot_weight == 0) {
+        *id = DP_SCHED_ENOSERVER;
+        return 1;
+    }
+    /* assign_server hashes the URI only of an HTTP request; get_server_hh
+     * skips the header search with one server in use. */
+    if (is_uri && !k->data)
+        return 0;
+    if (s->tot_used != 1) {
+        if (!param_hash(s, k, &h, ops))
+            return 0;
+        if (wants_avalanche(s)) {
+            COUNT(ops, hashes, 1);
+            h = full_hash(h);
+        }
+    }
+    if (uses_ring(s->cfg.algo)) {
+        *id = ring_lookup(s, h, avoid, ops);
+        return *id >= 0;
+    }
+    COUNT(ops, table_probes, 1);
+    COUNT(ops, servers_examined, 1);
+    *id = CTABLE(s)[h % s->tot_weight];
+    return 1;
+}
+
+static int32_t param_pick(dp_sched_t *s, const dp_sched_key_t *k, int32_t avoid, dp_ops_t *ops)
+{
+    int32_t id;
+    if (param_lookup(s, k, avoid, &id, ops))
+        return id;
+    return uses_ring(s->cfg.algo) ? ring_next(s, avoid, ops) : map_pick_rr(s, avoid, ops);
 }
 
 /* ---- IPVS destination list ------------------------------------------- */
@@ -1675,6 +2016,14 @@ int32_t dp_sched_lookup(const dp_sched_t *s, const dp_sched_key_t *key, dp_ops_t
         return sh_lookup(s, key, ops);
     case DP_SCHED_MAGLEV:
         return maglev_lookup(s, key, ops);
+    case DP_SCHED_URI:
+    case DP_SCHED_URI_CONSISTENT:
+    case DP_SCHED_HDR:
+    case DP_SCHED_HDR_CONSISTENT: {
+        int32_t id;
+        /* Without the parameter HAProxy round-robins: no key mapping. */
+        return param_lookup(s, key, NO_SRV, &id, ops) ? id : DP_SCHED_ENOSERVER;
+    }
     case DP_SCHED_SOURCE: {
         uint32_t h;
         if (s->tot_weight == 0)
@@ -1689,7 +2038,7 @@ int32_t dp_sched_lookup(const dp_sched_t *s, const dp_sched_key_t *key, dp_ops_t
             COUNT(ops, servers_examined, 1);
             return s->fbck;
         }
-        return ring_lookup(s, ha_source_hash(s, key, ops), ops);
+        return ring_lookup(s, ha_source_hash(s, key, ops), NO_SRV, ops);
     }
 }
 
@@ -1715,13 +2064,18 @@ int32_t dp_sched_pick(dp_sched_t *s, const dp_sched_key_t *key, uint64_t now_ms,
     case DP_SCHED_ROUNDROBIN:
         return fwrr_pick(s, ops);
     case DP_SCHED_STATIC_RR:
-        return map_pick_rr(s, ops);
+        return map_pick_rr(s, NO_SRV, ops);
     case DP_SCHED_LEASTCONN:
         return ha_tree_walk(s, 1, ops);
     case DP_SCHED_FIRST:
         return ha_tree_walk(s, 0, ops);
     case DP_SCHED_RANDOM:
         return random_pick(s, ops);
+    case DP_SCHED_URI:
+    case DP_SCHED_URI_CONSISTENT:
+    case DP_SCHED_HDR:
+    case DP_SCHED_HDR_CONSISTENT:
+        return param_pick(s, key, NO_SRV, ops);
     default:
         return dp_sched_lookup(s, key, ops);
     }

@@ -137,26 +137,13 @@ def start_haproxy(lines, d):
     return p, sock
 
 
-def stats_cmd(sock, cmd):
-    u = socket.socket(socket.AF_UNIX)
-    u.connect(sock)
-    u.sendall(cmd.encode() + b"\n")
-    out = b""
-    while True:
-        b = u.recv(65536)
-        if not b:
-            break
-        out += b
-    u.close()
-    return out.decode()
+# the lab's stats-socket helpers (routertwin/lab/haproxy_inside.py)
+_haproxy = recording_namespace.lab_module("haproxy_inside")
+stats_cmd = _haproxy.stats
 
 
 def server_status(sock, name):
-    for line in stats_cmd(sock, "show stat").splitlines():
-        f = line.split(",")
-        if len(f) > 17 and f[0] == "b" and f[1] == name:
-            return f[17]
-    return "?"
+    return _haproxy.server_status(sock, "b", name)
 
 
 def wait_status(sock, name, want, limit_ms):

@@ -1057,7 +1057,9 @@ TEST(Api, NamesAreStableAndRoundTrip)
 {
     const char *names[] = {"rr",         "wrr",       "lc",        "wlc",    "sh",
                            "maglev",     "roundrobin", "static-rr", "leastconn", "first",
-                           "source",     "source-consistent", "random"};
+                           "source",     "source-consistent", "random", "uri", "uri-consistent",
+                           "hdr",        "hdr-consistent"};
+    ASSERT_EQ(sizeof names / sizeof names[0], size_t(DP_SCHED__COUNT));
     for (int i = 0; i < DP_SCHED__COUNT; i++) {
         EXPECT_STREQ(dp_sched_algo_name(dp_sched_algo_t(i)), names[i]);
         EXPECT_EQ(dp_sched_algo_from_name(names[i]), i);
@@ -1115,3 +1117,117 @@ TEST(Api, CloneEvolvesIndependently)
 }
 
 } // namespace
+
+// ---- HAProxy balance uri / hdr (2.6 get_server_uh, get_server_hh) ---------
+
+namespace {
+
+// hash_sdbm of HAProxy's src/hash.c, as its comment defines it:
+// hash(i) = hash(i-1) * 65599 + c.
+uint32_t Sdbm(const std::string &s)
+{
+    uint32_t h = 0;
+    for (unsigned char c : s)
+        h = h * 65599u + c;
+    return h;
+}
+
+dp_sched_key_t DataKey(const std::string &s)
+{
+    dp_sched_key_t k{};
+    k.data = s.data();
+    k.data_len = uint32_t(s.size());
+    return k;
+}
+
+} // namespace
+
+// Map-based uri hashing is map[sdbm(the hashed prefix) % total weight]: the
+// prefix cut by hand here per the manual ("whole", "len", "depth").
+TEST(SchedUri, MapBasedPicksTheSlotOfTheSdbmOfThePrefix)
+{
+    struct Case {
+        uint32_t flags, len, depth;
+        std::string uri, prefix;
+    } cases[] = {
+        {0, 0, 0, "/a/b/c?x=1", "/a/b/c"},
+        {DP_SCHED_CFG_URI_WHOLE, 0, 0, "/a/b/c?x=1", "/a/b/c?x=1"},
+        {DP_SCHED_CFG_URI_WHOLE, 5, 0, "/a/b/c?x=1", "/a/b/"},
+        {0, 0, 2, "/a/b/c?x=1", "/a/b"},
+        {0, 0, 1, "/img/x.png", "/img"},
+        {DP_SCHED_CFG_URI_PATH_ONLY, 0, 0, "http://h.example/p/q?z", "/p/q"},
+        {DP_SCHED_CFG_URI_PATH_ONLY, 0, 0, "http://h.example", ""},
+        {0, 0, 0, "http://h.example/p?z", "http://h.example/p"},
+    };
+    for (const Case &c : cases) {
+        dp_sched_config_t cfg = Sched::Config(DP_SCHED_URI, 3, 0, c.flags);
+        cfg.uri_len = c.len;
+        cfg.uri_depth = c.depth;
+        Sched s(cfg);
+        s.Add(0, 3);
+        s.Add(1, 2);
+        s.Add(2, 1);
+        dp_sched_build(s.get(), 0, nullptr);
+        ASSERT_EQ(dp_sched_table_size(s.get()), 6u);
+        dp_sched_key_t k = DataKey(c.uri);
+        dp_ops_t ops{};
+        EXPECT_EQ(s.Pick(0, &k, &ops), dp_sched_table_entry(s.get(), Sdbm(c.prefix) % 6u)) << c.uri;
+        EXPECT_EQ(ops.bytes_parsed, c.prefix.size()) << c.uri;
+        EXPECT_EQ(ops.hashes, 1u) << c.uri;
+    }
+}
+
+// A request without the header is balanced round robin over the same map
+// (assign_server's fallback), so n such requests visit every map slot once.
+TEST(SchedHdr, MissingHeaderFallsBackToRoundRobinOnTheMap)
+{
+    Sched s(DP_SCHED_HDR, 3);
+    s.Add(0, 1);
+    s.Add(1, 2);
+    s.Add(2, 1);
+    dp_sched_key_t none{};
+    std::map<int32_t, int> seen;
+    for (int i = 0; i < 8; i++)
+        seen[s.Pick(0, &none)]++;
+    EXPECT_EQ(seen[0], 2);
+    EXPECT_EQ(seen[1], 4);
+    EXPECT_EQ(seen[2], 2);
+    // use_domain_only hashes "example" for every host of example.com.
+    Sched d(Sched::Config(DP_SCHED_HDR, 3, 0, DP_SCHED_CFG_HDR_DOMAIN_ONLY));
+    for (uint32_t i = 0; i < 3; i++)
+        d.Add(i, 1);
+    dp_sched_build(d.get(), 0, nullptr);
+    const int32_t want = dp_sched_table_entry(d.get(), Sdbm("example") % 3u);
+    for (const std::string host : {"www.example.com", "example.com", "a.b.example.com", " img.example.com , x.org"}) {
+        dp_sched_key_t k = DataKey(host);
+        EXPECT_EQ(d.Pick(0, &k), want) << host;
+    }
+}
+
+// Consistent hashing: a server going down moves only its own URIs (the
+// ring's defining property), about 1/n of them.
+TEST(SchedUri, ConsistentDownMovesOnlyTheDownServersUris)
+{
+    Sched s(DP_SCHED_URI_CONSISTENT, 4);
+    for (uint32_t i = 0; i < 4; i++)
+        s.Add(i, 1);
+    std::vector<std::string> uris;
+    std::vector<int32_t> before;
+    for (int i = 0; i < 4000; i++) {
+        uris.push_back("/obj/" + std::to_string(i * 7919) + "?v=" + std::to_string(i));
+        dp_sched_key_t k = DataKey(uris.back());
+        before.push_back(s.Pick(0, &k));
+    }
+    s.State(2, DP_SCHED_DOWN);
+    int moved = 0;
+    for (size_t i = 0; i < uris.size(); i++) {
+        dp_sched_key_t k = DataKey(uris[i]);
+        const int32_t now = s.Pick(0, &k);
+        if (before[i] != 2)
+            EXPECT_EQ(now, before[i]) << uris[i];
+        else
+            EXPECT_NE(now, 2);
+        moved += now != before[i];
+    }
+    EXPECT_NEAR(moved / 4000.0, 0.25, 0.08);
+}

@@ -25,15 +25,16 @@ fig = res.plot("wait_s", "utilization", series="service_rate")
   runs (Linux, FRR, BIRD, MRT) becomes a scenario and its FIB file
   (docs/import.md).
 - `run_lab` runs the live lab (root only): seed 004's paths built from
-  network namespaces, measured with iperf3 beside the twin (docs/lab.md).
+  network namespaces, measured with iperf3 beside the twin (docs/lab.md);
+  `run_lab_haproxy` runs a haproxy.cfg in Debian's haproxy beside the twin.
 
 docs/python-api.md is the tour; docs/sweeps.md sweeps on several machines;
 docs/tutorials/ teaches with notebooks; docs/scenarios.md the scenario format.
 """
 
 from routertwin._core import __version__
-from routertwin.api import (Failure, Results, Scenario, calibrate, import_file, load, rfc2544, run, run_lab, scenario,
-                            sweep, validate)
+from routertwin.api import (Failure, Results, Scenario, calibrate, import_file, load, rfc2544, run, run_lab,
+                            run_lab_haproxy, scenario, sweep, validate)
 from routertwin.errors import ScenarioError, UserError
 
 __all__ = [
@@ -51,5 +52,6 @@ __all__ = [
     "validate",
     "calibrate",
     "run_lab",
+    "run_lab_haproxy",
     "import_file",
 ]

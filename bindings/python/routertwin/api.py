@@ -672,6 +672,34 @@ def run_lab(paths: Sequence[str] = ("flat-direct", "flat-eip", "vpc-eip"), *, se
     return df
 
 
+def run_lab_haproxy(configs: Sequence[str | Path], *, workload: str = "", seed: int = 1, twin: bool = True,
+                    out: str | Path | None = None, plots: bool = True):
+    """`routertwin lab haproxy CONFIG...` (docs/lab.md): each haproxy.cfg run
+    by Debian's haproxy in a network namespace the lab creates (its bind and
+    server addresses moved into 198.18.0.0/15, HTTP backends, a client
+    workload; torn down afterwards), imported into the twin and replayed
+    there, compared under the criterion its scheduler states before
+    measuring. `workload` is `--workload`'s KEY=VALUE list. Needs root:
+    raises `UserError` without it, and on a bad CONFIG (`FILE:LINE`) or
+    workload key. Writes JSON/CSV/PNG to `out` when given.
+
+    Returns a DataFrame, one row per CONFIG and server: kind, scheduler,
+    measured (requests HAProxy sent there), twin, their shares, ok and the
+    case's verdict; `df.attrs` holds the whole results document (every
+    request, the criteria, the twin's runs, haproxy and kernel versions, seed)."""
+    import pandas as pd
+
+    from routertwin.lab.haproxy import LabHaproxyParameters
+    from routertwin.lab.haproxy import run_lab_haproxy as _run
+    from routertwin.lab.haproxy_report import document, rows
+
+    params = LabHaproxyParameters(configs=tuple(Path(c) for c in configs), workload=workload, seed=seed, twin=twin)
+    report = _run(params, out=Path(out) if out is not None else None, plots=plots)
+    df = pd.DataFrame(rows(report))
+    df.attrs = document(report)
+    return df
+
+
 def import_file(kind: str, path: str | Path, out: str | Path | None = None, *, strict: bool = False,
                 write: bool = True, **options):
     """`routertwin import KIND FILE` (docs/import.md): read what a user

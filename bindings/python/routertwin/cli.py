@@ -107,6 +107,21 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
     lab.add_argument("--cleanup", action="store_true",
                      help="only remove namespaces left by earlier runs that were killed, then exit")
+    lab_sub = lab.add_subparsers(dest="lab_kind", metavar="haproxy", parser_class=_Parser)
+    lh = lab_sub.add_parser("haproxy", help="Debian's haproxy on CONFIG in a network namespace, beside the twin "
+                                            "(needs root; docs/lab.md)")
+    lh.add_argument("configs", nargs="*", type=Path, metavar="CONFIG",
+                    help="haproxy.cfg files (each one a case; scenarios/lab/haproxy/ holds the lab's own)")
+    lh.add_argument("--workload", action="append", default=[], metavar="KEY=VALUE[,...]",
+                    help="the client workload (docs/lab.md lists the keys); overrides a CONFIG's "
+                         "'# lab-workload:' line")
+    lh.add_argument("--seed", type=int, default=1, help="the twin's seed (default 1)")
+    lh.add_argument("--prefix", default="rtlabha", help="namespace name prefix (default rtlabha)")
+    lh.add_argument("--out", type=Path, help="results folder (default ./build/lab)")
+    lh.add_argument("--no-twin", action="store_true", help="measure only")
+    lh.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
+    lh.add_argument("--cleanup", action="store_true",
+                    help="only remove namespaces left by earlier runs that were killed, then exit")
     im = sub.add_parser("import", help="a routing table (or balancer configuration) the user runs -> a scenario "
                                        "and its data files (docs/import.md)")
     from routertwin.importers import add_parsers
@@ -360,7 +375,26 @@ def _cmd_profile(args) -> int:
     return 0
 
 
+def _cmd_lab_haproxy(args) -> int:
+    from routertwin.lab import haproxy
+    from routertwin.lab.haproxy_report import print_report
+    from routertwin.results import console as _console
+
+    if args.cleanup:
+        removed = haproxy.cleanup(args.prefix)
+        print(f"removed {len(removed)} leftover namespace(s)" + (f": {', '.join(removed)}" if removed else ""))
+        return 0
+    params = haproxy.LabHaproxyParameters(configs=tuple(args.configs), workload=",".join(args.workload),
+                                          seed=args.seed, prefix=args.prefix, twin=not args.no_twin)
+    report = haproxy.run_lab_haproxy(params, out=args.out or Path.cwd() / "build" / "lab",
+                                     plots=not args.no_plots)
+    print_report(report, _console())
+    return 0 if report.passed else 1
+
+
 def _cmd_lab(args) -> int:
+    if getattr(args, "lab_kind", None) == "haproxy":
+        return _cmd_lab_haproxy(args)
     from routertwin.lab import LabParameters, cleanup, run_lab
     from routertwin.lab.report import print_report
     from routertwin.results import console as _console

@@ -23,6 +23,23 @@
  *                                  (lb_chash.c)
  *   "random"             HAProxy   balance random(draws) (backend.c
  *                                  get_server_rnd on the lb_chash.c ring)
+ *   "uri"                HAProxy   balance uri [whole] [len N] [depth N]
+ *                                  [path-only], hash-type map-based
+ *                                  (backend.c get_server_uh + lb_map.c)
+ *   "uri-consistent"     HAProxy   the same, hash-type consistent (lb_chash.c)
+ *   "hdr"                HAProxy   balance hdr(<name>) [use_domain_only],
+ *                                  map-based (backend.c get_server_hh)
+ *   "hdr-consistent"     HAProxy   the same, hash-type consistent
+ *
+ * The uri and hdr algorithms follow HAProxy 2.6 (Debian 12's haproxy,
+ * read at v2.6.0): the string hashed is cut from the URI / header value as
+ * get_server_uh / get_server_hh do, hashed with the backend's hash function
+ * (src/hash.c: sdbm by default, djb2, wt6, crc32) and, when the hash-type
+ * asks for it, full_hash()'ed ("avalanche"; plain "hash-type consistent"
+ * means sdbm + avalanche, map-based means sdbm alone: cfgparse-listen.c).
+ * A request without the parameter (no header, an empty one, no URI as in
+ * mode tcp) falls back to round robin on the same map or ring, as
+ * assign_server does (map_get_server_rr / chash_get_next_server).
  *
  * The pool lives in caller memory (dp_sched_memory_size + dp_sched_create,
  * no malloc). The block holds no pointers, so a scheduler can be copied with
@@ -89,6 +106,10 @@ typedef enum dp_sched_algo {
     DP_SCHED_SOURCE,            /* "source" HAProxy, hash-type map-based */
     DP_SCHED_SOURCE_CONSISTENT, /* "source-consistent" HAProxy, hash-type consistent */
     DP_SCHED_RANDOM,            /* "random" HAProxy random(draws), seeded */
+    DP_SCHED_URI,               /* "uri" HAProxy balance uri, hash-type map-based */
+    DP_SCHED_URI_CONSISTENT,    /* "uri-consistent" HAProxy balance uri, hash-type consistent */
+    DP_SCHED_HDR,               /* "hdr" HAProxy balance hdr(<name>), hash-type map-based */
+    DP_SCHED_HDR_CONSISTENT,    /* "hdr-consistent" HAProxy balance hdr(<name>), hash-type consistent */
     DP_SCHED__COUNT
 } dp_sched_algo_t;
 
@@ -116,9 +137,28 @@ typedef enum dp_sched_hash_input {
                                         the hash input */
 #define DP_SCHED_CFG_AFFINITY_MAXCONN 0x8u /* HAProxy hash-preserve-affinity maxconn (source-consistent):
                                               skip a server at its maxconn instead of returning it */
-#define DP_SCHED_CFG_NO_AVALANCHE 0x10u /* source-consistent: no full_hash() of the input (HAProxy
-                                           "hash-type consistent sdbm"; plain "hash-type consistent"
-                                           means sdbm avalanche) */
+#define DP_SCHED_CFG_NO_AVALANCHE 0x10u /* source-consistent, uri-consistent, hdr-consistent: no
+                                           full_hash() of the input (HAProxy "hash-type consistent
+                                           sdbm"; plain "hash-type consistent" means sdbm avalanche);
+                                           uri and hdr (map-based) avalanche only with
+                                           DP_SCHED_CFG_AVALANCHE */
+#define DP_SCHED_CFG_URI_WHOLE 0x20u     /* uri: HAProxy "whole": hash past the '?' too */
+#define DP_SCHED_CFG_URI_PATH_ONLY 0x40u /* uri: HAProxy "path-only": drop scheme and authority of an
+                                            absolute URI first (http_parse_path) */
+#define DP_SCHED_CFG_HDR_DOMAIN_ONLY 0x80u /* hdr: HAProxy "use_domain_only": hash only the label before
+                                              the last dot ("example" of www.example.com) */
+
+/* HAProxy hash functions (hash-type ... <function>; src/hash.c), for uri and hdr. */
+typedef enum dp_sched_hash_fn {
+    DP_SCHED_HASHFN_SDBM = 0, /* hash_sdbm, HAProxy's default */
+    DP_SCHED_HASHFN_DJB2,     /* hash_djb2 */
+    DP_SCHED_HASHFN_WT6,      /* hash_wt6 */
+    DP_SCHED_HASHFN_CRC32,    /* hash_crc32 (IEEE, reflected, ~0 in and out) */
+    DP_SCHED_HASHFN__COUNT
+} dp_sched_hash_fn_t;
+
+/* The HAProxy hash function fn over len bytes of data (0 for an unknown fn). */
+uint32_t dp_sched_hash_bytes(uint32_t fn, const void *data, size_t len);
 
 typedef struct dp_sched_config {
     uint32_t algo;        /* dp_sched_algo_t */
@@ -130,6 +170,10 @@ typedef struct dp_sched_config {
     uint32_t flags;       /* DP_SCHED_CFG_* */
     uint32_t draws;       /* random: draws per pick (HAProxy random(<draws>)); 0 means 2, HAProxy's default */
     uint64_t seed;        /* random: PRNG seed (the same seed replays the same picks) */
+    uint32_t hash_fn;     /* uri, hdr: dp_sched_hash_fn_t (0: sdbm) */
+    uint32_t uri_len;     /* uri: HAProxy "len": hash at most this many characters; 0 = all */
+    uint32_t uri_depth;   /* uri: HAProxy "depth": stop at the (depth+1)-th '/'; 0 = no limit */
+    uint32_t reserved;    /* set to zero */
 } dp_sched_config_t;
 
 /* Server states. */
@@ -166,7 +210,12 @@ typedef struct dp_sched_key {
     uint16_t dst_port; /* destination port */
     uint8_t proto;     /* IP protocol */
     uint8_t pad[3];    /* set to zero; ignored */
-    uint32_t hash;     /* caller's hash, used with DP_SCHED_HASH_KEY (e.g. HAProxy sdbm of the URI) */
+    uint32_t hash;     /* caller's hash, used with DP_SCHED_HASH_KEY */
+    const char *data;  /* uri: the request target as in the request line; hdr: the field value of the
+                          first header line of that name, as received. NULL: no URI (HAProxy mode tcp)
+                          / no such header; both then fall back to round robin */
+    uint32_t data_len; /* bytes at data */
+    uint32_t pad2;     /* set to zero; ignored */
 } dp_sched_key_t;
 
 /* A server as the scheduler sees it now. */
@@ -248,6 +297,13 @@ int dp_sched_set_state(dp_sched_t *s, uint32_t id, dp_sched_state_t state, uint6
  *            (+1 per node walked under DP_SCHED_CFG_AFFINITY_MAXCONN), hashes 1 (avalanche,
  *            unless DP_SCHED_CFG_NO_AVALANCHE; +1 with 5TUPLE; none with one server in use)
  *   random   per draw: hashes 1 (the PRNG output) and the source-consistent ring lookup
+ *   uri, hdr (and their -consistent forms), with more than one server in use and the
+ *            parameter present: hashes 1 and bytes_parsed the length of the string hashed,
+ *            hashes +1 for the avalanche; then uri/hdr: table_probes 1, servers_examined 1
+ *            (map slot hash % total weight); -consistent: the source-consistent ring
+ *            lookup. With one server in use: no hash (hash 0). Without the parameter:
+ *            uri and hdr as static-rr (map slots read); -consistent: table_probes and
+ *            servers_examined 1 per ring node read (chash_get_next_server)
  * As in HAProxy, source and source-consistent may return a server at its
  * maxconn, and when only backups are usable (without allbackups) every
  * algorithm but static-rr and random returns the first backup full or not:
@@ -257,10 +313,12 @@ int dp_sched_set_state(dp_sched_t *s, uint32_t id, dp_sched_state_t state, uint6
  * causes adds table_writes. */
 int32_t dp_sched_pick(dp_sched_t *s, const dp_sched_key_t *key, uint64_t now_ms, dp_ops_t *ops);
 
-/* For the key-mapping algorithms (sh, maglev, source, source-consistent):
- * the server key maps to now, without changing any state (slow start is not
- * re-evaluated). Server id, DP_SCHED_ENOSERVER or DP_SCHED_ENOTKEYED. Ops as
- * dp_sched_pick. The tables exist once dp_sched_build (or a first pick) has
+/* For the key-mapping algorithms (sh, maglev, source, source-consistent,
+ * uri, uri-consistent, hdr, hdr-consistent): the server key maps to now,
+ * without changing any state (slow start is not re-evaluated). Server id,
+ * DP_SCHED_ENOSERVER or DP_SCHED_ENOTKEYED. A uri/hdr key without its
+ * parameter maps to no server (HAProxy round-robins it: no key mapping).
+ * Ops as dp_sched_pick. The tables exist once dp_sched_build (or a first pick) has
  * run; before that the answer is DP_SCHED_ENOSERVER. */
 int32_t dp_sched_lookup(const dp_sched_t *s, const dp_sched_key_t *key, dp_ops_t *ops);
 

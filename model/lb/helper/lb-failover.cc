@@ -100,6 +100,13 @@ Keys()
         {"clients", [](C& c, S k, V v) { c.clients = static_cast<uint32_t>(AsInt(k, v, 0, 65536)); }},
         {"stick_size", [](C& c, S k, V v) { c.stickSize = static_cast<uint32_t>(AsInt(k, v, 1, 1 << 24)); }},
         {"stick_expire_ms", [](C& c, S k, V v) { c.stickExpireMs = Ms(k, v); }},
+        {"hash_function", [](C& c, S k, V v) { c.hash.Take(k, v); }},
+        {"hash_avalanche", [](C& c, S k, V v) { c.hash.Take(k, v); }},
+        {"uri_whole", [](C& c, S k, V v) { c.hash.Take(k, v); }},
+        {"uri_path_only", [](C& c, S k, V v) { c.hash.Take(k, v); }},
+        {"uri_len", [](C& c, S k, V v) { c.hash.Take(k, v); }},
+        {"uri_depth", [](C& c, S k, V v) { c.hash.Take(k, v); }},
+        {"hdr_domain_only", [](C& c, S k, V v) { c.hash.Take(k, v); }},
     };
     return keys;
 }
@@ -115,6 +122,8 @@ class FailoverRun
         sc.algo = static_cast<uint32_t>(dp_sched_algo_from_name(c.scheduler.c_str()));
         sc.max_servers = c.servers;
         sc.seed = 1;
+        c.hash.Apply(sc);
+        m_request = SchedHashesRequest(sc.algo);
         m_poolMem.resize(dp_sched_memory_size(&sc));
         m_pool = dp_sched_create(m_poolMem.data(), m_poolMem.size(), &sc);
         if (!m_pool)
@@ -217,9 +226,17 @@ class FailoverRun
         return static_cast<uint32_t>(m_c.clients ? k % m_c.clients : k % 65536);
     }
 
-    dp_sched_key_t KeyOf(uint64_t k) const
+    /// Request k's key; for a uri/hdr scheduler it points into data, which
+    /// must outlive the key.
+    dp_sched_key_t KeyOf(uint64_t k, std::string& data) const
     {
         dp_sched_key_t key{};
+        if (m_request)
+        {
+            data = SchedKeyData(static_cast<uint32_t>(dp_sched_algo_from_name(m_c.scheduler.c_str())), ClientOf(k));
+            key.data = data.data();
+            key.data_len = static_cast<uint32_t>(data.size());
+        }
         key.src_ip = 0xC6120000u + ClientOf(k); // 198.18.0.0/16 clients
         key.dst_ip = 0xC6130001u;
         key.src_port = static_cast<uint16_t>(1024 + k % 60000);
@@ -238,7 +255,8 @@ class FailoverRun
             m_r.lostInFailover++; // active/active: even clients hash to the dead balancer
             return;
         }
-        const dp_sched_key_t key = KeyOf(k);
+        std::string data;
+        const dp_sched_key_t key = KeyOf(k, data);
         const int32_t s = Persisted(k, key);
         if (s < 0)
         {
@@ -330,7 +348,8 @@ class FailoverRun
         if (m_c.redispatch && next == m_c.retries)
         {
             m_r.redispatched++;
-            const dp_sched_key_t key = KeyOf(k);
+            std::string data;
+            const dp_sched_key_t key = KeyOf(k, data);
             const int32_t s = dp_sched_pick(m_pool, &key, NowMs(), nullptr);
             if (s < 0)
             {
@@ -382,6 +401,7 @@ class FailoverRun
     }
 
     LbFailoverConfig m_c;
+    bool m_request = false; ///< the scheduler hashes a request string (uri, hdr)
     std::vector<uint8_t> m_poolMem;
     dp_sched_t* m_pool = nullptr;
     std::vector<Ptr<LbBackend>> m_backends;

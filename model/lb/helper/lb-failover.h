@@ -59,6 +59,9 @@
 //                                        request
 //   stick_size         int, 1024         stick_src: table entries
 //   stick_expire_ms    int ms, 0         stick_src: HAProxy expire; 0 = never
+//   hash_function, hash_avalanche, uri_whole, uri_path_only, uri_len, uri_depth, hdr_domain_only:
+//                                        a uri/hdr scheduler's options (lb-remap.h SchedHashOptions);
+//                                        request k then carries SchedKeyData of its client
 // Persistence: a client whose stored server is usable (not DOWN) goes
 // there; otherwise the scheduler picks and the new server is stored (HAProxy
 // ignores a stick entry or cookie naming a STOPPED server unless "option
@@ -70,6 +73,7 @@
 #define ROUTERTWIN_LB_FAILOVER_H
 
 #include "config-keys.h"
+#include "lb-remap.h" // SchedHashOptions
 
 #include <cstdint>
 #include <map>
@@ -103,6 +107,7 @@ struct LbFailoverConfig
     uint32_t clients = 0;
     uint32_t stickSize = 1024;
     uint32_t stickExpireMs = 0;
+    SchedHashOptions hash; ///< hash_function, hash_avalanche, uri_*, hdr_domain_only (lb-remap.h)
 
     /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
     static LbFailoverConfig FromKeys(const std::map<std::string, ConfigValue>& keys);

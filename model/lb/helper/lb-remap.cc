@@ -32,9 +32,91 @@ Int(const std::string& key, const ConfigValue& v, int64_t lo, int64_t hi)
 
 } // namespace
 
+bool
+SchedHashOptions::Take(const std::string& key, const ConfigValue& v)
+{
+    if (key == "hash_function")
+    {
+        const auto* s = std::get_if<std::string>(&v);
+        static const char* const names[] = {"sdbm", "djb2", "wt6", "crc32"};
+        for (uint32_t i = 0; s && i < 4; ++i)
+        {
+            if (*s == names[i])
+            {
+                hashFn = i;
+                return true;
+            }
+        }
+        Bad(key, "must be sdbm, djb2, wt6 or crc32");
+    }
+    if (key == "hash_avalanche" || key == "uri_whole" || key == "uri_path_only" || key == "hdr_domain_only")
+    {
+        const auto* b = std::get_if<bool>(&v);
+        if (!b)
+        {
+            Bad(key, "must be true or false");
+        }
+        if (key == "hash_avalanche")
+        {
+            avalanche = *b ? 1 : 0;
+        }
+        else
+        {
+            const uint32_t f = key == "uri_whole"       ? DP_SCHED_CFG_URI_WHOLE
+                               : key == "uri_path_only" ? DP_SCHED_CFG_URI_PATH_ONLY
+                                                        : DP_SCHED_CFG_HDR_DOMAIN_ONLY;
+            flags = *b ? (flags | f) : (flags & ~f);
+        }
+        return true;
+    }
+    if (key == "uri_len" || key == "uri_depth")
+    {
+        (key == "uri_len" ? uriLen : uriDepth) = static_cast<uint32_t>(Int(key, v, 1, INT32_MAX - 1));
+        return true;
+    }
+    return false;
+}
+
+void
+SchedHashOptions::Apply(dp_sched_config_t& c) const
+{
+    const bool consistent = c.algo == DP_SCHED_SOURCE_CONSISTENT || c.algo == DP_SCHED_URI_CONSISTENT ||
+                            c.algo == DP_SCHED_HDR_CONSISTENT;
+    c.hash_fn = hashFn;
+    c.uri_len = uriLen;
+    c.uri_depth = uriDepth;
+    c.flags |= flags;
+    if (avalanche == 1 && !consistent)
+    {
+        c.flags |= DP_SCHED_CFG_AVALANCHE;
+    }
+    if (avalanche == 0 && consistent)
+    {
+        c.flags |= DP_SCHED_CFG_NO_AVALANCHE;
+    }
+}
+
+bool
+SchedHashesRequest(uint32_t algo)
+{
+    return algo == DP_SCHED_URI || algo == DP_SCHED_URI_CONSISTENT || algo == DP_SCHED_HDR ||
+           algo == DP_SCHED_HDR_CONSISTENT;
+}
+
+std::string
+SchedKeyData(uint32_t algo, uint64_t n)
+{
+    if (algo == DP_SCHED_URI || algo == DP_SCHED_URI_CONSISTENT)
+    {
+        return "/objects/" + std::to_string(n) + ".html?session=" + std::to_string(n);
+    }
+    return "www.site" + std::to_string(n) + ".example";
+}
+
 LbRemapResult
 RunLbRemap(const std::map<std::string, ConfigValue>& keys)
 {
+    SchedHashOptions hashOpts;
     std::string algoName = "maglev";
     uint32_t servers = 96, failed = 0, nKeys = 100000;
     uint64_t seed = 1;
@@ -86,7 +168,7 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
         {
             seed = static_cast<uint64_t>(Int(k, v, 0, INT64_MAX));
         }
-        else
+        else if (!hashOpts.Take(k, v))
         {
             Bad(k, "unknown key");
         }
@@ -121,6 +203,7 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
     c.algo = static_cast<uint32_t>(dp_sched_algo_from_name(algoName.c_str()));
     c.max_servers = servers;
     c.seed = seed;
+    hashOpts.Apply(c);
     std::vector<uint8_t> memBefore(dp_sched_memory_size(&c)), memAfter(memBefore.size());
     dp_sched_t* before = dp_sched_create(memBefore.data(), memBefore.size(), &c);
     if (!before)
@@ -148,9 +231,18 @@ RunLbRemap(const std::map<std::string, ConfigValue>& keys)
 
     RandomStream rng(seed, 11);
     std::vector<dp_sched_key_t> ks(nKeys);
-    for (auto& k : ks)
+    const bool request = SchedHashesRequest(c.algo);
+    std::vector<std::string> data(request ? nKeys : 0);
+    for (uint32_t i = 0; i < nKeys; ++i)
     {
+        auto& k = ks[i];
         k = dp_sched_key_t{};
+        if (request)
+        {
+            data[i] = SchedKeyData(c.algo, rng.UniformInt(1u << 17));
+            k.data = data[i].data();
+            k.data_len = static_cast<uint32_t>(data[i].size());
+        }
         k.src_ip = 0xC6120000u + rng.UniformInt(1u << 17); // clients in 198.18.0.0/15
         k.dst_ip = 0x0A000001u;
         k.src_port = static_cast<uint16_t>(1024 + rng.UniformInt(64512));

@@ -26,10 +26,15 @@
 //   failed     int, 0          the server that fails (action "fail")
 //   keys       int, 100000     connections (client address:port -> VIP:80)
 //   seed       int, 1          client addresses and ports
+// and the hash keys of SchedHashOptions (uri/hdr schedulers). A uri or hdr
+// scheduler's connections are HTTP requests whose URI / header value is
+// SchedKeyData's: key k asks for object k of a 2^17-object site (uri) or
+// names site k (hdr), k drawn uniformly.
 #ifndef ROUTERTWIN_LB_REMAP_H
 #define ROUTERTWIN_LB_REMAP_H
 
 #include "forwarding-scenario.h" // ConfigValue
+#include "dp_sched.h"
 
 #include <cstdint>
 #include <map>
@@ -52,6 +57,34 @@ struct LbRemapResult
     /// load on the others (a fresh pick of every key, connections held)
     std::vector<uint64_t> afterPerServer;
 };
+
+/// What an HAProxy hash-type and balance uri/hdr line add to a dp_sched
+/// configuration (keys of lb_remap and lb_failover):
+///   hash_function    str   sdbm | djb2 | wt6 | crc32 (hash-type's function; default sdbm)
+///   hash_avalanche   bool  full_hash() after it (default: HAProxy's, yes for consistent only)
+///   uri_whole, uri_path_only, hdr_domain_only  bool   balance uri whole / path-only, hdr use_domain_only
+///   uri_len, uri_depth                         int    balance uri len N / depth N
+struct SchedHashOptions
+{
+    uint32_t hashFn = 0;
+    int avalanche = -1; ///< -1: the hash type's default
+    uint32_t flags = 0; ///< DP_SCHED_CFG_URI_* / HDR_DOMAIN_ONLY
+    uint32_t uriLen = 0, uriDepth = 0;
+
+    /// Takes key if it is one of the above (true), throws std::invalid_argument
+    /// "key 'K': ..." on a bad value, false for another key.
+    bool Take(const std::string& key, const ConfigValue& v);
+    /// Sets the fields and flags of c (c.algo already set).
+    void Apply(dp_sched_config_t& c) const;
+};
+
+/// True for the dp_sched algorithms that hash a request string (uri, hdr).
+bool SchedHashesRequest(uint32_t algo);
+
+/// The request string key number n carries for a uri or hdr algorithm:
+/// "/objects/<n>.html?session=<n>" (uri) or "www.site<n>.example" (hdr: a
+/// Host-like value whose domain label is site<n>).
+std::string SchedKeyData(uint32_t algo, uint64_t n);
 
 /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
 LbRemapResult RunLbRemap(const std::map<std::string, ConfigValue>& keys);

@@ -78,6 +78,7 @@ SETTINGS = (
     Setting("default_backend", "service", "pool"),
     Setting("balance", "pool", "scheduler"),
     Setting("hash-type", "pool", "scheduler"),  # source + hash-type consistent = source-consistent
+    Setting("hash-type", "pool", "hash_function"),  # and its function and avalanche modifier
     Setting("option allbackups", "pool", "allbackups"),
     Setting("server", "pool", "servers"),
     Setting("weight", "server", "weight"),
@@ -262,12 +263,14 @@ SECTIONS_PROXY = ("defaults", "frontend", "backend", "listen")
 SECTIONS_OTHER = ("global", "userlist", "peers", "mailers", "program", "http-errors", "ring", "log-forward",
                   "resolvers", "cache", "fcgi-app", "dynamic-update")
 _ALGOS_MODELLED = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastconn": "leastconn",
-                   "first": "first", "source": "source", "random": "random"}
+                   "first": "first", "source": "source", "random": "random", "uri": "uri", "hdr": "hdr"}
 # The keywords _directive reads (the rest of the manual's are listed as not modelled).
 _HANDLED = {"mode", "balance", "hash-type", "option allbackups", "bind", "default_backend", "use_backend",
             "use-server", "server", "default-server", "option httpchk", "option redispatch", "retries", "cookie",
             "stick-table", "stick on"} | {k for k in kw.PROXY if k.startswith("timeout ")}
-_ALGOS_KNOWN = ("uri", "url_param", "hdr", "rdp-cookie", "hash")
+_ALGOS_KNOWN = ("url_param", "rdp-cookie", "hash")
+# The pool keys a balance line sets (cleared by the next balance line, as HAProxy resets them).
+_BALANCE_KEYS = ("uri_whole", "uri_path_only", "uri_len", "uri_depth", "hdr_name", "hdr_domain_only")
 
 
 @dataclass
@@ -423,10 +426,14 @@ class _Parser:
         elif name == "hash-type":
             if not args or args[0] not in ("map-based", "consistent"):
                 self.fail(no, "hash-type: map-based or consistent")
+            # cfgparse-listen.c (2.6): no function means sdbm, with avalanche for consistent only;
+            # a function given takes avalanche only when the modifier follows it
+            if len(args) > 3 or (len(args) > 1 and args[1] not in ("sdbm", "djb2", "wt6", "crc32")) \
+                    or (len(args) == 3 and args[2] != "avalanche"):
+                self.fail(no, "hash-type: map-based|consistent [sdbm|djb2|wt6|crc32 [avalanche]]")
             p.hash_consistent = args[0] == "consistent"
-            if args[1:] not in ([], ["sdbm"]):
-                self.note(no, words, "hash function and modifier: dp_sched's source hash is HAProxy's "
-                                     "address hash; the function applies to string keys")
+            p.settings["hash_function"] = args[1] if len(args) > 1 else None
+            p.settings["hash_avalanche"] = (len(args) == 3) if len(args) > 1 else None
         elif name == "option allbackups":
             p.allbackups = not negated
         elif name == "bind":
@@ -497,7 +504,20 @@ class _Parser:
         algo = args[0]
         base = re.match(r"^([a-z_-]+)(\(.*\))?$", algo)
         stem = base.group(1) if base else algo
-        if stem in _ALGOS_MODELLED and (stem != "random" or algo in ("random", "random(2)")) and len(args) == 1 \
+        for key in _BALANCE_KEYS:
+            p.settings.pop(key, None)
+        if stem == "uri":
+            self._balance_uri(p, no, words, args[1:])
+        elif stem == "hdr":
+            name = base.group(2)[1:-1] if base and base.group(2) else ""
+            if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+                self.fail(no, "balance hdr(<name>): a header field name is needed (manual 4.2 'balance')")
+            if args[1:] not in ([], ["use_domain_only"]):
+                self.fail(no, f"balance {algo}: only 'use_domain_only' may follow (got '{' '.join(args[1:])}')")
+            p.balance = ("hdr", words, no)
+            p.settings["hdr_name"] = name
+            p.settings["hdr_domain_only"] = len(args) == 2
+        elif stem in _ALGOS_MODELLED and (stem != "random" or algo in ("random", "random(2)")) and len(args) == 1 \
                 and (base.group(2) is None or stem == "random"):
             p.balance = (_ALGOS_MODELLED[stem], words, no)
         elif stem in _ALGOS_KNOWN or stem in _ALGOS_MODELLED:
@@ -505,6 +525,22 @@ class _Parser:
             self.note(no, words, "dp_sched has no such scheduler (or not with these arguments): the pool gets none")
         else:
             self.fail(no, f"balance: unknown algorithm '{algo}' (manual 4.2 'balance')")
+
+    def _balance_uri(self, p: _Proxy, no: int, words: list[str], opts: list[str]) -> None:
+        """backend.c backend_parse_balance (2.6): whole, path-only, len N, depth N (N > 0), any order."""
+        k = 0
+        while k < len(opts):
+            if opts[k] in ("whole", "path-only"):
+                p.settings["uri_" + opts[k].replace("-", "_")] = True
+                k += 1
+            elif opts[k] in ("len", "depth"):
+                if k + 1 == len(opts) or not re.fullmatch(r"\d+", opts[k + 1]) or int(opts[k + 1]) <= 0:
+                    self.fail(no, f"balance uri: '{opts[k]}' expects a positive integer")
+                p.settings["uri_" + opts[k]] = int(opts[k + 1])
+                k += 2
+            else:
+                self.fail(no, f"balance uri: only 'len', 'depth', 'path-only' and 'whole' (got '{opts[k]}')")
+        p.balance = ("uri", words, no)
 
     def _bind(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
         if not args:
@@ -711,8 +747,8 @@ def _scheduler(p: _Proxy) -> str | None:
     if p.balance is None:
         return "roundrobin"  # manual 4.2 'balance': roundrobin is the default
     sched = p.balance[0]
-    if sched == "source" and p.hash_consistent:
-        return "source-consistent"
+    if sched in ("source", "uri", "hdr") and p.hash_consistent:
+        return sched + "-consistent"
     return sched
 
 
@@ -724,7 +760,7 @@ def _pool(p: _Proxy) -> dict:
     if p.timeouts:
         extra["timeouts_ms"] = {k: v for k, v in p.timeouts.items() if k not in ("client", "client-fin")}
     for key, value in extra.items():
-        if value is not None and modelled("pool", key):
+        if value is not None and not (value is False and key in _BALANCE_KEYS) and modelled("pool", key):
             pool[key] = value
     servers = []
     for s in p.servers:
@@ -796,6 +832,8 @@ def _failover_cases(balancer: dict) -> list[dict]:
                 "downinter_ms": _ms(dead.get("downinter_ms"), inter),
                 "rise": dead.get("rise", 2), "fall": dead.get("fall", 3),
                 "retries": pool.get("retries", 3), "redispatch": bool(pool.get("redispatch"))}
+        keys.update({k: pool[k] for k in ("hash_function", "hash_avalanche", "uri_whole", "uri_path_only",
+                                          "uri_len", "uri_depth", "hdr_domain_only") if k in pool})
         # the checks must have time to take the server out before the model's
         # 30 s end: the first failing check comes up to inter after the death
         # at 10 s, the others fastinter apart (fall of them: one spare)
@@ -832,7 +870,8 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
 # ---------------------------------------------------------------- export
 
 _SCHED_TO_BALANCE = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastconn": "leastconn",
-                     "first": "first", "source": "source", "source-consistent": "source", "random": "random"}
+                     "first": "first", "source": "source", "source-consistent": "source", "random": "random",
+                     "uri": "uri", "uri-consistent": "uri", "hdr": "hdr", "hdr-consistent": "hdr"}
 
 
 def export(scenario) -> str:
@@ -865,9 +904,10 @@ def export(scenario) -> str:
                             f"equivalent (HAProxy's: {', '.join(_SCHED_TO_BALANCE)})")
         if pool.mode == "udp":
             raise UserError(f"{where}: pool '{pool.name}': HAProxy does not balance UDP")
-        out += [f"backend {pool.name}", f"    mode {pool.mode}", f"    balance {_SCHED_TO_BALANCE[pool.scheduler]}"]
-        if pool.scheduler == "source-consistent":
-            out.append("    hash-type consistent")
+        out += [f"backend {pool.name}", f"    mode {pool.mode}", f"    balance {_export_balance(pool)}"]
+        hash_type = _export_hash_type(pool)
+        if hash_type:
+            out.append(f"    hash-type {hash_type}")
         if pool.allbackups:
             out.append("    option allbackups")
         out += _export_pending(pool)
@@ -882,6 +922,30 @@ def export(scenario) -> str:
             out.append(line)
         out.append("")
     return "\n".join(out)
+
+
+def _export_balance(pool) -> str:
+    words = [_SCHED_TO_BALANCE[pool.scheduler]]
+    if words[0] == "uri":
+        words += ["whole"] * pool.uri_whole + ["path-only"] * pool.uri_path_only
+        words += [f"len {pool.uri_len}"] * (pool.uri_len is not None)
+        words += [f"depth {pool.uri_depth}"] * (pool.uri_depth is not None)
+    elif words[0] == "hdr":
+        words = [f"hdr({pool.hdr_name})"] + ["use_domain_only"] * pool.hdr_domain_only
+    return " ".join(words)
+
+
+def _export_hash_type(pool) -> str:
+    """hash-type for a hashing pool: the method, then the function and modifier when they are not
+    the method's default (cfgparse-listen.c: a function given drops the default avalanche)."""
+    consistent = pool.scheduler.endswith("-consistent")
+    if not consistent and pool.hash_function is None and not pool.hash_avalanche:
+        return ""
+    method = "consistent" if consistent else "map-based"
+    if pool.hash_function is None and pool.hash_avalanche in (None, consistent):
+        return method
+    aval = consistent if pool.hash_avalanche is None else pool.hash_avalanche
+    return f"{method} {pool.hash_function or 'sdbm'}" + " avalanche" * aval
 
 
 def _export_pending(pool) -> list[str]:

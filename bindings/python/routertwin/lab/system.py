@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from routertwin.errors import UserError
+from routertwin.lab import netns
 
 # Linux capability numbers (include/uapi/linux/capability.h).
 CAP_NET_ADMIN = 12
@@ -43,15 +44,17 @@ def effective_capabilities() -> int:
     return 0
 
 
-def require_privileges() -> None:
+ZSTACK_NEEDS = "network namespaces, veth pairs, bridges, iptables rules and tc shapers"
+
+
+def require_privileges(command: str = "routertwin lab", needs: str = ZSTACK_NEEDS) -> None:
     caps = effective_capabilities()
     missing = [name for bit, name in ((CAP_NET_ADMIN, "CAP_NET_ADMIN"), (CAP_SYS_ADMIN, "CAP_SYS_ADMIN"))
                if not caps >> bit & 1]
     if missing:
         raise NotPrivilegedError(
-            "routertwin lab: needs root: creating network namespaces, veth pairs, bridges, iptables rules and "
-            f"tc shapers takes {' and '.join(missing)}, which this process does not have; "
-            "run it as root (e.g. sudo python3 -m routertwin lab)")
+            f"{command}: needs root: creating {needs} takes {' and '.join(missing)}, which this process does "
+            f"not have; run it as root (e.g. sudo python3 -m {command})")
 
 
 def require_programs() -> None:
@@ -97,51 +100,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def namespace_pids(names: list[str]) -> dict[str, list[int]]:
-    """The processes inside each named namespace, found as `ip netns pids`
-    finds them (a process whose /proc/PID/ns/net is the same inode as
-    /run/netns/NAME), in one pass over /proc instead of one `ip` per name."""
-    wanted = {}
-    for name in names:
-        try:
-            st = os.stat(f"/run/netns/{name}")
-        except OSError:
-            continue
-        wanted[(st.st_dev, st.st_ino)] = name
-    found: dict[str, list[int]] = {name: [] for name in names}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            st = os.stat(f"/proc/{entry}/ns/net")
-        except OSError:  # gone, or a kernel thread
-            continue
-        name = wanted.get((st.st_dev, st.st_ino))
-        if name is not None:
-            found[name].append(int(entry))
-    return found
-
-
 def delete_namespaces(names: list[str]) -> None:
-    """Ends the processes inside the named namespaces (the lab's own
-    iperf3s: a namespace with a process in it outlives `ip netns delete`)
-    and deletes them with one `ip -batch`. Links inside them (veth ends,
-    bridges), their iptables/ebtables rules and tc qdiscs go with them; the
-    peer end of each veth pair goes too."""
-    if not names:
-        return
-    for pids in namespace_pids(names).values():
-        for pid in pids:
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
+    """netns.delete_namespaces (its processes ended first), as a LabError
+    when `ip` hangs."""
     try:
-        subprocess.run(["ip", "-batch", "-"], input="".join(f"netns delete {n}\n" for n in names),
-                       capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+        netns.delete_namespaces(names, COMMAND_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise LabError(f"routertwin lab: deleting namespaces {', '.join(names)} took more than "
                        f"{COMMAND_TIMEOUT_S:g} s") from None
+
+
+def make_loopback_namespace(name: str, loopback_prefix: str) -> None:
+    """netns.make_loopback_namespace; a failing step is a LabError naming it."""
+    try:
+        netns.make_loopback_namespace(name, loopback_prefix, COMMAND_TIMEOUT_S)
+    except subprocess.CalledProcessError as exc:
+        raise LabError(f"routertwin lab: '{' '.join(exc.cmd)}' failed (status {exc.returncode}): "
+                       f"{(exc.stderr or '').strip()}") from None
+    except subprocess.TimeoutExpired as exc:
+        raise LabError(f"routertwin lab: '{' '.join(exc.cmd)}' did not finish within {exc.timeout:g} s") from None
 
 
 def stale_namespaces(prefix: str, own_pid: int) -> list[str]:

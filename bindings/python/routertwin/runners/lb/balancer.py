@@ -109,8 +109,20 @@ class Pool(ScenarioModel):
     name: str = Name
     mode: Literal["tcp", "http", "udp"] = "tcp"  # udp: IPVS -u services
     # dp_sched algorithm; None: the configuration's algorithm has no dp_sched
-    # equivalent (balance uri, hdr; IPVS lblc, ...): the importer lists it.
+    # equivalent (balance url_param, rdp-cookie; IPVS lblc, ...): the importer lists it.
     scheduler: str | None = "roundrobin"
+    # HAProxy 4.2 hash-type <method> [<function> [avalanche]]: the function that hashes uri and hdr
+    # keys (None: sdbm) and whether full_hash() follows (None: HAProxy's default, yes for consistent,
+    # no for map-based; a function given without "avalanche" means no)
+    hash_function: Literal["sdbm", "djb2", "wt6", "crc32"] | None = None
+    hash_avalanche: bool | None = None
+    # balance uri [whole] [len N] [depth N] [path-only]; balance hdr(<name>) [use_domain_only]
+    uri_whole: bool = False
+    uri_path_only: bool = False
+    uri_len: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    uri_depth: int | None = Field(default=None, ge=1, le=2**31 - 2)
+    hdr_name: str | None = Field(default=None, pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+    hdr_domain_only: bool = False
     allbackups: bool = False  # HAProxy "option allbackups": all backups at once, not the first
     forwarding: Literal["fullnat", "dr", "tunnel"] | None = None  # IPVS -m/-g/-i (None: a proxy, HAProxy)
     # failure handling and persistence (HAProxy 4.2 retries, option redispatch, cookie, stick-table, stick on)
@@ -130,6 +142,34 @@ class Pool(ScenarioModel):
         if v is not None and v not in names:
             raise ValueError(f"unknown scheduler '{v}' (dp_sched: {', '.join(names)})")
         return v
+
+    @model_validator(mode="after")
+    def _hash_keys(self):
+        sched = self.scheduler or ""
+        if sched.startswith("hdr") and not self.hdr_name:
+            raise FieldError(("hdr_name",), f"scheduler '{sched}' hashes a header: hdr_name names it")
+        for key in ("uri_whole", "uri_path_only", "uri_len", "uri_depth"):
+            if getattr(self, key) not in (None, False) and not sched.startswith("uri"):
+                raise FieldError((key,), f"only a uri scheduler reads {key} (scheduler '{sched}')")
+        for key in ("hdr_name", "hdr_domain_only"):
+            if getattr(self, key) not in (None, False) and not sched.startswith("hdr"):
+                raise FieldError((key,), f"only a hdr scheduler reads {key} (scheduler '{sched}')")
+        return self
+
+    def sched_keys(self) -> dict:
+        """The dp_sched configuration keys of this pool's scheduler (lb_remap, lb_failover)."""
+        keys: dict = {}
+        if self.hash_function is not None:
+            keys["hash_function"] = self.hash_function
+        if self.hash_avalanche is not None:
+            keys["hash_avalanche"] = self.hash_avalanche
+        for key in ("uri_whole", "uri_path_only", "hdr_domain_only"):
+            if getattr(self, key):
+                keys[key] = True
+        for key in ("uri_len", "uri_depth"):
+            if getattr(self, key) is not None:
+                keys[key] = getattr(self, key)
+        return keys
 
     @model_validator(mode="after")
     def _unique_servers(self):

@@ -168,7 +168,7 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
             weights.append(c.weight or usable[0].weight)
         failed = [s.name for s in usable].index(c.server) if c.server is not None else 0
         keys = {"scheduler": pool.scheduler, "servers": len(weights), "failed": failed,
-                "weights": {str(i): float(w) for i, w in enumerate(weights)}}
+                "weights": {str(i): float(w) for i, w in enumerate(weights)}, **pool.sched_keys()}
     else:
         keys = {"scheduler": c.scheduler or plat.scheduler, "servers": c.servers or 96, "failed": 0}
     keys.update({"action": c.action, "keys": c.keys or 100000, "seed": scenario.seed})

@@ -1,0 +1,318 @@
+"""`routertwin lab haproxy` for real: Debian's haproxy in a network namespace
+the lab creates, beside the twin (docs/lab.md, "HAProxy beside the twin").
+
+The truths are independent of the lab's and the twin's code: the weights'
+arithmetic (roundrobin and static-rr deal whole cycles), HAProxy's
+map-based source hash of an IPv4 address (the address modulo the total
+weight: get_server_sh in src/backend.c), cookie stickiness by definition,
+the health-check closed form (manual 5.2: DOWN between (fall-1) x
+fastinter and inter + (fall-1) x fastinter after the death), the number of
+requests a round robin sends to a dead server until then, and the
+machine's own namespace list before and after, also when the run is
+interrupted or killed. One short run of the lab's eight cases (about 30 s);
+the tests skip only without root or without haproxy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import one_line, run_cli
+from test_lab import _ended, _start, _wait_for, needs_netns
+
+CASES = Path(__file__).resolve().parents[1] / "scenarios" / "lab" / "haproxy"
+needs_haproxy = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy (Debian package) not installed")
+PREFIX = "rtlabhat"
+
+
+def _namespaces(prefix: str) -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=30).stdout
+    return sorted(line.split()[0] for line in out.splitlines() if line.startswith(prefix + "-"))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    out = tmp_path_factory.mktemp("labha")
+    before = _namespaces(PREFIX)
+    names = ["roundrobin-weights", "static-rr", "leastconn", "source", "cookie", "failover", "failover-redispatch",
+             "uri"]
+    proc = run_cli("lab", "haproxy", *[CASES / f"{n}.cfg" for n in names], "--prefix", PREFIX, "--out", out)
+    files = sorted(out.glob("lab-haproxy-*.json"))
+    assert files, proc.stdout + proc.stderr
+    doc = json.loads(files[0].read_text())
+    return {"proc": proc, "doc": doc, "out": out, "before": before,
+            "cases": {Path(c["config"]).stem: c for c in doc["cases"]}}
+
+
+def _served(case) -> Counter:
+    return Counter(r["server"].split("/")[1] for r in case["measured"]["requests"] if r["server"])
+
+
+@needs_netns
+@needs_haproxy
+def test_weighted_round_robins_deal_exact_shares(lab):
+    rr, srr = lab["cases"]["roundrobin-weights"], lab["cases"]["static-rr"]
+    # 60 requests over weights 3:2:1 (10 cycles of 6) and 70 over 4:2:1 (10 cycles of 7)
+    assert _served(rr) == {"a": 30, "b": 20, "c": 10}
+    assert _served(srr) == {"a": 40, "b": 20, "c": 10}
+    for case in (rr, srr):
+        assert case["comparison"]["verdict"] == "pass"
+        assert {r["server"]: r["twin"] for r in case["comparison"]["rows"]} == _served(case)
+
+
+@needs_netns
+@needs_haproxy
+def test_leastconn_sends_less_to_the_slow_server(lab):
+    case = lab["cases"]["leastconn"]
+    served = _served(case)
+    assert sum(served.values()) == 150
+    # six connections held for 40 ms on "slow" and 5 ms on the others: least
+    # connections keeps their counts level, so each server's share follows its
+    # rate, 1/40 against 1/5 per connection: slow far below a third
+    assert served["slow"] < 0.2 * 150 < served["fast1"] and served["fast2"] > 0.2 * 150
+    rows = case["comparison"]["rows"]
+    tol = case["comparison"]["criterion"]["tolerance_pct"]
+    assert all((abs(r["measured_pct"] - r["twin_pct"]) <= tol) == r["ok"] for r in rows)
+
+
+@needs_netns
+@needs_haproxy
+def test_source_hash_is_the_address_modulo_the_weight(lab):
+    case = lab["cases"]["source"]
+    server_of = {}
+    for r in case["measured"]["requests"]:
+        server_of.setdefault(r["source"], set()).add(r["server"])
+    assert len(server_of) == 40 and all(len(s) == 1 for s in server_of.values())  # every client sticks
+    # map-based: server = map[h % total weight], h the address as one 32-bit
+    # word (198.18.2.k: k mod 4 with four servers of weight 1): the residues
+    # name four distinct servers
+    by_residue = {}
+    for src, servers in server_of.items():
+        by_residue.setdefault(int(src.split(".")[3]) % 4, set()).update(servers)
+    assert len(by_residue) == 4 and all(len(s) == 1 for s in by_residue.values())
+    assert len(set().union(*by_residue.values())) == 4
+    assert sorted(_served(case).values()) == [20, 20, 20, 20]
+    assert case["comparison"]["verdict"] == "pass" and case["comparison"]["same_server_pct"] == 100.0
+
+
+@needs_netns
+@needs_haproxy
+def test_cookie_insert_keeps_every_client(lab):
+    case = lab["cases"]["cookie"]
+    reqs = case["measured"]["requests"]
+    assert len(reqs) == 9 * 4
+    first = [r for r in reqs if r["round"] == 0]
+    assert all(r["set_cookie"] == f"SRV={r['server'].split('/')[1]}" for r in first)  # names the server
+    assert all(r["set_cookie"] is None for r in reqs if r["round"] > 0)  # indirect: a valid cookie is not set again
+    for k in range(9):
+        assert len({r["server"] for r in reqs if r["client"] == k}) == 1
+    assert _served(case) == {"a": 12, "b": 12, "c": 12}  # 9 first requests round-robined, each client 4 times
+    assert case["comparison"]["verdict"] == "pass" and case["comparison"]["twin_sticky_pct"] == 100.0
+
+
+@needs_netns
+@needs_haproxy
+def test_failover_detection_and_failed_requests(lab):
+    inter, fastinter, fall, rate, servers = 500, 100, 3, 50, 3
+    plain, redisp = lab["cases"]["failover"]["comparison"], lab["cases"]["failover-redispatch"]["comparison"]
+    for c in (plain, redisp):
+        det = c["measured_detection_ms"]
+        assert (fall - 1) * fastinter - 20 <= det <= inter + (fall - 1) * fastinter + 60, det
+        assert c["twin_window_ms"] == [(fall - 1) * fastinter, inter + (fall - 1) * fastinter]
+        assert c["requests"] == 200
+    # without redispatch every request the round robin gives the dead server
+    # between the kill and the DOWN mark fails (its retries go back there)
+    assert abs(plain["failed"] - plain["measured_detection_ms"] * rate / 1000 / servers) <= 2
+    assert plain["verdict"] == "pass"
+    # with it, the last retry goes to another server: none fails
+    assert redisp["failed"] == 0
+
+
+@needs_netns
+@needs_haproxy
+def test_uri_hash_sends_each_uri_to_one_server(lab):
+    case = lab["cases"]["uri"]
+    by_path = {}
+    for r in case["measured"]["requests"]:
+        by_path.setdefault(r["path"], set()).add(r["server"])
+    assert len(by_path) == 30 and all(len(s) == 1 for s in by_path.values())
+    # map-based: server = map[sdbm(path) % total weight] (get_server_uh in
+    # src/backend.c, gen_hash's default sdbm, no avalanche): paths of one
+    # residue share a server, the three residues name three servers
+    def sdbm(text):
+        h = 0
+        for ch in text.encode():
+            h = (ch + (h << 6) + (h << 16) - h) & 0xFFFFFFFF
+        return h
+
+    by_residue = {}
+    for path, servers in by_path.items():
+        by_residue.setdefault(sdbm(path) % 3, set()).update(servers)
+    assert all(len(s) == 1 for s in by_residue.values()) and len(set().union(*by_residue.values())) == 3
+    c = case["comparison"]
+    if c["scheduler"] is None:  # the twin has no uri scheduler: said, never faked
+        assert c["verdict"] == "not modelled" and all("twin" not in r for r in c["rows"])
+        assert "not modelled in the twin" in lab["proc"].stdout or "not modelled" in lab["proc"].stdout
+    else:
+        assert c["verdict"] == "pass"
+
+
+@needs_netns
+@needs_haproxy
+def test_results_record_the_run_and_nothing_is_left(lab):
+    doc = lab["doc"]
+    assert doc["machine"]["haproxy"].startswith("2.") and doc["machine"]["kernel"] == os.uname().release
+    assert doc["seed"] == 1 and len(doc["parameters"]["configs"]) == 8
+    assert all(c["workload"]["seed"] == 1 for c in doc["cases"])
+    assert {p.suffix for p in lab["out"].iterdir()} == {".json", ".csv", ".png"}
+    assert "verdict: pass" in lab["proc"].stdout and "criterion (fixed before measuring)" in lab["proc"].stdout
+    # every address the lab gave haproxy is in 198.18.0.0/15
+    for c in doc["cases"]:
+        assert all(b["address"].startswith("198.18.") for b in c["backends"])
+        assert "bind 198.18.0.1:" in c["lab_config"]
+    assert _namespaces(PREFIX) == lab["before"]
+
+
+def _start_long_run(prefix, tmp_path):
+    """A 30 s failover run, 1.5 s into its measurement: the process, its
+    namespaces and the processes inside them."""
+    proc, lines = _start("lab", "haproxy", CASES / "failover.cfg", "--workload", "seconds=30,kill_at_s=20",
+                         "--prefix", prefix, "--out", tmp_path, "--no-plots")
+    try:
+        _wait_for(lines, "[1/1]")
+    except AssertionError:
+        proc.kill()
+        raise
+    time.sleep(1.5)
+    live = _namespaces(prefix)
+    inside = [int(p) for n in live for p in subprocess.run(["ip", "netns", "pids", n], capture_output=True,
+                                                           text=True, timeout=30).stdout.split()]
+    return proc, live, inside
+
+
+@needs_netns
+@needs_haproxy
+def test_ctrl_c_mid_run_tears_down(tmp_path):
+    prefix = "rtlabhaint"
+    proc, live, inside = _start_long_run(prefix, tmp_path)
+    try:
+        assert len(live) == 1 and inside  # the measuring process and haproxy
+        proc.send_signal(signal.SIGINT)
+        status = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            run_cli("lab", "haproxy", "--cleanup", "--prefix", prefix)
+    assert status == 130
+    assert _namespaces(prefix) == []
+    assert all(_ended(pid) for pid in inside)
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_netns
+@needs_haproxy
+def test_a_killed_run_is_cleaned_up(tmp_path):
+    prefix = "rtlabhakill"
+    proc, left, inside = _start_long_run(prefix, tmp_path)
+    try:
+        proc.kill()
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert left == [f"{prefix}-{proc.pid}-ha"] and _namespaces(prefix) == left and inside
+    done = run_cli("lab", "haproxy", "--cleanup", "--prefix", prefix)
+    assert done.returncode == 0 and f"removed 1 leftover namespace(s): {left[0]}" in done.stdout
+    assert _namespaces(prefix) == []
+    assert all(_ended(pid) for pid in inside)
+
+
+BAD_MODE = """defaults
+    timeout connect 1s
+    timeout client 1s
+    timeout server 1s
+frontend web
+    mode http
+    bind 192.0.2.10:80
+    default_backend app
+backend app
+    mode tcp
+    server a 10.0.0.1:80
+"""
+
+
+@needs_haproxy
+@pytest.mark.parametrize("make, extra, message", [
+    (None, [], "no such configuration file"),
+    (BAD_MODE, [], "bad.cfg:5: haproxy -c rejects it: http frontend 'web'"),
+    (BAD_MODE.replace("server a", "server a 10.0.0.1:80 frobnicate #"), [], "bad.cfg:11: "),
+    ("", ["--workload", "requets=3"], "workload key 'requets': unknown"),
+    ("", ["--workload", "requests=0"], "workload key 'requests': 0 is out of range"),
+    ("", ["--workload", "delays_ms=5:5"], "one delay of 0..5000 ms per server"),
+])
+def test_bad_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, make, extra, message):
+    cfg = tmp_path / "bad.cfg"
+    if make is not None:
+        cfg.write_text(make or (CASES / "roundrobin-weights.cfg").read_text())
+    before = _namespaces("rtlabha")
+    proc = run_cli("lab", "haproxy", cfg, *extra, "--out", tmp_path / "o")
+    line = one_line(proc, tmp_path / "o")
+    assert message in line, line
+    assert _namespaces("rtlabha") == before
+
+
+@needs_haproxy
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) not found")
+def test_without_root_exits_2_with_the_reason(tmp_path):
+    drop = ["setpriv", "--bounding-set", "-net_admin,-sys_admin"] if os.geteuid() == 0 else []
+    proc = subprocess.run([*drop, sys.executable, "-m", "routertwin", "lab", "haproxy", CASES / "source.cfg",
+                           "--out", tmp_path / "o"], capture_output=True, text=True, timeout=120)
+    line = one_line(proc, tmp_path / "o")
+    assert "needs root" in line
+
+
+# ---------------------------------------------------------------- the twin's side, without root
+
+
+def test_sched_pool_replays_haproxys_recorded_order():
+    """SchedPool is the C scheduler, request by request: the orders Debian's
+    haproxy 2.6.12 was recorded dealing (core/tests/haproxy_record.py, the
+    HaproxyRecorded tests of sched-test.cc)."""
+    from routertwin import _core
+
+    def order(algo, weights, n):
+        pool = _core.SchedPool(algo, weights)
+        return " ".join(str(pool.pick(0xC6120001)) for _ in range(n))
+
+    assert order("roundrobin", [3, 2, 1], 12) == "0 1 0 2 0 1 0 1 0 2 0 1"
+    assert order("static-rr", [3, 2, 1], 12) == "0 0 1 0 1 2 0 0 1 0 1 2"
+    assert order("roundrobin", [5, 1, 1], 14) == "0 0 0 1 0 0 2 0 0 0 1 0 0 2"
+    with pytest.raises(ValueError, match="key 'scheduler'"):
+        _core.SchedPool("roundrobinn", [1])
+
+
+def test_concurrent_replay_of_leastconn_follows_the_service_rates():
+    """Closed form: 2 connections kept open, one server of 10 ms and one of
+    30 ms (+1 ms per request): leastconn keeps one on each, so they serve at
+    1/11 and 1/31 per ms; the slow one takes 11/42 of the requests."""
+    from routertwin.lab.haproxy import LabConfig
+    from routertwin.lab.haproxy_twin import replay_requests
+
+    backends = [{"pool": "p", "name": n, "delay_ms": d, "weight": 1, "backup": False, "disabled": False}
+                for n, d in (("fast", 10.0), ("slow", 30.0))]
+    w = {"requests": 4200, "concurrency": 2, "clients": 1, "paths": 1, "seed": 1}
+    pool = {"name": "p", "mode": "http", "scheduler": "leastconn",
+            "servers": [{"name": b["name"], "address": "198.18.10.1", "port": 8080} for b in backends]}
+    cfg = LabConfig(Path("x.cfg"), "x.cfg", {}, "", backends, {}, pool, 0, w)
+    picks = Counter(replay_requests(cfg))
+    assert abs(picks["slow"] - 4200 * 11 / 42) <= 2 and picks["fast"] + picks["slow"] == 4200

@@ -97,7 +97,6 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-bash scripts/prove-toolchains.sh native
 
 if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
   log "installing pip for $PYTHON"
@@ -120,6 +119,9 @@ if ! "$PYTHON" -c "import $(IFS=,; echo "${modules[*]}")" 2>/dev/null; then
   log "installing Python packages"
   "$PYTHON" -m pip install "${PIP_FLAGS[@]}" "${requirements[@]}"
 fi
+# The native proof comes after the Python packages: CMake finds pybind11
+# through the Python that pip installed it for.
+bash scripts/prove-toolchains.sh native
 bash scripts/prove-toolchains.sh python
 
 log "building and installing routertwin (Release; build tree build/release)"

@@ -22,7 +22,7 @@
 // (1.38x; 1082 before the trace's addresses, ports and TCP fields were
 // read), pcapng 1128 (1.40x; 1183, 1.47x, before its fast path),
 // pcapng-binary 1139 (1.41x), pcapng-offset 1128, pcapng-simple 1105
-// (1.37x), pcapng-pico 1346 (1.67x: the general block loop):
+// (1.37x), pcapng-pico 1132 (1.40x; 1346, 1.67x, on the general block loop):
 // docs/workloads.md.
 #include "forwarding-scenario.h"
 
@@ -57,8 +57,8 @@ TraceFrame(uint32_t i, std::vector<uint8_t>& frame)
 
 // How a pcapng file of the bench's packets records them: if_tsresol 10^-9
 // (the fast path's common case), 2^-30 s (a binary unit), 10^-9 with an
-// if_tsoffset, 10^-12 s (finer than a ns: the one unit left to the general
-// block loop, which measures it), or Simple Packet Blocks (no timestamp: each takes the
+// if_tsoffset, 10^-12 s (finer than a ns: a division per timestamp), or
+// Simple Packet Blocks (no timestamp: each takes the
 // previous packet's instant; every tenth packet is an Enhanced Packet Block,
 // so the trace has a span: bursts of ten at 10 us).
 enum class PcapngForm

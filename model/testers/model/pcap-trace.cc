@@ -396,6 +396,7 @@ PcapTrace::ReadInterface(uint32_t length)
     }
     i.supported = SupportedLink(i.linkType);
     i.nsPerUnit = 0;
+    i.unitsPerNs = 0;
     if (!i.binaryUnit && i.exponent <= 9)
     {
         i.nsPerUnit = 1;
@@ -404,10 +405,17 @@ PcapTrace::ReadInterface(uint32_t length)
             i.nsPerUnit *= 10;
         }
     }
-    // 10^-v with v > 9 (finer than a ns: a division) and offsets beyond
-    // 64 bits of ns stay on TimestampNs.
-    i.fast = (i.nsPerUnit != 0 || i.binaryUnit) &&
-             !__builtin_mul_overflow(i.offsetSeconds, int64_t{1000000000}, &i.offsetNs);
+    else if (!i.binaryUnit)
+    {
+        // ReadInterface refused exponents past 18, so 10^(v-9) fits 64 bits.
+        i.unitsPerNs = 1;
+        for (uint32_t k = 9; k < i.exponent; ++k)
+        {
+            i.unitsPerNs *= 10;
+        }
+    }
+    // Only offsets beyond 64 bits of ns stay on TimestampNs.
+    i.fast = !__builtin_mul_overflow(i.offsetSeconds, int64_t{1000000000}, &i.offsetNs);
     m_interfaces.push_back(i);
     m_pos += length - 4;
     CheckTrailer(length, "interface description");

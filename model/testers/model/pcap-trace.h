@@ -170,9 +170,10 @@ class PcapTrace
         uint32_t exponent = 6;      // if_tsresol; microseconds by default
         int64_t offsetSeconds = 0;  // if_tsoffset
         uint64_t nsPerUnit = 1000;  // units of 10^-v s, v <= 9: ns = ts x this; else 0
+        uint64_t unitsPerNs = 0;    // units of 10^-v s, 9 < v <= 18: ns = ts / this; else 0
         int64_t offsetNs = 0;       // if_tsoffset in ns
-        bool fast = true;           // FastNs converts its timestamps (10^-v, v <= 9, or 2^-v;
-                                    // an offset within 64 bits of ns)
+        bool fast = true;           // FastNs converts its timestamps (any unit this reader
+                                    // takes; an offset within 64 bits of ns)
         bool supported = true;      // a link type this reader takes
     };
     // ns of timestamp ts of interface i when i.fast and nothing overflows;
@@ -186,6 +187,10 @@ class PcapTrace
             {
                 return false;
             }
+        }
+        else if (i.unitsPerNs)
+        {
+            ns = ts / i.unitsPerNs; // truncated, as TimestampNs does
         }
         else
         {

@@ -468,16 +468,22 @@ TEST(Pcapng, TimestampResolutionAndOffsetOptions)
         n.Interface(1, 0, {{9, {0x80 | 10}}});         // 2^-10 s
         n.Interface(1, 0, {{9, {3}}, {14, n.Le(100, 8)}}); // milliseconds, if_tsoffset +100 s
         n.Interface(1, 0, {{9, {12}}});                // picoseconds: ns kept, the rest dropped
+        n.Interface(1, 0, {{9, {18}}});                // attoseconds, the finest this reader keeps
+        n.Interface(1, 0, {{9, {12}}, {14, n.Le(uint64_t(-5), 8)}}); // picoseconds, if_tsoffset -5 s
         n.Enhanced(0, 1234567891234ull, UdpFrame(60, 1, 1), 60);
         n.Enhanced(1, 5 * 1024 + 512, UdpFrame(60, 1, 1), 60); // 5.5 s
         n.Enhanced(2, 2500, UdpFrame(60, 1, 1), 60);          // 2.5 s + 100 s
         n.Enhanced(3, 7000000000999ull, UdpFrame(60, 1, 1), 60);
+        n.Enhanced(4, 12345678901999999999ull, UdpFrame(60, 1, 1), 60);
+        n.Enhanced(5, 7000000000999ull, UdpFrame(60, 1, 1), 60);
         const std::vector<TracePacket> got = ReadAll(n.w.Save("tsresol.pcapng"));
-        ASSERT_EQ(got.size(), 4u);
+        ASSERT_EQ(got.size(), 6u);
         EXPECT_EQ(got[0].ns, 1234567891234ull);
         EXPECT_EQ(got[1].ns, 5500000000ull);
         EXPECT_EQ(got[2].ns, 102500000000ull);
         EXPECT_EQ(got[3].ns, 7000000000ull);
+        EXPECT_EQ(got[4].ns, 12345678901ull);
+        EXPECT_EQ(got[5].ns, 2000000000ull);
     }
 }
 

@@ -557,6 +557,20 @@ RunLbEcmp(const std::map<std::string, ConfigValue>& keys)
     maglev.algo = DP_SCHED_MAGLEV;
     maglev.max_servers = cfg.max_servers;
     maglev.seed = seed;
+    // the next packets of established connections arrive in an order
+    // unrelated to the one they opened in (a seeded shuffle): in opening
+    // order, a whole instance's connections would reach another round-robin
+    // instance in lockstep with the cycle that placed them
+    std::vector<uint32_t> order(nConn);
+    for (uint32_t i = 0; i < nConn; ++i)
+    {
+        order[i] = i;
+    }
+    RandomStream shuffle(seed, 13);
+    for (uint32_t i = nConn; i > 1; --i)
+    {
+        std::swap(order[i - 1], order[shuffle.UniformInt(i)]);
+    }
     struct Run
     {
         const dp_sched_config_t* cfg;
@@ -579,8 +593,9 @@ RunLbEcmp(const std::map<std::string, ConfigValue>& keys)
         {
             c.server = d.Open(c.before, c);
         }
-        for (const auto& c : conns)
+        for (uint32_t i : order)
         {
+            const Connection& c = conns[i];
             // a connection no server took is not established: none here (every pool has a usable server)
             if (c.server >= 0 && !d.Continues(c.after, c, run.schedule))
             {

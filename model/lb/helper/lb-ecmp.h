@@ -41,7 +41,8 @@
 // TCP) connect before the change, each to the instance ECMP gives it, which
 // picks a server (dp_sched_pick, counted with dp_sched_conn_opened) and opens
 // a session. After the change, each connection's next (mid-flow) packet goes
-// where ECMP sends it now. Three deployments are run on the same connections:
+// where ECMP sends it now; these packets arrive in a seeded random order, not
+// the order the connections opened in. Three deployments are run on the same connections:
 //   local    per-instance tables only. A hit on the instance's own table
 //            keeps the connection. A miss (another instance, or a new one):
 //            IPVS by default does not schedule a TCP packet without SYN

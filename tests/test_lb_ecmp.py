@@ -149,6 +149,7 @@ def test_seeded_and_deterministic():
     ({"hash": "l7"}, "key 'hash'"),
     ({"ecmp": "resilient", "buckets": 3}, "key 'buckets'"),
     ({"frobnicate": 1}, "key 'frobnicate'"),
+    ({"connections": 2000001}, "key 'connections'"),
 ])
 def test_native_keys_are_checked(keys, message):
     with pytest.raises(ValueError, match=message):
@@ -177,6 +178,7 @@ cases:
     ("hash: l3", "hash: l7", "key 'cases[0].ecmp.hash'"),
     ("instances: 4,", "instances: 1,", "at least 2 instances"),
     ("instances: 4,", "instances: 4, buckets: 64,", "belong to mode: resilient"),
+    ("instances: 4,", "instances: 257,", "key 'cases[0].ecmp.instances'"),
 ])
 def test_bad_ecmp_case_names_file_line_key(tmp_path, old, new, message):
     path = tmp_path / "e.yaml"

@@ -355,11 +355,11 @@ RunLbEcmp(const std::map<std::string, ConfigValue>& keys)
         }
         else if (k == "instances")
         {
-            instances = static_cast<uint32_t>(config::AsInt(k, v, 1, 1024));
+            instances = static_cast<uint32_t>(config::AsInt(k, v, 1, 256));
         }
         else if (k == "instance")
         {
-            failed = static_cast<uint32_t>(config::AsInt(k, v, 0, 1023));
+            failed = static_cast<uint32_t>(config::AsInt(k, v, 0, 255));
         }
         else if (k == "buckets")
         {
@@ -367,7 +367,7 @@ RunLbEcmp(const std::map<std::string, ConfigValue>& keys)
         }
         else if (k == "connections")
         {
-            nConn = static_cast<uint32_t>(config::AsInt(k, v, 1, 10000000));
+            nConn = static_cast<uint32_t>(config::AsInt(k, v, 1, 2000000));
         }
         else if (k == "seed")
         {

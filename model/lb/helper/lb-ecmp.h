@@ -73,7 +73,8 @@
 //   scheduler    str, "roundrobin"  the pool's dp_sched algorithm
 //   servers      int, 4             servers when no `weights`
 //   weights      {"i": w}           the pool's weights (servers = entries)
-//   instances    int, 4             N instances before the change, 1..1024
+//   instances    int, 4             N instances before the change, 1..256 (memory: a Maglev
+//                                   table per instance)
 //   action       str, "fail"        "fail": instance `instance` fails (N >= 2);
 //                                   "add": instance N joins (after the others)
 //   instance     int, 0             the instance that fails
@@ -82,7 +83,7 @@
 //   buckets      int, 128           resilient: buckets (ip-nexthop(8)'s default), N+1..65535
 //   rebalance    str, "idle"        resilient: "idle" (Linux's default) | "forced"
 //   forwarding   str, "dr"          dr | tunnel (forwarded) | fullnat | proxy (terminated)
-//   connections  int, 100000        established connections, 1..10^7
+//   connections  int, 100000        established connections, 1..2,000,000 (about 100 bytes each)
 //   seed         int, 1             client addresses and ports, the router's hash seed
 // and the hash keys of SchedHashOptions (uri/hdr pools).
 #ifndef ROUTERTWIN_LB_ECMP_H

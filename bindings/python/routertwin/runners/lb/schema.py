@@ -71,9 +71,9 @@ class EcmpWhatIf(ScenarioModel):
     router's hash-threshold or resilient group, each instance's own dp_sess
     table and dp_sched pool)."""
 
-    instances: int = Field(default=4, ge=1, le=1024)  # N before the change
+    instances: int = Field(default=4, ge=1, le=256)  # N before the change (each holds a Maglev table)
     action: Literal["fail", "add"] = "fail"  # instance `instance` fails, or instance N joins
-    instance: int = Field(default=0, ge=0, le=1023)  # the one that fails (group order)
+    instance: int = Field(default=0, ge=0, le=255)  # the one that fails (group order)
     # RFC 2992 hash-threshold (Linux's default group) or a resilient group (ip nexthop ... type resilient)
     mode: Literal["hash-threshold", "resilient"] = "hash-threshold"
     hash: Literal["l3", "l4"] = "l3"  # Linux fib_multipath_hash_policy 0 (addresses, the default) or 1 (5-tuple)
@@ -115,7 +115,7 @@ class Case(ScenarioModel):
     sessions_per_core: int | None = Field(default=None, ge=2, le=2**28)  # fill: the table size
     scheduler: str | None = None  # remap: dp_sched algorithm (default: the platform's)
     servers: int | None = Field(default=None, ge=2, le=4096)  # remap: pool size
-    keys: int | None = Field(default=None, ge=1, le=10**7)  # remap: connections
+    keys: int | None = Field(default=None, ge=1, le=10**7)  # remap and ecmp: connections
     pool: str | None = None  # remap: a pool of the scenario's balancer (its scheduler and size)
     server: str | None = None  # remap: the server of that pool that fails (default its first)
     # remap: "fail" (`server` goes down), "drain" (it drains: established connections
@@ -161,6 +161,8 @@ class Case(ScenarioModel):
             raise FieldError(("ecmp",) if self.ecmp is not None else ("method",),
                              f"'ecmp' belongs to ecmp cases, not {self.method}" if self.ecmp is not None
                              else "an ecmp case needs 'ecmp' (its instances, action, mode, hash)")
+        if self.method == "ecmp" and self.keys is not None and self.keys > 2_000_000:
+            raise FieldError(("keys",), "an ecmp case follows at most 2,000,000 connections")
         if self.method == "ecmp" and self.pool is None and self.scheduler is None:
             raise FieldError(("method",), "an ecmp case needs 'pool' (a pool of `balancer`) or 'scheduler'")
         if self.pool is not None and (self.scheduler is not None or self.servers is not None):

@@ -2,6 +2,7 @@
 // model/lb/helper/lb-scenario.h (its header documents every key).
 #include "bindings.h"
 #include "dict-config.h"
+#include "lb-ecmp.h"
 #include "lb-failover.h"
 #include "lb-remap.h"
 #include "lb-scenario.h"
@@ -236,6 +237,39 @@ BindLb(py::module_& m)
         },
         py::arg("config"),
         "Connections remapped when one server of a pool fails (model/lb/helper/lb-remap.h documents the keys).");
+    m.def(
+        "lb_ecmp",
+        [](const py::dict& config) {
+            std::map<std::string, ConfigValue> keys;
+            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
+                keys.emplace(key, ToConfigValue(key, v));
+            });
+            LbEcmpResult r;
+            {
+                py::gil_scoped_release release;
+                r = RunLbEcmp(keys);
+            }
+            py::dict d;
+            d["connections"] = r.connections;
+            d["moved"] = r.moved;
+            d["on_changed"] = r.onChanged;
+            d["broken_local"] = r.brokenLocal;
+            d["broken_local_sloppy"] = r.brokenLocalSloppy;
+            d["broken_shared"] = r.brokenShared;
+            d["broken_maglev"] = r.brokenMaglev;
+            d["hash_space"] = r.hashSpace;
+            d["hash_space_moved"] = r.hashSpaceMoved;
+            d["buckets"] = r.buckets;
+            d["buckets_moved"] = r.bucketsMoved;
+            d["buckets_busy"] = r.bucketsBusy;
+            d["terminated"] = r.terminated;
+            d["before"] = r.before;
+            d["after"] = r.after;
+            return d;
+        },
+        py::arg("config"),
+        "N balancer instances behind ECMP, one fails or one is added: connections moved and broken with "
+        "per-instance state, shared state and Maglev (model/lb/helper/lb-ecmp.h documents the keys).");
     m.def(
         "run_lb_failover",
         [](const py::dict& config) {

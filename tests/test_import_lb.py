@@ -728,7 +728,8 @@ def test_python_import_file(tmp_path):
     imported = rt.import_file("haproxy", path, out)
     assert imported.unmodelled == [f"{path}:2: timeout connect 5s (not modelled yet: would set pool key 'timeouts_ms')"]
     sc = rt.load(out)
-    assert [c.id for c in sc.config.cases] == ["fail-b", "drain-b", "add-b"]
+    assert [c.id for c in sc.config.cases] == ["fail-b", "drain-b", "add-b", "ecmp-fail-b", "ecmp-add-b",
+                                               "ecmp-rh-fail-b", "ecmp-rh-add-b"]
     with pytest.raises(rt.UserError, match=r":2: timeout connect 5s .*--strict"):
         rt.import_file("haproxy", path, tmp_path / "c.yaml", strict=True)
     assert not (tmp_path / "c.yaml").exists()

@@ -806,6 +806,24 @@ def _remap_cases(balancer: dict) -> list[dict]:
     return cases
 
 
+def _ecmp_cases(balancer: dict) -> list[dict]:
+    """Per pool with a remap case: the balancer deployed as 4 instances
+    (assumption: the configuration does not say how many run) behind a
+    router's ECMP route, Linux's defaults (hash on the addresses); one
+    instance fails, or a fifth is added, with a hash-threshold group and
+    with a resilient one (model/lb/helper/lb-ecmp.h)."""
+    cases = []
+    for case in _remap_cases(balancer):
+        if case["id"].startswith("fail-"):
+            name = case["id"][len("fail-"):]
+            for tag, mode in (("", "hash-threshold"), ("rh-", "resilient")):
+                cases.append({"id": f"ecmp-{tag}fail-{name}", "method": "ecmp", "pool": case["pool"],
+                              "ecmp": {"instances": 4, "action": "fail", "mode": mode}})
+                cases.append({"id": f"ecmp-{tag}add-{name}", "method": "ecmp", "pool": case["pool"],
+                              "ecmp": {"instances": 4, "action": "add", "mode": mode}})
+    return cases
+
+
 def _ms(value: float | None, default: float) -> int:
     """A time of the scenario as the failover model's whole milliseconds (HAProxy's timer unit)."""
     return max(1, math.ceil(default if value is None else value))
@@ -863,7 +881,8 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip("-.") or "haproxy"
     scenario = {"scenario": f"haproxy-{name}", "kind": "lb",
                 "description": f"HAProxy configuration {Path(path).name}, imported",
-                "balancer": balancer, "cases": _remap_cases(balancer) + _failover_cases(balancer)}
+                "balancer": balancer,
+                "cases": _remap_cases(balancer) + _failover_cases(balancer) + _ecmp_cases(balancer)}
     return Imported(scenario, parser.listed, shown)
 
 

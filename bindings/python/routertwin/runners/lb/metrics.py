@@ -23,6 +23,10 @@ METRICS = (
     # remap
     "moved", "moved_pct", "on_failed_pct", "on_added_pct", "on_drained_pct", "redirected_pct",
     "refused_pct", "table_changes_pct", "after_max_pct",
+    # ecmp
+    "on_failed_instance_pct", "on_added_instance_pct", "broken_local_pct", "broken_local_sloppy_pct",
+    "broken_shared_pct", "broken_maglev_pct", "hash_space_moved_pct", "instance_after_max_pct", "buckets_moved",
+    "buckets_moved_pct", "buckets_busy_pct",
 )
 
 # Units of what a case reports and takes (Results.to_dataframe's df.attrs["units"]);
@@ -37,4 +41,5 @@ UNITS = {
     "connections_end": "connections", "max_concurrent": "connections", "concurrent": "connections",
     "connections_per_core": "connections", "moved": "connections", "keys": "connections", "r2": "1",
     "cores": "cores", "servers": "servers", "steps": "units/s",
+    "buckets_moved": "buckets", "instances": "instances",
 }

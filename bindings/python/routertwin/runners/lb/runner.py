@@ -136,6 +136,8 @@ def run(scenario, progress) -> list[CaseResult]:
             results.append(_remap(scenario, plat, c))
         elif c.method == "failover":
             results.append(_failover(scenario, c))
+        elif c.method == "ecmp":
+            results.append(_ecmp(scenario, c))
         elif c.method == "step":
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
@@ -189,6 +191,58 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
               "keys": keys["keys"], "keyed": out["keyed"]}
     if c.pool is not None:
         params.update(pool=c.pool, server=c.server if c.action != "add" else None)
+    return CaseResult(c.id, params, m, "", {})
+
+
+def _ecmp(scenario, c: Case) -> CaseResult:
+    """N instances of the pool's balancer behind a router's ECMP; one fails or
+    one is added (model/lb/helper/lb-ecmp.h): connections moved to another
+    instance, and broken with per-instance session tables (mid-flow packets
+    refused, as IPVS by default, or scheduled, as with sloppy_tcp and Katran),
+    with shared session state, and with Maglev in every instance."""
+    from routertwin import _core
+    from routertwin.runners._shared.native import call_native
+
+    e = c.ecmp
+    if c.pool is not None:
+        bal = scenario.config.balancer
+        pool = bal.pool(c.pool)
+        usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+        keys = {"scheduler": pool.scheduler, "weights": {str(i): float(s.weight) for i, s in enumerate(usable)},
+                **pool.sched_keys()}
+        # HAProxy is a proxy: it terminates the client's TCP connection
+        forwarding = e.forwarding or pool.forwarding or ("proxy" if bal.source == "haproxy" else "dr")
+    else:
+        keys = {"scheduler": c.scheduler, "servers": c.servers or 4}
+        forwarding = e.forwarding or "dr"
+    keys.update({"instances": e.instances, "action": e.action, "ecmp": e.mode, "hash": e.hash,
+                 "forwarding": forwarding, "connections": c.keys or 100000, "seed": scenario.seed})
+    if e.action == "fail":
+        keys["instance"] = e.instance
+    if e.mode == "resilient":
+        keys.update(buckets=e.buckets, rebalance=e.rebalance)
+    out = call_native(_core.lb_ecmp, keys, source=scenario.path, case_id=c.id, engine="lb_ecmp")
+    n = out["connections"]
+    on = "on_failed_instance_pct" if e.action == "fail" else "on_added_instance_pct"
+    m = {"moved": float(out["moved"]), "moved_pct": 100.0 * out["moved"] / n, on: 100.0 * out["on_changed"] / n,
+         "broken_local_pct": 100.0 * out["broken_local"] / n,
+         "broken_local_sloppy_pct": 100.0 * out["broken_local_sloppy"] / n,
+         "broken_shared_pct": 100.0 * out["broken_shared"] / n,
+         "broken_maglev_pct": 100.0 * out["broken_maglev"] / n,
+         "hash_space_moved_pct": 100.0 * out["hash_space_moved"] / out["hash_space"],
+         "instance_after_max_pct": 100.0 * max(out["after"]) / n}
+    if out["buckets"]:
+        m.update(buckets_moved=float(out["buckets_moved"]),
+                 buckets_moved_pct=100.0 * out["buckets_moved"] / out["buckets"],
+                 buckets_busy_pct=100.0 * out["buckets_busy"] / out["buckets"])
+    params = {"method": "ecmp", "action": e.action, "instances": e.instances, "ecmp": e.mode, "hash": e.hash,
+              "forwarding": forwarding, "scheduler": keys["scheduler"], "connections": n}
+    if e.action == "fail":
+        params["instance"] = e.instance
+    if e.mode == "resilient":
+        params.update(buckets=e.buckets, rebalance=e.rebalance)
+    if c.pool is not None:
+        params["pool"] = c.pool
     return CaseResult(c.id, params, m, "", {})
 
 

@@ -65,9 +65,46 @@ class ConnectionTrace(ScenarioModel):
     rescale: bool = True
 
 
+class EcmpWhatIf(ScenarioModel):
+    """N instances of a pool's balancer behind a router's ECMP route to the
+    VIP; one instance fails or one is added (model/lb/helper/lb-ecmp.h: the
+    router's hash-threshold or resilient group, each instance's own dp_sess
+    table and dp_sched pool)."""
+
+    instances: int = Field(default=4, ge=1, le=256)  # N before the change (each holds a Maglev table)
+    action: Literal["fail", "add"] = "fail"  # instance `instance` fails, or instance N joins
+    instance: int = Field(default=0, ge=0, le=255)  # the one that fails (group order)
+    # RFC 2992 hash-threshold (Linux's default group) or a resilient group (ip nexthop ... type resilient)
+    mode: Literal["hash-threshold", "resilient"] = "hash-threshold"
+    hash: Literal["l3", "l4"] = "l3"  # Linux fib_multipath_hash_policy 0 (addresses, the default) or 1 (5-tuple)
+    buckets: int = Field(default=128, ge=1, le=65535)  # resilient: ip-nexthop(8)'s default 128
+    # resilient: Linux migrates an overweight member's busy buckets only when the
+    # unbalanced timer expires (default 0: never): "idle"; "forced": at once
+    rebalance: Literal["idle", "forced"] = "idle"
+    # None: the pool's (IPVS -g dr, -i tunnel, -m fullnat; HAProxy: proxy)
+    forwarding: Literal["dr", "tunnel", "fullnat", "proxy"] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.action == "fail" and self.instances < 2:
+            raise FieldError(("instances",), "one instance fails: at least 2 instances are needed")
+        if self.action == "fail" and self.instance >= self.instances:
+            raise FieldError(("instance",), f"instance {self.instance} of {self.instances} (numbered from 0)")
+        if self.action == "add" and "instance" in self.model_fields_set:
+            raise FieldError(("instance",), "action add adds instance N: 'instance' names one that fails")
+        members = self.instances + (self.action == "add")
+        if self.mode == "resilient" and self.buckets < members:
+            raise FieldError(("buckets",), f"a resilient group needs a bucket per member ({members})")
+        if self.mode != "resilient" and {"buckets", "rebalance"} & self.model_fields_set:
+            raise FieldError(("buckets",) if "buckets" in self.model_fields_set else ("rebalance",),
+                             "buckets and rebalance belong to mode: resilient")
+        return self
+
+
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent", "failover"] = "step"
+    method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent", "failover",
+                    "ecmp"] = "step"
     rate: Rate | None = None  # step: units/s
     steps: list[Rate] | None = None  # tolly: the load steps, units/s
     saturation: bool = True  # tolly: also run to true saturation
@@ -78,7 +115,7 @@ class Case(ScenarioModel):
     sessions_per_core: int | None = Field(default=None, ge=2, le=2**28)  # fill: the table size
     scheduler: str | None = None  # remap: dp_sched algorithm (default: the platform's)
     servers: int | None = Field(default=None, ge=2, le=4096)  # remap: pool size
-    keys: int | None = Field(default=None, ge=1, le=10**7)  # remap: connections
+    keys: int | None = Field(default=None, ge=1, le=10**7)  # remap and ecmp: connections
     pool: str | None = None  # remap: a pool of the scenario's balancer (its scheduler and size)
     server: str | None = None  # remap: the server of that pool that fails (default its first)
     # remap: "fail" (`server` goes down), "drain" (it drains: established connections
@@ -96,6 +133,8 @@ class Case(ScenarioModel):
     # retries/redispatch, balancer redundancy, persistence;
     # model/lb/helper/lb-failover.h), checked there
     failover: dict[str, bool | int | float | str] | None = None
+    # ecmp: balancer instances behind a router's ECMP (with `pool`, or `scheduler` and `servers`)
+    ecmp: EcmpWhatIf | None = None
 
     @model_validator(mode="after")
     def _keys_of_method(self):
@@ -114,9 +153,18 @@ class Case(ScenarioModel):
         if not self.method.startswith("max-") and self.target is not None:
             raise FieldError(("target",), f"'target' belongs to max-cps/max-tps/max-concurrent cases, "
                                           f"not {self.method}")
-        if self.method != "remap" and (self.pool is not None or self.server is not None):
+        if self.method not in ("remap", "ecmp") and self.pool is not None or \
+                self.method != "remap" and self.server is not None:
             raise FieldError(("pool",) if self.pool is not None else ("server",),
-                             f"'pool' and 'server' belong to remap cases, not {self.method}")
+                             f"'pool' and 'server' belong to remap cases ('pool' also to ecmp), not {self.method}")
+        if (self.method == "ecmp") != (self.ecmp is not None):
+            raise FieldError(("ecmp",) if self.ecmp is not None else ("method",),
+                             f"'ecmp' belongs to ecmp cases, not {self.method}" if self.ecmp is not None
+                             else "an ecmp case needs 'ecmp' (its instances, action, mode, hash)")
+        if self.method == "ecmp" and self.keys is not None and self.keys > 2_000_000:
+            raise FieldError(("keys",), "an ecmp case follows at most 2,000,000 connections")
+        if self.method == "ecmp" and self.pool is None and self.scheduler is None:
+            raise FieldError(("method",), "an ecmp case needs 'pool' (a pool of `balancer`) or 'scheduler'")
         if self.pool is not None and (self.scheduler is not None or self.servers is not None):
             raise FieldError(("pool",), "a remap case takes 'pool' or 'scheduler'/'servers', not both")
         if self.method != "remap" and (self.action != "fail" or self.weight is not None):
@@ -216,7 +264,7 @@ class Schema(ScenarioModel):
         if not self.cases and self.balancer is None:
             raise FieldError(("cases",), "at least one case (or a `balancer` to describe)")
         for i, c in enumerate(self.cases):
-            needs_platform = not (c.method == "remap" and (c.pool is not None or c.scheduler is not None)
+            needs_platform = not (c.method in ("remap", "ecmp") and (c.pool is not None or c.scheduler is not None)
                                   or c.method == "failover")
             if needs_platform and self.platform is None:
                 raise FieldError(("cases", i), f"case '{c.id}' ({c.method}) needs the platform profile: "
@@ -229,9 +277,10 @@ class Schema(ScenarioModel):
                     raise FieldError(("cases", i, "pool"),
                                      f"pool '{c.pool}' has no scheduler the twin models (see the import's list)")
                 usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
-                if len(usable) < 2:
+                if len(usable) < (2 if c.method == "remap" else 1):
                     raise FieldError(("cases", i, "pool"),
-                                     f"pool '{c.pool}' has {len(usable)} usable active servers: a remap needs 2")
+                                     f"pool '{c.pool}' has {len(usable)} usable active servers: a {c.method} needs "
+                                     f"{2 if c.method == 'remap' else 1}")
                 if c.server is not None and c.server not in {s.name for s in usable}:
                     raise FieldError(("cases", i, "server"),
                                      f"no usable active server '{c.server}' in pool '{c.pool}'")

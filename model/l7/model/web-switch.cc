@@ -9,6 +9,7 @@
 #include <ns3/uinteger.h>
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 
 namespace routertwin
@@ -90,6 +91,11 @@ WebSwitch::GetTypeId()
                           MakeUintegerAccessor(&WebSwitch::m_isnSeed), MakeUintegerChecker<uint32_t>())
             .AddAttribute("MaxLine", "Longest request line or header line (Apache's 8190).", UintegerValue(8190),
                           MakeUintegerAccessor(&WebSwitch::m_maxLine), MakeUintegerChecker<uint32_t>(16))
+            .AddAttribute("PersistEntries",
+                          "Capacity of the learned-cookie table (dp_persist; the oldest entry of a full set "
+                          "is replaced). Assumption: 4,096, the paper gives no table size.",
+                          UintegerValue(4096), MakeUintegerAccessor(&WebSwitch::m_persistEntries),
+                          MakeUintegerChecker<uint32_t>(1))
             .AddTraceSource("Drop", "A segment refused or absorbed by the switch, with its reason's name.",
                             MakeTraceSourceAccessor(&WebSwitch::m_dropTrace),
                             "routertwin::WebSwitch::DropTracedCallback")
@@ -161,10 +167,66 @@ WebSwitch::AddUrlRule(dp_urlrule_kind_t kind, const std::string& pattern, uint32
 void
 WebSwitch::AddCookieServer(const std::string& name, const std::string& value, uint32_t server)
 {
-    if (!m_cookieName.empty() && name != m_cookieName)
+    if (!m_profile.cookiePrearranged)
+        throw std::invalid_argument(m_profile.platform + ": no pre-arranged cookies (behaviour.cookie_methods)");
+    if (m_cookieMode != CookieMode::None && (m_cookieMode != CookieMode::Prearranged || name != m_cookieName))
         throw std::invalid_argument("cookie persistence on '" + m_cookieName + "' already, not '" + name + "'");
+    m_cookieMode = CookieMode::Prearranged;
     m_cookieName = name;
     m_cookieServers[value] = server;
+}
+
+std::string
+WebSwitch::InsertedCookieValue(uint32_t server) const
+{
+    std::ostringstream o;
+    Ipv4Address(m_servers.at(server).serverIp).Print(o);
+    return o.str();
+}
+
+void
+WebSwitch::SetCookiePersistence(CookieMode mode, const std::string& name)
+{
+    const bool offered = (mode == CookieMode::Insert && m_profile.cookieInsert) ||
+                         (mode == CookieMode::Learn && m_profile.cookieLearn);
+    if (!offered)
+        throw std::invalid_argument(m_profile.platform + ": cookie " +
+                                    (mode == CookieMode::Insert  ? "insert"
+                                     : mode == CookieMode::Learn ? "learn"
+                                                                 : "mode") +
+                                    " not offered (behaviour.cookie_methods)");
+    if (m_cookieMode != CookieMode::None)
+        throw std::invalid_argument("cookie persistence on '" + m_cookieName + "' already");
+    uint32_t nameLen = 0, valOff = 0, valLen = 0, nOff = 0;
+    const std::string probe = name + "=x";
+    if (name.empty() || name.size() > DP_COOKIE_MAX_NAME ||
+        dp_cookie_setcookie(reinterpret_cast<const uint8_t*>(probe.data()), static_cast<uint32_t>(probe.size()),
+                            &nOff, &nameLen, &valOff, &valLen, nullptr) != 0 ||
+        nameLen != name.size())
+        throw std::invalid_argument("cookie name '" + name + "' refused");
+    m_cookieMode = mode;
+    m_cookieName = name;
+    if (mode == CookieMode::Insert)
+        for (uint32_t k = 0; k < m_servers.size(); ++k)
+            m_cookieServers[InsertedCookieValue(k)] = k;
+    else
+    {
+        dp_persist_config_t cfg{m_persistEntries, DP_PERSIST_MAX_KEY, 0, DP_PERSIST_FULL_PURGE};
+        m_learnMem.assign((dp_persist_memory_size(&cfg) + 7) / 8, 0);
+        m_learned = dp_persist_create(m_learnMem.data(), m_learnMem.size() * 8, &cfg);
+    }
+}
+
+bool
+WebSwitch::PersistKey(const uint8_t* v, uint32_t len, uint8_t key[DP_PERSIST_MAX_KEY])
+{
+    // cookie values hold no NUL (RFC 6265 4.1.1 cookie-octet), so zero
+    // padding keeps distinct values distinct
+    if (len == 0 || len > DP_PERSIST_MAX_KEY)
+        return false;
+    std::fill(key, key + DP_PERSIST_MAX_KEY, 0);
+    std::copy(v, v + len, key);
+    return true;
 }
 
 uint64_t
@@ -474,18 +536,38 @@ WebSwitch::RefuseRequest(ClientConn& c, const std::string& reason, Ptr<const Pac
 uint32_t
 WebSwitch::ChooseServer(ClientConn& c)
 {
-    if (!m_cookieName.empty() && c.req.cookie.len > 0)
+    c.persist = dp_persist_cookie_request_t{};
+    c.persist.server = c.persist.cookie_server = -1;
+    if (m_cookieMode != CookieMode::None)
     {
+        int32_t named = -1;
         uint32_t off = 0, len = 0;
         const uint8_t* v = c.head.get() + c.req.cookie.off;
-        if (dp_cookie_find(v, c.req.cookie.len, m_cookieName.c_str(), &off, &len, &m_counters.httpOps) == 0)
+        if (c.req.cookie.len > 0 &&
+            dp_cookie_find(v, c.req.cookie.len, m_cookieName.c_str(), &off, &len, &m_counters.httpOps) == 0)
         {
-            auto it = m_cookieServers.find(std::string(reinterpret_cast<const char*>(v + off), len));
-            if (it != m_cookieServers.end())
+            uint8_t key[DP_PERSIST_MAX_KEY];
+            if (m_cookieMode == CookieMode::Learn)
+                named = PersistKey(v + off, len, key)
+                            ? dp_persist_lookup(m_learned, key, 0, &m_counters.persistOps)
+                            : -1;
+            else
             {
-                ++m_counters.cookieHits;
-                return it->second;
+                auto it = m_cookieServers.find(std::string(reinterpret_cast<const char*>(v + off), len));
+                named = it == m_cookieServers.end() ? -1 : static_cast<int32_t>(it->second);
             }
+        }
+        // HAProxy's request phase: insert mode remembers whether the
+        // request came by a valid cookie (then nothing is inserted); the
+        // servers' own cookies (pre-arranged, learn) are read only
+        const dp_persist_cookie_config_t cfg{m_cookieMode == CookieMode::Insert ? DP_PERSIST_COOKIE_INSERT
+                                                                                : DP_PERSIST_COOKIE_PASSIVE,
+                                             0};
+        dp_persist_cookie_request(&cfg, named < 0 ? -1 : named, 1, &c.persist, &m_counters.persistOps);
+        if (c.persist.actions & DP_PERSIST_REQ_USE_COOKIE_SERVER)
+        {
+            ++m_counters.cookieHits;
+            return static_cast<uint32_t>(c.persist.server);
         }
     }
     const dp_http_span_t path = dp_http_path(&c.req, &m_counters.httpOps);
@@ -672,16 +754,20 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
         Drop("server_connection_idle", pkt);
         return;
     }
-    Rewrite(f, p, m_vip, m_vport, c.clientIp, c.clientPort);
-    dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &p, &m_counters.spliceOps);
     const uint32_t end = seq + plen + ((flags & kFin) ? 1u : 0u);
-    if (dp_splice_after(end, s.serverNext))
+    const bool fresh = dp_splice_after(end, s.serverNext); // not a retransmission
+    if (fresh)
         s.serverNext = end;
-    Emit(m_clientDev, f, p.ip_total_len);
     if (flags & kRst)
         s.state = ServerConn::Closed;
-    else if (plen > 0)
-        ResponseBytes(c, f.data() + p.payload_offset, plen); // the payload is not rewritten
+    else if (plen > 0 && fresh)
+        ResponseBytes(c, f.data() + p.payload_offset, plen, seq); // read before any edit
+    dp_parsed_t q = p;
+    if (c.editPending)
+        ApplyEdit(c, f, q, seq, pkt);
+    Rewrite(f, q, m_vip, m_vport, c.clientIp, c.clientPort);
+    dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &q, &m_counters.spliceOps);
+    EmitToClient(c, f, q);
     if (c.clientFinSeen && (flags & kAck) && Rd32(f.data() + p.l4_offset + 8) == c.clientFinEnd)
         c.clientFinAcked = true; // (the ack, translated, is in the client's space)
     if (flags & kFin)
@@ -694,13 +780,15 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
 }
 
 void
-WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len)
+WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq)
 {
+    const uint32_t endSeq = seq + len;
     while (len > 0)
     {
         if (!c.respActive)
         {
             c.respActive = true;
+            c.respHeadSeq = endSeq - len;
             c.bodyLeft = 0;
             if (!c.respHead)
                 c.respHead.reset(new uint8_t[kHeadCap]);
@@ -722,6 +810,7 @@ WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len)
             if (rc == DP_HTTP_MORE)
                 return;
             c.bodyLeft = c.resp.content_length;
+            ResponseHead(c);
         }
         const uint32_t body = static_cast<uint32_t>(std::min<uint64_t>(c.bodyLeft, len));
         c.bodyLeft -= body;
@@ -730,6 +819,87 @@ WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len)
         if (c.bodyLeft == 0)
             ResponseComplete(c);
     }
+}
+
+void
+WebSwitch::ResponseHead(ClientConn& c)
+{
+    if ((m_cookieMode != CookieMode::Learn && m_cookieMode != CookieMode::Insert) || c.bound < 0)
+        return;
+    const uint32_t served = c.sconns[c.bound].server;
+    dp_http_span_t value{};
+    const bool serverSets = dp_cookie_learn(&c.resp, m_cookieName.c_str(), &value, &m_counters.httpOps) == 0;
+    if (m_cookieMode == CookieMode::Learn)
+    {
+        uint8_t key[DP_PERSIST_MAX_KEY];
+        if (serverSets && PersistKey(c.respHead.get() + value.off, value.len, key) &&
+            dp_persist_store(m_learned, key, static_cast<int32_t>(served), 0, &m_counters.persistOps) >= 0)
+            ++m_counters.cookiesLearned;
+        return;
+    }
+    const dp_persist_cookie_config_t cfg{DP_PERSIST_COOKIE_INSERT, 0};
+    const int actions = dp_persist_cookie_response(&cfg, &c.persist, static_cast<int32_t>(served), serverSets, 0,
+                                                   &m_counters.persistOps);
+    if (actions < 0 || !(actions & DP_PERSIST_RESP_INSERT))
+        return;
+    if (dp_cookie_insert(&c.resp, m_cookieName.c_str(), InsertedCookieValue(served).c_str(), &c.edit,
+                         &m_counters.httpOps) == 0)
+    {
+        c.editPending = true;
+        c.editSeq = c.respHeadSeq + c.edit.off;
+    }
+}
+
+bool
+WebSwitch::ApplyEdit(ClientConn& c, std::vector<uint8_t>& f, dp_parsed_t& p, uint32_t seq, Ptr<const Packet> pkt)
+{
+    const uint32_t plen = p.payload_len;
+    if (!dp_splice_after(seq + plen, c.editSeq))
+        return false; // its place comes in a later segment
+    c.editPending = false;
+    if (dp_splice_after(seq, c.editSeq))
+    {
+        Drop("cookie_insert_point_passed", pkt); // the head's last line went out in an earlier segment
+        return false;
+    }
+    const size_t len = f.size();
+    f.resize(len + c.edit.ins_len);
+    size_t outLen = 0;
+    if (dp_splice_edit_frame(&c.sp, DP_SPLICE_S2C, f.data(), len, f.size(), &p, c.editSeq - seq, c.edit.del,
+                             c.edit.ins, c.edit.ins_len, &outLen, &m_counters.spliceOps) != 0)
+    {
+        f.resize(len);
+        Drop("cookie_insert_refused", pkt);
+        return false;
+    }
+    f.resize(outLen);
+    ++m_counters.cookiesInserted;
+    ++m_counters.rewrites;
+    const ServerConn& s = c.sconns[c.bound];
+    m_edits.push_back({c.clientPort, s.localPort, s.server, c.editSeq,
+                       std::string(reinterpret_cast<const char*>(c.edit.ins), c.edit.ins_len), Simulator::Now()});
+    return true;
+}
+
+void
+WebSwitch::EmitToClient(ClientConn& c, const std::vector<uint8_t>& f, const dp_parsed_t& p)
+{
+    const uint32_t mtu = m_clientDev->GetMtu();
+    if (p.ip_total_len <= mtu)
+    {
+        Emit(m_clientDev, f, p.ip_total_len);
+        return;
+    }
+    // grown past the MTU by an insert: two segments, the first as long as
+    // the link carries, with the translated numbers (dp_build sums them)
+    const uint8_t* tcp = f.data() + p.l4_offset;
+    const uint32_t seq = Rd32(tcp + 4), ack = Rd32(tcp + 8);
+    const uint8_t flags = p.tcp_flags;
+    const uint8_t* payload = f.data() + p.payload_offset;
+    const uint16_t first = static_cast<uint16_t>(mtu - DP_IP4_MIN_HDR_LEN - DP_TCP_MIN_HDR_LEN);
+    const std::vector<uint8_t> rest(payload + first, payload + p.payload_len);
+    ToClient(c, seq, ack, flags & ~(kFin | kPsh), payload, first);
+    ToClient(c, seq + first, ack, flags, rest.data(), static_cast<uint16_t>(rest.size()));
 }
 
 void

@@ -27,10 +27,27 @@
 // Every refused or absorbed segment is counted by name (DropCount, the
 // "Drop" TraceSource), with dp_drop's names where the core has one.
 //
+// Cookie persistence (seed 003 section 5.6), the methods the profile offers
+// (behaviour.cookie_methods; another is refused): pre-arranged (the
+// servers' own cookie value mapped by a rule), insert (the switch adds
+// "Set-Cookie: <name>=<server's address>; path=/" to a response whose
+// request was not sent by a valid cookie, HAProxy's insert rule,
+// dp_persist_cookie_response; dp_cookie_insert makes the edit and
+// dp_splice_edit_frame puts it in the segment, moving every later
+// server-to-client sequence number and every client acknowledgment of that
+// binding by its length), learn (the value a server sets in its own
+// Set-Cookie, dp_cookie_learn, kept with the server in a dp_persist stick
+// table). A request whose cookie names a server goes there before any URL
+// rule (dp_persist_cookie_request).
+//
 // Not done: retransmission of the switch's own segments (SYN, the request,
-// the 302; the links here are lossless), TCP options (the switch announces
+// the 302; the links here are lossless) and of an edited segment (a
+// retransmitted response head would get no Set-Cookie), TCP options (the switch announces
 // none, so the end hosts run without timestamps, window scaling and SACK),
-// cookie insert and learn, SSL-ID persistence, health checks; pipelined
+// an insert when the head's last line ends in an earlier segment than its
+// blank line (counted as cookie_insert_point_passed, the response passes
+// unedited), HAProxy's removal of a server cookie of the inserted name,
+// SSL-ID persistence, health checks; pipelined
 // requests (bytes after a complete head go unparsed to the same server as
 // the head, whole or cut mid-header); a FIN in the same segment as request
 // bytes (the hosts here send it alone). Kept server connections of a client
@@ -44,6 +61,7 @@
 #include "dp_cookie.h"
 #include "dp_http.h"
 #include "dp_ops.h"
+#include "dp_persist.h"
 #include "dp_pkt.h"
 #include "dp_splice.h"
 #include "dp_urlrule.h"
@@ -71,6 +89,29 @@ enum class MalformedAction
 {
     Reset,      ///< a TCP RST to the client
     BadRequest, ///< "400 Bad Request" and the connection closed
+};
+
+/// Cookie persistence methods (seed 003 section 5.6).
+enum class CookieMode
+{
+    None,
+    Prearranged, ///< the servers set their own cookie; a rule maps its value (AddCookieServer)
+    Insert,      ///< the switch inserts Set-Cookie: <name>=<server address>
+    Learn,       ///< the switch learns the value of the servers' own cookie <name>
+};
+
+/// A Set-Cookie the switch inserted into a server's response: the server
+/// connection's sequence number of the first inserted byte (server space)
+/// and the bytes. On the client side the bytes after it are shifted by
+/// inserted.size() (dp_splice_edit_frame).
+struct SpliceEdit
+{
+    uint16_t clientPort;
+    uint16_t localPort;
+    uint32_t server;
+    uint32_t serverSeq;
+    std::string inserted;
+    ns3::Time at;
 };
 
 /// One binding of a client connection's bytes to a server connection:
@@ -111,7 +152,16 @@ class WebSwitch : public ns3::Object
     /// set their own cookie, e.g. Server=A, and the switch maps its value):
     /// a request whose cookie `name` (dp_cookie_find) has `value` goes to
     /// server, before any URL rule. Values not mapped fall through to the rules.
+    /// Needs the profile's "prearranged" method.
     void AddCookieServer(const std::string& name, const std::string& value, uint32_t server);
+    /// Cookie insert or learn on the cookie `name`; throws
+    /// std::invalid_argument when the profile does not offer the method.
+    void SetCookiePersistence(CookieMode mode, const std::string& name);
+    CookieMode GetCookieMode() const { return m_cookieMode; }
+    /// The value insert mode gives server k: its address, dotted (seed 003
+    /// section 5.6: "usually the server's IP").
+    std::string InsertedCookieValue(uint32_t server) const;
+    const std::vector<SpliceEdit>& Edits() const { return m_edits; }
 
     /// Counted refusals and absorbed segments by name.
     uint64_t DropCount(const std::string& reason) const;
@@ -131,6 +181,9 @@ class WebSwitch : public ns3::Object
         uint64_t serverResets = 0;      ///< RSTs sent to servers
         uint64_t serverReuses = 0;      ///< requests bound to a kept server connection
         uint64_t cookieHits = 0;        ///< requests sent where their cookie said
+        uint64_t cookiesInserted = 0;   ///< Set-Cookie headers inserted
+        uint64_t cookiesLearned = 0;    ///< server cookie values stored (learn)
+        dp_ops_t persistOps{};          ///< dp_persist (stick table, cookie decisions)
         dp_ops_t httpOps{};             ///< dp_http
         dp_ops_t ruleOps{};             ///< dp_urlrule
         dp_ops_t spliceOps{};           ///< dp_splice, addresses, dp_build
@@ -178,6 +231,11 @@ class WebSwitch : public ns3::Object
         uint32_t serverFinEnd = 0;   ///< client space: the sequence number after the server's FIN
         bool clientFinAcked = false; ///< the server acknowledged the client's FIN
         bool serverFinAcked = false; ///< the client acknowledged the server's FIN
+        dp_persist_cookie_request_t persist{}; ///< the current request's cookie decision
+        uint32_t respHeadSeq = 0;    ///< server space: the current response's first byte
+        bool editPending = false;    ///< an insert waits for the segment holding its place
+        uint32_t editSeq = 0;        ///< server space: where it goes
+        dp_cookie_edit_t edit{};
     };
 
     void DoDispose() override;
@@ -193,8 +251,20 @@ class WebSwitch : public ns3::Object
     void RefuseRequest(ClientConn& c, const std::string& reason, ns3::Ptr<const ns3::Packet> pkt);
     void OpenServer(ClientConn& c, uint32_t server);
     void BindAndSend(ClientConn& c, int idx);
-    void ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len);
+    /// Response bytes from server sequence number seq, before they are sent.
+    void ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq);
+    /// A response head parsed: learn its cookie, or decide an insert.
+    void ResponseHead(ClientConn& c);
+    /// Makes the pending insert in frame f (a server segment from seq)
+    /// when its place is in it; returns whether the frame changed.
+    bool ApplyEdit(ClientConn& c, std::vector<uint8_t>& f, dp_parsed_t& p, uint32_t seq,
+                   ns3::Ptr<const ns3::Packet> pkt);
+    /// Sends a translated server segment to the client, in two segments
+    /// when an insert made it longer than the client link's MTU.
+    void EmitToClient(ClientConn& c, const std::vector<uint8_t>& f, const dp_parsed_t& p);
     void ResponseComplete(ClientConn& c);
+    /// The 32-byte stick-table key of a cookie value (zero-padded).
+    static bool PersistKey(const uint8_t* v, uint32_t len, uint8_t key[DP_PERSIST_MAX_KEY]);
     void ResetServer(ClientConn& c, int idx, bool defect);
     uint32_t ChooseServer(ClientConn& c);
 
@@ -237,7 +307,12 @@ class WebSwitch : public ns3::Object
     std::vector<uint64_t> m_ruleMem;
     dp_urlrule_table_t* m_rules = nullptr;
     std::string m_cookieName;                                 ///< "" = no cookie persistence
-    std::map<std::string, uint32_t> m_cookieServers;          ///< cookie value -> server
+    CookieMode m_cookieMode = CookieMode::None;
+    std::map<std::string, uint32_t> m_cookieServers;          ///< cookie value -> server (pre-arranged, insert)
+    uint32_t m_persistEntries = 4096;
+    std::vector<uint64_t> m_learnMem;
+    dp_persist_t* m_learned = nullptr;                        ///< learn: cookie value -> server
+    std::vector<SpliceEdit> m_edits;
     std::map<uint64_t, ClientConn> m_clients;                 ///< by (client address, port)
     std::map<uint16_t, uint64_t> m_byLocalPort;               ///< server side -> client key
     uint16_t m_nextPort = 20000;

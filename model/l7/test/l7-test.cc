@@ -8,6 +8,7 @@
 #include <ns3/enum.h>
 #include <ns3/boolean.h>
 #include <ns3/simulator.h>
+#include <ns3/string.h>
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 using namespace routertwin;
 using routertwin::test::ReadPcapSegments;
@@ -445,8 +447,9 @@ TEST(WebSwitchBadInput, ClientFinBeforeTheHeadEndsIsCountedAsIncomplete)
 TEST(WebSwitchCookie, PreArrangedCookieValueChoosesTheServerBeforeTheUrlRules)
 {
     // the .htm rule names server 1, but "Server=A" maps to server 0;
-    // a value nobody mapped falls through to the rules
-    Bed b("nctu-f5-bigip-ha", {{HttpClientApp::Get("/CLASS_10.htm", false, "Cookie: lang=en; Server=A\r\n"),
+    // a value nobody mapped falls through to the rules (Foundry: the
+    // pre-arranged method, seed 003 section 5.6)
+    Bed b("nctu-foundry-serveironxl", {{HttpClientApp::Get("/CLASS_10.htm", false, "Cookie: lang=en; Server=A\r\n"),
                                 HttpClientApp::Get("/CLASS_20.htm", false, "Cookie: Server=Z\r\n"),
                                 Get("/CLASS_30.htm")}});
     b.bed->Switch()->AddCookieServer("Server", "A", 0);
@@ -455,4 +458,231 @@ TEST(WebSwitchCookie, PreArrangedCookieValueChoosesTheServerBeforeTheUrlRules)
     EXPECT_EQ(b.bed->Server(0)->Paths(), std::vector<std::string>{"/CLASS_10.htm"});
     EXPECT_EQ(b.bed->Server(1)->Paths(), (std::vector<std::string>{"/CLASS_20.htm", "/CLASS_30.htm"}));
     EXPECT_EQ(b.bed->Switch()->GetCounters().cookieHits, 1u);
+}
+
+TEST(WebSwitchCookie, EachProductOffersOnlyTheMethodsSection56Lists)
+{
+    // seed 003 section 5.6: pre-arranged Foundry, Radware; insert Nortel,
+    // F5 (Big-ip), Cisco; learn Nortel, 3Com (3Com does no URL switching:
+    // its profile has no L7 prices and the ns-3 switch is not built on it)
+    struct Case
+    {
+        const char* profile;
+        bool prearranged, insert, learn;
+    };
+    for (const Case& k : {Case{"nctu-nortel-ace180e", false, true, true}, Case{"nctu-f5-bigip-ha", false, true, false},
+                          Case{"nctu-cisco-css11154-v510", false, true, false},
+                          Case{"nctu-foundry-serveironxl", true, false, false},
+                          Case{"nctu-radware-wsdpro", true, false, false}})
+    {
+        auto offered = [&](auto&& configure) {
+            Bed b(k.profile, {{Get("/CLASS_1.gif")}});
+            bool ok = true;
+            try
+            {
+                configure(*b.bed->Switch());
+            }
+            catch (const std::invalid_argument&)
+            {
+                ok = false;
+            }
+            ns3::Simulator::Destroy();
+            return ok;
+        };
+        EXPECT_EQ(offered([](WebSwitch& w) { w.AddCookieServer("Server", "A", 0); }), k.prearranged) << k.profile;
+        EXPECT_EQ(offered([](WebSwitch& w) { w.SetCookiePersistence(CookieMode::Insert, "RT"); }), k.insert)
+            << k.profile;
+        EXPECT_EQ(offered([](WebSwitch& w) { w.SetCookiePersistence(CookieMode::Learn, "SID"); }), k.learn)
+            << k.profile;
+    }
+}
+
+namespace
+{
+/// Three HTTP/1.0 requests per client (a connection each): client 0 asks
+/// for a .gif first (server 0 by the URL rules), then two .htm (server 1's
+/// by the rules); client 1 the other way round. With cookie persistence
+/// every request of a client goes to its first server.
+/// a after b modulo 2^32 (RFC 793 3.3), the test's own
+bool
+After(uint32_t a, uint32_t b)
+{
+    return static_cast<int32_t>(a - b) > 0;
+}
+
+std::vector<std::vector<HttpClientApp::Request>>
+StickyClients()
+{
+    auto get10 = [](const std::string& p) { return HttpClientApp::Get(p, true); };
+    return {{get10("/a/CLASS_6000.gif"), get10("/a/CLASS_700.htm"), get10("/a/CLASS_800.htm")},
+            {get10("/b/CLASS_900.htm"), get10("/b/CLASS_3000.gif"), get10("/b/CLASS_100.gif")}};
+}
+} // namespace
+
+TEST(WebSwitchCookie, InsertedCookieShiftsEveryLaterSequenceNumberByItsLengthAndKeepsEachClientOnItsServer)
+{
+    Bed b("nctu-f5-bigip-ha", StickyClients(), "insert");
+    WebSwitch& w = *b.bed->Switch();
+    w.SetCookiePersistence(CookieMode::Insert, "RTSRV");
+    for (uint32_t i = 0; i < 2; ++i)
+        b.bed->Client(i)->SetAttribute("Cookies", ns3::BooleanValue(true));
+    b.Run();
+
+    // stickiness over three connections each, against the URL rules
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        const auto& r = b.bed->Client(i)->Responses();
+        ASSERT_EQ(r.size(), 3u);
+        EXPECT_EQ(b.bed->Client(i)->Connections(), 3u);
+        for (const auto& x : r)
+        {
+            EXPECT_EQ(x.server, "s" + std::to_string(i));
+            EXPECT_TRUE(x.bodyMatches);
+        }
+        // the first answer carries the inserted cookie (the server's
+        // address, 198.18.(10+i).2); the later ones came by it: none
+        EXPECT_EQ(r[0].setCookies, std::vector<std::string>{"RTSRV=198.18.1" + std::to_string(i) + ".2; path=/"});
+        EXPECT_TRUE(r[1].setCookies.empty() && r[2].setCookies.empty());
+        const std::string sent = "RTSRV=198.18.1" + std::to_string(i) + ".2";
+        EXPECT_EQ(b.bed->Server(i)->Cookies(), (std::vector<std::string>{"", sent, sent}));
+    }
+    EXPECT_EQ(b.bed->Server(0)->Paths(),
+              (std::vector<std::string>{"/a/CLASS_6000.gif", "/a/CLASS_700.htm", "/a/CLASS_800.htm"}));
+    EXPECT_EQ(w.GetCounters().cookieHits, 4u);
+    EXPECT_EQ(w.GetCounters().cookiesInserted, 2u);
+    ASSERT_EQ(w.Edits().size(), 2u);
+    for (const auto& [reason, n] : w.DropCounts())
+        ADD_FAILURE() << n << " counted as " << reason;
+
+    const auto client = ReadPcapSegments(Tmp("insert-client.pcap"));
+    std::vector<std::vector<Segment>> server = {ReadPcapSegments(Tmp("insert-server0.pcap")),
+                                                ReadPcapSegments(Tmp("insert-server1.pcap"))};
+    for (const std::vector<Segment>* side : std::vector<const std::vector<Segment>*>{&client, &server[0], &server[1]})
+        for (const auto& s : *side)
+            EXPECT_TRUE(s.ipChecksumOk && s.tcpChecksumOk) << "checksum at t=" << s.t;
+
+    // Map every segment of the two edited connections across the splice:
+    // server byte x before the edit point e is client byte x + D_s, from e
+    // on x + D_s + n (n inserted bytes); a client acknowledgment A is
+    // A - D_s up to e + D_s, A - D_s - n from e + D_s + n on.
+    for (const SpliceEdit& e : w.Edits())
+    {
+        const auto bd = std::find_if(w.Bindings().begin(), w.Bindings().end(), [&](const SpliceBinding& x) {
+            return x.clientPort == e.clientPort && x.localPort == e.localPort;
+        });
+        ASSERT_NE(bd, w.Bindings().end());
+        const uint32_t n = static_cast<uint32_t>(e.inserted.size());
+        EXPECT_EQ(e.inserted, "Set-Cookie: RTSRV=198.18.1" + std::to_string(e.server) + ".2; path=/\r\n");
+        const uint32_t editClient = e.serverSeq + bd->serverOffset;
+        // the client's byte stream of this connection, by sequence number
+        std::map<uint32_t, std::string> toClient;
+        for (const auto& c : client)
+            if (c.dst == kClient && c.dport == e.clientPort && !c.payload.empty())
+                toClient[c.seq] = c.payload;
+        auto clientBytes = [&](uint32_t from, size_t len) {
+            std::string out;
+            for (uint32_t at = from; out.size() < len;)
+            {
+                auto it = toClient.find(at);
+                if (it == toClient.end())
+                    break;
+                out += it->second;
+                at += static_cast<uint32_t>(it->second.size());
+            }
+            return out.substr(0, len);
+        };
+        size_t mapped = 0, acks = 0, straddling = 0;
+        for (const auto& s : server[e.server])
+        {
+            if (s.src != ServerAddr(e.server) || s.dport != e.localPort || (s.flags & kSyn) ||
+                (s.payload.empty() && !(s.flags & kFin)))
+                continue;
+            const uint32_t len = static_cast<uint32_t>(s.payload.size());
+            std::string want = s.payload;
+            uint32_t at = s.seq + bd->serverOffset;
+            if (After(s.seq + len, e.serverSeq) && !After(s.seq, e.serverSeq))
+            {
+                want.insert(e.serverSeq - s.seq, e.inserted); // the edited segment
+                ++straddling;
+            }
+            else if (!After(e.serverSeq, s.seq))
+                at += n; // after the edit
+            if (!want.empty())
+                EXPECT_EQ(clientBytes(at, want.size()), want) << "server seq " << s.seq;
+            else
+                EXPECT_TRUE(std::any_of(client.begin(), client.end(), [&](const Segment& c) {
+                    return c.dst == kClient && (c.flags & kFin) && c.seq == at;
+                })) << "server FIN seq " << s.seq;
+            ++mapped;
+        }
+        EXPECT_EQ(straddling, 1u);
+        EXPECT_GE(mapped, e.server == 0 ? 5u : 1u); // 6,000 body bytes: five segments at least
+        for (const auto& c : client)
+        {
+            if (c.src != kClient || c.sport != e.clientPort || !c.payload.empty() || (c.flags & kSyn) ||
+                c.t < bd->at.GetSeconds())
+                continue;
+            const uint32_t want = After(c.ack, editClient) ? c.ack - bd->serverOffset - n
+                                                                      : c.ack - bd->serverOffset;
+            EXPECT_TRUE(std::any_of(server[e.server].begin(), server[e.server].end(), [&](const Segment& s) {
+                return s.dst == ServerAddr(e.server) && s.sport == e.localPort && s.ack == want;
+            })) << "client ack " << c.ack;
+            ++acks;
+        }
+        EXPECT_GE(acks, 2u);
+    }
+    // the first response (6,000 bytes) filled a segment: with the cookie it
+    // no longer fits the 1,500-byte MTU and goes as two segments
+    const auto first = std::find_if(w.Edits().begin(), w.Edits().end(), [](const SpliceEdit& e) { return e.server == 0; });
+    ASSERT_NE(first, w.Edits().end());
+    size_t full = 0;
+    for (const auto& c : client)
+        if (c.dst == kClient && c.dport == first->clientPort && c.payload.size() == 1460)
+            ++full;
+    EXPECT_EQ(full, 1u);
+}
+
+TEST(WebSwitchCookie, LearnedServerCookieSendsTheReturningClientBackToTheServerThatSetIt)
+{
+    auto clients = StickyClients();
+    // a third client with a value no server set: the URL rules decide
+    clients.push_back({HttpClientApp::Get("/c/CLASS_50.htm", true, "Cookie: SID=s0-99\r\n")});
+    Bed b("nctu-nortel-ace180e", clients, "learn");
+    WebSwitch& w = *b.bed->Switch();
+    w.SetCookiePersistence(CookieMode::Learn, "SID");
+    for (uint32_t k = 0; k < 2; ++k)
+        b.bed->Server(k)->SetAttribute("SessionCookie", ns3::StringValue("SID"));
+    for (uint32_t i = 0; i < 2; ++i)
+        b.bed->Client(i)->SetAttribute("Cookies", ns3::BooleanValue(true));
+    b.Run();
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        const auto& r = b.bed->Client(i)->Responses();
+        ASSERT_EQ(r.size(), 3u);
+        for (const auto& x : r)
+            EXPECT_EQ(x.server, "s" + std::to_string(i));
+        // the server's own cookie, passed untouched, once
+        EXPECT_EQ(r[0].setCookies, std::vector<std::string>{"SID=s" + std::to_string(i) + "-1; path=/"});
+        EXPECT_TRUE(r[1].setCookies.empty() && r[2].setCookies.empty());
+    }
+    const std::string sid0 = "SID=s0-1", sid1 = "SID=s1-1";
+    EXPECT_EQ(b.bed->Server(0)->Cookies(), (std::vector<std::string>{"", sid0, sid0}));
+    // server 1: client 1's three requests and the unknown value's
+    EXPECT_EQ(b.bed->Server(1)->Requests(), 4u);
+    const auto& paths1 = b.bed->Server(1)->Paths();
+    EXPECT_NE(std::find(paths1.begin(), paths1.end(), "/c/CLASS_50.htm"), paths1.end());
+    // client 2 already holds a SID, so server 1 sets none: 2 values learned
+    EXPECT_EQ(w.GetCounters().cookiesLearned, 2u);
+    EXPECT_EQ(w.GetCounters().cookieHits, 4u);
+    EXPECT_TRUE(w.Edits().empty());
+    // learning edits nothing: the client gets the server's bytes
+    size_t toClient = 0, fromServers = 0;
+    for (const auto& c : ReadPcapSegments(Tmp("learn-client.pcap")))
+        if (c.dst == kClient)
+            toClient += c.payload.size();
+    for (uint32_t k = 0; k < 2; ++k)
+        for (const auto& s : ReadPcapSegments(Tmp("learn-server" + std::to_string(k) + ".pcap")))
+            if (s.src == ServerAddr(k))
+                fromServers += s.payload.size();
+    EXPECT_EQ(toClient, fromServers);
 }

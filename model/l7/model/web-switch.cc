@@ -2,6 +2,7 @@
 
 #include "dp_csum.h"
 #include "dp_drop.h"
+#include "dp_tls.h"
 
 #include <ns3/boolean.h>
 #include <ns3/enum.h>
@@ -85,6 +86,12 @@ WebSwitch::GetTypeId()
                           "SetProfile from the profile; this attribute overrides it when set afterwards.",
                           BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_rstSeqDefect),
                           MakeBooleanChecker())
+            .AddAttribute("SslUnparsedReset",
+                          "SSL service: a first record that is no readable ClientHello gets an RST (else it is "
+                          "forwarded without persistence). Set by SetProfile from behaviour.ssl_unparsed; this "
+                          "attribute overrides it when set afterwards.",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_sslUnparsedDrop),
+                          MakeBooleanChecker())
             .AddAttribute("DefaultServer", "Server of the requests no URL rule matches.", UintegerValue(0),
                           MakeUintegerAccessor(&WebSwitch::m_defaultServer), MakeUintegerChecker<uint32_t>())
             .AddAttribute("IsnSeed", "Seed of the switch's initial sequence numbers.", UintegerValue(1),
@@ -122,6 +129,7 @@ WebSwitch::SetProfile(const WebSwitchProfile& p)
 {
     m_profile = p;
     m_rstSeqDefect = p.rstSeqDefect;
+    m_sslUnparsedDrop = p.sslUnparsedDrop;
 }
 
 void
@@ -286,7 +294,8 @@ WebSwitch::ReceiveFromClient(Ptr<NetDevice>, Ptr<const Packet> pkt, uint16_t pro
     const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
     if (r != DP_OK)
         Drop(dp_drop_reason_name(r), pkt);
-    else if (p.ip_proto != DP_IPPROTO_TCP || p.dst_ip != m_vip || p.dst_port != m_vport)
+    else if (p.ip_proto != DP_IPPROTO_TCP || p.dst_ip != m_vip ||
+             (p.dst_port != m_vport && (m_sslPort == 0 || p.dst_port != m_sslPort)))
         Drop(dp_drop_reason_name(DP_DROP_NO_VIRTUAL_SERVICE), pkt);
     else
         HandleClient(f, p, pkt);
@@ -343,6 +352,8 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         ClientConn& c = m_clients[key];
         c.clientIp = p.src_ip;
         c.clientPort = p.src_port;
+        c.port = p.dst_port;
+        c.tls = m_sslPort != 0 && p.dst_port == m_sslPort;
         c.head.reset(new uint8_t[kHeadCap]);
         dp_splice_accept(&c.sp, seq, static_cast<uint32_t>(m_rng()), &m_counters.spliceOps);
         ++m_counters.connectionSides;
@@ -365,7 +376,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         if (boundOpen)
         {
             ServerConn& s = c.sconns[c.bound];
-            Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, m_vport);
+            Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, c.port);
             dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
             Emit(m_servers[s.server].dev, f, p.ip_total_len);
         }
@@ -385,7 +396,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     }
     const bool spliced = c.sp.state == DP_SPLICE_SPLICED;
     const bool newBytes = plen > 0 && dp_splice_after(seq + plen, c.sp.c_next);
-    if (plen > 0 && (!spliced || c.reading || newBytes))
+    if (plen > 0 && (!spliced || c.reading || (newBytes && !c.tls)))
     {
         if (c.refused)
         {
@@ -430,7 +441,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     if (spliced && boundOpen && !c.reading && !c.switchFin)
     {
         ServerConn& s = c.sconns[c.bound];
-        Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, m_vport);
+        Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, c.port);
         dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
         const uint32_t end = Rd32(f.data() + p.l4_offset + 4) + plen + ((flags & kFin) ? 1u : 0u);
         if (dp_splice_after(end, s.localNext))
@@ -451,7 +462,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     {
         if (c.reading)
         {
-            RefuseRequest(c, "http_incomplete_at_fin", pkt);
+            RefuseRequest(c, c.tls ? "ssl_incomplete_at_fin" : "http_incomplete_at_fin", pkt);
             if (c.dead)
                 Remove(key);
             return;
@@ -494,6 +505,11 @@ WebSwitch::TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, ui
         c.reqRaw.insert(c.reqRaw.end(), data, data + len);
         return;
     }
+    if (c.tls)
+    {
+        TakeHelloBytes(c, data, len, seq, pkt);
+        return;
+    }
     if (!c.reading)
     {
         c.reading = true;
@@ -514,12 +530,102 @@ WebSwitch::TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, ui
 }
 
 void
+WebSwitch::TakeHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq, Ptr<const Packet> pkt)
+{
+    if (!c.reading)
+    {
+        c.reading = true;
+        c.reqStart = seq;
+        c.reqRaw.clear();
+    }
+    c.reqRaw.insert(c.reqRaw.end(), data, data + len);
+    dp_tls_hello_t h;
+    const int rc = dp_tls_parse_client_hello(c.reqRaw.data(), c.reqRaw.size(), &h, &m_counters.httpOps);
+    if (rc == DP_TLS_MORE)
+        return;
+    ++m_counters.requests;
+    uint8_t key[DP_PERSIST_MAX_KEY] = {};
+    int32_t server = -1;
+    if (rc != DP_TLS_OK)
+    {
+        // not a ClientHello dp_tls reads (another record type, SSLv2, a
+        // length that disagrees): the profile's action, counted by name
+        const std::string reason = std::string("ssl_") + dp_tls_status_name(rc);
+        if (m_sslUnparsedDrop)
+        {
+            RefuseRequest(c, reason, pkt); // an RST: no HTTP answer on the SSL service
+            return;
+        }
+        ++m_forwarded[reason];
+    }
+    else if (h.session_id_len > 0)
+    {
+        // HAProxy "stick on req.ssl_sid": the offered ID is looked up...
+        std::copy(h.session_id, h.session_id + h.session_id_len, key);
+        server = dp_persist_lookup(m_sslIds, key, 0, &m_counters.persistOps);
+        if (server >= 0)
+            ++m_counters.sslHits;
+    }
+    c.reading = false;
+    if (server < 0)
+        server = PickServer();
+    // ... and stored with the server it goes to (the ServerHello's own ID
+    // is stored when it passes, ResponseBytes)
+    if (rc == DP_TLS_OK && h.session_id_len > 0)
+        dp_persist_store(m_sslIds, key, server, 0, &m_counters.persistOps);
+    OpenServer(c, static_cast<uint32_t>(server));
+}
+
+int32_t
+WebSwitch::PickServer()
+{
+    if (!m_pool)
+    {
+        dp_sched_config_t cfg{};
+        cfg.algo = DP_SCHED_RR;
+        cfg.max_servers = static_cast<uint32_t>(m_servers.size());
+        m_poolMem.assign((dp_sched_memory_size(&cfg) + 7) / 8, 0);
+        m_pool = dp_sched_create(m_poolMem.data(), m_poolMem.size() * 8, &cfg);
+        for (uint32_t k = 0; k < m_servers.size(); ++k)
+        {
+            dp_sched_server_t srv{};
+            srv.weight = 1;
+            dp_sched_set_server(m_pool, k, &srv, nullptr);
+        }
+        dp_sched_build(m_pool, 0, nullptr);
+    }
+    const dp_sched_key_t key{};
+    const int32_t k = dp_sched_pick(m_pool, &key, 0, &m_counters.ruleOps);
+    return k >= 0 ? k : static_cast<int32_t>(m_defaultServer);
+}
+
+void
+WebSwitch::AddSslService(uint16_t port)
+{
+    if (!m_profile.sslIdPersistence)
+        throw std::invalid_argument(m_profile.platform + ": no SSL session-ID persistence (features.l7)");
+    if (port == 0 || port == m_vport)
+        throw std::invalid_argument("SSL service port " + std::to_string(port) + " refused");
+    m_sslPort = port;
+    dp_persist_config_t cfg{m_persistEntries, DP_PERSIST_MAX_KEY, 0, DP_PERSIST_FULL_PURGE};
+    m_sslMem.assign((dp_persist_memory_size(&cfg) + 7) / 8, 0);
+    m_sslIds = dp_persist_create(m_sslMem.data(), m_sslMem.size() * 8, &cfg);
+}
+
+uint64_t
+WebSwitch::ForwardedCount(const std::string& reason) const
+{
+    auto it = m_forwarded.find(reason);
+    return it == m_forwarded.end() ? 0 : it->second;
+}
+
+void
 WebSwitch::RefuseRequest(ClientConn& c, const std::string& reason, Ptr<const Packet> pkt)
 {
     Drop(reason, pkt);
     c.reading = false;
     c.refused = true;
-    if (m_malformed == static_cast<int>(MalformedAction::Reset))
+    if (m_malformed == static_cast<int>(MalformedAction::Reset) || c.tls)
     {
         ToClient(c, c.sp.v_next, c.sp.c_next, kRst | kAck);
         c.dead = true; // the caller removes it
@@ -760,12 +866,14 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
         s.serverNext = end;
     if (flags & kRst)
         s.state = ServerConn::Closed;
+    else if (plen > 0 && fresh && c.tls)
+        ServerHelloBytes(c, f.data() + p.payload_offset, plen);
     else if (plen > 0 && fresh)
         ResponseBytes(c, f.data() + p.payload_offset, plen, seq); // read before any edit
     dp_parsed_t q = p;
     if (c.editPending)
         ApplyEdit(c, f, q, seq, pkt);
-    Rewrite(f, q, m_vip, m_vport, c.clientIp, c.clientPort);
+    Rewrite(f, q, m_vip, c.port, c.clientIp, c.clientPort);
     dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &q, &m_counters.spliceOps);
     EmitToClient(c, f, q);
     if (c.clientFinSeen && (flags & kAck) && Rd32(f.data() + p.l4_offset + 8) == c.clientFinEnd)
@@ -819,6 +927,33 @@ WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint3
         if (c.bodyLeft == 0)
             ResponseComplete(c);
     }
+}
+
+void
+WebSwitch::ServerHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len)
+{
+    if (c.respActive)
+        return; // the first record was read
+    c.respRaw.insert(c.respRaw.end(), data, data + len);
+    dp_tls_server_hello_t h;
+    const int rc = dp_tls_parse_server_hello(c.respRaw.data(), c.respRaw.size(), &h, &m_counters.httpOps);
+    if (rc == DP_TLS_MORE)
+        return;
+    c.respActive = true;
+    c.respRaw.clear();
+    if (rc != DP_TLS_OK)
+    {
+        ++m_forwarded[std::string("ssl_server_") + dp_tls_status_name(rc)];
+        return;
+    }
+    // HAProxy "stick store-response payload_lv(43,1) if serverhello": the
+    // ID the server chose, which the client offers when it comes back
+    uint8_t key[DP_PERSIST_MAX_KEY] = {};
+    std::copy(h.session_id, h.session_id + h.session_id_len, key);
+    if (h.session_id_len > 0 &&
+        dp_persist_store(m_sslIds, key, static_cast<int32_t>(c.sconns[c.bound].server), 0,
+                         &m_counters.persistOps) >= 0)
+        ++m_counters.sslLearned;
 }
 
 void
@@ -970,15 +1105,15 @@ WebSwitch::SendTcp(Ptr<NetDevice> dev, uint32_t srcIp, uint16_t srcPort, uint32_
 void
 WebSwitch::ToClient(ClientConn& c, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload, uint16_t len)
 {
-    SendTcp(m_clientDev, m_vip, m_vport, c.clientIp, c.clientPort, seq, ack, flags, payload, len);
+    SendTcp(m_clientDev, m_vip, c.port, c.clientIp, c.clientPort, seq, ack, flags, payload, len);
 }
 
 void
-WebSwitch::ToServer(ClientConn&, const ServerConn& s, uint32_t seq, uint32_t ack, uint8_t flags,
+WebSwitch::ToServer(ClientConn& c, const ServerConn& s, uint32_t seq, uint32_t ack, uint8_t flags,
                     const uint8_t* payload, uint16_t len)
 {
     const Server& srv = m_servers[s.server];
-    SendTcp(srv.dev, srv.switchIp, s.localPort, srv.serverIp, m_vport, seq, ack, flags, payload, len);
+    SendTcp(srv.dev, srv.switchIp, s.localPort, srv.serverIp, c.port, seq, ack, flags, payload, len);
 }
 
 void

@@ -47,7 +47,7 @@
 // an insert when the head's last line ends in an earlier segment than its
 // blank line (counted as cookie_insert_point_passed, the response passes
 // unedited), HAProxy's removal of a server cookie of the inserted name,
-// SSL-ID persistence, health checks; pipelined
+// health checks; pipelined
 // requests (bytes after a complete head go unparsed to the same server as
 // the head, whole or cut mid-header); a FIN in the same segment as request
 // bytes (the hosts here send it alone). Kept server connections of a client
@@ -63,6 +63,7 @@
 #include "dp_ops.h"
 #include "dp_persist.h"
 #include "dp_pkt.h"
+#include "dp_sched.h"
 #include "dp_splice.h"
 #include "dp_urlrule.h"
 
@@ -162,6 +163,22 @@ class WebSwitch : public ns3::Object
     /// section 5.6: "usually the server's IP").
     std::string InsertedCookieValue(uint32_t server) const;
     const std::vector<SpliceEdit>& Edits() const { return m_edits; }
+    /// SSL session-ID persistence on the virtual service's port `port`
+    /// (443): the client's first record is read as a ClientHello
+    /// (dp_tls_parse_client_hello) instead of an HTTP head; an offered
+    /// session ID the switch knows goes to its server, anything else to
+    /// the next server in round robin (dp_sched); the offered ID and the
+    /// one the server's ServerHello chooses (dp_tls_parse_server_hello)
+    /// are stored with the server (dp_persist), as HAProxy's documented
+    /// SSL-ID affinity does. A first record that is no readable
+    /// ClientHello is reset or forwarded without persistence, as the
+    /// profile's behaviour.ssl_unparsed (the SslUnparsed attribute) says,
+    /// counted as ssl_<dp_tls status> in DropCount resp. ForwardedCount.
+    /// Throws std::invalid_argument when the profile has no SSL-ID
+    /// persistence.
+    void AddSslService(uint16_t port);
+    /// Connections passed on without persistence, by reason.
+    uint64_t ForwardedCount(const std::string& reason) const;
 
     /// Counted refusals and absorbed segments by name.
     uint64_t DropCount(const std::string& reason) const;
@@ -183,6 +200,8 @@ class WebSwitch : public ns3::Object
         uint64_t cookieHits = 0;        ///< requests sent where their cookie said
         uint64_t cookiesInserted = 0;   ///< Set-Cookie headers inserted
         uint64_t cookiesLearned = 0;    ///< server cookie values stored (learn)
+        uint64_t sslHits = 0;           ///< SSL connections sent where their session ID said
+        uint64_t sslLearned = 0;        ///< session IDs stored from ServerHellos
         dp_ops_t persistOps{};          ///< dp_persist (stick table, cookie decisions)
         dp_ops_t httpOps{};             ///< dp_http
         dp_ops_t ruleOps{};             ///< dp_urlrule
@@ -209,6 +228,8 @@ class WebSwitch : public ns3::Object
     {
         uint32_t clientIp = 0;
         uint16_t clientPort = 0;
+        uint16_t port = 0;           ///< the service port (the servers' port too)
+        bool tls = false;            ///< on the SSL service: the first record is a ClientHello
         dp_splice_t sp{};
         dp_http_t req{};
         std::unique_ptr<uint8_t[]> head; ///< dp_http's request buffer (not zeroed: dp_http writes before it reads)
@@ -236,6 +257,7 @@ class WebSwitch : public ns3::Object
         bool editPending = false;    ///< an insert waits for the segment holding its place
         uint32_t editSeq = 0;        ///< server space: where it goes
         dp_cookie_edit_t edit{};
+        std::vector<uint8_t> respRaw; ///< SSL: the server's first bytes until its record is whole
     };
 
     void DoDispose() override;
@@ -248,6 +270,13 @@ class WebSwitch : public ns3::Object
                       ns3::Ptr<const ns3::Packet> pkt);
     void TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq, ns3::Ptr<const ns3::Packet> pkt);
     void RequestComplete(ClientConn& c);
+    /// SSL service: the ClientHello's bytes; when whole, the server.
+    void TakeHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq,
+                        ns3::Ptr<const ns3::Packet> pkt);
+    /// SSL service: the server's first bytes; when its record is whole, its session ID.
+    void ServerHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len);
+    /// The next server of the round-robin pool (dp_sched).
+    int32_t PickServer();
     void RefuseRequest(ClientConn& c, const std::string& reason, ns3::Ptr<const ns3::Packet> pkt);
     void OpenServer(ClientConn& c, uint32_t server);
     void BindAndSend(ClientConn& c, int idx);
@@ -313,6 +342,13 @@ class WebSwitch : public ns3::Object
     std::vector<uint64_t> m_learnMem;
     dp_persist_t* m_learned = nullptr;                        ///< learn: cookie value -> server
     std::vector<SpliceEdit> m_edits;
+    uint16_t m_sslPort = 0;                                   ///< 0 = no SSL service
+    bool m_sslUnparsedDrop = false;
+    std::vector<uint64_t> m_sslMem;
+    dp_persist_t* m_sslIds = nullptr;                         ///< session ID -> server
+    std::vector<uint64_t> m_poolMem;
+    dp_sched_t* m_pool = nullptr;
+    std::map<std::string, uint64_t> m_forwarded;
     std::map<uint64_t, ClientConn> m_clients;                 ///< by (client address, port)
     std::map<uint16_t, uint64_t> m_byLocalPort;               ///< server side -> client key
     uint16_t m_nextPort = 20000;

@@ -3,6 +3,7 @@
 // parser (pcap-segments.h), sequence arithmetic mod 2^32, RFC 1071 sums,
 // and the byte counts HTTP implies.
 #include "pcap-segments.h"
+#include "tls-apps.h"
 #include "web-switch-testbed.h"
 
 #include <ns3/enum.h>
@@ -685,4 +686,140 @@ TEST(WebSwitchCookie, LearnedServerCookieSendsTheReturningClientBackToTheServerT
             if (s.src == ServerAddr(k))
                 fromServers += s.payload.size();
     EXPECT_EQ(toClient, fromServers);
+}
+
+namespace
+{
+// OpenSSL 3.0.19 (Python 3.11's ssl module over MemoryBIOs, TLS 1.2, as in
+// core/tests/tls-test.cc): a first ClientHello (no session ID), the
+// ServerHello of that handshake (the server chose session ID X), the
+// client's next ClientHello (offering X), and the ServerHello of another
+// full handshake (ID Y).
+const char* kFirstHello =
+    "16030100b1010000ad030341adb575817636296570a2757fdd785721c8e583fcc05f7e257d3561fb80fcb300001ec02c"
+    "c030c02bc02fcca9cca8c024c028c023c027009f009e006b006700ff0100006600000014001200000f7777772e657861"
+    "6d706c652e636f6d000b000403000102000a000c000a001d0017001e001900180016000000170000000d002a00280403"
+    "05030603080708080809080a080b080408050806040105010601030303010302040205020602";
+const char* kServerHelloX =
+    "160303005d020000590303a8f787e3d61b6b301dea5b5f9b4be7c895cc6f41203685c57070102382a0c5572026978ee5"
+    "2e5bc22cc6941e1fb527a4ee566844f958be0a22591c5b546610edafc030000011ff01000100000b0004030001020017"
+    "0000";
+const char* kResumingHelloX =
+    "16030100d1010000cd03030760d96903256c448a77f9c725d262cf0a1ca4319837078e4217fd459aa68a212026978ee5"
+    "2e5bc22cc6941e1fb527a4ee566844f958be0a22591c5b546610edaf001ec02cc030c02bc02fcca9cca8c024c028c023"
+    "c027009f009e006b006700ff0100006600000014001200000f7777772e6578616d706c652e636f6d000b000403000102"
+    "000a000c000a001d0017001e001900180016000000170000000d002a0028040305030603080708080809080a080b0804"
+    "08050806040105010601030303010302040205020602";
+const char* kServerHelloY =
+    "160303005d020000590303f55c74ed3d44166aef254a188e5821cdd7f516531347766f733db572b51e24ec2018d9be22"
+    "bc8adccde7bbbbac3e7b72e237738f74d0adc50bc3a5b6e11941979cc030000011ff01000100000b0004030001020017"
+    "0000";
+
+std::vector<uint8_t>
+Unhex(const std::string& h)
+{
+    std::vector<uint8_t> v;
+    for (size_t i = 0; i + 1 < h.size(); i += 2)
+        v.push_back(static_cast<uint8_t>(std::stoi(h.substr(i, 2), nullptr, 16)));
+    return v;
+}
+
+/// RFC 5246 7.4.1.2 / 7.4.1.3: the session ID's length is the byte at 43
+/// of the record, the ID the bytes after it.
+std::string
+SessionIdAt43(const std::vector<uint8_t>& r)
+{
+    return std::string(r.begin() + 44, r.begin() + 44 + r[43]);
+}
+
+struct SslRun
+{
+    std::vector<std::string> answers;
+    std::vector<std::string> got0, got1;
+    uint32_t resets = 0;
+    WebSwitch::Counters counters;
+    std::map<std::string, uint64_t> drops;
+    uint64_t forwardedNotHandshake = 0;
+};
+
+SslRun
+RunSsl(const std::string& profile, const std::vector<std::vector<uint8_t>>& connections, bool resetUnparsed)
+{
+    Bed b(profile, {}, resetUnparsed ? "ssl-reset" : "ssl");
+    WebSwitch& w = *b.bed->Switch();
+    w.AddSslService(443);
+    if (resetUnparsed)
+        w.SetAttribute("SslUnparsedReset", ns3::BooleanValue(true));
+    std::vector<ns3::Ptr<TlsServerApp>> servers;
+    for (uint32_t k = 0; k < 2; ++k)
+    {
+        auto app = ns3::CreateObject<TlsServerApp>();
+        app->SetAnswer(Unhex(k == 0 ? kServerHelloX : kServerHelloY));
+        b.bed->ServerNode(k)->AddApplication(app);
+        servers.push_back(app);
+    }
+    auto client = ns3::CreateObject<TlsClientApp>();
+    for (const auto& r : connections)
+        client->AddConnection(r);
+    b.bed->ClientNode()->AddApplication(client);
+    client->SetStartTime(ns3::MilliSeconds(1));
+    b.Run();
+    SslRun out;
+    out.answers = client->Answers();
+    out.resets = client->ResetsReceived();
+    out.got0 = servers[0]->Records();
+    out.got1 = servers[1]->Records();
+    out.counters = w.GetCounters();
+    out.drops = w.DropCounts();
+    out.forwardedNotHandshake = w.ForwardedCount("ssl_not_handshake");
+    return out;
+}
+} // namespace
+
+TEST(WebSwitchSsl, AClientOfferingItsSessionIdGoesBackToTheServerThatChoseIt)
+{
+    const auto first = Unhex(kFirstHello), resumeX = Unhex(kResumingHelloX);
+    const auto shX = Unhex(kServerHelloX), shY = Unhex(kServerHelloY);
+    // the vectors are what they claim: X offered by the resuming hello
+    ASSERT_EQ(first[43], 0);
+    ASSERT_EQ(SessionIdAt43(resumeX), SessionIdAt43(shX));
+    ASSERT_EQ(SessionIdAt43(shY).size(), 32u);
+    // a hello offering Y: the resuming hello with Y's 32 bytes at 44
+    auto resumeY = resumeX;
+    const std::string y = SessionIdAt43(shY);
+    std::copy(y.begin(), y.end(), resumeY.begin() + 44);
+    // an application-data record first (type 23): no ClientHello
+    const std::vector<uint8_t> appData = {23, 3, 3, 0, 5, 1, 2, 3, 4, 5};
+    // round robin (dp_sched rr) gives servers 1, 0, 1 to the three fresh
+    // hellos and would give 0 next; the hellos offering Y go to server 1
+    // all the same, X to server 0, and the application data is forwarded
+    // without persistence to round robin's next (0)
+    const SslRun r = RunSsl("nctu-f5-bigip-ha", {first, first, first, resumeY, resumeX, resumeY, appData}, false);
+    auto str = [](const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); };
+    const std::string X = str(shX), Y = str(shY);
+    EXPECT_EQ(r.answers, (std::vector<std::string>{Y, X, Y, Y, X, Y, X}));
+    EXPECT_EQ(r.got0, (std::vector<std::string>{str(first), str(resumeX), str(appData)}));
+    EXPECT_EQ(r.got1, (std::vector<std::string>{str(first), str(first), str(resumeY), str(resumeY)}));
+    EXPECT_EQ(r.counters.sslHits, 3u);
+    EXPECT_EQ(r.counters.sslLearned, 7u); // every ServerHello (X or Y), the application data's answer too
+    EXPECT_EQ(r.forwardedNotHandshake, 1u);
+    EXPECT_EQ(r.resets, 0u);
+    for (const auto& [reason, n] : r.drops)
+        ADD_FAILURE() << n << " counted as " << reason;
+}
+
+TEST(WebSwitchSsl, AFirstRecordThatIsNoClientHelloIsResetWhenTheProfileSaysSo)
+{
+    const std::vector<uint8_t> appData = {23, 3, 3, 0, 5, 1, 2, 3, 4, 5};
+    std::vector<uint8_t> sslv2 = {0x80, 0x2e, 0x01, 0x00, 0x02}; // SSLv2-compatible hello start
+    sslv2.resize(0x2e + 2, 0);
+    const SslRun r = RunSsl("nctu-f5-bigip-ha", {appData, sslv2}, true);
+    EXPECT_EQ(r.answers, (std::vector<std::string>{"", ""}));
+    EXPECT_EQ(r.resets, 2u);
+    EXPECT_TRUE(r.got0.empty() && r.got1.empty());
+    // the SSLv2 start counts as not_handshake too (dp_tls: first byte not
+    // 22); what ns-3's client sends after the reset (an RST and a FIN per
+    // connection) finds the connection forgotten: no_session
+    EXPECT_EQ(r.drops, (std::map<std::string, uint64_t>{{"no_session", 4}, {"ssl_not_handshake", 2}}));
+    EXPECT_EQ(r.forwardedNotHandshake, 0u);
 }

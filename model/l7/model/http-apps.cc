@@ -97,6 +97,12 @@ HttpServerApp::GetTypeId()
                                           "Name of the session cookie a request without it is given "
                                           "(Set-Cookie: <name>=s<k>-<n>; path=/); \"\" = none.",
                                           StringValue(""), MakeStringAccessor(&HttpServerApp::m_sessionCookie),
+                                          MakeStringChecker())
+                            .AddAttribute("Status", "Status code of every answer.", UintegerValue(200),
+                                          MakeUintegerAccessor(&HttpServerApp::m_status),
+                                          MakeUintegerChecker<uint32_t>(100, 599))
+                            .AddAttribute("HealthBody", "Body of the page \"/health\" (\"\" = none: a generated one).",
+                                          StringValue(""), MakeStringAccessor(&HttpServerApp::m_healthBody),
                                           MakeStringChecker());
     return tid;
 }
@@ -108,6 +114,18 @@ HttpServerApp::RequestsPerConnection() const
     for (const auto& [s, c] : m_conns)
         out[c.index] = c.served;
     return out;
+}
+
+void
+HttpServerApp::SetListening(bool on)
+{
+    if (!on && m_listen)
+    {
+        m_listen->Close();
+        m_listen = nullptr;
+    }
+    else if (on && !m_listen)
+        StartApplication();
 }
 
 void
@@ -165,18 +183,24 @@ HttpServerApp::Read(Ptr<Socket> s)
         const std::string conn = Lower(HeaderValue(head, "connection"));
         c.closeAfter = conn.find("close") != std::string::npos ||
                        (http10 && conn.find("keep-alive") == std::string::npos);
-        const uint64_t n = HttpBodyBytesOfPath(path, m_defaultBody);
+        const bool health = !m_healthBody.empty() && path == "/health";
+        const uint64_t n = health ? m_healthBody.size() : HttpBodyBytesOfPath(path, m_defaultBody);
         const std::string cookie = HeaderValue(head, "cookie");
         m_cookies.push_back(cookie);
         std::string setCookie;
         if (!m_sessionCookie.empty() && ("; " + cookie).find("; " + m_sessionCookie + "=") == std::string::npos)
             setCookie = "Set-Cookie: " + m_sessionCookie + "=s" + std::to_string(m_serverId) + "-" +
                         std::to_string(++m_sessions) + "; path=/\r\n";
-        std::string resp = "HTTP/1.1 200 OK\r\nServer: s" + std::to_string(m_serverId) +
+        const std::string reason = m_status == 200 ? "OK" : m_status == 503 ? "Service Unavailable" : "Status";
+        std::string resp = "HTTP/1.1 " + std::to_string(m_status) + " " + reason + "\r\nServer: s" +
+                           std::to_string(m_serverId) +
                            "\r\nContent-Length: " + std::to_string(n) + "\r\n" + setCookie +
                            (c.closeAfter ? "Connection: close\r\n" : "") + "\r\n";
-        for (uint64_t i = 0; i < n; ++i)
-            resp.push_back(static_cast<char>(HttpBodyByte(m_serverId, path.size(), i)));
+        if (health)
+            resp += m_healthBody;
+        else
+            for (uint64_t i = 0; i < n; ++i)
+                resp.push_back(static_cast<char>(HttpBodyByte(m_serverId, path.size(), i)));
         c.out += resp;
         ++m_requests;
         ++c.served;

@@ -27,6 +27,12 @@
 // wins) and sends them all in a Cookie header on each later request, on
 // whatever connection, as a browser does (RFC 6265 5.4, attributes not
 // checked: one host, path=/).
+//
+// For the switch's server checks the server answers with its Status
+// attribute's code (a 503 takes a web-page check down), serves HealthBody
+// for the path "/health" when set (a content check searches it), and
+// SetListening(false) closes its listening socket (the service gone, the
+// host up: connections refused by an RST) until SetListening(true).
 #ifndef ROUTERTWIN_HTTP_APPS_H
 #define ROUTERTWIN_HTTP_APPS_H
 
@@ -61,6 +67,8 @@ class HttpServerApp : public ns3::Application
     const std::vector<std::string>& Paths() const { return m_paths; }
     /// Requests served per accepted connection, in order of acceptance.
     std::vector<uint32_t> RequestsPerConnection() const;
+    /// Closes (false) or opens again (true) the listening socket.
+    void SetListening(bool on);
     /// The Cookie header of each request served, in order ("" when none).
     const std::vector<std::string>& Cookies() const { return m_cookies; }
 
@@ -85,6 +93,8 @@ class HttpServerApp : public ns3::Application
     uint64_t m_defaultBody = 1000;
     std::string m_sessionCookie;
     uint32_t m_sessions = 0;
+    uint32_t m_status = 200;
+    std::string m_healthBody;
     std::vector<std::string> m_cookies;
     ns3::Ptr<ns3::Socket> m_listen;
     std::map<ns3::Ptr<ns3::Socket>, Conn> m_conns;

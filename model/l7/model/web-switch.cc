@@ -106,6 +106,12 @@ WebSwitch::GetTypeId()
             .AddTraceSource("Drop", "A segment refused or absorbed by the switch, with its reason's name.",
                             MakeTraceSourceAccessor(&WebSwitch::m_dropTrace),
                             "routertwin::WebSwitch::DropTracedCallback")
+            .AddTraceSource("ServerState", "A server left (up = false) or rejoined the pool (server checks).",
+                            MakeTraceSourceAccessor(&WebSwitch::m_healthTrace),
+                            "routertwin::WebSwitch::HealthTracedCallback")
+            .AddTraceSource("Probe", "A server check's result (dp_health_result_t) at its end.",
+                            MakeTraceSourceAccessor(&WebSwitch::m_probeTrace),
+                            "routertwin::WebSwitch::ProbeTracedCallback")
             .AddTraceSource("Bind", "A request bound to a server connection, with the sequence offsets.",
                             MakeTraceSourceAccessor(&WebSwitch::m_bindTrace),
                             "routertwin::WebSwitch::BindTracedCallback");
@@ -323,6 +329,8 @@ WebSwitch::ReceiveFromServer(Ptr<NetDevice> dev, Ptr<const Packet> pkt, uint16_t
         Drop(dp_drop_reason_name(r), pkt);
     else if (p.ip_proto != DP_IPPROTO_TCP || p.src_ip != m_servers[server].serverIp)
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+    else if (m_probeByPort.count(p.dst_port))
+        ProbeSegment(server, f, p);
     else
         HandleServer(server, f, p, pkt);
     Finish();
@@ -563,6 +571,11 @@ WebSwitch::TakeHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint
         // HAProxy "stick on req.ssl_sid": the offered ID is looked up...
         std::copy(h.session_id, h.session_id + h.session_id_len, key);
         server = dp_persist_lookup(m_sslIds, key, 0, &m_counters.persistOps);
+        if (server >= 0 && !IsServerUp(static_cast<uint32_t>(server)))
+        {
+            ++m_counters.notFollowedDown;
+            server = -1;
+        }
         if (server >= 0)
             ++m_counters.sslHits;
     }
@@ -579,6 +592,24 @@ WebSwitch::TakeHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint
 int32_t
 WebSwitch::PickServer()
 {
+    EnsurePool();
+    const dp_sched_key_t key{};
+    const int32_t k = dp_sched_pick(m_pool, &key, 0, &m_counters.ruleOps);
+    return k >= 0 ? k : static_cast<int32_t>(m_defaultServer);
+}
+
+uint32_t
+WebSwitch::Usable(uint32_t server)
+{
+    if (IsServerUp(server))
+        return server;
+    ++m_counters.notFollowedDown;
+    return static_cast<uint32_t>(PickServer());
+}
+
+void
+WebSwitch::EnsurePool()
+{
     if (!m_pool)
     {
         dp_sched_config_t cfg{};
@@ -594,9 +625,6 @@ WebSwitch::PickServer()
         }
         dp_sched_build(m_pool, 0, nullptr);
     }
-    const dp_sched_key_t key{};
-    const int32_t k = dp_sched_pick(m_pool, &key, 0, &m_counters.ruleOps);
-    return k >= 0 ? k : static_cast<int32_t>(m_defaultServer);
 }
 
 void
@@ -669,7 +697,10 @@ WebSwitch::ChooseServer(ClientConn& c)
         const dp_persist_cookie_config_t cfg{m_cookieMode == CookieMode::Insert ? DP_PERSIST_COOKIE_INSERT
                                                                                 : DP_PERSIST_COOKIE_PASSIVE,
                                              0};
-        dp_persist_cookie_request(&cfg, named < 0 ? -1 : named, 1, &c.persist, &m_counters.persistOps);
+        const int usable = named >= 0 && IsServerUp(static_cast<uint32_t>(named));
+        if (named >= 0 && !usable)
+            ++m_counters.notFollowedDown;
+        dp_persist_cookie_request(&cfg, named < 0 ? -1 : named, usable, &c.persist, &m_counters.persistOps);
         if (c.persist.actions & DP_PERSIST_REQ_USE_COOKIE_SERVER)
         {
             ++m_counters.cookieHits;
@@ -702,7 +733,7 @@ WebSwitch::RequestComplete(ClientConn& c)
 {
     c.reading = false;
     ++m_counters.requests;
-    const uint32_t server = ChooseServer(c);
+    const uint32_t server = Usable(ChooseServer(c));
     const KeepAliveStrategy ka = m_profile.keepalive;
     const bool boundOpen = c.bound >= 0 && c.sconns[c.bound].state == ServerConn::Open;
 
@@ -1044,6 +1075,213 @@ WebSwitch::ResponseComplete(ClientConn& c)
     if (m_profile.keepalive == KeepAliveStrategy::RstServer && c.bound >= 0 &&
         c.sconns[c.bound].state == ServerConn::Open)
         ResetServer(c, c.bound, false); // Nortel: the client side stays kept alive
+}
+
+// --- server checks -----------------------------------------------------
+
+namespace
+{
+uint64_t
+NowMs()
+{
+    // dp_health counts in ms; times are rounded down the way HAProxy's ticks are
+    return static_cast<uint64_t>(Simulator::Now().GetMilliSeconds());
+}
+} // namespace
+
+void
+WebSwitch::SetHealthCheck(const dp_health_config_t& cfg, const std::string& uri)
+{
+    const bool offered = (cfg.kind == DP_HEALTH_TCP && m_profile.checkPort) ||
+                         (cfg.kind == DP_HEALTH_HTTP && m_profile.checkWebPage) ||
+                         (cfg.kind == DP_HEALTH_CONTENT && m_profile.checkContent);
+    if (!offered)
+        throw std::invalid_argument(m_profile.platform + ": no " + dp_health_kind_name(static_cast<int>(cfg.kind)) +
+                                    " server check (features.fault_tolerance)");
+    dp_health_t probe;
+    if (dp_health_init(&probe, &cfg, 0, 0) != 0)
+        throw std::invalid_argument("server check refused by dp_health_init");
+    if (m_servers.empty())
+        throw std::invalid_argument("server checks need the servers first");
+    m_checkCfg = cfg;
+    m_checkUri = uri;
+    m_health.clear();
+    m_health.resize(m_servers.size());
+}
+
+void
+WebSwitch::StartHealthChecks(Time at)
+{
+    if (m_health.empty())
+        throw std::invalid_argument("no server check set (SetHealthCheck)");
+    EnsurePool();
+    m_checking = true;
+    const uint64_t start = static_cast<uint64_t>(at.GetMilliSeconds());
+    const uint32_t n = static_cast<uint32_t>(m_health.size());
+    std::vector<dp_health_config_t> all(n, m_checkCfg);
+    const uint32_t minInter = dp_health_spread_min_inter(all.data(), n);
+    const uint32_t own = dp_health_initial_interval_ms(&m_checkCfg);
+    for (uint32_t k = 0; k < n; ++k)
+    {
+        const uint64_t first = dp_health_first_check_ms(start, k, n, minInter, own, 0);
+        dp_health_init(&m_health[k].h, &m_checkCfg, start, first);
+        if (m_checkCfg.start == DP_HEALTH_START_DOWN)
+            dp_sched_set_state(m_pool, k, DP_SCHED_DOWN, start, &m_counters.healthOps);
+        Simulator::Schedule(MilliSeconds(static_cast<int64_t>(first)) - Simulator::Now(), &WebSwitch::Probe, this, k);
+    }
+}
+
+bool
+WebSwitch::IsServerUp(uint32_t server) const
+{
+    return !m_checking || m_health.at(server).h.up != 0;
+}
+
+void
+WebSwitch::ProbeSend(uint32_t server, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload, uint16_t len)
+{
+    const Server& srv = m_servers[server];
+    SendTcp(srv.dev, srv.switchIp, m_health[server].localPort, srv.serverIp, m_vport, seq, ack, flags, payload, len);
+}
+
+void
+WebSwitch::Probe(uint32_t server)
+{
+    Health& x = m_health[server];
+    x.active = true;
+    x.open = false;
+    x.headDone = false;
+    x.body.clear();
+    x.localPort = m_nextPort++;
+    m_probeByPort[x.localPort] = server;
+    x.startMs = NowMs();
+    x.next = static_cast<uint32_t>(m_rng());
+    ++m_counters.probes;
+    ProbeSend(server, x.next, 0, kSyn);
+    x.next += 1;
+    x.timeout = Simulator::Schedule(MilliSeconds(dp_health_timeout_ms(&m_checkCfg)), &WebSwitch::ProbeTimeout, this,
+                                    server);
+    Finish();
+}
+
+void
+WebSwitch::ProbeTimeout(uint32_t server)
+{
+    Health& x = m_health[server];
+    if (x.open)
+        ProbeSend(server, x.next, x.serverNext, kRst | kAck); // a slow answer is abandoned
+    const dp_health_result_t r = dp_health_classify(&m_checkCfg, 0, 0, 0, nullptr, 0, &m_counters.healthOps);
+    ProbeEnd(server, r, x.startMs + dp_health_timeout_ms(&m_checkCfg));
+    Finish();
+}
+
+void
+WebSwitch::ProbeSegment(uint32_t server, const std::vector<uint8_t>& f, const dp_parsed_t& p)
+{
+    Health& x = m_health[server];
+    if (!x.active || m_probeByPort[p.dst_port] != server || p.dst_port != x.localPort)
+    {
+        Drop("health_probe_closed", nullptr); // e.g. the server's FIN after the switch's RST
+        return;
+    }
+    const uint8_t* tcp = f.data() + p.l4_offset;
+    const uint32_t seq = Rd32(tcp + 4);
+    const uint8_t flags = p.tcp_flags;
+    const dp_health_config_t& cfg = m_checkCfg;
+    if (flags & kRst)
+    {
+        ProbeEnd(server, dp_health_classify(&cfg, 1, 1, 0, nullptr, 0, &m_counters.healthOps), NowMs());
+        return;
+    }
+    if ((flags & kSyn) && (flags & kAck))
+    {
+        if (x.open)
+            return; // a repeated SYN-ACK
+        x.serverNext = seq + 1;
+        if (cfg.kind == DP_HEALTH_TCP)
+        {
+            // connected: passed, and closed at once (as HAProxy's port check)
+            ProbeSend(server, x.next, x.serverNext, kRst | kAck);
+            ProbeEnd(server, dp_health_classify(&cfg, 1, 0, 0, nullptr, 0, &m_counters.healthOps), NowMs());
+            return;
+        }
+        x.open = true;
+        if (!x.head)
+            x.head.reset(new uint8_t[kHeadCap]);
+        dp_http_config_t hc{m_maxLine, 101};
+        dp_http_init(&x.resp, &hc, x.head.get(), kHeadCap, 1);
+        std::ostringstream host;
+        Ipv4Address(m_servers[server].serverIp).Print(host);
+        const std::string get = "GET " + m_checkUri + " HTTP/1.0\r\nHost: " + host.str() + "\r\n\r\n";
+        ProbeSend(server, x.next, x.serverNext, kAck);
+        ProbeSend(server, x.next, x.serverNext, kAck | kPsh, reinterpret_cast<const uint8_t*>(get.data()),
+                  static_cast<uint16_t>(get.size()));
+        x.next += static_cast<uint32_t>(get.size());
+        return;
+    }
+    if (!x.open)
+        return;
+    const uint8_t* data = f.data() + p.payload_offset;
+    uint32_t len = p.payload_len;
+    if (len > 0 && seq == x.serverNext)
+    {
+        x.serverNext += len;
+        if (!x.headDone)
+        {
+            size_t used = 0;
+            const int rc = dp_http_feed(&x.resp, data, len, &used, &m_counters.healthOps);
+            if (rc < 0)
+            {
+                // not an HTTP answer: a status no range accepts
+                ProbeSend(server, x.next, x.serverNext, kRst | kAck);
+                ProbeEnd(server, dp_health_classify(&cfg, 1, 0, 0, nullptr, 0, &m_counters.healthOps), NowMs());
+                return;
+            }
+            data += used;
+            len -= static_cast<uint32_t>(used);
+            x.headDone = rc == DP_HTTP_DONE;
+            x.bodyLeft = (x.resp.flags & DP_HTTP_F_HAS_LENGTH) ? x.resp.content_length : UINT64_MAX;
+        }
+        if (x.headDone)
+        {
+            const uint32_t take = static_cast<uint32_t>(std::min<uint64_t>(x.bodyLeft, len));
+            x.body.append(reinterpret_cast<const char*>(data), take);
+            x.bodyLeft -= take;
+        }
+    }
+    const bool fin = (flags & kFin) && seq + p.payload_len == x.serverNext;
+    if (fin)
+        x.serverNext += 1;
+    if (fin || (x.headDone && x.bodyLeft == 0))
+    {
+        const uint32_t status = x.headDone ? x.resp.status_code : 0;
+        const dp_health_result_t r =
+            dp_health_classify(&cfg, 1, 0, status, reinterpret_cast<const uint8_t*>(x.body.data()),
+                               static_cast<uint32_t>(x.body.size()), &m_counters.healthOps);
+        ProbeSend(server, x.next, x.serverNext, kRst | kAck);
+        ProbeEnd(server, r, NowMs());
+    }
+    else if (p.payload_len > 0)
+        ProbeSend(server, x.next, x.serverNext, kAck);
+}
+
+void
+WebSwitch::ProbeEnd(uint32_t server, dp_health_result_t result, uint64_t endMs)
+{
+    Health& x = m_health[server];
+    Simulator::Cancel(x.timeout);
+    x.active = false;
+    x.open = false;
+    m_probeByPort.erase(x.localPort);
+    const int change = dp_health_report(&x.h, result, endMs, &m_counters.healthOps);
+    m_probeTrace(server, static_cast<uint32_t>(result), Simulator::Now());
+    if (change != DP_HEALTH_NO_CHANGE)
+    {
+        dp_health_apply_to_sched(change, m_pool, server, endMs, &m_counters.healthOps);
+        m_healthTrace(server, change == DP_HEALTH_WENT_UP, Simulator::Now());
+    }
+    Simulator::Schedule(MilliSeconds(static_cast<int64_t>(x.h.next_check_ms)) - Simulator::Now(), &WebSwitch::Probe,
+                        this, server);
 }
 
 // --- sending -----------------------------------------------------------

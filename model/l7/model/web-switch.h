@@ -40,6 +40,18 @@
 // table). A request whose cookie names a server goes there before any URL
 // rule (dp_persist_cookie_request).
 //
+// Server checks (seed 003 table 6: port, web page, content; the profile's
+// features.fault_tolerance, another kind is refused) on real packets from
+// the switch's own address on each server link: a TCP connect to the
+// service port (SYN-ACK: passed, RST: refused, nothing within the check
+// timeout: timeout), closed by an RST; for HTTP and content checks an
+// HTTP/1.0 GET of the check URI whose status (and body) decide. HAProxy's
+// schedule and rise/fall rules, all of them dp_health's (the interval
+// counts from the previous probe's end; ms ticks). A server that goes down
+// leaves the round-robin pool (dp_health_apply_to_sched); a URL rule, a
+// cookie or a session ID naming a down server is not followed: the pool
+// chooses (a cookie: dp_persist_cookie_request with the server unusable).
+//
 // Not done: retransmission of the switch's own segments (SYN, the request,
 // the 302; the links here are lossless) and of an edited segment (a
 // retransmitted response head would get no Set-Cookie), TCP options (the switch announces
@@ -47,7 +59,7 @@
 // an insert when the head's last line ends in an earlier segment than its
 // blank line (counted as cookie_insert_point_passed, the response passes
 // unedited), HAProxy's removal of a server cookie of the inserted name,
-// health checks; pipelined
+// pipelined
 // requests (bytes after a complete head go unparsed to the same server as
 // the head, whole or cut mid-header); a FIN in the same segment as request
 // bytes (the hosts here send it alone). Kept server connections of a client
@@ -59,6 +71,7 @@
 #include "web-switch-profile.h"
 
 #include "dp_cookie.h"
+#include "dp_health.h"
 #include "dp_http.h"
 #include "dp_ops.h"
 #include "dp_persist.h"
@@ -67,6 +80,7 @@
 #include "dp_splice.h"
 #include "dp_urlrule.h"
 
+#include <ns3/event-id.h>
 #include <ns3/ipv4-address.h>
 #include <ns3/net-device.h>
 #include <ns3/node.h>
@@ -180,6 +194,20 @@ class WebSwitch : public ns3::Object
     /// Connections passed on without persistence, by reason.
     uint64_t ForwardedCount(const std::string& reason) const;
 
+    /// Server checks of kind cfg.kind (DP_HEALTH_TCP, _HTTP or _CONTENT;
+    /// ping is not modelled) on every server, with cfg's interval, timeout,
+    /// rise and fall; uri is the page HTTP and content checks GET. Throws
+    /// std::invalid_argument when the profile lacks the check or
+    /// dp_health refuses cfg. Call after the servers are added.
+    void SetHealthCheck(const dp_health_config_t& cfg, const std::string& uri = "/");
+    /// Starts checking at `at`: server k's first probe at dp_health's
+    /// check phase (dp_health_first_check_ms).
+    void StartHealthChecks(ns3::Time at);
+    bool IsServerUp(uint32_t server) const;
+    const dp_health_t& HealthState(uint32_t server) const { return m_health.at(server).h; }
+    /// (server, up, time): a server left (up = false) or rejoined the pool.
+    typedef void (*HealthTracedCallback)(uint32_t server, bool up, ns3::Time at);
+
     /// Counted refusals and absorbed segments by name.
     uint64_t DropCount(const std::string& reason) const;
     const std::map<std::string, uint64_t>& DropCounts() const { return m_drops; }
@@ -202,6 +230,9 @@ class WebSwitch : public ns3::Object
         uint64_t cookiesLearned = 0;    ///< server cookie values stored (learn)
         uint64_t sslHits = 0;           ///< SSL connections sent where their session ID said
         uint64_t sslLearned = 0;        ///< session IDs stored from ServerHellos
+        uint64_t probes = 0;            ///< server checks made
+        uint64_t notFollowedDown = 0;   ///< requests whose rule, cookie or session ID named a down server
+        dp_ops_t healthOps{};           ///< dp_health
         dp_ops_t persistOps{};          ///< dp_persist (stick table, cookie decisions)
         dp_ops_t httpOps{};             ///< dp_http
         dp_ops_t ruleOps{};             ///< dp_urlrule
@@ -210,6 +241,7 @@ class WebSwitch : public ns3::Object
     };
     const Counters& GetCounters() const { return m_counters; }
 
+    typedef void (*ProbeTracedCallback)(uint32_t server, uint32_t result, ns3::Time end);
     typedef void (*DropTracedCallback)(const std::string& reason, ns3::Ptr<const ns3::Packet> p);
     typedef void (*BindTracedCallback)(const SpliceBinding& b);
 
@@ -275,8 +307,35 @@ class WebSwitch : public ns3::Object
                         ns3::Ptr<const ns3::Packet> pkt);
     /// SSL service: the server's first bytes; when its record is whole, its session ID.
     void ServerHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len);
-    /// The next server of the round-robin pool (dp_sched).
+    /// The next server of the round-robin pool (dp_sched) that is up.
     int32_t PickServer();
+    /// server when it is up, else the pool's choice.
+    uint32_t Usable(uint32_t server);
+    void EnsurePool();
+
+    /// One server's checker and its probe in flight.
+    struct Health
+    {
+        dp_health_t h{};
+        bool active = false;      ///< a probe is in flight
+        bool open = false;        ///< its connection is established (HTTP, content)
+        uint16_t localPort = 0;
+        uint32_t next = 0;        ///< the switch's next sequence number on it
+        uint32_t serverNext = 0;  ///< the server's next byte expected
+        uint64_t startMs = 0;
+        dp_http_t resp{};
+        std::unique_ptr<uint8_t[]> head;
+        std::string body;
+        uint64_t bodyLeft = 0;
+        bool headDone = false;
+        ns3::EventId timeout;
+    };
+    void Probe(uint32_t server);
+    void ProbeSegment(uint32_t server, const std::vector<uint8_t>& f, const dp_parsed_t& p);
+    void ProbeTimeout(uint32_t server);
+    void ProbeEnd(uint32_t server, dp_health_result_t result, uint64_t endMs);
+    void ProbeSend(uint32_t server, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload = nullptr,
+                   uint16_t len = 0);
     void RefuseRequest(ClientConn& c, const std::string& reason, ns3::Ptr<const ns3::Packet> pkt);
     void OpenServer(ClientConn& c, uint32_t server);
     void BindAndSend(ClientConn& c, int idx);
@@ -349,6 +408,13 @@ class WebSwitch : public ns3::Object
     std::vector<uint64_t> m_poolMem;
     dp_sched_t* m_pool = nullptr;
     std::map<std::string, uint64_t> m_forwarded;
+    dp_health_config_t m_checkCfg{};
+    std::string m_checkUri;
+    bool m_checking = false;
+    std::vector<Health> m_health;
+    std::map<uint16_t, uint32_t> m_probeByPort; ///< the switch's probe port -> server
+    ns3::TracedCallback<uint32_t, bool, ns3::Time> m_healthTrace;
+    ns3::TracedCallback<uint32_t, uint32_t, ns3::Time> m_probeTrace;
     std::map<uint64_t, ClientConn> m_clients;                 ///< by (client address, port)
     std::map<uint16_t, uint64_t> m_byLocalPort;               ///< server side -> client key
     uint16_t m_nextPort = 20000;

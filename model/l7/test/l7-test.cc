@@ -10,11 +10,16 @@
 #include <ns3/boolean.h>
 #include <ns3/simulator.h>
 #include <ns3/string.h>
+#include <ns3/error-model.h>
+#include <ns3/pointer.h>
+#include <ns3/uinteger.h>
+#include <ns3/net-device.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -822,4 +827,179 @@ TEST(WebSwitchSsl, AFirstRecordThatIsNoClientHelloIsResetWhenTheProfileSaysSo)
     // connection) finds the connection forgotten: no_session
     EXPECT_EQ(r.drops, (std::map<std::string, uint64_t>{{"no_session", 4}, {"ssl_not_handshake", 2}}));
     EXPECT_EQ(r.forwardedNotHandshake, 0u);
+}
+
+namespace
+{
+/// A server check run on F5's profile (two servers, .gif to 0 and .htm to
+/// 1): the ServerState and Probe traces, and HTTP clients started later.
+struct HealthRun
+{
+    explicit HealthRun(dp_health_kind_t kind, const std::string& uri = "/")
+        : bed("nctu-f5-bigip-ha", {})
+    {
+        dp_health_config_default(&cfg, kind);
+        cfg.inter_ms = 200;
+        cfg.timeout_ms = 50;
+        cfg.rise = 2;
+        cfg.fall = 3;
+        if (kind == DP_HEALTH_CONTENT)
+        {
+            cfg.expect_len = 5;
+            std::memcpy(cfg.expect, "ready", 5);
+        }
+        WebSwitch& w = *bed.bed->Switch();
+        w.SetHealthCheck(cfg, uri);
+        w.TraceConnectWithoutContext("ServerState", ns3::MakeCallback(&HealthRun::State, this));
+        w.TraceConnectWithoutContext("Probe", ns3::MakeCallback(&HealthRun::Result, this));
+        w.StartHealthChecks(ns3::Seconds(0));
+    }
+    void State(uint32_t server, bool up, ns3::Time at) { changes.push_back({server, up, at.GetSeconds()}); }
+    void Result(uint32_t server, uint32_t result, ns3::Time) { ++results[{server, result}]; }
+    uint32_t Count(uint32_t server, uint32_t result) const
+    {
+        auto it = results.find({server, result});
+        return it == results.end() ? 0 : it->second;
+    }
+    /// One HTTP client asking for path at time t.
+    ns3::Ptr<HttpClientApp> ClientAt(double t, const std::string& path)
+    {
+        auto app = ns3::CreateObject<HttpClientApp>();
+        app->AddRequest(HttpClientApp::Get(path, true));
+        bed.bed->ClientNode()->AddApplication(app);
+        app->SetStartTime(ns3::Seconds(t));
+        return app;
+    }
+    template <typename F>
+    void At(double t, F f)
+    {
+        ns3::Simulator::Schedule(ns3::Seconds(t), f);
+    }
+    struct Change
+    {
+        uint32_t server;
+        bool up;
+        double at;
+    };
+    Bed bed;
+    dp_health_config_t cfg{};
+    std::vector<Change> changes;
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> results;
+};
+} // namespace
+
+// HAProxy's rules (core/include/dp/dp_health.h): after a server dies, the
+// first failing probe starts within one interval (the probe cycle of a
+// healthy server: inter plus an answer well under 1 ms); each failure takes
+// d (the timeout when silent, the answer's delay otherwise) and the next
+// probe starts inter (fastinter unset) after the previous one ended; the
+// fall-th failure takes it down. So the detection time lies in
+// [fall*d + (fall-1)*inter, fall*d + (fall-1)*inter + inter + 1 ms). Coming
+// back: the first passing probe starts within one down cycle (inter + the
+// timeout of the failing probes), then rise-1 more, inter apart:
+// [(rise-1)*inter, (rise-1)*inter + inter + timeout + rise ms).
+TEST(WebSwitchHealth, ASilentServerLeavesThePoolWithinTheTcpCheckWindowAndRejoinsAfterRisePasses)
+{
+    HealthRun h(DP_HEALTH_TCP);
+    // server 1's host silent from 1.03 s to 2.5 s: its link drops everything
+    auto em = ns3::CreateObject<ns3::RateErrorModel>();
+    em->SetUnit(ns3::RateErrorModel::ERROR_UNIT_PACKET);
+    em->SetRate(1.0);
+    em->Disable();
+    h.bed.bed->ServerNode(1)->GetDevice(1)->SetAttribute("ReceiveErrorModel", ns3::PointerValue(em));
+    h.At(1.03, [em]() { em->Enable(); });
+    h.At(2.5, [em]() { em->Disable(); });
+    // during the outage the .htm rule's server is down: server 0 answers
+    auto during = h.ClientAt(1.9, "/d/CLASS_100.htm");
+    auto after = h.ClientAt(3.5, "/e/CLASS_100.htm");
+    h.bed.bed->Run();
+    ns3::Simulator::Destroy();
+
+    ASSERT_EQ(h.changes.size(), 2u);
+    EXPECT_EQ(h.changes[0].server, 1u);
+    EXPECT_FALSE(h.changes[0].up);
+    EXPECT_TRUE(h.changes[1].up);
+    const double inter = 0.2, timeout = 0.05, ms = 1e-3;
+    const double detect = h.changes[0].at - 1.03;
+    EXPECT_GE(detect, 3 * timeout + 2 * inter - 1e-9);
+    EXPECT_LT(detect, 3 * timeout + 2 * inter + inter + ms);
+    const double rejoin = h.changes[1].at - 2.5;
+    EXPECT_GE(rejoin, 1 * inter - 1e-9);
+    EXPECT_LT(rejoin, 1 * inter + inter + timeout + 2 * ms);
+    // the C core's closed form agrees with the window above
+    uint64_t lo = 0, hi = 0;
+    ASSERT_EQ(dp_health_detection_window(&h.cfg, 50, &lo, &hi), 0);
+    EXPECT_EQ(lo, 550u);
+    EXPECT_EQ(hi, 750u);
+    // only server 1's probes failed, by timeout; server 0 stayed up
+    EXPECT_EQ(h.Count(0, DP_HEALTH_FAIL_TIMEOUT), 0u);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_TIMEOUT), 3u);
+    EXPECT_GT(h.Count(0, DP_HEALTH_PASSED), 15u);
+    ASSERT_EQ(during->Responses().size(), 1u);
+    EXPECT_EQ(during->Responses()[0].server, "s0");
+    ASSERT_EQ(after->Responses().size(), 1u);
+    EXPECT_EQ(after->Responses()[0].server, "s1");
+    EXPECT_EQ(h.bed.bed->Switch()->GetCounters().notFollowedDown, 1u);
+}
+
+TEST(WebSwitchHealth, ContentCheckTakesAServerDownWhenItsPageLosesTheStringAndBackWhenItReturns)
+{
+    HealthRun h(DP_HEALTH_CONTENT, "/health");
+    for (uint32_t k = 0; k < 2; ++k)
+        h.bed.bed->Server(k)->SetAttribute("HealthBody", ns3::StringValue("status: ready"));
+    auto s1 = h.bed.bed->Server(1);
+    h.At(1.03, [s1]() { s1->SetAttribute("HealthBody", ns3::StringValue("status: maintenance")); });
+    h.At(2.5, [s1]() { s1->SetAttribute("HealthBody", ns3::StringValue("status: ready")); });
+    h.bed.bed->Run();
+    ns3::Simulator::Destroy();
+    ASSERT_EQ(h.changes.size(), 2u);
+    EXPECT_FALSE(h.changes[0].up);
+    EXPECT_EQ(h.changes[0].server, 1u);
+    // an answered probe fails after its round trip (d < 1 ms)
+    const double inter = 0.2, ms = 1e-3;
+    const double detect = h.changes[0].at - 1.03;
+    EXPECT_GE(detect, 2 * inter);
+    EXPECT_LT(detect, 3 * inter + 4 * ms);
+    const double rejoin = h.changes[1].at - 2.5;
+    EXPECT_GE(rejoin, inter);
+    EXPECT_LT(rejoin, 2 * inter + 3 * ms);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_CONTENT), 3u);
+    EXPECT_EQ(h.Count(1, DP_HEALTH_FAIL_STATUS), 0u);
+    EXPECT_EQ(h.Count(0, DP_HEALTH_FAIL_CONTENT), 0u);
+}
+
+TEST(WebSwitchHealth, WebPageCheckFailsOnA503AndOnARefusedConnection)
+{
+    HealthRun h(DP_HEALTH_HTTP, "/index.htm");
+    auto s1 = h.bed.bed->Server(1);
+    h.At(1.03, [s1]() { s1->SetAttribute("Status", ns3::UintegerValue(503)); });
+    h.At(2.0, [s1]() { s1->SetAttribute("Status", ns3::UintegerValue(200)); });
+    h.At(3.03, [s1]() { s1->SetListening(false); });
+    h.bed.bed->Run();
+    ns3::Simulator::Destroy();
+    ASSERT_EQ(h.changes.size(), 3u);
+    EXPECT_FALSE(h.changes[0].up);
+    EXPECT_TRUE(h.changes[1].up);
+    EXPECT_FALSE(h.changes[2].up);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_STATUS), 3u);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_REFUSED), 3u);
+    EXPECT_LT(h.changes[2].at - 3.03, 3 * 0.2 + 4e-3);
+}
+
+TEST(WebSwitchHealth, AProductWithoutTheCheckRefusesIt)
+{
+    // seed 003 table 6: 3Com has no content check (its profile cannot
+    // drive the ns-3 switch: no URL switching); F5's profile without it
+    Bed b("nctu-f5-bigip-ha", {});
+    WebSwitchProfile p = b.bed->Switch()->GetProfile();
+    p.checkContent = false;
+    b.bed->Switch()->SetProfile(p);
+    dp_health_config_t cfg;
+    dp_health_config_default(&cfg, DP_HEALTH_CONTENT);
+    cfg.expect_len = 1;
+    cfg.expect[0] = 'x';
+    EXPECT_THROW(b.bed->Switch()->SetHealthCheck(cfg), std::invalid_argument);
+    dp_health_config_default(&cfg, DP_HEALTH_HTTP);
+    EXPECT_NO_THROW(b.bed->Switch()->SetHealthCheck(cfg));
+    ns3::Simulator::Destroy();
 }

@@ -258,7 +258,23 @@ WebSwitch::Remove(uint64_t key)
         return;
     for (const ServerConn& s : it->second.sconns)
         m_byLocalPort.erase(s.localPort);
+    for (auto* buf : {&it->second.head, &it->second.respHead})
+        if (*buf)
+            m_freeHeads.push_back(std::move(*buf));
     m_clients.erase(it);
+}
+
+std::unique_ptr<uint8_t[]>
+WebSwitch::TakeHeadBuffer()
+{
+    // 16 KB buffers come back from closed connections: a fresh one per
+    // connection and per response parser had cost about 5,000 instructions
+    // a request in malloc (each large allocation consolidates the heap)
+    if (m_freeHeads.empty())
+        return std::unique_ptr<uint8_t[]>(new uint8_t[kHeadCap]);
+    std::unique_ptr<uint8_t[]> b = std::move(m_freeHeads.back());
+    m_freeHeads.pop_back();
+    return b;
 }
 
 void
@@ -362,7 +378,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         c.clientPort = p.src_port;
         c.port = p.dst_port;
         c.tls = m_sslPort != 0 && p.dst_port == m_sslPort;
-        c.head.reset(new uint8_t[kHeadCap]);
+        c.head = TakeHeadBuffer();
         dp_splice_accept(&c.sp, seq, static_cast<uint32_t>(m_rng()), &m_counters.spliceOps);
         ++m_counters.connectionSides;
         ToClient(c, c.sp.vip_isn, seq + 1, kSyn | kAck);
@@ -902,7 +918,7 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
     else if (plen > 0 && fresh)
         ResponseBytes(c, f.data() + p.payload_offset, plen, seq); // read before any edit
     dp_parsed_t q = p;
-    if (c.editPending)
+    if (c.edit)
         ApplyEdit(c, f, q, seq, pkt);
     Rewrite(f, q, m_vip, c.port, c.clientIp, c.clientPort);
     dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &q, &m_counters.spliceOps);
@@ -930,7 +946,7 @@ WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint3
             c.respHeadSeq = endSeq - len;
             c.bodyLeft = 0;
             if (!c.respHead)
-                c.respHead.reset(new uint8_t[kHeadCap]);
+                c.respHead = TakeHeadBuffer();
             dp_http_config_t cfg{m_maxLine, 101};
             dp_http_init(&c.resp, &cfg, c.respHead.get(), kHeadCap, 1);
         }
@@ -1008,11 +1024,12 @@ WebSwitch::ResponseHead(ClientConn& c)
                                                    &m_counters.persistOps);
     if (actions < 0 || !(actions & DP_PERSIST_RESP_INSERT))
         return;
-    if (dp_cookie_insert(&c.resp, m_cookieName.c_str(), InsertedCookieValue(served).c_str(), &c.edit,
+    auto edit = std::make_unique<dp_cookie_edit_t>();
+    if (dp_cookie_insert(&c.resp, m_cookieName.c_str(), InsertedCookieValue(served).c_str(), edit.get(),
                          &m_counters.httpOps) == 0)
     {
-        c.editPending = true;
-        c.editSeq = c.respHeadSeq + c.edit.off;
+        c.editSeq = c.respHeadSeq + edit->off;
+        c.edit = std::move(edit);
     }
 }
 
@@ -1022,17 +1039,17 @@ WebSwitch::ApplyEdit(ClientConn& c, std::vector<uint8_t>& f, dp_parsed_t& p, uin
     const uint32_t plen = p.payload_len;
     if (!dp_splice_after(seq + plen, c.editSeq))
         return false; // its place comes in a later segment
-    c.editPending = false;
+    const std::unique_ptr<dp_cookie_edit_t> e = std::move(c.edit);
     if (dp_splice_after(seq, c.editSeq))
     {
         Drop("cookie_insert_point_passed", pkt); // the head's last line went out in an earlier segment
         return false;
     }
     const size_t len = f.size();
-    f.resize(len + c.edit.ins_len);
+    f.resize(len + e->ins_len);
     size_t outLen = 0;
-    if (dp_splice_edit_frame(&c.sp, DP_SPLICE_S2C, f.data(), len, f.size(), &p, c.editSeq - seq, c.edit.del,
-                             c.edit.ins, c.edit.ins_len, &outLen, &m_counters.spliceOps) != 0)
+    if (dp_splice_edit_frame(&c.sp, DP_SPLICE_S2C, f.data(), len, f.size(), &p, c.editSeq - seq, e->del,
+                             e->ins, e->ins_len, &outLen, &m_counters.spliceOps) != 0)
     {
         f.resize(len);
         Drop("cookie_insert_refused", pkt);
@@ -1043,7 +1060,7 @@ WebSwitch::ApplyEdit(ClientConn& c, std::vector<uint8_t>& f, dp_parsed_t& p, uin
     ++m_counters.rewrites;
     const ServerConn& s = c.sconns[c.bound];
     m_edits.push_back({c.clientPort, s.localPort, s.server, c.editSeq,
-                       std::string(reinterpret_cast<const char*>(c.edit.ins), c.edit.ins_len), Simulator::Now()});
+                       std::string(reinterpret_cast<const char*>(e->ins), e->ins_len), Simulator::Now()});
     return true;
 }
 
@@ -1298,11 +1315,14 @@ WebSwitch::Rewrite(std::vector<uint8_t>& f, const dp_parsed_t& p, uint32_t srcIp
     const uint32_t oldSrc = Rd32(ip + 12), oldDst = Rd32(ip + 16);
     const uint16_t oldSport = Rd16(tcp), oldDport = Rd16(tcp + 2);
     // RFC 1624: each changed field updates the IPv4 header sum and, through
-    // the pseudo-header (addresses) or the header (ports), the TCP sum
+    // the pseudo-header (addresses) or the header (ports), the TCP sum. The
+    // addresses move both sums by the same amount D (eqn. 3: HC' = ~(~HC +
+    // D)), and D = ~HC'ip + HCip, so the TCP sum takes it in one update, as
+    // if a word HC'ip had become HCip: ~(~HCtcp + ~HC'ip + HCip).
+    const uint16_t ipSumBefore = ipSum;
     ipSum = dp_csum_update32(ipSum, oldSrc, srcIp, ops);
     ipSum = dp_csum_update32(ipSum, oldDst, dstIp, ops);
-    tcpSum = dp_csum_update32(tcpSum, oldSrc, srcIp, ops);
-    tcpSum = dp_csum_update32(tcpSum, oldDst, dstIp, ops);
+    tcpSum = dp_csum_update16(tcpSum, ipSum, ipSumBefore, ops);
     tcpSum = dp_csum_update16(tcpSum, oldSport, srcPort, ops);
     tcpSum = dp_csum_update16(tcpSum, oldDport, dstPort, ops);
     Wr32(ip + 12, srcIp);
@@ -1364,25 +1384,43 @@ void
 WebSwitch::Finish()
 {
     const Counters& n = m_counters;
-    const Counters& o = m_priced;
+    // only the priced counts are remembered (a copy of every counter per
+    // packet was a measurable share of the L7 path)
+    const Priced now_{n.packets,
+                      n.connectionSides,
+                      n.httpOps.bytes_parsed,
+                      n.ruleOps.rules_evaluated,
+                      n.ruleOps.bytes_parsed,
+                      n.rewrites};
+    const Priced& o = m_priced;
     const WebSwitchProfile& pr = m_profile;
-    const double cycles =
-        pr.l7PacketCycles * double(Delta(n.packets, o.packets)) +
-        pr.connectionCycles * double(Delta(n.connectionSides, o.connectionSides)) +
-        pr.parseByteCycles * double(Delta(n.httpOps.bytes_parsed, o.httpOps.bytes_parsed)) +
-        pr.ruleCycles * double(Delta(n.ruleOps.rules_evaluated, o.ruleOps.rules_evaluated)) +
-        pr.ruleByteCycles * double(Delta(n.ruleOps.bytes_parsed, o.ruleOps.bytes_parsed)) +
-        pr.rewriteCycles * double(Delta(n.rewrites, o.rewrites));
+    const double cycles = pr.l7PacketCycles * double(Delta(now_.packets, o.packets)) +
+                          pr.connectionCycles * double(Delta(now_.connectionSides, o.connectionSides)) +
+                          pr.parseByteCycles * double(Delta(now_.parsedBytes, o.parsedBytes)) +
+                          pr.ruleCycles * double(Delta(now_.rules, o.rules)) +
+                          pr.ruleByteCycles * double(Delta(now_.ruleBytes, o.ruleBytes)) +
+                          pr.rewriteCycles * double(Delta(now_.rewrites, o.rewrites));
     m_counters.cycles += cycles;
-    m_priced = m_counters;
+    m_priced = now_;
     const Time now = Simulator::Now();
     const Time start = std::max(now, m_busyUntil);
     m_busyUntil = start + (pr.clockHz > 0 ? Seconds(cycles / pr.clockHz) : Time(0));
-    for (auto& [dev, pkt] : m_out)
+    if (m_out.size() == 1)
     {
-        Ptr<NetDevice> d = dev;
-        Ptr<Packet> q = pkt;
+        Ptr<NetDevice> d = m_out[0].first;
+        Ptr<Packet> q = m_out[0].second;
         Simulator::Schedule(m_busyUntil - now, [d, q]() { d->Send(q, d->GetBroadcast(), kIpv4); });
+    }
+    else if (!m_out.empty())
+    {
+        // what one packet's work produced leaves together: one event, the
+        // packets in the order they were made (as separate events at the
+        // same time would run)
+        auto batch = std::make_shared<std::vector<std::pair<Ptr<NetDevice>, Ptr<Packet>>>>(std::move(m_out));
+        Simulator::Schedule(m_busyUntil - now, [batch]() {
+            for (auto& [d, q] : *batch)
+                d->Send(q, d->GetBroadcast(), kIpv4);
+        });
     }
     m_out.clear();
 }

@@ -286,9 +286,10 @@ class WebSwitch : public ns3::Object
         bool serverFinAcked = false; ///< the client acknowledged the server's FIN
         dp_persist_cookie_request_t persist{}; ///< the current request's cookie decision
         uint32_t respHeadSeq = 0;    ///< server space: the current response's first byte
-        bool editPending = false;    ///< an insert waits for the segment holding its place
-        uint32_t editSeq = 0;        ///< server space: where it goes
-        dp_cookie_edit_t edit{};
+        uint32_t editSeq = 0;        ///< server space: where the pending insert goes
+        /// the insert waiting for the segment holding its place (allocated
+        /// only then: the connection stays small for the common case)
+        std::unique_ptr<dp_cookie_edit_t> edit;
         std::vector<uint8_t> respRaw; ///< SSL: the server's first bytes until its record is whole
     };
 
@@ -312,6 +313,9 @@ class WebSwitch : public ns3::Object
     /// server when it is up, else the pool's choice.
     uint32_t Usable(uint32_t server);
     void EnsurePool();
+    /// A request or response head buffer (kHeadCap bytes, not zeroed: dp_http
+    /// writes before it reads), from those of closed connections when any.
+    std::unique_ptr<uint8_t[]> TakeHeadBuffer();
 
     /// One server's checker and its probe in flight.
     struct Health
@@ -422,7 +426,13 @@ class WebSwitch : public ns3::Object
     std::map<std::string, uint64_t> m_drops;
     std::vector<SpliceBinding> m_bindings;
     Counters m_counters;
-    Counters m_priced; ///< counters at the last Finish
+    /// The priced counts at the last Finish.
+    struct Priced
+    {
+        uint64_t packets = 0, connectionSides = 0, parsedBytes = 0, rules = 0, ruleBytes = 0, rewrites = 0;
+    };
+    Priced m_priced;
+    std::vector<std::unique_ptr<uint8_t[]>> m_freeHeads; ///< at most two per connection open at the peak
     std::vector<std::pair<ns3::Ptr<ns3::NetDevice>, ns3::Ptr<ns3::Packet>>> m_out;
     ns3::Time m_busyUntil;
     std::vector<uint8_t> m_frame; ///< the packet being handled, as a frame

@@ -10,7 +10,11 @@
  * record header and handshake type are 22/3.x and 1, the bytes walked are
  * the whole record, and every strictly shorter prefix is MORE; on an
  * error nothing but record_len is reported and at most the record was
- * walked; the bytes after the record never change the result. */
+ * walked; the bytes after the record never change the result. The same
+ * input read as the server's first record (dp_tls_parse_server_hello): on
+ * OK the handshake type is 2, the session ID is the bytes at 44 with its
+ * length at 43, the bytes walked end within the record, and shorter
+ * prefixes are MORE; on an error nothing but record_len is reported. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +58,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rec <= size) {
             CHECK(dp_tls_parse_client_hello(data, rec, &u, NULL) == rc);
             CHECK(memcmp(&t, &u, sizeof t) == 0);
+        }
+    }
+    {
+        dp_tls_server_hello_t sh, sh2;
+        dp_ops_reset(&ops);
+        rc = dp_tls_parse_server_hello(data, size, &sh, &ops);
+        CHECK(rc == DP_TLS_OK || rc == DP_TLS_MORE || rc == DP_TLS_ENOTHANDSHAKE || rc == DP_TLS_ENOTSERVERHELLO ||
+              rc == DP_TLS_EMALFORMED || rc == DP_TLS_EFRAGMENTED);
+        if (rc == DP_TLS_OK) {
+            size_t n;
+            CHECK(sh.record_len <= size && sh.record_len == 5u + be(data + 3, 2) && data[5] == 2);
+            CHECK(sh.session_id_len == data[43] && sh.session_id_len <= 32);
+            CHECK(memcmp(sh.session_id, data + 44, sh.session_id_len) == 0);
+            CHECK(ops.bytes_parsed >= 47u + sh.session_id_len && ops.bytes_parsed <= sh.record_len);
+            for (n = 0; n < sh.record_len; n += 1 + n / 7)
+                CHECK(dp_tls_parse_server_hello(data, n, &sh2, NULL) == DP_TLS_MORE);
+        } else if (rc == DP_TLS_MORE) {
+            CHECK(ops.bytes_parsed == 0 && (size < 5 || sh.record_len > size));
+        } else {
+            CHECK(sh.session_id_len == 0 && ops.bytes_parsed <= (sh.record_len ? sh.record_len : 5u));
         }
     }
     return 0;

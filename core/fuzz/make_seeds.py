@@ -313,6 +313,8 @@ def tls_seeds():
     yield "handbuilt", mv.tls_hello(sid=bytes(range(32)), exts=[(0, mv.tls_sni(b"shop.example")),
                                                                (43, b"\x04\x03\x04\x03\x03")])
     yield "noext", mv.tls_hello(exts=None)
+    # a server's first record (dp_tls_parse_server_hello): OpenSSL's TLS 1.2 ServerHello
+    yield "openssl12-server", bytes.fromhex(mv.OPENSSL_SERVER_HELLO_TLS12)
 
 
 def splice_seeds():

@@ -15,7 +15,8 @@ specifications, not from the C:
   and the documented byte-comparison counts of a naive left-to-right scan;
 - tls: RFC 5246 / 8446 ClientHello walk with every length checked, GREASE
   (RFC 8701) skipped in supported_versions, SNI (RFC 6066), the bytes
-  walked;
+  walked; the ServerHello walk (RFC 5246 7.4.1.3, the 2-byte selected
+  version of RFC 8446), its session ID and the bytes walked;
 - cookies: RFC 6265 Cookie pairs, Set-Cookie name/value, HAProxy's
   insert ("Set-Cookie: N=V; path=/"), rewrite and prefix ("V~") heads;
 - splice: the edited frame with both checksums recomputed in full (0 and
@@ -231,6 +232,58 @@ def rule_eval(kind, icase, pat, path, host):
 
 
 # ---------------------------------------------------------------- tls
+
+def tls_server_parse(d):
+    """(status, fields, bytes walked) of a server's first record: RFC 5246
+    7.4.1.3 ServerHello, RFC 8446 supported_versions (2 bytes), per dp_tls.h."""
+    f = {"rec": 0}
+    if len(d) < 5:
+        return "more", f, 0
+    rlen = struct.unpack("!H", d[3:5])[0]
+    if d[0] != 22 or d[1] != 3:
+        return "not_handshake", f, 0
+    if rlen > 16384:
+        return "malformed", f, 0
+    f["rec"] = 5 + rlen
+    if len(d) < 5 + rlen:
+        return "more", f, 0
+    if rlen < 4:
+        return "malformed", f, 5
+    if d[5] != 2:
+        return "not_server_hello", f, 5
+    hlen = int.from_bytes(d[6:9], "big")
+    if hlen > rlen - 4:
+        return "fragmented", f, 5
+    end, p = 9 + hlen, 9  # messages after the ServerHello are not read
+    if end - p < 34:
+        return "malformed", f, 9
+    f["rv"], f["sv"] = struct.unpack("!H", d[1:3])[0], struct.unpack("!H", d[9:11])[0]
+    f["sel"] = f["sv"]
+    p += 34
+    if end - p < 1 or d[p] > 32 or end - p - 1 < d[p]:
+        return "malformed", {"rec": f["rec"]}, p
+    f["sid"] = d[p + 1:p + 1 + d[p]]
+    p += 1 + d[p]
+    if end - p < 3:
+        return "malformed", {"rec": f["rec"]}, p
+    f["cs"] = struct.unpack("!H", d[p:p + 2])[0]
+    p += 3
+    if p == end:
+        return "ok", f, p
+    if end - p < 2 or struct.unpack("!H", d[p:p + 2])[0] != end - p - 2:
+        return "malformed", {"rec": f["rec"]}, p
+    p += 2
+    while p < end:
+        if end - p < 4:
+            return "malformed", {"rec": f["rec"]}, p
+        t, el = struct.unpack("!HH", d[p:p + 4])
+        if end - p - 4 < el or (t == 43 and el != 2):
+            return "malformed", {"rec": f["rec"]}, p
+        if t == 43:
+            f["sel"] = struct.unpack("!H", d[p + 4:p + 6])[0]
+        p += 4 + el
+    return "ok", f, p
+
 
 def tls_parse(d):
     """(status, fields, bytes walked) per dp_tls.h."""
@@ -492,6 +545,17 @@ def check_l7(vdir, lines, vector_lines, check_ops, Lines, fail):
             if got != expect:
                 fail("l7: %r, python says %r" % (got[:200], expect[:200]))
             check_ops("l7 tls", body.next("ops"), "ops", {"bytes_parsed": walked})
+        elif op == "tlssrv":
+            d = unhex(w[1])
+            st, f, walked = tls_server_parse(d)
+            expect = "tlssrv %s -> %s rec=%d" % (w[1], st, f["rec"])
+            if st == "ok":
+                expect += " rv=%04x sv=%04x sel=%04x cs=%04x sid=%s" % (f["rv"], f["sv"], f["sel"], f["cs"],
+                                                                       hx(f["sid"]))
+            got = body.next(expect)
+            if got != expect:
+                fail("l7: %r, python says %r" % (got[:200], expect[:200]))
+            check_ops("l7 tlssrv", body.next("ops"), "ops", {"bytes_parsed": walked})
         elif op == "cookie":
             name, val = w[1].encode(), unhex(w[2])
             rc, off, ln, walked = cookie_find(val, name) if cookie_text_ok(name, True) else (-1, 0, 0, 0)

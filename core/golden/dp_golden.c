@@ -1264,6 +1264,23 @@ static void run_l7(const char *dir)
             }
             printf("\n");
             print_ops("ops", &ops);
+        } else if (strcmp(op, "tlssrv") == 0) {
+            dp_tls_server_hello_t t;
+            int rc;
+            if (sscanf(line, "%*s %8191s", a1) != 1 || (n = unhex(a1, msg, sizeof msg)) < 0)
+                fail("l7.txt", line);
+            rc = dp_tls_parse_server_hello(msg, (size_t)n, &t, &ops);
+            printf("tlssrv %s -> %s rec=%lu", a1, dp_tls_status_name(rc), (unsigned long)t.record_len);
+            if (rc == DP_TLS_OK) {
+                printf(" rv=%04x sv=%04x sel=%04x cs=%04x sid=", t.record_version, t.server_version,
+                       t.selected_version, t.cipher_suite);
+                if (t.session_id_len)
+                    print_hex(t.session_id, t.session_id_len);
+                else
+                    printf("-");
+            }
+            printf("\n");
+            print_ops("ops", &ops);
         } else if (strcmp(op, "cookie") == 0) {
             uint32_t off = 0, len = 0;
             int rc;

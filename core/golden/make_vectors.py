@@ -1007,6 +1007,25 @@ OPENSSL_HELLO_TLS13 = (
     "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
     "000000000000000000000000000000000000000000000000000000000000000000")
 
+# The first record of an OpenSSL 3.0.19 TLS 1.2 server (Python 3.11's ssl
+# module, server and client over MemoryBIOs, a self-signed RSA 2048
+# certificate, OP_NO_TICKET): its ServerHello alone, with the 32-byte
+# session ID it chose. Kept for the same reason.
+OPENSSL_SERVER_HELLO_TLS12 = (
+    "160303005d020000590303a8f787e3d61b6b301dea5b5f9b4be7c895cc6f41203685c57070102382a0c55720"
+    "26978ee52e5bc22cc6941e1fb527a4ee566844f958be0a22591c5b546610edafc030000011ff01000100000b"
+    "00040300010200170000")
+
+
+def tls_server_hello(sid=b"", exts=None, after=b"", version=0x0303):
+    """A ServerHello record from RFC 5246 7.4.1.3 / RFC 8446 4.1.3, then `after` in the same record."""
+    body = struct.pack("!H", version) + bytes(range(0x50, 0x70)) + bytes([len(sid)]) + sid + b"\x13\x01\x00"
+    if exts is not None:
+        e = b"".join(struct.pack("!HH", t, len(d)) + d for t, d in exts)
+        body += struct.pack("!H", len(e)) + e
+    hs = b"\x02" + struct.pack("!I", len(body))[1:] + body + after
+    return struct.pack("!BHH", 22, 0x0303, len(hs)) + hs
+
 
 def tls_hello(sid=b"", suites=b"\x00\x2f\xc0\x2b", comp=b"\x00", exts=None, client_version=0x0303,
               record_version=0x0301):
@@ -1132,6 +1151,22 @@ def l7_vectors():
     bad.append(struct.pack("!BHH", 22, 0x0301, 3) + b"\x01\x00\x00")
     for data in tls + bad + [good[:n] for n in (0, 4, 5, 60, len(good) - 1)] + [good + b"\x17\x03\x03"]:
         out.append("tls %s" % (data.hex() or "-"))
+
+    out.append("# tlssrv RECORD-HEX (the server's first record)")
+    sgood = tls_server_hello(sid=bytes(range(32)), exts=[(43, b"\x03\x04"), (0xff01, b"\x00")])
+    srv = [bytes.fromhex(OPENSSL_SERVER_HELLO_TLS12), sgood, tls_server_hello(),
+           tls_server_hello(sid=b"\x07" * 16, after=b"\x0b\x00\x00\x03\x00\x00\x00"),
+           tls_server_hello(exts=[(43, b"\x03\x04\x00")]), tls_server_hello(exts=[(1, b"\x00" * 9)])]
+    for at, v in ((0, 21), (1, 2), (5, 1), (43, 33), (8, None)):
+        b = bytearray(sgood)
+        b[at] = v if v is not None else (b[at] + 1) & 255
+        srv.append(bytes(b))
+    b = bytearray(sgood)
+    b[44 + 32 + 3 + 1] ^= 1  # the extensions block length, off by one
+    srv.append(bytes(b))
+    # prefixes are MORE; a ClientHello is no ServerHello
+    for data in srv + [sgood[:n] for n in (0, 5, 40, len(sgood) - 1)] + [tls[0]]:
+        out.append("tlssrv %s" % (data.hex() or "-"))
 
     out.append("# cookie NAME COOKIE-HEADER-VALUE-HEX | setcookie learn|insert|rewrite|prefix NAME VALUE RESPONSE-HEX")
     for name, v in (("SRV", b"SRV=s1; x=2"), ("SRV", b"a=1;SRV = s2 ;SRV=s3"), ("SRV", b"srv=s1; SRVX=2"),

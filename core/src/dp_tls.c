@@ -141,6 +141,99 @@ done:
     return rc;
 }
 
+static int server_hello(const uint8_t *d, uint32_t end, dp_tls_server_hello_t *h, uint32_t *pos)
+{
+    uint32_t p = 9, n;
+    if (end - p < 34)
+        return DP_TLS_EMALFORMED;
+    h->server_version = h->selected_version = rd16(d + p);
+    p += 34;
+    *pos = p;
+    if (end - p < 1 || (n = d[p]) > DP_TLS_MAX_SESSION_ID || end - p - 1 < n)
+        return DP_TLS_EMALFORMED;
+    h->session_id_len = (uint8_t)n;
+    memcpy(h->session_id, d + p + 1, n);
+    p += 1 + n;
+    *pos = p;
+    /* cipher_suite and compression_method */
+    if (end - p < 3)
+        return DP_TLS_EMALFORMED;
+    h->cipher_suite = rd16(d + p);
+    p += 3;
+    *pos = p;
+    if (p == end)
+        return DP_TLS_OK;
+    if (end - p < 2 || (n = rd16(d + p)) != end - p - 2)
+        return DP_TLS_EMALFORMED;
+    p += 2;
+    *pos = p;
+    while (p < end) {
+        uint32_t type, elen;
+        if (end - p < 4 || (elen = rd16(d + p + 2)) > end - p - 4)
+            return DP_TLS_EMALFORMED;
+        type = rd16(d + p);
+        if (type == 43) {
+            if (elen != 2)
+                return DP_TLS_EMALFORMED;
+            h->selected_version = rd16(d + p + 4);
+        }
+        p += 4 + elen;
+        *pos = p;
+    }
+    return DP_TLS_OK;
+}
+
+int dp_tls_parse_server_hello(const uint8_t *data, size_t len, dp_tls_server_hello_t *out, dp_ops_t *ops)
+{
+    uint32_t rlen, hlen, pos = 0;
+    int rc;
+    if ((!data && len) || !out)
+        return DP_TLS_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (len < 5)
+        return DP_TLS_MORE;
+    rlen = rd16(data + 3);
+    if (data[0] != 22 || data[1] != 3) {
+        rc = DP_TLS_ENOTHANDSHAKE;
+        goto done;
+    }
+    if (rlen > DP_TLS_MAX_RECORD) {
+        rc = DP_TLS_EMALFORMED;
+        goto done;
+    }
+    out->record_len = 5 + rlen;
+    if (len < 5 + (size_t)rlen)
+        return DP_TLS_MORE;
+    out->record_version = rd16(data + 1);
+    pos = 5;
+    if (rlen < 4) {
+        rc = DP_TLS_EMALFORMED;
+        goto done;
+    }
+    if (data[5] != 2) {
+        rc = DP_TLS_ENOTSERVERHELLO;
+        goto done;
+    }
+    hlen = ((uint32_t)data[6] << 16) | rd16(data + 7);
+    if (hlen > rlen - 4) {
+        rc = DP_TLS_EFRAGMENTED;
+        goto done;
+    }
+    /* messages after the ServerHello in the same record are the server's
+     * next ones (Certificate, ...): not read */
+    pos = 9;
+    rc = server_hello(data, 9 + hlen, out, &pos);
+done:
+    if (rc != DP_TLS_OK) {
+        uint32_t keep = out->record_len;
+        memset(out, 0, sizeof *out);
+        out->record_len = keep;
+    }
+    if (ops)
+        ops->bytes_parsed += pos;
+    return rc;
+}
+
 const char *dp_tls_status_name(int rc)
 {
     switch (rc) {
@@ -151,6 +244,7 @@ const char *dp_tls_status_name(int rc)
     case DP_TLS_ENOTHELLO: return "not_client_hello";
     case DP_TLS_EMALFORMED: return "malformed";
     case DP_TLS_EFRAGMENTED: return "fragmented";
+    case DP_TLS_ENOTSERVERHELLO: return "not_server_hello";
     default: return "unknown";
     }
 }

@@ -230,4 +230,124 @@ TEST(Tls, EveryLengthFieldIsChecked)
     EXPECT_EQ(ops.bytes_parsed, 43u); // record, handshake header, version, random
 }
 
+// A full TLS 1.2 handshake and a resumption attempt by OpenSSL 3.0.19
+// through Python 3.11's ssl module, client and server in one process over
+// MemoryBIOs (server: a self-signed RSA 2048 certificate, OP_NO_TICKET,
+// maximum_version TLS 1.2): the server's first record (its ServerHello
+// alone) and the second connection's ClientHello, which offers the session
+// ID the first ServerHello chose. Random bytes are fresh each run: the
+// bytes are committed here.
+const char *kOpenSslServerHello12 =
+    "160303005d020000590303a8f787e3d61b6b301dea5b5f9b4be7c895cc6f41203685c57070102382a0c5572026978ee5"
+    "2e5bc22cc6941e1fb527a4ee566844f958be0a22591c5b546610edafc030000011ff01000100000b0004030001020017"
+    "0000";
+const char *kOpenSslFirstHello12 =
+    "16030100b1010000ad030341adb575817636296570a2757fdd785721c8e583fcc05f7e257d3561fb80fcb300001ec02c"
+    "c030c02bc02fcca9cca8c024c028c023c027009f009e006b006700ff0100006600000014001200000f7777772e657861"
+    "6d706c652e636f6d000b000403000102000a000c000a001d0017001e001900180016000000170000000d002a00280403"
+    "05030603080708080809080a080b080408050806040105010601030303010302040205020602";
+const char *kOpenSslResumingHello12 =
+    "16030100d1010000cd03030760d96903256c448a77f9c725d262cf0a1ca4319837078e4217fd459aa68a212026978ee5"
+    "2e5bc22cc6941e1fb527a4ee566844f958be0a22591c5b546610edaf001ec02cc030c02bc02fcca9cca8c024c028c023"
+    "c027009f009e006b006700ff0100006600000014001200000f7777772e6578616d706c652e636f6d000b000403000102"
+    "000a000c000a001d0017001e001900180016000000170000000d002a0028040305030603080708080809080a080b0804"
+    "08050806040105010601030303010302040205020602";
+
+// A ServerHello record from its fields (RFC 5246 7.4.1.3), optionally
+// followed in the same record by more handshake bytes.
+std::vector<uint8_t> ServerHelloRecord(const std::vector<uint8_t> &sid, const std::vector<uint8_t> *ext,
+                                       const std::vector<uint8_t> &after = {})
+{
+    std::vector<uint8_t> b = {0x03, 0x03};
+    for (int i = 0; i < 32; i++)
+        b.push_back(uint8_t(0x50 + i));
+    b.push_back(uint8_t(sid.size()));
+    b.insert(b.end(), sid.begin(), sid.end());
+    b.insert(b.end(), {0x13, 0x01, 0x00});
+    if (ext) {
+        Put16(b, ext->size());
+        b.insert(b.end(), ext->begin(), ext->end());
+    }
+    std::vector<uint8_t> r = {22, 3, 3};
+    Put16(r, 4 + b.size() + after.size());
+    r.push_back(2);
+    r.push_back(0);
+    Put16(r, b.size());
+    r.insert(r.end(), b.begin(), b.end());
+    r.insert(r.end(), after.begin(), after.end());
+    return r;
+}
+
+TEST(TlsServerHello, RealOpenSslServerHelloGivesTheSessionIdItsClientOffersNext)
+{
+    const std::vector<uint8_t> sh = Unhex(kOpenSslServerHello12), ch1 = Unhex(kOpenSslFirstHello12),
+                               ch2 = Unhex(kOpenSslResumingHello12);
+    dp_tls_server_hello_t s;
+    dp_tls_hello_t c1, c2;
+    dp_ops_t ops = {};
+    ASSERT_EQ(dp_tls_parse_server_hello(sh.data(), sh.size(), &s, &ops), DP_TLS_OK);
+    // by offset (RFC 5246: 5 + 4 header bytes, version, 32 random bytes,
+    // then the length byte at 43)
+    ASSERT_EQ(s.session_id_len, sh[43]);
+    EXPECT_EQ(s.session_id_len, 32);
+    EXPECT_EQ(std::memcmp(s.session_id, sh.data() + 44, 32), 0);
+    EXPECT_EQ(s.server_version, 0x0303);
+    EXPECT_EQ(s.selected_version, 0x0303);
+    EXPECT_EQ(s.cipher_suite, 0xc030); // TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+    EXPECT_EQ(s.record_len, sh.size());
+    EXPECT_EQ(ops.bytes_parsed, sh.size());
+    for (size_t n = 0; n < sh.size(); ++n)
+        EXPECT_EQ(dp_tls_parse_server_hello(sh.data(), n, &s, nullptr), DP_TLS_MORE) << n;
+    // the first ClientHello offered nothing; the second offers that ID
+    ASSERT_EQ(Parse(ch1, &c1), DP_TLS_OK);
+    EXPECT_EQ(c1.session_id_len, 0);
+    ASSERT_EQ(Parse(ch2, &c2), DP_TLS_OK);
+    ASSERT_EQ(dp_tls_parse_server_hello(sh.data(), sh.size(), &s, nullptr), DP_TLS_OK);
+    ASSERT_EQ(c2.session_id_len, 32);
+    EXPECT_EQ(std::memcmp(c2.session_id, s.session_id, 32), 0);
+    // a ClientHello is no ServerHello, and the other way round
+    EXPECT_EQ(dp_tls_parse_server_hello(ch2.data(), ch2.size(), &s, nullptr), DP_TLS_ENOTSERVERHELLO);
+    EXPECT_EQ(Parse(sh, &c1), DP_TLS_ENOTHELLO);
+}
+
+TEST(TlsServerHello, LengthsAreCheckedAgainstTheirContainers)
+{
+    dp_tls_server_hello_t s;
+    const std::vector<uint8_t> sid(32, 0x77);
+    // no extensions; then a Certificate message after it in the record
+    std::vector<uint8_t> r = ServerHelloRecord(sid, nullptr);
+    ASSERT_EQ(dp_tls_parse_server_hello(r.data(), r.size(), &s, nullptr), DP_TLS_OK);
+    EXPECT_EQ(s.cipher_suite, 0x1301);
+    const std::vector<uint8_t> cert = {11, 0, 0, 3, 0, 0, 0};
+    r = ServerHelloRecord(sid, nullptr, cert);
+    dp_ops_t ops = {};
+    ASSERT_EQ(dp_tls_parse_server_hello(r.data(), r.size(), &s, &ops), DP_TLS_OK);
+    EXPECT_EQ(ops.bytes_parsed, r.size() - cert.size());
+    // TLS 1.3: supported_versions holds the selected version
+    const std::vector<uint8_t> sv = {0x00, 0x2b, 0x00, 0x02, 0x03, 0x04};
+    r = ServerHelloRecord(sid, &sv);
+    ASSERT_EQ(dp_tls_parse_server_hello(r.data(), r.size(), &s, nullptr), DP_TLS_OK);
+    EXPECT_EQ(s.selected_version, 0x0304);
+    EXPECT_EQ(s.server_version, 0x0303);
+    // supported_versions of 3 bytes; an extension running past its block;
+    // a session ID of 33 bytes; a hello longer than its record
+    const std::vector<uint8_t> sv3 = {0x00, 0x2b, 0x00, 0x03, 0x03, 0x04, 0x00};
+    r = ServerHelloRecord(sid, &sv3);
+    EXPECT_EQ(dp_tls_parse_server_hello(r.data(), r.size(), &s, nullptr), DP_TLS_EMALFORMED);
+    const std::vector<uint8_t> over = {0xff, 0x01, 0x00, 0x09, 0x00};
+    r = ServerHelloRecord(sid, &over);
+    EXPECT_EQ(dp_tls_parse_server_hello(r.data(), r.size(), &s, nullptr), DP_TLS_EMALFORMED);
+    EXPECT_EQ(s.session_id_len, 0); // nothing but record_len on an error
+    EXPECT_EQ(s.record_len, r.size());
+    r = ServerHelloRecord(std::vector<uint8_t>(33, 1), nullptr);
+    EXPECT_EQ(dp_tls_parse_server_hello(r.data(), r.size(), &s, nullptr), DP_TLS_EMALFORMED);
+    r = ServerHelloRecord(sid, nullptr);
+    r[8] = uint8_t(r[8] + 1);
+    EXPECT_EQ(dp_tls_parse_server_hello(r.data(), r.size(), &s, nullptr), DP_TLS_EFRAGMENTED);
+    // an alert record, an SSLv2 start
+    const std::vector<uint8_t> alert = {21, 3, 3, 0, 2, 2, 40};
+    EXPECT_EQ(dp_tls_parse_server_hello(alert.data(), alert.size(), &s, nullptr), DP_TLS_ENOTHANDSHAKE);
+    EXPECT_STREQ(dp_tls_status_name(DP_TLS_ENOTSERVERHELLO), "not_server_hello");
+}
+
 } // namespace

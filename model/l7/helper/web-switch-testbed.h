@@ -46,6 +46,9 @@ class WebSwitchTestbed
     ns3::Ptr<WebSwitch> Switch() const { return m_switch; }
     ns3::Ptr<HttpClientApp> Client(uint32_t i) const { return m_clients[i]; }
     ns3::Ptr<HttpServerApp> Server(uint32_t k) const { return m_servers[k]; }
+    /// The hosts, for more applications (e.g. TLS on port 443).
+    ns3::Ptr<ns3::Node> ClientNode() const { return m_nodes.Get(0); }
+    ns3::Ptr<ns3::Node> ServerNode(uint32_t k) const { return m_nodes.Get(2 + k); }
 
   private:
     WebSwitchTestbedConfig m_config;

@@ -6,6 +6,8 @@
 #include <ns3/simulator.h>
 #include <ns3/tcp-socket-factory.h>
 #include <ns3/uinteger.h>
+#include <ns3/boolean.h>
+#include <ns3/string.h>
 
 #include <algorithm>
 #include <cctype>
@@ -45,19 +47,30 @@ Lower(std::string s)
     return s;
 }
 
-/// The value of header name (lower case) in head, "" when absent.
+/// The values of every header called name (lower case) in head, in order.
+std::vector<std::string>
+HeaderValues(const std::string& head, const std::string& name)
+{
+    std::vector<std::string> out;
+    const std::string low = Lower(head);
+    for (size_t at = low.find("\n" + name + ":"); at != std::string::npos;
+         at = low.find("\n" + name + ":", at + 1))
+    {
+        size_t v = at + name.size() + 2;
+        while (v < head.size() && head[v] == ' ')
+            ++v;
+        const size_t end = head.find_first_of("\r\n", v);
+        out.push_back(head.substr(v, end - v));
+    }
+    return out;
+}
+
+/// The value of the first header called name (lower case), "" when absent.
 std::string
 HeaderValue(const std::string& head, const std::string& name)
 {
-    const std::string low = Lower(head);
-    const size_t at = low.find("\n" + name + ":");
-    if (at == std::string::npos)
-        return "";
-    size_t v = at + name.size() + 2;
-    while (v < head.size() && head[v] == ' ')
-        ++v;
-    const size_t end = head.find_first_of("\r\n", v);
-    return head.substr(v, end - v);
+    const auto all = HeaderValues(head, name);
+    return all.empty() ? "" : all.front();
 }
 } // namespace
 
@@ -79,7 +92,18 @@ HttpServerApp::GetTypeId()
                                           MakeUintegerChecker<uint32_t>())
                             .AddAttribute("DefaultBodyBytes", "Body size when the path names none.",
                                           UintegerValue(1000), MakeUintegerAccessor(&HttpServerApp::m_defaultBody),
-                                          MakeUintegerChecker<uint64_t>());
+                                          MakeUintegerChecker<uint64_t>())
+                            .AddAttribute("SessionCookie",
+                                          "Name of the session cookie a request without it is given "
+                                          "(Set-Cookie: <name>=s<k>-<n>; path=/); \"\" = none.",
+                                          StringValue(""), MakeStringAccessor(&HttpServerApp::m_sessionCookie),
+                                          MakeStringChecker())
+                            .AddAttribute("Status", "Status code of every answer.", UintegerValue(200),
+                                          MakeUintegerAccessor(&HttpServerApp::m_status),
+                                          MakeUintegerChecker<uint32_t>(100, 599))
+                            .AddAttribute("HealthBody", "Body of the page \"/health\" (\"\" = none: a generated one).",
+                                          StringValue(""), MakeStringAccessor(&HttpServerApp::m_healthBody),
+                                          MakeStringChecker());
     return tid;
 }
 
@@ -90,6 +114,18 @@ HttpServerApp::RequestsPerConnection() const
     for (const auto& [s, c] : m_conns)
         out[c.index] = c.served;
     return out;
+}
+
+void
+HttpServerApp::SetListening(bool on)
+{
+    if (!on && m_listen)
+    {
+        m_listen->Close();
+        m_listen = nullptr;
+    }
+    else if (on && !m_listen)
+        StartApplication();
 }
 
 void
@@ -147,12 +183,24 @@ HttpServerApp::Read(Ptr<Socket> s)
         const std::string conn = Lower(HeaderValue(head, "connection"));
         c.closeAfter = conn.find("close") != std::string::npos ||
                        (http10 && conn.find("keep-alive") == std::string::npos);
-        const uint64_t n = HttpBodyBytesOfPath(path, m_defaultBody);
-        std::string resp = "HTTP/1.1 200 OK\r\nServer: s" + std::to_string(m_serverId) +
-                           "\r\nContent-Length: " + std::to_string(n) + "\r\n" +
+        const bool health = !m_healthBody.empty() && path == "/health";
+        const uint64_t n = health ? m_healthBody.size() : HttpBodyBytesOfPath(path, m_defaultBody);
+        const std::string cookie = HeaderValue(head, "cookie");
+        m_cookies.push_back(cookie);
+        std::string setCookie;
+        if (!m_sessionCookie.empty() && ("; " + cookie).find("; " + m_sessionCookie + "=") == std::string::npos)
+            setCookie = "Set-Cookie: " + m_sessionCookie + "=s" + std::to_string(m_serverId) + "-" +
+                        std::to_string(++m_sessions) + "; path=/\r\n";
+        const std::string reason = m_status == 200 ? "OK" : m_status == 503 ? "Service Unavailable" : "Status";
+        std::string resp = "HTTP/1.1 " + std::to_string(m_status) + " " + reason + "\r\nServer: s" +
+                           std::to_string(m_serverId) +
+                           "\r\nContent-Length: " + std::to_string(n) + "\r\n" + setCookie +
                            (c.closeAfter ? "Connection: close\r\n" : "") + "\r\n";
-        for (uint64_t i = 0; i < n; ++i)
-            resp.push_back(static_cast<char>(HttpBodyByte(m_serverId, path.size(), i)));
+        if (health)
+            resp += m_healthBody;
+        else
+            for (uint64_t i = 0; i < n; ++i)
+                resp.push_back(static_cast<char>(HttpBodyByte(m_serverId, path.size(), i)));
         c.out += resp;
         ++m_requests;
         ++c.served;
@@ -209,7 +257,11 @@ HttpClientApp::GetTypeId()
                                           "A request not answered this long after it started ends the client "
                                           "(connection closed); 0 = wait for ever.",
                                           TimeValue(Time(0)), MakeTimeAccessor(&HttpClientApp::m_giveUpAfter),
-                                          MakeTimeChecker());
+                                          MakeTimeChecker())
+                            .AddAttribute("Cookies",
+                                          "Keep the cookies responses set and send them on later requests.",
+                                          BooleanValue(false), MakeBooleanAccessor(&HttpClientApp::m_useCookies),
+                                          MakeBooleanChecker());
     return tid;
 }
 
@@ -272,6 +324,7 @@ HttpClientApp::SendPiece(uint32_t piece, uint32_t offset)
     const Request& r = m_requests[m_next];
     if (piece == 0)
     {
+        m_sending = RequestBytes();
         m_in.clear();
         m_headDone = false;
         const size_t sp1 = r.bytes.find(' ');
@@ -281,9 +334,9 @@ HttpClientApp::SendPiece(uint32_t piece, uint32_t offset)
             Simulator::Schedule(m_giveUpAfter, &HttpClientApp::GiveUp, this, m_next,
                                 static_cast<uint32_t>(m_responses.size()));
     }
-    const uint32_t total = static_cast<uint32_t>(r.bytes.size());
+    const uint32_t total = static_cast<uint32_t>(m_sending.size());
     const uint32_t n = piece < r.pieces.size() ? std::min(r.pieces[piece], total - offset) : total - offset;
-    m_socket->Send(reinterpret_cast<const uint8_t*>(r.bytes.data()) + offset, n, 0);
+    m_socket->Send(reinterpret_cast<const uint8_t*>(m_sending.data()) + offset, n, 0);
     if (offset + n < total)
         Simulator::Schedule(m_gap, &HttpClientApp::SendPiece, this, piece + 1, offset + n);
 }
@@ -311,6 +364,15 @@ HttpClientApp::Read(Ptr<Socket> s)
                 m_current.server = HeaderValue(head, "server");
                 m_bodyLeft = std::strtoull(HeaderValue(head, "content-length").c_str(), nullptr, 10);
                 m_closeAfter = Lower(HeaderValue(head, "connection")).find("close") != std::string::npos;
+                m_current.setCookies = HeaderValues(head, "set-cookie");
+                if (m_useCookies)
+                    for (const std::string& sc : m_current.setCookies)
+                    {
+                        const size_t eq = sc.find('=');
+                        const size_t end = sc.find(';');
+                        if (eq != std::string::npos && eq < end)
+                            m_jar[sc.substr(0, eq)] = sc.substr(eq + 1, end == std::string::npos ? end : end - eq - 1);
+                    }
             }
             const uint64_t take = std::min<uint64_t>(m_bodyLeft, m_in.size());
             const uint32_t server =
@@ -347,6 +409,19 @@ HttpClientApp::ResponseDone()
         return;
     }
     Simulator::ScheduleNow(&HttpClientApp::SendPiece, this, 0, 0);
+}
+
+std::string
+HttpClientApp::RequestBytes() const
+{
+    std::string bytes = m_requests[m_next].bytes;
+    if (!m_useCookies || m_jar.empty() || bytes.size() < 4 || bytes.compare(bytes.size() - 4, 4, "\r\n\r\n") != 0)
+        return bytes;
+    std::string cookie = "Cookie: ";
+    for (auto it = m_jar.begin(); it != m_jar.end(); ++it)
+        cookie += (it == m_jar.begin() ? "" : "; ") + it->first + "=" + it->second;
+    bytes.insert(bytes.size() - 2, cookie + "\r\n");
+    return bytes;
 }
 
 void

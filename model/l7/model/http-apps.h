@@ -18,6 +18,21 @@
 // the same request again (the web switch's keep-alive redirect). With
 // GiveUpAfter set, a request not answered that long after it started ends
 // the client: it closes the connection (a FIN) and sends nothing more.
+//
+// Cookies (seed 003 section 5.6): with the server's SessionCookie set, a
+// request without that cookie starts a session: the answer sets
+// "<name>=s<k>-<n>; path=/" (n counts the server's sessions), as an ASP
+// page sets its session cookie. With the client's Cookies set, the client
+// keeps every Set-Cookie it receives (name=value, the last one of a name
+// wins) and sends them all in a Cookie header on each later request, on
+// whatever connection, as a browser does (RFC 6265 5.4, attributes not
+// checked: one host, path=/).
+//
+// For the switch's server checks the server answers with its Status
+// attribute's code (a 503 takes a web-page check down), serves HealthBody
+// for the path "/health" when set (a content check searches it), and
+// SetListening(false) closes its listening socket (the service gone, the
+// host up: connections refused by an RST) until SetListening(true).
 #ifndef ROUTERTWIN_HTTP_APPS_H
 #define ROUTERTWIN_HTTP_APPS_H
 
@@ -52,6 +67,10 @@ class HttpServerApp : public ns3::Application
     const std::vector<std::string>& Paths() const { return m_paths; }
     /// Requests served per accepted connection, in order of acceptance.
     std::vector<uint32_t> RequestsPerConnection() const;
+    /// Closes (false) or opens again (true) the listening socket.
+    void SetListening(bool on);
+    /// The Cookie header of each request served, in order ("" when none).
+    const std::vector<std::string>& Cookies() const { return m_cookies; }
 
   private:
     struct Conn
@@ -72,6 +91,11 @@ class HttpServerApp : public ns3::Application
     uint16_t m_port = 80;
     uint32_t m_serverId = 0;
     uint64_t m_defaultBody = 1000;
+    std::string m_sessionCookie;
+    uint32_t m_sessions = 0;
+    uint32_t m_status = 200;
+    std::string m_healthBody;
+    std::vector<std::string> m_cookies;
     ns3::Ptr<ns3::Socket> m_listen;
     std::map<ns3::Ptr<ns3::Socket>, Conn> m_conns;
     uint32_t m_requests = 0, m_accepted = 0, m_resets = 0;
@@ -100,6 +124,7 @@ class HttpClientApp : public ns3::Application
         std::string server;  ///< the Server header ("s<k>")
         uint64_t bodyBytes = 0;
         bool bodyMatches = true; ///< every body byte is HttpBodyByte(server, path bytes, i)
+        std::vector<std::string> setCookies; ///< the Set-Cookie header values, in order
         ns3::Time at;
     };
     const std::vector<Response>& Responses() const { return m_responses; }
@@ -122,13 +147,18 @@ class HttpClientApp : public ns3::Application
     void Reset(ns3::Ptr<ns3::Socket> s);
     void ResponseDone();
     void GiveUp(size_t request, uint32_t responses);
+    /// The current request's bytes, with the jar's Cookie header.
+    std::string RequestBytes() const;
 
     ns3::Ipv4Address m_vip;
     uint16_t m_port = 80;
     ns3::Time m_gap;
     ns3::Time m_giveUpAfter;
+    bool m_useCookies = false;
+    std::map<std::string, std::string> m_jar; ///< cookie name -> value
     ns3::Ptr<ns3::Socket> m_socket;
     std::vector<Request> m_requests;
+    std::string m_sending; ///< the bytes of the request being written
     size_t m_next = 0;
     bool m_connected = false;
     std::string m_in;

@@ -2,6 +2,8 @@
 
 #include <fstream>
 #include <map>
+#include <sstream>
+#include <vector>
 #include <stdexcept>
 #include <utility>
 
@@ -30,7 +32,8 @@ LoadWebSwitchProfile(const std::string& path)
         throw std::runtime_error(path + ": cannot be read");
     // (block, key) -> (value, line)
     std::map<std::pair<std::string, std::string>, std::pair<std::string, int>> kv;
-    std::string line, block;
+    std::string line;
+    std::vector<std::pair<size_t, std::string>> parents; // (indent, key) of the enclosing blocks
     for (int n = 1; std::getline(in, line); ++n)
     {
         const size_t hash = line.find('#');
@@ -48,13 +51,13 @@ LoadWebSwitchProfile(const std::string& path)
         std::string value = line.substr(colon + 1);
         value.erase(0, value.find_first_not_of(' ') == std::string::npos ? value.size()
                                                                          : value.find_first_not_of(' '));
-        if (indent == 0)
-        {
-            block = key;
-            kv[{"", key}] = {value, n};
-        }
-        else if (indent == 2)
-            kv[{block, key}] = {value, n};
+        while (!parents.empty() && parents.back().first >= indent)
+            parents.pop_back();
+        std::string block; // "features.l7" for a key two levels down
+        for (const auto& [i, k] : parents)
+            block += (block.empty() ? "" : ".") + k;
+        kv[{block, key}] = {value, n};
+        parents.emplace_back(indent, key);
     }
     auto get = [&](const std::string& b, const std::string& k) -> std::pair<std::string, int> {
         auto it = kv.find({b, k});
@@ -109,6 +112,42 @@ LoadWebSwitchProfile(const std::string& path)
     p.ruleByteCycles = number("rule_byte_cycles");
     p.rewriteCycles = number("rewrite_cycles");
     p.rstSeqDefect = p.vendor == "Cisco" && p.software == "WebNS 5.10";
+    // a flow list: [insert, learn]
+    const auto [methods, methodsLine] = get("behaviour", "cookie_methods");
+    if (methods.size() < 2 || methods.front() != '[' || methods.back() != ']')
+        throw std::runtime_error(path + ":" + std::to_string(methodsLine) +
+                                 ": key 'behaviour.cookie_methods': not a [list]");
+    std::stringstream list(methods.substr(1, methods.size() - 2));
+    for (std::string m; std::getline(list, m, ',');)
+    {
+        m.erase(0, m.find_first_not_of(' '));
+        m.erase(m.find_last_not_of(' ') + 1);
+        if (m == "prearranged")
+            p.cookiePrearranged = true;
+        else if (m == "insert")
+            p.cookieInsert = true;
+        else if (m == "learn")
+            p.cookieLearn = true;
+        else
+            throw std::runtime_error(path + ":" + std::to_string(methodsLine) +
+                                     ": key 'behaviour.cookie_methods': unknown '" + m + "'");
+    }
+    auto flag = [&](const std::string& b, const std::string& k) {
+        const auto [v, n] = get(b, k);
+        if (v != "true" && v != "false")
+            throw std::runtime_error(path + ":" + std::to_string(n) + ": key '" + b + "." + k +
+                                     "': must be true or false, not '" + v + "'");
+        return v == "true";
+    };
+    p.sslIdPersistence = flag("features.l7", "ssl_id_persistence");
+    p.checkPort = flag("features.fault_tolerance", "check_port");
+    p.checkWebPage = flag("features.fault_tolerance", "check_web_page");
+    p.checkContent = flag("features.fault_tolerance", "check_content");
+    const auto [unparsed, unparsedLine] = get("behaviour", "ssl_unparsed");
+    if (unparsed != "forward" && unparsed != "reset")
+        throw std::runtime_error(path + ":" + std::to_string(unparsedLine) +
+                                 ": key 'behaviour.ssl_unparsed': unknown '" + unparsed + "'");
+    p.sslUnparsedDrop = unparsed == "reset";
     return p;
 }
 

@@ -56,6 +56,22 @@ struct WebSwitchProfile
     /// assumption: the paper reports the bug after the 5.10 results
     /// without naming the version).
     bool rstSeqDefect = false;
+    /// Cookie persistence methods the product offers (behaviour.cookie_methods,
+    /// seed 003 section 5.6): pre-arranged (Foundry, Radware), insert (Nortel,
+    /// F5, Cisco), learn (Nortel, 3Com).
+    bool cookiePrearranged = false;
+    bool cookieInsert = false;
+    bool cookieLearn = false;
+    /// SSL session-ID persistence (features.l7.ssl_id_persistence, table 5).
+    bool sslIdPersistence = false;
+    /// What a connection to the SSL service whose first record is no
+    /// ClientHello dp_tls can read gets (behaviour.ssl_unparsed): forwarded
+    /// without persistence, or reset.
+    bool sslUnparsedDrop = false;
+    /// Server checks the product offers (features.fault_tolerance, table 6).
+    bool checkPort = false;
+    bool checkWebPage = false;
+    bool checkContent = false;
 };
 
 /// Reads path; throws std::runtime_error "FILE:LINE: key 'x': ..." on a

@@ -2,6 +2,7 @@
 
 #include "dp_csum.h"
 #include "dp_drop.h"
+#include "dp_tls.h"
 
 #include <ns3/boolean.h>
 #include <ns3/enum.h>
@@ -9,6 +10,7 @@
 #include <ns3/uinteger.h>
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 
 namespace routertwin
@@ -84,15 +86,32 @@ WebSwitch::GetTypeId()
                           "SetProfile from the profile; this attribute overrides it when set afterwards.",
                           BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_rstSeqDefect),
                           MakeBooleanChecker())
+            .AddAttribute("SslUnparsedReset",
+                          "SSL service: a first record that is no readable ClientHello gets an RST (else it is "
+                          "forwarded without persistence). Set by SetProfile from behaviour.ssl_unparsed; this "
+                          "attribute overrides it when set afterwards.",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_sslUnparsedDrop),
+                          MakeBooleanChecker())
             .AddAttribute("DefaultServer", "Server of the requests no URL rule matches.", UintegerValue(0),
                           MakeUintegerAccessor(&WebSwitch::m_defaultServer), MakeUintegerChecker<uint32_t>())
             .AddAttribute("IsnSeed", "Seed of the switch's initial sequence numbers.", UintegerValue(1),
                           MakeUintegerAccessor(&WebSwitch::m_isnSeed), MakeUintegerChecker<uint32_t>())
             .AddAttribute("MaxLine", "Longest request line or header line (Apache's 8190).", UintegerValue(8190),
                           MakeUintegerAccessor(&WebSwitch::m_maxLine), MakeUintegerChecker<uint32_t>(16))
+            .AddAttribute("PersistEntries",
+                          "Capacity of the learned-cookie table (dp_persist; the oldest entry of a full set "
+                          "is replaced). Assumption: 4,096, the paper gives no table size.",
+                          UintegerValue(4096), MakeUintegerAccessor(&WebSwitch::m_persistEntries),
+                          MakeUintegerChecker<uint32_t>(1))
             .AddTraceSource("Drop", "A segment refused or absorbed by the switch, with its reason's name.",
                             MakeTraceSourceAccessor(&WebSwitch::m_dropTrace),
                             "routertwin::WebSwitch::DropTracedCallback")
+            .AddTraceSource("ServerState", "A server left (up = false) or rejoined the pool (server checks).",
+                            MakeTraceSourceAccessor(&WebSwitch::m_healthTrace),
+                            "routertwin::WebSwitch::HealthTracedCallback")
+            .AddTraceSource("Probe", "A server check's result (dp_health_result_t) at its end.",
+                            MakeTraceSourceAccessor(&WebSwitch::m_probeTrace),
+                            "routertwin::WebSwitch::ProbeTracedCallback")
             .AddTraceSource("Bind", "A request bound to a server connection, with the sequence offsets.",
                             MakeTraceSourceAccessor(&WebSwitch::m_bindTrace),
                             "routertwin::WebSwitch::BindTracedCallback");
@@ -116,6 +135,7 @@ WebSwitch::SetProfile(const WebSwitchProfile& p)
 {
     m_profile = p;
     m_rstSeqDefect = p.rstSeqDefect;
+    m_sslUnparsedDrop = p.sslUnparsedDrop;
 }
 
 void
@@ -161,10 +181,66 @@ WebSwitch::AddUrlRule(dp_urlrule_kind_t kind, const std::string& pattern, uint32
 void
 WebSwitch::AddCookieServer(const std::string& name, const std::string& value, uint32_t server)
 {
-    if (!m_cookieName.empty() && name != m_cookieName)
+    if (!m_profile.cookiePrearranged)
+        throw std::invalid_argument(m_profile.platform + ": no pre-arranged cookies (behaviour.cookie_methods)");
+    if (m_cookieMode != CookieMode::None && (m_cookieMode != CookieMode::Prearranged || name != m_cookieName))
         throw std::invalid_argument("cookie persistence on '" + m_cookieName + "' already, not '" + name + "'");
+    m_cookieMode = CookieMode::Prearranged;
     m_cookieName = name;
     m_cookieServers[value] = server;
+}
+
+std::string
+WebSwitch::InsertedCookieValue(uint32_t server) const
+{
+    std::ostringstream o;
+    Ipv4Address(m_servers.at(server).serverIp).Print(o);
+    return o.str();
+}
+
+void
+WebSwitch::SetCookiePersistence(CookieMode mode, const std::string& name)
+{
+    const bool offered = (mode == CookieMode::Insert && m_profile.cookieInsert) ||
+                         (mode == CookieMode::Learn && m_profile.cookieLearn);
+    if (!offered)
+        throw std::invalid_argument(m_profile.platform + ": cookie " +
+                                    (mode == CookieMode::Insert  ? "insert"
+                                     : mode == CookieMode::Learn ? "learn"
+                                                                 : "mode") +
+                                    " not offered (behaviour.cookie_methods)");
+    if (m_cookieMode != CookieMode::None)
+        throw std::invalid_argument("cookie persistence on '" + m_cookieName + "' already");
+    uint32_t nameLen = 0, valOff = 0, valLen = 0, nOff = 0;
+    const std::string probe = name + "=x";
+    if (name.empty() || name.size() > DP_COOKIE_MAX_NAME ||
+        dp_cookie_setcookie(reinterpret_cast<const uint8_t*>(probe.data()), static_cast<uint32_t>(probe.size()),
+                            &nOff, &nameLen, &valOff, &valLen, nullptr) != 0 ||
+        nameLen != name.size())
+        throw std::invalid_argument("cookie name '" + name + "' refused");
+    m_cookieMode = mode;
+    m_cookieName = name;
+    if (mode == CookieMode::Insert)
+        for (uint32_t k = 0; k < m_servers.size(); ++k)
+            m_cookieServers[InsertedCookieValue(k)] = k;
+    else
+    {
+        dp_persist_config_t cfg{m_persistEntries, DP_PERSIST_MAX_KEY, 0, DP_PERSIST_FULL_PURGE};
+        m_learnMem.assign((dp_persist_memory_size(&cfg) + 7) / 8, 0);
+        m_learned = dp_persist_create(m_learnMem.data(), m_learnMem.size() * 8, &cfg);
+    }
+}
+
+bool
+WebSwitch::PersistKey(const uint8_t* v, uint32_t len, uint8_t key[DP_PERSIST_MAX_KEY])
+{
+    // cookie values hold no NUL (RFC 6265 4.1.1 cookie-octet), so zero
+    // padding keeps distinct values distinct
+    if (len == 0 || len > DP_PERSIST_MAX_KEY)
+        return false;
+    std::fill(key, key + DP_PERSIST_MAX_KEY, 0);
+    std::copy(v, v + len, key);
+    return true;
 }
 
 uint64_t
@@ -182,7 +258,23 @@ WebSwitch::Remove(uint64_t key)
         return;
     for (const ServerConn& s : it->second.sconns)
         m_byLocalPort.erase(s.localPort);
+    for (auto* buf : {&it->second.head, &it->second.respHead})
+        if (*buf)
+            m_freeHeads.push_back(std::move(*buf));
     m_clients.erase(it);
+}
+
+std::unique_ptr<uint8_t[]>
+WebSwitch::TakeHeadBuffer()
+{
+    // 16 KB buffers come back from closed connections: a fresh one per
+    // connection and per response parser had cost about 5,000 instructions
+    // a request in malloc (each large allocation consolidates the heap)
+    if (m_freeHeads.empty())
+        return std::unique_ptr<uint8_t[]>(new uint8_t[kHeadCap]);
+    std::unique_ptr<uint8_t[]> b = std::move(m_freeHeads.back());
+    m_freeHeads.pop_back();
+    return b;
 }
 
 void
@@ -224,7 +316,8 @@ WebSwitch::ReceiveFromClient(Ptr<NetDevice>, Ptr<const Packet> pkt, uint16_t pro
     const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
     if (r != DP_OK)
         Drop(dp_drop_reason_name(r), pkt);
-    else if (p.ip_proto != DP_IPPROTO_TCP || p.dst_ip != m_vip || p.dst_port != m_vport)
+    else if (p.ip_proto != DP_IPPROTO_TCP || p.dst_ip != m_vip ||
+             (p.dst_port != m_vport && (m_sslPort == 0 || p.dst_port != m_sslPort)))
         Drop(dp_drop_reason_name(DP_DROP_NO_VIRTUAL_SERVICE), pkt);
     else
         HandleClient(f, p, pkt);
@@ -252,6 +345,8 @@ WebSwitch::ReceiveFromServer(Ptr<NetDevice> dev, Ptr<const Packet> pkt, uint16_t
         Drop(dp_drop_reason_name(r), pkt);
     else if (p.ip_proto != DP_IPPROTO_TCP || p.src_ip != m_servers[server].serverIp)
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+    else if (m_probeByPort.count(p.dst_port))
+        ProbeSegment(server, f, p);
     else
         HandleServer(server, f, p, pkt);
     Finish();
@@ -281,7 +376,9 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         ClientConn& c = m_clients[key];
         c.clientIp = p.src_ip;
         c.clientPort = p.src_port;
-        c.head.reset(new uint8_t[kHeadCap]);
+        c.port = p.dst_port;
+        c.tls = m_sslPort != 0 && p.dst_port == m_sslPort;
+        c.head = TakeHeadBuffer();
         dp_splice_accept(&c.sp, seq, static_cast<uint32_t>(m_rng()), &m_counters.spliceOps);
         ++m_counters.connectionSides;
         ToClient(c, c.sp.vip_isn, seq + 1, kSyn | kAck);
@@ -303,7 +400,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         if (boundOpen)
         {
             ServerConn& s = c.sconns[c.bound];
-            Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, m_vport);
+            Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, c.port);
             dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
             Emit(m_servers[s.server].dev, f, p.ip_total_len);
         }
@@ -323,7 +420,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     }
     const bool spliced = c.sp.state == DP_SPLICE_SPLICED;
     const bool newBytes = plen > 0 && dp_splice_after(seq + plen, c.sp.c_next);
-    if (plen > 0 && (!spliced || c.reading || newBytes))
+    if (plen > 0 && (!spliced || c.reading || (newBytes && !c.tls)))
     {
         if (c.refused)
         {
@@ -368,7 +465,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     if (spliced && boundOpen && !c.reading && !c.switchFin)
     {
         ServerConn& s = c.sconns[c.bound];
-        Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, m_vport);
+        Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, c.port);
         dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
         const uint32_t end = Rd32(f.data() + p.l4_offset + 4) + plen + ((flags & kFin) ? 1u : 0u);
         if (dp_splice_after(end, s.localNext))
@@ -389,7 +486,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     {
         if (c.reading)
         {
-            RefuseRequest(c, "http_incomplete_at_fin", pkt);
+            RefuseRequest(c, c.tls ? "ssl_incomplete_at_fin" : "http_incomplete_at_fin", pkt);
             if (c.dead)
                 Remove(key);
             return;
@@ -432,6 +529,11 @@ WebSwitch::TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, ui
         c.reqRaw.insert(c.reqRaw.end(), data, data + len);
         return;
     }
+    if (c.tls)
+    {
+        TakeHelloBytes(c, data, len, seq, pkt);
+        return;
+    }
     if (!c.reading)
     {
         c.reading = true;
@@ -452,12 +554,122 @@ WebSwitch::TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, ui
 }
 
 void
+WebSwitch::TakeHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq, Ptr<const Packet> pkt)
+{
+    if (!c.reading)
+    {
+        c.reading = true;
+        c.reqStart = seq;
+        c.reqRaw.clear();
+    }
+    c.reqRaw.insert(c.reqRaw.end(), data, data + len);
+    dp_tls_hello_t h;
+    const int rc = dp_tls_parse_client_hello(c.reqRaw.data(), c.reqRaw.size(), &h, &m_counters.httpOps);
+    if (rc == DP_TLS_MORE)
+        return;
+    ++m_counters.requests;
+    uint8_t key[DP_PERSIST_MAX_KEY] = {};
+    int32_t server = -1;
+    if (rc != DP_TLS_OK)
+    {
+        // not a ClientHello dp_tls reads (another record type, SSLv2, a
+        // length that disagrees): the profile's action, counted by name
+        const std::string reason = std::string("ssl_") + dp_tls_status_name(rc);
+        if (m_sslUnparsedDrop)
+        {
+            RefuseRequest(c, reason, pkt); // an RST: no HTTP answer on the SSL service
+            return;
+        }
+        ++m_forwarded[reason];
+    }
+    else if (h.session_id_len > 0)
+    {
+        // HAProxy "stick on req.ssl_sid": the offered ID is looked up...
+        std::copy(h.session_id, h.session_id + h.session_id_len, key);
+        server = dp_persist_lookup(m_sslIds, key, 0, &m_counters.persistOps);
+        if (server >= 0 && !IsServerUp(static_cast<uint32_t>(server)))
+        {
+            ++m_counters.notFollowedDown;
+            server = -1;
+        }
+        if (server >= 0)
+            ++m_counters.sslHits;
+    }
+    c.reading = false;
+    if (server < 0)
+        server = PickServer();
+    // ... and stored with the server it goes to (the ServerHello's own ID
+    // is stored when it passes, ResponseBytes)
+    if (rc == DP_TLS_OK && h.session_id_len > 0)
+        dp_persist_store(m_sslIds, key, server, 0, &m_counters.persistOps);
+    OpenServer(c, static_cast<uint32_t>(server));
+}
+
+int32_t
+WebSwitch::PickServer()
+{
+    EnsurePool();
+    const dp_sched_key_t key{};
+    const int32_t k = dp_sched_pick(m_pool, &key, 0, &m_counters.ruleOps);
+    return k >= 0 ? k : static_cast<int32_t>(m_defaultServer);
+}
+
+uint32_t
+WebSwitch::Usable(uint32_t server)
+{
+    if (IsServerUp(server))
+        return server;
+    ++m_counters.notFollowedDown;
+    return static_cast<uint32_t>(PickServer());
+}
+
+void
+WebSwitch::EnsurePool()
+{
+    if (!m_pool)
+    {
+        dp_sched_config_t cfg{};
+        cfg.algo = DP_SCHED_RR;
+        cfg.max_servers = static_cast<uint32_t>(m_servers.size());
+        m_poolMem.assign((dp_sched_memory_size(&cfg) + 7) / 8, 0);
+        m_pool = dp_sched_create(m_poolMem.data(), m_poolMem.size() * 8, &cfg);
+        for (uint32_t k = 0; k < m_servers.size(); ++k)
+        {
+            dp_sched_server_t srv{};
+            srv.weight = 1;
+            dp_sched_set_server(m_pool, k, &srv, nullptr);
+        }
+        dp_sched_build(m_pool, 0, nullptr);
+    }
+}
+
+void
+WebSwitch::AddSslService(uint16_t port)
+{
+    if (!m_profile.sslIdPersistence)
+        throw std::invalid_argument(m_profile.platform + ": no SSL session-ID persistence (features.l7)");
+    if (port == 0 || port == m_vport)
+        throw std::invalid_argument("SSL service port " + std::to_string(port) + " refused");
+    m_sslPort = port;
+    dp_persist_config_t cfg{m_persistEntries, DP_PERSIST_MAX_KEY, 0, DP_PERSIST_FULL_PURGE};
+    m_sslMem.assign((dp_persist_memory_size(&cfg) + 7) / 8, 0);
+    m_sslIds = dp_persist_create(m_sslMem.data(), m_sslMem.size() * 8, &cfg);
+}
+
+uint64_t
+WebSwitch::ForwardedCount(const std::string& reason) const
+{
+    auto it = m_forwarded.find(reason);
+    return it == m_forwarded.end() ? 0 : it->second;
+}
+
+void
 WebSwitch::RefuseRequest(ClientConn& c, const std::string& reason, Ptr<const Packet> pkt)
 {
     Drop(reason, pkt);
     c.reading = false;
     c.refused = true;
-    if (m_malformed == static_cast<int>(MalformedAction::Reset))
+    if (m_malformed == static_cast<int>(MalformedAction::Reset) || c.tls)
     {
         ToClient(c, c.sp.v_next, c.sp.c_next, kRst | kAck);
         c.dead = true; // the caller removes it
@@ -474,18 +686,41 @@ WebSwitch::RefuseRequest(ClientConn& c, const std::string& reason, Ptr<const Pac
 uint32_t
 WebSwitch::ChooseServer(ClientConn& c)
 {
-    if (!m_cookieName.empty() && c.req.cookie.len > 0)
+    c.persist = dp_persist_cookie_request_t{};
+    c.persist.server = c.persist.cookie_server = -1;
+    if (m_cookieMode != CookieMode::None)
     {
+        int32_t named = -1;
         uint32_t off = 0, len = 0;
         const uint8_t* v = c.head.get() + c.req.cookie.off;
-        if (dp_cookie_find(v, c.req.cookie.len, m_cookieName.c_str(), &off, &len, &m_counters.httpOps) == 0)
+        if (c.req.cookie.len > 0 &&
+            dp_cookie_find(v, c.req.cookie.len, m_cookieName.c_str(), &off, &len, &m_counters.httpOps) == 0)
         {
-            auto it = m_cookieServers.find(std::string(reinterpret_cast<const char*>(v + off), len));
-            if (it != m_cookieServers.end())
+            uint8_t key[DP_PERSIST_MAX_KEY];
+            if (m_cookieMode == CookieMode::Learn)
+                named = PersistKey(v + off, len, key)
+                            ? dp_persist_lookup(m_learned, key, 0, &m_counters.persistOps)
+                            : -1;
+            else
             {
-                ++m_counters.cookieHits;
-                return it->second;
+                auto it = m_cookieServers.find(std::string(reinterpret_cast<const char*>(v + off), len));
+                named = it == m_cookieServers.end() ? -1 : static_cast<int32_t>(it->second);
             }
+        }
+        // HAProxy's request phase: insert mode remembers whether the
+        // request came by a valid cookie (then nothing is inserted); the
+        // servers' own cookies (pre-arranged, learn) are read only
+        const dp_persist_cookie_config_t cfg{m_cookieMode == CookieMode::Insert ? DP_PERSIST_COOKIE_INSERT
+                                                                                : DP_PERSIST_COOKIE_PASSIVE,
+                                             0};
+        const int usable = named >= 0 && IsServerUp(static_cast<uint32_t>(named));
+        if (named >= 0 && !usable)
+            ++m_counters.notFollowedDown;
+        dp_persist_cookie_request(&cfg, named < 0 ? -1 : named, usable, &c.persist, &m_counters.persistOps);
+        if (c.persist.actions & DP_PERSIST_REQ_USE_COOKIE_SERVER)
+        {
+            ++m_counters.cookieHits;
+            return static_cast<uint32_t>(c.persist.server);
         }
     }
     const dp_http_span_t path = dp_http_path(&c.req, &m_counters.httpOps);
@@ -514,7 +749,7 @@ WebSwitch::RequestComplete(ClientConn& c)
 {
     c.reading = false;
     ++m_counters.requests;
-    const uint32_t server = ChooseServer(c);
+    const uint32_t server = Usable(ChooseServer(c));
     const KeepAliveStrategy ka = m_profile.keepalive;
     const bool boundOpen = c.bound >= 0 && c.sconns[c.bound].state == ServerConn::Open;
 
@@ -672,16 +907,22 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
         Drop("server_connection_idle", pkt);
         return;
     }
-    Rewrite(f, p, m_vip, m_vport, c.clientIp, c.clientPort);
-    dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &p, &m_counters.spliceOps);
     const uint32_t end = seq + plen + ((flags & kFin) ? 1u : 0u);
-    if (dp_splice_after(end, s.serverNext))
+    const bool fresh = dp_splice_after(end, s.serverNext); // not a retransmission
+    if (fresh)
         s.serverNext = end;
-    Emit(m_clientDev, f, p.ip_total_len);
     if (flags & kRst)
         s.state = ServerConn::Closed;
-    else if (plen > 0)
-        ResponseBytes(c, f.data() + p.payload_offset, plen); // the payload is not rewritten
+    else if (plen > 0 && fresh && c.tls)
+        ServerHelloBytes(c, f.data() + p.payload_offset, plen);
+    else if (plen > 0 && fresh)
+        ResponseBytes(c, f.data() + p.payload_offset, plen, seq); // read before any edit
+    dp_parsed_t q = p;
+    if (c.edit)
+        ApplyEdit(c, f, q, seq, pkt);
+    Rewrite(f, q, m_vip, c.port, c.clientIp, c.clientPort);
+    dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &q, &m_counters.spliceOps);
+    EmitToClient(c, f, q);
     if (c.clientFinSeen && (flags & kAck) && Rd32(f.data() + p.l4_offset + 8) == c.clientFinEnd)
         c.clientFinAcked = true; // (the ack, translated, is in the client's space)
     if (flags & kFin)
@@ -694,16 +935,18 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
 }
 
 void
-WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len)
+WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq)
 {
+    const uint32_t endSeq = seq + len;
     while (len > 0)
     {
         if (!c.respActive)
         {
             c.respActive = true;
+            c.respHeadSeq = endSeq - len;
             c.bodyLeft = 0;
             if (!c.respHead)
-                c.respHead.reset(new uint8_t[kHeadCap]);
+                c.respHead = TakeHeadBuffer();
             dp_http_config_t cfg{m_maxLine, 101};
             dp_http_init(&c.resp, &cfg, c.respHead.get(), kHeadCap, 1);
         }
@@ -722,6 +965,7 @@ WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len)
             if (rc == DP_HTTP_MORE)
                 return;
             c.bodyLeft = c.resp.content_length;
+            ResponseHead(c);
         }
         const uint32_t body = static_cast<uint32_t>(std::min<uint64_t>(c.bodyLeft, len));
         c.bodyLeft -= body;
@@ -733,12 +977,328 @@ WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len)
 }
 
 void
+WebSwitch::ServerHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len)
+{
+    if (c.respActive)
+        return; // the first record was read
+    c.respRaw.insert(c.respRaw.end(), data, data + len);
+    dp_tls_server_hello_t h;
+    const int rc = dp_tls_parse_server_hello(c.respRaw.data(), c.respRaw.size(), &h, &m_counters.httpOps);
+    if (rc == DP_TLS_MORE)
+        return;
+    c.respActive = true;
+    c.respRaw.clear();
+    if (rc != DP_TLS_OK)
+    {
+        ++m_forwarded[std::string("ssl_server_") + dp_tls_status_name(rc)];
+        return;
+    }
+    // HAProxy "stick store-response payload_lv(43,1) if serverhello": the
+    // ID the server chose, which the client offers when it comes back
+    uint8_t key[DP_PERSIST_MAX_KEY] = {};
+    std::copy(h.session_id, h.session_id + h.session_id_len, key);
+    if (h.session_id_len > 0 &&
+        dp_persist_store(m_sslIds, key, static_cast<int32_t>(c.sconns[c.bound].server), 0,
+                         &m_counters.persistOps) >= 0)
+        ++m_counters.sslLearned;
+}
+
+void
+WebSwitch::ResponseHead(ClientConn& c)
+{
+    if ((m_cookieMode != CookieMode::Learn && m_cookieMode != CookieMode::Insert) || c.bound < 0)
+        return;
+    const uint32_t served = c.sconns[c.bound].server;
+    dp_http_span_t value{};
+    const bool serverSets = dp_cookie_learn(&c.resp, m_cookieName.c_str(), &value, &m_counters.httpOps) == 0;
+    if (m_cookieMode == CookieMode::Learn)
+    {
+        uint8_t key[DP_PERSIST_MAX_KEY];
+        if (serverSets && PersistKey(c.respHead.get() + value.off, value.len, key) &&
+            dp_persist_store(m_learned, key, static_cast<int32_t>(served), 0, &m_counters.persistOps) >= 0)
+            ++m_counters.cookiesLearned;
+        return;
+    }
+    const dp_persist_cookie_config_t cfg{DP_PERSIST_COOKIE_INSERT, 0};
+    const int actions = dp_persist_cookie_response(&cfg, &c.persist, static_cast<int32_t>(served), serverSets, 0,
+                                                   &m_counters.persistOps);
+    if (actions < 0 || !(actions & DP_PERSIST_RESP_INSERT))
+        return;
+    auto edit = std::make_unique<dp_cookie_edit_t>();
+    if (dp_cookie_insert(&c.resp, m_cookieName.c_str(), InsertedCookieValue(served).c_str(), edit.get(),
+                         &m_counters.httpOps) == 0)
+    {
+        c.editSeq = c.respHeadSeq + edit->off;
+        c.edit = std::move(edit);
+    }
+}
+
+bool
+WebSwitch::ApplyEdit(ClientConn& c, std::vector<uint8_t>& f, dp_parsed_t& p, uint32_t seq, Ptr<const Packet> pkt)
+{
+    const uint32_t plen = p.payload_len;
+    if (!dp_splice_after(seq + plen, c.editSeq))
+        return false; // its place comes in a later segment
+    const std::unique_ptr<dp_cookie_edit_t> e = std::move(c.edit);
+    if (dp_splice_after(seq, c.editSeq))
+    {
+        Drop("cookie_insert_point_passed", pkt); // the head's last line went out in an earlier segment
+        return false;
+    }
+    const size_t len = f.size();
+    f.resize(len + e->ins_len);
+    size_t outLen = 0;
+    if (dp_splice_edit_frame(&c.sp, DP_SPLICE_S2C, f.data(), len, f.size(), &p, c.editSeq - seq, e->del,
+                             e->ins, e->ins_len, &outLen, &m_counters.spliceOps) != 0)
+    {
+        f.resize(len);
+        Drop("cookie_insert_refused", pkt);
+        return false;
+    }
+    f.resize(outLen);
+    ++m_counters.cookiesInserted;
+    ++m_counters.rewrites;
+    const ServerConn& s = c.sconns[c.bound];
+    m_edits.push_back({c.clientPort, s.localPort, s.server, c.editSeq,
+                       std::string(reinterpret_cast<const char*>(e->ins), e->ins_len), Simulator::Now()});
+    return true;
+}
+
+void
+WebSwitch::EmitToClient(ClientConn& c, const std::vector<uint8_t>& f, const dp_parsed_t& p)
+{
+    const uint32_t mtu = m_clientDev->GetMtu();
+    if (p.ip_total_len <= mtu)
+    {
+        Emit(m_clientDev, f, p.ip_total_len);
+        return;
+    }
+    // grown past the MTU by an insert: two segments, the first as long as
+    // the link carries, with the translated numbers (dp_build sums them)
+    const uint8_t* tcp = f.data() + p.l4_offset;
+    const uint32_t seq = Rd32(tcp + 4), ack = Rd32(tcp + 8);
+    const uint8_t flags = p.tcp_flags;
+    const uint8_t* payload = f.data() + p.payload_offset;
+    const uint16_t first = static_cast<uint16_t>(mtu - DP_IP4_MIN_HDR_LEN - DP_TCP_MIN_HDR_LEN);
+    const std::vector<uint8_t> rest(payload + first, payload + p.payload_len);
+    ToClient(c, seq, ack, flags & ~(kFin | kPsh), payload, first);
+    ToClient(c, seq + first, ack, flags, rest.data(), static_cast<uint16_t>(rest.size()));
+}
+
+void
 WebSwitch::ResponseComplete(ClientConn& c)
 {
     c.respActive = false;
     if (m_profile.keepalive == KeepAliveStrategy::RstServer && c.bound >= 0 &&
         c.sconns[c.bound].state == ServerConn::Open)
         ResetServer(c, c.bound, false); // Nortel: the client side stays kept alive
+}
+
+// --- server checks -----------------------------------------------------
+
+namespace
+{
+uint64_t
+NowMs()
+{
+    // dp_health counts in ms; times are rounded down the way HAProxy's ticks are
+    return static_cast<uint64_t>(Simulator::Now().GetMilliSeconds());
+}
+} // namespace
+
+void
+WebSwitch::SetHealthCheck(const dp_health_config_t& cfg, const std::string& uri)
+{
+    const bool offered = (cfg.kind == DP_HEALTH_TCP && m_profile.checkPort) ||
+                         (cfg.kind == DP_HEALTH_HTTP && m_profile.checkWebPage) ||
+                         (cfg.kind == DP_HEALTH_CONTENT && m_profile.checkContent);
+    if (!offered)
+        throw std::invalid_argument(m_profile.platform + ": no " + dp_health_kind_name(static_cast<int>(cfg.kind)) +
+                                    " server check (features.fault_tolerance)");
+    dp_health_t probe;
+    if (dp_health_init(&probe, &cfg, 0, 0) != 0)
+        throw std::invalid_argument("server check refused by dp_health_init");
+    if (m_servers.empty())
+        throw std::invalid_argument("server checks need the servers first");
+    m_checkCfg = cfg;
+    m_checkUri = uri;
+    m_health.clear();
+    m_health.resize(m_servers.size());
+}
+
+void
+WebSwitch::StartHealthChecks(Time at)
+{
+    if (m_health.empty())
+        throw std::invalid_argument("no server check set (SetHealthCheck)");
+    EnsurePool();
+    m_checking = true;
+    const uint64_t start = static_cast<uint64_t>(at.GetMilliSeconds());
+    const uint32_t n = static_cast<uint32_t>(m_health.size());
+    std::vector<dp_health_config_t> all(n, m_checkCfg);
+    const uint32_t minInter = dp_health_spread_min_inter(all.data(), n);
+    const uint32_t own = dp_health_initial_interval_ms(&m_checkCfg);
+    for (uint32_t k = 0; k < n; ++k)
+    {
+        const uint64_t first = dp_health_first_check_ms(start, k, n, minInter, own, 0);
+        dp_health_init(&m_health[k].h, &m_checkCfg, start, first);
+        if (m_checkCfg.start == DP_HEALTH_START_DOWN)
+            dp_sched_set_state(m_pool, k, DP_SCHED_DOWN, start, &m_counters.healthOps);
+        Simulator::Schedule(MilliSeconds(static_cast<int64_t>(first)) - Simulator::Now(), &WebSwitch::Probe, this, k);
+    }
+}
+
+bool
+WebSwitch::IsServerUp(uint32_t server) const
+{
+    return !m_checking || m_health.at(server).h.up != 0;
+}
+
+void
+WebSwitch::ProbeSend(uint32_t server, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload, uint16_t len)
+{
+    const Server& srv = m_servers[server];
+    SendTcp(srv.dev, srv.switchIp, m_health[server].localPort, srv.serverIp, m_vport, seq, ack, flags, payload, len);
+}
+
+void
+WebSwitch::Probe(uint32_t server)
+{
+    Health& x = m_health[server];
+    x.active = true;
+    x.open = false;
+    x.headDone = false;
+    x.body.clear();
+    x.localPort = m_nextPort++;
+    m_probeByPort[x.localPort] = server;
+    x.startMs = NowMs();
+    x.next = static_cast<uint32_t>(m_rng());
+    ++m_counters.probes;
+    ProbeSend(server, x.next, 0, kSyn);
+    x.next += 1;
+    x.timeout = Simulator::Schedule(MilliSeconds(dp_health_timeout_ms(&m_checkCfg)), &WebSwitch::ProbeTimeout, this,
+                                    server);
+    Finish();
+}
+
+void
+WebSwitch::ProbeTimeout(uint32_t server)
+{
+    Health& x = m_health[server];
+    if (x.open)
+        ProbeSend(server, x.next, x.serverNext, kRst | kAck); // a slow answer is abandoned
+    const dp_health_result_t r = dp_health_classify(&m_checkCfg, 0, 0, 0, nullptr, 0, &m_counters.healthOps);
+    ProbeEnd(server, r, x.startMs + dp_health_timeout_ms(&m_checkCfg));
+    Finish();
+}
+
+void
+WebSwitch::ProbeSegment(uint32_t server, const std::vector<uint8_t>& f, const dp_parsed_t& p)
+{
+    Health& x = m_health[server];
+    if (!x.active || m_probeByPort[p.dst_port] != server || p.dst_port != x.localPort)
+    {
+        Drop("health_probe_closed", nullptr); // e.g. the server's FIN after the switch's RST
+        return;
+    }
+    const uint8_t* tcp = f.data() + p.l4_offset;
+    const uint32_t seq = Rd32(tcp + 4);
+    const uint8_t flags = p.tcp_flags;
+    const dp_health_config_t& cfg = m_checkCfg;
+    if (flags & kRst)
+    {
+        ProbeEnd(server, dp_health_classify(&cfg, 1, 1, 0, nullptr, 0, &m_counters.healthOps), NowMs());
+        return;
+    }
+    if ((flags & kSyn) && (flags & kAck))
+    {
+        if (x.open)
+            return; // a repeated SYN-ACK
+        x.serverNext = seq + 1;
+        if (cfg.kind == DP_HEALTH_TCP)
+        {
+            // connected: passed, and closed at once (as HAProxy's port check)
+            ProbeSend(server, x.next, x.serverNext, kRst | kAck);
+            ProbeEnd(server, dp_health_classify(&cfg, 1, 0, 0, nullptr, 0, &m_counters.healthOps), NowMs());
+            return;
+        }
+        x.open = true;
+        if (!x.head)
+            x.head.reset(new uint8_t[kHeadCap]);
+        dp_http_config_t hc{m_maxLine, 101};
+        dp_http_init(&x.resp, &hc, x.head.get(), kHeadCap, 1);
+        std::ostringstream host;
+        Ipv4Address(m_servers[server].serverIp).Print(host);
+        const std::string get = "GET " + m_checkUri + " HTTP/1.0\r\nHost: " + host.str() + "\r\n\r\n";
+        ProbeSend(server, x.next, x.serverNext, kAck);
+        ProbeSend(server, x.next, x.serverNext, kAck | kPsh, reinterpret_cast<const uint8_t*>(get.data()),
+                  static_cast<uint16_t>(get.size()));
+        x.next += static_cast<uint32_t>(get.size());
+        return;
+    }
+    if (!x.open)
+        return;
+    const uint8_t* data = f.data() + p.payload_offset;
+    uint32_t len = p.payload_len;
+    if (len > 0 && seq == x.serverNext)
+    {
+        x.serverNext += len;
+        if (!x.headDone)
+        {
+            size_t used = 0;
+            const int rc = dp_http_feed(&x.resp, data, len, &used, &m_counters.healthOps);
+            if (rc < 0)
+            {
+                // not an HTTP answer: a status no range accepts
+                ProbeSend(server, x.next, x.serverNext, kRst | kAck);
+                ProbeEnd(server, dp_health_classify(&cfg, 1, 0, 0, nullptr, 0, &m_counters.healthOps), NowMs());
+                return;
+            }
+            data += used;
+            len -= static_cast<uint32_t>(used);
+            x.headDone = rc == DP_HTTP_DONE;
+            x.bodyLeft = (x.resp.flags & DP_HTTP_F_HAS_LENGTH) ? x.resp.content_length : UINT64_MAX;
+        }
+        if (x.headDone)
+        {
+            const uint32_t take = static_cast<uint32_t>(std::min<uint64_t>(x.bodyLeft, len));
+            x.body.append(reinterpret_cast<const char*>(data), take);
+            x.bodyLeft -= take;
+        }
+    }
+    const bool fin = (flags & kFin) && seq + p.payload_len == x.serverNext;
+    if (fin)
+        x.serverNext += 1;
+    if (fin || (x.headDone && x.bodyLeft == 0))
+    {
+        const uint32_t status = x.headDone ? x.resp.status_code : 0;
+        const dp_health_result_t r =
+            dp_health_classify(&cfg, 1, 0, status, reinterpret_cast<const uint8_t*>(x.body.data()),
+                               static_cast<uint32_t>(x.body.size()), &m_counters.healthOps);
+        ProbeSend(server, x.next, x.serverNext, kRst | kAck);
+        ProbeEnd(server, r, NowMs());
+    }
+    else if (p.payload_len > 0)
+        ProbeSend(server, x.next, x.serverNext, kAck);
+}
+
+void
+WebSwitch::ProbeEnd(uint32_t server, dp_health_result_t result, uint64_t endMs)
+{
+    Health& x = m_health[server];
+    Simulator::Cancel(x.timeout);
+    x.active = false;
+    x.open = false;
+    m_probeByPort.erase(x.localPort);
+    const int change = dp_health_report(&x.h, result, endMs, &m_counters.healthOps);
+    m_probeTrace(server, static_cast<uint32_t>(result), Simulator::Now());
+    if (change != DP_HEALTH_NO_CHANGE)
+    {
+        dp_health_apply_to_sched(change, m_pool, server, endMs, &m_counters.healthOps);
+        m_healthTrace(server, change == DP_HEALTH_WENT_UP, Simulator::Now());
+    }
+    Simulator::Schedule(MilliSeconds(static_cast<int64_t>(x.h.next_check_ms)) - Simulator::Now(), &WebSwitch::Probe,
+                        this, server);
 }
 
 // --- sending -----------------------------------------------------------
@@ -755,11 +1315,14 @@ WebSwitch::Rewrite(std::vector<uint8_t>& f, const dp_parsed_t& p, uint32_t srcIp
     const uint32_t oldSrc = Rd32(ip + 12), oldDst = Rd32(ip + 16);
     const uint16_t oldSport = Rd16(tcp), oldDport = Rd16(tcp + 2);
     // RFC 1624: each changed field updates the IPv4 header sum and, through
-    // the pseudo-header (addresses) or the header (ports), the TCP sum
+    // the pseudo-header (addresses) or the header (ports), the TCP sum. The
+    // addresses move both sums by the same amount D (eqn. 3: HC' = ~(~HC +
+    // D)), and D = ~HC'ip + HCip, so the TCP sum takes it in one update, as
+    // if a word HC'ip had become HCip: ~(~HCtcp + ~HC'ip + HCip).
+    const uint16_t ipSumBefore = ipSum;
     ipSum = dp_csum_update32(ipSum, oldSrc, srcIp, ops);
     ipSum = dp_csum_update32(ipSum, oldDst, dstIp, ops);
-    tcpSum = dp_csum_update32(tcpSum, oldSrc, srcIp, ops);
-    tcpSum = dp_csum_update32(tcpSum, oldDst, dstIp, ops);
+    tcpSum = dp_csum_update16(tcpSum, ipSum, ipSumBefore, ops);
     tcpSum = dp_csum_update16(tcpSum, oldSport, srcPort, ops);
     tcpSum = dp_csum_update16(tcpSum, oldDport, dstPort, ops);
     Wr32(ip + 12, srcIp);
@@ -800,15 +1363,15 @@ WebSwitch::SendTcp(Ptr<NetDevice> dev, uint32_t srcIp, uint16_t srcPort, uint32_
 void
 WebSwitch::ToClient(ClientConn& c, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload, uint16_t len)
 {
-    SendTcp(m_clientDev, m_vip, m_vport, c.clientIp, c.clientPort, seq, ack, flags, payload, len);
+    SendTcp(m_clientDev, m_vip, c.port, c.clientIp, c.clientPort, seq, ack, flags, payload, len);
 }
 
 void
-WebSwitch::ToServer(ClientConn&, const ServerConn& s, uint32_t seq, uint32_t ack, uint8_t flags,
+WebSwitch::ToServer(ClientConn& c, const ServerConn& s, uint32_t seq, uint32_t ack, uint8_t flags,
                     const uint8_t* payload, uint16_t len)
 {
     const Server& srv = m_servers[s.server];
-    SendTcp(srv.dev, srv.switchIp, s.localPort, srv.serverIp, m_vport, seq, ack, flags, payload, len);
+    SendTcp(srv.dev, srv.switchIp, s.localPort, srv.serverIp, c.port, seq, ack, flags, payload, len);
 }
 
 void
@@ -821,25 +1384,43 @@ void
 WebSwitch::Finish()
 {
     const Counters& n = m_counters;
-    const Counters& o = m_priced;
+    // only the priced counts are remembered (a copy of every counter per
+    // packet was a measurable share of the L7 path)
+    const Priced now_{n.packets,
+                      n.connectionSides,
+                      n.httpOps.bytes_parsed,
+                      n.ruleOps.rules_evaluated,
+                      n.ruleOps.bytes_parsed,
+                      n.rewrites};
+    const Priced& o = m_priced;
     const WebSwitchProfile& pr = m_profile;
-    const double cycles =
-        pr.l7PacketCycles * double(Delta(n.packets, o.packets)) +
-        pr.connectionCycles * double(Delta(n.connectionSides, o.connectionSides)) +
-        pr.parseByteCycles * double(Delta(n.httpOps.bytes_parsed, o.httpOps.bytes_parsed)) +
-        pr.ruleCycles * double(Delta(n.ruleOps.rules_evaluated, o.ruleOps.rules_evaluated)) +
-        pr.ruleByteCycles * double(Delta(n.ruleOps.bytes_parsed, o.ruleOps.bytes_parsed)) +
-        pr.rewriteCycles * double(Delta(n.rewrites, o.rewrites));
+    const double cycles = pr.l7PacketCycles * double(Delta(now_.packets, o.packets)) +
+                          pr.connectionCycles * double(Delta(now_.connectionSides, o.connectionSides)) +
+                          pr.parseByteCycles * double(Delta(now_.parsedBytes, o.parsedBytes)) +
+                          pr.ruleCycles * double(Delta(now_.rules, o.rules)) +
+                          pr.ruleByteCycles * double(Delta(now_.ruleBytes, o.ruleBytes)) +
+                          pr.rewriteCycles * double(Delta(now_.rewrites, o.rewrites));
     m_counters.cycles += cycles;
-    m_priced = m_counters;
+    m_priced = now_;
     const Time now = Simulator::Now();
     const Time start = std::max(now, m_busyUntil);
     m_busyUntil = start + (pr.clockHz > 0 ? Seconds(cycles / pr.clockHz) : Time(0));
-    for (auto& [dev, pkt] : m_out)
+    if (m_out.size() == 1)
     {
-        Ptr<NetDevice> d = dev;
-        Ptr<Packet> q = pkt;
+        Ptr<NetDevice> d = m_out[0].first;
+        Ptr<Packet> q = m_out[0].second;
         Simulator::Schedule(m_busyUntil - now, [d, q]() { d->Send(q, d->GetBroadcast(), kIpv4); });
+    }
+    else if (!m_out.empty())
+    {
+        // what one packet's work produced leaves together: one event, the
+        // packets in the order they were made (as separate events at the
+        // same time would run)
+        auto batch = std::make_shared<std::vector<std::pair<Ptr<NetDevice>, Ptr<Packet>>>>(std::move(m_out));
+        Simulator::Schedule(m_busyUntil - now, [batch]() {
+            for (auto& [d, q] : *batch)
+                d->Send(q, d->GetBroadcast(), kIpv4);
+        });
     }
     m_out.clear();
 }

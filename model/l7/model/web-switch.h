@@ -27,10 +27,39 @@
 // Every refused or absorbed segment is counted by name (DropCount, the
 // "Drop" TraceSource), with dp_drop's names where the core has one.
 //
+// Cookie persistence (seed 003 section 5.6), the methods the profile offers
+// (behaviour.cookie_methods; another is refused): pre-arranged (the
+// servers' own cookie value mapped by a rule), insert (the switch adds
+// "Set-Cookie: <name>=<server's address>; path=/" to a response whose
+// request was not sent by a valid cookie, HAProxy's insert rule,
+// dp_persist_cookie_response; dp_cookie_insert makes the edit and
+// dp_splice_edit_frame puts it in the segment, moving every later
+// server-to-client sequence number and every client acknowledgment of that
+// binding by its length), learn (the value a server sets in its own
+// Set-Cookie, dp_cookie_learn, kept with the server in a dp_persist stick
+// table). A request whose cookie names a server goes there before any URL
+// rule (dp_persist_cookie_request).
+//
+// Server checks (seed 003 table 6: port, web page, content; the profile's
+// features.fault_tolerance, another kind is refused) on real packets from
+// the switch's own address on each server link: a TCP connect to the
+// service port (SYN-ACK: passed, RST: refused, nothing within the check
+// timeout: timeout), closed by an RST; for HTTP and content checks an
+// HTTP/1.0 GET of the check URI whose status (and body) decide. HAProxy's
+// schedule and rise/fall rules, all of them dp_health's (the interval
+// counts from the previous probe's end; ms ticks). A server that goes down
+// leaves the round-robin pool (dp_health_apply_to_sched); a URL rule, a
+// cookie or a session ID naming a down server is not followed: the pool
+// chooses (a cookie: dp_persist_cookie_request with the server unusable).
+//
 // Not done: retransmission of the switch's own segments (SYN, the request,
-// the 302; the links here are lossless), TCP options (the switch announces
+// the 302; the links here are lossless) and of an edited segment (a
+// retransmitted response head would get no Set-Cookie), TCP options (the switch announces
 // none, so the end hosts run without timestamps, window scaling and SACK),
-// cookie insert and learn, SSL-ID persistence, health checks; pipelined
+// an insert when the head's last line ends in an earlier segment than its
+// blank line (counted as cookie_insert_point_passed, the response passes
+// unedited), HAProxy's removal of a server cookie of the inserted name,
+// pipelined
 // requests (bytes after a complete head go unparsed to the same server as
 // the head, whole or cut mid-header); a FIN in the same segment as request
 // bytes (the hosts here send it alone). Kept server connections of a client
@@ -42,12 +71,16 @@
 #include "web-switch-profile.h"
 
 #include "dp_cookie.h"
+#include "dp_health.h"
 #include "dp_http.h"
 #include "dp_ops.h"
+#include "dp_persist.h"
 #include "dp_pkt.h"
+#include "dp_sched.h"
 #include "dp_splice.h"
 #include "dp_urlrule.h"
 
+#include <ns3/event-id.h>
 #include <ns3/ipv4-address.h>
 #include <ns3/net-device.h>
 #include <ns3/node.h>
@@ -71,6 +104,29 @@ enum class MalformedAction
 {
     Reset,      ///< a TCP RST to the client
     BadRequest, ///< "400 Bad Request" and the connection closed
+};
+
+/// Cookie persistence methods (seed 003 section 5.6).
+enum class CookieMode
+{
+    None,
+    Prearranged, ///< the servers set their own cookie; a rule maps its value (AddCookieServer)
+    Insert,      ///< the switch inserts Set-Cookie: <name>=<server address>
+    Learn,       ///< the switch learns the value of the servers' own cookie <name>
+};
+
+/// A Set-Cookie the switch inserted into a server's response: the server
+/// connection's sequence number of the first inserted byte (server space)
+/// and the bytes. On the client side the bytes after it are shifted by
+/// inserted.size() (dp_splice_edit_frame).
+struct SpliceEdit
+{
+    uint16_t clientPort;
+    uint16_t localPort;
+    uint32_t server;
+    uint32_t serverSeq;
+    std::string inserted;
+    ns3::Time at;
 };
 
 /// One binding of a client connection's bytes to a server connection:
@@ -111,7 +167,46 @@ class WebSwitch : public ns3::Object
     /// set their own cookie, e.g. Server=A, and the switch maps its value):
     /// a request whose cookie `name` (dp_cookie_find) has `value` goes to
     /// server, before any URL rule. Values not mapped fall through to the rules.
+    /// Needs the profile's "prearranged" method.
     void AddCookieServer(const std::string& name, const std::string& value, uint32_t server);
+    /// Cookie insert or learn on the cookie `name`; throws
+    /// std::invalid_argument when the profile does not offer the method.
+    void SetCookiePersistence(CookieMode mode, const std::string& name);
+    CookieMode GetCookieMode() const { return m_cookieMode; }
+    /// The value insert mode gives server k: its address, dotted (seed 003
+    /// section 5.6: "usually the server's IP").
+    std::string InsertedCookieValue(uint32_t server) const;
+    const std::vector<SpliceEdit>& Edits() const { return m_edits; }
+    /// SSL session-ID persistence on the virtual service's port `port`
+    /// (443): the client's first record is read as a ClientHello
+    /// (dp_tls_parse_client_hello) instead of an HTTP head; an offered
+    /// session ID the switch knows goes to its server, anything else to
+    /// the next server in round robin (dp_sched); the offered ID and the
+    /// one the server's ServerHello chooses (dp_tls_parse_server_hello)
+    /// are stored with the server (dp_persist), as HAProxy's documented
+    /// SSL-ID affinity does. A first record that is no readable
+    /// ClientHello is reset or forwarded without persistence, as the
+    /// profile's behaviour.ssl_unparsed (the SslUnparsed attribute) says,
+    /// counted as ssl_<dp_tls status> in DropCount resp. ForwardedCount.
+    /// Throws std::invalid_argument when the profile has no SSL-ID
+    /// persistence.
+    void AddSslService(uint16_t port);
+    /// Connections passed on without persistence, by reason.
+    uint64_t ForwardedCount(const std::string& reason) const;
+
+    /// Server checks of kind cfg.kind (DP_HEALTH_TCP, _HTTP or _CONTENT;
+    /// ping is not modelled) on every server, with cfg's interval, timeout,
+    /// rise and fall; uri is the page HTTP and content checks GET. Throws
+    /// std::invalid_argument when the profile lacks the check or
+    /// dp_health refuses cfg. Call after the servers are added.
+    void SetHealthCheck(const dp_health_config_t& cfg, const std::string& uri = "/");
+    /// Starts checking at `at`: server k's first probe at dp_health's
+    /// check phase (dp_health_first_check_ms).
+    void StartHealthChecks(ns3::Time at);
+    bool IsServerUp(uint32_t server) const;
+    const dp_health_t& HealthState(uint32_t server) const { return m_health.at(server).h; }
+    /// (server, up, time): a server left (up = false) or rejoined the pool.
+    typedef void (*HealthTracedCallback)(uint32_t server, bool up, ns3::Time at);
 
     /// Counted refusals and absorbed segments by name.
     uint64_t DropCount(const std::string& reason) const;
@@ -131,6 +226,14 @@ class WebSwitch : public ns3::Object
         uint64_t serverResets = 0;      ///< RSTs sent to servers
         uint64_t serverReuses = 0;      ///< requests bound to a kept server connection
         uint64_t cookieHits = 0;        ///< requests sent where their cookie said
+        uint64_t cookiesInserted = 0;   ///< Set-Cookie headers inserted
+        uint64_t cookiesLearned = 0;    ///< server cookie values stored (learn)
+        uint64_t sslHits = 0;           ///< SSL connections sent where their session ID said
+        uint64_t sslLearned = 0;        ///< session IDs stored from ServerHellos
+        uint64_t probes = 0;            ///< server checks made
+        uint64_t notFollowedDown = 0;   ///< requests whose rule, cookie or session ID named a down server
+        dp_ops_t healthOps{};           ///< dp_health
+        dp_ops_t persistOps{};          ///< dp_persist (stick table, cookie decisions)
         dp_ops_t httpOps{};             ///< dp_http
         dp_ops_t ruleOps{};             ///< dp_urlrule
         dp_ops_t spliceOps{};           ///< dp_splice, addresses, dp_build
@@ -138,6 +241,7 @@ class WebSwitch : public ns3::Object
     };
     const Counters& GetCounters() const { return m_counters; }
 
+    typedef void (*ProbeTracedCallback)(uint32_t server, uint32_t result, ns3::Time end);
     typedef void (*DropTracedCallback)(const std::string& reason, ns3::Ptr<const ns3::Packet> p);
     typedef void (*BindTracedCallback)(const SpliceBinding& b);
 
@@ -156,6 +260,8 @@ class WebSwitch : public ns3::Object
     {
         uint32_t clientIp = 0;
         uint16_t clientPort = 0;
+        uint16_t port = 0;           ///< the service port (the servers' port too)
+        bool tls = false;            ///< on the SSL service: the first record is a ClientHello
         dp_splice_t sp{};
         dp_http_t req{};
         std::unique_ptr<uint8_t[]> head; ///< dp_http's request buffer (not zeroed: dp_http writes before it reads)
@@ -178,6 +284,13 @@ class WebSwitch : public ns3::Object
         uint32_t serverFinEnd = 0;   ///< client space: the sequence number after the server's FIN
         bool clientFinAcked = false; ///< the server acknowledged the client's FIN
         bool serverFinAcked = false; ///< the client acknowledged the server's FIN
+        dp_persist_cookie_request_t persist{}; ///< the current request's cookie decision
+        uint32_t respHeadSeq = 0;    ///< server space: the current response's first byte
+        uint32_t editSeq = 0;        ///< server space: where the pending insert goes
+        /// the insert waiting for the segment holding its place (allocated
+        /// only then: the connection stays small for the common case)
+        std::unique_ptr<dp_cookie_edit_t> edit;
+        std::vector<uint8_t> respRaw; ///< SSL: the server's first bytes until its record is whole
     };
 
     void DoDispose() override;
@@ -190,11 +303,60 @@ class WebSwitch : public ns3::Object
                       ns3::Ptr<const ns3::Packet> pkt);
     void TakeRequestBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq, ns3::Ptr<const ns3::Packet> pkt);
     void RequestComplete(ClientConn& c);
+    /// SSL service: the ClientHello's bytes; when whole, the server.
+    void TakeHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq,
+                        ns3::Ptr<const ns3::Packet> pkt);
+    /// SSL service: the server's first bytes; when its record is whole, its session ID.
+    void ServerHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len);
+    /// The next server of the round-robin pool (dp_sched) that is up.
+    int32_t PickServer();
+    /// server when it is up, else the pool's choice.
+    uint32_t Usable(uint32_t server);
+    void EnsurePool();
+    /// A request or response head buffer (kHeadCap bytes, not zeroed: dp_http
+    /// writes before it reads), from those of closed connections when any.
+    std::unique_ptr<uint8_t[]> TakeHeadBuffer();
+
+    /// One server's checker and its probe in flight.
+    struct Health
+    {
+        dp_health_t h{};
+        bool active = false;      ///< a probe is in flight
+        bool open = false;        ///< its connection is established (HTTP, content)
+        uint16_t localPort = 0;
+        uint32_t next = 0;        ///< the switch's next sequence number on it
+        uint32_t serverNext = 0;  ///< the server's next byte expected
+        uint64_t startMs = 0;
+        dp_http_t resp{};
+        std::unique_ptr<uint8_t[]> head;
+        std::string body;
+        uint64_t bodyLeft = 0;
+        bool headDone = false;
+        ns3::EventId timeout;
+    };
+    void Probe(uint32_t server);
+    void ProbeSegment(uint32_t server, const std::vector<uint8_t>& f, const dp_parsed_t& p);
+    void ProbeTimeout(uint32_t server);
+    void ProbeEnd(uint32_t server, dp_health_result_t result, uint64_t endMs);
+    void ProbeSend(uint32_t server, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload = nullptr,
+                   uint16_t len = 0);
     void RefuseRequest(ClientConn& c, const std::string& reason, ns3::Ptr<const ns3::Packet> pkt);
     void OpenServer(ClientConn& c, uint32_t server);
     void BindAndSend(ClientConn& c, int idx);
-    void ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len);
+    /// Response bytes from server sequence number seq, before they are sent.
+    void ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint32_t seq);
+    /// A response head parsed: learn its cookie, or decide an insert.
+    void ResponseHead(ClientConn& c);
+    /// Makes the pending insert in frame f (a server segment from seq)
+    /// when its place is in it; returns whether the frame changed.
+    bool ApplyEdit(ClientConn& c, std::vector<uint8_t>& f, dp_parsed_t& p, uint32_t seq,
+                   ns3::Ptr<const ns3::Packet> pkt);
+    /// Sends a translated server segment to the client, in two segments
+    /// when an insert made it longer than the client link's MTU.
+    void EmitToClient(ClientConn& c, const std::vector<uint8_t>& f, const dp_parsed_t& p);
     void ResponseComplete(ClientConn& c);
+    /// The 32-byte stick-table key of a cookie value (zero-padded).
+    static bool PersistKey(const uint8_t* v, uint32_t len, uint8_t key[DP_PERSIST_MAX_KEY]);
     void ResetServer(ClientConn& c, int idx, bool defect);
     uint32_t ChooseServer(ClientConn& c);
 
@@ -237,7 +399,26 @@ class WebSwitch : public ns3::Object
     std::vector<uint64_t> m_ruleMem;
     dp_urlrule_table_t* m_rules = nullptr;
     std::string m_cookieName;                                 ///< "" = no cookie persistence
-    std::map<std::string, uint32_t> m_cookieServers;          ///< cookie value -> server
+    CookieMode m_cookieMode = CookieMode::None;
+    std::map<std::string, uint32_t> m_cookieServers;          ///< cookie value -> server (pre-arranged, insert)
+    uint32_t m_persistEntries = 4096;
+    std::vector<uint64_t> m_learnMem;
+    dp_persist_t* m_learned = nullptr;                        ///< learn: cookie value -> server
+    std::vector<SpliceEdit> m_edits;
+    uint16_t m_sslPort = 0;                                   ///< 0 = no SSL service
+    bool m_sslUnparsedDrop = false;
+    std::vector<uint64_t> m_sslMem;
+    dp_persist_t* m_sslIds = nullptr;                         ///< session ID -> server
+    std::vector<uint64_t> m_poolMem;
+    dp_sched_t* m_pool = nullptr;
+    std::map<std::string, uint64_t> m_forwarded;
+    dp_health_config_t m_checkCfg{};
+    std::string m_checkUri;
+    bool m_checking = false;
+    std::vector<Health> m_health;
+    std::map<uint16_t, uint32_t> m_probeByPort; ///< the switch's probe port -> server
+    ns3::TracedCallback<uint32_t, bool, ns3::Time> m_healthTrace;
+    ns3::TracedCallback<uint32_t, uint32_t, ns3::Time> m_probeTrace;
     std::map<uint64_t, ClientConn> m_clients;                 ///< by (client address, port)
     std::map<uint16_t, uint64_t> m_byLocalPort;               ///< server side -> client key
     uint16_t m_nextPort = 20000;
@@ -245,7 +426,13 @@ class WebSwitch : public ns3::Object
     std::map<std::string, uint64_t> m_drops;
     std::vector<SpliceBinding> m_bindings;
     Counters m_counters;
-    Counters m_priced; ///< counters at the last Finish
+    /// The priced counts at the last Finish.
+    struct Priced
+    {
+        uint64_t packets = 0, connectionSides = 0, parsedBytes = 0, rules = 0, ruleBytes = 0, rewrites = 0;
+    };
+    Priced m_priced;
+    std::vector<std::unique_ptr<uint8_t[]>> m_freeHeads; ///< at most two per connection open at the peak
     std::vector<std::pair<ns3::Ptr<ns3::NetDevice>, ns3::Ptr<ns3::Packet>>> m_out;
     ns3::Time m_busyUntil;
     std::vector<uint8_t> m_frame; ///< the packet being handled, as a frame

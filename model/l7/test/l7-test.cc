@@ -3,18 +3,26 @@
 // parser (pcap-segments.h), sequence arithmetic mod 2^32, RFC 1071 sums,
 // and the byte counts HTTP implies.
 #include "pcap-segments.h"
+#include "tls-apps.h"
 #include "web-switch-testbed.h"
 
 #include <ns3/enum.h>
 #include <ns3/boolean.h>
 #include <ns3/simulator.h>
+#include <ns3/string.h>
+#include <ns3/error-model.h>
+#include <ns3/pointer.h>
+#include <ns3/uinteger.h>
+#include <ns3/net-device.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 using namespace routertwin;
 using routertwin::test::ReadPcapSegments;
@@ -445,8 +453,9 @@ TEST(WebSwitchBadInput, ClientFinBeforeTheHeadEndsIsCountedAsIncomplete)
 TEST(WebSwitchCookie, PreArrangedCookieValueChoosesTheServerBeforeTheUrlRules)
 {
     // the .htm rule names server 1, but "Server=A" maps to server 0;
-    // a value nobody mapped falls through to the rules
-    Bed b("nctu-f5-bigip-ha", {{HttpClientApp::Get("/CLASS_10.htm", false, "Cookie: lang=en; Server=A\r\n"),
+    // a value nobody mapped falls through to the rules (Foundry: the
+    // pre-arranged method, seed 003 section 5.6)
+    Bed b("nctu-foundry-serveironxl", {{HttpClientApp::Get("/CLASS_10.htm", false, "Cookie: lang=en; Server=A\r\n"),
                                 HttpClientApp::Get("/CLASS_20.htm", false, "Cookie: Server=Z\r\n"),
                                 Get("/CLASS_30.htm")}});
     b.bed->Switch()->AddCookieServer("Server", "A", 0);
@@ -455,4 +464,542 @@ TEST(WebSwitchCookie, PreArrangedCookieValueChoosesTheServerBeforeTheUrlRules)
     EXPECT_EQ(b.bed->Server(0)->Paths(), std::vector<std::string>{"/CLASS_10.htm"});
     EXPECT_EQ(b.bed->Server(1)->Paths(), (std::vector<std::string>{"/CLASS_20.htm", "/CLASS_30.htm"}));
     EXPECT_EQ(b.bed->Switch()->GetCounters().cookieHits, 1u);
+}
+
+TEST(WebSwitchCookie, EachProductOffersOnlyTheMethodsSection56Lists)
+{
+    // seed 003 section 5.6: pre-arranged Foundry, Radware; insert Nortel,
+    // F5 (Big-ip), Cisco; learn Nortel, 3Com (3Com does no URL switching:
+    // its profile has no L7 prices and the ns-3 switch is not built on it)
+    struct Case
+    {
+        const char* profile;
+        bool prearranged, insert, learn;
+    };
+    for (const Case& k : {Case{"nctu-nortel-ace180e", false, true, true}, Case{"nctu-f5-bigip-ha", false, true, false},
+                          Case{"nctu-cisco-css11154-v510", false, true, false},
+                          Case{"nctu-foundry-serveironxl", true, false, false},
+                          Case{"nctu-radware-wsdpro", true, false, false}})
+    {
+        auto offered = [&](auto&& configure) {
+            Bed b(k.profile, {{Get("/CLASS_1.gif")}});
+            bool ok = true;
+            try
+            {
+                configure(*b.bed->Switch());
+            }
+            catch (const std::invalid_argument&)
+            {
+                ok = false;
+            }
+            ns3::Simulator::Destroy();
+            return ok;
+        };
+        EXPECT_EQ(offered([](WebSwitch& w) { w.AddCookieServer("Server", "A", 0); }), k.prearranged) << k.profile;
+        EXPECT_EQ(offered([](WebSwitch& w) { w.SetCookiePersistence(CookieMode::Insert, "RT"); }), k.insert)
+            << k.profile;
+        EXPECT_EQ(offered([](WebSwitch& w) { w.SetCookiePersistence(CookieMode::Learn, "SID"); }), k.learn)
+            << k.profile;
+    }
+}
+
+namespace
+{
+/// Three HTTP/1.0 requests per client (a connection each): client 0 asks
+/// for a .gif first (server 0 by the URL rules), then two .htm (server 1's
+/// by the rules); client 1 the other way round. With cookie persistence
+/// every request of a client goes to its first server.
+/// a after b modulo 2^32 (RFC 793 3.3), the test's own
+bool
+After(uint32_t a, uint32_t b)
+{
+    return static_cast<int32_t>(a - b) > 0;
+}
+
+std::vector<std::vector<HttpClientApp::Request>>
+StickyClients()
+{
+    auto get10 = [](const std::string& p) { return HttpClientApp::Get(p, true); };
+    return {{get10("/a/CLASS_6000.gif"), get10("/a/CLASS_700.htm"), get10("/a/CLASS_800.htm")},
+            {get10("/b/CLASS_900.htm"), get10("/b/CLASS_3000.gif"), get10("/b/CLASS_100.gif")}};
+}
+} // namespace
+
+TEST(WebSwitchCookie, InsertedCookieShiftsEveryLaterSequenceNumberByItsLengthAndKeepsEachClientOnItsServer)
+{
+    Bed b("nctu-f5-bigip-ha", StickyClients(), "insert");
+    WebSwitch& w = *b.bed->Switch();
+    w.SetCookiePersistence(CookieMode::Insert, "RTSRV");
+    for (uint32_t i = 0; i < 2; ++i)
+        b.bed->Client(i)->SetAttribute("Cookies", ns3::BooleanValue(true));
+    b.Run();
+
+    // stickiness over three connections each, against the URL rules
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        const auto& r = b.bed->Client(i)->Responses();
+        ASSERT_EQ(r.size(), 3u);
+        EXPECT_EQ(b.bed->Client(i)->Connections(), 3u);
+        for (const auto& x : r)
+        {
+            EXPECT_EQ(x.server, "s" + std::to_string(i));
+            EXPECT_TRUE(x.bodyMatches);
+        }
+        // the first answer carries the inserted cookie (the server's
+        // address, 198.18.(10+i).2); the later ones came by it: none
+        EXPECT_EQ(r[0].setCookies, std::vector<std::string>{"RTSRV=198.18.1" + std::to_string(i) + ".2; path=/"});
+        EXPECT_TRUE(r[1].setCookies.empty() && r[2].setCookies.empty());
+        const std::string sent = "RTSRV=198.18.1" + std::to_string(i) + ".2";
+        EXPECT_EQ(b.bed->Server(i)->Cookies(), (std::vector<std::string>{"", sent, sent}));
+    }
+    EXPECT_EQ(b.bed->Server(0)->Paths(),
+              (std::vector<std::string>{"/a/CLASS_6000.gif", "/a/CLASS_700.htm", "/a/CLASS_800.htm"}));
+    EXPECT_EQ(w.GetCounters().cookieHits, 4u);
+    EXPECT_EQ(w.GetCounters().cookiesInserted, 2u);
+    ASSERT_EQ(w.Edits().size(), 2u);
+    for (const auto& [reason, n] : w.DropCounts())
+        ADD_FAILURE() << n << " counted as " << reason;
+
+    const auto client = ReadPcapSegments(Tmp("insert-client.pcap"));
+    std::vector<std::vector<Segment>> server = {ReadPcapSegments(Tmp("insert-server0.pcap")),
+                                                ReadPcapSegments(Tmp("insert-server1.pcap"))};
+    for (const std::vector<Segment>* side : std::vector<const std::vector<Segment>*>{&client, &server[0], &server[1]})
+        for (const auto& s : *side)
+            EXPECT_TRUE(s.ipChecksumOk && s.tcpChecksumOk) << "checksum at t=" << s.t;
+
+    // Map every segment of the two edited connections across the splice:
+    // server byte x before the edit point e is client byte x + D_s, from e
+    // on x + D_s + n (n inserted bytes); a client acknowledgment A is
+    // A - D_s up to e + D_s, A - D_s - n from e + D_s + n on.
+    for (const SpliceEdit& e : w.Edits())
+    {
+        const auto bd = std::find_if(w.Bindings().begin(), w.Bindings().end(), [&](const SpliceBinding& x) {
+            return x.clientPort == e.clientPort && x.localPort == e.localPort;
+        });
+        ASSERT_NE(bd, w.Bindings().end());
+        const uint32_t n = static_cast<uint32_t>(e.inserted.size());
+        EXPECT_EQ(e.inserted, "Set-Cookie: RTSRV=198.18.1" + std::to_string(e.server) + ".2; path=/\r\n");
+        const uint32_t editClient = e.serverSeq + bd->serverOffset;
+        // the client's byte stream of this connection, by sequence number
+        std::map<uint32_t, std::string> toClient;
+        for (const auto& c : client)
+            if (c.dst == kClient && c.dport == e.clientPort && !c.payload.empty())
+                toClient[c.seq] = c.payload;
+        auto clientBytes = [&](uint32_t from, size_t len) {
+            std::string out;
+            for (uint32_t at = from; out.size() < len;)
+            {
+                auto it = toClient.find(at);
+                if (it == toClient.end())
+                    break;
+                out += it->second;
+                at += static_cast<uint32_t>(it->second.size());
+            }
+            return out.substr(0, len);
+        };
+        size_t mapped = 0, acks = 0, straddling = 0;
+        for (const auto& s : server[e.server])
+        {
+            if (s.src != ServerAddr(e.server) || s.dport != e.localPort || (s.flags & kSyn) ||
+                (s.payload.empty() && !(s.flags & kFin)))
+                continue;
+            const uint32_t len = static_cast<uint32_t>(s.payload.size());
+            std::string want = s.payload;
+            uint32_t at = s.seq + bd->serverOffset;
+            if (After(s.seq + len, e.serverSeq) && !After(s.seq, e.serverSeq))
+            {
+                want.insert(e.serverSeq - s.seq, e.inserted); // the edited segment
+                ++straddling;
+            }
+            else if (!After(e.serverSeq, s.seq))
+                at += n; // after the edit
+            if (!want.empty())
+                EXPECT_EQ(clientBytes(at, want.size()), want) << "server seq " << s.seq;
+            else
+                EXPECT_TRUE(std::any_of(client.begin(), client.end(), [&](const Segment& c) {
+                    return c.dst == kClient && (c.flags & kFin) && c.seq == at;
+                })) << "server FIN seq " << s.seq;
+            ++mapped;
+        }
+        EXPECT_EQ(straddling, 1u);
+        EXPECT_GE(mapped, e.server == 0 ? 5u : 1u); // 6,000 body bytes: five segments at least
+        for (const auto& c : client)
+        {
+            if (c.src != kClient || c.sport != e.clientPort || !c.payload.empty() || (c.flags & kSyn) ||
+                c.t < bd->at.GetSeconds())
+                continue;
+            const uint32_t want = After(c.ack, editClient) ? c.ack - bd->serverOffset - n
+                                                                      : c.ack - bd->serverOffset;
+            EXPECT_TRUE(std::any_of(server[e.server].begin(), server[e.server].end(), [&](const Segment& s) {
+                return s.dst == ServerAddr(e.server) && s.sport == e.localPort && s.ack == want;
+            })) << "client ack " << c.ack;
+            ++acks;
+        }
+        EXPECT_GE(acks, 2u);
+    }
+    // the first response (6,000 bytes) filled a segment: with the cookie it
+    // no longer fits the 1,500-byte MTU and goes as two segments
+    const auto first = std::find_if(w.Edits().begin(), w.Edits().end(), [](const SpliceEdit& e) { return e.server == 0; });
+    ASSERT_NE(first, w.Edits().end());
+    size_t full = 0;
+    for (const auto& c : client)
+        if (c.dst == kClient && c.dport == first->clientPort && c.payload.size() == 1460)
+            ++full;
+    EXPECT_EQ(full, 1u);
+}
+
+TEST(WebSwitchCookie, LearnedServerCookieSendsTheReturningClientBackToTheServerThatSetIt)
+{
+    auto clients = StickyClients();
+    // a third client with a value no server set: the URL rules decide
+    clients.push_back({HttpClientApp::Get("/c/CLASS_50.htm", true, "Cookie: SID=s0-99\r\n")});
+    Bed b("nctu-nortel-ace180e", clients, "learn");
+    WebSwitch& w = *b.bed->Switch();
+    w.SetCookiePersistence(CookieMode::Learn, "SID");
+    for (uint32_t k = 0; k < 2; ++k)
+        b.bed->Server(k)->SetAttribute("SessionCookie", ns3::StringValue("SID"));
+    for (uint32_t i = 0; i < 2; ++i)
+        b.bed->Client(i)->SetAttribute("Cookies", ns3::BooleanValue(true));
+    b.Run();
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        const auto& r = b.bed->Client(i)->Responses();
+        ASSERT_EQ(r.size(), 3u);
+        for (const auto& x : r)
+            EXPECT_EQ(x.server, "s" + std::to_string(i));
+        // the server's own cookie, passed untouched, once
+        EXPECT_EQ(r[0].setCookies, std::vector<std::string>{"SID=s" + std::to_string(i) + "-1; path=/"});
+        EXPECT_TRUE(r[1].setCookies.empty() && r[2].setCookies.empty());
+    }
+    const std::string sid0 = "SID=s0-1", sid1 = "SID=s1-1";
+    EXPECT_EQ(b.bed->Server(0)->Cookies(), (std::vector<std::string>{"", sid0, sid0}));
+    // server 1: client 1's three requests and the unknown value's
+    EXPECT_EQ(b.bed->Server(1)->Requests(), 4u);
+    const auto& paths1 = b.bed->Server(1)->Paths();
+    EXPECT_NE(std::find(paths1.begin(), paths1.end(), "/c/CLASS_50.htm"), paths1.end());
+    // client 2 already holds a SID, so server 1 sets none: 2 values learned
+    EXPECT_EQ(w.GetCounters().cookiesLearned, 2u);
+    EXPECT_EQ(w.GetCounters().cookieHits, 4u);
+    EXPECT_TRUE(w.Edits().empty());
+    // learning edits nothing: the client gets the server's bytes
+    size_t toClient = 0, fromServers = 0;
+    for (const auto& c : ReadPcapSegments(Tmp("learn-client.pcap")))
+        if (c.dst == kClient)
+            toClient += c.payload.size();
+    for (uint32_t k = 0; k < 2; ++k)
+        for (const auto& s : ReadPcapSegments(Tmp("learn-server" + std::to_string(k) + ".pcap")))
+            if (s.src == ServerAddr(k))
+                fromServers += s.payload.size();
+    EXPECT_EQ(toClient, fromServers);
+}
+
+namespace
+{
+// OpenSSL 3.0.19 (Python 3.11's ssl module over MemoryBIOs, TLS 1.2, as in
+// core/tests/tls-test.cc): a first ClientHello (no session ID), the
+// ServerHello of that handshake (the server chose session ID X), the
+// client's next ClientHello (offering X), and the ServerHello of another
+// full handshake (ID Y).
+const char* kFirstHello =
+    "16030100b1010000ad030341adb575817636296570a2757fdd785721c8e583fcc05f7e257d3561fb80fcb300001ec02c"
+    "c030c02bc02fcca9cca8c024c028c023c027009f009e006b006700ff0100006600000014001200000f7777772e657861"
+    "6d706c652e636f6d000b000403000102000a000c000a001d0017001e001900180016000000170000000d002a00280403"
+    "05030603080708080809080a080b080408050806040105010601030303010302040205020602";
+const char* kServerHelloX =
+    "160303005d020000590303a8f787e3d61b6b301dea5b5f9b4be7c895cc6f41203685c57070102382a0c5572026978ee5"
+    "2e5bc22cc6941e1fb527a4ee566844f958be0a22591c5b546610edafc030000011ff01000100000b0004030001020017"
+    "0000";
+const char* kResumingHelloX =
+    "16030100d1010000cd03030760d96903256c448a77f9c725d262cf0a1ca4319837078e4217fd459aa68a212026978ee5"
+    "2e5bc22cc6941e1fb527a4ee566844f958be0a22591c5b546610edaf001ec02cc030c02bc02fcca9cca8c024c028c023"
+    "c027009f009e006b006700ff0100006600000014001200000f7777772e6578616d706c652e636f6d000b000403000102"
+    "000a000c000a001d0017001e001900180016000000170000000d002a0028040305030603080708080809080a080b0804"
+    "08050806040105010601030303010302040205020602";
+const char* kServerHelloY =
+    "160303005d020000590303f55c74ed3d44166aef254a188e5821cdd7f516531347766f733db572b51e24ec2018d9be22"
+    "bc8adccde7bbbbac3e7b72e237738f74d0adc50bc3a5b6e11941979cc030000011ff01000100000b0004030001020017"
+    "0000";
+
+std::vector<uint8_t>
+Unhex(const std::string& h)
+{
+    std::vector<uint8_t> v;
+    for (size_t i = 0; i + 1 < h.size(); i += 2)
+        v.push_back(static_cast<uint8_t>(std::stoi(h.substr(i, 2), nullptr, 16)));
+    return v;
+}
+
+/// RFC 5246 7.4.1.2 / 7.4.1.3: the session ID's length is the byte at 43
+/// of the record, the ID the bytes after it.
+std::string
+SessionIdAt43(const std::vector<uint8_t>& r)
+{
+    return std::string(r.begin() + 44, r.begin() + 44 + r[43]);
+}
+
+struct SslRun
+{
+    std::vector<std::string> answers;
+    std::vector<std::string> got0, got1;
+    uint32_t resets = 0;
+    WebSwitch::Counters counters;
+    std::map<std::string, uint64_t> drops;
+    uint64_t forwardedNotHandshake = 0;
+};
+
+SslRun
+RunSsl(const std::string& profile, const std::vector<std::vector<uint8_t>>& connections, bool resetUnparsed)
+{
+    Bed b(profile, {}, resetUnparsed ? "ssl-reset" : "ssl");
+    WebSwitch& w = *b.bed->Switch();
+    w.AddSslService(443);
+    if (resetUnparsed)
+        w.SetAttribute("SslUnparsedReset", ns3::BooleanValue(true));
+    std::vector<ns3::Ptr<TlsServerApp>> servers;
+    for (uint32_t k = 0; k < 2; ++k)
+    {
+        auto app = ns3::CreateObject<TlsServerApp>();
+        app->SetAnswer(Unhex(k == 0 ? kServerHelloX : kServerHelloY));
+        b.bed->ServerNode(k)->AddApplication(app);
+        servers.push_back(app);
+    }
+    auto client = ns3::CreateObject<TlsClientApp>();
+    for (const auto& r : connections)
+        client->AddConnection(r);
+    b.bed->ClientNode()->AddApplication(client);
+    client->SetStartTime(ns3::MilliSeconds(1));
+    b.Run();
+    SslRun out;
+    out.answers = client->Answers();
+    out.resets = client->ResetsReceived();
+    out.got0 = servers[0]->Records();
+    out.got1 = servers[1]->Records();
+    out.counters = w.GetCounters();
+    out.drops = w.DropCounts();
+    out.forwardedNotHandshake = w.ForwardedCount("ssl_not_handshake");
+    return out;
+}
+} // namespace
+
+TEST(WebSwitchSsl, AClientOfferingItsSessionIdGoesBackToTheServerThatChoseIt)
+{
+    const auto first = Unhex(kFirstHello), resumeX = Unhex(kResumingHelloX);
+    const auto shX = Unhex(kServerHelloX), shY = Unhex(kServerHelloY);
+    // the vectors are what they claim: X offered by the resuming hello
+    ASSERT_EQ(first[43], 0);
+    ASSERT_EQ(SessionIdAt43(resumeX), SessionIdAt43(shX));
+    ASSERT_EQ(SessionIdAt43(shY).size(), 32u);
+    // a hello offering Y: the resuming hello with Y's 32 bytes at 44
+    auto resumeY = resumeX;
+    const std::string y = SessionIdAt43(shY);
+    std::copy(y.begin(), y.end(), resumeY.begin() + 44);
+    // an application-data record first (type 23): no ClientHello
+    const std::vector<uint8_t> appData = {23, 3, 3, 0, 5, 1, 2, 3, 4, 5};
+    // round robin (dp_sched rr) gives servers 1, 0, 1 to the three fresh
+    // hellos and would give 0 next; the hellos offering Y go to server 1
+    // all the same, X to server 0, and the application data is forwarded
+    // without persistence to round robin's next (0)
+    const SslRun r = RunSsl("nctu-f5-bigip-ha", {first, first, first, resumeY, resumeX, resumeY, appData}, false);
+    auto str = [](const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); };
+    const std::string X = str(shX), Y = str(shY);
+    EXPECT_EQ(r.answers, (std::vector<std::string>{Y, X, Y, Y, X, Y, X}));
+    EXPECT_EQ(r.got0, (std::vector<std::string>{str(first), str(resumeX), str(appData)}));
+    EXPECT_EQ(r.got1, (std::vector<std::string>{str(first), str(first), str(resumeY), str(resumeY)}));
+    EXPECT_EQ(r.counters.sslHits, 3u);
+    EXPECT_EQ(r.counters.sslLearned, 7u); // every ServerHello (X or Y), the application data's answer too
+    EXPECT_EQ(r.forwardedNotHandshake, 1u);
+    EXPECT_EQ(r.resets, 0u);
+    for (const auto& [reason, n] : r.drops)
+        ADD_FAILURE() << n << " counted as " << reason;
+}
+
+TEST(WebSwitchSsl, AFirstRecordThatIsNoClientHelloIsResetWhenTheProfileSaysSo)
+{
+    const std::vector<uint8_t> appData = {23, 3, 3, 0, 5, 1, 2, 3, 4, 5};
+    std::vector<uint8_t> sslv2 = {0x80, 0x2e, 0x01, 0x00, 0x02}; // SSLv2-compatible hello start
+    sslv2.resize(0x2e + 2, 0);
+    const SslRun r = RunSsl("nctu-f5-bigip-ha", {appData, sslv2}, true);
+    EXPECT_EQ(r.answers, (std::vector<std::string>{"", ""}));
+    EXPECT_EQ(r.resets, 2u);
+    EXPECT_TRUE(r.got0.empty() && r.got1.empty());
+    // the SSLv2 start counts as not_handshake too (dp_tls: first byte not
+    // 22); what ns-3's client sends after the reset (an RST and a FIN per
+    // connection) finds the connection forgotten: no_session
+    EXPECT_EQ(r.drops, (std::map<std::string, uint64_t>{{"no_session", 4}, {"ssl_not_handshake", 2}}));
+    EXPECT_EQ(r.forwardedNotHandshake, 0u);
+}
+
+namespace
+{
+/// A server check run on F5's profile (two servers, .gif to 0 and .htm to
+/// 1): the ServerState and Probe traces, and HTTP clients started later.
+struct HealthRun
+{
+    explicit HealthRun(dp_health_kind_t kind, const std::string& uri = "/")
+        : bed("nctu-f5-bigip-ha", {})
+    {
+        dp_health_config_default(&cfg, kind);
+        cfg.inter_ms = 200;
+        cfg.timeout_ms = 50;
+        cfg.rise = 2;
+        cfg.fall = 3;
+        if (kind == DP_HEALTH_CONTENT)
+        {
+            cfg.expect_len = 5;
+            std::memcpy(cfg.expect, "ready", 5);
+        }
+        WebSwitch& w = *bed.bed->Switch();
+        w.SetHealthCheck(cfg, uri);
+        w.TraceConnectWithoutContext("ServerState", ns3::MakeCallback(&HealthRun::State, this));
+        w.TraceConnectWithoutContext("Probe", ns3::MakeCallback(&HealthRun::Result, this));
+        w.StartHealthChecks(ns3::Seconds(0));
+    }
+    void State(uint32_t server, bool up, ns3::Time at) { changes.push_back({server, up, at.GetSeconds()}); }
+    void Result(uint32_t server, uint32_t result, ns3::Time) { ++results[{server, result}]; }
+    uint32_t Count(uint32_t server, uint32_t result) const
+    {
+        auto it = results.find({server, result});
+        return it == results.end() ? 0 : it->second;
+    }
+    /// One HTTP client asking for path at time t.
+    ns3::Ptr<HttpClientApp> ClientAt(double t, const std::string& path)
+    {
+        auto app = ns3::CreateObject<HttpClientApp>();
+        app->AddRequest(HttpClientApp::Get(path, true));
+        bed.bed->ClientNode()->AddApplication(app);
+        app->SetStartTime(ns3::Seconds(t));
+        return app;
+    }
+    template <typename F>
+    void At(double t, F f)
+    {
+        ns3::Simulator::Schedule(ns3::Seconds(t), f);
+    }
+    struct Change
+    {
+        uint32_t server;
+        bool up;
+        double at;
+    };
+    Bed bed;
+    dp_health_config_t cfg{};
+    std::vector<Change> changes;
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> results;
+};
+} // namespace
+
+// HAProxy's rules (core/include/dp/dp_health.h): after a server dies, the
+// first failing probe starts within one interval (the probe cycle of a
+// healthy server: inter plus an answer well under 1 ms); each failure takes
+// d (the timeout when silent, the answer's delay otherwise) and the next
+// probe starts inter (fastinter unset) after the previous one ended; the
+// fall-th failure takes it down. So the detection time lies in
+// [fall*d + (fall-1)*inter, fall*d + (fall-1)*inter + inter + 1 ms). Coming
+// back: the first passing probe starts within one down cycle (inter + the
+// timeout of the failing probes), then rise-1 more, inter apart:
+// [(rise-1)*inter, (rise-1)*inter + inter + timeout + rise ms).
+TEST(WebSwitchHealth, ASilentServerLeavesThePoolWithinTheTcpCheckWindowAndRejoinsAfterRisePasses)
+{
+    HealthRun h(DP_HEALTH_TCP);
+    // server 1's host silent from 1.03 s to 2.5 s: its link drops everything
+    auto em = ns3::CreateObject<ns3::RateErrorModel>();
+    em->SetUnit(ns3::RateErrorModel::ERROR_UNIT_PACKET);
+    em->SetRate(1.0);
+    em->Disable();
+    h.bed.bed->ServerNode(1)->GetDevice(1)->SetAttribute("ReceiveErrorModel", ns3::PointerValue(em));
+    h.At(1.03, [em]() { em->Enable(); });
+    h.At(2.5, [em]() { em->Disable(); });
+    // during the outage the .htm rule's server is down: server 0 answers
+    auto during = h.ClientAt(1.9, "/d/CLASS_100.htm");
+    auto after = h.ClientAt(3.5, "/e/CLASS_100.htm");
+    h.bed.bed->Run();
+    ns3::Simulator::Destroy();
+
+    ASSERT_EQ(h.changes.size(), 2u);
+    EXPECT_EQ(h.changes[0].server, 1u);
+    EXPECT_FALSE(h.changes[0].up);
+    EXPECT_TRUE(h.changes[1].up);
+    const double inter = 0.2, timeout = 0.05, ms = 1e-3;
+    const double detect = h.changes[0].at - 1.03;
+    EXPECT_GE(detect, 3 * timeout + 2 * inter - 1e-9);
+    EXPECT_LT(detect, 3 * timeout + 2 * inter + inter + ms);
+    const double rejoin = h.changes[1].at - 2.5;
+    EXPECT_GE(rejoin, 1 * inter - 1e-9);
+    EXPECT_LT(rejoin, 1 * inter + inter + timeout + 2 * ms);
+    // the C core's closed form agrees with the window above
+    uint64_t lo = 0, hi = 0;
+    ASSERT_EQ(dp_health_detection_window(&h.cfg, 50, &lo, &hi), 0);
+    EXPECT_EQ(lo, 550u);
+    EXPECT_EQ(hi, 750u);
+    // only server 1's probes failed, by timeout; server 0 stayed up
+    EXPECT_EQ(h.Count(0, DP_HEALTH_FAIL_TIMEOUT), 0u);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_TIMEOUT), 3u);
+    EXPECT_GT(h.Count(0, DP_HEALTH_PASSED), 15u);
+    ASSERT_EQ(during->Responses().size(), 1u);
+    EXPECT_EQ(during->Responses()[0].server, "s0");
+    ASSERT_EQ(after->Responses().size(), 1u);
+    EXPECT_EQ(after->Responses()[0].server, "s1");
+    EXPECT_EQ(h.bed.bed->Switch()->GetCounters().notFollowedDown, 1u);
+}
+
+TEST(WebSwitchHealth, ContentCheckTakesAServerDownWhenItsPageLosesTheStringAndBackWhenItReturns)
+{
+    HealthRun h(DP_HEALTH_CONTENT, "/health");
+    for (uint32_t k = 0; k < 2; ++k)
+        h.bed.bed->Server(k)->SetAttribute("HealthBody", ns3::StringValue("status: ready"));
+    auto s1 = h.bed.bed->Server(1);
+    h.At(1.03, [s1]() { s1->SetAttribute("HealthBody", ns3::StringValue("status: maintenance")); });
+    h.At(2.5, [s1]() { s1->SetAttribute("HealthBody", ns3::StringValue("status: ready")); });
+    h.bed.bed->Run();
+    ns3::Simulator::Destroy();
+    ASSERT_EQ(h.changes.size(), 2u);
+    EXPECT_FALSE(h.changes[0].up);
+    EXPECT_EQ(h.changes[0].server, 1u);
+    // an answered probe fails after its round trip (d < 1 ms)
+    const double inter = 0.2, ms = 1e-3;
+    const double detect = h.changes[0].at - 1.03;
+    EXPECT_GE(detect, 2 * inter);
+    EXPECT_LT(detect, 3 * inter + 4 * ms);
+    const double rejoin = h.changes[1].at - 2.5;
+    EXPECT_GE(rejoin, inter);
+    EXPECT_LT(rejoin, 2 * inter + 3 * ms);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_CONTENT), 3u);
+    EXPECT_EQ(h.Count(1, DP_HEALTH_FAIL_STATUS), 0u);
+    EXPECT_EQ(h.Count(0, DP_HEALTH_FAIL_CONTENT), 0u);
+}
+
+TEST(WebSwitchHealth, WebPageCheckFailsOnA503AndOnARefusedConnection)
+{
+    HealthRun h(DP_HEALTH_HTTP, "/index.htm");
+    auto s1 = h.bed.bed->Server(1);
+    h.At(1.03, [s1]() { s1->SetAttribute("Status", ns3::UintegerValue(503)); });
+    h.At(2.0, [s1]() { s1->SetAttribute("Status", ns3::UintegerValue(200)); });
+    h.At(3.03, [s1]() { s1->SetListening(false); });
+    h.bed.bed->Run();
+    ns3::Simulator::Destroy();
+    ASSERT_EQ(h.changes.size(), 3u);
+    EXPECT_FALSE(h.changes[0].up);
+    EXPECT_TRUE(h.changes[1].up);
+    EXPECT_FALSE(h.changes[2].up);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_STATUS), 3u);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_REFUSED), 3u);
+    EXPECT_LT(h.changes[2].at - 3.03, 3 * 0.2 + 4e-3);
+}
+
+TEST(WebSwitchHealth, AProductWithoutTheCheckRefusesIt)
+{
+    // seed 003 table 6: 3Com has no content check (its profile cannot
+    // drive the ns-3 switch: no URL switching); F5's profile without it
+    Bed b("nctu-f5-bigip-ha", {});
+    WebSwitchProfile p = b.bed->Switch()->GetProfile();
+    p.checkContent = false;
+    b.bed->Switch()->SetProfile(p);
+    dp_health_config_t cfg;
+    dp_health_config_default(&cfg, DP_HEALTH_CONTENT);
+    cfg.expect_len = 1;
+    cfg.expect[0] = 'x';
+    EXPECT_THROW(b.bed->Switch()->SetHealthCheck(cfg), std::invalid_argument);
+    dp_health_config_default(&cfg, DP_HEALTH_HTTP);
+    EXPECT_NO_THROW(b.bed->Switch()->SetHealthCheck(cfg));
+    ns3::Simulator::Destroy();
 }

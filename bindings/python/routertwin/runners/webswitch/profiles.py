@@ -122,6 +122,9 @@ class Behaviour(ScenarioModel):
     rule_matching: RuleMatching
     cookie_methods: list[Literal["prearranged", "insert", "learn"]]  # section 5.6
     cookie_method_tested: Literal["prearranged", "insert", "learn"]  # figure 12's bar label
+    # SSL service: a first record that is no readable ClientHello (dp_tls) is
+    # forwarded without persistence or reset (model/l7)
+    ssl_unparsed: Literal["forward", "reset"]
 
 
 class Costs(ScenarioModel):

@@ -280,6 +280,7 @@ def queue_length_plot(cases, path: Path, title: str) -> Path | None:
         ax.axvline(q["mean"], color=line.get_color(), linestyle=":", linewidth=0.8)
     ax.set_yscale("log")
     ax.set_xscale("symlog", linthresh=10)  # lengths 0..10 linear, a long queue still readable
+    ax.set_xlim(left=0)
     ax.set_xlabel("queue length n (packets waiting or in service)")
     ax.set_ylabel("fraction of time with n or more")
     ax.set_title(title + "  (dotted: time-weighted mean)", fontsize=9)
@@ -357,7 +358,7 @@ def markdown_study(rows, outcomes) -> list[str]:
 
         lost = g("lost_packets") or (f"{fmt(m['loss_pct'])} %" if "loss_pct" in m else "")
         qname, q = queue_of(case.distributions)
-        qcells = f"{fmt(q['mean'])} | {q['p99']} | {q['max']}" if q else " | | "
+        qcells = f"{fmt(q['mean'])} | {q['p99']} | {q['max']}" if q else " |  | "
         out.append(f"| {case.case} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50')} "
                    f"| {g('latency_p99')} | {g('latency_p999')} | {g('latency_max')} | {lost} "
                    f"| {g('loss_ports')} | {g('loss_top_port_share')} | {g('loss_bins')} | {qname} | {qcells} |")

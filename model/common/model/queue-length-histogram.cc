@@ -90,13 +90,23 @@ void
 QueueOccupancy::LeaveUntil(double t)
 {
     // every packet that left by t, in leave order: the length drops at each
-    while (!m_leaves.empty() && m_leaves.front() <= t)
+    const size_t end = m_leaves.size();
+    while (m_head < end && m_leaves[m_head] <= t)
     {
-        const double leave = m_leaves.front();
-        std::pop_heap(m_leaves.begin(), m_leaves.end(), std::greater<double>());
-        m_hist.Add(static_cast<unsigned>(m_leaves.size()), leave - m_last);
-        m_leaves.pop_back();
+        const double leave = m_leaves[m_head];
+        m_hist.Add(static_cast<unsigned>(end - m_head), leave - m_last);
+        ++m_head;
         m_last = leave;
+    }
+    if (m_head == end)
+    {
+        m_leaves.clear(); // empty: start again at the front
+        m_head = 0;
+    }
+    else if (m_head >= 1024)
+    {
+        m_leaves.erase(m_leaves.begin(), m_leaves.begin() + static_cast<std::ptrdiff_t>(m_head));
+        m_head = 0;
     }
 }
 
@@ -109,18 +119,21 @@ QueueOccupancy::Enter(double enter, double leave)
         m_last = enter;
     }
     LeaveUntil(enter);
-    m_hist.Add(static_cast<unsigned>(m_leaves.size()), enter - m_last);
+    m_hist.Add(static_cast<unsigned>(m_leaves.size() - m_head), enter - m_last);
     m_last = enter;
     m_leaves.push_back(leave);
-    std::push_heap(m_leaves.begin(), m_leaves.end(), std::greater<double>());
+    for (size_t i = m_leaves.size() - 1; i > m_head && m_leaves[i - 1] > leave; --i)
+    {
+        std::swap(m_leaves[i - 1], m_leaves[i]);
+    }
 }
 
 void
 QueueOccupancy::Finish()
 {
-    if (!m_leaves.empty())
+    if (m_head < m_leaves.size())
     {
-        LeaveUntil(*std::max_element(m_leaves.begin(), m_leaves.end()));
+        LeaveUntil(m_leaves.back());
     }
 }
 

@@ -86,7 +86,12 @@ class QueueOccupancy
     void LeaveUntil(double t);
 
     QueueLengthHistogram m_hist;
-    std::vector<double> m_leaves; // min-heap of the leave times of the packets inside
+    // Leave times of the packets inside, sorted, from m_head on: a packet
+    // that leaves after all inside (a FIFO single server: every one) is
+    // appended, another is inserted from the back (a few places at most,
+    // as many as the servers), and packets leave from the front.
+    std::vector<double> m_leaves;
+    size_t m_head = 0;
     double m_last = 0;            // instant up to which time has been counted
     bool m_started = false;
 };

@@ -2,6 +2,7 @@
 // model/lb/helper/lb-scenario.h (its header documents every key).
 #include "bindings.h"
 #include "dict-config.h"
+#include "distributions.h"
 #include "lb-ecmp.h"
 #include "lb-failover.h"
 #include "lb-remap.h"
@@ -72,6 +73,11 @@ ToDict(const LbScenarioResult& r)
     d["mean_core_wait_s"] = r.meanCoreWaitSeconds;
     d["mean_core_service_s"] = r.meanCoreServiceSeconds;
     d["mean_port_wait_s"] = r.meanPortWaitSeconds;
+    AddPercentiles(d, r.latency, "latency");
+    d["latency_histogram"] = HistogramDict(r.latency);
+    AddPercentiles(d, r.unitLatency, "unit_latency");
+    d["unit_latency_histogram"] = HistogramDict(r.unitLatency);
+    d["core_queue"] = QueueLengthDict(r.coreQueue);
     return d;
 }
 

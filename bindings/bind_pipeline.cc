@@ -36,6 +36,7 @@ ToDict(const ForwardingScenarioResult& r)
     d["latency_max_us"] = r.latencyMaxUs;
     AddPercentiles(d, r.latency);
     d["latency_histogram"] = HistogramDict(r.latency);
+    d["core_queue"] = QueueLengthDict(r.coreQueue);
     d["sequence_errors"] = r.sequenceErrors;
     d["service_cycles"] = r.serviceCyclesMean;
     d["service_us"] = r.serviceUsMean;

@@ -163,6 +163,10 @@ ToDict(const RouterResult& r)
     AddPercentiles(d, r.latency);
     d["latency_histogram"] = HistogramDict(r.latency);
     d["loss_timeline"] = LossTimelineDict(r.lossTimeline);
+    if (r.egressQueue.Seconds() > 0)
+    {
+        d["egress_queue"] = QueueLengthDict(r.egressQueue);
+    }
     d["mean_ip_bytes"] = r.meanIpBytes;
     d["mean_ingress_escapes"] = r.meanIngressEscapes;
     d["mean_egress_escapes"] = r.meanEgressEscapes;
@@ -188,6 +192,13 @@ ToDict(const RouterResult& r)
         p["latency_max_us"] = s.latencyMax * 1e6;
         AddPercentiles(p, s.latency);
         p["dropped_packets"] = s.txPackets >= s.rxPackets ? s.txPackets - s.rxPackets : 0;
+        AddPercentiles(p, s.egressLatency, "egress_latency");
+        if (s.egressQueue.Seconds() > 0)
+        {
+            p["egress_queue_mean"] = s.egressQueue.Mean();
+            p["egress_queue_p99"] = s.egressQueue.Quantile(0.99);
+            p["egress_queue_max"] = s.egressQueue.Max();
+        }
         if (r.egressCounted)
         {
             p["egress_packets"] = s.egressPackets;

@@ -5,8 +5,11 @@
 #define ROUTERTWIN_BINDINGS_DISTRIBUTIONS_H
 
 #include "latency-histogram.h"
+#include "queue-length-histogram.h"
 
 #include <pybind11/pybind11.h>
+
+#include <string>
 
 namespace routertwin::bindings
 {
@@ -30,6 +33,37 @@ HistogramDict(const LatencyHistogram& h)
     for (const LatencyHistogram::Bin& b : h.Bins())
     {
         bins.append(pybind11::make_tuple(b.lower * 1e6, b.upper * 1e6, b.count));
+    }
+    d["bins"] = bins;
+    return d;
+}
+
+/// Adds <prefix>_p50_us, _p99_us, _p999_us, _max_us of h to d.
+inline void
+AddPercentiles(pybind11::dict& d, const LatencyHistogram& h, const std::string& prefix)
+{
+    d[(prefix + "_p50_us").c_str()] = h.Quantile(0.5) * 1e6;
+    d[(prefix + "_p99_us").c_str()] = h.Quantile(0.99) * 1e6;
+    d[(prefix + "_p999_us").c_str()] = h.Quantile(0.999) * 1e6;
+    d[(prefix + "_max_us").c_str()] = h.Max() * 1e6;
+}
+
+/// {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
+/// seconds], ...]} (lengths with time at them; kMaxLength + 1 = the overflow bin).
+inline pybind11::dict
+QueueLengthDict(const QueueLengthHistogram& h)
+{
+    pybind11::dict d;
+    d["seconds"] = h.Seconds();
+    d["mean"] = h.Mean();
+    d["p50"] = h.Quantile(0.5);
+    d["p99"] = h.Quantile(0.99);
+    d["p999"] = h.Quantile(0.999);
+    d["max"] = h.Max();
+    pybind11::list bins;
+    for (const QueueLengthHistogram::Bin& b : h.Bins())
+    {
+        bins.append(pybind11::make_tuple(b.length, b.seconds));
     }
     d["bins"] = bins;
     return d;

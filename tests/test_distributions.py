@@ -161,3 +161,88 @@ def test_report_lines_and_plots_of_a_replayed_case(tmp_path):
 
     assert ports_plot(case, tmp_path / "ports.png", "t").stat().st_size > 0  # its ports drop unevenly
     assert ports_plot(CaseResult(case="none"), tmp_path / "none.png", "t") is None
+
+
+# The lb kind (issue 15): frames' latency, units' response time, the cores' queue.
+LB_DNS = {"workload": "dns", "rate": 2e6, "num_cores": 4, "clock_hz": 1e9, "fixed_cycles_per_packet": 1500,
+          "arrivals": "poisson", "duration_s": 0.002, "seed": 5}
+
+
+def test_lb_histograms_hold_every_frame_and_every_completed_unit():
+    r = _core.run_lb(dict(LB_DNS))
+    assert r["latency_histogram"]["count"] == r["frames_measured"] > 1000
+    assert r["unit_latency_histogram"]["count"] == r["units_completed"]
+    for name in ("latency", "unit_latency"):
+        p = [r[f"{name}_{q}_us"] for q in ("p50", "p99", "p999", "max")]
+        assert p == sorted(p), name
+        # the native percentiles read the bins as the Python reading does
+        got = quantile(r[f"{name}_histogram"], 0.99)
+        assert min(got, p[3]) == pytest.approx(p[1], rel=1e-12)
+    # a DNS unit is one frame: its response time is that frame's latency
+    assert r["unit_latency_p50_us"] == pytest.approx(r["latency_p50_us"], rel=BIN)
+    # the mean of the histogram's bins agrees with the exact mean within a bin
+    h = r["latency_histogram"]
+    mid = sum((lo + hi) / 2 * n for lo, hi, n in h["bins"]) / h["count"]
+    assert mid == pytest.approx(r["mean_latency_s"] * 1e6, rel=BIN)
+
+
+def test_lb_core_queue_area_is_the_frames_time_at_the_cores():
+    # Little's law over a finite run that starts and ends empty: the area
+    # under the queue-length curve (mean x time) is the sum of every frame's
+    # wait and service at its core, which the engine counts on its own.
+    r = _core.run_lb(dict(LB_DNS))
+    q = r["core_queue"]
+    area = q["mean"] * q["seconds"]
+    frames = r["frames_measured"]
+    assert r["drops"] == {}
+    assert area == pytest.approx((r["mean_core_wait_s"] + r["mean_core_service_s"]) * frames, rel=1e-9)
+    assert sum(s for _, s in q["bins"]) == pytest.approx(q["seconds"], rel=1e-12)
+    assert q["p50"] <= q["p99"] <= q["p999"] <= q["max"]
+
+
+def test_pipeline_core_queue_is_reported_and_ordered():
+    r = _core.run_pipeline({"num_cores": 1, "clock_hz": 1e9, "offered_pps": 2e6, "duration_s": 1e-3,
+                            "arrivals": "poisson", "frame_bytes": 64, "fixed_cycles_per_packet": 300})
+    q = r["core_queue"]
+    assert q["seconds"] > 0.9e-3
+    assert sum(s for _, s in q["bins"]) == pytest.approx(q["seconds"], rel=1e-12)
+    assert 0 < q["mean"] <= q["max"]
+    # busy fraction = offered work: 2 Mpps x 0.3 us (utilization law), within the run's sampling
+    busy = 1 - dict(q["bins"]).get(0, 0.0) / q["seconds"]
+    assert busy == pytest.approx(0.6, abs=0.03)
+
+
+def test_router_egress_queue_and_egress_latency_per_port():
+    r = _core.run_router(dict(SMALL))
+    assert r["egress_queue"]["seconds"] > 0
+    ports = r["ports"]
+    for q, p in enumerate(ports):
+        # paired ports: what leaves q came in on its peer, the same packets
+        peer = ports[(q + len(ports) // 2) % len(ports)]
+        assert p["egress_latency_p99_us"] == peer["latency_p99_us"]
+        assert p["egress_queue_max"] >= 1 and p["egress_queue_mean"] <= p["egress_queue_max"]
+    steady = _core.run_router(dict(SMALL, mode="steady", duration_s=0.01, block_packets=1000))
+    assert "egress_queue" not in steady  # the Lindley walks keep no lengths
+    assert steady["ports"][0]["egress_latency_p99_us"] == steady["ports"][2]["latency_p99_us"]
+
+
+def test_report_lines_and_plots_of_an_lb_case(tmp_path):
+    from types import SimpleNamespace
+
+    from routertwin.distributions import (latency_plot, lb_distributions, lb_metrics, markdown_study,
+                                          queue_length_plot)
+    from routertwin.results import CaseResult
+
+    r = _core.run_lb(dict(LB_DNS))
+    case = CaseResult(case="q", metrics=lb_metrics(r), distributions=lb_distributions(r))
+    scenario = Path("/x/lb.yaml")
+    rows = [SimpleNamespace(mapped=SimpleNamespace(scenario=scenario, case="q"), ref=SimpleNamespace(id="row-q"))]
+    lines = markdown_study(rows, {scenario: SimpleNamespace(error=None, cases=[case])})
+    row = [line for line in lines if line.startswith("| q | `row-q`")]
+    assert len(row) == 1 and "| cores |" in row[0]  # the latency row names the queue and gives its figures
+    assert row[0].endswith(f"| {r['core_queue']['p99']} | {r['core_queue']['max']} |")
+    units = [line for line in lines if line.startswith(f"| q | {int(r['units_completed'])} |")]
+    assert len(units) == 1  # the response-time row: units completed, p50 .. max
+    assert queue_length_plot([case], tmp_path / "queue.png", "t").stat().st_size > 0
+    assert latency_plot([case], tmp_path / "resp.png", "t", key="unit_latency_histogram").stat().st_size > 0
+    assert queue_length_plot([CaseResult(case="none")], tmp_path / "none.png", "t") is None

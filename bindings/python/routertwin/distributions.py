@@ -13,7 +13,17 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   avg/p50/p99/p999/max (us);
 - `loss_timeline` (router): {"bin_s", "ports": [[drops per time bin] per
   port]}, drops counted at the port the packet came in on, over the
-  tester's transmit time (drops while queues drain count in the last bin).
+  tester's transmit time (drops while queues drain count in the last bin);
+- `unit_latency_histogram` (lb): the response times of the transactions,
+  connections or queries completed in the window (a unit's first packet
+  sent to its last delivered), beside the frames' `latency_histogram`;
+- `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
+  time-weighted queue lengths (model/common/model/queue-length-histogram.h):
+  {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
+  seconds], ...]}, the packets waiting or in service at the cores (RSS:
+  each core's queue, added) or at the egress ports (each port's, added).
+  The router's `ports` then carry egress_queue_mean/p99/max and
+  egress_latency_p50/p99/p999/max (the packets that left on the port).
 
 This module turns those into clustering figures, console tables and plots.
 """
@@ -29,6 +39,39 @@ PERCENTILES = (("latency_p50", 0.5), ("latency_p99", 0.99), ("latency_p999", 0.9
 def percentile_metrics(out: dict, suffix: str = "") -> dict[str, float]:
     """latency_p50/p99/p999 (us) from a native result dict (suffix e.g. "_us")."""
     return {f"{name}{suffix}": float(out[f"{name}_us"]) for name, _ in PERCENTILES}
+
+
+def queue_metrics(queue: dict, prefix: str) -> dict[str, float]:
+    """<prefix>_mean, _p99, _max (packets) of a time-weighted queue-length dict."""
+    return {f"{prefix}_mean": float(queue["mean"]), f"{prefix}_p99": float(queue["p99"]),
+            f"{prefix}_max": float(queue["max"])}
+
+
+def queue_distribution(queue: dict) -> dict[str, Any]:
+    """A native queue-length dict as plain Python numbers."""
+    return {"seconds": float(queue["seconds"]), "mean": float(queue["mean"]),
+            **{k: int(queue[k]) for k in ("p50", "p99", "p999", "max")},
+            "bins": [[int(n), float(s)] for n, s in queue["bins"]]}
+
+
+def _hist(h: dict) -> dict[str, Any]:
+    return {"count": float(h["count"]), "bins": [list(map(float, b)) for b in h["bins"]]}
+
+
+def lb_distributions(out: dict) -> dict[str, Any]:
+    """The `distributions` of an lb load step (native run_lb result)."""
+    return {"latency_histogram": _hist(out["latency_histogram"]),
+            "unit_latency_histogram": _hist(out["unit_latency_histogram"]),
+            "core_queue": queue_distribution(out["core_queue"])}
+
+
+def lb_metrics(out: dict) -> dict[str, float]:
+    """Frame latency and unit response-time percentiles (us) and the cores'
+    queue lengths of an lb load step."""
+    m = {f"{name}_{q}_us": float(out[f"{name}_{q}_us"])
+         for name in ("latency", "unit_latency") for q in ("p50", "p99", "p999", "max")}
+    m.update(queue_metrics(out["core_queue"], "core_queue"))
+    return m
 
 
 def loss_clustering(timeline: dict) -> dict[str, float]:
@@ -57,22 +100,27 @@ def router_distributions(out: dict) -> dict[str, Any]:
                                               "latency_max")},
          # what left the port, whichever port sent it (packet mode)
          **({"egress": int(p["egress_packets"]), "egress_ip_bytes": int(p["egress_ip_bytes"]),
-             "egress_load": float(p["egress_load"])} if "egress_packets" in p else {})}
+             "egress_load": float(p["egress_load"])} if "egress_packets" in p else {}),
+         # the packets that left on this port, and its egress queue (packet mode)
+         **{k: float(p[f"{k}_us"]) for k in ("egress_latency_p50", "egress_latency_p99", "egress_latency_p999",
+                                              "egress_latency_max")},
+         **{k: float(p[k]) for k in ("egress_queue_mean", "egress_queue_p99", "egress_queue_max") if k in p}}
         for i, p in enumerate(out["ports"])
     ]
-    return {
-        "latency_histogram": {"count": float(out["latency_histogram"]["count"]),
-                              "bins": [list(map(float, b)) for b in out["latency_histogram"]["bins"]]},
+    dist = {
+        "latency_histogram": _hist(out["latency_histogram"]),
         "ports": ports,
         "loss_timeline": {"bin_s": float(out["loss_timeline"]["bin_s"]),
                           "ports": [list(map(float, row)) for row in out["loss_timeline"]["ports"]]},
     }
+    if "egress_queue" in out:
+        dist["egress_queue"] = queue_distribution(out["egress_queue"])
+    return dist
 
 
 def histogram_distribution(out: dict) -> dict[str, Any]:
     """The `distributions` of a run with one latency histogram (pipeline)."""
-    h = out["latency_histogram"]
-    return {"latency_histogram": {"count": float(h["count"]), "bins": [list(map(float, b)) for b in h["bins"]]}}
+    return {"latency_histogram": _hist(out["latency_histogram"]), "core_queue": queue_distribution(out["core_queue"])}
 
 
 def quantile(hist: dict, q: float) -> float:
@@ -97,9 +145,21 @@ def ports_differ(dist: dict, rel: float = 0.01) -> bool:
     ports = dist.get("ports") or []
     if len(ports) < 2:
         return False
-    p99 = [p["latency_p99"] for p in ports]
     drops = [p["dropped"] for p in ports]
-    return (max(p99) - min(p99)) > rel * max(max(p99), 1e-12) or (max(drops) != min(drops))
+    for key in ("latency_p99", "egress_latency_p99"):
+        p99 = [p[key] for p in ports if key in p]
+        if p99 and (max(p99) - min(p99)) > rel * max(max(p99), 1e-12):
+            return True
+    return max(drops) != min(drops)
+
+
+def queue_of(dist: dict) -> tuple[str, dict | None]:
+    """The queue-length distribution of a case and its name ("cores",
+    "egress ports"), or ("", None)."""
+    for key, name in (("core_queue", "cores"), ("egress_queue", "egress ports")):
+        if dist.get(key, {}).get("seconds"):
+            return name, dist[key]
+    return "", None
 
 
 def print_distributions(console, scenario, cases) -> None:
@@ -113,10 +173,10 @@ def print_distributions(console, scenario, cases) -> None:
     shown = [c for c in cases if getattr(c, "distributions", None)]
     if not shown:
         return
-    t = Table(title=f"{scenario.name}: latency distribution (us) and loss clustering")
+    t = Table(title=f"{scenario.name}: latency distribution (us) and loss clustering; queue lengths (packets)")
     for col in ("case", "p50", "p99", "p99.9", "max", "lost", "ports with loss", "worst port %",
-                "time bins with loss"):
-        t.add_column(col, justify="right" if col != "case" else "left")
+                "time bins with loss", "queue", "queue mean", "queue p99", "queue max"):
+        t.add_column(col, justify="right" if col not in ("case", "queue") else "left")
     for c in shown:
         m = c.metrics
 
@@ -127,34 +187,53 @@ def print_distributions(console, scenario, cases) -> None:
             return ""
 
         lost = get("lost_packets") or (f"{fmt(m['loss_pct'])} %" if "loss_pct" in m else "")
+        qname, q = queue_of(c.distributions)
         t.add_row(c.case, get("latency_p50"), get("latency_p99"), get("latency_p999"), get("latency_max"),
-                  lost, get("loss_ports"), get("loss_top_port_share"), get("loss_bins"))
+                  lost, get("loss_ports"), get("loss_top_port_share"), get("loss_bins"), qname,
+                  *((fmt(q["mean"]), str(q["p99"]), str(q["max"])) if q else ("", "", "")))
     console.print(t)
+    units = [c for c in shown if c.distributions.get("unit_latency_histogram", {}).get("count")]
+    if units:
+        ut = Table(title=f"{scenario.name}: response time of the units completed (us; first packet sent to "
+                         "last delivered)")
+        for col in ("case", "units", "p50", "p99", "p99.9", "max"):
+            ut.add_column(col, justify="right" if col != "case" else "left")
+        for c in units:
+            m = c.metrics
+            ut.add_row(c.case, fmt(c.distributions["unit_latency_histogram"]["count"]),
+                       *(fmt(m[f"unit_latency_{q}_us"]) for q in ("p50", "p99", "p999", "max")))
+        console.print(ut)
     for c in shown:
         if not ports_differ(c.distributions):
             continue
         ports = c.distributions["ports"]
         worst = sorted(ports, key=lambda p: (-p["latency_p99"], p["port"]))[:5]
         lossy = sorted((p for p in ports if p["dropped"] > 0), key=lambda p: (-p["dropped"], p["port"]))[:5]
-        pt = Table(title=f"{c.case}: ports differ (the 5 with the highest p99, the 5 with most drops)")
-        for col in ("port", "avg", "p50", "p99", "p99.9", "max", "dropped"):
+        pt = Table(title=f"{c.case}: ports differ (the 5 with the highest p99, the 5 with most drops; "
+                         "egress: the packets that left on the port, and its queue)")
+        for col in ("port", "avg", "p50", "p99", "p99.9", "max", "dropped", "egress p99", "egress queue p99",
+                    "egress queue max"):
             pt.add_column(col, justify="right")
         for p in worst + [p for p in lossy if p not in worst]:
             pt.add_row(str(p["port"]), fmt(p["latency_avg"]), fmt(p["latency_p50"]), fmt(p["latency_p99"]),
-                       fmt(p["latency_p999"]), fmt(p["latency_max"]), str(p["dropped"]))
+                       fmt(p["latency_p999"]), fmt(p["latency_max"]), str(p["dropped"]),
+                       fmt(p.get("egress_latency_p99", "")), fmt(p.get("egress_queue_p99", "")),
+                       fmt(p.get("egress_queue_max", "")))
         console.print(pt)
 
 
-def latency_plot(cases, path: Path, title: str) -> Path | None:
-    """The latency distributions of the cases as complementary CDFs
-    (fraction of packets slower than x, log scale: the tail is visible), with
-    p50/p99/p99.9 marked. None when no case has a histogram."""
+def latency_plot(cases, path: Path, title: str, key: str = "latency_histogram", what: str = "packets",
+                 xlabel: str = "latency (us)") -> Path | None:
+    """The latency distributions (`key` of each case's distributions) of the
+    cases as complementary CDFs (fraction of `what` slower than x, log
+    scale: the tail is visible), with p50/p99/p99.9 marked. None when no
+    case has that histogram."""
     from routertwin.validation.plots import pyplot, save_png
 
     plt = pyplot()
 
-    hists = [(c.case, c.distributions["latency_histogram"]) for c in cases
-             if getattr(c, "distributions", None) and c.distributions.get("latency_histogram", {}).get("count")]
+    hists = [(c.case, c.distributions[key]) for c in cases
+             if getattr(c, "distributions", None) and c.distributions.get(key, {}).get("count")]
     if not hists:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -170,9 +249,41 @@ def latency_plot(cases, path: Path, title: str) -> Path | None:
             ax.plot([quantile(h, q)], [1 - q], marker, color=line.get_color(), markersize=4)
     ax.set_yscale("log")
     ax.set_xscale("log")  # a tail 10x the body, or a full buffer 1000x it, stays readable
-    ax.set_xlabel("latency (us)")
-    ax.set_ylabel("fraction of packets slower")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"fraction of {what} slower")
     ax.set_title(title + "  (o p50, s p99, ^ p99.9)", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    return save_png(fig, path, dpi=110)
+
+
+def queue_length_plot(cases, path: Path, title: str) -> Path | None:
+    """The time-weighted queue lengths of the cases (the cores' queue, or the
+    egress ports'): the fraction of time the queue held n packets or more,
+    log scale, with the mean marked. None when no case has one."""
+    from routertwin.validation.plots import pyplot, save_png
+
+    queues = [(c.case, *queue_of(c.distributions)) for c in cases if getattr(c, "distributions", None)]
+    queues = [(case, name, q) for case, name, q in queues if q]
+    if not queues:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for case, name, q in queues[:12]:
+        total = sum(sec for _, sec in q["bins"])
+        xs, ys, above = [], [], total
+        for n, sec in q["bins"]:
+            xs.append(n)
+            ys.append(above / total)  # P(N >= n)
+            above -= sec
+        line, = ax.step(xs, [max(y, 1e-9) for y in ys], where="post", label=f"{case} ({name})")
+        ax.axvline(q["mean"], color=line.get_color(), linestyle=":", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xscale("symlog", linthresh=10)  # lengths 0..10 linear, a long queue still readable
+    ax.set_xlim(left=0)
+    ax.set_xlabel("queue length n (packets waiting or in service)")
+    ax.set_ylabel("fraction of time with n or more")
+    ax.set_title(title + "  (dotted: time-weighted mean)", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     return save_png(fig, path, dpi=110)
@@ -230,9 +341,12 @@ def markdown_study(rows, outcomes) -> list[str]:
     out = ["", "Latency distribution and loss clustering of the replayed cases (twin; us; "
                 "percentiles from a Boost.Histogram of 100 log bins per decade, within 2.3 % of exact; "
                 "steady-state cases histogram per-block means, so their upper percentiles understate "
-                "per-packet ones and `max` is the walks' bound):", "",
+                "per-packet ones and `max` is the walks' bound), and the time-weighted length of the "
+                "queue in front of the cores or of the egress ports (packets waiting or in service; "
+                "RSS cores and ports: each one's queue, pooled; none in steady state):", "",
            "| case | rows | p50 | p99 | p99.9 | max | lost | ports with loss | worst port % of loss | "
-           "time bins with loss |", "|---|---|---|---|---|---|---|---|---|---|"]
+           "time bins with loss | queue | queue mean | queue p99 | queue max |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, case in cases.items():
         m = case.metrics
 
@@ -243,9 +357,20 @@ def markdown_study(rows, outcomes) -> list[str]:
             return ""
 
         lost = g("lost_packets") or (f"{fmt(m['loss_pct'])} %" if "loss_pct" in m else "")
+        qname, q = queue_of(case.distributions)
+        qcells = f"{fmt(q['mean'])} | {q['p99']} | {q['max']}" if q else " |  | "
         out.append(f"| {case.case} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50')} "
                    f"| {g('latency_p99')} | {g('latency_p999')} | {g('latency_max')} | {lost} "
-                   f"| {g('loss_ports')} | {g('loss_top_port_share')} | {g('loss_bins')} |")
+                   f"| {g('loss_ports')} | {g('loss_top_port_share')} | {g('loss_bins')} | {qname} | {qcells} |")
+    units = [(key, c) for key, c in cases.items() if c.distributions.get("unit_latency_histogram", {}).get("count")]
+    if units:
+        out += ["", "Response time of the units (transactions, connections, queries) completed in the window, "
+                    "from a unit's first packet sent to its last delivered (us; the step gaps between its "
+                    "packets included):", "", "| case | units | p50 | p99 | p99.9 | max |", "|---|---|---|---|---|---|"]
+        for key, c in units:
+            m = c.metrics
+            out.append(f"| {c.case} | {fmt(c.distributions['unit_latency_histogram']['count'])} | "
+                       + " | ".join(fmt(m[f"unit_latency_{q}_us"]) for q in ("p50", "p99", "p999", "max")) + " |")
     return out
 
 
@@ -263,13 +388,25 @@ def ports_plot(case, path: Path, title: str) -> Path | None:
     plt = pyplot()
     ports = dist["ports"]
     x = np.array([p["port"] for p in ports])
-    fig, ax = plt.subplots(figsize=(9, 4))
-    ax.bar(x, [p["latency_max"] for p in ports], color="tab:red", alpha=0.35, label="max")
-    ax.bar(x, [p["latency_p99"] for p in ports], color="tab:orange", alpha=0.7, label="p99")
-    ax.bar(x, [p["latency_avg"] for p in ports], color="tab:blue", label="avg")
-    ax.set_xlabel("tester port (packet's ingress)")
+    queued = any("egress_queue_p99" in p for p in ports)
+    fig, axes = plt.subplots(2 if queued else 1, 1, figsize=(9, 7 if queued else 4), sharex=True, squeeze=False)
+    ax = axes[0][0]
+    ax.bar(x, [p["latency_max"] for p in ports], color="tab:red", alpha=0.35, label="max (ingress)")
+    ax.bar(x, [p["latency_p99"] for p in ports], color="tab:orange", alpha=0.7, label="p99 (ingress)")
+    ax.bar(x, [p["latency_avg"] for p in ports], color="tab:blue", label="avg (ingress)")
+    if all("egress_latency_p99" in p for p in ports):
+        ax.plot(x, [p["egress_latency_p99"] for p in ports], "k_", markersize=12, label="p99 of what left the port")
     ax.set_ylabel("latency (us)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(True, axis="y", alpha=0.3)
+    if queued:
+        bx = axes[1][0]
+        bx.bar(x, [p.get("egress_queue_max", 0) for p in ports], color="tab:red", alpha=0.35, label="max")
+        bx.bar(x, [p.get("egress_queue_p99", 0) for p in ports], color="tab:orange", alpha=0.7, label="p99")
+        bx.bar(x, [p.get("egress_queue_mean", 0) for p in ports], color="tab:blue", label="mean")
+        bx.set_ylabel("egress queue (packets, time-weighted)")
+        bx.legend(fontsize=7)
+        bx.grid(True, axis="y", alpha=0.3)
+    axes[-1][0].set_xlabel("tester port (latency: packet's ingress; egress: what left the port)")
     return save_png(fig, path, dpi=110)

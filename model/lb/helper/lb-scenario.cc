@@ -611,6 +611,8 @@ Summarise(const LbScenarioConfig& c, const LbTester& tester, L4BalancerDevice& d
     r.connectionsEnd = lb.Connections();
     r.refusedFull = lb.RefusedFull();
     r.simEvents = Simulator::GetEventCount();
+    r.unitLatency = tester.UnitLatency(0, warmPs, durPs);
+    r.coreQueue = dev.Engine().CoreQueueLengths();
 }
 
 // Packet level (lb-packet-level.h): a tester node and a balancer node, each
@@ -672,6 +674,7 @@ RunPacketLevel(const LbScenarioConfig& c)
     Summarise(c, tester, *dev, setupFrames, setupCycles, setupOps, box->WindowCycles(), box->WindowAgingCycles(), r);
     r.framesMeasured = app->Received();
     r.meanLatencySeconds = app->Received() ? app->SumLatencySeconds() / static_cast<double>(app->Received()) : 0;
+    r.latency = app->Latency();
     Time portWait;
     uint64_t portFrames = 0, portDrops = 0;
     for (const auto& ports : {testerPorts, balancerPorts})
@@ -775,7 +778,9 @@ RunDescriptorLevel(const LbScenarioConfig& c)
                 windowBits += 8.0 * d.frameBytes;
                 windowCycles[dev->CoreOfDesc(d)] += d.serviceCycles;
             }
-            sumLatencySeconds += static_cast<double>(d.departPs - d.arrivalPs) * 1e-12;
+            const double latency = static_cast<double>(d.departPs - d.arrivalPs) * 1e-12;
+            sumLatencySeconds += latency;
+            r.latency.Add(latency);
             ++latencyFrames;
             tester.OnDeparted(leave(d.seq), d.departPs);
         }

@@ -79,6 +79,8 @@
 #define ROUTERTWIN_LB_SCENARIO_H
 
 #include "config-keys.h"
+#include "latency-histogram.h"
+#include "queue-length-histogram.h"
 
 #include <cstdint>
 #include <map>
@@ -208,6 +210,16 @@ struct LbScenarioResult
     /// serialisation, two cables, the balancer).
     uint64_t framesMeasured = 0;
     double meanLatencySeconds = 0;
+    /// Those frames' latencies (issue 15: percentiles, plots).
+    LatencyHistogram latency;
+    /// Response time of the units (transactions, connections, queries) of
+    /// the workload's stream that completed in the window: from a unit's
+    /// first packet sent to its last delivered (the step gaps between its
+    /// packets included; lb-testers.h UnitLatency).
+    LatencyHistogram unitLatency;
+    /// Time-weighted lengths of the application cores' RSS queues, each
+    /// core's own, added (PipelineEngine::CoreQueueLengths).
+    QueueLengthHistogram coreQueue;
     /// The application cores' mean queueing wait and service per frame.
     double meanCoreWaitSeconds = 0, meanCoreServiceSeconds = 0;
     /// Packet level: mean time a frame waited in the transmit queues of the

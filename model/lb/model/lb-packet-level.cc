@@ -328,7 +328,9 @@ LbTesterApp::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, const A
     m_tester->OnVerdict(o.pkt, v, buf, len);
     m_tester->OnDeparted(o.pkt, now);
     ++m_received;
-    m_sumLatency += static_cast<double>(now - o.sentPs) * 1e-12;
+    const double latency = static_cast<double>(now - o.sentPs) * 1e-12;
+    m_sumLatency += latency;
+    m_latency.Add(latency);
     // the unit's packets that waited for this one go now
     auto parked = m_parked.find(UnitKey(o.pkt));
     if (parked != m_parked.end())

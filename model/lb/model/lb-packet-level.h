@@ -31,6 +31,7 @@
 
 #include "ethernet-port.h"
 #include "l4-balancer-device.h"
+#include "latency-histogram.h"
 #include "lb-testers.h"
 
 #include <ns3/application.h>
@@ -134,6 +135,8 @@ class LbTesterApp : public ns3::Application
     uint64_t Sent() const { return m_sent; }
     uint64_t Received() const { return m_received; }
     double SumLatencySeconds() const { return m_sumLatency; }
+    /// The received frames' latencies (received - sent).
+    const LatencyHistogram& Latency() const { return m_latency; }
 
   protected:
     void DoDispose() override;
@@ -164,6 +167,7 @@ class LbTesterApp : public ns3::Application
     uint32_t m_nextId = 0;
     uint64_t m_sent = 0, m_received = 0;
     double m_sumLatency = 0;
+    LatencyHistogram m_latency;
     std::vector<LbTxPacket> m_emit;
 };
 

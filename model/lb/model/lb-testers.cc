@@ -835,6 +835,20 @@ LbTester::Completed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
     return n;
 }
 
+LatencyHistogram
+LbTester::UnitLatency(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
+{
+    LatencyHistogram h;
+    for (const Unit& u : m_streams[stream].units)
+    {
+        if (u.lastDepartPs >= fromPs && u.lastDepartPs < toPs && !u.failed && u.delivered == u.steps)
+        {
+            h.Add(static_cast<double>(u.lastDepartPs - u.startPs) * 1e-12);
+        }
+    }
+    return h;
+}
+
 uint64_t
 LbTester::Failed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const
 {

@@ -72,6 +72,7 @@
 #define ROUTERTWIN_LB_TESTERS_H
 
 #include "l4-balancer.h"
+#include "latency-histogram.h"
 #include "random-stream.h"
 #include "traffic-profile.h"
 
@@ -227,6 +228,10 @@ class LbTester
     /// Units of a stream started in [fromPs, toPs) that failed: a packet
     /// refused by the balancer or lost in the device.
     uint64_t Failed(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
+    /// The response times of the units of a stream that completed in
+    /// [fromPs, toPs) (those Completed counts): from the unit's start (its
+    /// first packet sent) to its last packet delivered, seconds.
+    LatencyHistogram UnitLatency(uint8_t stream, uint64_t fromPs, uint64_t toPs) const;
     /// Packets a unit of the stream sends through the balancer (the mean
     /// over the units started when sizes vary; the script's count before any).
     double PacketsPerUnit(uint8_t stream) const;

@@ -12,10 +12,12 @@
 #include <ns3/double.h>
 #include <ns3/uinteger.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace routertwin
@@ -781,6 +783,204 @@ TEST(LbScenario, SameSeedSameResult)
     EXPECT_EQ(a.coreUtilizationPct, b.coreUtilizationPct);
     c.seed = 8;
     EXPECT_NE(RunLbScenario(c).unitsStarted, a.unitsStarted);
+}
+
+// Latency distributions of the lb kind (issue 15) against queueing closed
+// forms. One core at 1 GHz whose every frame costs exactly 1,000 cycles (no
+// counter is priced: D = 1 us), no egress line and no aging, so a frame's
+// latency is its wait for the core plus D, to the picosecond the engine
+// rounds departures to.
+namespace
+{
+constexpr double kD = 1e-6;
+
+LbScenarioConfig
+OneCoreConstantService(const std::string& workload, double rate)
+{
+    LbScenarioConfig c;
+    c.workload = workload;
+    c.rate = rate;
+    c.numCores = 1;
+    c.clockHz = 1e9;
+    c.fixedCyclesPerPacket = 1000;
+    c.portBitRate = 0;          // no aggregate egress line
+    c.coreQueueDepth = 0;       // unbounded: M/D/1 drops nothing
+    c.agingSweepSeconds = 1e3;  // no aging work on the core
+    c.users = 4;                // http11: few persistent connections to open first
+    c.connsPerUser = 2;
+    return c;
+}
+
+// Erlang's M/D/1 waiting-time distribution (Erlang 1909; Crommelin's
+// formula for one server): P(W <= t) = (1 - rho) sum_{k=0..floor(t/D)}
+// [lambda (k D - t)]^k / k! e^{-lambda (k D - t)}, rho = lambda D. Long
+// double: the alternating terms cancel; fine for t up to ~10 D at rho 0.7.
+double
+MD1WaitCdf(double t, double lambda)
+{
+    if (t < 0)
+    {
+        return 0;
+    }
+    const long double rho = lambda * kD;
+    long double sum = 0;
+    for (int k = 0; k <= static_cast<int>(std::floor(t / kD)); ++k)
+    {
+        const long double x = static_cast<long double>(lambda) * (k * kD - t);
+        sum += std::pow(x, k) / std::tgamma(static_cast<long double>(k + 1)) * std::exp(-x);
+    }
+    return static_cast<double>((1 - rho) * sum);
+}
+
+// The q-quantile of D + W (bisection on the CDF).
+double
+MD1LatencyQuantile(double q, double lambda)
+{
+    double lo = 0, hi = 20 * kD;
+    for (int i = 0; i < 100; ++i)
+    {
+        const double mid = (lo + hi) / 2;
+        (MD1WaitCdf(mid, lambda) >= q ? hi : lo) = mid;
+    }
+    return kD + hi;
+}
+
+// Fraction of the histogram's count below x (x a bin edge, so exact).
+double
+CountBelow(const LatencyHistogram& h, double x)
+{
+    double below = 0;
+    for (const LatencyHistogram::Bin& b : h.Bins())
+    {
+        below += b.upper <= x * (1 + 1e-12) ? b.count : 0;
+    }
+    return below / h.Count();
+}
+
+double
+MeanOf(const std::vector<double>& v)
+{
+    double s = 0;
+    for (double x : v)
+    {
+        s += x / v.size();
+    }
+    return s;
+}
+
+double
+StdErrOf(const std::vector<double>& v)
+{
+    const double m = MeanOf(v);
+    double s = 0;
+    for (double x : v)
+    {
+        s += (x - m) * (x - m);
+    }
+    return std::sqrt(s / (v.size() - 1) / v.size());
+}
+} // namespace
+
+// Constant arrivals, constant service, never two frames at the core at once:
+// every frame's latency is D, every DNS query's response time is D, and an
+// HTTP/1.1 transaction's is the step gap to its response plus D. The core
+// holds one frame a fraction rate x D of the time and never two.
+TEST(LbDistributions, ConstantArrivalsAndServiceGiveExactlyTheServiceTime)
+{
+    LbScenarioConfig c = OneCoreConstantService("dns", 5e5);
+    c.durationSeconds = 0.002;
+    const LbScenarioResult r = RunLbScenario(c);
+    ASSERT_GT(r.latency.Count(), 900);
+    EXPECT_NEAR(r.latency.Min(), kD, 1e-12);
+    EXPECT_NEAR(r.latency.Max(), kD, 1e-12);
+    for (double q : {0.5, 0.99, 0.999})
+    {
+        EXPECT_NEAR(r.latency.Quantile(q), kD, 1e-12) << q;
+        EXPECT_NEAR(r.unitLatency.Quantile(q), kD, 1e-12) << q;
+    }
+    EXPECT_DOUBLE_EQ(r.unitLatency.Count(), static_cast<double>(r.unitsCompleted));
+    EXPECT_EQ(r.coreQueue.Max(), 1u);
+    EXPECT_NEAR(r.coreQueue.Probability(1), 5e5 * kD, 0.001); // the span's edges: one frame in ~1000
+    EXPECT_NEAR(r.coreQueue.Mean(), r.coreQueue.Probability(1), 1e-12);
+
+    // HTTP/1.1 at 250k/s: requests at 4 us steps, responses 10 us after
+    // them, so frames come every 2 us at the earliest, each served in 1 us
+    LbScenarioConfig t = OneCoreConstantService("http11", 2.5e5);
+    t.durationSeconds = 0.002;
+    const LbScenarioResult h = RunLbScenario(t);
+    ASSERT_GT(h.unitLatency.Count(), 400);
+    EXPECT_NEAR(h.latency.Min(), kD, 1e-12);
+    EXPECT_NEAR(h.latency.Max(), kD, 1e-12);
+    EXPECT_NEAR(h.unitLatency.Min(), t.stepGapSeconds + kD, 1e-12);
+    EXPECT_NEAR(h.unitLatency.Max(), t.stepGapSeconds + kD, 1e-12);
+    EXPECT_EQ(h.coreQueue.Max(), 1u);
+}
+
+// Poisson DNS queries at rho = 0.7 on the one core: an M/D/1 queue. Ten
+// replications (seeds) of 0.1 s, ~63,000 queries each in the window's
+// histogram, give each figure's mean and standard error; the tolerance is
+// four standard errors (plus, for a percentile, the histogram's 2.33 % bin),
+// and the standard error must itself be small, so the checks bite.
+// - the mean latency: D + Wq, Wq = rho D / (2 (1 - rho)) (Pollaczek-Khinchine);
+// - P(W = 0) = 1 - rho: the share of frames in the histogram's bin holding
+//   D, against Erlang's CDF at that bin's upper edge (which also counts the
+//   waits shorter than the bin, (1 - rho) (e^{lambda t} - 1) of them);
+// - the CDF at further bin edges and the p50, p99, p99.9 of D + W.
+TEST(LbDistributions, PoissonQueriesOnOneCoreAreMD1)
+{
+    const double rho = 0.7, lambda = rho / kD;
+    std::vector<double> means, atD, at2D, at4D;
+    std::map<double, std::vector<double>> quantiles;
+    double upperD = 0, upper2D = 0, upper4D = 0;
+    for (uint64_t seed = 1; seed <= 10; ++seed)
+    {
+        LbScenarioConfig c = OneCoreConstantService("dns", lambda);
+        c.arrivals = "poisson";
+        c.seed = seed;
+        c.durationSeconds = 0.1;
+        const LbScenarioResult r = RunLbScenario(c);
+        ASSERT_TRUE(r.drops.empty());
+        means.push_back(r.meanLatencySeconds);
+        // bin edges: the upper edge of the first bin, which holds the
+        // shortest latency, D (no wait; D sits on a bin edge, so the bin is
+        // found by its samples, not by comparing D with rounded edges), and
+        // of the bins holding 2.01 D and 4.01 D
+        ASSERT_NEAR(r.latency.Min(), kD, 1e-12);
+        upperD = r.latency.Bins().front().upper;
+        for (const LatencyHistogram::Bin& b : r.latency.Bins())
+        {
+            upper2D = b.lower <= 2.01 * kD && 2.01 * kD < b.upper ? b.upper : upper2D;
+            upper4D = b.lower <= 4.01 * kD && 4.01 * kD < b.upper ? b.upper : upper4D;
+        }
+        ASSERT_GT(upperD * upper2D * upper4D, 0);
+        atD.push_back(CountBelow(r.latency, upperD));
+        at2D.push_back(CountBelow(r.latency, upper2D));
+        at4D.push_back(CountBelow(r.latency, upper4D));
+        for (double q : {0.5, 0.99, 0.999})
+        {
+            quantiles[q].push_back(r.latency.Quantile(q));
+        }
+        // one query per unit: the response times are the frames' latencies
+        EXPECT_NEAR(r.unitLatency.Quantile(0.5), r.latency.Quantile(0.5), LatencyHistogram::BinWidthAt(kD));
+    }
+    auto agree = [](const std::vector<double>& xs, double theory, double extra, const std::string& what,
+                    double seLimit = 0.02) {
+        const double m = MeanOf(xs), se = StdErrOf(xs);
+        EXPECT_LT(std::abs(m - theory), 4 * se + extra)
+            << what << ": twin " << m << " theory " << theory << " se " << se;
+        EXPECT_LT(se, seLimit * theory) << what;
+    };
+    agree(means, kD + rho * kD / (2 * (1 - rho)), 0, "mean latency");
+    // the first check is P(W = 0) = 1 - rho and the waits under the bin's width
+    agree(atD, MD1WaitCdf(std::max(0.0, upperD - kD), lambda), 0, "P(latency < top of D's bin)");
+    EXPECT_NEAR(MD1WaitCdf(0, lambda), 1 - rho, 1e-12);
+    agree(at2D, MD1WaitCdf(upper2D - kD, lambda), 0, "P(latency < top of 2D's bin)");
+    agree(at4D, MD1WaitCdf(upper4D - kD, lambda), 0, "P(latency < top of 4D's bin)");
+    for (const auto& [q, xs] : quantiles)
+    {
+        const double theory = MD1LatencyQuantile(q, lambda);
+        agree(xs, theory, LatencyHistogram::BinWidthAt(theory), "quantile " + std::to_string(q), 0.05);
+    }
 }
 
 TEST(LbRemap, RoundRobinMovesOnlyTheFailedServersShareMaglevLittleMore)

@@ -438,6 +438,7 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
 
     const ForwardingWorkload& w = *dev->Workload();
     const PipelineEngine& e = *dev->Engine();
+    r.coreQueue = e.CoreQueueLengths();
     const double pkts = static_cast<double>(w.Packets());
     if (pkts > 0)
     {

@@ -81,6 +81,7 @@
 
 #include "config-keys.h"
 #include "latency-histogram.h"
+#include "queue-length-histogram.h"
 #include "traffic-profile.h"
 
 #include <cstdint>
@@ -164,6 +165,8 @@ struct ForwardingScenarioResult
     uint64_t flowsStarted = 0;   ///< flow-level traffic: flows started
     double latencyMinUs = 0, latencyAvgUs = 0, latencyMaxUs = 0;
     LatencyHistogram latency; ///< every received frame's latency (seconds)
+    /// Time-weighted lengths of the cores' queue (PipelineEngine::CoreQueueLengths).
+    QueueLengthHistogram coreQueue;
     uint64_t sequenceErrors = 0;
     double serviceCyclesMean = 0; ///< priced cycles per packet of the workload
     double serviceUsMean = 0;     ///< core service time incl. per-byte costs

@@ -137,6 +137,7 @@ PipelineEngine::PipelineEngine(const PipelineConfig& config)
     {
         m_coreHeap[c] = CoreSlot{0, c}; // all free at 0: ordered by id, a valid heap
     }
+    m_coreOccupancy.resize(m_cfg.scheduling == WorkScheduling::kRss ? n : 1);
     if (m_cfg.scheduling == WorkScheduling::kRss && m_cfg.coreQueueDepth > 0)
     {
         m_coreQueue.assign(n, std::vector<Tick>(m_cfg.coreQueueDepth));
@@ -467,6 +468,8 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
         }
         SetCoreFree(core, finish);
         m_coreBusy[core] += finish - start;
+        m_coreOccupancy[mode == WorkScheduling::kRss ? core : 0].Enter(static_cast<double>(t) / kTicksPerSecond,
+                                                                        static_cast<double>(finish) / kTicksPerSecond);
         ++m_counters.started;
         m_counters.sumWaitSeconds += static_cast<double>(start - t) / kTicksPerSecond;
         m_counters.sumServiceSeconds += static_cast<double>(finish - start) / kTicksPerSecond;
@@ -520,6 +523,18 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
         // may take its egress turn.
         Drain(fifo ? std::max(ready, MinCoreFree()) : ready, departed);
     }
+}
+
+QueueLengthHistogram
+PipelineEngine::CoreQueueLengths() const
+{
+    QueueLengthHistogram all;
+    for (QueueOccupancy q : m_coreOccupancy) // a copy: Finish counts the packets still inside
+    {
+        q.Finish();
+        all += q.Histogram();
+    }
+    return all;
 }
 
 PipelineReport

@@ -28,6 +28,7 @@
 
 #include "dp_drop.h"
 #include "packet-desc.h"
+#include "queue-length-histogram.h"
 
 #include <array>
 #include <cstdint>
@@ -147,6 +148,16 @@ class PipelineEngine
     uint64_t AddCoreWork(uint32_t core, uint64_t readyPs, double cycles);
 
     const PipelineCounters& Counters() const { return m_counters; }
+
+    /// Time-weighted lengths of the cores' queue (issue 15): packets
+    /// admitted and not yet done on a core (waiting in the input, work or
+    /// RSS queue, or in service), from the first arrival to the last core
+    /// finish. ORDERED, UNTAGGED and ATOMIC feed the cores from one queue,
+    /// counted as one; RSS gives each core its own, and the histogram is
+    /// theirs added (the time a core's queue spent at each length, summed
+    /// over cores). Background work (AddCoreWork) is not a packet and does
+    /// not count.
+    QueueLengthHistogram CoreQueueLengths() const;
     const PipelineConfig& Config() const { return m_cfg; }
 
     /// Utilization of every resource over the span from the first arrival to
@@ -222,6 +233,7 @@ class PipelineEngine
     bool m_any = false;
     Tick m_firstArrival = 0, m_lastArrival = 0, m_lastDepart = 0;
     PipelineCounters m_counters;
+    std::vector<QueueOccupancy> m_coreOccupancy; // one per queue feeding the cores (RSS: per core)
 };
 
 } // namespace routertwin

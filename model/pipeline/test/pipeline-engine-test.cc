@@ -4,6 +4,7 @@
 #include "ethernet-framing.h"
 #include "latency-histogram.h"
 #include "pipeline-engine.h"
+#include "queue-length-histogram.h"
 #include "random-stream.h"
 
 #include <gtest/gtest.h>
@@ -229,6 +230,203 @@ TEST(MMc, FourCoresAtSeventyPercentMatchErlangC)
     cfg.numCores = c;
     BatchStats s = RunQueue(cfg, lambda, 13, 20, 60000, ExpCycles);
     ExpectAgrees(s.waitMean, s.waitSe, wq, 0.05, "Wq");
+}
+
+// The time-weighted distribution of the number of packets in the cores'
+// queue (waiting or in service), CoreQueueLengths(), against stationary
+// distributions in closed form. R independent replications of Poisson
+// arrivals, each starting empty (the transient, a few hundred service
+// times, is under 1e-3 of a replication's 60,000 packets); the tolerance on
+// each probability is four standard errors of the mean over replications,
+// and the standard error must be small against the probability, so a wrong
+// distribution cannot pass for lack of samples.
+template <class Draw>
+std::vector<QueueLengthHistogram>
+ReplicatedLengths(const PipelineConfig& cfg, double lambda, uint64_t seed, int replications, int packets,
+                  Draw draw)
+{
+    std::vector<QueueLengthHistogram> out;
+    for (int r = 0; r < replications; ++r)
+    {
+        PipelineEngine eng(cfg);
+        RandomStream arrivals(seed, 10 + 2 * r), services(seed, 11 + 2 * r);
+        std::vector<PacketDesc> in(packets), departed, drops;
+        double t = 0;
+        for (auto& d : in)
+        {
+            t += arrivals.Exponential(1.0 / lambda);
+            d = PacketDesc{};
+            d.arrivalPs = static_cast<uint64_t>(std::llround(t * 1e12));
+            d.serviceCycles = draw(services);
+            d.frameBytes = 64;
+        }
+        eng.Process(in.data(), in.size(), departed, drops);
+        eng.Flush(departed);
+        EXPECT_EQ(drops.size(), 0u);
+        out.push_back(eng.CoreQueueLengths());
+    }
+    return out;
+}
+
+void
+ExpectLengthDistribution(const std::vector<QueueLengthHistogram>& reps, const std::vector<double>& exact,
+                         double exactMean)
+{
+    for (size_t n = 0; n <= exact.size(); ++n)
+    {
+        std::vector<double> p;
+        for (const QueueLengthHistogram& h : reps)
+        {
+            p.push_back(n < exact.size() ? h.Probability(static_cast<unsigned>(n)) : h.Mean());
+        }
+        const double want = n < exact.size() ? exact[n] : exactMean;
+        if (want < 0.01)
+        {
+            continue; // rarer lengths: too few visits for a 15 % check at this run length
+        }
+        const std::string what = n < exact.size() ? "P(N=" + std::to_string(n) + ")" : "mean N";
+        ExpectAgrees(Mean(p), StdErr(p), want, want >= 0.05 ? 0.05 : 0.15, what.c_str());
+    }
+}
+
+// M/M/1: P(N = n) = (1 - rho) rho^n, mean rho / (1 - rho).
+TEST(QueueLength, MM1IsGeometric)
+{
+    const double rho = 0.7;
+    std::vector<double> exact;
+    for (int n = 0; n <= 10; ++n)
+    {
+        exact.push_back((1 - rho) * std::pow(rho, n));
+    }
+    const auto reps = ReplicatedLengths(SingleServer(), rho / kMeanService, 31, 20, 60000, ExpCycles);
+    ExpectLengthDistribution(reps, exact, rho / (1 - rho));
+}
+
+// M/D/1 (the embedded Markov chain at departures solved in closed form, as in
+// Gross, Shortle, Thompson & Harris, Fundamentals of Queueing Theory): p0 = 1 - rho, p1 = (1 - rho)(e^rho - 1), and for
+// n >= 2 p_n = (1 - rho) sum_{k=1..n} (-1)^(n-k) e^(k rho) [(k rho)^(n-k) /
+// (n-k)! + (k rho)^(n-k-1) / (n-k-1)!], the second term absent for k = n;
+// mean rho + rho^2 / (2 (1 - rho)) (Pollaczek-Khinchine). The alternating
+// sum is evaluated in long double and is exact enough for n <= 12 at 0.7.
+TEST(QueueLength, MD1MatchesTheClosedForm)
+{
+    const long double rho = 0.7L;
+    std::vector<double> exact{static_cast<double>(1 - rho), static_cast<double>((1 - rho) * (std::exp(rho) - 1))};
+    for (int n = 2; n <= 12; ++n)
+    {
+        long double sum = 0;
+        for (int k = 1; k <= n; ++k)
+        {
+            const long double x = k * rho;
+            long double term = std::pow(x, n - k) / std::tgamma(static_cast<long double>(n - k + 1));
+            if (k < n)
+            {
+                term += std::pow(x, n - k - 1) / std::tgamma(static_cast<long double>(n - k));
+            }
+            sum += ((n - k) % 2 ? -1 : 1) * std::exp(x) * term;
+        }
+        exact.push_back(static_cast<double>((1 - rho) * sum));
+    }
+    // the closed form is a distribution: its terms are positive and the tail past 12 is small
+    double total = 0;
+    for (double p : exact)
+    {
+        ASSERT_GT(p, 0);
+        total += p;
+    }
+    ASSERT_NEAR(total, 1.0, 0.01);
+    const double r = static_cast<double>(rho);
+    const auto reps = ReplicatedLengths(SingleServer(), r / kMeanService, 32, 20, 60000, DetCycles);
+    ExpectLengthDistribution(reps, exact, r + r * r / (2 * (1 - r)));
+}
+
+// M/M/4 from one shared queue (UNTAGGED): p_n = p0 a^n / n! for n < c and
+// p0 a^n / (c! c^(n-c)) beyond, a = lambda / mu (Erlang).
+TEST(QueueLength, MM4SharedQueueMatchesErlang)
+{
+    const int c = 4;
+    const double rho = 0.7, a = rho * c;
+    std::vector<double> unnorm;
+    double term = 1;
+    for (int n = 0; n <= 14; ++n)
+    {
+        unnorm.push_back(term);
+        term *= n + 1 < c ? a / (n + 1) : a / c;
+    }
+    // sum to infinity: the finite part plus the geometric tail beyond 14
+    double z = std::accumulate(unnorm.begin(), unnorm.end(), 0.0) + unnorm.back() * rho / (1 - rho);
+    std::vector<double> exact;
+    for (size_t n = 0; n < unnorm.size(); ++n)
+    {
+        exact.push_back(unnorm[n] / z);
+    }
+    // mean = a + Lq, Lq = C(c, a) rho / (1 - rho), C the Erlang C probability of waiting
+    double waiting = 0;
+    for (size_t n = c; n < unnorm.size(); ++n)
+    {
+        waiting += exact[n];
+    }
+    waiting += exact.back() * rho / (1 - rho);
+    const double mean = a + waiting * rho / (1 - rho);
+    PipelineConfig cfg = SingleServer();
+    cfg.numCores = c;
+    exact.resize(10);
+    const auto reps = ReplicatedLengths(cfg, rho * c / kMeanService, 33, 20, 60000, ExpCycles);
+    ExpectLengthDistribution(reps, exact, mean);
+}
+
+// RSS gives each core its own queue and adds their histograms; a shared
+// queue (UNTAGGED) counts the pool as one. Two 1-us packets at once on two
+// idle cores: RSS, each core holds one for 1 us (2 us at length 1); shared,
+// the pool holds both for 1 us (1 us at length 2).
+TEST(QueueLength, RssCountsEachCoresQueueSharedCountsThePool)
+{
+    PipelineConfig cfg = SingleServer();
+    cfg.numCores = 2;
+    auto pair = [](uint32_t flowB) {
+        std::vector<PacketDesc> in(2);
+        for (uint32_t i = 0; i < 2; ++i)
+        {
+            in[i] = PacketDesc{};
+            in[i].flow = i ? flowB : 0;
+            in[i].serviceCycles = static_cast<uint32_t>(kMeanService * kClock);
+            in[i].frameBytes = 64;
+        }
+        return in;
+    };
+    auto lengths = [&](const PipelineConfig& c, uint32_t flowB, std::vector<double>* util) {
+        PipelineEngine eng(c);
+        std::vector<PacketDesc> in = pair(flowB), departed, drops;
+        eng.Process(in.data(), in.size(), departed, drops);
+        eng.Flush(departed);
+        if (util)
+        {
+            *util = eng.Report().coreUtilization;
+        }
+        return eng.CoreQueueLengths();
+    };
+    PipelineConfig rss = cfg;
+    rss.scheduling = WorkScheduling::kRss;
+    rss.coreQueueDepth = 0;
+    uint32_t flowB = 1;
+    std::vector<double> util;
+    for (; flowB < 64; ++flowB) // a flow the hash puts on the other core
+    {
+        lengths(rss, flowB, &util);
+        if (util[0] > 0 && util[1] > 0)
+        {
+            break;
+        }
+    }
+    ASSERT_LT(flowB, 64u);
+    const QueueLengthHistogram each = lengths(rss, flowB, nullptr);
+    EXPECT_NEAR(each.Seconds(), 2 * kMeanService, 1e-15);
+    EXPECT_NEAR(each.Probability(1), 1.0, 1e-12);
+    EXPECT_EQ(each.Max(), 1u);
+    const QueueLengthHistogram pool = lengths(cfg, flowB, nullptr);
+    EXPECT_NEAR(pool.Seconds(), kMeanService, 1e-15);
+    EXPECT_NEAR(pool.Probability(2), 1.0, 1e-12);
+    EXPECT_DOUBLE_EQ(pool.Mean(), 2.0);
 }
 
 // Offers n packets back to back at `pps` (above capacity, unbounded queues)

@@ -580,6 +580,8 @@ struct RouterEngine::Impl
     std::vector<Stream> streams;
     std::vector<double> lookupFreeAt;
     std::vector<double> egressBusyUntil;
+    std::vector<QueueOccupancy> egressOccupancy; // per port: its egress queue over time
+    bool egressLatencyPerPacket = false;         // RouterPortStats::egressLatency recorded per packet
     std::vector<Desc> desc;
     std::vector<FabricCell> departed;
     std::vector<uint8_t> pkt;
@@ -666,6 +668,8 @@ struct RouterEngine::Impl
         }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
         egressBusyUntil.assign(cfg.ports, 0.0);
+        egressOccupancy.assign(cfg.ports, QueueOccupancy{});
+        egressLatencyPerPacket = !cfg.routeFile.empty() || (cfg.Traced() && cfg.traceDestinations);
         stats.assign(cfg.ports, RouterPortStats{});
         txCells.assign(cfg.ports, 0);
         for (auto& s : stats)
@@ -941,6 +945,7 @@ struct RouterEngine::Impl
             return;
         }
         egressBusyUntil[q] = start + d.egressWire * byteTime;
+        egressOccupancy[q].Enter(t, egressBusyUntil[q]);
         RouterPortStats& out = stats[q];
         ++out.egressPackets;
         out.egressIpBytes += d.ipBytes;
@@ -968,6 +973,10 @@ struct RouterEngine::Impl
         s.latencyMin = std::min(s.latencyMin, lat);
         s.latencyMax = std::max(s.latencyMax, lat);
         s.latency.Add(lat);
+        if (egressLatencyPerPacket)
+        {
+            out.egressLatency.Add(lat);
+        }
         if (onDeliver)
         {
             onDeliver(d.inPort, lat);
@@ -1119,6 +1128,17 @@ RouterEngine::Result() const
     RouterResult r;
     r.ports = m.stats;
     r.lossTimeline = m.lossTimeline;
+    for (size_t q = 0; q < r.ports.size(); ++q)
+    {
+        QueueOccupancy o = m.egressOccupancy[q]; // a copy: Finish counts the packets still on the line
+        o.Finish();
+        r.ports[q].egressQueue = o.Histogram();
+        r.egressQueue += o.Histogram();
+        if (!m.egressLatencyPerPacket)
+        {
+            r.ports[q].egressLatency = m.stats[m.cfg.PeerOf(static_cast<unsigned>(q))].latency;
+        }
+    }
     for (size_t i = 0; i < m.drops.size(); ++i)
     {
         r.drops[RouterDropName(static_cast<RouterDrop>(i))] = m.drops[i];
@@ -1472,6 +1492,10 @@ RunRouterSteadyState(const RouterConfig& cfg)
         s.latencyMin = cfg.fixedLatencySeconds + fabricWalk[f].minWait + eg.minWait;
         s.latencyMax = cfg.fixedLatencySeconds + fabricWalk[f].maxWait + eg.maxWait;
         FillBlockDistributions(cfg, p, mo.meanA, fabricWalk[f], eg, s.latency, r.lossTimeline);
+    }
+    for (unsigned q = 0; q < cfg.ports; ++q)
+    {
+        r.ports[q].egressLatency = r.ports[cfg.PeerOf(q)].latency; // the pairs: q sends what its peer received
     }
     r.drops["no_route"] = 0;
     r.drops["lookup_queue_full"] = static_cast<uint64_t>(std::llround(dropsLookup));

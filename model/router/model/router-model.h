@@ -29,6 +29,7 @@
 #include "fabric-crossbar.h"
 #include "latency-histogram.h"
 #include "pos-framing.h"
+#include "queue-length-histogram.h"
 
 #include <cstdint>
 #include <functional>
@@ -159,6 +160,17 @@ struct RouterPortStats
     uint64_t egressPackets = 0;
     uint64_t egressIpBytes = 0;
     uint64_t egressWireBytes = 0; ///< POS frames with their escapes
+    /// Latency of the packets that left on this port, whatever port sent
+    /// them (packet mode). Recorded per packet where the FIB can send a
+    /// port's packets elsewhere than its peer (a route file, or a trace
+    /// routed by its own destinations); otherwise every packet leaving here
+    /// came from the peer, and this is the peer's `latency`.
+    LatencyHistogram egressLatency;
+    /// Packet mode: time-weighted lengths of this port's egress queue
+    /// (packets admitted to it whose last bit has not left the line, the one
+    /// on the line included), from its first packet to its last; empty in
+    /// steady state, whose Lindley walks keep no lengths.
+    QueueLengthHistogram egressQueue;
 };
 
 struct RouterResult
@@ -188,6 +200,9 @@ struct RouterResult
     LossTimeline lossTimeline;
     /// All ports' latency histograms merged.
     LatencyHistogram latency;
+    /// All ports' egress queue lengths added (time a port's queue spent at
+    /// each length, summed over the ports that sent packets; packet mode).
+    QueueLengthHistogram egressQueue;
     std::string bottleneck;         ///< stage with the highest load
     uint64_t lookups = 0;           ///< dp_lpm lookups (packet level)
     uint64_t tableProbes = 0;

@@ -658,3 +658,63 @@ TEST(RouterPacketLevel, PerPortTracesIdlePortsAndErrors)
     c.traceFile = "y.pcap";
     EXPECT_THROW(RunRouterPacketLevel(c), std::invalid_argument); // both forms
 }
+
+// The egress queue's time-weighted lengths (packet mode) against line-rate
+// arithmetic. A port pair at constant spacing is a D/D/1 queue: each packet
+// is alone on the egress line for its wire time w and the line idles
+// between, so the queue holds exactly one packet a fraction n w / span of
+// the time (span = first arrival to last bit out) and never two.
+TEST(RouterEgressQueue, ConstantSpacingIsOnePacketForItsWireTime)
+{
+    RouterConfig c = Small(1500, 0.5, 200e-6);
+    c.ports = 2;
+    const RouterResult r = RunRouterPacketLevel(c);
+    const RouterPortStats& out = r.ports[c.PeerOf(0)];
+    ASSERT_GT(out.egressPackets, 50u); // 200 us at 2.4 us spacing
+    const QueueLengthHistogram& h = out.egressQueue;
+    EXPECT_EQ(h.Max(), 1u);
+    const double byteTime = 8.0 / SonetPayloadBps(c.sonetN);
+    const double busy = static_cast<double>(out.egressWireBytes) * byteTime;
+    EXPECT_NEAR(h.Probability(1) * h.Seconds(), busy, 1e-9 * busy);
+    // the span: packets nominalInterval apart, the last one's wire time after the last arrival
+    const double nominal = NominalFrameBytes(c.ppp, 1500) * byteTime / c.offeredLoad;
+    const double span = (out.egressPackets - 1) * nominal + busy / out.egressPackets;
+    EXPECT_NEAR(h.Seconds(), span, 0.01 * nominal);
+    EXPECT_NEAR(h.Probability(1), 0.5 * busy / out.egressPackets / (NominalFrameBytes(c.ppp, 1500) * byteTime),
+                0.02);
+    // both directions' queues added: twice the time
+    EXPECT_NEAR(r.egressQueue.Seconds(), 2 * h.Seconds(), 0.01 * h.Seconds());
+    // steady state keeps no lengths
+    EXPECT_EQ(RunRouterSteadyState(c).egressQueue.Seconds(), 0.0);
+}
+
+// Four ports into one (a FIB file sends every stream's destinations to port
+// 0) at 0.2 of line rate each: the egress port is 80 % busy. For any single
+// work-conserving line, the time it is not empty is the work it did (the
+// utilization law), so P(N = 0) = 1 - busy / span with busy from the port's
+// own wire-byte counter; and the streams' packets come in phase, four per
+// period with 0.8 of a period's work, so the queue empties every period and
+// never holds more than four.
+TEST(RouterEgressQueue, FourPortsIntoOneFollowTheUtilizationLaw)
+{
+    const std::string fib = ::testing::TempDir() + "egress-queue-fib.txt";
+    std::ofstream(fib) << "10.0.0.0/24 0\n10.0.1.0/24 0\n10.0.2.0/24 0\n10.0.3.0/24 0\n";
+    RouterConfig c = Small(1500, 0.2, 400e-6);
+    c.ports = 4;
+    c.routeFile = fib;
+    c.routesAsDestinations = true;
+    const RouterResult r = RunRouterPacketLevel(c);
+    const RouterPortStats& out = r.ports[0];
+    ASSERT_EQ(out.egressPackets, r.txPackets);
+    const QueueLengthHistogram& h = out.egressQueue;
+    const double busy = static_cast<double>(out.egressWireBytes) * 8.0 / SonetPayloadBps(c.sonetN);
+    EXPECT_NEAR(1 - h.Probability(0), busy / h.Seconds(), 1e-9);
+    EXPECT_NEAR(1 - h.Probability(0), 0.8, 0.02);
+    EXPECT_GE(h.Max(), 2u); // packets that arrive together wait
+    EXPECT_LE(h.Max(), 4u);
+    // the other ports sent nothing out
+    for (unsigned q = 1; q < 4; ++q)
+    {
+        EXPECT_EQ(r.ports[q].egressQueue.Seconds(), 0.0);
+    }
+}

@@ -244,10 +244,11 @@ def study_plots(report, plots, outcomes, out_dir: Path) -> list[str]:
 
 def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
     """Per study, the latency distributions (complementary CDFs) of the cases
-    its rows replay, a drops-per-port-and-time heat map of each such case
+    its rows replay (and the lb units' response times), their time-weighted
+    queue lengths, a drops-per-port-and-time heat map of each such case
     that lost packets, and the latency per port of each such case whose
     ports differ (routertwin.distributions); file names written."""
-    from routertwin.distributions import latency_plot, loss_timeline_plot, ports_plot
+    from routertwin.distributions import latency_plot, loss_timeline_plot, ports_plot, queue_length_plot
 
     written = []
     for study, rows in report.by_study.items():
@@ -260,6 +261,13 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
             cases += [c for c in outcome.cases if c.case == r.mapped.case and c.distributions]
         name = f"{study}-latency-distribution.png"
         if latency_plot(cases, out_dir / name, f"{study}: latency distribution of the replayed cases"):
+            written.append(name)
+        name = f"{study}-response-time-distribution.png"
+        if latency_plot(cases, out_dir / name, f"{study}: response time of the units of the replayed cases",
+                        key="unit_latency_histogram", what="units", xlabel="response time (us)"):
+            written.append(name)
+        name = f"{study}-queue-length-distribution.png"
+        if queue_length_plot(cases, out_dir / name, f"{study}: time-weighted queue lengths of the replayed cases"):
             written.append(name)
         for c in cases:
             name = f"{study}-loss-{c.case}.png"

@@ -14,6 +14,10 @@ METRICS = (
     "intercept_pct", "slope_pct_per_munit", "r2", "rate_at_100", "rate_at_100_lo", "rate_at_100_hi",
     "saturation_rate", "saturation_cpu", "saturation_cpu_max", "saturation_vs_line_pct", "line_cpu_at_saturation",
     "units_failed", "frames_to_servers", "delivery_errors", "expired", "time_wait_end", "aging_cpu", "latency_us",
+    # distributions (issue 15): frames' latency, units' response time, the cores' queue lengths
+    "latency_p50_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "unit_latency_p50_us",
+    "unit_latency_p99_us", "unit_latency_p999_us", "unit_latency_max_us", "core_queue_mean", "core_queue_p99",
+    "core_queue_max",
     # fill
     "max_concurrent", "concurrent", "connections_per_core", "bytes_per_connection", "insert_rate",
     # max-cps, max-tps, max-concurrent (RFC 3511 / RFC 9411)
@@ -34,7 +38,8 @@ METRICS = (
 UNITS = {
     "rate": "units/s", "offered_rate": "units/s", "tps": "transactions/s", "legit_tps": "transactions/s",
     "legit_offered_tps": "transactions/s", "cps": "connections/s", "qps": "queries/s", "attack_pps": "packets/s",
-    "cpu_util": "%", "cpu_max": "%", "aging_cpu": "%", "latency_us": "us", "cpu_closed_form": "%", r"core\d+_util": "%", "saturation_cpu": "%",
+    "cpu_util": "%", "cpu_max": "%", "aging_cpu": "%", "latency_us": "us",
+    r"(unit_)?latency_(p50|p99|p999|max)_us": "us", r"core_queue_(mean|p99|max)": "packets", "cpu_closed_form": "%", r"core\d+_util": "%", "saturation_cpu": "%",
     "saturation_cpu_max": "%", "line_cpu_at_saturation": "%", "slope_pct_per_munit": "% per 10^6 units/s",
     "rate_at_100": "units/s", "rate_at_100_lo": "units/s", "rate_at_100_hi": "units/s", "saturation_rate": "units/s",
     "cycles_per_unit": "cycles", "packets_per_unit": "packets", "cookies_sent": "packets",

@@ -7,6 +7,7 @@ import re
 
 from routertwin.methods import rfc3511
 from routertwin.methods.tolly import fit_line, run_to_saturation
+from routertwin.distributions import lb_distributions, lb_metrics
 from routertwin.results import CaseResult
 from routertwin.runners.lb.metrics import UNIT_METRIC
 from routertwin.runners.lb.native import SYN_FRAME_BYTES, call, fill_config, step_config
@@ -76,6 +77,7 @@ def _step_metrics(cfg: Schema, plat, out: dict, keys: dict) -> tuple[dict, str, 
     }
     for i, u in enumerate(out["core_utilization_pct"]):
         m[f"core{i}_util"] = u
+    m.update(lb_metrics(out))
     if keys["workload"] == "synflood":
         m["attack_gbps"] = out["completed_rate"] * (SYN_FRAME_BYTES + plat.port_overhead_bytes) * 8 / 1e9
         m["cookies_sent"] = float(out["cookies_sent"])
@@ -143,7 +145,7 @@ def run(scenario, progress) -> list[CaseResult]:
             out = call(keys, source=scenario.path, case_id=c.id)
             m, bottleneck, drops = _step_metrics(cfg, plat, out, keys)
             params = _params(cfg, plat, c, keys, rate=c.rate, phase="step")
-            results.append(CaseResult(c.id, params, m, bottleneck, drops))
+            results.append(CaseResult(c.id, params, m, bottleneck, drops, lb_distributions(out)))
             results.extend(_occupancy(c, out, params))
         elif c.method in ("max-cps", "max-tps"):
             results.extend(_max_rate(scenario, cfg, plat, prices, c, progress))
@@ -287,7 +289,7 @@ def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseR
         m, bottleneck, drops = _step_metrics(cfg, plat, out, keys)
         cpus.append(m["cpu_util"])
         out_cases.append(CaseResult(f"{c.id}-step-{k + 1}", _params(cfg, plat, c, keys, rate=rate, phase="step"),
-                                    m, bottleneck, drops))
+                                    m, bottleneck, drops, lb_distributions(out)))
         progress.advance(0, status=f"{c.id} step {k + 1}")
     line = fit_line(list(c.steps), cpus)
     metrics = {"intercept_pct": line.intercept, "slope_pct_per_munit": line.slope * 1e6, "r2": line.r2,
@@ -309,7 +311,8 @@ def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseR
         for k, (rate, out, keys) in enumerate(sat_runs):
             m, b, drops = _step_metrics(cfg, plat, out, keys)
             out_cases.append(CaseResult(f"{c.id}-sat-{k + 1}", _params(cfg, plat, c, keys, rate=rate,
-                                                                         phase="saturation"), m, b, drops))
+                                                                         phase="saturation"), m, b, drops,
+                                        lb_distributions(out)))
         line_at_sat = line.intercept + line.slope * sat.rate
         metrics.update({"saturation_rate": sat.rate, "saturation_cpu": sat.cpu_mean,
                         "saturation_cpu_max": sat.cpu_max,
@@ -360,7 +363,8 @@ def _max_rate(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[Ca
         m, bottleneck, drops = _step_metrics(cfg, plat, out, keys)
         m["passed"] = 1.0 if t.passed else 0.0
         cases.append(CaseResult(f"{c.id}-trial-{k + 1}", _params(cfg, plat, c, keys, rate=t.load, phase="search",
-                                                                   why=t.why), m, bottleneck, drops))
+                                                                   why=t.why), m, bottleneck, drops,
+                                lb_distributions(out)))
         if t.passed and t.load == res.maximum:
             best = (keys, out, m, bottleneck)
     keys, out, m_best, bottleneck = best

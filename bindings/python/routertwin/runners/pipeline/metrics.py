@@ -8,7 +8,7 @@ METRICS = (
     "pps", "gbps", "gbps_out", "line_rate_fraction", "latency_avg_us", "latency_min_us",
     "latency_max_us", "latency_p50_us", "latency_p99_us", "latency_p999_us", "cycles_per_packet", "loss_pct", "core_util", "cores_util", "packet_input_util",
     "packet_output_util", "lock_util", "memory_util", "line_rate_util", "ordering_util",
-    "pps_analytic", "latency_analytic_us",
+    "pps_analytic", "latency_analytic_us", "core_queue_mean", "core_queue_p99", "core_queue_max",
 )
 
 # Units (Results.to_dataframe's df.attrs["units"]); names or regular
@@ -16,7 +16,7 @@ METRICS = (
 UNITS = {
     "pps": "packets/s", "pps_analytic": "packets/s", "gbps": "Gbit/s", "gbps_out": "Gbit/s",
     "line_rate_fraction": "fraction", r".*_util": "fraction", "cycles_per_packet": "cycles",
-    "frame": "bytes", "port_rate_bps": "bit/s", "cores": "cores",
+    "frame": "bytes", "port_rate_bps": "bit/s", "cores": "cores", r"core_queue_(mean|p99|max)": "packets",
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from routertwin.distributions import histogram_distribution, percentile_metrics
+from routertwin.distributions import histogram_distribution, percentile_metrics, queue_metrics
 from routertwin.errors import UserError
 from routertwin.results import CaseResult
 from routertwin.runners._shared.ethernet import line_rate_pps
@@ -115,6 +115,7 @@ def run_packet(r: Resolved, cfg: Schema, seed: int, source: Path | None = None, 
         "latency_min_us": float(out["latency_min_us"]),
         "latency_max_us": float(out["latency_max_us"]),
         **percentile_metrics(out, "_us"),
+        **queue_metrics(out["core_queue"], "core_queue"),
         "cycles_per_packet": float(out["service_cycles"]),
         "loss_pct": float(out["loss_pct"]),
     }

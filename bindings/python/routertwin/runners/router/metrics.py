@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from routertwin.distributions import loss_clustering
+from routertwin.distributions import loss_clustering, queue_metrics
 from routertwin.methods import rfc2544
 from routertwin.results import CaseResult
 
@@ -13,7 +13,7 @@ UNITS = {
     "zero_loss": "1 if no frame was lost", r"mean_(ingress|egress)_escapes": "escapes per frame",
     "fabric_load": "fraction", "lookup_load": "fraction", "ip_bytes": "bytes", "routes": "routes",
     "offered_load": "fraction of max rate", "loss_ports": "ports", "loss_top_port_share": "% of drops",
-    "loss_bins": "time bins",
+    "loss_bins": "time bins", r"egress_queue_(mean|p99|max)": "packets",
 }
 
 
@@ -41,6 +41,8 @@ def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict |
     dist = e.get("distributions", {})
     if "loss_timeline" in dist:
         metrics.update(loss_clustering(dist["loss_timeline"]))
+    if "egress_queue" in dist:
+        metrics.update(queue_metrics(dist["egress_queue"], "egress_queue"))
     metrics.update(more or {})
     bottleneck = e["bottleneck"] if t.lost > 0 else ""
     counters = {k: float(v) for k, v in sorted(e["drops"].items())}

@@ -630,6 +630,68 @@ def test_failover_what_if_from_imported_health_checks(tmp_path):
     assert sticky["sticky_clients_moved"] == 30 // 3 and sticky["failed"] == 0
 
 
+PER_SERVER_CFG = """
+    defaults
+        mode http
+        timeout connect 300ms
+        timeout check 1s
+        retries 2
+    frontend web
+        bind 198.18.0.10:80
+        default_backend pool
+    backend pool
+        option redispatch
+        server a 198.18.0.1:80 check weight 3 inter 1s fastinter 250 fall 2
+        server b 198.18.0.2:80 check weight 1 inter 3s
+        server c 198.18.0.3:80 check weight 1 inter 3s downinter 10s rise 4
+        server d 198.18.0.4:80 check backup
+    """
+
+
+def test_failover_case_has_each_servers_weight_and_timers_and_the_timeouts(tmp_path):
+    """The failover-POOL case carries every usable server's weight and check
+    timers (manual 5.2 defaults: weight 1, fall 3, rise 2, fastinter and
+    downinter = that server's inter) and the inherited timeout connect and
+    timeout check, which are no longer listed; the dying server a's own
+    timers set its detection window [(fall - 1) x fastinter, + inter] =
+    [250, 1250] ms."""
+    import json
+
+    path = cfg(tmp_path, PER_SERVER_CFG, name="ps.cfg")
+    r = haproxy.import_file(path, env={})
+    assert r.not_modelled == []
+    (case,) = [c for c in r.scenario["cases"] if c["method"] == "failover"]
+    assert case["failover"] == {
+        "servers": 3, "weights": "3,1,1", "scheduler": "roundrobin", "kill_server": 0,
+        "inter_ms": "1000,3000,3000", "fastinter_ms": "250,3000,3000", "downinter_ms": "1000,3000,10000",
+        "rise": "2,2,4", "fall": "2,3,3", "retries": 2, "redispatch": True, "connect_timeout_ms": 300,
+        "check_timeout_ms": 1000}
+    out = tmp_path / "ps.yaml"
+    assert run_cli("import", "haproxy", path, "-o", out).returncode == 0
+    proc = run_cli("run", out, "--out", tmp_path / "res")
+    assert proc.returncode == 0, proc.stderr
+    (m,) = [c["metrics"] for c in json.loads((tmp_path / "res" / "haproxy-ps.json").read_text())["cases"]
+            if c["case"] == "failover-pool"]
+    assert (m["window_min_ms"], m["window_max_ms"]) == (250, 1250) and 250 <= m["detection_ms"] <= 1250
+    # round robin, redispatch, three servers up: each failed attempt is redispatched at once
+    assert m["failed"] == 0 and m["redispatched"] == m["to_dead_server"] > 0
+
+
+@needs_haproxy
+def test_per_server_settings_and_timeouts_survive_export_and_import(tmp_path):
+    path = cfg(tmp_path, PER_SERVER_CFG, name="ps.cfg")
+    first = haproxy.import_file(path, env={})
+    (tmp_path / "first.yaml").write_text(first.text(), encoding="utf-8")
+    out = tmp_path / "back.cfg"
+    assert run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out).returncode == 0
+    text = out.read_text()
+    assert "    timeout connect 300ms\n" in text and "    timeout check 1s\n" in text
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, text + check.stdout + check.stderr
+    again = haproxy.import_file(out, env={})
+    assert again.scenario["cases"] == first.scenario["cases"]
+
+
 @needs_haproxy
 def test_failover_settings_survive_export_and_import(tmp_path):
     path = cfg(tmp_path, FAILOVER_CFG, name="fo.cfg")

@@ -828,15 +828,24 @@ static void fwlc_queue(dp_sched_t *s, srv_t *sv, dp_ops_t *ops)
     COUNT(ops, table_writes, 1);
 }
 
-/* Tree order of two usable servers of one group: leastconn by (key,
- * insertion sequence), first by id (lb_fas.c keys its tree by puid). */
-static int tree_before(const srv_t *a, const srv_t *b, int lc)
+/* A server's place in its tree: leastconn by (key, insertion sequence),
+ * first by id (lb_fas.c keys its tree by puid). */
+typedef struct tree_pos {
+    uint32_t key;
+    uint64_t seq;
+} tree_pos_t;
+
+static tree_pos_t tree_pos(const srv_t *sv, uint32_t id, int lc)
 {
-    if (lc) {
-        uint32_t ka = fwlc_key(a), kb = fwlc_key(b);
-        return ka < kb || (ka == kb && a->lcseq < b->lcseq);
-    }
-    return a < b;
+    tree_pos_t p;
+    p.key = lc ? fwlc_key(sv) : id;
+    p.seq = lc ? sv->lcseq : 0u;
+    return p;
+}
+
+static int tree_before(tree_pos_t a, tree_pos_t b)
+{
+    return a.key < b.key || (a.key == b.key && a.seq < b.seq);
 }
 
 /* lb_fwlc.c fwlc_get_next_server / lb_fas.c fas_get_next_server (v2.6):
@@ -845,7 +854,9 @@ static int tree_before(const srv_t *a, const srv_t *b, int lc)
  * none); when only avoid is left, the walk ends and returns it. */
 static int32_t ha_tree_walk(dp_sched_t *s, int lc, int32_t avoid, dp_ops_t *ops)
 {
-    srv_t *sv = SRV(s), *best = NULL, *avoided = NULL;
+    srv_t *sv = SRV(s);
+    int32_t best = NO_SRV, avoided = NO_SRV;
+    tree_pos_t bp = {0, 0};
     uint32_t i, nodes = 0, ahead = 0;
     int g;
     if (s->srv_act) {
@@ -859,31 +870,40 @@ static int32_t ha_tree_walk(dp_sched_t *s, int lc, int32_t avoid, dp_ops_t *ops)
         return DP_SCHED_ENOSERVER;
     }
     for (i = 0; i < s->cfg.max_servers; i++) {
-        srv_t *c = &sv[i];
+        const srv_t *c = &sv[i];
+        tree_pos_t cp;
         if (!c->lb_usable || grp_of(c) != g)
             continue;
         nodes++;
         if (ha_full(c))
             continue;
-        if ((int32_t)i == avoid)
-            avoided = c;
-        else if (!best || tree_before(c, best, lc))
-            best = c;
+        if ((int32_t)i == avoid) {
+            avoided = avoid;
+            continue;
+        }
+        cp = tree_pos(c, i, lc);
+        if (best == NO_SRV || tree_before(cp, bp)) {
+            best = (int32_t)i;
+            bp = cp;
+        }
     }
-    if (!best) {
+    if (best == NO_SRV) {
         /* The walk went through every node of the tree. */
         COUNT(ops, servers_examined, nodes);
-        return avoided ? (int32_t)(avoided - sv) : DP_SCHED_ENOSERVER;
+        return avoided != NO_SRV ? avoided : DP_SCHED_ENOSERVER;
     }
-    /* Nodes ahead of the chosen one in tree order (saturated or avoided)
-     * were visited and skipped. */
+    /* Nodes ahead of the chosen one in tree order were visited and
+     * skipped: only saturated ones and avoid can be (best is the first of
+     * the others). */
     for (i = 0; i < s->cfg.max_servers; i++) {
-        srv_t *c = &sv[i];
-        if (c->lb_usable && grp_of(c) == g && c != best && tree_before(c, best, lc))
+        const srv_t *c = &sv[i];
+        if (!c->lb_usable || grp_of(c) != g || (!ha_full(c) && (int32_t)i != avoid))
+            continue;
+        if (tree_before(tree_pos(c, i, lc), bp))
             ahead++;
     }
     COUNT(ops, servers_examined, ahead + 1u);
-    return (int32_t)(best - sv);
+    return best;
 }
 
 /* ---- HAProxy map: lb_map.c -------------------------------------------- */
@@ -1548,7 +1568,7 @@ static void wrr_changed(dp_sched_t *s, int init)
 /* ip_vs_rr.c; IPVS never redispatches, so avoid (NO_SRV for none) follows
  * HAProxy's map_get_server_rr: skipped like an unavailable destination, and
  * taken (the cursor on it) only when no other is available. */
-static int32_t ipvs_rr_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
+static inline int32_t ipvs_rr_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
 {
     const srv_t *sv = SRV(s);
     const uint16_t *o = ORDER(s);
@@ -1581,7 +1601,7 @@ hit:
 
 /* ip_vs_wrr.c ip_vs_wrr_schedule; skip (the server a redispatch leaves,
  * NO_SRV for none) counts as unavailable. */
-static int32_t ipvs_wrr_scan(dp_sched_t *s, int32_t skip, dp_ops_t *ops)
+static inline int32_t ipvs_wrr_scan(dp_sched_t *s, int32_t skip, dp_ops_t *ops)
 {
     const srv_t *sv = SRV(s);
     const uint16_t *o = ORDER(s);
@@ -1622,7 +1642,7 @@ static int32_t ipvs_wrr_scan(dp_sched_t *s, int32_t skip, dp_ops_t *ops)
 /* wrr with avoid: a scan without it; when that finds nothing, the
  * scheduler's state is put back and the plain scan may return avoid (as
  * HAProxy's lookups return the avoided server when it is the only one). */
-static int32_t ipvs_wrr_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
+static inline int32_t ipvs_wrr_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
 {
     int32_t cursor = s->cursor, cw = s->wrr_cw, id = ipvs_wrr_scan(s, avoid, ops);
     if (id >= 0 || avoid < 0)
@@ -1635,7 +1655,7 @@ static int32_t ipvs_wrr_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
 /* ip_vs_lc.c (lc = 0) and ip_vs_wlc.c (lc = 1 means weighted); avoid
  * (NO_SRV for none) is passed over and returned only when no other
  * destination qualifies. */
-static int32_t ipvs_lc_pick(dp_sched_t *s, int weighted, int32_t avoid, dp_ops_t *ops)
+static inline int32_t ipvs_lc_pick(dp_sched_t *s, int weighted, int32_t avoid, dp_ops_t *ops)
 {
     const srv_t *sv = SRV(s);
     const uint16_t *o = ORDER(s);
@@ -2127,13 +2147,21 @@ int32_t dp_sched_lookup(const dp_sched_t *s, const dp_sched_key_t *key, dp_ops_t
     return keyed_lookup(s, key, NO_SRV, ops);
 }
 
-int32_t dp_sched_pick_avoid(dp_sched_t *s, const dp_sched_key_t *key, int32_t avoid, uint64_t now_ms, dp_ops_t *ops)
+/* GCC and clang inline on request; other compilers decide for themselves. */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* The algorithm's lookup with avoid (NO_SRV for none). Inlined into both
+ * public picks, so dp_sched_pick's constant NO_SRV lets the compiler drop
+ * the avoid tests from the lookups inlined with it (the plain pick keeps
+ * its cost; core/cost/insn_counts.csv). */
+static ALWAYS_INLINE int32_t pick_with(dp_sched_t *s, const dp_sched_key_t *key, int32_t avoid, uint64_t now_ms,
+                                dp_ops_t *ops)
 {
     static const dp_sched_key_t zero_key;
-    if (!s || (avoid >= 0 && (uint32_t)avoid >= s->cfg.max_servers))
-        return DP_SCHED_EINVAL;
-    if (avoid < 0)
-        avoid = NO_SRV;
     if (!key)
         key = &zero_key;
     if (!s->built)
@@ -2168,9 +2196,18 @@ int32_t dp_sched_pick_avoid(dp_sched_t *s, const dp_sched_key_t *key, int32_t av
     }
 }
 
+int32_t dp_sched_pick_avoid(dp_sched_t *s, const dp_sched_key_t *key, int32_t avoid, uint64_t now_ms, dp_ops_t *ops)
+{
+    if (!s || (avoid >= 0 && (uint32_t)avoid >= s->cfg.max_servers))
+        return DP_SCHED_EINVAL;
+    return pick_with(s, key, avoid < 0 ? NO_SRV : avoid, now_ms, ops);
+}
+
 int32_t dp_sched_pick(dp_sched_t *s, const dp_sched_key_t *key, uint64_t now_ms, dp_ops_t *ops)
 {
-    return dp_sched_pick_avoid(s, key, NO_SRV, now_ms, ops);
+    if (!s)
+        return DP_SCHED_EINVAL;
+    return pick_with(s, key, NO_SRV, now_ms, ops);
 }
 
 int dp_sched_count_remapped(const dp_sched_t *before, const dp_sched_t *after, const dp_sched_key_t *keys,

@@ -180,3 +180,28 @@ def test_per_server_lists_must_match_the_pool():
         _core.run_lb_failover({"servers": 3, "weights": "3,1"})
     with pytest.raises(ValueError, match="key 'inter_ms'"):
         _core.run_lb_failover({"servers": 3, "inter_ms": "1000,fast,1000"})
+
+
+def test_sched_pool_redispatch_replays_haproxy():
+    """SchedPool.pick(avoid=...) on what Debian's haproxy 2.6.12 dealt with
+    s1 refusing, retries 1 + option redispatch (core/tests/haproxy_record.py):
+    roundrobin 1:1:1 "0 2 0 2 0 2 0 2 0"; balance source map-based: s1's
+    clients fail ("2 0 -1 ..."), the map slot stands."""
+    from routertwin import _core
+
+    def run(algo, n, src=None):
+        pool = _core.SchedPool(algo, [1, 1, 1], [False] * 3, 1, {})
+        out = []
+        for i in range(n):
+            ip = src + i if src else 0
+            s = pool.pick(ip)
+            if s == 1:
+                s = pool.pick(ip, avoid=1)
+                s = -1 if s == 1 else s
+            out.append(s)
+        return " ".join(map(str, out))
+
+    assert run("roundrobin", 9) == "0 2 0 2 0 2 0 2 0"
+    assert run("source", 6, src=0xC6120101) == "2 0 -1 2 0 -1"
+    with pytest.raises(ValueError, match="avoid"):
+        _core.SchedPool("roundrobin", [1, 1], [False] * 2, 1, {}).pick(0, avoid=5)

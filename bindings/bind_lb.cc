@@ -135,9 +135,11 @@ class SchedPool
     /// The server for a new connection from src_ip:src_port (IPv4, host
     /// order), or -1 when none is usable. `hash` is the caller's key hash;
     /// `data` what uri and hdr hash (the request target, the header's value;
-    /// None: none, as in mode tcp).
+    /// None: none, as in mode tcp). `avoid` >= 0: a redispatch's pick,
+    /// avoiding that server as HAProxy's assign_server does
+    /// (dp_sched_pick_avoid).
     int32_t Pick(uint32_t srcIp, uint16_t srcPort, uint32_t hash, uint64_t nowMs,
-                 const std::optional<std::string>& data)
+                 const std::optional<std::string>& data, int32_t avoid)
     {
         dp_sched_key_t k{};
         k.src_ip = srcIp;
@@ -150,7 +152,11 @@ class SchedPool
             k.data = data->data();
             k.data_len = static_cast<uint32_t>(data->size());
         }
-        const int32_t id = dp_sched_pick(s_, &k, nowMs, nullptr);
+        const int32_t id = dp_sched_pick_avoid(s_, &k, avoid, nowMs, nullptr);
+        if (id == DP_SCHED_EINVAL)
+        {
+            throw std::invalid_argument("avoid: no server " + std::to_string(avoid) + " in this pool");
+        }
         return id < 0 ? -1 : id;
     }
 
@@ -321,8 +327,9 @@ BindLb(py::module_& m)
              "options: a pool's scheduler keys (runners/lb/balancer.py Pool.sched_keys(): hash_function, "
              "hash_avalanche, uri_whole, uri_path_only, uri_len, uri_depth, hdr_domain_only)")
         .def("pick", &SchedPool::Pick, py::arg("src_ip"), py::arg("src_port") = 0, py::arg("hash") = 0,
-             py::arg("now_ms") = 0, py::arg("data") = py::none(),
-             "Server id for a new connection, -1 when none is usable; data: the URI (uri) or header value (hdr).")
+             py::arg("now_ms") = 0, py::arg("data") = py::none(), py::arg("avoid") = -1,
+             "Server id for a new connection, -1 when none is usable; data: the URI (uri) or header value (hdr); "
+             "avoid: the server a redispatch leaves (HAProxy assign_server), -1 for none.")
         .def("opened", &SchedPool::Opened, py::arg("server"))
         .def("closed", &SchedPool::Closed, py::arg("server"))
         .def("set_state", &SchedPool::SetState, py::arg("server"), py::arg("state"), py::arg("now_ms") = 0,

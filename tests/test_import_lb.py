@@ -148,7 +148,7 @@ def test_defaults_inheritance_and_from(tmp_path):
             balance leastconn
             default-server weight 7 maxconn 40
         defaults
-            timeout connect 1s
+            timeout server 1s
         backend plain
             server a 198.18.0.1:80
         backend inherited from web
@@ -173,7 +173,7 @@ def test_defaults_inheritance_and_from(tmp_path):
     assert pools["src"]["servers"][0] == {"name": "c", "address": "198.18.0.3", "weight": 7, "maxconn": 40}
     assert pools["src"]["servers"][1]["disabled"] is True
     # the anonymous defaults' timeout is listed once, at its own line
-    assert [(n.line, n.text) for n in r.not_modelled] == [(6, "timeout connect 1s")]
+    assert [(n.line, n.text) for n in r.not_modelled] == [(6, "timeout server 1s")]
 
 
 def test_health_and_persistence_are_carried_and_httpchk_listed(tmp_path):
@@ -220,8 +220,9 @@ def test_every_statement_is_mapped_or_listed():
         for no, line in enumerate(Path(path).read_text().splitlines(), 1):
             words = haproxy.tokenize(line, env={})
             if words and no not in listed:
-                assert words[0] in MODELLED_HEADS or words[:2] in (["option", "allbackups"],
-                                                                   ["option", "redispatch"]), f"{path}:{no}: {line}"
+                assert words[0] in MODELLED_HEADS or words[:2] in (
+                    ["option", "allbackups"], ["option", "redispatch"], ["timeout", "connect"],
+                    ["timeout", "check"]), f"{path}:{no}: {line}"
                 if words[0] in ("bind", "server", "default-server"):
                     # a mapped server line has only modelled options
                     assert not set(words) & {"ssl", "name", "track", "source", "verify"}, f"{path}:{no}"
@@ -303,15 +304,15 @@ def test_bad_configuration_names_file_and_line(tmp_path, text, line, message):
 
 
 def test_strict_refuses_what_is_not_modelled(tmp_path):
-    path = cfg(tmp_path, "backend b\n    timeout connect 5s\n    server s 198.18.0.1:80\n")
+    path = cfg(tmp_path, "backend b\n    timeout server 5s\n    server s 198.18.0.1:80\n")
     out = tmp_path / "out.yaml"
     err = one_line(run_cli("import", "haproxy", path, "-o", out, "--strict"), out)
-    assert err == (f"{path}:2: timeout connect 5s (not modelled yet: would set pool key 'timeouts_ms') "
+    assert err == (f"{path}:2: timeout server 5s (not modelled yet: would set pool key 'timeouts_ms') "
                    "(--strict: not modelled)")
     # without --strict: written, and the listed line is in the file's head
     proc = run_cli("import", "haproxy", path, "-o", out)
     assert proc.returncode == 0, proc.stderr
-    assert f"#   {path}:2: timeout connect 5s  (not modelled yet: would set pool key 'timeouts_ms')" in out.read_text()
+    assert f"#   {path}:2: timeout server 5s  (not modelled yet: would set pool key 'timeouts_ms')" in out.read_text()
 
 
 # ---------------------------------------------------------------- IPVS
@@ -601,8 +602,8 @@ def test_failover_what_if_from_imported_health_checks(tmp_path):
     cases = {c["id"]: c for c in r.scenario["cases"] if c["method"] == "failover"}
     assert sorted(cases) == ["failover-plain", "failover-redisp", "failover-sticky"]  # unchecked: none
     assert cases["failover-plain"]["failover"] == {
-        "servers": 3, "scheduler": "roundrobin", "kill_server": 0, "inter_ms": 1000, "fastinter_ms": 500,
-        "downinter_ms": 5000, "rise": 3, "fall": 2, "retries": 3, "redispatch": False}
+        "servers": 3, "weights": 1, "scheduler": "roundrobin", "kill_server": 0, "inter_ms": 1000,
+        "fastinter_ms": 500, "downinter_ms": 5000, "rise": 3, "fall": 2, "retries": 3, "redispatch": False}
     out = tmp_path / "fo.yaml"
     assert run_cli("import", "haproxy", path, "-o", out).returncode == 0
     proc = run_cli("run", out, "--out", tmp_path / "res")
@@ -619,13 +620,76 @@ def test_failover_what_if_from_imported_health_checks(tmp_path):
     for m in (plain, sticky):
         assert abs(m["to_dead_server"] - m["detection_ms"] / 1000 * rate / 3) <= 1
     # retries 3 on the same refusing server (1 s apart: manual 4.2 'retries')
-    # fail; option redispatch sends the last one, 2 s after the first
-    # attempt and so after the DOWN (hi < 2000 ms), to a live server
+    # fail; with option redispatch, round robin and more than one server up,
+    # HAProxy 2.6 redispatches the first retry at once, avoiding the server
+    # that failed: every request is served
     assert plain["failed"] == plain["to_dead_server"] > 0
     assert redisp["failed"] == 0 and redisp["redispatched"] == redisp["to_dead_server"] > 0
     # stick on src: 30 clients dealt round robin, 10 per server; only the dead server's 10 move
     assert cases["failover-sticky"]["failover"]["persistence"] == "stick_src"
     assert sticky["sticky_clients_moved"] == 30 // 3 and sticky["failed"] == 0
+
+
+PER_SERVER_CFG = """
+    defaults
+        mode http
+        timeout connect 300ms
+        timeout check 1s
+        retries 2
+    frontend web
+        bind 198.18.0.10:80
+        default_backend pool
+    backend pool
+        option redispatch
+        server a 198.18.0.1:80 check weight 3 inter 1s fastinter 250 fall 2
+        server b 198.18.0.2:80 check weight 1 inter 3s
+        server c 198.18.0.3:80 check weight 1 inter 3s downinter 10s rise 4
+        server d 198.18.0.4:80 check backup
+    """
+
+
+def test_failover_case_has_each_servers_weight_and_timers_and_the_timeouts(tmp_path):
+    """The failover-POOL case carries every usable server's weight and check
+    timers (manual 5.2 defaults: weight 1, fall 3, rise 2, fastinter and
+    downinter = that server's inter) and the inherited timeout connect and
+    timeout check, which are no longer listed; the dying server a's own
+    timers set its detection window [(fall - 1) x fastinter, + inter] =
+    [250, 1250] ms."""
+    import json
+
+    path = cfg(tmp_path, PER_SERVER_CFG, name="ps.cfg")
+    r = haproxy.import_file(path, env={})
+    assert r.not_modelled == []
+    (case,) = [c for c in r.scenario["cases"] if c["method"] == "failover"]
+    assert case["failover"] == {
+        "servers": 3, "weights": "3,1,1", "scheduler": "roundrobin", "kill_server": 0,
+        "inter_ms": "1000,3000,3000", "fastinter_ms": "250,3000,3000", "downinter_ms": "1000,3000,10000",
+        "rise": "2,2,4", "fall": "2,3,3", "retries": 2, "redispatch": True, "connect_timeout_ms": 300,
+        "check_timeout_ms": 1000}
+    out = tmp_path / "ps.yaml"
+    assert run_cli("import", "haproxy", path, "-o", out).returncode == 0
+    proc = run_cli("run", out, "--out", tmp_path / "res")
+    assert proc.returncode == 0, proc.stderr
+    (m,) = [c["metrics"] for c in json.loads((tmp_path / "res" / "haproxy-ps.json").read_text())["cases"]
+            if c["case"] == "failover-pool"]
+    assert (m["window_min_ms"], m["window_max_ms"]) == (250, 1250) and 250 <= m["detection_ms"] <= 1250
+    # round robin, redispatch, three servers up: each failed attempt is redispatched at once
+    assert m["failed"] == 0 and m["redispatched"] == m["to_dead_server"] > 0
+
+
+@needs_haproxy
+def test_per_server_settings_and_timeouts_survive_export_and_import(tmp_path):
+    path = cfg(tmp_path, PER_SERVER_CFG, name="ps.cfg")
+    first = haproxy.import_file(path, env={})
+    (tmp_path / "first.yaml").write_text(first.text(), encoding="utf-8")
+    out = tmp_path / "back.cfg"
+    assert run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out).returncode == 0
+    text = out.read_text()
+    assert "    timeout connect 300ms\n" in text and "    timeout check 1s\n" in text
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, text + check.stdout + check.stderr
+    again = haproxy.import_file(out, env={})
+    assert again.scenario["cases"] == first.scenario["cases"]
 
 
 @needs_haproxy
@@ -714,8 +778,8 @@ def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch
     again = FullBalancer.model_validate(haproxy.import_file(out, env={}).scenario["balancer"])
     assert again.model_dump() == bal.model_dump()
     pool = again.pools[0]
-    assert (pool.retries, pool.redispatch, pool.stick_on, pool.timeouts_ms) == (3, True, "src",
-                                                                                {"connect": 5000.0, "server": 60000.0})
+    assert (pool.retries, pool.redispatch, pool.stick_on, pool.timeouts_ms) == (3, True, "src", {"server": 60000.0})
+    assert pool.connect_timeout_ms == 5000.0
     assert pool.servers[0].inter_ms == 2000.0 and pool.servers[1].cookie == "b"
     assert again.services[0].timeouts_ms == {"client": 30000.0}
 
@@ -723,14 +787,14 @@ def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch
 def test_python_import_file(tmp_path):
     import routertwin as rt
 
-    path = cfg(tmp_path, "backend b\n    timeout connect 5s\n    server s1 198.18.0.1:80\n    server s2 198.18.0.2:80\n")
+    path = cfg(tmp_path, "backend b\n    timeout server 5s\n    server s1 198.18.0.1:80\n    server s2 198.18.0.2:80\n")
     out = tmp_path / "b.yaml"
     imported = rt.import_file("haproxy", path, out)
-    assert imported.unmodelled == [f"{path}:2: timeout connect 5s (not modelled yet: would set pool key 'timeouts_ms')"]
+    assert imported.unmodelled == [f"{path}:2: timeout server 5s (not modelled yet: would set pool key 'timeouts_ms')"]
     sc = rt.load(out)
     assert [c.id for c in sc.config.cases] == ["fail-b", "drain-b", "add-b", "ecmp-fail-b", "ecmp-add-b",
                                                "ecmp-rh-fail-b", "ecmp-rh-add-b"]
-    with pytest.raises(rt.UserError, match=r":2: timeout connect 5s .*--strict"):
+    with pytest.raises(rt.UserError, match=r":2: timeout server 5s .*--strict"):
         rt.import_file("haproxy", path, tmp_path / "c.yaml", strict=True)
     assert not (tmp_path / "c.yaml").exists()
 

@@ -6,6 +6,8 @@ requests with and without option redispatch, and bad keys as one line."""
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import adx_scenario as scenario, line_of, one_line, run_adx as run, run_cli
 
 FAILOVER = ("{servers: 3, inter_ms: 2000, fastinter_ms: 500, fall: 3, kill_server: 1, kill_at_s: 7.3, "
@@ -76,3 +78,130 @@ def test_the_failover_what_if_against_its_closed_forms():
     assert m("vrrp-active-backup", "lost_in_failover") == 335
     assert m("vrrp-active-backup", "detection_ms") == -1
     assert m("sticky-src", "sticky_clients_moved") == 10
+
+
+# ---- RunLbFailover against closed forms and hand-worked request outcomes ----
+
+def _failover(**keys):
+    from routertwin import _core
+
+    base = {"servers": 3, "kill_at_s": 7.3, "request_rate": 300, "duration_s": 14}
+    return _core.run_lb_failover({**base, **keys})
+
+
+def test_the_dying_servers_own_check_timers_set_its_detection_window():
+    """Server 1 has its own timers (inter 1000, fastinter 250, fall 2; the
+    others 3000/3000/3): the closed form (manual 5.2; a refused check fails
+    at once) puts its DOWN mark in [(fall - 1) x fastinter, that + inter] =
+    [250, 1250] ms after the death, wherever the death falls in its check
+    cycle; server 0's timers would give [6000, 9000]."""
+    timers = dict(inter_ms="3000,1000,3000", fastinter_ms="3000,250,3000", fall="3,2,3", kill_server=1)
+    seen = []
+    for j in range(8):  # deaths spread over one inter of the dying server
+        r = _failover(**timers, kill_at_s=7.3 + j * 0.125, duration_s=14 + j * 0.125)
+        assert (r["window_min_ms"], r["window_max_ms"]) == (250, 1250)
+        assert 250 <= r["detection_ms"] <= 1250
+        seen.append(r["detection_ms"])
+    # the spread of the detections is the dying server's inter, not the others' 3000 ms
+    assert 1000 * 6 / 8 <= max(seen) - min(seen) < 1000
+
+
+def test_weights_give_the_dead_server_its_share():
+    """Round robin 3:1:1, server 0 (weight 3) refuses, retries 0: until its
+    DOWN mark 3 requests in 5 meet it and fail; with equal weights 1 in 3."""
+    common = dict(inter_ms=2000, fastinter_ms=500, fall=3, kill_server=0, retries=0)
+    heavy = _failover(**common, weights="3,1,1")
+    even = _failover(**common, weights=1)
+    assert heavy["detection_ms"] == even["detection_ms"] > 0
+    seconds = heavy["detection_ms"] / 1000
+    assert abs(heavy["to_dead_server"] - seconds * 300 * 3 / 5) <= 2
+    assert abs(even["to_dead_server"] - seconds * 300 / 3) <= 1
+    assert heavy["failed"] == heavy["to_dead_server"] and even["failed"] == even["to_dead_server"]
+
+
+def test_timeout_check_gives_a_checks_connection_min_of_connect_and_inter():
+    """A silent death (host gone): a check fails when its connection times
+    out. With "timeout check" set, HAProxy gives that connection
+    min(timeout connect, inter) = min(300, 2000) = 300 ms, so the window is
+    fall x 300 + (fall - 1) x fastinter = 1900 ms, up to + inter; without
+    it, inter: 3 x 2000 + 2 x 500 = 7000 ms."""
+    common = dict(inter_ms=2000, fastinter_ms=500, fall=3, kill_server=1, kill_mode="silent",
+                  connect_timeout_ms=300, duration_s=25)
+    set_ = _failover(**common, check_timeout_ms=1000)
+    unset = _failover(**common)
+    assert (set_["window_min_ms"], set_["window_max_ms"]) == (1900, 3900)
+    assert (unset["window_min_ms"], unset["window_max_ms"]) == (7000, 9000)
+    assert 1900 <= set_["detection_ms"] <= 3900 and 7000 <= unset["detection_ms"] <= 9000
+
+
+def test_a_silent_death_costs_the_configured_connect_timeout_per_attempt():
+    """balance source (map-based, every third client on server 1), retries
+    2, option redispatch, server 1 silent. A request to it at t times out
+    at t + C and is retried at once (no turn-around after a timeout) on the
+    same server (a hash: no early redispatch); the second failure, at
+    t + 2C, is the last retry: redispatched, it reaches a live server only
+    if the checks have taken server 1 out by then (the map then lacks it;
+    before, map_get_server_hash ignores the server to avoid). So the
+    requests of [kill, DOWN - 2C) fail: (detection - 2C) x 100/s."""
+    for c in (300, 1000):
+        r = _failover(scheduler="source", inter_ms=2000, fastinter_ms=500, fall=3, kill_server=1,
+                      kill_mode="silent", connect_timeout_ms=c, retries=2, redispatch=True, duration_s=25)
+        d = r["detection_ms"]
+        assert abs(r["to_dead_server"] - d / 1000 * 100) <= 1
+        assert abs(r["failed"] - (d - 2 * c) / 1000 * 100) <= 1, (c, r)
+
+
+def test_redispatch_on_a_hash_waits_for_the_last_retry_and_the_map_keeps_the_dead_server():
+    """Refused connections, retries 2, option redispatch. balance source
+    map-based: the first retry stays on the server after the 1 s
+    turn-around (a hash: no early redispatch); the second failure, 1 s
+    after the first attempt, is the last retry and redispatched, but the
+    map still holds server 1 until its DOWN mark (map_get_server_hash
+    ignores the server to avoid): the requests of [kill, DOWN - 1 s) fail.
+    source-consistent: the redispatch walks the ring past it, none fail.
+    roundrobin: the first retry is redispatched at once, none fail."""
+    common = dict(inter_ms=2000, fastinter_ms=500, fall=3, kill_server=1, retries=2, redispatch=True)
+    m = _failover(scheduler="source", **common)
+    d = m["detection_ms"]
+    assert abs(m["failed"] - (d - 1000) / 1000 * 100) <= 1, m
+    ring = _failover(scheduler="source-consistent", **common)
+    assert ring["to_dead_server"] > 0 and ring["failed"] == 0
+    rr = _failover(scheduler="roundrobin", **common)
+    assert rr["failed"] == 0 and rr["redispatched"] == rr["to_dead_server"] > 0
+    # without option redispatch every attempt goes back to the dead server
+    off = _failover(scheduler="roundrobin", **dict(common, redispatch=False))
+    assert off["failed"] == off["to_dead_server"] > 0 and off["redispatched"] == 0
+
+
+def test_per_server_lists_must_match_the_pool():
+    from routertwin import _core
+
+    with pytest.raises(ValueError, match="key 'weights': has 2 values for 3 servers"):
+        _core.run_lb_failover({"servers": 3, "weights": "3,1"})
+    with pytest.raises(ValueError, match="key 'inter_ms'"):
+        _core.run_lb_failover({"servers": 3, "inter_ms": "1000,fast,1000"})
+
+
+def test_sched_pool_redispatch_replays_haproxy():
+    """SchedPool.pick(avoid=...) on what Debian's haproxy 2.6.12 dealt with
+    s1 refusing, retries 1 + option redispatch (core/tests/haproxy_record.py):
+    roundrobin 1:1:1 "0 2 0 2 0 2 0 2 0"; balance source map-based: s1's
+    clients fail ("2 0 -1 ..."), the map slot stands."""
+    from routertwin import _core
+
+    def run(algo, n, src=None):
+        pool = _core.SchedPool(algo, [1, 1, 1], [False] * 3, 1, {})
+        out = []
+        for i in range(n):
+            ip = src + i if src else 0
+            s = pool.pick(ip)
+            if s == 1:
+                s = pool.pick(ip, avoid=1)
+                s = -1 if s == 1 else s
+            out.append(s)
+        return " ".join(map(str, out))
+
+    assert run("roundrobin", 9) == "0 2 0 2 0 2 0 2 0"
+    assert run("source", 6, src=0xC6120101) == "2 0 -1 2 0 -1"
+    with pytest.raises(ValueError, match="avoid"):
+        _core.SchedPool("roundrobin", [1, 1], [False] * 2, 1, {}).pick(0, avoid=5)

@@ -422,6 +422,18 @@ static void pick_open(unsigned a, uint32_t i, dp_ops_t *o)
 }
 static void op_wlc(uint32_t i, dp_ops_t *o) { pick_open(2, i, o); }
 static void op_leastconn(uint32_t i, dp_ops_t *o) { pick_open(4, i, o); }
+/* A redispatch: the pick avoids server i mod 16 (the one a failed attempt
+ * went to), on the same pools. */
+static void op_roundrobin_avoid(uint32_t i, dp_ops_t *o)
+{
+    W.sink += (uint32_t)dp_sched_pick_avoid(W.sched[3], &W.skeys[IN(i)], (int32_t)(i & 15u), 0, o);
+}
+static void op_leastconn_avoid(uint32_t i, dp_ops_t *o)
+{
+    int32_t s = dp_sched_pick_avoid(W.sched[4], &W.skeys[IN(i)], (int32_t)(i & 15u), 0, o);
+    if (s >= 0) dp_sched_conn_opened(W.sched[4], (uint32_t)s, o);
+    W.sink += (uint32_t)s;
+}
 static void op_nat_dst(uint32_t i, dp_ops_t *o)
 {
     W.sink += (uint32_t)dp_nat_rewrite_dst(FRAME(i), W.len[IN(i)], &W.parsed[IN(i)], 0x0A000001u + (i & 15), 8080, o);
@@ -525,6 +537,11 @@ static const cost_op_t kOps[] = {
     {"sched_roundrobin", "sched", "dp_sched_pick, HAProxy roundrobin, 16 servers", setup_roundrobin, op_roundrobin},
     {"sched_leastconn", "sched", "dp_sched_pick + conn_opened, HAProxy leastconn, 16 servers", setup_leastconn,
      op_leastconn},
+    {"sched_roundrobin_avoid", "sched", "dp_sched_pick_avoid (server i mod 16), HAProxy roundrobin, 16 servers",
+     setup_roundrobin, op_roundrobin_avoid},
+    {"sched_leastconn_avoid", "sched",
+     "dp_sched_pick_avoid (server i mod 16) + conn_opened, HAProxy leastconn, 16 servers", setup_leastconn,
+     op_leastconn_avoid},
     {"nat_dst", "nat", "dp_nat_rewrite_dst (TCP and UDP)", setup_frames, op_nat_dst},
     {"nat_full", "nat", "dp_nat_rewrite_full (TCP and UDP)", setup_frames, op_nat_full},
     {"nat_dr", "nat", "dp_nat_dr (MACs only)", setup_frames, op_nat_dr},

@@ -55,12 +55,16 @@ static int is_ipvs(uint32_t algo)
     return algo <= DP_SCHED_MAGLEV;
 }
 
-/* HAProxy's hash algorithms return a full server (to queue on it); with
- * hash-preserve-affinity maxconn the ring walk skips full servers, but after
- * going round twice it too returns one (lb_chash.c loop protection). */
+/* HAProxy's hash algorithms return a full server (to queue on it): source,
+ * and uri/hdr when the request has the parameter (get_server_uh/hh end in
+ * map_get_server_hash or chash_get_server_hash, neither of which tests
+ * maxconn); with hash-preserve-affinity maxconn the ring walk skips full
+ * servers, but after going round twice it too returns one (lb_chash.c loop
+ * protection). */
 static int hashes_full_servers(uint32_t algo)
 {
-    return algo == DP_SCHED_SOURCE || algo == DP_SCHED_SOURCE_CONSISTENT;
+    return algo == DP_SCHED_SOURCE || algo == DP_SCHED_SOURCE_CONSISTENT || algo == DP_SCHED_URI ||
+           algo == DP_SCHED_URI_CONSISTENT || algo == DP_SCHED_HDR || algo == DP_SCHED_HDR_CONSISTENT;
 }
 
 /* HAProxy hands every connection to the first backup when no active
@@ -85,11 +89,11 @@ static uint32_t prime_at_least(uint32_t n)
     }
 }
 
-/* Two blocks reused across inputs: the pool and a clone of it. */
+/* Blocks reused across inputs: the pool and clones of it. */
 static uint8_t *block(int which, size_t need)
 {
-    static uint8_t *mem[2];
-    static size_t have[2];
+    static uint8_t *mem[4];
+    static size_t have[4];
     if (need > have[which]) {
         free(mem[which]);
         mem[which] = malloc(need);
@@ -116,11 +120,32 @@ static void check_pick(dp_sched_t *s, const dp_sched_config_t *cfg, const dp_sch
     int active_usable = 0, unlimited_active = 0, active_room = 0;
     size_t size = dp_sched_memory_size(cfg);
     dp_sched_t *copy = dp_sched_clone(block(1, size), size, s);
+    dp_sched_t *none = dp_sched_clone(block(2, size), size, s);
+    dp_sched_t *avoiding = dp_sched_clone(block(3, size), size, s);
+    int32_t avoid = (int32_t)(key->src_ip % cfg->max_servers), other;
 
-    CHECK(copy != NULL);
+    CHECK(copy != NULL && none != NULL && avoiding != NULL);
     dp_ops_reset(&ops);
     id = dp_sched_pick(s, key, now, &ops);
     CHECK(dp_sched_pick(copy, key, now, NULL) == id);
+    /* No server to avoid is the plain pick. */
+    CHECK(dp_sched_pick_avoid(none, key, -1, now, NULL) == id);
+    CHECK(dp_sched_pick_avoid(avoiding, key, (int32_t)cfg->max_servers, now, NULL) == DP_SCHED_EINVAL);
+    /* Where a round-robin or least-connection lookup has another unlimited
+     * active server, it never returns the one it avoids. */
+    other = dp_sched_pick_avoid(avoiding, key, avoid, now, NULL);
+    CHECK(other == DP_SCHED_ENOSERVER || ((uint32_t)other < cfg->max_servers && model[other].present &&
+                                          model[other].state == DP_SCHED_UP));
+    if (must_find(cfg->algo)) {
+        for (i = 0; i < cfg->max_servers; i++) {
+            dp_sched_server_info_t in;
+            if (!model[i].present || model[i].backup || model[i].maxconn || (int32_t)i == avoid)
+                continue;
+            CHECK(dp_sched_get_server(s, i, &in) == 0);
+            if (in.usable && !in.overloaded)
+                CHECK(other >= 0 && other != avoid);
+        }
+    }
     for (i = 0; i < cfg->max_servers; i++) {
         dp_sched_server_info_t in;
         if (!model[i].present || model[i].backup)

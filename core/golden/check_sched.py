@@ -487,7 +487,10 @@ class Pool:
             return h
         return src
 
-    def lookup(self, key, ops):
+    def lookup(self, key, ops, avoid=-1):
+        """The keyed algorithms; avoid as dp_sched.h's dp_sched_pick_avoid
+        says: passed over by the sh/maglev fallback walk and the ring,
+        ignored by a plain bucket and the source map."""
         a = self.algo
         if a in ("sh", "maglev"):
             v = self.value(key, ops)
@@ -504,9 +507,13 @@ class Pool:
             if d < 0:
                 return -1
             add(ops, "servers_examined", 1)
+            fallback = bool(self.flags & FALLBACK)
+            avoided = False
             if not self.unavailable(d):
-                return d
-            if not self.flags & FALLBACK:
+                if not fallback or d != avoid:
+                    return d
+                avoided = True
+            if not fallback:
                 return -1
             for off in range(size):
                 if a == "maglev":
@@ -517,8 +524,10 @@ class Pool:
                     break
                 add(ops, "servers_examined", 1)
                 if not self.unavailable(d):
-                    return d
-            return -1
+                    if d != avoid:
+                        return d
+                    avoided = True
+            return avoid if avoided else -1
         if a == "source":
             if self.tot_weight == 0:
                 return -1
@@ -529,7 +538,7 @@ class Pool:
         if not self.act and self.fbck >= 0:
             add(ops, "servers_examined", 1)
             return self.fbck
-        return self.ring_lookup(self.source_hash(key, ops), ops)
+        return self.ring_lookup(self.source_hash(key, ops), ops, avoid)
 
     def source_hash(self, key, ops):
         if self.tot_used == 1:
@@ -688,21 +697,32 @@ class Pool:
         if a == "rr":
             L = self.list
             order = list(range(self.cursor + 1, len(L))) + (list(range(0, self.cursor + 1)) if self.cursor >= 0 else [])
+            avoided = -1
             for d in order:
                 add(ops, "servers_examined", 1)
                 if not self.unavailable(L[d]):
-                    self.cursor = d
-                    return L[d]
+                    if L[d] != avoid:
+                        self.cursor = d
+                        return L[d]
+                    avoided = d
+            if avoided >= 0:
+                self.cursor = avoided
+                return L[avoided]
             return -1
         if a == "wrr":
-            return self.wrr_pick(ops)
+            saved = (self.cursor, self.cw)
+            r = self.wrr_pick(ops, avoid)
+            if r < 0 and avoid >= 0:
+                self.cursor, self.cw = saved
+                r = self.wrr_pick(ops)
+            return r
         if a in ("lc", "wlc"):
             add(ops, "servers_examined", len(self.list))
             least, loh = -1, 0
             for i in self.list:
                 s = self.srv[i]
                 doh = s.active * 256 + s.inactive
-                if s.overload:
+                if s.overload or i == avoid:
                     continue
                 if least < 0:
                     if self.ew(i):
@@ -712,9 +732,11 @@ class Pool:
                         least, loh = i, doh
                 elif loh * self.ew(i) > doh * self.ew(least):
                     least, loh = i, doh
+            if least < 0 and avoid in self.list and not self.srv[avoid].overload and self.ew(avoid):
+                least = avoid
             return least
         if a in ("sh", "maglev", "source", "source-consistent"):
-            return self.lookup(key, ops)
+            return self.lookup(key, ops, avoid)
         if a == "static-rr":
             return self.map_rr(ops, avoid)
         if a in ("first", "leastconn"):
@@ -729,12 +751,17 @@ class Pool:
                 order = sorted(grp)
             else:
                 order = sorted(grp, key=lambda i: (self.lc_key(i), self.srv[i].lcseq))
+            # lb_fwlc.c / lb_fas.c (2.6): skip saturated servers and avoid,
+            # remembering avoid for when nothing else is left
+            avoided = -1
             for k, i in enumerate(order):
                 if not self.full(i):
-                    add(ops, "servers_examined", k + 1)
-                    return i
+                    if i != avoid:
+                        add(ops, "servers_examined", k + 1)
+                        return i
+                    avoided = i
             add(ops, "servers_examined", len(order))
-            return -1
+            return avoided
         if a == "random":
             if self.tot_weight == 0:
                 return -1
@@ -742,7 +769,7 @@ class Pool:
             for _ in range(self.draws):
                 prev = curr
                 add(ops, "hashes", 1)
-                curr = self.ring_lookup(self.prng32(), ops)
+                curr = self.ring_lookup(self.prng32(), ops, avoid)
                 if curr < 0:
                     break
                 if prev >= 0 and prev != curr:
@@ -757,7 +784,7 @@ class Pool:
         s = self.srv[i]
         return (s.active + 1) * 4096 // self.ew(i) if s.active else 0
 
-    def wrr_pick(self, ops):
+    def wrr_pick(self, ops, skip=-1):
         L, d = self.list, self.cursor
         if self.mw == 0:
             return -1
@@ -767,7 +794,7 @@ class Pool:
             while d < len(L):
                 s = self.srv[L[d]]
                 add(ops, "servers_examined", 1)
-                if not s.overload and self.ew(L[d]) >= self.cw:
+                if not s.overload and self.ew(L[d]) >= self.cw and L[d] != skip:
                     self.cursor = d
                     return L[d]
                 if d == stop:
@@ -889,6 +916,22 @@ def check_sched(vdir, lines, vector_lines, check_ops, Lines, flow_hash, fname="s
             r = pool.pick(None, ops, data)
             expect(where, body.next(where), "%s -> %d" % (v, r))
             ops_line(where, ops, True)
+        elif cmd in ("avoid", "avoidkeys"):
+            got_line = body.next(where)
+            if not got_line.startswith(v + " ->"):
+                fail("%s: transcript has %r" % (where, got_line))
+            got = got_line[len(v) + 3:].split()
+            if cmd == "avoid":
+                data = None if w[3] == "-" else (b"" if w[3] == "." else bytes.fromhex(w[3]))
+                reqs = [((0, 0, 0, 0, 0, 0), data)]
+            else:
+                cnt, src0, step = int(w[2]), int(w[3], 16), int(w[4], 16)
+                reqs = [(sched_key(src0 + i * step, i), None) for i in range(cnt)]
+            if modelled:
+                expect(where, got, [str(pool.pick(k, ops, d, int(w[1]))) for k, d in reqs])
+            elif not pool.built:
+                pool.build(None)
+            ops_line(where, ops, modelled)
         elif cmd in ("open", "toinactive", "close"):
             i = int(w[1])
             if cmd == "open":

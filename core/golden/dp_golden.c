@@ -778,6 +778,36 @@ static void run_sched_file(const char *dir, const char *file, const char *title)
             }
             printf("%s -> %ld\n", line, (long)dp_sched_pick(s, &k, (uint64_t)a, &ops));
             print_ops("ops", &ops);
+        } else if (strcmp(cmd, "avoid") == 0) {
+            /* avoid ID NOW DATA: a redispatch pick that avoids server ID,
+             * its key carrying DATA as in req. */
+            static uint8_t data[LINE_MAX_CHARS];
+            char hex[LINE_MAX_CHARS];
+            dp_sched_key_t k;
+            long n;
+            memset(&k, 0, sizeof k);
+            if (sscanf(line, "%*s %lu %lu %8191s", &a, &b, hex) != 3)
+                fail(file, line);
+            if (strcmp(hex, "-") != 0) {
+                if ((n = strcmp(hex, ".") == 0 ? 0 : unhex(hex, data, sizeof data)) < 0)
+                    fail(file, line);
+                k.data = (const char *)data;
+                k.data_len = (uint32_t)n;
+            }
+            printf("%s -> %ld\n", line, (long)dp_sched_pick_avoid(s, &k, (int32_t)a, (uint64_t)b, &ops));
+            print_ops("ops", &ops);
+        } else if (strcmp(cmd, "avoidkeys") == 0) {
+            /* avoidkeys ID N SRC STEP NOW: the keys of "keys", each picked
+             * avoiding server ID. */
+            if (sscanf(line, "%*s %lu %lu %lx %lx %lu", &g, &a, &b, &c, &d) != 5)
+                fail(file, line);
+            printf("%s ->", line);
+            for (e = 0; e < a; e++) {
+                dp_sched_key_t k = sched_key((uint32_t)(b + e * c), (uint32_t)e);
+                printf(" %ld", (long)dp_sched_pick_avoid(s, &k, (int32_t)g, (uint64_t)d, &ops));
+            }
+            printf("\n");
+            print_ops("ops", &ops);
         } else if (strcmp(cmd, "open") == 0 || strcmp(cmd, "toinactive") == 0) {
             if (sscanf(line, "%*s %lu", &a) != 1)
                 fail(file, line);

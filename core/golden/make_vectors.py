@@ -643,6 +643,120 @@ def sched_param():
     L.append("state 1 down 0")
     req(None)
     req("www.example.com")
+    L.extend(sched_avoid())
+    return L
+
+
+def sched_avoid():
+    """dp_sched_pick_avoid on every algorithm (`avoid ID NOW DATA`,
+    `avoidkeys ID N SRC STEP NOW`): picks interleaved with redispatches
+    that avoid one server, connections held so leastconn/lc move, and each
+    pool narrowed until avoid is the only usable server (it is then
+    returned), or until only backups are left (the first backup stands)."""
+    L = []
+
+    def sc(name, algo, ws, table=0, flags=0, draws=0, seed=0, maxconn=None, backups=()):
+        L.append("scenario %s %s %d %d 0 %d %d %d 0 0 0" % (name, algo, len(ws), table, flags, draws, seed))
+        for i, w in enumerate(ws):
+            mc = maxconn[i] if maxconn else 0
+            L.append("server %d %d %d 0 %d 0" % (i, w, mc, 1 if i in backups else 0))
+
+    def avoid(i, n=1, data="-"):
+        L.extend(["avoid %d 0 %s" % (i, data)] * n)
+
+    uri = "/a/b/c?x=1".encode().hex()
+    host = "www.example.com".encode().hex()
+    FALLBACK, NOAVAL = 0x1, 0x10
+    # Round robin kinds: the avoided server's turn is passed on; picks in
+    # between show the order that follows (fwrr requeues the avoided one as
+    # consumed, the map and IPVS cursors move past it).
+    for algo in ("roundrobin", "static-rr", "rr", "wrr"):
+        sc("avoid_%s_321" % algo.replace("-", ""), algo, [3, 2, 1])
+        L.append("picks 3 0")
+        avoid(0, 3)
+        L.append("picks 4 0")
+        avoid(1, 2)
+        avoid(2, 2)
+        L.append("picks 6 0")
+        L.append("state 2 down 0")
+        avoid(0, 2)
+        L.append("state 1 down 0")
+        avoid(0, 2)  # only avoid is left: it is returned
+        L.append("picks 2 0")
+        L.append("state 0 down 0")
+        avoid(0)  # nothing usable
+    # Least connections: held connections order the servers.
+    for algo in ("leastconn", "lc", "wlc"):
+        sc("avoid_%s_321" % algo, algo, [3, 2, 1])
+        for _ in range(3):
+            avoid(0)
+            L.append("openpick 1 0")
+        L += ["open 1", "open 1", "open 2"]
+        avoid(0, 2)
+        avoid(1, 2)
+        L += ["state 1 down 0", "state 2 down 0"]
+        avoid(0)
+        L.append("picks 1 0")
+    # first: maxconn saturates servers; avoid is skipped like them.
+    sc("avoid_first_maxconn", "first", [1, 1, 1], maxconn=[2, 1, 3])
+    avoid(0)
+    L += ["openpick 2 0"]
+    avoid(0)
+    avoid(1)
+    L += ["open 1", "open 2", "open 2"]
+    avoid(2)  # 0 and 1 full, 2 has room: avoid 2 -> 2
+    avoid(0)
+    L += ["open 2"]
+    avoid(0)  # everything full
+    # Backups: only the first backup is usable without allbackups; it stands even when avoided.
+    for algo in ("roundrobin", "leastconn", "static-rr", "source-consistent"):
+        sc("avoid_%s_backup" % algo.replace("-", ""), algo, [1, 1, 1], backups=(1, 2))
+        avoid(0, 2)
+        L.append("state 0 down 0")
+        avoid(1, 2)
+        avoid(2)
+    # random: every draw walks past avoid.
+    sc("avoid_random_1111", "random", [1, 1, 1, 1], draws=2, seed=7)
+    avoid(1, 12)
+    L += ["open 0", "open 0", "open 2"]
+    avoid(3, 8)
+    L += ["state 0 down 0", "state 2 down 0", "state 3 down 0"]
+    avoid(1, 2)
+    # Source hashing: map-based ignores avoid, consistent walks the ring on.
+    for algo, flags in (("source", 0), ("source-consistent", 0), ("source-consistent", NOAVAL)):
+        sc("avoid_%s_%x" % (algo.replace("-", "_"), flags), algo, [1, 2, 1, 1], flags=flags)
+        L.append("keys 16 0a000001 1 0")
+        L.append("avoidkeys 1 16 0a000001 1 0")
+        L.append("avoidkeys 3 16 0a000001 1 0")
+        L.append("state 0 down 0")
+        L.append("avoidkeys 1 16 0a000001 1 0")
+        L += ["state 2 down 0", "state 3 down 0"]
+        L.append("avoidkeys 1 4 0a000001 1 0")  # one server left: hash 0, avoid returned
+    # uri/hdr: the hash path (map slot stands; ring walks on) and the
+    # round-robin fallback without the parameter (avoid skipped).
+    for algo, data in (("uri", uri), ("uri-consistent", uri), ("hdr", host), ("hdr-consistent", host)):
+        sc("avoid_%s" % algo.replace("-", "_"), algo, [1, 1, 1])
+        L.append("req 0 %s" % data)
+        avoid(0, 1, data)
+        avoid(1, 1, data)
+        avoid(2, 1, data)
+        avoid(0, 4)
+        L.append("state 1 down 0")
+        avoid(0, 3)
+        avoid(2, 1, data)
+        L.append("state 2 down 0")
+        avoid(0, 1, data)
+        avoid(0, 2)
+    # IPVS hashes: a plain bucket stands; the fallback walk passes avoid over.
+    for algo, table in (("sh", 4), ("maglev", 0)):
+        for flags in (0, FALLBACK):
+            sc("avoid_%s_%d" % (algo, flags), algo, [1, 1, 1, 1], table=table, flags=flags)
+            L.append("keys 12 0a000001 1 0")
+            L.append("avoidkeys 2 12 0a000001 1 0")
+            L.append("state 0 down 0")
+            L.append("avoidkeys 1 12 0a000001 1 0")
+            L += ["state 2 down 0", "state 3 down 0"]
+            L.append("avoidkeys 1 3 0a000001 1 0")
     return L
 
 
@@ -1360,7 +1474,8 @@ def main():
             f.write(line + "\n")
     with open(os.path.join(OUT, "sched_param.txt"), "w") as f:
         f.write("# uri/hdr schedulers and redispatch: the sched.txt commands (dp_golden.c run_sched_file),\n"
-                "# scenario lines + hash_fn uri_len uri_depth; req NOW DATA-HEX|.|- ; avoid ID NOW DATA-HEX|.|-\n")
+                "# scenario lines + hash_fn uri_len uri_depth; req NOW DATA-HEX|.|- ; avoid ID NOW DATA-HEX|.|- ;\n"
+                "# avoidkeys ID N SRC STEP NOW\n")
         for line in sched_param():
             f.write(line + "\n")
 

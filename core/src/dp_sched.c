@@ -733,11 +733,17 @@ static void fwrr_update_position(fwrr_group_t *grp, srv_t *sv, int32_t next_weig
     }
 }
 
-static int32_t fwrr_pick(dp_sched_t *s, dp_ops_t *ops)
+/* lb_fwrr.c fwrr_get_next_server (v2.6): avoid is the server a redispatch
+ * leaves (NO_SRV for none). The first time it comes out of the tree it is
+ * set aside like a saturated server; the next server taken is returned even
+ * if it is avoid again, and when the trees run out after the switch the
+ * set-aside one is returned after all. */
+static int32_t fwrr_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
 {
     srv_t *sv = SRV(s);
     srv_t *srv = NULL;
-    int32_t full[DP_SCHED_MAX_SERVERS]; /* saturated servers, most recent last */
+    int32_t full[DP_SCHED_MAX_SERVERS]; /* saturated or avoided servers, most recent last */
+    int32_t avoided = NO_SRV;
     uint32_t nfull = 0, k;
     int switched = 0, g;
     fwrr_group_t *grp;
@@ -762,8 +768,13 @@ static int32_t fwrr_pick(dp_sched_t *s, dp_ops_t *ops)
             srv = fwrr_get_server_from_group(s, g);
             if (srv)
                 break;
-            if (switched)
+            if (switched) {
+                if (avoided != NO_SRV) {
+                    srv = &sv[avoided];
+                    goto take_this_one;
+                }
                 goto requeue;
+            }
             switched = 1;
             /* fwrr_switch_trees */
             k = grp->init_tree;
@@ -776,13 +787,20 @@ static int32_t fwrr_pick(dp_sched_t *s, dp_ops_t *ops)
         fwrr_update_position(grp, srv, next_weight);
         srv->in_tree = 0;
         grp->curr_pos++;
-        if (!ha_full(srv))
-            break;
+        if (!ha_full(srv)) {
+            if ((int32_t)(srv - sv) != avoid || avoided != NO_SRV)
+                break;
+            avoided = (int32_t)(srv - sv);
+        }
+        /* A server id is set aside at most once per pick: it leaves the
+         * tree when taken and is only requeued after the loop. */
         full[nfull++] = (int32_t)(srv - sv);
     }
+take_this_one:
     fwrr_queue_srv(s, srv, ops);
 requeue:
-    /* HAProxy chains saturated servers LIFO and requeues them in that order. */
+    /* HAProxy chains set-aside servers LIFO and requeues them in that order;
+     * the avoided one, when finally returned, was requeued above. */
     for (k = nfull; k-- > 0;) {
         srv_t *f = &sv[full[k]];
         if (f == srv)
@@ -810,12 +828,36 @@ static void fwlc_queue(dp_sched_t *s, srv_t *sv, dp_ops_t *ops)
     COUNT(ops, table_writes, 1);
 }
 
-/* Walks the tree from its first node: the first server (key, then
- * insertion order) that is not saturated. */
-static int32_t ha_tree_walk(dp_sched_t *s, int lc, dp_ops_t *ops)
+/* A server's place in its tree: leastconn by (key, insertion sequence),
+ * first by id (lb_fas.c keys its tree by puid). */
+typedef struct tree_pos {
+    uint32_t key;
+    uint64_t seq;
+} tree_pos_t;
+
+static tree_pos_t tree_pos(const srv_t *sv, uint32_t id, int lc)
 {
-    srv_t *sv = SRV(s), *best = NULL;
-    uint32_t i, skipped = 0;
+    tree_pos_t p;
+    p.key = lc ? fwlc_key(sv) : id;
+    p.seq = lc ? sv->lcseq : 0u;
+    return p;
+}
+
+static int tree_before(tree_pos_t a, tree_pos_t b)
+{
+    return a.key < b.key || (a.key == b.key && a.seq < b.seq);
+}
+
+/* lb_fwlc.c fwlc_get_next_server / lb_fas.c fas_get_next_server (v2.6):
+ * walks the tree from its first node to the first server that is not
+ * saturated and is not avoid (the server a redispatch leaves; NO_SRV for
+ * none); when only avoid is left, the walk ends and returns it. */
+static int32_t ha_tree_walk(dp_sched_t *s, int lc, int32_t avoid, dp_ops_t *ops)
+{
+    srv_t *sv = SRV(s);
+    int32_t best = NO_SRV, avoided = NO_SRV;
+    tree_pos_t bp = {0, 0};
+    uint32_t i, nodes = 0, ahead = 0;
     int g;
     if (s->srv_act) {
         g = 0;
@@ -828,35 +870,40 @@ static int32_t ha_tree_walk(dp_sched_t *s, int lc, dp_ops_t *ops)
         return DP_SCHED_ENOSERVER;
     }
     for (i = 0; i < s->cfg.max_servers; i++) {
-        srv_t *c = &sv[i];
-        if (!c->lb_usable || grp_of(c) != g || ha_full(c))
+        const srv_t *c = &sv[i];
+        tree_pos_t cp;
+        if (!c->lb_usable || grp_of(c) != g)
             continue;
-        if (!best)
-            best = c;
-        else if (lc) {
-            uint32_t kc = fwlc_key(c), kb = fwlc_key(best);
-            if (kc < kb || (kc == kb && c->lcseq < best->lcseq))
-                best = c;
+        nodes++;
+        if (ha_full(c))
+            continue;
+        if ((int32_t)i == avoid) {
+            avoided = avoid;
+            continue;
+        }
+        cp = tree_pos(c, i, lc);
+        if (best == NO_SRV || tree_before(cp, bp)) {
+            best = (int32_t)i;
+            bp = cp;
         }
     }
-    /* Saturated servers ahead of the chosen one in tree order were visited
-     * and skipped. */
+    if (best == NO_SRV) {
+        /* The walk went through every node of the tree. */
+        COUNT(ops, servers_examined, nodes);
+        return avoided != NO_SRV ? avoided : DP_SCHED_ENOSERVER;
+    }
+    /* Nodes ahead of the chosen one in tree order were visited and
+     * skipped: only saturated ones and avoid can be (best is the first of
+     * the others). */
     for (i = 0; i < s->cfg.max_servers; i++) {
-        srv_t *c = &sv[i];
-        if (!c->lb_usable || grp_of(c) != g || !ha_full(c))
+        const srv_t *c = &sv[i];
+        if (!c->lb_usable || grp_of(c) != g || (!ha_full(c) && (int32_t)i != avoid))
             continue;
-        if (!best)
-            skipped++;
-        else if (lc) {
-            uint32_t kc = fwlc_key(c), kb = fwlc_key(best);
-            if (kc < kb || (kc == kb && c->lcseq < best->lcseq))
-                skipped++;
-        } else if (c < best) {
-            skipped++;
-        }
+        if (tree_before(tree_pos(c, i, lc), bp))
+            ahead++;
     }
-    COUNT(ops, servers_examined, skipped + (best ? 1u : 0u));
-    return best ? (int32_t)(best - sv) : DP_SCHED_ENOSERVER;
+    COUNT(ops, servers_examined, ahead + 1u);
+    return best;
 }
 
 /* ---- HAProxy map: lb_map.c -------------------------------------------- */
@@ -1161,10 +1208,10 @@ static uint32_t prng32(dp_sched_t *s)
 
 /* backend.c get_server_rnd: draws random points on the ring and keeps the
  * least loaded (served / eweight, cross-multiplied); a full result means
- * the backend queue (here: no server). HAProxy breaks load ties by the
- * servers' recent session rates, which the twin does not track: it keeps
- * the newest draw. */
-static int32_t random_pick(dp_sched_t *s, dp_ops_t *ops)
+ * the backend queue (here: no server). Each draw's ring lookup walks past
+ * avoid (the server a redispatch leaves). On a load tie the newest draw
+ * stays, as in HAProxy 2.6 (later versions compare recent session rates). */
+static int32_t random_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
 {
     const srv_t *sv = SRV(s);
     int32_t prev, curr = NO_SRV;
@@ -1174,7 +1221,7 @@ static int32_t random_pick(dp_sched_t *s, dp_ops_t *ops)
     do {
         prev = curr;
         COUNT(ops, hashes, 1);
-        curr = ring_lookup(s, prng32(s), NO_SRV, ops);
+        curr = ring_lookup(s, prng32(s), avoid, ops);
         if (curr < 0)
             break;
         if (prev >= 0 && prev != curr) {
@@ -1518,30 +1565,43 @@ static void wrr_changed(dp_sched_t *s, int init)
         s->wrr_cw = (s->wrr_cw / s->wrr_di) * s->wrr_di + 1;
 }
 
-static int32_t ipvs_rr_pick(dp_sched_t *s, dp_ops_t *ops)
+/* ip_vs_rr.c; IPVS never redispatches, so avoid (NO_SRV for none) follows
+ * HAProxy's map_get_server_rr: skipped like an unavailable destination, and
+ * taken (the cursor on it) only when no other is available. */
+static inline int32_t ipvs_rr_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
 {
     const srv_t *sv = SRV(s);
     const uint16_t *o = ORDER(s);
-    int32_t last = s->cursor, d, n = (int32_t)s->n_list;
+    int32_t last = s->cursor, d, n = (int32_t)s->n_list, avoided = -1;
     for (d = last + 1; d < n; d++) {
         COUNT(ops, servers_examined, 1);
-        if (!ipvs_unavailable(&sv[o[d]]))
-            goto hit;
+        if (!ipvs_unavailable(&sv[o[d]])) {
+            if ((int32_t)o[d] != avoid)
+                goto hit;
+            avoided = d;
+        }
     }
     if (last >= 0) {
         for (d = 0; d <= last; d++) {
             COUNT(ops, servers_examined, 1);
-            if (!ipvs_unavailable(&sv[o[d]]))
-                goto hit;
+            if (!ipvs_unavailable(&sv[o[d]])) {
+                if ((int32_t)o[d] != avoid)
+                    goto hit;
+                avoided = d;
+            }
         }
     }
-    return DP_SCHED_ENOSERVER;
+    if (avoided < 0)
+        return DP_SCHED_ENOSERVER;
+    d = avoided;
 hit:
     s->cursor = d;
     return o[d];
 }
 
-static int32_t ipvs_wrr_pick(dp_sched_t *s, dp_ops_t *ops)
+/* ip_vs_wrr.c ip_vs_wrr_schedule; skip (the server a redispatch leaves,
+ * NO_SRV for none) counts as unavailable. */
+static inline int32_t ipvs_wrr_scan(dp_sched_t *s, int32_t skip, dp_ops_t *ops)
 {
     const srv_t *sv = SRV(s);
     const uint16_t *o = ORDER(s);
@@ -1554,7 +1614,7 @@ static int32_t ipvs_wrr_pick(dp_sched_t *s, dp_ops_t *ops)
         for (d = d + 1; d < n; d++) {
             const srv_t *c = &sv[o[d]];
             COUNT(ops, servers_examined, 1);
-            if (!c->overload && (int32_t)c->eweight >= s->wrr_cw) {
+            if (!c->overload && (int32_t)c->eweight >= s->wrr_cw && (int32_t)o[d] != skip) {
                 s->cursor = d;
                 return o[d];
             }
@@ -1579,8 +1639,23 @@ static int32_t ipvs_wrr_pick(dp_sched_t *s, dp_ops_t *ops)
     }
 }
 
-/* ip_vs_lc.c (lc = 0) and ip_vs_wlc.c (lc = 1 means weighted). */
-static int32_t ipvs_lc_pick(dp_sched_t *s, int weighted, dp_ops_t *ops)
+/* wrr with avoid: a scan without it; when that finds nothing, the
+ * scheduler's state is put back and the plain scan may return avoid (as
+ * HAProxy's lookups return the avoided server when it is the only one). */
+static inline int32_t ipvs_wrr_pick(dp_sched_t *s, int32_t avoid, dp_ops_t *ops)
+{
+    int32_t cursor = s->cursor, cw = s->wrr_cw, id = ipvs_wrr_scan(s, avoid, ops);
+    if (id >= 0 || avoid < 0)
+        return id;
+    s->cursor = cursor;
+    s->wrr_cw = cw;
+    return ipvs_wrr_scan(s, NO_SRV, ops);
+}
+
+/* ip_vs_lc.c (lc = 0) and ip_vs_wlc.c (lc = 1 means weighted); avoid
+ * (NO_SRV for none) is passed over and returned only when no other
+ * destination qualifies. */
+static inline int32_t ipvs_lc_pick(dp_sched_t *s, int weighted, int32_t avoid, dp_ops_t *ops)
 {
     const srv_t *sv = SRV(s);
     const uint16_t *o = ORDER(s);
@@ -1592,7 +1667,7 @@ static int32_t ipvs_lc_pick(dp_sched_t *s, int weighted, dp_ops_t *ops)
         const srv_t *c = &sv[o[k]];
         /* ip_vs_dest_conn_overhead: active * 256 + inactive */
         uint64_t doh = ((uint64_t)c->active << 8) + c->inactive;
-        if (c->overload)
+        if (c->overload || (int32_t)o[k] == avoid)
             continue;
         if (least < 0) {
             if (c->eweight == 0)
@@ -1609,6 +1684,9 @@ static int32_t ipvs_lc_pick(dp_sched_t *s, int weighted, dp_ops_t *ops)
             loh = doh;
         }
     }
+    if (least < 0 && avoid >= 0 && (uint32_t)avoid < s->cfg.max_servers && sv[avoid].in_list &&
+        !sv[avoid].overload && sv[avoid].eweight != 0)
+        least = avoid;
     return least < 0 ? DP_SCHED_ENOSERVER : least;
 }
 
@@ -1644,12 +1722,16 @@ static uint32_t sh_bucket(const dp_sched_t *s, uint32_t v, uint32_t offset)
     return (offset + hash_32(v, s->cfg.table_size)) & ((1u << s->cfg.table_size) - 1u);
 }
 
-/* ip_vs_sh_get / ip_vs_sh_get_fallback. */
-static int32_t sh_lookup(const dp_sched_t *s, const dp_sched_key_t *k, dp_ops_t *ops)
+/* ip_vs_sh_get / ip_vs_sh_get_fallback. avoid (NO_SRV for none): with
+ * sh-fallback the walk passes it over like an unavailable destination and
+ * returns it only when it finds no other; without fallback the bucket's
+ * server stands, as HAProxy's map-based hashes ignore the server to avoid. */
+static int32_t sh_lookup(const dp_sched_t *s, const dp_sched_key_t *k, int32_t avoid, dp_ops_t *ops)
 {
     const srv_t *sv = CSRV(s);
     const uint16_t *t = CTABLE(s);
     uint32_t size = 1u << s->cfg.table_size, v = hash_input(s, k, ops), ihash, off;
+    int fallback = (s->cfg.flags & DP_SCHED_CFG_FALLBACK) != 0, avoided = 0;
     uint16_t d;
     COUNT(ops, hashes, 1);
     ihash = sh_bucket(s, v, 0);
@@ -1658,9 +1740,12 @@ static int32_t sh_lookup(const dp_sched_t *s, const dp_sched_key_t *k, dp_ops_t 
     if (d == NONE16)
         return DP_SCHED_ENOSERVER;
     COUNT(ops, servers_examined, 1);
-    if (!ipvs_unavailable(&sv[d]))
-        return d;
-    if (!(s->cfg.flags & DP_SCHED_CFG_FALLBACK))
+    if (!ipvs_unavailable(&sv[d])) {
+        if (!fallback || (int32_t)d != avoid)
+            return d;
+        avoided = 1;
+    }
+    if (!fallback)
         return DP_SCHED_ENOSERVER;
     for (off = 0; off < size; off++) {
         uint32_t roff = (off + ihash) % size;
@@ -1669,10 +1754,13 @@ static int32_t sh_lookup(const dp_sched_t *s, const dp_sched_key_t *k, dp_ops_t 
         if (d == NONE16)
             break;
         COUNT(ops, servers_examined, 1);
-        if (!ipvs_unavailable(&sv[d]))
-            return d;
+        if (!ipvs_unavailable(&sv[d])) {
+            if ((int32_t)d != avoid)
+                return d;
+            avoided = 1;
+        }
     }
-    return DP_SCHED_ENOSERVER;
+    return avoided ? avoid : DP_SCHED_ENOSERVER;
 }
 
 /* ---- Maglev: NSDI 2016 section 3.4, Pseudocode 1 ------------------------ */
@@ -1752,12 +1840,14 @@ static uint32_t maglev_slot(const dp_sched_t *s, uint32_t v, uint32_t offset)
 }
 
 /* The paper's lookup (hash mod M), with IPVS mh's unavailable test and
- * optional fallback (walk on from the first slot, rehashing with an offset). */
-static int32_t maglev_lookup(const dp_sched_t *s, const dp_sched_key_t *k, dp_ops_t *ops)
+ * optional fallback (walk on from the first slot, rehashing with an offset).
+ * avoid as in sh_lookup. */
+static int32_t maglev_lookup(const dp_sched_t *s, const dp_sched_key_t *k, int32_t avoid, dp_ops_t *ops)
 {
     const srv_t *sv = CSRV(s);
     const uint16_t *t = CTABLE(s);
     uint32_t M = s->cfg.table_size, v = hash_input(s, k, ops), ihash, off;
+    int fallback = (s->cfg.flags & DP_SCHED_CFG_FALLBACK) != 0, avoided = 0;
     uint16_t d;
     COUNT(ops, hashes, 1);
     ihash = maglev_slot(s, v, 0);
@@ -1766,9 +1856,12 @@ static int32_t maglev_lookup(const dp_sched_t *s, const dp_sched_key_t *k, dp_op
     if (d == NONE16)
         return DP_SCHED_ENOSERVER;
     COUNT(ops, servers_examined, 1);
-    if (!ipvs_unavailable(&sv[d]))
-        return d;
-    if (!(s->cfg.flags & DP_SCHED_CFG_FALLBACK))
+    if (!ipvs_unavailable(&sv[d])) {
+        if (!fallback || (int32_t)d != avoid)
+            return d;
+        avoided = 1;
+    }
+    if (!fallback)
         return DP_SCHED_ENOSERVER;
     for (off = 0; off < M; off++) {
         uint32_t roff = (off + ihash) % M;
@@ -1778,10 +1871,13 @@ static int32_t maglev_lookup(const dp_sched_t *s, const dp_sched_key_t *k, dp_op
         if (d == NONE16)
             break;
         COUNT(ops, servers_examined, 1);
-        if (!ipvs_unavailable(&sv[d]))
-            return d;
+        if (!ipvs_unavailable(&sv[d])) {
+            if ((int32_t)d != avoid)
+                return d;
+            avoided = 1;
+        }
     }
-    return DP_SCHED_ENOSERVER;
+    return avoided ? avoid : DP_SCHED_ENOSERVER;
 }
 
 /* ---- rebuilding after a change ----------------------------------------- */
@@ -2003,28 +2099,26 @@ int dp_sched_set_state(dp_sched_t *s, uint32_t id, dp_sched_state_t state, uint6
 
 /* ---- public API: picks ------------------------------------------------- */
 
-int32_t dp_sched_lookup(const dp_sched_t *s, const dp_sched_key_t *key, dp_ops_t *ops)
+/* The keyed algorithms' mapping of key, avoid as each one treats it (see
+ * dp_sched_pick_avoid); NO_SRV for a plain lookup. */
+static int32_t keyed_lookup(const dp_sched_t *s, const dp_sched_key_t *key, int32_t avoid, dp_ops_t *ops)
 {
-    if (!s || !key)
-        return DP_SCHED_EINVAL;
-    if (!is_keyed(s->cfg.algo))
-        return DP_SCHED_ENOTKEYED;
-    if (!s->built)
-        return DP_SCHED_ENOSERVER;
     switch (s->cfg.algo) {
     case DP_SCHED_SH:
-        return sh_lookup(s, key, ops);
+        return sh_lookup(s, key, avoid, ops);
     case DP_SCHED_MAGLEV:
-        return maglev_lookup(s, key, ops);
+        return maglev_lookup(s, key, avoid, ops);
     case DP_SCHED_URI:
     case DP_SCHED_URI_CONSISTENT:
     case DP_SCHED_HDR:
     case DP_SCHED_HDR_CONSISTENT: {
         int32_t id;
         /* Without the parameter HAProxy round-robins: no key mapping. */
-        return param_lookup(s, key, NO_SRV, &id, ops) ? id : DP_SCHED_ENOSERVER;
+        return param_lookup(s, key, avoid, &id, ops) ? id : DP_SCHED_ENOSERVER;
     }
     case DP_SCHED_SOURCE: {
+        /* get_server_sh + map_get_server_hash: the map slot stands, avoid
+         * or not. */
         uint32_t h;
         if (s->tot_weight == 0)
             return DP_SCHED_ENOSERVER;
@@ -2038,15 +2132,36 @@ int32_t dp_sched_lookup(const dp_sched_t *s, const dp_sched_key_t *key, dp_ops_t
             COUNT(ops, servers_examined, 1);
             return s->fbck;
         }
-        return ring_lookup(s, ha_source_hash(s, key, ops), NO_SRV, ops);
+        return ring_lookup(s, ha_source_hash(s, key, ops), avoid, ops);
     }
 }
 
-int32_t dp_sched_pick(dp_sched_t *s, const dp_sched_key_t *key, uint64_t now_ms, dp_ops_t *ops)
+int32_t dp_sched_lookup(const dp_sched_t *s, const dp_sched_key_t *key, dp_ops_t *ops)
+{
+    if (!s || !key)
+        return DP_SCHED_EINVAL;
+    if (!is_keyed(s->cfg.algo))
+        return DP_SCHED_ENOTKEYED;
+    if (!s->built)
+        return DP_SCHED_ENOSERVER;
+    return keyed_lookup(s, key, NO_SRV, ops);
+}
+
+/* GCC and clang inline on request; other compilers decide for themselves. */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* The algorithm's lookup with avoid (NO_SRV for none). Inlined into both
+ * public picks, so dp_sched_pick's constant NO_SRV lets the compiler drop
+ * the avoid tests from the lookups inlined with it (the plain pick keeps
+ * its cost; core/cost/insn_counts.csv). */
+static ALWAYS_INLINE int32_t pick_with(dp_sched_t *s, const dp_sched_key_t *key, int32_t avoid, uint64_t now_ms,
+                                dp_ops_t *ops)
 {
     static const dp_sched_key_t zero_key;
-    if (!s)
-        return DP_SCHED_EINVAL;
     if (!key)
         key = &zero_key;
     if (!s->built)
@@ -2054,31 +2169,45 @@ int32_t dp_sched_pick(dp_sched_t *s, const dp_sched_key_t *key, uint64_t now_ms,
     refresh(s, now_ms, ops);
     switch (s->cfg.algo) {
     case DP_SCHED_RR:
-        return ipvs_rr_pick(s, ops);
+        return ipvs_rr_pick(s, avoid, ops);
     case DP_SCHED_WRR:
-        return ipvs_wrr_pick(s, ops);
+        return ipvs_wrr_pick(s, avoid, ops);
     case DP_SCHED_LC:
-        return ipvs_lc_pick(s, 0, ops);
+        return ipvs_lc_pick(s, 0, avoid, ops);
     case DP_SCHED_WLC:
-        return ipvs_lc_pick(s, 1, ops);
+        return ipvs_lc_pick(s, 1, avoid, ops);
     case DP_SCHED_ROUNDROBIN:
-        return fwrr_pick(s, ops);
+        return fwrr_pick(s, avoid, ops);
     case DP_SCHED_STATIC_RR:
-        return map_pick_rr(s, NO_SRV, ops);
+        return map_pick_rr(s, avoid, ops);
     case DP_SCHED_LEASTCONN:
-        return ha_tree_walk(s, 1, ops);
+        return ha_tree_walk(s, 1, avoid, ops);
     case DP_SCHED_FIRST:
-        return ha_tree_walk(s, 0, ops);
+        return ha_tree_walk(s, 0, avoid, ops);
     case DP_SCHED_RANDOM:
-        return random_pick(s, ops);
+        return random_pick(s, avoid, ops);
     case DP_SCHED_URI:
     case DP_SCHED_URI_CONSISTENT:
     case DP_SCHED_HDR:
     case DP_SCHED_HDR_CONSISTENT:
-        return param_pick(s, key, NO_SRV, ops);
+        return param_pick(s, key, avoid, ops);
     default:
-        return dp_sched_lookup(s, key, ops);
+        return keyed_lookup(s, key, avoid, ops);
     }
+}
+
+int32_t dp_sched_pick_avoid(dp_sched_t *s, const dp_sched_key_t *key, int32_t avoid, uint64_t now_ms, dp_ops_t *ops)
+{
+    if (!s || (avoid >= 0 && (uint32_t)avoid >= s->cfg.max_servers))
+        return DP_SCHED_EINVAL;
+    return pick_with(s, key, avoid < 0 ? NO_SRV : avoid, now_ms, ops);
+}
+
+int32_t dp_sched_pick(dp_sched_t *s, const dp_sched_key_t *key, uint64_t now_ms, dp_ops_t *ops)
+{
+    if (!s)
+        return DP_SCHED_EINVAL;
+    return pick_with(s, key, NO_SRV, now_ms, ops);
 }
 
 int dp_sched_count_remapped(const dp_sched_t *before, const dp_sched_t *after, const dp_sched_key_t *keys,

@@ -33,9 +33,12 @@ TIMEOUT_S = 300
 INSIDE_FLAG = "--inside-namespace"
 
 class Backends:
-    def __init__(self, n):
+    def __init__(self, n, dead=()):
+        """dead: indexes with no listening socket at all (connections refused)."""
         self.socks = []
         for i in range(n):
+            if i in dead:
+                continue
             s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((SERVER_ADDR, BASE + 5000 + i)); s.listen(512); self.socks.append(s)
             threading.Thread(target=self.serve, args=(s, i), daemon=True).start()
@@ -61,10 +64,12 @@ class Backends:
         for s in self.socks:
             s.close()
 
-def run(name, balance, servers, actions, extra=""):
+def run(name, balance, servers, actions, extra="", dead=()):
+    """dead: servers nothing listens for (connections refused; no checks,
+    so haproxy keeps them UP)."""
     global BASE
     BASE += 10
-    be = Backends(len(servers))
+    be = Backends(len(servers), dead)
     d = tempfile.mkdtemp()
     sock = os.path.join(d, "stats")
     cfg = os.path.join(d, "h.cfg")
@@ -144,6 +149,25 @@ def record():
             run("source %s w=%s" % (ht, k), "source", ["weight %d" % x for x in w], srcs, extra="hash-type " + ht)
         run("source %s w=1111 s1 maint" % ht, "source", ["weight 1"] * 4,
             [("cmd", "set server b/s1 state maint")] + srcs, extra="hash-type " + ht)
+    # Redispatch: a server refuses (no checks: it stays UP), retries 1 with
+    # option redispatch, so the retry goes back to assign_server with the
+    # refusing server as the one to avoid (src/backend.c); -1 is a request
+    # that failed (the retry came back to the dead server).
+    redisp = "retries 1\n  option redispatch"
+    run("redispatch roundrobin w=321 s0 dead", "roundrobin", ["weight 3", "weight 2", "weight 1"], opens(12),
+        extra=redisp, dead=(0,))
+    run("redispatch roundrobin w=111 s1 dead", "roundrobin", ["weight 1"] * 3, opens(9), extra=redisp, dead=(1,))
+    run("redispatch roundrobin w=4321 s2 dead", "roundrobin", ["weight 4", "weight 3", "weight 2", "weight 1"],
+        opens(20), extra=redisp, dead=(2,))
+    run("redispatch static-rr w=321 s0 dead", "static-rr", ["weight 3", "weight 2", "weight 1"], opens(12),
+        extra=redisp, dead=(0,))
+    run("redispatch leastconn w=111 s0 dead", "leastconn", ["weight 1"] * 3, opens(8, keep=True),
+        extra=redisp, dead=(0,))
+    run("redispatch first s0 dead", "first", ["maxconn 2", "maxconn 1", "maxconn 3"], opens(5, keep=True),
+        extra=redisp, dead=(0,))
+    for ht in ("map-based", "consistent"):
+        run("redispatch source %s w=111 s1 dead" % ht, "source", ["weight 1"] * 3, srcs,
+            extra="hash-type %s\n  %s" % (ht, redisp), dead=(1,))
 
 
 if __name__ == "__main__":

@@ -313,6 +313,70 @@ TEST(HaproxyRecorded, SourceConsistentMatchesHaproxy)
               "0 3 3 2 3 2 2 0 2 0 0 2 2 0 0 0 3 0 0 0 2 0 0 0 2 0 0 2 0 0 2 0 0 3 0 2 2 3 3 0");
 }
 
+// A server refuses connections while HAProxy keeps it UP (no checks);
+// "retries 1" + "option redispatch": a request first goes where the pool
+// says; when that is the dead server, the attempt counts as a connection on
+// it until it fails (leastconn repositions it), and the retry is a
+// redispatch, assign_server passing the dead server as the one to avoid. A
+// retry that lands on the dead server again fails (-1). `held` keeps every
+// served connection open (leastconn, first).
+std::string RedispatchRun(Sched &s, uint32_t dead, int n, bool held, uint32_t src0 = 0)
+{
+    std::vector<int32_t> out;
+    for (int i = 0; i < n; i++) {
+        dp_sched_key_t key = SrcKey(src0 ? src0 + uint32_t(i) : 0);
+        int32_t id = s.Pick(0, src0 ? &key : nullptr);
+        if (id == int32_t(dead)) {
+            EXPECT_EQ(dp_sched_conn_opened(s.get(), dead, nullptr), 0);
+            s.Close(dead);
+            id = dp_sched_pick_avoid(s.get(), src0 ? &key : nullptr, int32_t(dead), 0, nullptr);
+            if (id == int32_t(dead))
+                id = -1;
+        }
+        if (held && id >= 0)
+            EXPECT_EQ(dp_sched_conn_opened(s.get(), uint32_t(id), nullptr), 0);
+        out.push_back(id);
+    }
+    return Join(out);
+}
+
+Sched Weighted(dp_sched_algo_t algo, const std::vector<uint32_t> &w, const std::vector<uint32_t> &maxconn = {})
+{
+    Sched s(algo, uint32_t(w.size()));
+    for (size_t i = 0; i < w.size(); i++)
+        s.Add(uint32_t(i), w[i], maxconn.empty() ? 0 : maxconn[i]);
+    return s;
+}
+
+TEST(HaproxyRecorded, RedispatchAvoidsTheFailedServer)
+{
+    Sched rr321 = Weighted(DP_SCHED_ROUNDROBIN, {3, 2, 1});
+    EXPECT_EQ(RedispatchRun(rr321, 0, 12, false), "1 2 1 1 2 1 1 2 1 1 2 1");
+    Sched rr111 = Weighted(DP_SCHED_ROUNDROBIN, {1, 1, 1});
+    EXPECT_EQ(RedispatchRun(rr111, 1, 9, false), "0 2 0 2 0 2 0 2 0");
+    Sched rr4321 = Weighted(DP_SCHED_ROUNDROBIN, {4, 3, 2, 1});
+    EXPECT_EQ(RedispatchRun(rr4321, 2, 20, false), "0 1 0 1 0 3 0 1 0 1 0 1 0 3 0 1 0 1 0 1");
+    Sched srr = Weighted(DP_SCHED_STATIC_RR, {3, 2, 1});
+    EXPECT_EQ(RedispatchRun(srr, 0, 12, false), "1 1 2 1 1 2 1 1 2 1 1 2");
+    Sched lc = Weighted(DP_SCHED_LEASTCONN, {1, 1, 1});
+    EXPECT_EQ(RedispatchRun(lc, 0, 8, true), "1 2 1 2 1 2 1 2");
+    // first: s1 and s2 fill up; then only the dead s0 has room, and the
+    // redispatch returns it (the one it avoids): the request fails.
+    Sched first = Weighted(DP_SCHED_FIRST, {1, 1, 1}, {2, 1, 3});
+    EXPECT_EQ(RedispatchRun(first, 0, 5, true), "1 2 2 2 -1");
+}
+
+TEST(HaproxyRecorded, RedispatchOnSourceHashMapBasedReturnsToTheFailedServer)
+{
+    // map_get_server_hash ignores the server to avoid: every client of s1 fails.
+    Sched map = Weighted(DP_SCHED_SOURCE, {1, 1, 1});
+    EXPECT_EQ(RedispatchRun(map, 1, 40, false, 0xC6120101u),
+              "2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2 0 -1 2");
+    // chash_get_server_hash walks the ring on past it.
+    Sched ring = Weighted(DP_SCHED_SOURCE_CONSISTENT, {1, 1, 1});
+    EXPECT_EQ(RedispatchRun(ring, 1, 40, false, 0xC6120101u),
+              "0 2 0 2 2 0 0 2 2 0 0 2 2 0 0 0 0 0 0 0 2 0 0 0 0 0 0 0 0 0 2 0 0 0 0 2 0 0 2 0");
+}
 
 // ---- Weighted shares -------------------------------------------------------
 

@@ -313,6 +313,42 @@ int dp_sched_set_state(dp_sched_t *s, uint32_t id, dp_sched_state_t state, uint6
  * causes adds table_writes. */
 int32_t dp_sched_pick(dp_sched_t *s, const dp_sched_key_t *key, uint64_t now_ms, dp_ops_t *ops);
 
+/* dp_sched_pick for a redispatch: the same pick, told which server the
+ * connection's failed attempt went to (avoid: its id; negative: none, then
+ * exactly dp_sched_pick). HAProxy 2.6's assign_server passes the stream's
+ * previous server to the algorithm's lookup (src/backend.c), and each
+ * lookup treats it its own way:
+ *   roundrobin  lb_fwrr.c: the first time avoid comes out of the tree it is
+ *               set aside like a saturated server (and requeued as consumed);
+ *               the next server taken is returned; avoid itself when the
+ *               trees run out
+ *   static-rr, and uri/hdr without their parameter: lb_map.c
+ *               map_get_server_rr: the next map slot's server that is not
+ *               avoid; avoid (the index after it) when no other is left
+ *   leastconn, first: lb_fwlc.c / lb_fas.c: the first server in tree order
+ *               other than avoid; avoid when it is the only unsaturated one
+ *   random      get_server_rnd: every draw's ring lookup walks past avoid
+ *   source-consistent, uri-consistent, hdr-consistent: chash_get_server_hash
+ *               walks the ring on past avoid's nodes (one full turn at most:
+ *               then avoid); without the uri/hdr parameter
+ *               chash_get_next_server skips avoid
+ *   source, uri, hdr (hash-type map-based): map_get_server_hash ignores
+ *               avoid: the key's map slot stands, even when it is avoid
+ *   IPVS rr, wrr, lc, wlc: IPVS itself never redispatches; avoid is passed
+ *               over like an unavailable destination and returned only when
+ *               no other is available (HAProxy's rule for its lookups)
+ *   sh, maglev: with DP_SCHED_CFG_FALLBACK the fallback walk passes avoid
+ *               over (avoid when it finds no other); without it the hashed
+ *               bucket stands, as HAProxy's map-based hashes
+ * A backup returned because no active server is usable (the first backup
+ * without allbackups) is returned even when it is avoid, as in HAProxy.
+ * Server id (>= 0), DP_SCHED_ENOSERVER, or DP_SCHED_EINVAL (s NULL, avoid
+ * >= max_servers). Ops as dp_sched_pick, counting every server the lookup
+ * examines or sets aside (a skipped avoid counts as examined); IPVS wrr
+ * that finds only avoid counts both of its scans. */
+int32_t dp_sched_pick_avoid(dp_sched_t *s, const dp_sched_key_t *key, int32_t avoid, uint64_t now_ms,
+                            dp_ops_t *ops);
+
 /* For the key-mapping algorithms (sh, maglev, source, source-consistent,
  * uri, uri-consistent, hdr, hdr-consistent): the server key maps to now,
  * without changing any state (slow start is not re-evaluated). Server id,

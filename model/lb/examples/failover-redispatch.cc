@@ -14,9 +14,9 @@ main()
     using namespace routertwin;
     LbFailoverConfig c;
     c.servers = 3;
-    c.interMs = 2000;
-    c.fastInterMs = 500;
-    c.fall = 3;
+    c.interMs = {2000};
+    c.fastInterMs = {500};
+    c.fall = {3};
     c.killServer = 1;
     c.killAtS = 7.3;
     c.requestRate = 300;

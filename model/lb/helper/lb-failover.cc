@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
+#include <variant>
 
 namespace routertwin
 {
@@ -33,11 +35,51 @@ Ms(S k, V v)
     return static_cast<uint32_t>(AsInt(k, v, 0, 86400000));
 }
 
+/// A per-server key: one integer for every server, or a string of one
+/// integer per server ("3,2,1"); each in lo..hi.
+std::vector<uint32_t>
+PerServer(S k, V v, int64_t lo, int64_t hi)
+{
+    if (!std::holds_alternative<std::string>(v))
+    {
+        return {static_cast<uint32_t>(AsInt(k, v, lo, hi))};
+    }
+    std::vector<uint32_t> out;
+    const std::string& text = std::get<std::string>(v);
+    size_t at = 0;
+    while (true)
+    {
+        const size_t comma = text.find(',', at);
+        const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        size_t used = 0;
+        int64_t x = 0;
+        try
+        {
+            x = std::stoll(item, &used);
+        }
+        catch (const std::exception&)
+        {
+            used = 0;
+        }
+        if (used == 0 || item.find_first_not_of(" \t", used) != std::string::npos)
+        {
+            Bad(k, "'" + item + "' is not an integer (a per-server list is \"V1,V2,...\")");
+        }
+        out.push_back(static_cast<uint32_t>(AsInt(k, ConfigValue(x), lo, hi)));
+        if (comma == std::string::npos)
+        {
+            return out;
+        }
+        at = comma + 1;
+    }
+}
+
 const std::vector<Key>&
 Keys()
 {
     static const std::vector<Key> keys = {
         {"servers", [](C& c, S k, V v) { c.servers = static_cast<uint32_t>(AsInt(k, v, 1, DP_SCHED_MAX_SERVERS)); }},
+        {"weights", [](C& c, S k, V v) { c.weights = PerServer(k, v, 1, DP_SCHED_MAX_WEIGHT); }},
         {"scheduler",
          [](C& c, S k, V v) {
              c.scheduler = AsString(k, v);
@@ -54,12 +96,12 @@ Keys()
                  Bad(k, "must be ping, tcp, http or content");
              }
          }},
-        {"inter_ms", [](C& c, S k, V v) { c.interMs = static_cast<uint32_t>(AsInt(k, v, 1, 86400000)); }},
-        {"fastinter_ms", [](C& c, S k, V v) { c.fastInterMs = Ms(k, v); }},
-        {"downinter_ms", [](C& c, S k, V v) { c.downInterMs = Ms(k, v); }},
-        {"timeout_ms", [](C& c, S k, V v) { c.timeoutMs = Ms(k, v); }},
-        {"rise", [](C& c, S k, V v) { c.rise = static_cast<uint32_t>(AsInt(k, v, 1, DP_HEALTH_MAX_COUNT)); }},
-        {"fall", [](C& c, S k, V v) { c.fall = static_cast<uint32_t>(AsInt(k, v, 1, DP_HEALTH_MAX_COUNT)); }},
+        {"inter_ms", [](C& c, S k, V v) { c.interMs = PerServer(k, v, 1, 86400000); }},
+        {"fastinter_ms", [](C& c, S k, V v) { c.fastInterMs = PerServer(k, v, 0, 86400000); }},
+        {"downinter_ms", [](C& c, S k, V v) { c.downInterMs = PerServer(k, v, 0, 86400000); }},
+        {"rise", [](C& c, S k, V v) { c.rise = PerServer(k, v, 1, DP_HEALTH_MAX_COUNT); }},
+        {"fall", [](C& c, S k, V v) { c.fall = PerServer(k, v, 1, DP_HEALTH_MAX_COUNT); }},
+        {"check_timeout_ms", [](C& c, S k, V v) { c.checkTimeoutMs = Ms(k, v); }},
         {"kill_server",
          [](C& c, S k, V v) { c.killServer = static_cast<uint32_t>(AsInt(k, v, 0, DP_SCHED_MAX_SERVERS - 1)); }},
         {"kill_at_s", [](C& c, S k, V v) { c.killAtS = NonNeg(k, v); }},
@@ -111,6 +153,27 @@ Keys()
     return keys;
 }
 
+/// HAProxy's hash algorithms (BE_LB_KIND_HI), and IPVS's hashes: a
+/// redispatch is not taken early for them (stream_choose_redispatch).
+bool
+IsHash(uint32_t algo)
+{
+    switch (algo)
+    {
+    case DP_SCHED_SH:
+    case DP_SCHED_MAGLEV:
+    case DP_SCHED_SOURCE:
+    case DP_SCHED_SOURCE_CONSISTENT:
+    case DP_SCHED_URI:
+    case DP_SCHED_URI_CONSISTENT:
+    case DP_SCHED_HDR:
+    case DP_SCHED_HDR_CONSISTENT:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /// One run: the pool, its checker, the requests and the balancers.
 class FailoverRun
 {
@@ -130,21 +193,25 @@ class FailoverRun
         {
             Bad("scheduler", "cannot build a pool of " + std::to_string(c.servers) + " servers");
         }
+        m_hashes = IsHash(sc.algo);
+        m_checker = CreateObject<LbHealthChecker>();
+        m_checker->SetAttribute("Kind", StringValue(c.check));
         for (uint32_t i = 0; i < c.servers; ++i)
         {
             dp_sched_server_t sv{};
-            sv.weight = 1;
+            sv.weight = C::Of(c.weights, i);
             dp_sched_set_server(m_pool, i, &sv, nullptr);
             m_backends.push_back(CreateObject<LbBackend>());
+            // HAProxy "timeout check": a check's connection is given
+            // min(timeout connect, inter); without it, inter (dp_health's
+            // default timeout).
+            const uint32_t inter = C::Of(c.interMs, i);
+            const uint32_t probeTimeout = c.checkTimeoutMs ? std::min(c.connectTimeoutMs ? c.connectTimeoutMs : inter,
+                                                                      inter)
+                                                           : 0;
+            m_checker->SetServerTimers(i, inter, C::Of(c.fastInterMs, i), C::Of(c.downInterMs, i), C::Of(c.rise, i),
+                                       C::Of(c.fall, i), probeTimeout);
         }
-        m_checker = CreateObject<LbHealthChecker>();
-        m_checker->SetAttribute("Kind", StringValue(c.check));
-        m_checker->SetAttribute("Inter", TimeValue(MilliSeconds(c.interMs)));
-        m_checker->SetAttribute("FastInter", TimeValue(MilliSeconds(c.fastInterMs)));
-        m_checker->SetAttribute("DownInter", TimeValue(MilliSeconds(c.downInterMs)));
-        m_checker->SetAttribute("Timeout", TimeValue(MilliSeconds(c.timeoutMs)));
-        m_checker->SetAttribute("Rise", UintegerValue(c.rise));
-        m_checker->SetAttribute("Fall", UintegerValue(c.fall));
         m_checker->Watch(m_backends, m_pool);
         m_checker->TraceConnectWithoutContext("StateChange", MakeCallback(&FailoverRun::OnStateChange, this));
         if (c.persistence == "stick_src")
@@ -183,7 +250,7 @@ class FailoverRun
         {
             StartVrrp();
         }
-        dp_health_config_t hc = m_checker->GetConfig();
+        dp_health_config_t hc = m_checker->GetServerConfig(m_c.killServer);
         const uint32_t failDelay = m_c.killMode == "refuse" ? 0 : dp_health_timeout_ms(&hc);
         uint64_t lo = 0, hi = 0;
         dp_health_detection_window(&hc, failDelay, &lo, &hi);
@@ -257,7 +324,8 @@ class FailoverRun
         }
         std::string data;
         const dp_sched_key_t key = KeyOf(k, data);
-        const int32_t s = Persisted(k, key);
+        bool direct = false;
+        const int32_t s = Persisted(k, key, direct);
         if (s < 0)
         {
             m_r.failed++;
@@ -267,40 +335,56 @@ class FailoverRun
         {
             m_r.toDeadServer++;
         }
-        Attempt(k, static_cast<uint32_t>(s), 0);
+        Attempt(k, static_cast<uint32_t>(s), 0, direct);
     }
 
     /// The server for request k: its client's stored server when that one
-    /// is not DOWN, else the scheduler's pick (then stored).
-    int32_t Persisted(uint64_t k, const dp_sched_key_t& key)
+    /// is not DOWN (direct: HAProxy's SF_DIRECT), else the scheduler's pick.
+    int32_t Persisted(uint64_t k, const dp_sched_key_t& key, bool& direct)
+    {
+        direct = false;
+        if (m_c.persistence != "none")
+        {
+            const int32_t stored = Stored(k, key);
+            dp_sched_server_info_t info{};
+            if (stored >= 0 && dp_sched_get_server(m_pool, static_cast<uint32_t>(stored), &info) == 0 &&
+                info.usable)
+            {
+                direct = true;
+                return stored;
+            }
+        }
+        return dp_sched_pick(m_pool, &key, NowMs(), nullptr);
+    }
+
+    /// The server client k's cookie or stick entry names (-1: none).
+    int32_t Stored(uint64_t k, const dp_sched_key_t& key)
+    {
+        if (m_stick)
+        {
+            uint8_t src[4];
+            dp_persist_key_ipv4(key.src_ip, src);
+            return dp_persist_lookup(m_stick, src, NowMs(), nullptr);
+        }
+        const uint32_t client = ClientOf(k);
+        return client < m_cookie.size() ? m_cookie[client] : -1;
+    }
+
+    /// Request k was served by s: the response's Set-Cookie, or the stick
+    /// store rules, name s from now on (HAProxy writes the server that took
+    /// the request over an entry that named another one). A client whose
+    /// server changes is "moved".
+    void Store(uint64_t k, uint32_t s)
     {
         if (m_c.persistence == "none")
         {
-            return dp_sched_pick(m_pool, &key, NowMs(), nullptr);
+            return;
         }
+        std::string data;
+        const dp_sched_key_t key = KeyOf(k, data);
         const uint32_t client = ClientOf(k);
-        uint8_t src[4];
-        dp_persist_key_ipv4(key.src_ip, src);
-        int32_t stored = -1;
-        if (m_stick)
-        {
-            stored = dp_persist_lookup(m_stick, src, NowMs(), nullptr);
-        }
-        else if (client < m_cookie.size())
-        {
-            stored = m_cookie[client];
-        }
-        dp_sched_server_info_t info{};
-        if (stored >= 0 && dp_sched_get_server(m_pool, static_cast<uint32_t>(stored), &info) == 0 && info.usable)
-        {
-            return stored;
-        }
-        const int32_t s = dp_sched_pick(m_pool, &key, NowMs(), nullptr);
-        if (s < 0)
-        {
-            return s;
-        }
-        if (stored >= 0 && s != stored)
+        const int32_t stored = Stored(k, key);
+        if (stored >= 0 && static_cast<uint32_t>(stored) != s)
         {
             m_r.stickyMoved++;
             if (client < m_moved.size() && !m_moved[client])
@@ -311,30 +395,50 @@ class FailoverRun
         }
         if (m_stick)
         {
-            dp_persist_store(m_stick, src, s, NowMs(), nullptr);
+            uint8_t src[4];
+            dp_persist_key_ipv4(key.src_ip, src);
+            dp_persist_store(m_stick, src, static_cast<int32_t>(s), NowMs(), nullptr);
         }
         else if (client < m_cookie.size())
         {
-            m_cookie[client] = s;
+            m_cookie[client] = static_cast<int32_t>(s);
         }
-        return s;
     }
 
-    void Attempt(uint64_t k, uint32_t server, uint32_t attempt)
+    /// Active servers the checks have up (HAProxy srv_act).
+    uint32_t ActiveUp() const
+    {
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < m_c.servers; ++i)
+        {
+            dp_sched_server_info_t info{};
+            n += dp_sched_get_server(m_pool, i, &info) == 0 && info.usable;
+        }
+        return n;
+    }
+
+    void Attempt(uint64_t k, uint32_t server, uint32_t attempt, bool direct)
     {
         const LbBackend& b = *m_backends[server];
+        // The attempt holds a connection slot on its server until it ends
+        // (sess_change_server): leastconn sees it.
+        dp_sched_conn_opened(m_pool, server, nullptr);
         if (b.IsAlive())
         {
+            dp_sched_conn_closed(m_pool, server, 0, nullptr);
             m_r.served++;
+            Store(k, server);
             return;
         }
-        const Time failAfter =
-            b.HowDead() == LbBackend::Failure::Refuse ? Time(0) : MilliSeconds(m_c.connectTimeoutMs);
-        Simulator::Schedule(failAfter, &FailoverRun::OnFail, this, k, server, attempt);
+        const bool refused = b.HowDead() == LbBackend::Failure::Refuse;
+        const Time failAfter = refused ? Time(0) : MilliSeconds(m_c.connectTimeoutMs);
+        Simulator::Schedule(failAfter, &FailoverRun::OnFail, this, k, server, attempt, direct, refused);
     }
 
-    void OnFail(uint64_t k, uint32_t server, uint32_t attempt)
+    /// back_handle_st_cer and stream_choose_redispatch (HAProxy 2.6.12).
+    void OnFail(uint64_t k, uint32_t server, uint32_t attempt, bool direct, bool refused)
     {
+        dp_sched_conn_closed(m_pool, server, 0, nullptr);
         if (attempt >= m_c.retries)
         {
             m_r.failed++;
@@ -344,23 +448,43 @@ class FailoverRun
         {
             m_r.retried++;
         }
-        const uint32_t next = attempt + 1;
-        if (m_c.redispatch && next == m_c.retries)
+        const uint32_t retry = attempt + 1; // s->conn_retries after its increment
+        dp_sched_server_info_t info{};
+        dp_sched_get_server(m_pool, server, &info);
+        const uint32_t active = ActiveUp();
+        const bool redispatch = m_c.redispatch && (info.state != DP_SCHED_UP || retry % m_c.retries == 0 ||
+                                                   (!direct && active > 1 && !m_hashes));
+        // The turn-around comes only after an error (not a connect timeout),
+        // and only when the retry stays on the server or one active server
+        // is left: min(timeout connect, 1 s).
+        const uint32_t tar = m_c.connectTimeoutMs ? std::min<uint32_t>(m_c.connectTimeoutMs, 1000) : 1000;
+        const Time turnAround = refused && (!redispatch || active <= 1) ? MilliSeconds(tar) : Time(0);
+        if (!redispatch)
         {
-            m_r.redispatched++;
-            std::string data;
-            const dp_sched_key_t key = KeyOf(k, data);
-            const int32_t s = dp_sched_pick(m_pool, &key, NowMs(), nullptr);
-            if (s < 0)
-            {
-                m_r.failed++;
-                return;
-            }
-            Attempt(k, static_cast<uint32_t>(s), next);
+            Simulator::Schedule(turnAround, &FailoverRun::Attempt, this, k, server, retry, direct);
             return;
         }
-        const Time turnAround = MilliSeconds(std::min<uint32_t>(m_c.connectTimeoutMs, 1000));
-        Simulator::Schedule(turnAround, &FailoverRun::Attempt, this, k, server, next);
+        if (m_redispatched.insert(k).second)
+        {
+            m_r.redispatched++;
+        }
+        Simulator::Schedule(turnAround, &FailoverRun::Redispatch, this, k, server, retry);
+    }
+
+    /// assign_server again with the failed server as the one to avoid; the
+    /// persistence that sent the request there no longer applies (SF_DIRECT
+    /// cleared).
+    void Redispatch(uint64_t k, uint32_t failed, uint32_t retry)
+    {
+        std::string data;
+        const dp_sched_key_t key = KeyOf(k, data);
+        const int32_t s = dp_sched_pick_avoid(m_pool, &key, static_cast<int32_t>(failed), NowMs(), nullptr);
+        if (s < 0)
+        {
+            m_r.failed++;
+            return;
+        }
+        Attempt(k, static_cast<uint32_t>(s), retry, false);
     }
 
     // VRRP (RFC 5798): the master advertises every A; the backup's
@@ -402,6 +526,8 @@ class FailoverRun
 
     LbFailoverConfig m_c;
     bool m_request = false; ///< the scheduler hashes a request string (uri, hdr)
+    bool m_hashes = false;  ///< a hash algorithm (HAProxy BE_LB_KIND_HI): no immediate redispatch
+    std::set<uint64_t> m_redispatched; ///< requests counted in redispatched
     std::vector<uint8_t> m_poolMem;
     dp_sched_t* m_pool = nullptr;
     std::vector<Ptr<LbBackend>> m_backends;
@@ -432,6 +558,20 @@ LbFailoverConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     if (c.killServer >= c.servers)
     {
         Bad("kill_server", "must be below servers");
+    }
+    for (const auto& [name, list] : std::vector<std::pair<const char*, const std::vector<uint32_t>*>>{
+             {"weights", &c.weights},
+             {"inter_ms", &c.interMs},
+             {"fastinter_ms", &c.fastInterMs},
+             {"downinter_ms", &c.downInterMs},
+             {"rise", &c.rise},
+             {"fall", &c.fall}})
+    {
+        if (list->size() != 1 && list->size() != c.servers)
+        {
+            Bad(name, "has " + std::to_string(list->size()) + " values for " + std::to_string(c.servers) +
+                          " servers (one for all, or one per server)");
+        }
     }
     if (c.reviveAtS > 0 && c.reviveAtS <= c.killAtS)
     {

@@ -11,16 +11,25 @@
 //   - to a live server: served;
 //   - to a dead one that refuses: fails at once; a silent one: fails after
 //     connect_timeout_ms;
-//   - a failed attempt is retried up to `retries` times (HAProxy "retries":
-//     "the number of times a request or connection attempt should be
-//     retried on a server after a failure"), on the same server after a
-//     turn-around of min(timeout connect, 1 s) ("In order to avoid
-//     immediate reconnections to a server which is restarting, a
-//     turn-around timer of min("timeout connect", one second) is applied
-//     before a retry occurs on the same server"); with `redispatch` the
-//     last retry goes back to the scheduler instead ("By default this will
-//     only be the last retry", configuration.txt 4.2 "option redispatch");
+//   - a failed attempt is retried up to `retries` times (HAProxy "retries"),
+//     as HAProxy 2.6.12 does it (src/backend.c back_handle_st_cer and
+//     stream_choose_redispatch in include/haproxy/stream.h, 2.6 branch with
+//     the 2.6.3 and 2.6.7 fixes): after the k-th failure (k = 1..retries),
+//     with `redispatch` the retry goes back to the scheduler, avoiding the
+//     server that failed (dp_sched_pick_avoid: assign_server passes it as
+//     the previous server), when that server is already DOWN, or k is a
+//     multiple of retries (the last retry: "option redispatch" alone means
+//     redispatch-after -1), or the request was not sent by persistence
+//     (cookie or stick entry) and more than one active server is up and
+//     the algorithm is not a hash (roundrobin, static-rr, leastconn, first,
+//     random: every retry); otherwise it goes to the same server again.
+//     A retry on the same server after a refusal waits the turn-around
+//     min(timeout connect, 1 s); a redispatch with more than one active
+//     server and any retry after a connect timeout go at once;
 //   - a request whose attempts all fail is failed (HAProxy answers 503).
+// Each served request is a connection opened and closed on its server (no
+// service time), and an attempt on a dead server holds one until it fails,
+// so leastconn rotates as HAProxy's does.
 // Balancer redundancy is VRRP's timer arithmetic (RFC 5798 6.1, 6.4.2): the
 // master advertises every advert_interval_ms; the backup declares it dead
 // Master_Down_Interval = 3 * Advertisement_Interval + Skew_Time after the
@@ -31,15 +40,20 @@
 //
 // The configuration arrives from Python as a dict
 // (routertwin._core.run_lb_failover). Keys (units, default):
-//   servers            int, 3            pool size (all weight 1)
+//   servers            int, 3            pool size
+//   weights            per server, 1     HAProxy weight (1..256)
 //   scheduler          str, "roundrobin" dp_sched algorithm name
 //   check              str, "tcp"        ping | tcp | http | content
-//   inter_ms           int ms, 2000      HAProxy inter
-//   fastinter_ms       int ms, 0         HAProxy fastinter (0 = inter)
-//   downinter_ms       int ms, 0         HAProxy downinter (0 = inter)
-//   timeout_ms         int ms, 0         HAProxy timeout check (0 = inter)
-//   rise               int, 2            HAProxy rise
-//   fall               int, 3            HAProxy fall
+//   inter_ms           per server, 2000  HAProxy inter (ms)
+//   fastinter_ms       per server, 0     HAProxy fastinter (0 = inter)
+//   downinter_ms       per server, 0     HAProxy downinter (0 = inter)
+//   rise               per server, 2     HAProxy rise
+//   fall               per server, 3     HAProxy fall
+//   check_timeout_ms   int ms, 0         HAProxy timeout check (0 = not set): when set, a probe whose
+//                                        connection is not answered fails after min(timeout connect,
+//                                        inter), else after inter (configuration.txt "timeout check")
+//     "per server": an integer for every server, or a string of one integer per server in pool order
+//     ("3,2,1")
 //   kill_server        int, 0            the server that dies
 //   kill_at_s          float s, 10       when it dies; at or after duration_s: no server dies
 //   kill_mode          str, "refuse"     refuse (process gone) | silent (host gone)
@@ -48,7 +62,8 @@
 //   duration_s         float s, 30       requests offered from 0 to this time
 //   retries            int, 3            HAProxy retries
 //   redispatch         bool, false       HAProxy option redispatch
-//   connect_timeout_ms int ms, 5000      HAProxy timeout connect
+//   connect_timeout_ms int ms, 5000      HAProxy timeout connect (assumption when the configuration
+//                                        has none: HAProxy then waits as long as the kernel's SYN retries)
 //   redundancy         str, "none"       none | active_backup | active_active
 //   advert_interval_ms int ms, 1000      VRRP advertisement interval
 //   backup_priority    int, 100          VRRP priority of the backup (1..254)
@@ -86,10 +101,12 @@ namespace routertwin
 struct LbFailoverConfig
 {
     uint32_t servers = 3;
+    /// Per-server values: one entry for every server, or one per server.
+    std::vector<uint32_t> weights{1};
     std::string scheduler = "roundrobin";
     std::string check = "tcp";
-    uint32_t interMs = 2000, fastInterMs = 0, downInterMs = 0, timeoutMs = 0;
-    uint32_t rise = 2, fall = 3;
+    std::vector<uint32_t> interMs{2000}, fastInterMs{0}, downInterMs{0}, rise{2}, fall{3};
+    uint32_t checkTimeoutMs = 0;
     uint32_t killServer = 0;
     double killAtS = 10;
     std::string killMode = "refuse";
@@ -112,6 +129,8 @@ struct LbFailoverConfig
     /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
     static LbFailoverConfig FromKeys(const std::map<std::string, ConfigValue>& keys);
     static std::vector<std::string> KeyNames();
+    /// Server i's value of a per-server list.
+    static uint32_t Of(const std::vector<uint32_t>& v, uint32_t i) { return v.size() == 1 ? v[0] : v.at(i); }
 };
 
 struct LbFailoverResult
@@ -125,7 +144,7 @@ struct LbFailoverResult
     uint64_t served = 0;          ///< requests a live server took (possibly after retries)
     uint64_t failed = 0;          ///< requests whose every attempt failed
     uint64_t retried = 0;         ///< requests that needed at least one retry
-    uint64_t redispatched = 0;    ///< requests whose last retry went back to the scheduler
+    uint64_t redispatched = 0;    ///< requests a retry sent back to the scheduler (avoiding the failed server)
     uint64_t toDeadServer = 0;    ///< requests whose first attempt went to the dead server
     double failoverMs = -1;       ///< balancer redundancy: master death to takeover (-1: none)
     double masterDownIntervalMs = 0; ///< RFC 5798 Master_Down_Interval of the backup

@@ -173,19 +173,51 @@ LbHealthChecker::GetConfig() const
 }
 
 void
+LbHealthChecker::SetServerTimers(uint32_t server, uint32_t interMs, uint32_t fastInterMs, uint32_t downInterMs,
+                                 uint32_t rise, uint32_t fall, uint32_t timeoutMs)
+{
+    if (m_timers.size() <= server)
+    {
+        m_timers.resize(server + 1);
+    }
+    m_timers[server] = Timers{interMs, fastInterMs, downInterMs, rise, fall, timeoutMs};
+}
+
+dp_health_config_t
+LbHealthChecker::GetServerConfig(uint32_t server) const
+{
+    dp_health_config_t c = GetConfig();
+    if (server < m_timers.size())
+    {
+        const Timers& t = m_timers[server];
+        c.inter_ms = t.inter ? t.inter : c.inter_ms;
+        c.fastinter_ms = t.fastInter ? t.fastInter : c.fastinter_ms;
+        c.downinter_ms = t.downInter ? t.downInter : c.downinter_ms;
+        c.rise = t.rise ? static_cast<uint16_t>(t.rise) : c.rise;
+        c.fall = t.fall ? static_cast<uint16_t>(t.fall) : c.fall;
+        c.timeout_ms = t.timeout ? t.timeout : c.timeout_ms;
+    }
+    return c;
+}
+
+void
 LbHealthChecker::Start(ns3::Time at)
 {
-    const dp_health_config_t c = GetConfig();
     const uint32_t n = static_cast<uint32_t>(m_backends.size());
-    // Every server has the same configuration here, so the spread minimum
-    // is its own initial interval when that is >= 1000 ms.
-    std::vector<dp_health_config_t> all(n, c);
+    std::vector<dp_health_config_t> all(n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        all[i] = GetServerConfig(i);
+    }
+    // HAProxy spreads the first checks over the smallest initial interval
+    // of all checked servers (checks.c start_checks).
     const uint32_t minInter = dp_health_spread_min_inter(all.data(), n);
-    const uint32_t own = dp_health_initial_interval_ms(&c);
     const uint64_t start = static_cast<uint64_t>(at.GetMilliSeconds());
     m_state.assign(n, dp_health_t{});
     for (uint32_t i = 0; i < n; ++i)
     {
+        const dp_health_config_t& c = all[i];
+        const uint32_t own = dp_health_initial_interval_ms(&c);
         const uint64_t first = dp_health_first_check_ms(start, i, n, minInter, own,
                                                          static_cast<uint32_t>(m_maxSpread.GetMilliSeconds()));
         if (dp_health_init(&m_state[i], &c, start, first) != 0)

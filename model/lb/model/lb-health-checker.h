@@ -69,15 +69,25 @@ class LbHealthChecker : public ns3::Object
     /// pool's servers must be ids 0..n-1.
     void Watch(const std::vector<ns3::Ptr<LbBackend>>& backends, dp_sched_t* pool);
 
+    /// Gives one server its own check timers (HAProxy's inter, fastinter,
+    /// downinter, rise and fall are per-server options; 0 keeps the
+    /// Attribute's value) and its own probe timeout (0: the Attribute's).
+    /// Call before Start.
+    void SetServerTimers(uint32_t server, uint32_t interMs, uint32_t fastInterMs, uint32_t downInterMs,
+                         uint32_t rise, uint32_t fall, uint32_t timeoutMs = 0);
+
     /// Starts checking at `at`, each server's first probe spread over the
-    /// check phase (dp_health_first_check_ms). Throws std::invalid_argument
-    /// when the Attributes make no valid dp_health configuration.
+    /// check phase (dp_health_first_check_ms, the spread minimum taken over
+    /// every server's own timers). Throws std::invalid_argument when the
+    /// Attributes or a server's timers make no valid dp_health configuration.
     void Start(ns3::Time at);
 
     bool IsUp(uint32_t server) const { return m_state.at(server).up != 0; }
     const dp_health_t& GetState(uint32_t server) const { return m_state.at(server); }
     /// The configuration the Attributes describe.
     dp_health_config_t GetConfig() const;
+    /// Server i's configuration: the Attributes' with its own timers.
+    dp_health_config_t GetServerConfig(uint32_t server) const;
 
     /// (server, up, time): a server left (up = false) or rejoined the pool.
     using StateChangeCallback = void (*)(uint32_t, bool, ns3::Time);
@@ -95,6 +105,11 @@ class LbHealthChecker : public ns3::Object
     std::string m_expect;
     uint32_t m_statusMin = 0, m_statusMax = 0;
 
+    struct Timers
+    {
+        uint32_t inter = 0, fastInter = 0, downInter = 0, rise = 0, fall = 0, timeout = 0;
+    };
+    std::vector<Timers> m_timers; ///< per server, 0 = the Attribute's value
     std::vector<ns3::Ptr<LbBackend>> m_backends;
     dp_sched_t* m_pool = nullptr;
     std::vector<dp_health_t> m_state;

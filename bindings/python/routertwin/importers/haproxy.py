@@ -24,7 +24,8 @@ cited by section:
   a defaults section may itself start from another; mode tcp is the default;
 - 4.2 balance (roundrobin when absent), hash-type, option allbackups,
   default_backend, server, default-server, cookie, stick-table, stick on,
-  option httpchk, option redispatch, retries, timeout *;
+  option httpchk, option redispatch, retries, timeout connect and timeout
+  check (the failover what-if's), the other timeout * (listed);
 - 5.2 server options (weight 0..256, default 1; backup; disabled; maxconn;
   slowstart; check, inter (2000 ms), fastinter, downinter, rise (2), fall
   (3); cookie); default-server sets them for the servers after it.
@@ -100,6 +101,9 @@ SETTINGS = (
     Setting("stick on", "pool", "stick_on"),
     Setting("option redispatch", "pool", "redispatch"),
     Setting("retries", "pool", "retries"),
+    # the failover what-if's connection attempts and check timeouts (lb-failover.h)
+    Setting("timeout connect", "pool", "connect_timeout_ms"),
+    Setting("timeout check", "pool", "check_timeout_ms"),
     Setting("timeout", "pool", "timeouts_ms"),
     Setting("timeout", "service", "timeouts_ms"),
 )
@@ -493,6 +497,10 @@ class _Parser:
             if len(args) != 1:
                 self.fail(no, f"{name} takes one time")
             key = name.split(" ", 1)[1]
+            if key in ("connect", "check") and p.kind != "frontend":  # backend timeouts (manual 4.1)
+                p.settings[f"{key}_timeout_ms"] = parse_time_ms(args[0], name)
+                self.pending(no, words, name, "pool")
+                return
             p.timeouts[key] = parse_time_ms(args[0], name)
             self.pending(no, words, "timeout", "pool" if p.kind != "frontend" else "service")
         else:
@@ -829,33 +837,45 @@ def _ms(value: float | None, default: float) -> int:
     return max(1, math.ceil(default if value is None else value))
 
 
+def _per_server(values: list[int]) -> int | str:
+    """A failover per-server key: one integer when every server has it, else
+    one per server in pool order ("3,2,1", lb-failover.h)."""
+    return values[0] if len(set(values)) == 1 else ",".join(str(v) for v in values)
+
+
 def _failover_cases(balancer: dict) -> list[dict]:
     """Per pool whose first usable server is checked: that server dies (its
     process gone: connections refused) at 10 s, under 100 requests/s, and
     model/lb's failover model answers when the checks take it out and how
-    many requests fail meanwhile, with the pool's own inter, fastinter,
-    downinter, rise, fall, retries, option redispatch and persistence.
-    Defaults are HAProxy's (manual 5.2: inter 2 s, rise 2, fall 3; fastinter
-    and downinter default to inter; 4.2: retries 3)."""
+    many requests fail meanwhile, with the pool's own weights, each server's
+    inter, fastinter, downinter, rise and fall, the pool's timeout connect
+    and timeout check, retries, option redispatch and persistence.
+    Defaults are HAProxy's (manual 5.2: weight 1, inter 2 s, rise 2, fall 3;
+    fastinter and downinter default to inter; 4.2: retries 3)."""
     cases = []
     for pool in balancer["pools"]:
         usable = [s for s in pool["servers"] if not s.get("disabled") and not s.get("backup")
                   and s.get("weight", 1) > 0]
         if not (pool.get("scheduler") and len(usable) >= 2 and usable[0].get("check")):
             continue
-        dead = usable[0]
-        inter = _ms(dead.get("inter_ms"), 2000)
-        keys = {"servers": len(usable), "scheduler": pool["scheduler"], "kill_server": 0,
-                "inter_ms": inter, "fastinter_ms": _ms(dead.get("fastinter_ms"), inter),
-                "downinter_ms": _ms(dead.get("downinter_ms"), inter),
-                "rise": dead.get("rise", 2), "fall": dead.get("fall", 3),
+        inters = [_ms(s.get("inter_ms"), 2000) for s in usable]
+        keys = {"servers": len(usable), "weights": _per_server([s.get("weight", 1) for s in usable]),
+                "scheduler": pool["scheduler"], "kill_server": 0, "inter_ms": _per_server(inters),
+                "fastinter_ms": _per_server([_ms(s.get("fastinter_ms"), i) for s, i in zip(usable, inters)]),
+                "downinter_ms": _per_server([_ms(s.get("downinter_ms"), i) for s, i in zip(usable, inters)]),
+                "rise": _per_server([s.get("rise", 2) for s in usable]),
+                "fall": _per_server([s.get("fall", 3) for s in usable]),
                 "retries": pool.get("retries", 3), "redispatch": bool(pool.get("redispatch"))}
+        for key in ("connect_timeout_ms", "check_timeout_ms"):
+            if pool.get(key) is not None:
+                keys[key] = _ms(pool[key], 0)
         keys.update({k: pool[k] for k in ("hash_function", "hash_avalanche", "uri_whole", "uri_path_only",
                                           "uri_len", "uri_depth", "hdr_domain_only") if k in pool})
-        # the checks must have time to take the server out before the model's
-        # 30 s end: the first failing check comes up to inter after the death
-        # at 10 s, the others fastinter apart (fall of them: one spare)
-        needed_s = (keys["inter_ms"] + keys["fall"] * keys["fastinter_ms"]) / 1000
+        # the checks must have time to take the dying server out before the
+        # model's 30 s end: the first failing check comes up to inter after
+        # the death at 10 s, the others fastinter apart (fall of them: one spare)
+        dead = usable[0]
+        needed_s = (inters[0] + dead.get("fall", 3) * _ms(dead.get("fastinter_ms"), inters[0])) / 1000
         if needed_s > 15:
             keys["duration_s"] = math.ceil(10 + 2 * needed_s)
         cookie, table = pool.get("cookie"), pool.get("stick_table")
@@ -987,6 +1007,9 @@ def _export_pending(pool) -> list[str]:
                      + (f" expire {_fmt_time(t['expire_ms'])}" if t.get("expire_ms") else ""))
     if data.get("stick_on"):
         lines.append(f"    stick on {data['stick_on']}")
+    for key in ("connect", "check"):
+        if data.get(f"{key}_timeout_ms") is not None:
+            lines.append(f"    timeout {key} {_fmt_time(data[f'{key}_timeout_ms'])}")
     for key, ms in (data.get("timeouts_ms") or {}).items():
         lines.append(f"    timeout {key} {_fmt_time(ms)}")
     return lines

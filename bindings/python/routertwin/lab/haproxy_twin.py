@@ -12,7 +12,9 @@ fixed before measuring.
   (RunLbFailover, `persistence: cookie`, no server dying) says whether they
   stay.
 - failover: the failover case the importer writes for the pool
-  (RunLbFailover: health checks, retries, redispatch) with the lab's rate,
+  (RunLbFailover: each server's weight and check timers, timeout connect
+  and check, retries, and a redispatch that avoids the server that failed,
+  as HAProxy 2.6's does) with the lab's rate,
   length and kill time, run at ten check phases across one `inter`
   (the lab cannot choose where in its check cycle HAProxy is when the
   server dies).
@@ -235,8 +237,6 @@ def failover_keys(cfg) -> tuple[dict, list[str]]:
         notes.append("the lab's failover client sends no cookie: the twin runs without cookie persistence")
     elif "stick_size" in keys:
         keys["clients"] = w["clients"]
-    if len({b["weight"] for b in mine if b["name"] in usable}) > 1:
-        notes.append("the failover model's pool has equal weights; this pool's differ (approximated)")
     keys.update(request_rate=w["rate"])
     return keys, notes
 
@@ -279,10 +279,6 @@ def _compare_failover(cfg, measured: dict, crit: dict, twin: bool) -> dict:
     det_ok = detection is not None and wmin - lo <= detection <= wmax + hi
     fail_ok = min(failed_twin) - FAILED_SLACK <= failed <= max(failed_twin) + FAILED_SLACK
     out.update(detection_ok=det_ok, failed_ok=fail_ok, verdict="pass" if det_ok and fail_ok else "FAIL")
-    if keys.get("redispatch") and failed == 0 and min(failed_twin) > 0:
-        out["notes"].append("HAProxy's redispatch avoids the server that failed (assign_server in src/backend.c); "
-                            "the twin's redispatch goes back to the scheduler, which can pick the dead server again "
-                            "before the checks take it out: the twin fails requests HAProxy serves")
     return out
 
 

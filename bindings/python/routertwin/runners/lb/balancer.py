@@ -128,6 +128,10 @@ class Pool(ScenarioModel):
     # failure handling and persistence (HAProxy 4.2 retries, option redispatch, cookie, stick-table, stick on)
     retries: int | None = Field(default=None, ge=0, le=2**31 - 1)  # None: HAProxy's default, 3
     redispatch: bool = False
+    # HAProxy 4.2 timeout connect (a connection attempt fails after it) and timeout check (with it, a
+    # check's connection gets min(timeout connect, inter)); None: not set
+    connect_timeout_ms: float | None = Field(default=None, ge=0)
+    check_timeout_ms: float | None = Field(default=None, ge=0)
     cookie: PoolCookie | None = None
     stick_table: StickTable | None = None
     stick_on: Literal["src"] | None = None

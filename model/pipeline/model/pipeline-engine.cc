@@ -470,8 +470,8 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
         else if (m_flowSectionTicks)
         {
             // The tag switch completes when the flow's previous packet has
-            // left its section (the SSO grants ORDERED->ATOMIC switches in
-            // the flow's order); the core spins until then.
+            // left its section (work moved from an ORDERED to an ATOMIC
+            // context keeps its ingress order); the core spins until then.
             GrowFlows(d.flow);
             const Tick section = std::min(svc, m_flowSectionTicks);
             finish = Occupy(start + (svc - section), section, m_flowFree[d.flow], m_flowBusy[d.flow]) +

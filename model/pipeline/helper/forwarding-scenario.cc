@@ -96,6 +96,7 @@ Keys()
         {"core_queue_depth",
          [](C& c, S k, V v) { c.coreQueueDepth = static_cast<uint32_t>(AsInt(k, v, 0, 1 << 24)); }},
         {"lock_hold_cycles", [](C& c, S k, V v) { c.lockHoldCycles = NonNeg(k, v); }},
+        {"flow_section_cycles", [](C& c, S k, V v) { c.flowSectionCycles = NonNeg(k, v); }},
         {"fixed_latency_s", [](C& c, S k, V v) { c.fixedLatencySeconds = NonNeg(k, v); }},
         {"copy_cycles_per_byte", [](C& c, S k, V v) { c.copyCyclesPerByte = NonNeg(k, v); }},
         {"crypto_cycles_per_byte", [](C& c, S k, V v) { c.cryptoCyclesPerByte = NonNeg(k, v); }},
@@ -315,6 +316,14 @@ ForwardingScenarioConfig::FromKeys(const std::map<std::string, ConfigValue>& key
             Bad("unrouted_flows", "applies to the fixed flows, not to flow-level traffic");
         }
     }
+    if (c.flowSectionCycles > 0 && c.scheduling != "ordered")
+    {
+        Bad("flow_section_cycles", "needs scheduling 'ordered' (the section is a switch from an ORDERED tag)");
+    }
+    if (c.flowSectionCycles > 0 && c.lockHoldCycles > 0)
+    {
+        Bad("flow_section_cycles", "cannot be set with lock_hold_cycles (one serialized section per packet)");
+    }
     if (c.unroutedFlows > c.numFlows)
     {
         Bad("unrouted_flows", "must be <= num_flows");
@@ -354,6 +363,7 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     dev->SetAttribute("CopyCyclesPerByte", DoubleValue(c.copyCyclesPerByte));
     dev->SetAttribute("CryptoCyclesPerByte", DoubleValue(c.cryptoCyclesPerByte));
     dev->SetAttribute("LockHoldCycles", DoubleValue(c.lockHoldCycles));
+    dev->SetAttribute("FlowSectionCycles", DoubleValue(c.flowSectionCycles));
     dev->SetAttribute("FixedLatency", TimeValue(PicoSeconds(std::llround(c.fixedLatencySeconds * 1e12))));
     dev->SetAttribute("InputQueueDepth", UintegerValue(c.inputQueueDepth));
     dev->SetAttribute("CoreQueueDepth", UintegerValue(c.coreQueueDepth));

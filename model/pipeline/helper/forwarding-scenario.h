@@ -31,6 +31,9 @@
 //   input_queue_depth           int pkts, 1024   packets waiting for a core; 0 = unbounded
 //   core_queue_depth            int pkts, 1024   rss: per-core queue; 0 = unbounded
 //   lock_hold_cycles            float cycles, 0  per-packet service under a global lock
+//   flow_section_cycles         float cycles, 0  ordered: the end of each packet's service under
+//                                                its flow's ATOMIC tag (a tag switch the core
+//                                                waits for); not with lock_hold_cycles
 //   fixed_latency_s             float s, 0       pipeline depth (I/O engines, DMA)
 //   copy_cycles_per_byte        float, 0         extra core cycles per frame byte
 //   crypto_cycles_per_byte      float, 0         extra core cycles per frame byte
@@ -115,6 +118,7 @@ struct ForwardingScenarioConfig
     uint32_t inputQueueDepth = 1024;
     uint32_t coreQueueDepth = 1024;
     double lockHoldCycles = 0;
+    double flowSectionCycles = 0;
     double fixedLatencySeconds = 0;
     double copyCyclesPerByte = 0;
     double cryptoCyclesPerByte = 0;

@@ -63,6 +63,11 @@ PipelineDevice::GetTypeId()
             .AddAttribute("LockHoldCycles", "Cycles of each packet's service under a global lock.",
                           DoubleValue(0), MakeDoubleAccessor(&PipelineDevice::m_lockHoldCycles),
                           MakeDoubleChecker<double>(0))
+            .AddAttribute("FlowSectionCycles",
+                          "ORDERED: cycles at the end of each packet's service under its flow's "
+                          "ATOMIC tag (a tag switch the core waits for).",
+                          DoubleValue(0), MakeDoubleAccessor(&PipelineDevice::m_flowSectionCycles),
+                          MakeDoubleChecker<double>(0))
             .AddAttribute("FixedLatency", "Pipeline depth: input/output engines, DMA.",
                           TimeValue(Seconds(0)), MakeTimeAccessor(&PipelineDevice::m_fixedLatency),
                           MakeTimeChecker(Seconds(0)))
@@ -151,6 +156,7 @@ PipelineDevice::Build()
     c.copyCyclesPerByte = m_copyCyclesPerByte;
     c.cryptoCyclesPerByte = m_cryptoCyclesPerByte;
     c.lockHoldCycles = m_lockHoldCycles;
+    c.flowSectionCycles = m_flowSectionCycles;
     c.fixedLatencyPs = static_cast<uint64_t>(m_fixedLatency.GetPicoSeconds());
     c.inputQueueDepth = m_inputQueueDepth;
     c.coreQueueDepth = m_coreQueueDepth;

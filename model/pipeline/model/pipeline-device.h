@@ -88,7 +88,7 @@ class PipelineDevice : public ns3::Object
     double m_inputPps, m_outputPps;
     double m_memBytesPerSec, m_memBytesPerFrameByte, m_memBytesPerPacket;
     double m_egressBitRate;
-    double m_copyCyclesPerByte, m_cryptoCyclesPerByte, m_lockHoldCycles;
+    double m_copyCyclesPerByte, m_cryptoCyclesPerByte, m_lockHoldCycles, m_flowSectionCycles;
     ns3::Time m_fixedLatency;
     uint32_t m_inputQueueDepth, m_coreQueueDepth;
     double m_fixedCycles, m_cyclesPerFrameByte;

@@ -110,6 +110,11 @@ PipelineConfig::Validate() const
     Require(finiteNonNeg(copyCyclesPerByte), "copyCyclesPerByte", "must be >= 0");
     Require(finiteNonNeg(cryptoCyclesPerByte), "cryptoCyclesPerByte", "must be >= 0");
     Require(finiteNonNeg(lockHoldCycles), "lockHoldCycles", "must be >= 0");
+    Require(finiteNonNeg(flowSectionCycles), "flowSectionCycles", "must be >= 0");
+    Require(flowSectionCycles == 0 || scheduling == WorkScheduling::kOrdered, "flowSectionCycles",
+            "needs ordered scheduling (a switch from an ORDERED tag)");
+    Require(flowSectionCycles == 0 || lockHoldCycles == 0, "flowSectionCycles",
+            "and lockHoldCycles cannot both be set (one serialized section per packet)");
     Require(fixedLatencyPs < (uint64_t{1} << 50), "fixedLatencyPs", "must be < 2^50 ps");
     Require(static_cast<unsigned>(scheduling) < 4, "scheduling", "is not a WorkScheduling");
 }
@@ -124,6 +129,7 @@ PipelineEngine::PipelineEngine(const PipelineConfig& config)
     m_outputOcc =
         m_cfg.outputPpsCeiling > 0 ? RoundTicks(kTicksPerSecond / m_cfg.outputPpsCeiling) : 0;
     m_lockTicks = RoundTicks(m_cfg.lockHoldCycles * m_ticksPerCycle);
+    m_flowSectionTicks = RoundTicks(m_cfg.flowSectionCycles * m_ticksPerCycle);
     m_fixedLatency = m_cfg.fixedLatencyPs << kTickShift;
     m_memTicksPerByte =
         m_cfg.memoryBytesPerSecond > 0 ? kTicksPerSecond / m_cfg.memoryBytesPerSecond : 0;
@@ -462,6 +468,16 @@ PipelineEngine::Process(const PacketDesc* in, size_t n, std::vector<PacketDesc>&
             const Tick unlocked = svc > m_lockTicks ? svc - m_lockTicks : 0;
             finish = Occupy(start + unlocked, m_lockTicks, m_lockFree, m_busyLock) + m_lockTicks;
         }
+        else if (m_flowSectionTicks)
+        {
+            // The tag switch completes when the flow's previous packet has
+            // left its section (work moved from an ORDERED to an ATOMIC
+            // context keeps its ingress order); the core spins until then.
+            GrowFlows(d.flow);
+            const Tick section = std::min(svc, m_flowSectionTicks);
+            finish = Occupy(start + (svc - section), section, m_flowFree[d.flow], m_flowBusy[d.flow]) +
+                     section;
+        }
         else
         {
             finish = start + svc;
@@ -563,7 +579,7 @@ PipelineEngine::Report() const
                                 ? util(coreMax)
                                 : util(coreSum / m_cfg.numCores);
     Tick flowMax = 0;
-    if (m_cfg.scheduling == WorkScheduling::kAtomic)
+    if (m_cfg.scheduling == WorkScheduling::kAtomic || m_flowSectionTicks)
     {
         for (Tick b : m_flowBusy)
         {

@@ -18,8 +18,9 @@
 //
 // Approximations, stated: cores are handed work in arrival order (a later
 // packet never overtakes an earlier one for a core, except that ATOMIC picks
-// the best-fitting free core); the lock is granted in dispatch order; the
-// egress side is unbounded (no back-pressure to the cores).
+// the best-fitting free core); the lock and a flow's section tag are granted
+// in dispatch order; the egress side is unbounded (no back-pressure to the
+// cores).
 //
 // Time is integer picoseconds at the interface; internally 1/1024 ps, so
 // that pps ceilings such as 104.9 Mpps have no visible rounding.
@@ -80,6 +81,11 @@ struct PipelineConfig
     double copyCyclesPerByte = 0;      ///< extra core cycles per frame byte (copies)
     double cryptoCyclesPerByte = 0;    ///< extra core cycles per frame byte (cipher+MAC)
     double lockHoldCycles = 0;         ///< cycles of each packet's service under a global lock
+    /// ORDERED only: the last cycles of each packet's service under its flow's
+    /// ATOMIC tag, switched to from ORDERED (an SSO tag switch the core spins
+    /// on, cvmx_pow_tag_sw_wait): granted per flow in dispatch order, a core
+    /// waiting for the tag stays busy. Not with lockHoldCycles.
+    double flowSectionCycles = 0;
     uint64_t fixedLatencyPs = 0;       ///< pipeline depth: input/output engines, DMA, ps
     uint32_t inputQueueDepth = 0;      ///< packets admitted but not yet on a core (RSS: not yet
                                        ///< past the input engine)
@@ -203,16 +209,16 @@ class PipelineEngine
     PipelineConfig m_cfg;
     double m_ticksPerCycle;
     double m_extraCyclesPerByte;
-    Tick m_inputOcc, m_outputOcc, m_lockTicks, m_fixedLatency;
+    Tick m_inputOcc, m_outputOcc, m_lockTicks, m_flowSectionTicks, m_fixedLatency;
     double m_memTicksPerByte;
     double m_lineTicksPerByte;
 
     Tick m_inputFree = 0, m_memFree = 0, m_outputFree = 0, m_lineFree = 0, m_lockFree = 0;
     std::vector<Tick> m_coreFree;
     std::vector<CoreSlot> m_coreHeap;   // FIFO modes: min-heap on (free, id)
-    std::vector<Tick> m_flowFree;       // ATOMIC: tag free time
+    std::vector<Tick> m_flowFree;       // ATOMIC, flow section: tag free time
     std::vector<Tick> m_flowRelease;    // ORDERED: last release per flow
-    std::vector<Tick> m_flowBusy;       // ATOMIC: time each tag was held
+    std::vector<Tick> m_flowBusy;       // ATOMIC, flow section: time each tag was held
     std::vector<Tick> m_inputQueue;     // ATOMIC: min-heap of leave times of queued packets
     std::deque<Tick> m_inputFifo;       // other modes: leave times, which never decrease
     std::vector<std::vector<Tick>> m_coreQueue; // RSS: per-core ring of start times

@@ -438,18 +438,21 @@ struct Saturation
     std::vector<PacketDesc> departed;
 };
 
+// Packet i of flow flowOf[i] (its seq the count of that flow's earlier ones).
 Saturation
-Saturate(const PipelineConfig& cfg, double offeredPps, uint32_t cycles, uint32_t flows = 1,
-         size_t n = 200000)
+SaturateFlows(const PipelineConfig& cfg, double offeredPps, uint32_t cycles,
+              const std::vector<uint32_t>& flowOf)
 {
+    const size_t n = flowOf.size();
     PipelineEngine eng(cfg);
     std::vector<PacketDesc> in(n), out, drops;
+    std::map<uint32_t, uint32_t> seen;
     for (size_t i = 0; i < n; ++i)
     {
         in[i] = PacketDesc{};
         in[i].arrivalPs = static_cast<uint64_t>(std::llround(i * 1e12 / offeredPps));
-        in[i].flow = static_cast<uint32_t>(i % flows);
-        in[i].seq = static_cast<uint32_t>(i / flows);
+        in[i].flow = flowOf[i];
+        in[i].seq = seen[flowOf[i]]++;
         in[i].serviceCycles = cycles;
         in[i].frameBytes = 64;
     }
@@ -462,6 +465,33 @@ Saturate(const PipelineConfig& cfg, double offeredPps, uint32_t cycles, uint32_t
     s.report = eng.Report();
     s.departed = std::move(out);
     return s;
+}
+
+// The tester's rotation: packet i of flow i mod flows.
+Saturation
+Saturate(const PipelineConfig& cfg, double offeredPps, uint32_t cycles, uint32_t flows = 1,
+         size_t n = 200000)
+{
+    std::vector<uint32_t> flowOf(n);
+    for (size_t i = 0; i < n; ++i)
+    {
+        flowOf[i] = static_cast<uint32_t>(i % flows);
+    }
+    return SaturateFlows(cfg, offeredPps, cycles, flowOf);
+}
+
+// Each packet's flow drawn uniformly from `flows` (a tester interleaving
+// flows at random).
+std::vector<uint32_t>
+UniformFlows(uint32_t flows, size_t n, uint64_t seed)
+{
+    RandomStream rng(seed);
+    std::vector<uint32_t> flowOf(n);
+    for (auto& f : flowOf)
+    {
+        f = rng.UniformInt(flows);
+    }
+    return flowOf;
 }
 
 PipelineConfig
@@ -549,6 +579,69 @@ TEST(Ordering, GlobalLockCapsThroughputAtOneOverHold)
     Saturation s = Saturate(c, 20e6, 1000);
     ExpectRate(s.pps, 1 / 0.25e-6);
     EXPECT_EQ(s.report.bottleneck, "lock");
+}
+
+// A flow's ATOMIC section inside ORDERED work (an SSO tag switch the core
+// spins on). One flow, n cores, service S of which the last h under the
+// tag: the tag passes one packet per h, the cores n per S, so the rate is
+// min(n / S, 1 / h) exactly.
+TEST(FlowSection, OneFlowCapsThroughputAtOneOverSection)
+{
+    PipelineConfig c = Octeonish(4);
+    c.flowSectionCycles = 400; // of 1000: 1 / 0.4 us = 2.5 Mpps < 4 cores' 4 Mpps
+    Saturation s = Saturate(c, 20e6, 1000, 1);
+    ExpectRate(s.pps, 1 / 0.4e-6);
+    EXPECT_EQ(s.report.bottleneck, "ordering");
+
+    c.numCores = 2; // 2 Mpps of cores < 2.5 Mpps of the tag
+    ExpectRate(Saturate(c, 20e6, 1000, 1).pps, 2 / 1e-6);
+}
+
+// The tester's rotation over k >= 2 flows on 2 cores never puts two packets
+// of a flow in service together, even with the whole service under the
+// flow's tag: no loss.
+TEST(FlowSection, RotationOverFlowsNeverCollides)
+{
+    PipelineConfig c = Octeonish(2);
+    c.flowSectionCycles = 1000;
+    ExpectRate(Saturate(c, 20e6, 1000, 2).pps, 2 / 1e-6);
+    ExpectRate(Saturate(c, 20e6, 1000, 60).pps, 2 / 1e-6);
+}
+
+// Two cores, the whole service S under the flow's tag, each packet's flow
+// uniform over k. Markov chain on the cores' phase: in step (both free at
+// once) two packets start and the pair collides with p = 1/k, after which
+// the cores are S apart; then one packet starts per S and collides with the
+// busy one's flow with p again. The share of staggered steps is p, so the
+// rate is (2 (1 - p) + p) / S = (2 - 1/k) / S.
+TEST(FlowSection, UniformFlowsOnTwoCoresLoseOneOverKOfACore)
+{
+    PipelineConfig c = Octeonish(2);
+    c.flowSectionCycles = 1000;
+    for (uint32_t k : {2u, 4u, 60u})
+    {
+        Saturation s = SaturateFlows(c, 20e6, 1000, UniformFlows(k, 400000, 7 + k));
+        const double expected = (2 - 1.0 / k) / 1e-6;
+        // Steps between collisions are geometric: over ~3e5 steps the share
+        // of staggered ones has sd below 0.2 % of the rate; 1 % is > 4 sd.
+        EXPECT_NEAR(s.pps / expected, 1, 0.01) << k << " flows";
+    }
+    // The same traffic with ATOMIC tags at get-work: the SSO hands a core
+    // work of a free flow instead, so nothing is lost with k >= 2.
+    c.flowSectionCycles = 0;
+    c.scheduling = WorkScheduling::kAtomic;
+    ExpectRate(SaturateFlows(c, 20e6, 1000, UniformFlows(4, 400000, 11)).pps, 2 / 1e-6);
+}
+
+TEST(FlowSection, NeedsOrderedTagsAndNoLock)
+{
+    PipelineConfig c = Octeonish(2);
+    c.flowSectionCycles = 100;
+    c.scheduling = WorkScheduling::kAtomic;
+    EXPECT_THROW(PipelineEngine{c}, std::invalid_argument);
+    c.scheduling = WorkScheduling::kOrdered;
+    c.lockHoldCycles = 50;
+    EXPECT_THROW(PipelineEngine{c}, std::invalid_argument);
 }
 
 // Counts packets that arrive with a lower sequence number than one already

@@ -52,6 +52,7 @@ def engine_config(r: Resolved, cfg: Schema, seed: int) -> dict:
         "warmup_s": cfg.warmup_us * 1e-6,
         "input_queue_depth": plat.input_buffer_packets,
         "lock_hold_cycles": r.lock_s * plat.cores.clock_hz,
+        "flow_section_cycles": r.section_s * plat.cores.clock_hz,
         "fixed_latency_s": sum(plat.stages_ns.values()) * 1e-9,
         **flow_keys(cfg.flow_mix),
     }

@@ -29,6 +29,7 @@ class Resolved:
     cost: CostSet
     io_s: float  # packet-I/O engine time per packet (1 / its pps ceiling)
     lock_s: float  # lock hold per packet (0: no lock)
+    section_s: float = 0.0  # end of each packet's service under its flow's ATOMIC tag (0: none)
     trace: TraceSpec | None = None  # replayed at packet level; frames are its size histogram
 
     @property
@@ -102,4 +103,13 @@ def resolve_case(cfg: Schema, c: Case, plat: PlatformProfile, wl: WorkloadProfil
     r = resolve(plat, wl, fitted, case_frames(cfg, c), c.cores, c.flows or cfg.flows,
                 c.tag_type or cfg.tag_type, load)
     r.trace = trace
+    section = cfg.flow_section_cycles if c.flow_section_cycles is None else c.flow_section_cycles
+    if section > 0:
+        if r.tag_type != "ORDERED":
+            raise CaseError("flow_section_cycles", "a flow's ATOMIC section is a switch from an ORDERED "
+                            f"tag; this case's tag_type is {r.tag_type}")
+        if r.lock_s > 0:
+            raise CaseError("flow_section_cycles", f"workload '{wl.workload}' has a lock; a case has one "
+                            "serialized section per packet")
+        r.section_s = section / plat.cores.clock_hz
     return r

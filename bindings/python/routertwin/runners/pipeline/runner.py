@@ -52,6 +52,8 @@ def run(scenario, progress) -> list[CaseResult]:
             "flows": r.flows, "tag_type": r.tag_type, "offered_load": r.offered_load,
             "port_gbps": plat.port.rate_bps / 1e9, "method": cfg.method,
         }
+        if r.section_s > 0:
+            res.params["flow_section_cycles"] = r.section_s * plat.cores.clock_hz
         out.append(res)
         progress.advance(status=cid)
     return out

@@ -47,6 +47,10 @@ class MixPart(ScenarioModel):
 
 
 TagType = Literal["ORDERED", "ATOMIC", "UNTAGGED"]
+# What-if: the last cycles of each packet's service under its flow's ATOMIC
+# tag, switched to from ORDERED with the core waiting for the switch (an
+# IPsec SA's sequence number, say); 0 = none. At most 10^6 cycles.
+SectionCycles = Annotated[float, Field(ge=0, le=1e6)]
 
 
 class Case(ScenarioModel):
@@ -56,6 +60,7 @@ class Case(ScenarioModel):
     flows: Flows | None = None  # default: the scenario's
     tag_type: TagType | None = None  # default: the scenario's
     offered_load: Load | None = None  # fraction of the input line rate
+    flow_section_cycles: SectionCycles | None = None  # default: the scenario's
 
 
 class Sweep(ScenarioModel):
@@ -65,6 +70,7 @@ class Sweep(ScenarioModel):
     cores: list[CoreCount]
     flows: list[Flows] | None = None
     tag_type: list[TagType] | None = None
+    flow_section_cycles: list[SectionCycles] | None = None
 
 
 class Schema(ScenarioModel):
@@ -77,6 +83,7 @@ class Schema(ScenarioModel):
     port_rate_bps: float | None = Field(default=None, gt=0, le=1.6e12)
     flows: Flows = 4
     tag_type: TagType = "ORDERED"
+    flow_section_cycles: SectionCycles = 0.0  # ORDERED only: a flow's ATOMIC section (what-if)
     offered_load: Load = 1.0  # fraction of the input line rate (the tests offered line rate)
     method: Literal["packet", "analytic", "both"] = "both"
     contention: Literal["none", "mva"] = "none"  # analytic only: see analytic()
@@ -128,13 +135,19 @@ def frame_locs(cfg: Schema) -> list[tuple[tuple, int | str]]:
 
 
 def case_locs(cfg: Schema, index: int, c: Case) -> dict[str, tuple]:
-    """Where the scenario sets case `index`'s frame, cores and flows."""
+    """Where the scenario sets case `index`'s frame, cores, flows and flow section."""
     if cfg.cases is not None:
-        return {k: ("cases", index, k) for k in ("frame", "cores", "flows")}
+        locs = {k: ("cases", index, k) for k in ("frame", "cores", "flows")}
+        if c.flow_section_cycles is not None:
+            locs["flow_section_cycles"] = ("cases", index, "flow_section_cycles")
+        return locs
     sw = cfg.sweep
     return {"frame": ("sweep", "frame", sw.frame.index(c.frame)),
             "cores": ("sweep", "cores", sw.cores.index(c.cores)),
-            "flows": ("sweep", "flows", sw.flows.index(c.flows)) if sw.flows else ("flows",)}
+            "flows": ("sweep", "flows", sw.flows.index(c.flows)) if sw.flows else ("flows",),
+            "flow_section_cycles": (("sweep", "flow_section_cycles",
+                                     sw.flow_section_cycles.index(c.flow_section_cycles))
+                                    if sw.flow_section_cycles else ("flow_section_cycles",))}
 
 
 def expand_cases(cfg: Schema) -> list[Case]:
@@ -142,13 +155,15 @@ def expand_cases(cfg: Schema) -> list[Case]:
     if cfg.cases is not None:
         return list(cfg.cases)
     sw = cfg.sweep
-    return [Case(frame=f, cores=c, flows=n, tag_type=t)
+    return [Case(frame=f, cores=c, flows=n, tag_type=t, flow_section_cycles=h)
+            for h in (sw.flow_section_cycles or [None])
             for t in (sw.tag_type or [None]) for n in (sw.flows or [None])
             for f in sw.frame for c in sw.cores]
 
 
 def case_id(c: Case) -> str:
-    """The case's id, or "<frame>b-<cores>c" (+ "-<flows>f", "-<tag>" when set)."""
+    """The case's id, or "<frame>b-<cores>c" (+ "-<flows>f", "-<tag>", "-s<section cycles>"
+    when set)."""
     if c.id:
         return c.id
     f = f"{c.frame}b" if isinstance(c.frame, int) else str(c.frame)
@@ -157,6 +172,8 @@ def case_id(c: Case) -> str:
         cid += f"-{c.flows}f"
     if c.tag_type is not None:
         cid += f"-{c.tag_type.lower()}"
+    if c.flow_section_cycles is not None:
+        cid += f"-s{c.flow_section_cycles:g}"
     return cid
 
 

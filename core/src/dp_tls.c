@@ -86,51 +86,55 @@ static int hello(const uint8_t *d, uint32_t end, dp_tls_hello_t *h, uint32_t *po
     return extensions(d + p, n, p, h, pos);
 }
 
+/* The record and handshake-message framing both hellos share (RFC 8446
+ * 5.1 and 4): a handshake record holding a message of `type` whose body
+ * ends inside it. DP_TLS_OK with *hlen the body's length and *pos 9 (the
+ * body's start); DP_TLS_MORE while the record is incomplete (*record_len
+ * set once its header is in); else the status to report, *pos where the
+ * reading stopped. `alone`: nothing may follow the message in the record. */
+static int handshake_framing(const uint8_t *data, size_t len, uint8_t type, int wrong_type, int alone,
+                             uint32_t *record_len, uint16_t *record_version, uint32_t *hlen, uint32_t *pos)
+{
+    uint32_t rlen;
+    if (len < 5)
+        return DP_TLS_MORE;
+    rlen = rd16(data + 3);
+    if (data[0] != 22 || data[1] != 3)
+        return DP_TLS_ENOTHANDSHAKE;
+    if (rlen > DP_TLS_MAX_RECORD)
+        return DP_TLS_EMALFORMED;
+    *record_len = 5 + rlen;
+    if (len < 5 + (size_t)rlen)
+        return DP_TLS_MORE;
+    *record_version = rd16(data + 1);
+    *pos = 5;
+    if (rlen < 4)
+        return DP_TLS_EMALFORMED;
+    if (data[5] != type)
+        return wrong_type;
+    *hlen = ((uint32_t)data[6] << 16) | rd16(data + 7);
+    if (*hlen > rlen - 4)
+        return DP_TLS_EFRAGMENTED;
+    if (alone && *hlen < rlen - 4)
+        return DP_TLS_EMALFORMED;
+    *pos = 9;
+    return DP_TLS_OK;
+}
+
 int dp_tls_parse_client_hello(const uint8_t *data, size_t len, dp_tls_hello_t *out, dp_ops_t *ops)
 {
-    uint32_t rlen, hlen, pos = 0;
+    uint32_t hlen = 0, pos = 0;
     int rc;
     if ((!data && len) || !out)
         return DP_TLS_EINVAL;
     memset(out, 0, sizeof *out);
-    if (len < 5)
-        return DP_TLS_MORE;
-    rlen = rd16(data + 3);
-    if (data[0] != 22 || data[1] != 3) {
-        rc = DP_TLS_ENOTHANDSHAKE;
-        goto done;
-    }
-    if (rlen > DP_TLS_MAX_RECORD) {
-        rc = DP_TLS_EMALFORMED;
-        goto done;
-    }
-    out->record_len = 5 + rlen;
-    if (len < 5 + (size_t)rlen)
-        return DP_TLS_MORE;
-    out->record_version = rd16(data + 1);
-    pos = 5;
-    if (rlen < 4) {
-        rc = DP_TLS_EMALFORMED;
-        goto done;
-    }
-    if (data[5] != 1) {
-        rc = DP_TLS_ENOTHELLO;
-        goto done;
-    }
-    hlen = ((uint32_t)data[6] << 16) | rd16(data + 7);
-    if (hlen > rlen - 4) {
-        rc = DP_TLS_EFRAGMENTED;
-        goto done;
-    }
-    if (hlen < rlen - 4) {
-        /* Another handshake message after the hello in the same record:
-         * nothing else may precede the server's reply (RFC 8446 4.1.2). */
-        rc = DP_TLS_EMALFORMED;
-        goto done;
-    }
-    pos = 9;
-    rc = hello(data, 9 + hlen, out, &pos);
-done:
+    /* Another handshake message after the hello in the same record: nothing
+     * else may precede the server's reply (RFC 8446 4.1.2). */
+    rc = handshake_framing(data, len, 1, DP_TLS_ENOTHELLO, 1, &out->record_len, &out->record_version, &hlen, &pos);
+    if (rc == DP_TLS_MORE)
+        return rc;
+    if (rc == DP_TLS_OK)
+        rc = hello(data, 9 + hlen, out, &pos);
     if (rc != DP_TLS_OK) {
         uint32_t keep = out->record_len;
         memset(out, 0, sizeof *out);
@@ -185,45 +189,19 @@ static int server_hello(const uint8_t *d, uint32_t end, dp_tls_server_hello_t *h
 
 int dp_tls_parse_server_hello(const uint8_t *data, size_t len, dp_tls_server_hello_t *out, dp_ops_t *ops)
 {
-    uint32_t rlen, hlen, pos = 0;
+    uint32_t hlen = 0, pos = 0;
     int rc;
     if ((!data && len) || !out)
         return DP_TLS_EINVAL;
     memset(out, 0, sizeof *out);
-    if (len < 5)
-        return DP_TLS_MORE;
-    rlen = rd16(data + 3);
-    if (data[0] != 22 || data[1] != 3) {
-        rc = DP_TLS_ENOTHANDSHAKE;
-        goto done;
-    }
-    if (rlen > DP_TLS_MAX_RECORD) {
-        rc = DP_TLS_EMALFORMED;
-        goto done;
-    }
-    out->record_len = 5 + rlen;
-    if (len < 5 + (size_t)rlen)
-        return DP_TLS_MORE;
-    out->record_version = rd16(data + 1);
-    pos = 5;
-    if (rlen < 4) {
-        rc = DP_TLS_EMALFORMED;
-        goto done;
-    }
-    if (data[5] != 2) {
-        rc = DP_TLS_ENOTSERVERHELLO;
-        goto done;
-    }
-    hlen = ((uint32_t)data[6] << 16) | rd16(data + 7);
-    if (hlen > rlen - 4) {
-        rc = DP_TLS_EFRAGMENTED;
-        goto done;
-    }
     /* messages after the ServerHello in the same record are the server's
      * next ones (Certificate, ...): not read */
-    pos = 9;
-    rc = server_hello(data, 9 + hlen, out, &pos);
-done:
+    rc = handshake_framing(data, len, 2, DP_TLS_ENOTSERVERHELLO, 0, &out->record_len, &out->record_version, &hlen,
+                           &pos);
+    if (rc == DP_TLS_MORE)
+        return rc;
+    if (rc == DP_TLS_OK)
+        rc = server_hello(data, 9 + hlen, out, &pos);
     if (rc != DP_TLS_OK) {
         uint32_t keep = out->record_len;
         memset(out, 0, sizeof *out);

@@ -233,9 +233,10 @@ def rule_eval(kind, icase, pat, path, host):
 
 # ---------------------------------------------------------------- tls
 
-def tls_server_parse(d):
-    """(status, fields, bytes walked) of a server's first record: RFC 5246
-    7.4.1.3 ServerHello, RFC 8446 supported_versions (2 bytes), per dp_tls.h."""
+def tls_framing(d, msg_type, wrong_type, alone):
+    """The record and handshake-message framing both hellos share, per
+    dp_tls.h: (None, fields, hlen) to go on with the body at byte 9, else
+    (status, fields, bytes walked) to return."""
     f = {"rec": 0}
     if len(d) < 5:
         return "more", f, 0
@@ -249,11 +250,22 @@ def tls_server_parse(d):
         return "more", f, 0
     if rlen < 4:
         return "malformed", f, 5
-    if d[5] != 2:
-        return "not_server_hello", f, 5
+    if d[5] != msg_type:
+        return wrong_type, f, 5
     hlen = int.from_bytes(d[6:9], "big")
     if hlen > rlen - 4:
         return "fragmented", f, 5
+    if alone and hlen < rlen - 4:
+        return "malformed", f, 5
+    return None, f, hlen
+
+
+def tls_server_parse(d):
+    """(status, fields, bytes walked) of a server's first record: RFC 5246
+    7.4.1.3 ServerHello, RFC 8446 supported_versions (2 bytes), per dp_tls.h."""
+    status, f, hlen = tls_framing(d, 2, "not_server_hello", alone=False)
+    if status:
+        return status, f, hlen
     end, p = 9 + hlen, 9  # messages after the ServerHello are not read
     if end - p < 34:
         return "malformed", f, 9
@@ -287,26 +299,9 @@ def tls_server_parse(d):
 
 def tls_parse(d):
     """(status, fields, bytes walked) per dp_tls.h."""
-    f = {"rec": 0}
-    if len(d) < 5:
-        return "more", f, 0
-    rlen = struct.unpack("!H", d[3:5])[0]
-    if d[0] != 22 or d[1] != 3:
-        return "not_handshake", f, 0
-    if rlen > 16384:
-        return "malformed", f, 0
-    f["rec"] = 5 + rlen
-    if len(d) < 5 + rlen:
-        return "more", f, 0
-    if rlen < 4:
-        return "malformed", f, 5
-    if d[5] != 1:
-        return "not_client_hello", f, 5
-    hlen = int.from_bytes(d[6:9], "big")
-    if hlen > rlen - 4:
-        return "fragmented", f, 5
-    if hlen < rlen - 4:
-        return "malformed", f, 5
+    status, f, hlen = tls_framing(d, 1, "not_client_hello", alone=True)
+    if status:
+        return status, f, hlen
     end, p = 9 + hlen, 9
     if end - p < 34:
         return "malformed", f, 9

@@ -205,10 +205,7 @@ BindLb(py::module_& m)
     m.def(
         "run_lb",
         [](const py::dict& config) {
-            std::map<std::string, ConfigValue> keys;
-            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-                keys.emplace(key, ToConfigValue(key, v));
-            });
+            const std::map<std::string, ConfigValue> keys = ConfigKeys(config);
             const LbScenarioConfig c = LbScenarioConfig::FromKeys(keys);
             return ToDict(RunLbScenario(c)); // GIL held: one ns-3 simulator per process
         },
@@ -231,10 +228,7 @@ BindLb(py::module_& m)
     m.def(
         "lb_remap",
         [](const py::dict& config) {
-            std::map<std::string, ConfigValue> keys;
-            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-                keys.emplace(key, ToConfigValue(key, v));
-            });
+            const std::map<std::string, ConfigValue> keys = ConfigKeys(config);
             const LbRemapResult r = RunLbRemap(keys);
             py::dict d;
             d["keys"] = r.keys;
@@ -252,10 +246,7 @@ BindLb(py::module_& m)
     m.def(
         "lb_ecmp",
         [](const py::dict& config) {
-            std::map<std::string, ConfigValue> keys;
-            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-                keys.emplace(key, ToConfigValue(key, v));
-            });
+            const std::map<std::string, ConfigValue> keys = ConfigKeys(config);
             LbEcmpResult r;
             {
                 py::gil_scoped_release release;
@@ -285,10 +276,7 @@ BindLb(py::module_& m)
     m.def(
         "run_lb_failover",
         [](const py::dict& config) {
-            std::map<std::string, ConfigValue> keys;
-            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-                keys.emplace(key, ToConfigValue(key, v));
-            });
+            const std::map<std::string, ConfigValue> keys = ConfigKeys(config);
             const LbFailoverConfig c = LbFailoverConfig::FromKeys(keys);
             LbFailoverResult r;
             {
@@ -338,10 +326,7 @@ BindLb(py::module_& m)
     m.def(
         "lb_failover_check",
         [](const py::dict& config) {
-            std::map<std::string, ConfigValue> keys;
-            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-                keys.emplace(key, ToConfigValue(key, v));
-            });
+            const std::map<std::string, ConfigValue> keys = ConfigKeys(config);
             LbFailoverConfig::FromKeys(keys);
         },
         py::arg("config"),

@@ -64,10 +64,7 @@ BindPipeline(py::module_& m)
     m.def(
         "run_pipeline",
         [](const py::dict& config) {
-            std::map<std::string, ConfigValue> keys;
-            ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-                keys.emplace(key, ToConfigValue(key, v));
-            });
+            const std::map<std::string, ConfigValue> keys = ConfigKeys(config);
             const ForwardingScenarioConfig c = ForwardingScenarioConfig::FromKeys(keys);
             // The GIL stays held: ns3::Simulator is a process-wide singleton,
             // so two runs from Python threads must not overlap.

@@ -147,6 +147,17 @@ ToConfigValue(const std::string& key, const pybind11::handle& v)
                                 std::string(Py_TYPE(v.ptr())->tp_name));
 }
 
+/// Every entry of `config` as the scenario helpers' FromKeys take them.
+inline std::map<std::string, ConfigValue>
+ConfigKeys(const pybind11::dict& config)
+{
+    std::map<std::string, ConfigValue> keys;
+    ForEachKey(config, [&](const std::string& key, const pybind11::handle& v) {
+        keys.emplace(key, ToConfigValue(key, v));
+    });
+    return keys;
+}
+
 } // namespace routertwin::bindings
 
 #endif

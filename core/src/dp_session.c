@@ -484,7 +484,8 @@ SESS_INLINE const sess_rec_t *find_slot(const sess_bucket_t *bk, uint32_t nb, co
      * its home bucket at the first slot whose tag matches (at full load
      * 85% of keys are in their home bucket, and a second tag match in one
      * bucket is rare). With no match at all the compare reads slot 4 and
-     * fails. Anything else takes the walk, which counts from the start. */
+     * fails; then a home bucket nothing overflowed says the key is absent.
+     * Anything else takes the walk, which counts from the start. */
     const sess_bucket_t *B = bk + home;
     const sess_cmp_t c = cmp_of(key);
     const uint64_t tags = tag * 0x0101010101ull;
@@ -495,6 +496,11 @@ SESS_INLINE const sess_rec_t *find_slot(const sess_bucket_t *bk, uint32_t nb, co
         cnt->lines += 1u + (i >= 2u);
         *slot = home * SLOTS + i;
         return &B->rec[i];
+    }
+    if (m == 0 && (home_header >> 48) == 0) { /* no tag matches and nothing walks on: a miss (an open's check) */
+        cnt->probes++;
+        cnt->lines++;
+        return NULL;
     }
     return find_slot_walk(bk, nb, &c, home, tags, home_header, slot, cnt);
 }

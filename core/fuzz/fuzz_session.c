@@ -20,7 +20,8 @@
  *   op % 6 == 2  close:  key byte
  *   op % 6 == 3  expire: shard byte, budget byte (% 5; 0 = whole shard), dt byte
  *   op % 6 == 4  lookup: key byte
- *   op % 6 == 5  bulk:   count byte n (n % 9 keys), a key byte each
+ *   op % 6 == 5  bulk:   count byte n (n % 41 keys: more than the bulk pipeline's 16 keys ahead, so its ring
+ *                        wraps), a key byte each
  * A key byte below 128 names a client -> VIP key, 128 and above a server ->
  * SNAT key (see key_of); either kind may be given as in or out key. dt
  * advances the clock by that many ticks. */
@@ -330,12 +331,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             key = key_of(data[i++]);
             check_lookup(t, &key);
         } else { /* bulk */
-            dp_flow_key_t keys[8];
-            dp_sess_hit_t hits[8];
+            dp_flow_key_t keys[40];
+            dp_sess_hit_t hits[40];
+            dp_ops_t bulk_ops, single_ops;
             unsigned n, found = 0;
             if (size - i < 1)
                 break;
-            n = data[i++] % 9u;
+            n = data[i++] % 41u;
             if (size - i < n)
                 break;
             for (k = 0; k < n; k++)
@@ -346,6 +348,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 found += at >= 0;
             }
             CHECK(dp_sess_lookup_bulk(t, keys, n, hits, NULL) == found);
+            /* the same ops as n single lookups */
+            dp_ops_reset(&bulk_ops);
+            dp_ops_reset(&single_ops);
+            CHECK(dp_sess_lookup_bulk(t, keys, n, hits, &bulk_ops) == found);
+            for (k = 0; k < n; k++)
+                dp_sess_lookup(t, &keys[k], NULL, &single_ops);
+            CHECK(memcmp(&bulk_ops, &single_ops, sizeof bulk_ops) == 0);
             for (k = 0; k < n; k++) {
                 int dir, at = model_find(&keys[k], &dir);
                 if (at < 0)

@@ -965,6 +965,20 @@ def check_sessions(vdir, lines):
                 now = model.track(conn, d, int(f[6], 16), int(f[7]), ops)
                 want += " conn=%d:%d:%d dir=%d server=%d was=%s now=%s" % (conn + (d, r["server"], was, now))
             conn = None
+        elif f[0] == "bulk":
+            # dp_sess_lookup_bulk: per key what a single lookup finds, ops summed
+            keys = [key(f[2 + 5 * k:7 + 5 * k]) for k in range(int(f[1]))]
+            found = [model.lookup(k, ops) for k in keys]
+            expect("bulk %d -> found=%d" % (len(keys), sum(1 for x in found if x)), "the entry of bulk")
+            for x in found:
+                if x is None:
+                    expect("  miss", "a bulk miss")
+                else:
+                    conn, d, r = x
+                    expect("  conn=%d:%d:%d dir=%d server=%d state=%s" % (conn + (d, r["server"], r["state"])),
+                           "a bulk hit")
+            check_ops("sessions bulk", body.next("the ops of a bulk"), "ops", ops)
+            continue
         elif f[0] == "close":
             found = model.lookup(key(f[1:6]), ops)
             want = "%s -> lookup=%d" % (vline, -3 if found is None else 0)

@@ -865,8 +865,8 @@ static void run_sched_file(const char *dir, const char *file, const char *title)
 }
 
 /* Session table: a script of opens (steered, fixed-port and one-session),
- * packets (lookup + track), closes and budgeted expiries over 3 shards of
- * 20 sessions, with every result and the op counts of each operation
+ * packets (lookup + track), closes, budgeted expiries and bulk lookups
+ * over 3 shards of 20 sessions, with every result and the op counts of each operation
  * printed, so check_expected.py can replay the table's placement and
  * counts in Python. Ticks are seconds (IPVS default timeouts) and the
  * script's clock crosses the 2^32 wrap. */
@@ -956,6 +956,33 @@ static void run_sessions(const char *dir)
                        st < 0 ? "error" : dp_sess_state_name((dp_sess_state_t)st));
             }
             printf("\n");
+            print_ops("ops", &ops);
+            continue;
+        } else if (strncmp(line, "bulk ", 5) == 0) {
+            /* dp_sess_lookup_bulk of up to 64 keys: each hit or miss, and the batch's ops */
+            static dp_flow_key_t keys[64];
+            static dp_sess_hit_t hits[64];
+            unsigned long nk;
+            unsigned k, found;
+            const char *at;
+            if (sscanf(line + 5, "%lu%n", &nk, &n) != 1 || nk > 64)
+                fail("sessions.txt", line);
+            at = line + 5 + n;
+            for (k = 0; k < nk; k++, at += m)
+                if (!read_key(at, &keys[k], &m))
+                    fail("sessions.txt", line);
+            found = dp_sess_lookup_bulk(t, keys, (unsigned)nk, hits, &ops);
+            printf("bulk %lu -> found=%u\n", nk, found);
+            for (k = 0; k < nk; k++) {
+                if (hits[k].dir == DP_SESS_DIR_NONE) {
+                    printf("  miss\n");
+                    continue;
+                }
+                printf(" ");
+                print_conn(&hits[k].conn);
+                printf(" dir=%u server=%u state=%s\n", hits[k].dir, hits[k].server,
+                       dp_sess_state_name((dp_sess_state_t)hits[k].state));
+            }
             print_ops("ops", &ops);
             continue;
         } else if (strncmp(line, "close ", 6) == 0) {

@@ -860,6 +860,20 @@ def sessions():
     for _ in range(3):
         for sh in range(shards):
             lines.append("expire %d %d 2" % (sh, tick(0)))
+    # dp_sess_lookup_bulk over recent keys of both directions (most held,
+    # some gone) and never-opened ones, in batches shorter and longer than its 16 keys
+    # ahead (a random stream of its own, so the lines above stay as they
+    # were): each key's result and the batch's ops must be those of single
+    # lookups.
+    rb = random.Random(20261124)
+    for n in (0, 1, 3, 16, 17, 40):
+        batch = []
+        for _ in range(n):
+            kin, kout = rb.choice(known[-40:])
+            batch.append(kout if kout and rb.random() < 0.45 else kin)
+            if rb.random() < 0.2:
+                batch[-1] = (rb.getrandbits(32), rb.choice(vips), rb.randrange(1024, 65536), 80, 6)
+        lines.append(" ".join(["bulk", str(n)] + [kstr(k) for k in batch]))
     # dp_sess_expire_report: fresh half-open connections age out (NONE,
     # SYN_RECV); the report array of 5 or 6 entries makes a sweep stop early
     # and the next resume, one of 100 takes the rest.

@@ -129,12 +129,7 @@ dp_flow_table_t *dp_flow_create(void *mem, size_t mem_size, const dp_flow_config
  *   w0 = src_ip, w1 = dst_ip, w2 = src_port << 16 | dst_port, w3 = proto. */
 uint32_t dp_flow_hash(const dp_flow_key_t *key)
 {
-    uint32_t h = 0x5ad1f10bu;
-    h = dp_murmur_mix(h, key->src_ip);
-    h = dp_murmur_mix(h, key->dst_ip);
-    h = dp_murmur_mix(h, ((uint32_t)key->src_port << 16) | key->dst_port);
-    h = dp_murmur_mix(h, key->proto);
-    return dp_murmur_final(h, 13u); /* bytes of key material */
+    return dp_murmur_flow(key->src_ip, key->dst_ip, key->src_port, key->dst_port, key->proto);
 }
 
 /* Shard from the high bits (multiply-shift range reduction), bucket from

@@ -213,8 +213,11 @@ int dp_sess_lookup(const dp_sess_table_t *t, const dp_flow_key_t *key, dp_sess_h
 
 /* Looks up n keys (any n): hits[i] as dp_sess_lookup sets it, with
  * hits[i].dir = DP_SESS_DIR_NONE on a miss. Key i is hashed and its home
- * bucket prefetched 16 keys before it is compared, so cache misses overlap.
- * Same ops as n calls of dp_sess_lookup. Returns the number found. */
+ * bucket prefetched 16 keys before it is compared; 8 keys before, its home
+ * header is read and, when no tag there matches and the walk goes on, the
+ * next 3 buckets are prefetched too, so cache misses overlap, walks
+ * included. Same results and ops as n calls of dp_sess_lookup. Returns the
+ * number found. */
 unsigned dp_sess_lookup_bulk(const dp_sess_table_t *t, const dp_flow_key_t *keys, unsigned n,
                              dp_sess_hit_t *hits, dp_ops_t *ops);
 

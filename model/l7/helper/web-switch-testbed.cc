@@ -211,7 +211,7 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     stack.Install(l2);
     Ipv4StaticRoutingHelper routing;
 
-    const double rate = c.hostLinkBps, oh = c.frameOverheadBytes;
+    const double rate = c.hostLinkBps;
     // the hosts' stack time: a quarter of a round trip per host-link
     // direction (a round trip crosses the client's and the server's link
     // twice each); the L2 switch's latency on each uplink direction (and
@@ -327,7 +327,7 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         for (uint32_t t = 0; t < c.threadsPerHost; ++t)
         {
             Ptr<HttpClientApp> app = CreateObject<HttpClientApp>();
-            app->SetAttribute("Vip", Ipv4AddressValue("198.18.1.1"));
+            app->SetAttribute("Remote", Ipv4AddressValue("198.18.1.1"));
             auto rng = std::make_shared<std::mt19937_64>(uint64_t(c.seed) * 1000003u + h * 1009u + t);
             app->SetRequestSource([rng, cumulative, total, byClass](uint64_t) {
                 const double u = std::uniform_real_distribution<double>(0.0, total)(*rng);

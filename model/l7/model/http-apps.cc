@@ -478,10 +478,12 @@ HttpClientApp::ResponseDone()
         }
         m_cycleStart = Simulator::Now();
         ++m_next;
-        if (m_source && m_requests.size() > 1)
-            m_requests.erase(m_requests.begin()); // a closed loop keeps only the current request
         if (m_source)
+        {
+            // a closed loop keeps only the current request
+            m_requests.clear();
             m_next = 0;
+        }
     }
     // WebBench's work for the next request (and a new connection) first
     Time cpu(0);

@@ -27,19 +27,23 @@ SHORT = Ns3Options(warmup_s=0.05, duration_s=0.3)
 
 
 def test_engines_agree_when_the_servers_cpus_are_the_one_bottleneck():
-    # 2 ms of server CPU a request: 8 servers serve at most 4,000
-    # requests/s, a third of what their links carry; 28 threads keep them
-    # busy. Both engines must give that rate, and Little's law the latency.
+    # 2 ms of server CPU a request and one server: at most 500 requests/s,
+    # a fifth of what its link carries. With 28 threads on it the MVA's
+    # product-form queue is saturated (one dominant station: its bound is
+    # exact there, whatever the service distribution; with two balanced
+    # ones it is N / (N + 1) of it, which a round robin does not lose), and
+    # so is the packet-level testbed: both must give the rate, and Little's
+    # law (N / X) the latency.
     tb = load_testbed(TESTBED)
     tb = tb.model_copy(update={"server": tb.server.model_copy(update={"cpu_per_request_us": 2000.0})})
     path = PLATFORMS / "nctu-nortel-ace180e.yaml"
-    case = Case(load_webswitch(path), "l4", "nat", "1.1", 3, 14, 8, "none")
+    case = Case(load_webswitch(path), "l4", "nat", "1.1", 3, 14, 1, "none")
     mva, _ = case_result("m", case, tb)
     ns3, _ = case_result_ns3("n", case, path, tb, SHORT, 1)
-    assert mva.metrics["requests_per_s"] == pytest.approx(4000, rel=0.05)
-    assert ns3.metrics["requests_per_s"] == pytest.approx(mva.metrics["requests_per_s"], rel=0.05)
-    assert ns3.metrics["latency_avg"] == pytest.approx(mva.metrics["latency_avg"], rel=0.05)
-    assert ns3.bottleneck.endswith(".cpu") and ns3.bottleneck.startswith("server")
+    assert mva.metrics["requests_per_s"] == pytest.approx(500, rel=0.01)
+    assert ns3.metrics["requests_per_s"] == pytest.approx(mva.metrics["requests_per_s"], rel=0.02)
+    assert ns3.metrics["latency_avg"] == pytest.approx(mva.metrics["latency_avg"], rel=0.03)
+    assert ns3.bottleneck == "server1.cpu"
 
 
 def test_an_unknown_ns3_key_names_file_line_and_key(tmp_path):

@@ -54,21 +54,36 @@ def replay(root: Path | None = None, warmup_s: float | None = None, duration_s: 
             ns3[scenario] = _cases(twin, {"ns3": {**opts, **ns3_options}} if ns3_options else None)
         ref = reference[rid]
         out.append({"id": rid, "metric": row["metric"], "unit": ref["unit"], "reference": float(ref["value"]),
+                    "tolerance_pct": row.get("tolerance_pct"), "tolerance_abs": row.get("tolerance_abs"),
                     "mva": mva[scenario][row["case"]][row["metric"]],
                     "ns3": ns3[scenario][row["case"]][row["metric"]]})
     return out
 
 
-def _error(value: float, ref: float) -> str:
-    return f"{(value / ref - 1) * 100:+.0f} %"
+def judge(r: dict, engine: str) -> tuple[str, bool]:
+    """The error as validation/mapping/nctu.yaml judges it (relative, or in
+    points for the rows with an absolute tolerance) and whether it passes."""
+    value, ref = r[engine], r["reference"]
+    if r["tolerance_abs"] is not None:
+        d = value - ref
+        return f"{d:+.1f} points", abs(d) <= r["tolerance_abs"]
+    e = (value / ref - 1) * 100
+    return f"{e:+.0f} %", abs(e) <= r["tolerance_pct"]
 
 
 def markdown(rows: list[dict]) -> str:
     lines = ["| row | reference | MVA | error | ns-3 | error |", "|---|---|---|---|---|---|"]
+    passes = {"mva": 0, "ns3": 0}
     for r in rows:
         u = r["unit"]
-        lines.append(f"| {r['id']} | {r['reference']:g} {u} | {r['mva']:.3g} {u} | {_error(r['mva'], r['reference'])}"
-                     f" | {r['ns3']:.3g} {u} | {_error(r['ns3'], r['reference'])} |")
+        cells = []
+        for engine in ("mva", "ns3"):
+            err, ok = judge(r, engine)
+            passes[engine] += ok
+            cells.append(f"{r[engine]:.3g} {u} | {err}{' (pass)' if ok else ''}")
+        lines.append(f"| {r['id']} | {r['reference']:g} {u} | {cells[0]} | {cells[1]} |")
+    lines.append("")
+    lines.append(f"pass: MVA {passes['mva']} of {len(rows)}, ns-3 {passes['ns3']} of {len(rows)}")
     return "\n".join(lines)
 
 

@@ -175,6 +175,8 @@ class WebSwitch : public ns3::Object
     void AddUrlRule(dp_urlrule_kind_t kind, const std::string& pattern, uint32_t server, uint16_t precedence = 0);
     /// Balances at L4 instead of switching URLs (priced by the profile's
     /// l4_packet_cycles per packet forwarded). Call before traffic starts.
+    /// A session lives until its client address and port send a new SYN
+    /// after a FIN or RST (no aging: the runs here are seconds long).
     void SetL4Forwarding(L4Forwarding f) { m_l4 = f; }
     L4Forwarding GetL4Forwarding() const { return m_l4; }
     /// Server groups (seed 003 section 3.4: .gif on half the servers, .htm

@@ -18,6 +18,8 @@ void BindRouter(pybind11::module_& m);
 void BindLb(pybind11::module_& m);
 /// run_tcp_path: IxChariot Throughput.scr over a virtual L3 path (model/hosts).
 void BindHosts(pybind11::module_& m);
+/// routertwin._core.run_webbench_testbed: seed 003's testbed on the ns-3 web switch (bind_l7.cc).
+void BindL7(pybind11::module_& m);
 } // namespace routertwin::bindings
 
 #endif

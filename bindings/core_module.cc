@@ -11,4 +11,5 @@ PYBIND11_MODULE(_core, m)
     routertwin::bindings::BindRouter(m);
     routertwin::bindings::BindLb(m);
     routertwin::bindings::BindHosts(m);
+    routertwin::bindings::BindL7(m);
 }

@@ -1,6 +1,12 @@
 #include "web-switch-testbed.h"
 
+#include "path-link.h"
+
 #include <ns3/boolean.h>
+#include <ns3/double.h>
+#include <ns3/ipv4-static-routing-helper.h>
+#include <ns3/ipv4.h>
+#include <ns3/rng-seed-manager.h>
 #include <ns3/config.h>
 #include <ns3/global-value.h>
 #include <ns3/internet-stack-helper.h>
@@ -9,6 +15,11 @@
 #include <ns3/simulator.h>
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <stdexcept>
 
 namespace routertwin
 {
@@ -78,6 +89,303 @@ WebSwitchTestbed::Run()
 {
     Simulator::Stop(m_config.stop);
     Simulator::Run();
+}
+
+} // namespace routertwin
+
+// --- the NCTU testbed at scale ------------------------------------------
+
+namespace routertwin
+{
+namespace
+{
+using namespace ns3;
+
+/// One direction of a link: IP bytes + frame overhead at the line rate,
+/// then a delay.
+Ptr<PathServer>
+Wire(double bps, uint32_t overhead, double delayS)
+{
+    Ptr<PathServer> s = CreateObject<PathServer>();
+    s->SetAttribute("PerByte", DoubleValue(8.0 / bps));
+    s->SetAttribute("OverheadBytes", UintegerValue(overhead));
+    // large enough that nothing is lost: WebBench's closed loop holds at most
+    // a window per thread in flight
+    s->SetAttribute("QueueLimit", UintegerValue(100000));
+    s->SetAttribute("Delay", TimeValue(Seconds(delayS)));
+    return s;
+}
+
+struct Link
+{
+    Ptr<PathNetDevice> a, b;
+    Ptr<PathServer> ab, ba;
+};
+
+Link
+Connect(Ptr<Node> a, Ptr<Node> b, double bps, uint32_t overhead, double delayAb, double delayBa)
+{
+    Link l;
+    l.ab = Wire(bps, overhead, delayAb);
+    l.ba = Wire(bps, overhead, delayBa);
+    Ptr<PathChannel> ch = CreateObject<PathChannel>();
+    l.a = CreateObject<PathNetDevice>();
+    l.b = CreateObject<PathNetDevice>();
+    ch->Attach(l.a, l.b);
+    l.a->Configure(ch, l.b, l.ab, nullptr);
+    l.b->Configure(ch, l.a, l.ba, nullptr);
+    a->AddDevice(l.a);
+    b->AddDevice(l.b);
+    return l;
+}
+
+uint32_t
+AddIf(Ptr<Node> n, Ptr<NetDevice> d, const std::string& addr)
+{
+    Ptr<Ipv4> ip = n->GetObject<Ipv4>();
+    const uint32_t i = ip->AddInterface(d);
+    ip->AddAddress(i, Ipv4InterfaceAddress(Ipv4Address(addr.c_str()), Ipv4Mask("/24")));
+    ip->SetUp(i);
+    return i;
+}
+
+std::string
+Net(uint32_t third, uint32_t host)
+{
+    return "198.18." + std::to_string(third) + "." + std::to_string(host);
+}
+
+/// The paper's URL rules (section 3.4): .gif, .htm, padding extensions
+/// .aaa, .aab, ..., the default; count counts them all (the MVA kind's
+/// model.rule_list).
+std::vector<std::pair<dp_urlrule_kind_t, std::string>>
+RuleList(uint32_t count)
+{
+    std::vector<std::pair<dp_urlrule_kind_t, std::string>> out{{DP_URL_EXT, "gif"}, {DP_URL_EXT, "htm"}};
+    for (uint32_t i = 0; i + 3 < count; ++i)
+        out.emplace_back(DP_URL_EXT, std::string{char('a' + i / 676 % 26), char('a' + i / 26 % 26), char('a' + i % 26)});
+    out.emplace_back(DP_URL_PATH_BEG, "/");
+    return out;
+}
+} // namespace
+
+WebBenchTestbedResult
+RunWebBenchTestbed(const WebBenchTestbedConfig& c)
+{
+    if (c.mode != "l4" && c.mode != "l7")
+        throw std::invalid_argument("mode must be l4 or l7");
+    if (c.forwarding != "nat" && c.forwarding != "dr")
+        throw std::invalid_argument("forwarding must be nat or dr");
+    if (c.mode == "l7" && c.forwarding == "dr")
+        throw std::invalid_argument("l7 terminates both connections: forwarding nat");
+    if (c.files.empty() || c.clientHosts == 0 || c.threadsPerHost == 0 || c.servers == 0 ||
+        (c.mode == "l7" && c.servers < 2))
+        throw std::invalid_argument("files, client hosts, threads and servers (l7: 2 or more) are needed");
+    if (c.clientHosts > 100 || c.servers > 25)
+        throw std::invalid_argument("at most 100 client hosts and 25 servers (the address plan)");
+    if (!(c.durationS > 0) || c.warmupS < 0)
+        throw std::invalid_argument("duration must be positive and warmup not negative");
+    const bool l4 = c.mode == "l4";
+    const bool dr = l4 && c.forwarding == "dr";
+
+    RngSeedManager::SetSeed(c.seed);
+    GlobalValue::Bind("ChecksumEnabled", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(c.mssBytes));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.ackEverySegments));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(c.initialCwndSegments));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(c.receiveWindowBytes));
+    // Windows 2000's defaults: no timestamps (so a 1,460-byte segment fills a
+    // 1,500-byte packet, network.header_bytes 40) and, with a 17,520-byte
+    // window, no window scaling
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(false));
+
+    NodeContainer clients, servers;
+    clients.Create(c.clientHosts);
+    servers.Create(c.servers);
+    Ptr<Node> l2 = CreateObject<Node>();
+    Ptr<Node> sw = CreateObject<Node>();
+    InternetStackHelper stack;
+    stack.Install(clients);
+    stack.Install(servers);
+    stack.Install(l2);
+    Ipv4StaticRoutingHelper routing;
+
+    const double rate = c.hostLinkBps;
+    // the hosts' stack time: a quarter of a round trip per host-link
+    // direction (a round trip crosses the client's and the server's link
+    // twice each); the L2 switch's latency on each uplink direction (and
+    // on the DR return link, where the answers cross it once)
+    const double host = c.hostRoundTripS / 4.0;
+    Ptr<WebSwitch> ws = CreateObject<WebSwitch>();
+    ws->SetProfile(c.profile);
+    sw->AggregateObject(ws);
+    if (l4)
+        ws->SetL4Forwarding(dr ? L4Forwarding::DirectRouting : L4Forwarding::Nat);
+
+    WebBenchTestbedResult out;
+    std::vector<std::pair<std::string, Ptr<PathServer>>> wires;
+
+    Link up = Connect(l2, sw, c.uplinkBps, c.frameOverheadBytes, c.l2LatencyS, c.l2LatencyS);
+    wires.emplace_back("uplink.to_switch", up.ab);
+    wires.emplace_back("uplink.from_switch", up.ba);
+    const uint32_t upIf = AddIf(l2, up.a, Net(1, 2));
+    routing.GetStaticRouting(l2->GetObject<Ipv4>())->SetDefaultRoute(Ipv4Address("198.18.1.1"), upIf);
+    ws->AttachClientSide(up.b, Ipv4Address("198.18.1.1"), 80);
+
+    std::vector<Ptr<HostCpu>> cpus;
+    std::vector<std::string> cpuNames;
+    for (uint32_t k = 0; k < c.servers; ++k)
+    {
+        Ptr<Node> n = servers.Get(k);
+        // the servers' L2 crossings (figure 5: they hang on the L2 switch
+        // too) as delay on their link to the switch
+        Link sl = Connect(n, sw, rate, c.frameOverheadBytes, host + c.l2LatencyS, host + c.l2LatencyS);
+        // DR: the server's answers leave on its link to the L2 switch (below)
+        if (!dr)
+            wires.emplace_back("server" + std::to_string(k + 1) + ".link_out", sl.ab);
+        wires.emplace_back("server" + std::to_string(k + 1) + ".link_in", sl.ba);
+        const uint32_t i = AddIf(n, sl.a, Net(10 + k, 2));
+        routing.GetStaticRouting(n->GetObject<Ipv4>())->SetDefaultRoute(Ipv4Address(Net(10 + k, 1).c_str()), i);
+        ws->AddServer(sl.b, Ipv4Address(Net(10 + k, 1).c_str()), Ipv4Address(Net(10 + k, 2).c_str()));
+        if (dr)
+        {
+            // figure 4: the server holds the virtual address and answers
+            // the clients through the L2 switch, not the web switch
+            Ptr<Ipv4> ip = n->GetObject<Ipv4>();
+            ip->AddAddress(0, Ipv4InterfaceAddress(Ipv4Address("198.18.1.1"), Ipv4Mask("/32")));
+            Link back = Connect(n, l2, rate, c.frameOverheadBytes, host + c.l2LatencyS, host);
+            wires.emplace_back("server" + std::to_string(k + 1) + ".link_out", back.ab);
+            const uint32_t bi = AddIf(n, back.a, Net(40 + k, 2));
+            AddIf(l2, back.b, Net(40 + k, 1));
+            routing.GetStaticRouting(ip)->AddNetworkRouteTo(Ipv4Address("198.18.96.0"), Ipv4Mask("/19"),
+                                                            Ipv4Address(Net(40 + k, 1).c_str()), bi);
+        }
+        Ptr<HttpServerApp> app = CreateObject<HttpServerApp>();
+        app->SetAttribute("ServerId", UintegerValue(k));
+        app->SetAttribute("HeadBytes", UintegerValue(c.responseHeaderBytes));
+        app->SetRecordRequests(false);
+        Ptr<HostCpu> cpu = Create<HostCpu>();
+        app->SetCpu(cpu, Seconds(c.serverCpuPerRequestS), Seconds(c.serverCpuPerConnectionS));
+        cpus.push_back(cpu);
+        cpuNames.push_back("server" + std::to_string(k + 1) + ".cpu");
+        n->AddApplication(app);
+        app->SetStartTime(Seconds(0));
+    }
+
+    if (!l4)
+    {
+        // section 3.4: .gif to the first half, .htm to the second, the
+        // rest (padding rules never match; the default) to any server
+        const uint32_t half = c.servers / 2;
+        std::vector<std::vector<uint32_t>> groups(3);
+        for (uint32_t k = 0; k < c.servers; ++k)
+        {
+            groups[k < half ? 0 : 1].push_back(k);
+            groups[2].push_back(k);
+        }
+        ws->SetServerGroups(groups);
+        ws->SetAttribute("DefaultServer", UintegerValue(2));
+        const auto rules = RuleList(c.rules);
+        for (size_t r = 0; r < rules.size(); ++r)
+            ws->AddUrlRule(rules[r].first, rules[r].second, r < 2 ? static_cast<uint32_t>(r) : 2u,
+                           static_cast<uint16_t>(r));
+    }
+
+    // WebBench's requests: a GET of the class's path, padded to requestBytes
+    std::vector<double> cumulative;
+    double total = 0;
+    for (const auto& f : c.files)
+        cumulative.push_back(total += f.share);
+    std::vector<HttpClientApp::Request> byClass;
+    for (const auto& f : c.files)
+    {
+        // the path names the body size for HttpServerApp ("CLASS_<bytes>")
+        std::string path = c.urlPrefix + f.name;
+        const std::string sized = "CLASS_" + std::to_string(f.bytes);
+        if (path.find(sized) == std::string::npos)
+            path = c.urlPrefix + sized + (f.group == "other" ? "" : "." + f.group);
+        HttpClientApp::Request r = HttpClientApp::Get(path, !c.http11);
+        if (r.bytes.size() + 10 < c.requestBytes)
+            r = HttpClientApp::Get(path, !c.http11, "Accept: " + std::string(c.requestBytes - r.bytes.size() - 10, 'x') + "\r\n");
+        byClass.push_back(r);
+    }
+
+    std::vector<Ptr<HttpClientApp>> apps;
+    for (uint32_t h = 0; h < c.clientHosts; ++h)
+    {
+        Ptr<Node> n = clients.Get(h);
+        Link cl = Connect(n, l2, rate, c.frameOverheadBytes, host, host);
+        wires.emplace_back("client" + std::to_string(h + 1) + ".link_out", cl.ab);
+        wires.emplace_back("client" + std::to_string(h + 1) + ".link_in", cl.ba);
+        const uint32_t i = AddIf(n, cl.a, Net(100 + h, 2));
+        AddIf(l2, cl.b, Net(100 + h, 1));
+        routing.GetStaticRouting(n->GetObject<Ipv4>())->SetDefaultRoute(Ipv4Address(Net(100 + h, 1).c_str()), i);
+        Ptr<HostCpu> cpu = Create<HostCpu>();
+        cpus.push_back(cpu);
+        cpuNames.push_back("client" + std::to_string(h + 1) + ".cpu");
+        for (uint32_t t = 0; t < c.threadsPerHost; ++t)
+        {
+            Ptr<HttpClientApp> app = CreateObject<HttpClientApp>();
+            app->SetAttribute("Remote", Ipv4AddressValue("198.18.1.1"));
+            auto rng = std::make_shared<std::mt19937_64>(uint64_t(c.seed) * 1000003u + h * 1009u + t);
+            app->SetRequestSource([rng, cumulative, total, byClass](uint64_t) {
+                const double u = std::uniform_real_distribution<double>(0.0, total)(*rng);
+                const size_t k = std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin();
+                return byClass[std::min(k, byClass.size() - 1)];
+            });
+            app->SetCpu(cpu, Seconds(c.clientCpuPerRequestS), Seconds(c.clientCpuPerConnectionS));
+            app->SetSummaryOnly(Seconds(c.warmupS));
+            n->AddApplication(app);
+            // threads start spread over the first millisecond
+            app->SetStartTime(MicroSeconds(1 + (h * c.threadsPerHost + t) * 1000 / (c.clientHosts * c.threadsPerHost)));
+            apps.push_back(app);
+        }
+    }
+
+    // the measured window starts after the warm-up
+    WebSwitch::Counters atWarmup;
+    std::vector<Time> cpuAtWarmup(cpus.size());
+    Simulator::Schedule(Seconds(c.warmupS), [&]() {
+        atWarmup = ws->GetCounters();
+        for (auto& [name, w] : wires)
+            w->ResetBusy();
+        for (size_t i = 0; i < cpus.size(); ++i)
+            cpuAtWarmup[i] = cpus[i]->Busy();
+    });
+    const double end = c.warmupS + c.durationS;
+    Simulator::Stop(Seconds(end));
+    Simulator::Run();
+
+    double cycleSum = 0;
+    uint64_t bytes = 0;
+    for (const auto& a : apps)
+    {
+        out.requests += a->Completed();
+        cycleSum += a->CycleSecondsSum();
+        bytes += a->ResponseBytes();
+    }
+    const WebSwitch::Counters& n = ws->GetCounters();
+    const double req = static_cast<double>(std::max<uint64_t>(out.requests, 1));
+    out.requestsPerS = static_cast<double>(out.requests) / c.durationS;
+    out.latencyMs = out.requests ? cycleSum / req * 1e3 : 0.0;
+    out.responseMbps = static_cast<double>(bytes) * 8.0 / c.durationS / 1e6;
+    const double cycles = n.cycles - atWarmup.cycles;
+    out.switchUtilization = c.profile.clockHz > 0 ? cycles / c.profile.clockHz / c.durationS : 0.0;
+    out.switchCyclesPerRequest = cycles / req;
+    out.switchPacketsPerRequest = static_cast<double>(n.packets - atWarmup.packets) / req;
+    out.connectionSidesPerRequest = static_cast<double>(n.connectionSides - atWarmup.connectionSides) / req;
+    out.redirectsPerRequest = static_cast<double>(n.redirects - atWarmup.redirects) / req;
+    out.rulesPerRequest = static_cast<double>(n.ruleOps.rules_evaluated - atWarmup.ruleOps.rules_evaluated) / req;
+    out.utilization["switch.cpu"] = out.switchUtilization;
+    for (auto& [name, w] : wires)
+        out.utilization[name] = w->BusyTime().GetSeconds() / c.durationS;
+    for (size_t i = 0; i < cpus.size(); ++i)
+        out.utilization[cpuNames[i]] = std::min(1.0, (cpus[i]->Busy() - cpuAtWarmup[i]).GetSeconds() / c.durationS);
+    out.drops = ws->DropCounts();
+    out.events = Simulator::GetEventCount();
+    Simulator::Destroy();
+    return out;
 }
 
 } // namespace routertwin

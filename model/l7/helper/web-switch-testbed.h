@@ -16,6 +16,7 @@
 #include <ns3/node-container.h>
 #include <ns3/nstime.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,79 @@ class WebSwitchTestbed
     std::vector<ns3::Ptr<HttpClientApp>> m_clients;
     std::vector<ns3::Ptr<HttpServerApp>> m_servers;
 };
+
+/// One class of WebBench's file set (seed 003 appendix 4).
+struct WebBenchFileClass
+{
+    std::string name;  ///< e.g. "CLASS_223.gif": the path is urlPrefix + name
+    uint64_t bytes;    ///< body bytes
+    double share;      ///< of requests (normalised over the classes)
+    std::string group; ///< "gif", "htm" or "other" (section 3.4's URL rules)
+};
+
+/// The NCTU testbed at scale (seed 003 sections 3.3 and 3.4, figures 4 and
+/// 5; docs/nctu.md "The ns-3 engine"): clientHosts WebBench PCs, each with
+/// threadsPerHost closed-loop HttpClientApps (think time 0, files drawn by
+/// share), on host links to an L2 switch (an ns-3 store-and-forward node)
+/// with one uplink to the WebSwitch; servers on host links to the switch.
+/// Links carry Ethernet framing (PathNetDevice: IP bytes + frame overhead
+/// at the line rate). Host CPUs are FIFO servers of the per-request and
+/// per-connection times (HostCpu). mode "l4": the switch balances
+/// connections round robin (forwarding "nat", or "dr": the servers hold the
+/// virtual address and answer over a second link to the L2 switch); mode
+/// "l7": URL switching with delayed binding, .gif to the first half of the
+/// servers, .htm to the second, other names to any, `rules` rules (.gif,
+/// .htm, padding extensions, the default), as the `webswitch` kind's MVA.
+struct WebBenchTestbedConfig
+{
+    WebSwitchProfile profile;
+    std::string mode = "l7";       ///< l4 | l7
+    std::string forwarding = "nat"; ///< nat | dr (l4 only)
+    bool http11 = true;
+    uint32_t rules = 3;
+    uint32_t clientHosts = 14;
+    uint32_t threadsPerHost = 2;
+    uint32_t servers = 6;
+    std::vector<WebBenchFileClass> files;
+    std::string urlPrefix = "/wbtree/";
+    uint32_t requestBytes = 200;        ///< a request head, padded to this
+    uint32_t responseHeaderBytes = 250; ///< a response head, padded to this
+    double clientCpuPerRequestS = 0, clientCpuPerConnectionS = 0;
+    double serverCpuPerRequestS = 0, serverCpuPerConnectionS = 0;
+    double hostLinkBps = 1e8, uplinkBps = 1e9;
+    uint32_t frameOverheadBytes = 38;
+    uint32_t mssBytes = 1460;
+    uint32_t ackEverySegments = 2;
+    double l2LatencyS = 10e-6;      ///< per crossing of the L2 switch
+    double hostRoundTripS = 60e-6;  ///< the two hosts' stacks per round trip
+    uint32_t initialCwndSegments = 2;
+    uint32_t receiveWindowBytes = 17520;
+    double warmupS = 0.2, durationS = 1.0;
+    uint32_t seed = 1;
+};
+
+struct WebBenchTestbedResult
+{
+    uint64_t requests = 0;     ///< completed in the measured window
+    double requestsPerS = 0;
+    double latencyMs = 0;      ///< mean cycle time of a request (client CPU to the response's last byte)
+    double responseMbps = 0;   ///< HTTP response bytes (head and body) per second
+    double switchUtilization = 0;
+    double switchCyclesPerRequest = 0;
+    double switchPacketsPerRequest = 0;
+    double connectionSidesPerRequest = 0;
+    double redirectsPerRequest = 0;
+    double rulesPerRequest = 0;
+    /// Busy share of each link direction, host CPU and the switch, by name
+    /// (e.g. "server3.link_out", "uplink.to_switch", "client1.cpu").
+    std::map<std::string, double> utilization;
+    std::map<std::string, uint64_t> drops;
+    uint64_t events = 0; ///< ns-3 events run
+};
+
+/// Builds and runs the testbed (Simulator run and destroyed); throws
+/// std::invalid_argument on an inconsistent configuration.
+WebBenchTestbedResult RunWebBenchTestbed(const WebBenchTestbedConfig& c);
 
 } // namespace routertwin
 

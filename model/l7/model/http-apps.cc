@@ -74,6 +74,15 @@ HeaderValue(const std::string& head, const std::string& name)
 }
 } // namespace
 
+Time
+HostCpu::Reserve(Time work)
+{
+    const Time now = Simulator::Now();
+    m_until = std::max(m_until, now) + work;
+    m_busy += work;
+    return m_until - now;
+}
+
 // --- server ------------------------------------------------------------
 
 NS_OBJECT_ENSURE_REGISTERED(HttpServerApp);
@@ -101,6 +110,11 @@ HttpServerApp::GetTypeId()
                             .AddAttribute("Status", "Status code of every answer.", UintegerValue(200),
                                           MakeUintegerAccessor(&HttpServerApp::m_status),
                                           MakeUintegerChecker<uint32_t>(100, 599))
+                            .AddAttribute("HeadBytes",
+                                          "An answer's head is padded to at least this many bytes with an "
+                                          "X-Pad header (IIS's Date, ETag, ... headers); 0 = no padding.",
+                                          UintegerValue(0), MakeUintegerAccessor(&HttpServerApp::m_headBytes),
+                                          MakeUintegerChecker<uint32_t>())
                             .AddAttribute("HealthBody", "Body of the page \"/health\" (\"\" = none: a generated one).",
                                           StringValue(""), MakeStringAccessor(&HttpServerApp::m_healthBody),
                                           MakeStringChecker());
@@ -114,6 +128,23 @@ HttpServerApp::RequestsPerConnection() const
     for (const auto& [s, c] : m_conns)
         out[c.index] = c.served;
     return out;
+}
+
+void
+HttpServerApp::SetCpu(Ptr<HostCpu> cpu, Time perRequest, Time perConnection)
+{
+    m_cpu = cpu;
+    m_cpuPerRequest = perRequest;
+    m_cpuPerConnection = perConnection;
+}
+
+void
+HttpServerApp::Deliver(Ptr<Socket> s, const std::string& resp, bool closeAfter)
+{
+    Conn& c = m_conns[s];
+    c.out += resp;
+    c.closeAfter = c.closeAfter || closeAfter;
+    Pump(s, s->GetTxAvailable());
 }
 
 void
@@ -181,12 +212,13 @@ HttpServerApp::Read(Ptr<Socket> s)
         const std::string path = head.substr(sp1 + 1, sp2 - sp1 - 1);
         const bool http10 = head.compare(sp2 + 1, 8, "HTTP/1.0") == 0;
         const std::string conn = Lower(HeaderValue(head, "connection"));
-        c.closeAfter = conn.find("close") != std::string::npos ||
-                       (http10 && conn.find("keep-alive") == std::string::npos);
+        const bool closeAfter = conn.find("close") != std::string::npos ||
+                                (http10 && conn.find("keep-alive") == std::string::npos);
         const bool health = !m_healthBody.empty() && path == "/health";
         const uint64_t n = health ? m_healthBody.size() : HttpBodyBytesOfPath(path, m_defaultBody);
         const std::string cookie = HeaderValue(head, "cookie");
-        m_cookies.push_back(cookie);
+        if (m_record)
+            m_cookies.push_back(cookie);
         std::string setCookie;
         if (!m_sessionCookie.empty() && ("; " + cookie).find("; " + m_sessionCookie + "=") == std::string::npos)
             setCookie = "Set-Cookie: " + m_sessionCookie + "=s" + std::to_string(m_serverId) + "-" +
@@ -195,16 +227,29 @@ HttpServerApp::Read(Ptr<Socket> s)
         std::string resp = "HTTP/1.1 " + std::to_string(m_status) + " " + reason + "\r\nServer: s" +
                            std::to_string(m_serverId) +
                            "\r\nContent-Length: " + std::to_string(n) + "\r\n" + setCookie +
-                           (c.closeAfter ? "Connection: close\r\n" : "") + "\r\n";
+                           (closeAfter ? "Connection: close\r\n" : "");
+        static const size_t kPadLine = 11; // "X-Pad: ", its CRLF and the blank line's CRLF
+        if (resp.size() + kPadLine < m_headBytes)
+            resp += "X-Pad: " + std::string(m_headBytes - resp.size() - kPadLine, 'x') + "\r\n";
+        resp += "\r\n";
         if (health)
             resp += m_healthBody;
         else
             for (uint64_t i = 0; i < n; ++i)
                 resp.push_back(static_cast<char>(HttpBodyByte(m_serverId, path.size(), i)));
-        c.out += resp;
         ++m_requests;
         ++c.served;
-        m_paths.push_back(path);
+        if (m_record)
+            m_paths.push_back(path);
+        if (!m_cpu)
+        {
+            Deliver(s, resp, closeAfter);
+            continue;
+        }
+        // the answer leaves when the server's processor has done it (FIFO:
+        // answers of one connection stay in order)
+        const Time work = m_cpuPerRequest + (c.served == 1 ? m_cpuPerConnection : Time(0));
+        Simulator::Schedule(m_cpu->Reserve(work), &HttpServerApp::Deliver, this, s, resp, closeAfter);
     }
     Pump(s, s->GetTxAvailable());
 }
@@ -275,9 +320,29 @@ HttpClientApp::Get(const std::string& path, bool http10, const std::string& extr
 }
 
 void
+HttpClientApp::SetCpu(Ptr<HostCpu> cpu, Time perRequest, Time perConnection)
+{
+    m_cpu = cpu;
+    m_cpuPerRequest = perRequest;
+    m_cpuPerConnection = perConnection;
+}
+
+void
+HttpClientApp::Fill()
+{
+    while (m_source && m_requests.size() <= m_next)
+        m_requests.push_back(m_source(m_sourced++));
+}
+
+void
 HttpClientApp::StartApplication()
 {
-    Connect();
+    m_cycleStart = Simulator::Now();
+    Fill();
+    if (m_cpu)
+        Simulator::Schedule(m_cpu->Reserve(m_cpuPerConnection + m_cpuPerRequest), &HttpClientApp::Connect, this);
+    else
+        Connect();
 }
 
 void
@@ -321,6 +386,7 @@ HttpClientApp::SendPiece(uint32_t piece, uint32_t offset)
 {
     if (Done() || !m_connected)
         return;
+    Fill();
     const Request& r = m_requests[m_next];
     if (piece == 0)
     {
@@ -358,6 +424,7 @@ HttpClientApp::Read(Ptr<Socket> s)
                     break;
                 const std::string head = m_in.substr(0, end + 2);
                 m_in.erase(0, end + 4);
+                m_headBytes = end + 4;
                 m_headDone = true;
                 m_current = Response();
                 m_current.status = static_cast<uint32_t>(std::atoi(head.c_str() + head.find(' ') + 1));
@@ -395,20 +462,41 @@ void
 HttpClientApp::ResponseDone()
 {
     m_current.at = Simulator::Now();
-    m_responses.push_back(m_current);
+    m_current.started = m_cycleStart;
+    if (!m_summaryOnly)
+        m_responses.push_back(m_current);
     m_headDone = false;
     if (m_current.status == 302)
         ++m_redirects; // the same request again: the switch now binds it to its server
     else
+    {
+        if (m_summaryOnly && m_current.at >= m_summaryFrom)
+        {
+            ++m_completed;
+            m_cycleSum += (m_current.at - m_cycleStart).GetSeconds();
+            m_responseBytes += m_current.bodyBytes + m_headBytes;
+        }
+        m_cycleStart = Simulator::Now();
         ++m_next;
+        if (m_source)
+        {
+            // a closed loop keeps only the current request
+            m_requests.clear();
+            m_next = 0;
+        }
+    }
+    // WebBench's work for the next request (and a new connection) first
+    Time cpu(0);
+    if (m_cpu)
+        cpu = m_cpu->Reserve(m_cpuPerRequest + (m_closeAfter ? m_cpuPerConnection : Time(0)));
     if (m_closeAfter)
     {
         m_connected = false;
         m_socket->Close();
-        Simulator::ScheduleNow(&HttpClientApp::Connect, this);
+        Simulator::Schedule(cpu, &HttpClientApp::Connect, this);
         return;
     }
-    Simulator::ScheduleNow(&HttpClientApp::SendPiece, this, 0, 0);
+    Simulator::Schedule(cpu, &HttpClientApp::SendPiece, this, 0, 0);
 }
 
 std::string

@@ -42,12 +42,29 @@
 #include <ns3/socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace routertwin
 {
+
+/// One host's processor as a FIFO server of work (seed 003's client and
+/// server PCs: WebBench's and IIS's time per request and per connection,
+/// shared by every application on the host).
+class HostCpu : public ns3::SimpleRefCount<HostCpu>
+{
+  public:
+    /// Queues `work`; returns how long from now until it is done.
+    ns3::Time Reserve(ns3::Time work);
+    /// Work done or queued so far.
+    ns3::Time Busy() const { return m_busy; }
+
+  private:
+    ns3::Time m_until;
+    ns3::Time m_busy;
+};
 
 /// Body byte i of server k's answer to a path of pathBytes bytes.
 uint8_t HttpBodyByte(uint32_t server, uint64_t pathBytes, uint64_t i);
@@ -71,6 +88,11 @@ class HttpServerApp : public ns3::Application
     void SetListening(bool on);
     /// The Cookie header of each request served, in order ("" when none).
     const std::vector<std::string>& Cookies() const { return m_cookies; }
+    /// Each request's answer waits for perRequest of cpu (and perConnection
+    /// more for a connection's first request): IIS's time on the server PC.
+    void SetCpu(ns3::Ptr<HostCpu> cpu, ns3::Time perRequest, ns3::Time perConnection);
+    /// Keeps no record of paths and cookies (long runs).
+    void SetRecordRequests(bool on) { m_record = on; }
 
   private:
     struct Conn
@@ -87,7 +109,13 @@ class HttpServerApp : public ns3::Application
     void Read(ns3::Ptr<ns3::Socket> s);
     void Pump(ns3::Ptr<ns3::Socket> s, uint32_t room);
     void Reset(ns3::Ptr<ns3::Socket> s);
+    /// Queues an answer's bytes (and the close after it) and sends.
+    void Deliver(ns3::Ptr<ns3::Socket> s, const std::string& resp, bool closeAfter);
 
+    ns3::Ptr<HostCpu> m_cpu;
+    ns3::Time m_cpuPerRequest, m_cpuPerConnection;
+    bool m_record = true;
+    uint32_t m_headBytes = 0;
     uint16_t m_port = 80;
     uint32_t m_serverId = 0;
     uint64_t m_defaultBody = 1000;
@@ -117,6 +145,21 @@ class HttpClientApp : public ns3::Application
     /// A GET of path (HTTP/1.1 unless http10), optionally with extra header lines.
     static Request Get(const std::string& path, bool http10 = false, const std::string& extra = "");
     void AddRequest(const Request& r) { m_requests.push_back(r); }
+    /// An endless closed loop (WebBench's thread, think time 0): request i
+    /// is source(i), asked for when the previous one is answered.
+    void SetRequestSource(std::function<Request(uint64_t)> source) { m_source = std::move(source); }
+    /// Each request waits for perRequest of cpu before it is sent, and each
+    /// connection for perConnection more: WebBench's time on the client PC.
+    void SetCpu(ns3::Ptr<HostCpu> cpu, ns3::Time perRequest, ns3::Time perConnection);
+    /// Keeps only counts and the sum of cycle times of responses after
+    /// `from`, not each response (long runs).
+    void SetSummaryOnly(ns3::Time from) { m_summaryOnly = true; m_summaryFrom = from; }
+    /// Summary mode: requests completed after `from`, and the sum of their
+    /// cycle times (from the previous answer to this one: client CPU,
+    /// connection, request, response) in seconds, and their response bytes.
+    uint64_t Completed() const { return m_completed; }
+    double CycleSecondsSum() const { return m_cycleSum; }
+    uint64_t ResponseBytes() const { return m_responseBytes; }
 
     struct Response
     {
@@ -126,6 +169,7 @@ class HttpClientApp : public ns3::Application
         bool bodyMatches = true; ///< every body byte is HttpBodyByte(server, path bytes, i)
         std::vector<std::string> setCookies; ///< the Set-Cookie header values, in order
         ns3::Time at;
+        ns3::Time started; ///< when its request's cycle began (the previous answer, or the start)
     };
     const std::vector<Response>& Responses() const { return m_responses; }
     uint32_t Connections() const { return m_connections; }
@@ -133,7 +177,7 @@ class HttpClientApp : public ns3::Application
     uint32_t Redirects() const { return m_redirects; }
     /// Requests given up (GiveUpAfter).
     uint32_t GaveUp() const { return m_gaveUp; }
-    bool Done() const { return m_next >= m_requests.size(); }
+    bool Done() const { return !m_source && m_next >= m_requests.size(); }
 
   private:
     void StartApplication() override;
@@ -149,6 +193,18 @@ class HttpClientApp : public ns3::Application
     void GiveUp(size_t request, uint32_t responses);
     /// The current request's bytes, with the jar's Cookie header.
     std::string RequestBytes() const;
+    /// The source's requests up to the current one.
+    void Fill();
+
+    std::function<Request(uint64_t)> m_source;
+    uint64_t m_sourced = 0; ///< requests taken from m_source
+    ns3::Ptr<HostCpu> m_cpu;
+    ns3::Time m_cpuPerRequest, m_cpuPerConnection;
+    ns3::Time m_cycleStart;
+    bool m_summaryOnly = false;
+    ns3::Time m_summaryFrom;
+    uint64_t m_completed = 0, m_responseBytes = 0, m_headBytes = 0;
+    double m_cycleSum = 0;
 
     ns3::Ipv4Address m_vip;
     uint16_t m_port = 80;

@@ -105,12 +105,22 @@ LoadWebSwitchProfile(const std::string& path)
                                  rm + "'");
     p.ruleMatching = matchings.at(rm);
     p.clockHz = number("clock_mhz") * 1e6;
-    p.l7PacketCycles = number("l7_packet_cycles");
-    p.connectionCycles = number("connection_cycles");
-    p.parseByteCycles = number("parse_byte_cycles");
-    p.ruleCycles = number("rule_cycles");
-    p.ruleByteCycles = number("rule_byte_cycles");
-    p.rewriteCycles = number("rewrite_cycles");
+    p.l4PacketCycles = number("l4_packet_cycles");
+    if (kv.count({"costs", "io_bus_bytes_per_s"}))
+    {
+        p.ioBusBytesPerS = number("io_bus_bytes_per_s");
+        p.ioBusCrossings = number("io_bus_crossings");
+    }
+    // a product without URL switching prices no L7 operation (3Com)
+    if (p.keepalive != KeepAliveStrategy::None || kv.count({"costs", "l7_packet_cycles"}))
+    {
+        p.l7PacketCycles = number("l7_packet_cycles");
+        p.connectionCycles = number("connection_cycles");
+        p.parseByteCycles = number("parse_byte_cycles");
+        p.ruleCycles = number("rule_cycles");
+        p.ruleByteCycles = number("rule_byte_cycles");
+        p.rewriteCycles = number("rewrite_cycles");
+    }
     p.rstSeqDefect = p.vendor == "Cisco" && p.software == "WebNS 5.10";
     // a flow list: [insert, learn]
     const auto [methods, methodsLine] = get("behaviour", "cookie_methods");

@@ -44,6 +44,14 @@ struct WebSwitchProfile
     KeepAliveStrategy keepalive = KeepAliveStrategy::ServerReuse;
     RuleMatching ruleMatching = RuleMatching::FirstMatch;
     double clockHz = 0;
+    double l4PacketCycles = 0;  ///< per packet forwarded in L4 mode (NAT or direct routing)
+    /// The I/O bus every forwarded frame crosses (costs.io_bus_bytes_per_s,
+    /// F5's PCI), in bytes per second; 0 = none named. Each frame crosses it
+    /// ioBusCrossings times (DMA in and out), without preamble and gap.
+    double ioBusBytesPerS = 0;
+    double ioBusCrossings = 0;
+    /// The L7 prices: all zero for a product without URL switching (3Com,
+    /// keepalive none), whose profile prices no L7 operation.
     double l7PacketCycles = 0;  ///< per spliced or switch-built packet
     double connectionCycles = 0; ///< per TCP connection side set up and torn down
     double parseByteCycles = 0; ///< per request byte parsed

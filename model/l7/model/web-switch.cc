@@ -319,6 +319,8 @@ WebSwitch::ReceiveFromClient(Ptr<NetDevice>, Ptr<const Packet> pkt, uint16_t pro
     else if (p.ip_proto != DP_IPPROTO_TCP || p.dst_ip != m_vip ||
              (p.dst_port != m_vport && (m_sslPort == 0 || p.dst_port != m_sslPort)))
         Drop(dp_drop_reason_name(DP_DROP_NO_VIRTUAL_SERVICE), pkt);
+    else if (m_l4 != L4Forwarding::Off)
+        HandleL4Client(f, p, pkt);
     else
         HandleClient(f, p, pkt);
     Finish();
@@ -347,10 +349,54 @@ WebSwitch::ReceiveFromServer(Ptr<NetDevice> dev, Ptr<const Packet> pkt, uint16_t
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
     else if (m_probeByPort.count(p.dst_port))
         ProbeSegment(server, f, p);
+    else if (m_l4 == L4Forwarding::Nat)
+        HandleL4Server(f, p, pkt);
     else
         HandleServer(server, f, p, pkt);
     Finish();
     return true;
+}
+
+// --- L4 balancing ------------------------------------------------------
+
+void
+WebSwitch::HandleL4Client(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const Packet> pkt)
+{
+    const uint64_t key = ClientKey(p.src_ip, p.src_port);
+    auto it = m_l4Sessions.find(key);
+    if ((p.tcp_flags & kSyn) && !(p.tcp_flags & kAck) && (it == m_l4Sessions.end() || it->second.closing))
+    {
+        const int32_t server = PickServer();
+        if (server < 0)
+        {
+            Drop("no_server_up", pkt);
+            return;
+        }
+        it = m_l4Sessions.insert_or_assign(key, L4Session{static_cast<uint32_t>(server), false}).first;
+    }
+    else if (it == m_l4Sessions.end())
+    {
+        Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+        return;
+    }
+    if (p.tcp_flags & (kFin | kRst))
+        it->second.closing = true;
+    const Server& srv = m_servers[it->second.server];
+    if (m_l4 == L4Forwarding::Nat)
+        Rewrite(f, p, p.src_ip, p.src_port, srv.serverIp, p.dst_port);
+    Emit(srv.dev, f, static_cast<uint16_t>(f.size() - DP_ETH_HDR_LEN));
+}
+
+void
+WebSwitch::HandleL4Server(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const Packet> pkt)
+{
+    if (!m_l4Sessions.count(ClientKey(p.dst_ip, p.dst_port)))
+    {
+        Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+        return;
+    }
+    Rewrite(f, p, m_vip, p.src_port, p.dst_ip, p.dst_port);
+    Emit(m_clientDev, f, static_cast<uint16_t>(f.size() - DP_ETH_HDR_LEN));
 }
 
 // --- client side -------------------------------------------------------
@@ -727,11 +773,11 @@ WebSwitch::ChooseServer(ClientConn& c)
     dp_urlrule_req_t r{c.head.get() + path.off, path.len, c.head.get() + c.req.host.off, c.req.host.len};
     uint32_t target = m_defaultServer;
     if (!m_rules || m_profile.ruleMatching == RuleMatching::None)
-        return target;
+        return GroupMember(c, target);
     if (m_profile.ruleMatching == RuleMatching::FirstMatch)
     {
         dp_urlrule_match(m_rules, &r, &target, &m_counters.ruleOps);
-        return target;
+        return GroupMember(c, target);
     }
     // best match: every rule evaluated, the first in precedence order wins;
     // per server: every server's list (here each server holds the whole
@@ -741,7 +787,16 @@ WebSwitch::ChooseServer(ClientConn& c)
     int matches = 0;
     for (size_t i = 0; i < lists; ++i)
         matches = dp_urlrule_match_all(m_rules, &r, &first, 1, &m_counters.ruleOps);
-    return matches > 0 ? dp_urlrule_get(m_rules, first)->target : target;
+    return GroupMember(c, matches > 0 ? dp_urlrule_get(m_rules, first)->target : target);
+}
+
+uint32_t
+WebSwitch::GroupMember(const ClientConn& c, uint32_t target) const
+{
+    if (m_groups.empty())
+        return target;
+    const std::vector<uint32_t>& g = m_groups.at(target);
+    return g[(c.clientIp + c.clientPort) % g.size()];
 }
 
 void
@@ -1394,7 +1449,8 @@ WebSwitch::Finish()
                       n.rewrites};
     const Priced& o = m_priced;
     const WebSwitchProfile& pr = m_profile;
-    const double cycles = pr.l7PacketCycles * double(Delta(now_.packets, o.packets)) +
+    const double packetCycles = m_l4 == L4Forwarding::Off ? pr.l7PacketCycles : pr.l4PacketCycles;
+    const double cycles = packetCycles * double(Delta(now_.packets, o.packets)) +
                           pr.connectionCycles * double(Delta(now_.connectionSides, o.connectionSides)) +
                           pr.parseByteCycles * double(Delta(now_.parsedBytes, o.parsedBytes)) +
                           pr.ruleCycles * double(Delta(now_.rules, o.rules)) +
@@ -1405,11 +1461,22 @@ WebSwitch::Finish()
     const Time now = Simulator::Now();
     const Time start = std::max(now, m_busyUntil);
     m_busyUntil = start + (pr.clockHz > 0 ? Seconds(cycles / pr.clockHz) : Time(0));
+    Time leave = m_busyUntil;
+    if (pr.ioBusBytesPerS > 0 && !m_out.empty())
+    {
+        // every frame crosses the bus in and out: IPv4 bytes, the Ethernet
+        // header and FCS (18), no preamble or gap
+        double bytes = 0;
+        for (const auto& [d, q] : m_out)
+            bytes += q->GetSize() + 18.0;
+        m_busBusyUntil = std::max(now, m_busBusyUntil) + Seconds(bytes * pr.ioBusCrossings / pr.ioBusBytesPerS);
+        leave = std::max(leave, m_busBusyUntil);
+    }
     if (m_out.size() == 1)
     {
         Ptr<NetDevice> d = m_out[0].first;
         Ptr<Packet> q = m_out[0].second;
-        Simulator::Schedule(m_busyUntil - now, [d, q]() { d->Send(q, d->GetBroadcast(), kIpv4); });
+        Simulator::Schedule(leave - now, [d, q]() { d->Send(q, d->GetBroadcast(), kIpv4); });
     }
     else if (!m_out.empty())
     {
@@ -1417,7 +1484,7 @@ WebSwitch::Finish()
         // packets in the order they were made (as separate events at the
         // same time would run)
         auto batch = std::make_shared<std::vector<std::pair<Ptr<NetDevice>, Ptr<Packet>>>>(std::move(m_out));
-        Simulator::Schedule(m_busyUntil - now, [batch]() {
+        Simulator::Schedule(leave - now, [batch]() {
             for (auto& [d, q] : *batch)
                 d->Send(q, d->GetBroadcast(), kIpv4);
         });

@@ -106,6 +106,16 @@ enum class MalformedAction
     BadRequest, ///< "400 Bad Request" and the connection closed
 };
 
+/// L4 load balancing on the switch (seed 003 section 3.3, figures 4 and 5):
+/// each connection to the virtual service goes, at its SYN, to the next
+/// server of the round-robin pool, with no delayed binding and no parsing.
+enum class L4Forwarding
+{
+    Off,           ///< URL switching (L7), the default
+    Nat,           ///< the destination rewritten to the server; its answers' source back to the virtual address
+    DirectRouting, ///< forwarded unchanged on the server's link; the server (holding the virtual address) answers the client directly
+};
+
 /// Cookie persistence methods (seed 003 section 5.6).
 enum class CookieMode
 {
@@ -163,6 +173,19 @@ class WebSwitch : public ns3::Object
     /// profiles with rule precedence). Requests no rule matches go to the
     /// DefaultServer attribute's server.
     void AddUrlRule(dp_urlrule_kind_t kind, const std::string& pattern, uint32_t server, uint16_t precedence = 0);
+    /// Balances at L4 instead of switching URLs (priced by the profile's
+    /// l4_packet_cycles per packet forwarded). Call before traffic starts.
+    /// A session lives until its client address and port send a new SYN
+    /// after a FIN or RST (no aging: the runs here are seconds long).
+    void SetL4Forwarding(L4Forwarding f) { m_l4 = f; }
+    L4Forwarding GetL4Forwarding() const { return m_l4; }
+    /// Server groups (seed 003 section 3.4: .gif on half the servers, .htm
+    /// on the other half): when set, a URL rule's target and DefaultServer
+    /// name a group, and a client connection goes to the group's member
+    /// (client address + client port) mod size, so a kept-alive connection
+    /// stays on one member (an assumption: the paper does not say how a
+    /// rule's servers share its requests).
+    void SetServerGroups(const std::vector<std::vector<uint32_t>>& groups) { m_groups = groups; }
     /// Pre-arranged cookie persistence (seed 003 section 5.6: the servers
     /// set their own cookie, e.g. Server=A, and the switch maps its value):
     /// a request whose cookie `name` (dp_cookie_find) has `value` goes to
@@ -220,7 +243,7 @@ class WebSwitch : public ns3::Object
     {
         uint64_t requests = 0;          ///< request heads completed
         uint64_t connectionSides = 0;   ///< client connections accepted + server connections opened
-        uint64_t packets = 0;           ///< packets spliced or built by the switch
+        uint64_t packets = 0;           ///< packets spliced or built by the switch (L4: forwarded)
         uint64_t rewrites = 0;          ///< header rewrites (downgrade)
         uint64_t redirects = 0;         ///< 302s sent
         uint64_t serverResets = 0;      ///< RSTs sent to servers
@@ -359,6 +382,11 @@ class WebSwitch : public ns3::Object
     static bool PersistKey(const uint8_t* v, uint32_t len, uint8_t key[DP_PERSIST_MAX_KEY]);
     void ResetServer(ClientConn& c, int idx, bool defect);
     uint32_t ChooseServer(ClientConn& c);
+    /// A rule's target as a server: itself, or its group's member for c.
+    uint32_t GroupMember(const ClientConn& c, uint32_t target) const;
+    /// L4 mode: a client segment to its connection's server; a server's to the client (NAT).
+    void HandleL4Client(std::vector<uint8_t>& f, const dp_parsed_t& p, ns3::Ptr<const ns3::Packet> pkt);
+    void HandleL4Server(std::vector<uint8_t>& f, const dp_parsed_t& p, ns3::Ptr<const ns3::Packet> pkt);
 
     /// Builds a TCP segment and queues it on dev.
     void SendTcp(ns3::Ptr<ns3::NetDevice> dev, uint32_t srcIp, uint16_t srcPort, uint32_t dstIp, uint16_t dstPort,
@@ -419,6 +447,14 @@ class WebSwitch : public ns3::Object
     std::map<uint16_t, uint32_t> m_probeByPort; ///< the switch's probe port -> server
     ns3::TracedCallback<uint32_t, bool, ns3::Time> m_healthTrace;
     ns3::TracedCallback<uint32_t, uint32_t, ns3::Time> m_probeTrace;
+    L4Forwarding m_l4 = L4Forwarding::Off;
+    struct L4Session
+    {
+        uint32_t server;
+        bool closing; ///< a FIN or RST passed: the next SYN of this address and port is a new connection
+    };
+    std::map<uint64_t, L4Session> m_l4Sessions;               ///< by (client address, port)
+    std::vector<std::vector<uint32_t>> m_groups;
     std::map<uint64_t, ClientConn> m_clients;                 ///< by (client address, port)
     std::map<uint16_t, uint64_t> m_byLocalPort;               ///< server side -> client key
     uint16_t m_nextPort = 20000;
@@ -435,6 +471,7 @@ class WebSwitch : public ns3::Object
     std::vector<std::unique_ptr<uint8_t[]>> m_freeHeads; ///< at most two per connection open at the peak
     std::vector<std::pair<ns3::Ptr<ns3::NetDevice>, ns3::Ptr<ns3::Packet>>> m_out;
     ns3::Time m_busyUntil;
+    ns3::Time m_busBusyUntil; ///< the I/O bus (profile ioBusBytesPerS), a FIFO server beside the processor
     std::vector<uint8_t> m_frame; ///< the packet being handled, as a frame
     std::vector<uint8_t> m_build; ///< the segment being built
     ns3::TracedCallback<const std::string&, ns3::Ptr<const ns3::Packet>> m_dropTrace;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from routertwin.results import CaseResult
 from routertwin.runners.webswitch.model import Case, evaluate
 from routertwin.runners.webswitch.profiles import load_webswitch
-from routertwin.runners.webswitch.schema import Schema
+from routertwin.runners.webswitch.schema import Ns3Options, Schema
 from routertwin.runners.webswitch.testbed import Testbed, load_testbed
 from routertwin.scenario_loader import FieldError
 
@@ -81,6 +81,60 @@ def case_result(cid: str, case: Case, tb: Testbed) -> tuple[CaseResult, float]:
     return result, r.requests_per_s
 
 
+def ns3_config(case: Case, profile_path, tb: Testbed, options: Ns3Options, seed: int) -> dict:
+    """The ns-3 engine's configuration of one case: the same testbed and
+    workload numbers as the MVA (webbench-nctu.yaml), nothing fitted."""
+    net = tb.network
+    return {
+        "profile": str(profile_path),
+        "mode": case.mode, "forwarding": case.forwarding, "http11": case.http == "1.1", "rules": case.rules,
+        "client_hosts": case.clients, "threads_per_host": tb.client.threads, "servers": case.servers,
+        "files": [{"name": f.name, "bytes": f.bytes, "share": f.share, "group": f.group} for f in tb.file_classes],
+        "url_prefix": tb.url_prefix, "request_bytes": tb.request_bytes,
+        "response_header_bytes": tb.response_header_bytes,
+        "client_cpu_per_request_s": tb.client.cpu_per_request_us * 1e-6,
+        "client_cpu_per_connection_s": tb.client.cpu_per_connection_us * 1e-6,
+        "server_cpu_per_request_s": tb.server.cpu_per_request_us * 1e-6,
+        "server_cpu_per_connection_s": tb.server.cpu_per_connection_us * 1e-6,
+        "host_link_bps": net.host_link_bps, "uplink_bps": net.uplink_bps,
+        "frame_overhead_bytes": net.frame_overhead_bytes, "mss_bytes": net.mss_bytes,
+        "ack_every_segments": net.ack_every_segments, "l2_latency_s": net.l2_switch_latency_us * 1e-6,
+        "host_round_trip_s": net.host_round_trip_us * 1e-6,
+        "warmup_s": options.warmup_s, "duration_s": options.duration_s, "seed": seed,
+    }
+
+
+def case_result_ns3(cid: str, case: Case, profile_path, tb: Testbed, options: Ns3Options,
+                    seed: int) -> tuple[CaseResult, float]:
+    """One case on the ns-3 engine: the same metrics as case_result."""
+    from routertwin import _core
+
+    r = _core.run_webbench_testbed(ns3_config(case, profile_path, tb, options, seed))
+    p = case.product
+    util = r["utilization"]
+    bottleneck = max(util, key=lambda k: (util[k], k))
+    counters = {f"utilization.{k}": v for k, v in util.items()
+                if k.startswith(("switch", "uplink")) or k == bottleneck}
+    counters.update({"switch.packets_per_request": r["switch_packets_per_request"],
+                     "switch.connections_per_request": r["connection_sides_per_request"],
+                     "switch.rules_per_request": r["rules_per_request"],
+                     "switch.redirects_per_request": r["redirects_per_request"],
+                     "switch.cycles_per_request": r["switch_cycles_per_request"],
+                     "requests_measured": r["requests"], "ns3_events": r["events"]})
+    counters.update({f"drops.{k}": v for k, v in r["drops"].items()})
+    result = CaseResult(
+        case=cid,
+        params={"product": p.platform, "mode": case.mode, "forwarding": case.forwarding, "http": case.http,
+                "rules": case.rules, "persistence": case.persistence, "cookie_method": None,
+                "clients": case.clients, "servers": case.servers, "threads": case.clients * tb.client.threads,
+                "engine": "ns3"},
+        metrics={"requests_per_s": r["requests_per_s"], "latency_avg": r["latency_ms"],
+                 "throughput_mbps": r["response_mbps"], "switch_utilization": r["switch_utilization"],
+                 "switch_us_per_request": p.us(r["switch_cycles_per_request"])},
+        bottleneck=bottleneck, counters=counters)
+    return result, r["requests_per_s"]
+
+
 def run(scenario, progress) -> list[CaseResult]:
     cfg: Schema = scenario.config
     tb = load_testbed(cfg.testbed)
@@ -88,7 +142,7 @@ def run(scenario, progress) -> list[CaseResult]:
     mixes = cfg.mixes or [None]  # None: one mix of every client PC, no case-id suffix
     progress.set_total(len(products) * len(cfg.http) * len(cfg.rules) * len(mixes))
     out: list[CaseResult] = []
-    for p in products:
+    for path, p in zip(cfg.products, products):
         key = product_key(p.platform)
         cookie = p.behaviour.cookie_method_tested if cfg.persistence == "cookie" else None
         rate: dict[tuple[str, int], float] = {}  # at the largest mix
@@ -97,8 +151,12 @@ def run(scenario, progress) -> list[CaseResult]:
                 for mix in mixes:
                     pcs = cfg.clients if mix is None else mix
                     cid = case_id(key, cfg.mode, cfg.forwarding, http, rules, mix, cookie)
-                    result, rate[http, rules] = case_result(
-                        cid, Case(p, cfg.mode, cfg.forwarding, http, rules, pcs, cfg.servers, cfg.persistence), tb)
+                    case = Case(p, cfg.mode, cfg.forwarding, http, rules, pcs, cfg.servers, cfg.persistence)
+                    if cfg.engine == "ns3":
+                        result, rate[http, rules] = case_result_ns3(cid, case, path, tb, cfg.ns3 or Ns3Options(),
+                                                                    scenario.seed)
+                    else:
+                        result, rate[http, rules] = case_result(cid, case, tb)
                     out.append(result)
                     progress.advance(status=cid)
         # the paper's ratios between cases of one product (figures 9 and 11)

@@ -9,6 +9,13 @@ from pydantic import Field, model_validator
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 
+class Ns3Options(ScenarioModel):
+    # Simulated seconds before the measured window (TCP windows open, every
+    # thread in its loop) and of the window itself.
+    warmup_s: float = Field(default=0.2, ge=0.0, le=60.0)
+    duration_s: float = Field(default=1.0, gt=0.0, le=600.0)
+
+
 class Schema(ScenarioModel):
     # The testbed and workload profile (scenarios/workloads/webbench-nctu.yaml).
     testbed: ScenarioPath
@@ -42,6 +49,13 @@ class Schema(ScenarioModel):
     # partition), each product persisting by its cookie_method_tested
     # (figure 12). Mode l7 only; no URL rules.
     persistence: Literal["none", "cookie"] = "none"
+    # mva: the testbed as a closed queueing network solved exactly (the
+    # default); ns3: the testbed at packet level, WebBench threads on ns-3's
+    # TCP through the ns-3 web switch of model/l7 (docs/nctu.md "The ns-3
+    # engine"), the same profiles and testbed numbers.
+    engine: Literal["mva", "ns3"] = "mva"
+    # engine ns3 only: the simulated warm-up and measured window.
+    ns3: Ns3Options | None = None
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -56,6 +70,10 @@ class Schema(ScenarioModel):
             if self.rules != [3]:
                 raise FieldError(("rules",), "the cookie test runs no URL rules (seed 003 section 3.5: no content "
                                              "partition)")
+        if self.ns3 is not None and self.engine != "ns3":
+            raise FieldError(("ns3",), "ns3 options need engine: ns3")
+        if self.engine == "ns3" and self.persistence == "cookie":
+            raise FieldError(("persistence",), "the cookie test is not built on the ns-3 engine yet: engine mva")
         if self.mode == "l7" and self.servers < 2:
             raise FieldError(("servers",), "L7 splits the servers between .gif and .htm: at least 2")
         if self.mixes is not None:

@@ -1,0 +1,156 @@
+// routertwin._core.run_webbench_testbed: the NCTU testbed at scale on the
+// ns-3 web switch (model/l7/helper/web-switch-testbed.h documents every key).
+#include "bindings.h"
+#include "dict-config.h"
+#include "web-switch-profile.h"
+#include "web-switch-testbed.h"
+
+#include <pybind11/stl.h>
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace py = pybind11;
+
+namespace routertwin::bindings
+{
+
+namespace
+{
+
+using Setter = std::function<void(const std::string&, const py::handle&)>;
+
+void
+Read(const py::dict& d, const std::string& prefix, const std::map<std::string, Setter>& table)
+{
+    ForEachKey(d, [&](const std::string& key, const py::handle& v) {
+        const auto it = table.find(key);
+        if (it == table.end())
+        {
+            throw std::invalid_argument("key '" + prefix + key + "': unknown key");
+        }
+        it->second(prefix + key, v);
+    });
+}
+
+WebBenchTestbedConfig
+FromDict(const py::dict& config)
+{
+    WebBenchTestbedConfig c;
+    bool profile = false;
+    Read(config, "",
+         {{"profile",
+           [&](auto& k, auto& v) {
+               try
+               {
+                   c.profile = LoadWebSwitchProfile(Str(k, v));
+               }
+               catch (const std::runtime_error& e)
+               {
+                   throw std::invalid_argument("key '" + k + "': " + e.what());
+               }
+               profile = true;
+           }},
+          {"mode", [&](auto& k, auto& v) { c.mode = Str(k, v); }},
+          {"forwarding", [&](auto& k, auto& v) { c.forwarding = Str(k, v); }},
+          {"http11", [&](auto& k, auto& v) { c.http11 = Bool(k, v); }},
+          {"rules", [&](auto& k, auto& v) { c.rules = Uint(k, v); }},
+          {"client_hosts", [&](auto& k, auto& v) { c.clientHosts = Uint(k, v); }},
+          {"threads_per_host", [&](auto& k, auto& v) { c.threadsPerHost = Uint(k, v); }},
+          {"servers", [&](auto& k, auto& v) { c.servers = Uint(k, v); }},
+          {"files",
+           [&](auto& k, auto& v) {
+               if (!py::isinstance<py::list>(v))
+               {
+                   throw std::invalid_argument("key '" + k + "': must be a list");
+               }
+               const py::list items = v.template cast<py::list>();
+               for (size_t i = 0; i < items.size(); ++i)
+               {
+                   const std::string p = k + "[" + std::to_string(i) + "].";
+                   if (!py::isinstance<py::dict>(items[i]))
+                   {
+                       throw std::invalid_argument("key '" + p + "': must be a dict");
+                   }
+                   WebBenchFileClass f;
+                   Read(items[i].cast<py::dict>(), p,
+                        {{"name", [&](auto& k2, auto& x) { f.name = Str(k2, x); }},
+                         {"bytes", [&](auto& k2, auto& x) { f.bytes = Uint(k2, x); }},
+                         {"share", [&](auto& k2, auto& x) { f.share = Num(k2, x); }},
+                         {"group", [&](auto& k2, auto& x) { f.group = Str(k2, x); }}});
+                   c.files.push_back(f);
+               }
+           }},
+          {"url_prefix", [&](auto& k, auto& v) { c.urlPrefix = Str(k, v); }},
+          {"request_bytes", [&](auto& k, auto& v) { c.requestBytes = Uint(k, v); }},
+          {"response_header_bytes", [&](auto& k, auto& v) { c.responseHeaderBytes = Uint(k, v); }},
+          {"client_cpu_per_request_s", [&](auto& k, auto& v) { c.clientCpuPerRequestS = Num(k, v); }},
+          {"client_cpu_per_connection_s", [&](auto& k, auto& v) { c.clientCpuPerConnectionS = Num(k, v); }},
+          {"server_cpu_per_request_s", [&](auto& k, auto& v) { c.serverCpuPerRequestS = Num(k, v); }},
+          {"server_cpu_per_connection_s", [&](auto& k, auto& v) { c.serverCpuPerConnectionS = Num(k, v); }},
+          {"host_link_bps", [&](auto& k, auto& v) { c.hostLinkBps = Num(k, v); }},
+          {"uplink_bps", [&](auto& k, auto& v) { c.uplinkBps = Num(k, v); }},
+          {"frame_overhead_bytes", [&](auto& k, auto& v) { c.frameOverheadBytes = Uint(k, v); }},
+          {"mss_bytes", [&](auto& k, auto& v) { c.mssBytes = Uint(k, v); }},
+          {"ack_every_segments", [&](auto& k, auto& v) { c.ackEverySegments = Uint(k, v); }},
+          {"l2_latency_s", [&](auto& k, auto& v) { c.l2LatencyS = Num(k, v); }},
+          {"host_round_trip_s", [&](auto& k, auto& v) { c.hostRoundTripS = Num(k, v); }},
+          {"initial_cwnd_segments", [&](auto& k, auto& v) { c.initialCwndSegments = Uint(k, v); }},
+          {"receive_window_bytes", [&](auto& k, auto& v) { c.receiveWindowBytes = Uint(k, v); }},
+          {"warmup_s", [&](auto& k, auto& v) { c.warmupS = Num(k, v); }},
+          {"duration_s", [&](auto& k, auto& v) { c.durationS = Num(k, v); }},
+          {"seed", [&](auto& k, auto& v) { c.seed = Uint(k, v); }}});
+    if (!profile)
+    {
+        throw std::invalid_argument("key 'profile': missing");
+    }
+    return c;
+}
+
+py::dict
+ToDict(const WebBenchTestbedResult& r)
+{
+    py::dict d;
+    d["requests"] = r.requests;
+    d["requests_per_s"] = r.requestsPerS;
+    d["latency_ms"] = r.latencyMs;
+    d["response_mbps"] = r.responseMbps;
+    d["switch_utilization"] = r.switchUtilization;
+    d["switch_cycles_per_request"] = r.switchCyclesPerRequest;
+    d["switch_packets_per_request"] = r.switchPacketsPerRequest;
+    d["connection_sides_per_request"] = r.connectionSidesPerRequest;
+    d["redirects_per_request"] = r.redirectsPerRequest;
+    d["rules_per_request"] = r.rulesPerRequest;
+    d["utilization"] = r.utilization;
+    d["drops"] = r.drops;
+    d["events"] = r.events;
+    return d;
+}
+
+} // namespace
+
+void
+BindL7(py::module_& m)
+{
+    m.def(
+        "run_webbench_testbed",
+        [](const py::dict& config) {
+            const WebBenchTestbedConfig c = FromDict(config);
+            try
+            {
+                return ToDict(RunWebBenchTestbed(c)); // GIL held: one ns-3 simulator per process
+            }
+            catch (const std::invalid_argument& e)
+            {
+                throw std::invalid_argument(std::string("webbench testbed: ") + e.what());
+            }
+        },
+        py::arg("config"),
+        "Runs seed 003's WebBench testbed (client PCs, L2 switch, gigabit uplink, servers) on the ns-3 web switch "
+        "and returns rates, latency, utilizations and drops. Keys: model/l7/helper/web-switch-testbed.h. Unknown "
+        "keys or bad values raise ValueError naming the key.");
+}
+
+} // namespace routertwin::bindings

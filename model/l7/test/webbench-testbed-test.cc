@@ -1,0 +1,121 @@
+// The NCTU testbed at scale (RunWebBenchTestbed) against independent truth:
+// Little's law for a closed loop without think time, the line-rate
+// arithmetic of a saturated 100 Mbit/s server link, and the connections the
+// keep-alive strategies must open per request.
+#include "web-switch-testbed.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace routertwin;
+
+namespace
+{
+std::string
+Profile(const std::string& name)
+{
+    return std::string(RT_SOURCE_DIR) + "/scenarios/platforms/" + name + ".yaml";
+}
+
+/// Seed 003 appendix 4's file set (the 404 class as 3,000 bytes, as in
+/// scenarios/workloads/webbench-nctu.yaml).
+std::vector<WebBenchFileClass>
+AppendixFour()
+{
+    return {{"CLASS_223.gif", 223, 20, "gif"},     {"CLASS_735.gif", 735, 8, "gif"},
+            {"CLASS_1522.gif", 1522, 12, "gif"},   {"CLASS_2895.gif", 2895, 20, "gif"},
+            {"CLASS_6040.htm", 6040, 14, "htm"},   {"CLASS_11426.htm", 11426, 16, "htm"},
+            {"CLASS_22132.htm", 22132, 7, "htm"},  {"CLASS_404", 3000, 2, "other"}};
+}
+
+WebBenchTestbedConfig
+Small(const std::string& profile, const std::string& mode, const std::string& forwarding)
+{
+    WebBenchTestbedConfig c;
+    c.profile = LoadWebSwitchProfile(Profile(profile));
+    c.mode = mode;
+    c.forwarding = forwarding;
+    c.clientHosts = 3;
+    c.threadsPerHost = 2;
+    c.servers = 4;
+    c.files = AppendixFour();
+    c.clientCpuPerRequestS = 50e-6;
+    c.clientCpuPerConnectionS = 100e-6;
+    c.serverCpuPerRequestS = 150e-6;
+    c.serverCpuPerConnectionS = 150e-6;
+    c.warmupS = 0.05;
+    c.durationS = 0.3;
+    return c;
+}
+} // namespace
+
+// A closed loop with think time 0 keeps every thread's request in flight:
+// N = X R (Little's law) over the window, whatever the topology.
+TEST(WebBenchTestbed, RequestRateTimesMeanCycleIsTheThreadCountInEveryTopology)
+{
+    for (const auto& [profile, mode, fwd] : {std::make_tuple("nctu-foundry-serveironxl", "l4", "nat"),
+                                            std::make_tuple("nctu-nortel-ace180e", "l4", "dr"),
+                                            std::make_tuple("nctu-f5-bigip-ha", "l7", "nat")})
+    {
+        const WebBenchTestbedConfig c = Small(profile, mode, fwd);
+        const WebBenchTestbedResult r = RunWebBenchTestbed(c);
+        ASSERT_GT(r.requests, 500u) << profile << " " << mode << " " << fwd;
+        const double n = r.requestsPerS * r.latencyMs * 1e-3;
+        EXPECT_NEAR(n, c.clientHosts * c.threadsPerHost, 0.03 * c.clientHosts * c.threadsPerHost)
+            << profile << " " << mode << " " << fwd;
+        EXPECT_TRUE(r.drops.empty()) << profile << " " << mode << " " << fwd;
+    }
+}
+
+TEST(WebBenchTestbed, SameConfigurationAndSeedGiveIdenticalResults)
+{
+    const WebBenchTestbedConfig c = Small("nctu-cisco-css11154-v510", "l7", "nat");
+    const WebBenchTestbedResult a = RunWebBenchTestbed(c);
+    const WebBenchTestbedResult b = RunWebBenchTestbed(c);
+    EXPECT_EQ(a.requests, b.requests);
+    EXPECT_EQ(a.latencyMs, b.latencyMs);
+    EXPECT_EQ(a.switchCyclesPerRequest, b.switchCyclesPerRequest);
+}
+
+// One server, 30,000-byte files, HTTP/1.1: the server's 100 Mbit/s link is
+// the bottleneck. A response is a 250-byte head and the body, 30,250 bytes:
+// 20 full segments (1,460 bytes, 1,538 on the wire with 40 bytes of
+// headers and 38 of Ethernet framing) and one of 1,050 (1,128 on the
+// wire): 31,888 wire bytes, so at most 1e8 / 8 / 31,888 = 391.99
+// responses/s, 94.86 Mbit/s of HTTP bytes.
+TEST(WebBenchTestbed, OneServerLinkSaturatesAtTheLineRateOfItsFrames)
+{
+    WebBenchTestbedConfig c = Small("nctu-nortel-ace180e", "l4", "nat");
+    c.clientHosts = 2;
+    c.threadsPerHost = 4;
+    c.servers = 1;
+    c.files = {{"CLASS_30000.htm", 30000, 1, "htm"}};
+    c.clientCpuPerRequestS = c.clientCpuPerConnectionS = 0;
+    c.serverCpuPerRequestS = c.serverCpuPerConnectionS = 0;
+    c.warmupS = 0.1;
+    c.durationS = 1.0;
+    const WebBenchTestbedResult r = RunWebBenchTestbed(c);
+    const double maxRate = 1e8 / 8.0 / (20 * 1538.0 + 1050 + 78);
+    EXPECT_GT(r.utilization.at("server1.link_out"), 0.98);
+    EXPECT_NEAR(r.requestsPerS, maxRate, 0.03 * maxRate);
+    EXPECT_NEAR(r.responseMbps, maxRate * 30250 * 8e-6, 0.03 * maxRate * 30250 * 8e-6);
+}
+
+// Seed 003 section 5.4: under the downgrade (Foundry) every HTTP/1.1
+// request takes a client connection and a server connection; under server
+// reuse (F5) the kept connections serve every later request.
+TEST(WebBenchTestbed, KeepAliveStrategiesOpenTheConnectionsSection54Says)
+{
+    WebBenchTestbedConfig foundry = Small("nctu-foundry-serveironxl", "l7", "nat");
+    const WebBenchTestbedResult down = RunWebBenchTestbed(foundry);
+    EXPECT_NEAR(down.connectionSidesPerRequest, 2.0, 0.05);
+    WebBenchTestbedConfig f5 = Small("nctu-f5-bigip-ha", "l7", "nat");
+    const WebBenchTestbedResult reuse = RunWebBenchTestbed(f5);
+    EXPECT_LT(reuse.connectionSidesPerRequest, 0.01);
+    // .gif on servers 1 and 2, .htm on 3 and 4: the .htm half carries
+    // about 80 % of the response bytes (appendix 4)
+    const double gif = reuse.utilization.at("server1.link_out") + reuse.utilization.at("server2.link_out");
+    const double htm = reuse.utilization.at("server3.link_out") + reuse.utilization.at("server4.link_out");
+    EXPECT_GT(htm, 3.0 * gif);
+}

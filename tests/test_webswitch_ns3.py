@@ -1,0 +1,93 @@
+"""The webswitch kind's ns-3 engine (seed 003's testbed at packet level on
+the ns-3 web switch): it agrees with the MVA engine where the MVA's
+assumptions hold (a product-form bottleneck, here the servers' CPUs, far
+from every link), obeys Little's law as a closed loop must, and its keys
+are checked like every other (FILE:LINE: key)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT, line_of, one_line, run_cli, write_scenario
+from routertwin.runners.webswitch.model import Case
+from routertwin.runners.webswitch.profiles import load_webswitch
+from routertwin.runners.webswitch.runner import case_result, case_result_ns3
+from routertwin.runners.webswitch.schema import Ns3Options
+from routertwin.runners.webswitch.testbed import load_testbed
+
+PLATFORMS = ROOT / "scenarios" / "platforms"
+TESTBED = ROOT / "scenarios" / "workloads" / "webbench-nctu.yaml"
+HEAD = f"""
+    scenario: s
+    kind: webswitch
+    seed: 1
+    testbed: {TESTBED}
+"""
+SHORT = Ns3Options(warmup_s=0.05, duration_s=0.3)
+
+
+def test_engines_agree_when_the_servers_cpus_are_the_one_bottleneck():
+    # 2 ms of server CPU a request and one server: at most 500 requests/s,
+    # a fifth of what its link carries. With 28 threads on it the MVA's
+    # product-form queue is saturated (one dominant station: its bound is
+    # exact there, whatever the service distribution; with two balanced
+    # ones it is N / (N + 1) of it, which a round robin does not lose), and
+    # so is the packet-level testbed: both must give the rate, and Little's
+    # law (N / X) the latency.
+    tb = load_testbed(TESTBED)
+    tb = tb.model_copy(update={"server": tb.server.model_copy(update={"cpu_per_request_us": 2000.0})})
+    path = PLATFORMS / "nctu-nortel-ace180e.yaml"
+    case = Case(load_webswitch(path), "l4", "nat", "1.1", 3, 14, 1, "none")
+    mva, _ = case_result("m", case, tb)
+    ns3, _ = case_result_ns3("n", case, path, tb, SHORT, 1)
+    assert mva.metrics["requests_per_s"] == pytest.approx(500, rel=0.01)
+    assert ns3.metrics["requests_per_s"] == pytest.approx(mva.metrics["requests_per_s"], rel=0.02)
+    assert ns3.metrics["latency_avg"] == pytest.approx(mva.metrics["latency_avg"], rel=0.03)
+    assert ns3.bottleneck == "server1.cpu"
+
+
+def test_an_unknown_ns3_key_names_file_line_and_key(tmp_path):
+    path, text = write_scenario(tmp_path, HEAD, f"""
+        mode: l4
+        engine: ns3
+        ns3:
+          warmup_s: 0.01
+          duraton_s: 0.1
+        products: [{PLATFORMS / 'nctu-nortel-ace180e.yaml'}]
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"s.yaml:{line_of(text, 'duraton_s')}: key 'ns3.duraton_s'" in line
+
+
+def test_ns3_options_on_the_mva_engine_are_refused(tmp_path):
+    path, text = write_scenario(tmp_path, HEAD, f"""
+        mode: l4
+        ns3: {{duration_s: 0.1}}
+        products: [{PLATFORMS / 'nctu-nortel-ace180e.yaml'}]
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"s.yaml:{line_of(text, 'ns3:')}: key 'ns3'" in line and "engine: ns3" in line
+
+
+def test_a_short_l7_scenario_runs_on_ns3_with_its_gain_and_drop_cases(tmp_path):
+    path, _ = write_scenario(tmp_path, HEAD, f"""
+        mode: l7
+        clients: 2
+        servers: 2
+        http: ["1.0", "1.1"]
+        rules: [3, 50]
+        engine: ns3
+        ns3: {{warmup_s: 0.03, duration_s: 0.1}}
+        products: [{PLATFORMS / 'nctu-nortel-ace180e.yaml'}]
+    """)
+    proc = run_cli("run", path, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    cases = {c["case"]: c for c in json.loads((tmp_path / "out" / "s.json").read_text())["cases"]}
+    assert {"nortel-ace180e-l7-r3-http11-gain", "nortel-ace180e-l7-http11-rules-drop"} <= set(cases)
+    one = cases["nortel-ace180e-l7-nat-http11-r3"]
+    assert one["params"]["engine"] == "ns3"
+    # a closed loop of 4 threads: X R = 4 (Little's law)
+    x, r = one["metrics"]["requests_per_s"], one["metrics"]["latency_avg"] * 1e-3
+    assert x * r == pytest.approx(4, rel=0.05)

@@ -808,7 +808,7 @@ int dp_sess_lookup(const dp_sess_table_t *t, const dp_flow_key_t *key, dp_sess_h
 #define BULK_WALK_AHEAD 3u /* buckets past home prefetched for a displaced key: 97% of keys lie within */
 
 typedef struct sess_ahead {
-    const sess_bucket_t *bk; /* buckets of the key's shard */
+    const sess_bucket_t *home; /* the key's home bucket */
     uint64_t header;         /* the home bucket's header word, read halfway */
     uint64_t match;          /* its tag matches (slot_matches), found halfway and reused by the compare */
     uint32_t shard, bucket;
@@ -831,21 +831,22 @@ SESS_INLINE void bulk_hash(const sess_bulk_t *g, const dp_flow_key_t *key, sess_
     a->shard = shard_of_hash(g->shards, h);
     a->bucket = (uint32_t)(((m >> 32) * g->nb) >> 32);
     a->tag = (uint8_t)(m >> 24);
-    a->bk = (const sess_bucket_t *)(const void *)(g->first + (size_t)a->shard * g->stride + SHARD_HEADER_BYTES);
-    prefetch_bucket(a->bk + a->bucket);
+    a->home = (const sess_bucket_t *)(const void *)(g->first + (size_t)a->shard * g->stride + SHARD_HEADER_BYTES) +
+              a->bucket;
+    prefetch_bucket(a->home);
 }
 
 /* Stage 2: read the home header, match its tags, and prefetch the walk of
  * a key that is not there. */
 SESS_INLINE void bulk_header(const sess_bulk_t *g, sess_ahead_t *a)
 {
-    a->header = header_word(a->bk + a->bucket);
+    a->header = header_word(a->home);
     a->match = slot_matches(a->header, a->tag * 0x0101010101ull);
     if ((a->header >> 48) != 0 && a->match == 0) {
         uint32_t b = a->bucket, i;
         for (i = 0; i < BULK_WALK_AHEAD; i++) {
             b = b + 1u == g->nb ? 0 : b + 1u;
-            prefetch_bucket(a->bk + b);
+            prefetch_bucket(a->home - a->bucket + b);
         }
     }
 }
@@ -855,7 +856,7 @@ SESS_INLINE unsigned bulk_compare(const sess_bulk_t *g, const sess_ahead_t *a, c
                                   dp_sess_hit_t *hit, sess_count_t *cnt)
 {
     uint32_t slot = 0;
-    const sess_rec_t *r = find_slot(a->bk, g->nb, key, a->bucket, a->tag, a->header, a->match, &slot, cnt);
+    const sess_rec_t *r = find_slot(a->home - a->bucket, g->nb, key, a->bucket, a->tag, a->header, a->match, &slot, cnt);
     return report(r, a->shard, slot, hit);
 }
 

@@ -473,12 +473,15 @@ static void count_add(dp_ops_t *ops, const sess_count_t *c)
  * counting the reads: per bucket visited the header (probe, line 0), and
  * each tag-matching slot compared in slot order up to the match (probe;
  * line 1 if the slot lies partly there, i.e. slot >= 2). */
-static const sess_rec_t *find_slot_walk(const sess_bucket_t *bk, uint32_t nb, const sess_cmp_t *c, uint32_t home,
-                                       uint64_t tags, uint64_t home_header, uint32_t *slot, sess_count_t *cnt);
+SESS_INLINE const sess_rec_t *find_slot_walk(const sess_bucket_t *bk, uint32_t nb, const sess_cmp_t *c,
+                                             uint32_t home, uint64_t tags, uint64_t home_header, uint64_t home_match,
+                                             uint32_t *slot, sess_count_t *cnt);
 
+/* home_match is slot_matches(home_header, the key's tag in bytes 0-4), which
+ * the bulk lookup computed halfway and passes on rather than recompute. */
 SESS_INLINE const sess_rec_t *find_slot(const sess_bucket_t *bk, uint32_t nb, const dp_flow_key_t *key,
-                                        uint32_t home, uint8_t tag, uint64_t home_header, uint32_t *slot,
-                                        sess_count_t *cnt)
+                                        uint32_t home, uint8_t tag, uint64_t home_header, uint64_t home_match,
+                                        uint32_t *slot, sess_count_t *cnt)
 {
     /* The common case first, without a branch on the data: the key is in
      * its home bucket at the first slot whose tag matches (at full load
@@ -488,8 +491,7 @@ SESS_INLINE const sess_rec_t *find_slot(const sess_bucket_t *bk, uint32_t nb, co
      * Anything else takes the walk, which counts from the start. */
     const sess_bucket_t *B = bk + home;
     const sess_cmp_t c = cmp_of(key);
-    const uint64_t tags = tag * 0x0101010101ull;
-    const uint64_t m = slot_matches(home_header, tags);
+    const uint64_t m = home_match;
     const unsigned i = lowest_slot(m | SLOT4_TOP);
     if ((m != 0) & rec_matches(&B->rec[i], &c)) {
         cnt->probes += 2u;
@@ -502,19 +504,22 @@ SESS_INLINE const sess_rec_t *find_slot(const sess_bucket_t *bk, uint32_t nb, co
         cnt->lines++;
         return NULL;
     }
-    return find_slot_walk(bk, nb, &c, home, tags, home_header, slot, cnt);
+    return find_slot_walk(bk, nb, &c, home, tag * 0x0101010101ull, home_header, m, slot, cnt);
 }
 
-/* The general case: every tag match of every bucket from home on. */
-static const sess_rec_t *find_slot_walk(const sess_bucket_t *bk, uint32_t nb, const sess_cmp_t *cp, uint32_t home,
-                                       uint64_t tags, uint64_t home_header, uint32_t *slot, sess_count_t *cnt)
+/* The general case: every tag match of every bucket from home on. Inline
+ * too: a call would cost the 15% of keys that walk about 25 instructions of
+ * argument passing and register saves, and force the bulk loop's counts
+ * out of registers. */
+SESS_INLINE const sess_rec_t *find_slot_walk(const sess_bucket_t *bk, uint32_t nb, const sess_cmp_t *cp, uint32_t home,
+                                       uint64_t tags, uint64_t home_header, uint64_t home_match, uint32_t *slot,
+                                       sess_count_t *cnt)
 {
     const sess_bucket_t *B = bk + home;
     const sess_cmp_t c = *cp;
     uint32_t left = nb; /* bounds the walk even if every overflow count stuck */
-    uint64_t w = home_header;
+    uint64_t w = home_header, m = home_match;
     for (;;) {
-        uint64_t m = slot_matches(w, tags);
         const uint64_t m0 = m;
         cnt->probes++;
         while (m) {
@@ -533,6 +538,7 @@ static const sess_rec_t *find_slot_walk(const sess_bucket_t *bk, uint32_t nb, co
         if (++B == bk + nb)
             B = bk;
         w = header_word(B);
+        m = slot_matches(w, tags);
     }
 }
 
@@ -543,7 +549,9 @@ SESS_INLINE const sess_rec_t *find(const sess_shard_t *s, const dp_flow_key_t *k
 {
     const sess_bucket_t *bk = buckets_of(s);
     sess_count_t cnt = {0, 0, 0};
-    const sess_rec_t *r = find_slot(bk, s->nb, key, pos.bucket, pos.tag, header_word(bk + pos.bucket), slot, &cnt);
+    const uint64_t w = header_word(bk + pos.bucket);
+    const sess_rec_t *r =
+        find_slot(bk, s->nb, key, pos.bucket, pos.tag, w, slot_matches(w, pos.tag * 0x0101010101ull), slot, &cnt);
     count_add(ops, &cnt);
     return r;
 }
@@ -790,60 +798,100 @@ int dp_sess_lookup(const dp_sess_table_t *t, const dp_flow_key_t *key, dp_sess_h
  * a tail beyond), 0.39 buckets per lookup on average, and each was a miss
  * waited for one lookup at a time. So the misses of BULK_AHEAD lookups,
  * walks included, overlap, as DPDK's rte_hash lookup_bulk and VPP's
- * bihash prefetch a group before probing it. The table's geometry and the
- * op counts are kept in locals, so the stores into hits[] force no
- * reloads. */
+ * bihash prefetch a group before probing it. The tag match found halfway
+ * is kept for the compare, which does not scan the tags again, and the
+ * steady-state loop (all three stages busy) tests no stage bounds. The
+ * table's geometry and the op counts are kept in locals, so the stores
+ * into hits[] force no reloads. */
 #define BULK_AHEAD 16u
 #define BULK_HALF (BULK_AHEAD / 2u)
 #define BULK_WALK_AHEAD 3u /* buckets past home prefetched for a displaced key: 97% of keys lie within */
 
 typedef struct sess_ahead {
-    const sess_bucket_t *bk; /* buckets of the key's shard */
+    const sess_bucket_t *home; /* the key's home bucket */
     uint64_t header;         /* the home bucket's header word, read halfway */
+    uint64_t match;          /* its tag matches (slot_matches), found halfway and reused by the compare */
     uint32_t shard, bucket;
     uint8_t tag;
 } sess_ahead_t;
+
+/* What the stages share: the table's geometry, kept in locals so the stores
+ * into hits[] force no reloads. */
+typedef struct sess_bulk {
+    const uint8_t *first;
+    size_t stride;
+    uint32_t shards, nb;
+} sess_bulk_t;
+
+/* Stage 1: hash the key, prefetch its home bucket. */
+SESS_INLINE void bulk_hash(const sess_bulk_t *g, const dp_flow_key_t *key, sess_ahead_t *a)
+{
+    const uint32_t h = key_hash(key);
+    const uint64_t m = (uint64_t)h * 0x9E3779B97F4A7C15ull;
+    a->shard = shard_of_hash(g->shards, h);
+    a->bucket = (uint32_t)(((m >> 32) * g->nb) >> 32);
+    a->tag = (uint8_t)(m >> 24);
+    a->home = (const sess_bucket_t *)(const void *)(g->first + (size_t)a->shard * g->stride + SHARD_HEADER_BYTES) +
+              a->bucket;
+    prefetch_bucket(a->home);
+}
+
+/* Stage 2: read the home header, match its tags, and prefetch the walk of
+ * a key that is not there. */
+SESS_INLINE void bulk_header(const sess_bulk_t *g, sess_ahead_t *a)
+{
+    a->header = header_word(a->home);
+    a->match = slot_matches(a->header, a->tag * 0x0101010101ull);
+    if ((a->header >> 48) != 0 && a->match == 0) {
+        uint32_t b = a->bucket, i;
+        for (i = 0; i < BULK_WALK_AHEAD; i++) {
+            b = b + 1u == g->nb ? 0 : b + 1u;
+            prefetch_bucket(a->home - a->bucket + b);
+        }
+    }
+}
+
+/* Stage 3: compare, from the match stage 2 found. 1 on a hit. */
+SESS_INLINE unsigned bulk_compare(const sess_bulk_t *g, const sess_ahead_t *a, const dp_flow_key_t *key,
+                                  dp_sess_hit_t *hit, sess_count_t *cnt)
+{
+    uint32_t slot = 0;
+    const sess_rec_t *r = find_slot(a->home - a->bucket, g->nb, key, a->bucket, a->tag, a->header, a->match, &slot, cnt);
+    return report(r, a->shard, slot, hit);
+}
 
 unsigned dp_sess_lookup_bulk(const dp_sess_table_t *t, const dp_flow_key_t *keys, unsigned n,
                              dp_sess_hit_t *hits, dp_ops_t *ops)
 {
     sess_ahead_t ring[BULK_AHEAD]; /* ring[j % BULK_AHEAD]: key j's home, from BULK_AHEAD keys before */
     sess_count_t cnt = {0, 0, 0};
-    const uint32_t shards = t ? t->shards : 0, nb = t ? t->nb : 0;
-    const uint8_t *first = t ? t->first_shard : NULL;
-    const size_t stride = t ? t->shard_stride : 0;
+    sess_bulk_t g;
     unsigned j, found = 0;
     if (!t || !keys || !hits)
         return 0;
-    for (j = 0; j < BULK_AHEAD || j - BULK_AHEAD < n; j++) {
-        if (j >= BULK_AHEAD) { /* compare key j - BULK_AHEAD */
-            const unsigned k = j - BULK_AHEAD;
-            const sess_ahead_t *a = &ring[k % BULK_AHEAD];
-            uint32_t slot = 0;
-            const sess_rec_t *r = find_slot(a->bk, nb, &keys[k], a->bucket, a->tag, a->header, &slot, &cnt);
-            found += report(r, a->shard, slot, &hits[k]);
-        }
-        if (j >= BULK_HALF && j - BULK_HALF < n) { /* read key j - BULK_HALF's home header */
-            sess_ahead_t *a = &ring[(j - BULK_HALF) % BULK_AHEAD];
-            a->header = header_word(a->bk + a->bucket);
-            if ((a->header >> 48) != 0 && slot_matches(a->header, a->tag * 0x0101010101ull) == 0) {
-                uint32_t b = a->bucket, i;
-                for (i = 0; i < BULK_WALK_AHEAD; i++) {
-                    b = b + 1u == nb ? 0 : b + 1u;
-                    prefetch_bucket(a->bk + b);
-                }
-            }
-        }
-        if (j < n) { /* hash key j, prefetch its home */
-            sess_ahead_t *a = &ring[j % BULK_AHEAD];
-            const uint32_t h = key_hash(&keys[j]);
-            const uint64_t m = (uint64_t)h * 0x9E3779B97F4A7C15ull;
-            a->shard = shard_of_hash(shards, h);
-            a->bucket = (uint32_t)(((m >> 32) * nb) >> 32);
-            a->tag = (uint8_t)(m >> 24);
-            a->bk = (const sess_bucket_t *)(const void *)(first + (size_t)a->shard * stride + SHARD_HEADER_BYTES);
-            prefetch_bucket(a->bk + a->bucket);
-        }
+    g.first = t->first_shard;
+    g.stride = t->shard_stride;
+    g.shards = t->shards;
+    g.nb = t->nb;
+    /* Step j hashes key j, reads key j - BULK_HALF's header and compares
+     * key j - BULK_AHEAD, each when that key exists. The middle loop is the
+     * steady state, where all three exist, so it tests none of them. */
+    for (j = 0; j < BULK_AHEAD; j++) {
+        if (j >= BULK_HALF && j - BULK_HALF < n)
+            bulk_header(&g, &ring[(j - BULK_HALF) % BULK_AHEAD]);
+        if (j < n)
+            bulk_hash(&g, &keys[j], &ring[j % BULK_AHEAD]);
+    }
+    for (; j < n; j++) {
+        found += bulk_compare(&g, &ring[j % BULK_AHEAD], &keys[j - BULK_AHEAD], &hits[j - BULK_AHEAD], &cnt);
+        bulk_header(&g, &ring[(j - BULK_HALF) % BULK_AHEAD]);
+        bulk_hash(&g, &keys[j], &ring[j % BULK_AHEAD]);
+    }
+    for (; j - BULK_AHEAD < n; j++) { /* not j < n + BULK_AHEAD, which could wrap */
+        const unsigned k = j - BULK_AHEAD;
+        found += bulk_compare(&g, &ring[k % BULK_AHEAD], &keys[k], &hits[k], &cnt);
+        if (j - BULK_HALF < n)
+            bulk_header(&g, &ring[(j - BULK_HALF) % BULK_AHEAD]);
     }
     cnt.hashes = n;
     count_add(ops, &cnt);

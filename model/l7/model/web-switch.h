@@ -40,7 +40,7 @@
 // table). A request whose cookie names a server goes there before any URL
 // rule (dp_persist_cookie_request).
 //
-// Server checks (seed 003 table 6: port, web page, content; the profile's
+// Server checks (seed 003 table 6: ping, port, web page, content; the profile's
 // features.fault_tolerance, another kind is refused) on real packets from
 // the switch's own address on each server link: a TCP connect to the
 // service port (SYN-ACK: passed, RST: refused, nothing within the check

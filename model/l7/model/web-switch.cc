@@ -394,15 +394,13 @@ WebSwitch::ReceiveFromServer(Ptr<NetDevice> dev, Ptr<const Packet> pkt, uint16_t
     dp_parsed_t p;
     ++m_counters.packets;
     const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
-    if (r != DP_OK)
+    if (r != DP_OK || p.ip_proto != DP_IPPROTO_TCP || p.src_ip != m_servers[server].serverIp)
     {
-        // dp_parse knows UDP and TCP only: an echo reply is looked for
-        // among its refusals, off the spliced path
+        // an echo reply is looked for among what the spliced path refuses
+        // (dp_parse reads no ICMP), so that path pays nothing for it
         if (!(m_checking && m_checkCfg.kind == DP_HEALTH_PING && EchoReply(server, f)))
-            Drop(dp_drop_reason_name(r), pkt);
+            Drop(dp_drop_reason_name(r != DP_OK ? r : DP_DROP_NO_SESSION), pkt);
     }
-    else if (p.ip_proto != DP_IPPROTO_TCP || p.src_ip != m_servers[server].serverIp)
-        Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
     else if (m_probeByPort.count(p.dst_port))
         ProbeSegment(server, f, p);
     else if (m_l4 == L4Forwarding::Nat)

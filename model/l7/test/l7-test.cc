@@ -1049,4 +1049,6 @@ TEST(WebSwitchHealth, PingTakesASilentHostDownWithinTheClosedFormWindowButNotACl
     EXPECT_EQ(h.Count(0, DP_HEALTH_FAIL_REFUSED), 0u);
     EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_TIMEOUT), 3u);
     EXPECT_EQ(h.bed.bed->Switch()->DropCount("health_echo_stale"), 0u);
+    std::printf("ping: down %.1f ms after the host fell silent, back %.1f ms after it answered again\n",
+                detect * 1e3, rejoin * 1e3);
 }

@@ -150,9 +150,12 @@ LoadWebSwitchProfile(const std::string& path)
         return v == "true";
     };
     p.sslIdPersistence = flag("features.l7", "ssl_id_persistence");
+    p.checkPing = flag("features.fault_tolerance", "check_ping");
     p.checkPort = flag("features.fault_tolerance", "check_port");
     p.checkWebPage = flag("features.fault_tolerance", "check_web_page");
     p.checkContent = flag("features.fault_tolerance", "check_content");
+    p.activeBackup = flag("features.fault_tolerance", "active_backup");
+    p.activeActive = flag("features.fault_tolerance", "active_active");
     const auto [unparsed, unparsedLine] = get("behaviour", "ssl_unparsed");
     if (unparsed != "forward" && unparsed != "reset")
         throw std::runtime_error(path + ":" + std::to_string(unparsedLine) +

@@ -77,9 +77,13 @@ struct WebSwitchProfile
     /// without persistence, or reset.
     bool sslUnparsedDrop = false;
     /// Server checks the product offers (features.fault_tolerance, table 6).
+    bool checkPing = false;
     bool checkPort = false;
     bool checkWebPage = false;
     bool checkContent = false;
+    /// Switch redundancy the product offers (features.fault_tolerance, table 6).
+    bool activeBackup = false;
+    bool activeActive = false;
 };
 
 /// Reads path; throws std::runtime_error "FILE:LINE: key 'x': ..." on a

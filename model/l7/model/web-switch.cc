@@ -31,6 +31,9 @@ WholeNs(double ns)
 }
 constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
 constexpr uint16_t kIpv4 = 0x0800;
+constexpr uint8_t kIcmp = 1, kEchoReply = 0, kEchoRequest = 8;
+constexpr uint16_t kEchoId = 0x5254; ///< the switch's echo identifier (any fixed value)
+constexpr uint16_t kEchoData = 56;   ///< ping(8)'s default data length
 constexpr uint32_t kHeadCap = 16384; ///< longest request head accepted (HAProxy's tune.bufsize)
 
 uint32_t
@@ -146,6 +149,54 @@ WebSwitch::SetProfile(const WebSwitchProfile& p)
     m_profile = p;
     m_rstSeqDefect = p.rstSeqDefect;
     m_sslUnparsedDrop = p.sslUnparsedDrop;
+}
+
+void
+WebSwitch::AttachClientSegment(Ptr<NetDevice> dev, Ipv4Address vip, Mac48Address vmac, uint16_t port)
+{
+    // nothing registered: the frames for the virtual MAC come from whoever
+    // owns it on this switch (ClientFrame)
+    m_clientDev = dev;
+    m_vip = vip.Get();
+    m_vport = port;
+    m_rng.seed(m_isnSeed);
+    m_segment = true;
+    m_vmacs[m_vip] = vmac;
+}
+
+void
+WebSwitch::AddVirtualAddress(Ipv4Address vip, Mac48Address vmac)
+{
+    if (!m_segment)
+        throw std::invalid_argument("a second virtual address needs a client segment (AttachClientSegment)");
+    m_moreVips.push_back(vip.Get());
+    m_vmacs[vip.Get()] = vmac;
+}
+
+void
+WebSwitch::ClientFrame(Ptr<const Packet> p, const Mac48Address& from)
+{
+    // the client's MAC, for the answers (the switch keeps no ARP cache:
+    // every connection starts with a frame from its client)
+    uint8_t ip[20];
+    if (p->CopyData(ip, sizeof ip) == sizeof ip)
+        m_clientMacs[Rd32(ip + 12)] = from;
+    ReceiveFromClient(m_clientDev, p, kIpv4, from);
+}
+
+void
+WebSwitch::SegmentSend(Ptr<Packet> q)
+{
+    uint8_t ip[20];
+    q->CopyData(ip, sizeof ip);
+    auto src = m_vmacs.find(Rd32(ip + 12));
+    auto dst = m_clientMacs.find(Rd32(ip + 16));
+    if (src == m_vmacs.end() || dst == m_clientMacs.end())
+    {
+        Drop("segment_no_mac", q);
+        return;
+    }
+    m_clientDev->SendFrom(q, src->second, dst->second, kIpv4);
 }
 
 void
@@ -326,7 +377,7 @@ WebSwitch::ReceiveFromClient(Ptr<NetDevice>, Ptr<const Packet> pkt, uint16_t pro
     const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
     if (r != DP_OK)
         Drop(dp_drop_reason_name(r), pkt);
-    else if (p.ip_proto != DP_IPPROTO_TCP || p.dst_ip != m_vip ||
+    else if (p.ip_proto != DP_IPPROTO_TCP || (p.dst_ip != m_vip && !OtherVip(p.dst_ip)) ||
              (p.dst_port != m_vport && (m_sslPort == 0 || p.dst_port != m_sslPort)))
         Drop(dp_drop_reason_name(DP_DROP_NO_VIRTUAL_SERVICE), pkt);
     else if (m_l4 != L4Forwarding::Off)
@@ -353,10 +404,13 @@ WebSwitch::ReceiveFromServer(Ptr<NetDevice> dev, Ptr<const Packet> pkt, uint16_t
     dp_parsed_t p;
     ++m_counters.packets;
     const dp_drop_reason_t r = dp_parse(f.data(), f.size(), nullptr, &p, &m_counters.spliceOps);
-    if (r != DP_OK)
-        Drop(dp_drop_reason_name(r), pkt);
-    else if (p.ip_proto != DP_IPPROTO_TCP || p.src_ip != m_servers[server].serverIp)
-        Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+    if (r != DP_OK || p.ip_proto != DP_IPPROTO_TCP || p.src_ip != m_servers[server].serverIp)
+    {
+        // an echo reply is looked for among what the spliced path refuses
+        // (dp_parse reads no ICMP), so that path pays nothing for it
+        if (!(m_checking && m_checkCfg.kind == DP_HEALTH_PING && EchoReply(server, f)))
+            Drop(dp_drop_reason_name(r != DP_OK ? r : DP_DROP_NO_SESSION), pkt);
+    }
     else if (m_probeByPort.count(p.dst_port))
         ProbeSegment(server, f, p);
     else if (m_l4 == L4Forwarding::Nat)
@@ -430,6 +484,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
             return;
         }
         ClientConn& c = m_clients[key];
+        c.vip = p.dst_ip;
         c.clientIp = p.src_ip;
         c.clientPort = p.src_port;
         c.port = p.dst_port;
@@ -985,7 +1040,7 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
     dp_parsed_t q = p;
     if (c.edit)
         ApplyEdit(c, f, q, seq, pkt);
-    Rewrite(f, q, m_vip, c.port, c.clientIp, c.clientPort);
+    Rewrite(f, q, c.vip, c.port, c.clientIp, c.clientPort);
     dp_splice_xlate(&c.sp, DP_SPLICE_S2C, f.data(), f.size(), &q, &m_counters.spliceOps);
     EmitToClient(c, f, q);
     if (c.clientFinSeen && (flags & kAck) && Rd32(f.data() + p.l4_offset + 8) == c.clientFinEnd)
@@ -1174,7 +1229,8 @@ NowMs()
 void
 WebSwitch::SetHealthCheck(const dp_health_config_t& cfg, const std::string& uri)
 {
-    const bool offered = (cfg.kind == DP_HEALTH_TCP && m_profile.checkPort) ||
+    const bool offered = (cfg.kind == DP_HEALTH_PING && m_profile.checkPing) ||
+                         (cfg.kind == DP_HEALTH_TCP && m_profile.checkPort) ||
                          (cfg.kind == DP_HEALTH_HTTP && m_profile.checkWebPage) ||
                          (cfg.kind == DP_HEALTH_CONTENT && m_profile.checkContent);
     if (!offered)
@@ -1234,13 +1290,18 @@ WebSwitch::Probe(uint32_t server)
     x.open = false;
     x.headDone = false;
     x.body.clear();
-    x.localPort = m_nextPort++;
-    m_probeByPort[x.localPort] = server;
     x.startMs = NowMs();
-    x.next = static_cast<uint32_t>(m_rng());
     ++m_counters.probes;
-    ProbeSend(server, x.next, 0, kSyn);
-    x.next += 1;
+    if (m_checkCfg.kind == DP_HEALTH_PING)
+        EchoRequest(server);
+    else
+    {
+        x.localPort = m_nextPort++;
+        m_probeByPort[x.localPort] = server;
+        x.next = static_cast<uint32_t>(m_rng());
+        ProbeSend(server, x.next, 0, kSyn);
+        x.next += 1;
+    }
     x.timeout = Simulator::Schedule(MilliSeconds(dp_health_timeout_ms(&m_checkCfg)), &WebSwitch::ProbeTimeout, this,
                                     server);
     Finish();
@@ -1348,6 +1409,70 @@ WebSwitch::ProbeSegment(uint32_t server, const std::vector<uint8_t>& f, const dp
 }
 
 void
+WebSwitch::EchoRequest(uint32_t server)
+{
+    // RFC 792 echo: type 8, code 0, identifier, sequence number, then the
+    // 56 data bytes ping(8) sends by default; IPv4 header by hand (dp_build
+    // makes UDP and TCP only), checksums by RFC 1071 (dp_csum)
+    constexpr uint16_t kIcmpLen = 8 + kEchoData;
+    Health& x = m_health[server];
+    ++x.echoSeq;
+    const Server& srv = m_servers[server];
+    std::vector<uint8_t>& f = m_build;
+    f.assign(DP_ETH_HDR_LEN + DP_IP4_MIN_HDR_LEN + kIcmpLen, 0);
+    f[12] = 0x08;
+    uint8_t* ip = f.data() + DP_ETH_HDR_LEN;
+    ip[0] = 0x45;
+    Wr16(ip + 2, DP_IP4_MIN_HDR_LEN + kIcmpLen);
+    Wr16(ip + 4, m_ipId++);
+    ip[8] = 64;
+    ip[9] = kIcmp;
+    Wr32(ip + 12, srv.switchIp);
+    Wr32(ip + 16, srv.serverIp);
+    Wr16(ip + 10, dp_csum(ip, DP_IP4_MIN_HDR_LEN, &m_counters.healthOps));
+    uint8_t* icmp = ip + DP_IP4_MIN_HDR_LEN;
+    icmp[0] = kEchoRequest;
+    Wr16(icmp + 4, kEchoId);
+    Wr16(icmp + 6, x.echoSeq);
+    for (uint16_t k = 0; k < kEchoData; ++k)
+        icmp[8 + k] = static_cast<uint8_t>(k);
+    Wr16(icmp + 2, dp_csum(icmp, kIcmpLen, &m_counters.healthOps));
+    ++m_counters.packets;
+    Emit(srv.dev, f, DP_IP4_MIN_HDR_LEN + kIcmpLen);
+}
+
+bool
+WebSwitch::EchoReply(uint32_t server, const std::vector<uint8_t>& f)
+{
+    // the reply to the echo in flight: from the server to the switch's
+    // address on its link, both checksums right, identifier and sequence
+    // number the request's, the data echoed whole
+    Health& x = m_health[server];
+    const Server& srv = m_servers[server];
+    if (f.size() < DP_ETH_HDR_LEN + DP_IP4_MIN_HDR_LEN + 8u)
+        return false;
+    const uint8_t* ip = f.data() + DP_ETH_HDR_LEN;
+    const uint32_t ihl = (ip[0] & 0x0f) * 4u;
+    const uint32_t total = Rd16(ip + 2);
+    if ((ip[0] >> 4) != 4 || ihl < DP_IP4_MIN_HDR_LEN || ip[9] != kIcmp || total < ihl + 8u ||
+        DP_ETH_HDR_LEN + total > f.size() || Rd32(ip + 12) != srv.serverIp || Rd32(ip + 16) != srv.switchIp ||
+        dp_csum(ip, ihl, &m_counters.healthOps) != 0)
+        return false;
+    const uint8_t* icmp = ip + ihl;
+    const uint32_t icmpLen = total - ihl;
+    if (icmp[0] != kEchoReply || icmp[1] != 0 || dp_csum(icmp, icmpLen, &m_counters.healthOps) != 0 ||
+        Rd16(icmp + 4) != kEchoId)
+        return false;
+    if (!x.active || Rd16(icmp + 6) != x.echoSeq || icmpLen != 8u + kEchoData)
+    {
+        Drop("health_echo_stale", nullptr); // the answer to an abandoned probe
+        return true;
+    }
+    ProbeEnd(server, dp_health_classify(&m_checkCfg, 1, 0, 0, nullptr, 0, &m_counters.healthOps), NowMs());
+    return true;
+}
+
+void
 WebSwitch::ProbeEnd(uint32_t server, dp_health_result_t result, uint64_t endMs)
 {
     Health& x = m_health[server];
@@ -1428,7 +1553,7 @@ WebSwitch::SendTcp(Ptr<NetDevice> dev, uint32_t srcIp, uint16_t srcPort, uint32_
 void
 WebSwitch::ToClient(ClientConn& c, uint32_t seq, uint32_t ack, uint8_t flags, const uint8_t* payload, uint16_t len)
 {
-    SendTcp(m_clientDev, m_vip, c.port, c.clientIp, c.clientPort, seq, ack, flags, payload, len);
+    SendTcp(m_clientDev, c.vip, c.port, c.clientIp, c.clientPort, seq, ack, flags, payload, len);
 }
 
 void
@@ -1443,6 +1568,15 @@ void
 WebSwitch::Emit(Ptr<NetDevice> dev, const std::vector<uint8_t>& f, uint16_t ipTotalLen)
 {
     m_out.emplace_back(dev, Create<Packet>(f.data() + DP_ETH_HDR_LEN, ipTotalLen));
+}
+
+void
+WebSwitch::Transmit(Ptr<NetDevice> d, Ptr<Packet> q)
+{
+    if (m_segment && d == m_clientDev)
+        SegmentSend(q);
+    else
+        d->Send(q, d->GetBroadcast(), kIpv4);
 }
 
 void
@@ -1486,7 +1620,7 @@ WebSwitch::Finish()
     {
         Ptr<NetDevice> d = m_out[0].first;
         Ptr<Packet> q = m_out[0].second;
-        Simulator::Schedule(leave - now, [d, q]() { d->Send(q, d->GetBroadcast(), kIpv4); });
+        Simulator::Schedule(leave - now, [this, d, q]() { Transmit(d, q); });
     }
     else if (!m_out.empty())
     {
@@ -1494,9 +1628,9 @@ WebSwitch::Finish()
         // packets in the order they were made (as separate events at the
         // same time would run)
         auto batch = std::make_shared<std::vector<std::pair<Ptr<NetDevice>, Ptr<Packet>>>>(std::move(m_out));
-        Simulator::Schedule(leave - now, [batch]() {
+        Simulator::Schedule(leave - now, [this, batch]() {
             for (auto& [d, q] : *batch)
-                d->Send(q, d->GetBroadcast(), kIpv4);
+                Transmit(d, q);
         });
     }
     m_out.clear();

@@ -40,7 +40,7 @@
 // table). A request whose cookie names a server goes there before any URL
 // rule (dp_persist_cookie_request).
 //
-// Server checks (seed 003 table 6: port, web page, content; the profile's
+// Server checks (seed 003 table 6: ping, port, web page, content; the profile's
 // features.fault_tolerance, another kind is refused) on real packets from
 // the switch's own address on each server link: a TCP connect to the
 // service port (SYN-ACK: passed, RST: refused, nothing within the check
@@ -82,6 +82,7 @@
 
 #include <ns3/event-id.h>
 #include <ns3/ipv4-address.h>
+#include <ns3/mac48-address.h>
 #include <ns3/net-device.h>
 #include <ns3/node.h>
 #include <ns3/nstime.h>
@@ -89,6 +90,7 @@
 #include <ns3/packet.h>
 #include <ns3/traced-callback.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -166,6 +168,19 @@ class WebSwitch : public ns3::Object
 
     /// The device toward the clients and the virtual service on it.
     void AttachClientSide(ns3::Ptr<ns3::NetDevice> dev, ns3::Ipv4Address vip, uint16_t port);
+    /// The clients on a shared L2 segment (switch redundancy): the virtual
+    /// service vip answered from the virtual MAC vmac. No handler is
+    /// registered: the owner of the virtual MAC (VrrpRouter, while master)
+    /// hands the switch its frames (ClientFrame); answers leave from the
+    /// VIP's virtual MAC to the MAC the client's frames came from.
+    void AttachClientSegment(ns3::Ptr<ns3::NetDevice> dev, ns3::Ipv4Address vip, ns3::Mac48Address vmac,
+                             uint16_t port);
+    /// Another virtual service address on the segment (active/active: the
+    /// VIP of the other switch, served while this one is its master); a
+    /// client connection answers from the address it was opened to.
+    void AddVirtualAddress(ns3::Ipv4Address vip, ns3::Mac48Address vmac);
+    /// An IPv4 packet from the client segment, sent by MAC from.
+    void ClientFrame(ns3::Ptr<const ns3::Packet> p, const ns3::Mac48Address& from);
     /// A server behind dev: its address and the switch's own on that link.
     /// Returns the server's index.
     uint32_t AddServer(ns3::Ptr<ns3::NetDevice> dev, ns3::Ipv4Address switchAddr, ns3::Ipv4Address serverAddr);
@@ -217,8 +232,8 @@ class WebSwitch : public ns3::Object
     /// Connections passed on without persistence, by reason.
     uint64_t ForwardedCount(const std::string& reason) const;
 
-    /// Server checks of kind cfg.kind (DP_HEALTH_TCP, _HTTP or _CONTENT;
-    /// ping is not modelled) on every server, with cfg's interval, timeout,
+    /// Server checks of kind cfg.kind (DP_HEALTH_PING: an ICMP echo
+    /// answered, _TCP, _HTTP or _CONTENT) on every server, with cfg's interval, timeout,
     /// rise and fall; uri is the page HTTP and content checks GET. Throws
     /// std::invalid_argument when the profile lacks the check or
     /// dp_health refuses cfg. Call after the servers are added.
@@ -281,6 +296,7 @@ class WebSwitch : public ns3::Object
     };
     struct ClientConn
     {
+        uint32_t vip = 0;            ///< the virtual address the client opened it to
         uint32_t clientIp = 0;
         uint16_t clientPort = 0;
         uint16_t port = 0;           ///< the service port (the servers' port too)
@@ -356,7 +372,13 @@ class WebSwitch : public ns3::Object
         uint64_t bodyLeft = 0;
         bool headDone = false;
         ns3::EventId timeout;
+        uint16_t echoSeq = 0;     ///< ping: the sequence number of the last echo request
     };
+    /// Ping check: an ICMP echo request to the server.
+    void EchoRequest(uint32_t server);
+    /// Ping check: whether f (refused by dp_parse) is an ICMP echo reply
+    /// from the server; the one in flight ends its probe.
+    bool EchoReply(uint32_t server, const std::vector<uint8_t>& f);
     void Probe(uint32_t server);
     void ProbeSegment(uint32_t server, const std::vector<uint8_t>& f, const dp_parsed_t& p);
     void ProbeTimeout(uint32_t server);
@@ -405,6 +427,13 @@ class WebSwitch : public ns3::Object
     /// Prices the work done since the last call and sends what it produced
     /// when the processor has done it.
     void Finish();
+    /// Sends a finished packet on d (on the client segment: SegmentSend).
+    void Transmit(ns3::Ptr<ns3::NetDevice> d, ns3::Ptr<ns3::Packet> q);
+    void SegmentSend(ns3::Ptr<ns3::Packet> q);
+    bool OtherVip(uint32_t ip) const
+    {
+        return std::find(m_moreVips.begin(), m_moreVips.end(), ip) != m_moreVips.end();
+    }
 
     struct Server
     {
@@ -423,6 +452,10 @@ class WebSwitch : public ns3::Object
     ns3::Ptr<ns3::NetDevice> m_clientDev;
     uint32_t m_vip = 0;
     uint16_t m_vport = 80;
+    bool m_segment = false;                                   ///< clients on a shared L2 segment
+    std::vector<uint32_t> m_moreVips;                         ///< active/active: the other switch's VIP
+    std::map<uint32_t, ns3::Mac48Address> m_vmacs;            ///< VIP -> virtual MAC (segment)
+    std::map<uint32_t, ns3::Mac48Address> m_clientMacs;       ///< client address -> MAC (segment)
     std::vector<Server> m_servers;
     std::vector<uint64_t> m_ruleMem;
     dp_urlrule_table_t* m_rules = nullptr;

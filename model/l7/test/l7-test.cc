@@ -1003,3 +1003,52 @@ TEST(WebSwitchHealth, AProductWithoutTheCheckRefusesIt)
     EXPECT_NO_THROW(b.bed->Switch()->SetHealthCheck(cfg));
     ns3::Simulator::Destroy();
 }
+
+// Ping checks (seed 003 table 6, every product): ICMP echo requests from
+// the switch, answered by the servers' own ns-3 IPv4 stacks
+// (Icmpv4L4Protocol), on dp_health's schedule. A silent host fails each
+// probe by the timeout, so the window is the TCP check's:
+// [fall*timeout + (fall-1)*inter, that + inter + 1 ms), and back
+// [(rise-1)*inter, (rise-1)*inter + inter + timeout + rise ms).
+TEST(WebSwitchHealth, PingTakesASilentHostDownWithinTheClosedFormWindowButNotAClosedPort)
+{
+    HealthRun h(DP_HEALTH_PING);
+    auto em = ns3::CreateObject<ns3::RateErrorModel>();
+    em->SetUnit(ns3::RateErrorModel::ERROR_UNIT_PACKET);
+    em->SetRate(1.0);
+    em->Disable();
+    h.bed.bed->ServerNode(1)->GetDevice(1)->SetAttribute("ReceiveErrorModel", ns3::PointerValue(em));
+    h.At(1.03, [em]() { em->Enable(); });
+    h.At(2.5, [em]() { em->Disable(); });
+    // a closed service port: the host still answers echo, so ping keeps it up
+    auto s0 = h.bed.bed->Server(0);
+    h.At(3.0, [s0]() { s0->SetListening(false); });
+    h.bed.bed->Run();
+    ns3::Simulator::Destroy();
+
+    ASSERT_EQ(h.changes.size(), 2u);
+    EXPECT_EQ(h.changes[0].server, 1u);
+    EXPECT_FALSE(h.changes[0].up);
+    EXPECT_EQ(h.changes[1].server, 1u);
+    EXPECT_TRUE(h.changes[1].up);
+    const double inter = 0.2, timeout = 0.05, ms = 1e-3;
+    const double detect = h.changes[0].at - 1.03;
+    EXPECT_GE(detect, 3 * timeout + 2 * inter - 1e-9);
+    EXPECT_LT(detect, 3 * timeout + 2 * inter + inter + ms);
+    const double rejoin = h.changes[1].at - 2.5;
+    EXPECT_GE(rejoin, 1 * inter - 1e-9);
+    EXPECT_LT(rejoin, 1 * inter + inter + timeout + 2 * ms);
+    uint64_t lo = 0, hi = 0;
+    ASSERT_EQ(dp_health_detection_window(&h.cfg, 50, &lo, &hi), 0);
+    EXPECT_EQ(lo, 550u);
+    EXPECT_EQ(hi, 750u);
+    // every probe of server 0 was answered (the run lasts past 3 s at
+    // one probe per 200 ms), none refused; server 1's silent ones timed out
+    EXPECT_GT(h.Count(0, DP_HEALTH_PASSED), 15u);
+    EXPECT_EQ(h.Count(0, DP_HEALTH_FAIL_TIMEOUT), 0u);
+    EXPECT_EQ(h.Count(0, DP_HEALTH_FAIL_REFUSED), 0u);
+    EXPECT_GE(h.Count(1, DP_HEALTH_FAIL_TIMEOUT), 3u);
+    EXPECT_EQ(h.bed.bed->Switch()->DropCount("health_echo_stale"), 0u);
+    std::printf("ping: down %.1f ms after the host fell silent, back %.1f ms after it answered again\n",
+                detect * 1e3, rejoin * 1e3);
+}

@@ -1,0 +1,173 @@
+// Switch redundancy (seed 003 table 6: active/backup and active/active, every
+// product) as VRRPv3 (RFC 5798, an assumption: the seed names no protocol),
+// measured against section 6.1's closed form.
+#include "redundant-pair-testbed.h"
+#include "web-switch-profile.h"
+
+#include <ns3/ipv4-address.h>
+#include <ns3/simulator.h>
+#include <ns3/uinteger.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace routertwin;
+
+namespace
+{
+std::string
+Profile(const std::string& name)
+{
+    return std::string(RT_SOURCE_DIR) + "/scenarios/platforms/" + name + ".yaml";
+}
+
+struct PairRun
+{
+    explicit PairRun(bool activeActive)
+    {
+        RedundantPairConfig c;
+        c.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+        c.activeActive = activeActive;
+        bed = std::make_unique<RedundantPairTestbed>(c);
+        for (uint32_t i = 0; i < 2; ++i)
+            for (uint8_t v = 1; v <= (activeActive ? 2 : 1); ++v)
+                bed->Router(i, v)->TraceConnectWithoutContext(
+                    "State", ns3::Callback<void, uint8_t, uint8_t, ns3::Time>(
+                                 [this, i](uint8_t vrid, uint8_t state, ns3::Time at) { State(i, vrid, state, at); }));
+    }
+    void State(uint32_t sw, uint8_t vrid, uint8_t state, ns3::Time at)
+    {
+        if (state == VrrpRouter::Master)
+            masters.push_back({sw, vrid, at.GetSeconds()});
+    }
+    /// A client asking for path from the VIP at t (one HTTP/1.0 request on a new connection).
+    ns3::Ptr<HttpClientApp> Client(double t, const std::string& vip, const std::string& path)
+    {
+        auto app = ns3::CreateObject<HttpClientApp>();
+        app->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address(vip.c_str())));
+        app->AddRequest(HttpClientApp::Get(path, true));
+        bed->ClientNode()->AddApplication(app);
+        app->SetStartTime(ns3::Seconds(t));
+        return app;
+    }
+    /// The first response completed after t among apps.
+    static double FirstAfter(const std::vector<ns3::Ptr<HttpClientApp>>& apps, double t)
+    {
+        double first = 1e9;
+        for (const auto& a : apps)
+            for (const auto& r : a->Responses())
+                if (r.at.GetSeconds() > t)
+                    first = std::min(first, r.at.GetSeconds());
+        return first;
+    }
+    struct Master
+    {
+        uint32_t sw;
+        uint8_t vrid;
+        double at;
+    };
+    std::unique_ptr<RedundantPairTestbed> bed;
+    std::vector<Master> masters;
+};
+
+// RFC 5798 section 6.1 with the default 1 s interval: Skew_Time =
+// (256 - priority) / 256 s, Master_Down_Interval = 3 s + Skew_Time. The
+// master (priority 200) wins the start at 3 + 56/256 = 3.21875 s and
+// advertises every second from then; the backup (priority 100) restarts
+// its 3 + 156/256 = 3.609375 s timer at each advertisement, so after the
+// master dies at t_d it takes over at t_last + 3.609375 s, t_last the last
+// advertisement before t_d: a failover in [MDI - interval, MDI].
+constexpr double kInterval = 1.0, kMasterMdi = 3.0 + 56.0 / 256, kBackupMdi = 3.0 + 156.0 / 256;
+// kLink: the advertisement's crossings of the two links and the bridge,
+// and its wait in the master's queue behind the frames of a download
+// (measured 0.28 ms with the 20 MB one below; 1,500-byte frames at
+// 100 Mbit/s are 0.12 ms each)
+constexpr double kDeath = 5.5, kSpacing = 0.05, kLink = 2e-3;
+} // namespace
+
+TEST(WebSwitchRedundancy, ActiveBackupFailsOverAfterTheMasterDownIntervalAndBreaksEstablishedConnections)
+{
+    PairRun r(false);
+    EXPECT_DOUBLE_EQ(r.bed->Router(1, 1)->MasterDownInterval().GetSeconds(), kBackupMdi);
+    std::vector<ns3::Ptr<HttpClientApp>> apps;
+    for (double t = 4.0; t < 9.9; t += kSpacing)
+        apps.push_back(r.Client(t, "198.18.1.1", "/a/CLASS_2000.gif"));
+    // a download in flight when the master dies (20 MB: 1.7 s at 100 Mbit/s)
+    auto longOne = r.Client(5.0, "198.18.1.1", "/a/CLASS_20000000.gif");
+    size_t heldAtDeath = 0;
+    r.bed->Kill(0, ns3::Seconds(kDeath));
+    ns3::Simulator::Schedule(ns3::Seconds(kDeath), [&]() { heldAtDeath = r.bed->Switch(0)->ClientConnections(); });
+    r.bed->Run();
+
+    ASSERT_EQ(r.masters.size(), 2u);
+    EXPECT_EQ(r.masters[0].sw, 0u);
+    EXPECT_NEAR(r.masters[0].at, kMasterMdi, 1e-9);
+    EXPECT_EQ(r.masters[1].sw, 1u);
+    const double lastAdvert = kMasterMdi + std::floor((kDeath - kMasterMdi) / kInterval) * kInterval;
+    const double takeover = r.masters[1].at - kDeath;
+    EXPECT_GE(takeover, kBackupMdi - (kDeath - lastAdvert));
+    EXPECT_LT(takeover, kBackupMdi - (kDeath - lastAdvert) + kLink);
+    EXPECT_GE(takeover, kBackupMdi - kInterval);
+    EXPECT_LE(takeover, kBackupMdi + kLink);
+    // the first request served through the backup: one started after the
+    // takeover (one every 50 ms), or an earlier one's SYN retransmission
+    const double served = PairRun::FirstAfter(apps, kDeath) - kDeath;
+    EXPECT_GE(served, takeover);
+    EXPECT_LT(served, takeover + kSpacing + 0.01);
+    EXPECT_GT(r.bed->Switch(1)->GetCounters().requests, 0u);
+    EXPECT_EQ(r.bed->Router(1, 1)->Count("gratuitous_arps"), 1u);
+    // no state sync: the download bound through the master breaks; the
+    // backup has no session for its segments
+    EXPECT_EQ(heldAtDeath, 1u);
+    EXPECT_TRUE(longOne->Responses().empty());
+    EXPECT_GT(r.bed->Switch(1)->DropCount("no_session"), 0u);
+    std::printf("active/backup: takeover %.6f s after the death, first request served %.6f s after, "
+                "%zu connection(s) broken\n",
+                takeover, served, heldAtDeath);
+    ns3::Simulator::Destroy();
+}
+
+TEST(WebSwitchRedundancy, ActiveActiveSurvivorTakesBothAddressesAndItsOwnNeverStops)
+{
+    PairRun r(true);
+    std::vector<ns3::Ptr<HttpClientApp>> one, two;
+    for (double t = 4.0; t < 9.9; t += kSpacing)
+    {
+        one.push_back(r.Client(t, "198.18.1.1", "/a/CLASS_2000.gif"));
+        two.push_back(r.Client(t + 0.001, "198.18.1.3", "/a/CLASS_2000.htm"));
+    }
+    r.bed->Kill(0, ns3::Seconds(kDeath));
+    r.bed->Run();
+    // each switch starts as master of its own VRID; switch 1 takes VRID 1
+    ASSERT_EQ(r.masters.size(), 3u);
+    const double lastAdvert = kMasterMdi + std::floor((kDeath - kMasterMdi) / kInterval) * kInterval;
+    const auto& take = r.masters[2];
+    EXPECT_EQ(take.sw, 1u);
+    EXPECT_EQ(take.vrid, 1u);
+    EXPECT_GE(take.at - kDeath, kBackupMdi - (kDeath - lastAdvert));
+    EXPECT_LT(take.at - kDeath, kBackupMdi - (kDeath - lastAdvert) + kLink);
+    const double served = PairRun::FirstAfter(one, kDeath) - kDeath;
+    EXPECT_GE(served, take.at - kDeath);
+    EXPECT_LT(served, take.at - kDeath + kSpacing + 0.01);
+    // VIP 2 was switch 1's all along: every request to it answered
+    for (const auto& a : two)
+        EXPECT_EQ(a->Responses().size(), 1u);
+    EXPECT_EQ(r.bed->Router(1, 2)->GetState(), VrrpRouter::Master);
+    ns3::Simulator::Destroy();
+}
+
+TEST(WebSwitchRedundancy, AProductWithoutRedundancyRefusesIt)
+{
+    RedundantPairConfig c;
+    c.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    c.profile.activeActive = false;
+    c.activeActive = true;
+    EXPECT_THROW(RedundantPairTestbed{c}, std::invalid_argument);
+    ns3::Simulator::Destroy();
+}

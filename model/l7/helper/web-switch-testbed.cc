@@ -147,12 +147,13 @@ Connect(Ptr<Node> a, Ptr<Node> b, double bps, uint32_t overhead, double delayAb,
     return l;
 }
 
-/// A link from a to b whose frames cross two wires each way, a's port on
-/// the L2 switch and the uplink: aOut then abHop from a to b, baHop then
-/// aIn from b to a (the second wire of each direction as the receiving
-/// end's "cpu" server, which PathNetDevice runs before handing a frame up).
-/// Passing the uplink's direction servers makes these frames queue with
-/// every other frame on the uplink.
+/// A link from a to b whose frames cross two servers each way (a's port on
+/// the L2 switch, then the uplink or the L2 switch's latency): aOut then
+/// abHop from a to b, baHop then aIn (may be null) from b to a; the second
+/// of each direction is the receiving end's "cpu" server, which
+/// PathNetDevice runs before handing a frame up. Passing the uplink's
+/// direction servers makes these frames queue with every other frame on
+/// the uplink.
 Link
 ConnectThrough(Ptr<Node> a, Ptr<Node> b, Ptr<PathServer> aOut, Ptr<PathServer> abHop, Ptr<PathServer> baHop,
                Ptr<PathServer> aIn)
@@ -293,17 +294,9 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
             // as the L2 side's "cpu"), not through the web switch
             Ptr<Ipv4> ip = n->GetObject<Ipv4>();
             ip->AddAddress(0, Ipv4InterfaceAddress(Ipv4Address("198.18.1.1"), Ipv4Mask("/32")));
-            Ptr<PathServer> l2Crossing = Latency(c.l2LatencyS);
-            Ptr<PathChannel> ch = CreateObject<PathChannel>();
-            Ptr<PathNetDevice> atServer = CreateObject<PathNetDevice>();
-            Ptr<PathNetDevice> atL2 = CreateObject<PathNetDevice>();
-            ch->Attach(atServer, atL2);
-            atServer->Configure(ch, atL2, portOut, nullptr);
-            atL2->Configure(ch, atServer, portIn, l2Crossing);
-            n->AddDevice(atServer);
-            l2->AddDevice(atL2);
-            const uint32_t bi = AddIf(n, atServer, Net(40 + k, 2));
-            AddIf(l2, atL2, Net(40 + k, 1));
+            Link back = ConnectThrough(n, l2, portOut, Latency(c.l2LatencyS), portIn, nullptr);
+            const uint32_t bi = AddIf(n, back.a, Net(40 + k, 2));
+            AddIf(l2, back.b, Net(40 + k, 1));
             routing.GetStaticRouting(ip)->AddNetworkRouteTo(Ipv4Address("198.18.96.0"), Ipv4Mask("/19"),
                                                             Ipv4Address(Net(40 + k, 1).c_str()), bi);
         }

@@ -17,6 +17,7 @@
 #include <ns3/uinteger.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -116,6 +117,13 @@ Wire(double bps, uint32_t overhead, double delayS)
     return s;
 }
 
+/// A crossing that takes no line time, only a latency.
+Ptr<PathServer>
+Latency(double delayS)
+{
+    return Wire(std::numeric_limits<double>::infinity(), 0, delayS);
+}
+
 struct Link
 {
     Ptr<PathNetDevice> a, b;
@@ -134,6 +142,31 @@ Connect(Ptr<Node> a, Ptr<Node> b, double bps, uint32_t overhead, double delayAb,
     ch->Attach(l.a, l.b);
     l.a->Configure(ch, l.b, l.ab, nullptr);
     l.b->Configure(ch, l.a, l.ba, nullptr);
+    a->AddDevice(l.a);
+    b->AddDevice(l.b);
+    return l;
+}
+
+/// A link from a to b whose frames cross two servers each way (a's port on
+/// the L2 switch, then the uplink or the L2 switch's latency): aOut then
+/// abHop from a to b, baHop then aIn (may be null) from b to a; the second
+/// of each direction is the receiving end's "cpu" server, which
+/// PathNetDevice runs before handing a frame up. Passing the uplink's
+/// direction servers makes these frames queue with every other frame on
+/// the uplink.
+Link
+ConnectThrough(Ptr<Node> a, Ptr<Node> b, Ptr<PathServer> aOut, Ptr<PathServer> abHop, Ptr<PathServer> baHop,
+               Ptr<PathServer> aIn)
+{
+    Link l;
+    l.ab = aOut;
+    l.ba = aIn;
+    Ptr<PathChannel> ch = CreateObject<PathChannel>();
+    l.a = CreateObject<PathNetDevice>();
+    l.b = CreateObject<PathNetDevice>();
+    ch->Attach(l.a, l.b);
+    l.a->Configure(ch, l.b, aOut, aIn);
+    l.b->Configure(ch, l.a, baHop, abHop);
     a->AddDevice(l.a);
     b->AddDevice(l.b);
     return l;
@@ -238,24 +271,30 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     for (uint32_t k = 0; k < c.servers; ++k)
     {
         Ptr<Node> n = servers.Get(k);
-        // the servers' L2 crossings (figure 5: they hang on the L2 switch
-        // too) as delay on their link to the switch
-        Link sl = Connect(n, sw, rate, c.frameOverheadBytes, host + c.l2LatencyS, host + c.l2LatencyS);
-        // DR: the server's answers leave on its link to the L2 switch (below)
-        if (!dr)
-            wires.emplace_back("server" + std::to_string(k + 1) + ".link_out", sl.ab);
-        wires.emplace_back("server" + std::to_string(k + 1) + ".link_in", sl.ba);
+        // figures 4 and 5: the server is on a 100 Mbit/s port of the L2
+        // switch, and what it exchanges with the web switch crosses the
+        // gigabit uplink with the clients' frames (in NAT and L7 the
+        // uplink carries every response twice, once each way). The L2
+        // switch forwards the server's frames by MAC to its gateway, the
+        // web switch, whatever their IP destination (in NAT a client's
+        // address), which an IP-forwarding node cannot do: so the server's
+        // link to the web switch is its port then the uplink, each way.
+        Ptr<PathServer> portOut = Wire(rate, c.frameOverheadBytes, host);
+        Ptr<PathServer> portIn = Wire(rate, c.frameOverheadBytes, host);
+        wires.emplace_back("server" + std::to_string(k + 1) + ".link_out", portOut);
+        wires.emplace_back("server" + std::to_string(k + 1) + ".link_in", portIn);
+        Link sl = ConnectThrough(n, sw, portOut, up.ab, up.ba, portIn);
         const uint32_t i = AddIf(n, sl.a, Net(10 + k, 2));
         routing.GetStaticRouting(n->GetObject<Ipv4>())->SetDefaultRoute(Ipv4Address(Net(10 + k, 1).c_str()), i);
         ws->AddServer(sl.b, Ipv4Address(Net(10 + k, 1).c_str()), Ipv4Address(Net(10 + k, 2).c_str()));
         if (dr)
         {
             // figure 4: the server holds the virtual address and answers
-            // the clients through the L2 switch, not the web switch
+            // the clients from its port through the L2 switch (its latency
+            // as the L2 side's "cpu"), not through the web switch
             Ptr<Ipv4> ip = n->GetObject<Ipv4>();
             ip->AddAddress(0, Ipv4InterfaceAddress(Ipv4Address("198.18.1.1"), Ipv4Mask("/32")));
-            Link back = Connect(n, l2, rate, c.frameOverheadBytes, host + c.l2LatencyS, host);
-            wires.emplace_back("server" + std::to_string(k + 1) + ".link_out", back.ab);
+            Link back = ConnectThrough(n, l2, portOut, Latency(c.l2LatencyS), portIn, nullptr);
             const uint32_t bi = AddIf(n, back.a, Net(40 + k, 2));
             AddIf(l2, back.b, Net(40 + k, 1));
             routing.GetStaticRouting(ip)->AddNetworkRouteTo(Ipv4Address("198.18.96.0"), Ipv4Mask("/19"),

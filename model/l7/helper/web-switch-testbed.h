@@ -72,12 +72,15 @@ struct WebBenchFileClass
 /// 5; docs/nctu.md "The ns-3 engine"): clientHosts WebBench PCs, each with
 /// threadsPerHost closed-loop HttpClientApps (think time 0, files drawn by
 /// share), on host links to an L2 switch (an ns-3 store-and-forward node)
-/// with one uplink to the WebSwitch; servers on host links to the switch.
+/// with one uplink to the WebSwitch; the servers on host links to the L2
+/// switch too, so every frame between a server and the WebSwitch crosses
+/// the uplink with the clients' frames (a NAT or L7 response twice).
 /// Links carry Ethernet framing (PathNetDevice: IP bytes + frame overhead
 /// at the line rate). Host CPUs are FIFO servers of the per-request and
 /// per-connection times (HostCpu). mode "l4": the switch balances
 /// connections round robin (forwarding "nat", or "dr": the servers hold the
-/// virtual address and answer over a second link to the L2 switch); mode
+/// virtual address and answer from their L2 port to the clients without
+/// crossing the uplink); mode
 /// "l7": URL switching with delayed binding, .gif to the first half of the
 /// servers, .htm to the second, other names to any, `rules` rules (.gif,
 /// .htm, padding extensions, the default), as the `webswitch` kind's MVA.

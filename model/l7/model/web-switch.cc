@@ -480,6 +480,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         if (old != m_clients.end())
         {
             // a retransmitted SYN: the same answer again
+            m_counters.handshakeSegments += 2;
             ToClient(old->second, old->second.sp.vip_isn, seq + 1, kSyn | kAck);
             return;
         }
@@ -492,6 +493,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         c.head = TakeHeadBuffer();
         dp_splice_accept(&c.sp, seq, static_cast<uint32_t>(m_rng()), &m_counters.spliceOps);
         ++m_counters.connectionSides;
+        m_counters.handshakeSegments += 2; // the SYN and the SYN-ACK
         ToClient(c, c.sp.vip_isn, seq + 1, kSyn | kAck);
         return;
     }
@@ -527,7 +529,10 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
             return;
         }
         if (plen == 0 && !(flags & kFin))
+        {
+            ++m_counters.handshakeSegments;
             return; // the handshake's ACK: the request comes next
+        }
     }
     const bool spliced = c.sp.state == DP_SPLICE_SPLICED;
     const bool newBytes = plen > 0 && dp_splice_after(seq + plen, c.sp.c_next);
@@ -928,6 +933,7 @@ WebSwitch::OpenServer(ClientConn& c, uint32_t server)
     c.pending = static_cast<int>(c.sconns.size() - 1);
     m_byLocalPort[s.localPort] = ClientKey(c.clientIp, c.clientPort);
     ++m_counters.connectionSides;
+    ++m_counters.handshakeSegments;
     ToServer(c, s, s.localIsn, 0, kSyn);
 }
 
@@ -1009,6 +1015,7 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
         s.serverNext = seq + 1;
         s.localNext = s.localIsn + 1;
         s.state = ServerConn::Open;
+        m_counters.handshakeSegments += 2; // the SYN-ACK and the ACK
         ToServer(c, s, s.localNext, s.serverNext, kAck);
         if (c.pending == idx)
         {
@@ -1586,6 +1593,7 @@ WebSwitch::Finish()
     // only the priced counts are remembered (a copy of every counter per
     // packet was a measurable share of the L7 path)
     const Priced now_{n.packets,
+                      n.handshakeSegments,
                       n.connectionSides,
                       n.httpOps.bytes_parsed,
                       n.ruleOps.rules_evaluated,
@@ -1594,7 +1602,10 @@ WebSwitch::Finish()
     const Priced& o = m_priced;
     const WebSwitchProfile& pr = m_profile;
     const double packetCycles = m_l4 == L4Forwarding::Off ? pr.l7PacketCycles : pr.l4PacketCycles;
-    const double cycles = packetCycles * double(Delta(now_.packets, o.packets)) +
+    // a handshake segment's work is part of its connection side's price
+    const double priced = double(Delta(now_.packets, o.packets)) -
+                          double(Delta(now_.handshakeSegments, o.handshakeSegments));
+    const double cycles = packetCycles * priced +
                           pr.connectionCycles * double(Delta(now_.connectionSides, o.connectionSides)) +
                           pr.parseByteCycles * double(Delta(now_.parsedBytes, o.parsedBytes)) +
                           pr.ruleCycles * double(Delta(now_.rules, o.rules)) +

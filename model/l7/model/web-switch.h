@@ -259,6 +259,10 @@ class WebSwitch : public ns3::Object
         uint64_t requests = 0;          ///< request heads completed
         uint64_t connectionSides = 0;   ///< client connections accepted + server connections opened
         uint64_t packets = 0;           ///< packets spliced or built by the switch (L4: forwarded)
+        /// Of those, L7's opening handshakes (RFC 793 3.4: SYN, SYN-ACK, ACK
+        /// on each side, received or built): priced inside connectionCycles,
+        /// not per packet (the profiles' words, docs/nctu.md "Product profiles")
+        uint64_t handshakeSegments = 0;
         uint64_t rewrites = 0;          ///< header rewrites (downgrade)
         uint64_t redirects = 0;         ///< 302s sent
         uint64_t serverResets = 0;      ///< RSTs sent to servers
@@ -498,7 +502,8 @@ class WebSwitch : public ns3::Object
     /// The priced counts at the last Finish.
     struct Priced
     {
-        uint64_t packets = 0, connectionSides = 0, parsedBytes = 0, rules = 0, ruleBytes = 0, rewrites = 0;
+        uint64_t packets = 0, handshakeSegments = 0, connectionSides = 0, parsedBytes = 0, rules = 0, ruleBytes = 0,
+                 rewrites = 0;
     };
     Priced m_priced;
     std::vector<std::unique_ptr<uint8_t[]>> m_freeHeads; ///< at most two per connection open at the peak

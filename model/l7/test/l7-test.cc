@@ -383,7 +383,9 @@ TEST(WebSwitchPricing, CyclesAreTheProfilesPricesTimesTheCountedOperations)
     b.Run();
     const auto& c = b.bed->Switch()->GetCounters();
     const WebSwitchProfile& p = b.bed->Switch()->GetProfile();
-    const double expected = p.l7PacketCycles * double(c.packets) + p.connectionCycles * double(c.connectionSides) +
+    // a handshake segment is priced in its connection side, not as a packet
+    const double expected = p.l7PacketCycles * double(c.packets - c.handshakeSegments) +
+                            p.connectionCycles * double(c.connectionSides) +
                             p.parseByteCycles * double(c.httpOps.bytes_parsed) +
                             p.ruleCycles * double(c.ruleOps.rules_evaluated) +
                             p.ruleByteCycles * double(c.ruleOps.bytes_parsed) + p.rewriteCycles * double(c.rewrites);
@@ -391,17 +393,21 @@ TEST(WebSwitchPricing, CyclesAreTheProfilesPricesTimesTheCountedOperations)
     // Nortel evaluates every rule of every server: 2 rules x 2 servers
     EXPECT_EQ(c.ruleOps.rules_evaluated, 4u);
     EXPECT_EQ(c.connectionSides, 2u);
+    // RFC 793 3.4: SYN, SYN-ACK, ACK on the client's side and on the server's
+    EXPECT_EQ(c.handshakeSegments, 6u);
 }
 
-TEST(WebSwitchPricing, TheSynAckLeavesAfterTheProfilesCyclesForAPacketInOneOutAndAConnection)
+TEST(WebSwitchPricing, TheSynAckLeavesAfterTheProfilesCyclesForAConnectionSide)
 {
-    // Nortel: (2 packets x 2,000 + 10,000 cycles for the connection side)
-    // at 200 MHz = 70 us between the SYN's arrival and the SYN-ACK's
-    // departure on the switch's client port (pcap: microsecond stamps)
+    // Nortel: 10,000 cycles for the connection side, its handshake segments
+    // included (the profile: "control block, handshake segments built,
+    // timers"), at 200 MHz = 50 us between the SYN's arrival and the
+    // SYN-ACK's departure on the switch's client port (pcap: microsecond
+    // stamps)
     Bed b("nctu-nortel-ace180e", {{Get("/CLASS_100.gif")}}, "price");
     const WebSwitchProfile& p = b.bed->Switch()->GetProfile();
-    const double expected = (2 * p.l7PacketCycles + p.connectionCycles) / p.clockHz;
-    EXPECT_NEAR(expected, 70e-6, 1e-12);
+    const double expected = p.connectionCycles / p.clockHz;
+    EXPECT_NEAR(expected, 50e-6, 1e-12);
     b.Run();
     const auto client = ReadPcapSegments(Tmp("price-client.pcap"));
     ASSERT_GE(client.size(), 2u);

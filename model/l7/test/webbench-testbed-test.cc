@@ -119,3 +119,72 @@ TEST(WebBenchTestbed, KeepAliveStrategiesOpenTheConnectionsSection54Says)
     const double htm = reuse.utilization.at("server3.link_out") + reuse.utilization.at("server4.link_out");
     EXPECT_GT(htm, 3.0 * gif);
 }
+
+namespace
+{
+/// Eight servers of 30,000-byte files (HTTP/1.1, no host CPU time): their
+/// 100 Mbit/s ports are the bottleneck and the responses load the uplink.
+WebBenchTestbedConfig
+LargeFiles(const std::string& forwarding)
+{
+    WebBenchTestbedConfig c = Small("nctu-nortel-ace180e", "l4", forwarding);
+    c.clientHosts = 8;
+    c.threadsPerHost = 6;
+    c.servers = 8;
+    c.files = {{"CLASS_30000.htm", 30000, 1, "htm"}};
+    c.clientCpuPerRequestS = c.clientCpuPerConnectionS = 0;
+    c.serverCpuPerRequestS = c.serverCpuPerConnectionS = 0;
+    c.durationS = 0.6;
+    return c;
+}
+
+double
+SumOf(const WebBenchTestbedResult& r, const std::string& host, uint32_t count, const std::string& wire)
+{
+    double sum = 0;
+    for (uint32_t k = 1; k <= count; ++k)
+        sum += r.utilization.at(host + std::to_string(k) + "." + wire);
+    return sum;
+}
+} // namespace
+
+// Figure 5 (NAT): the servers sit on the L2 switch, so every response frame
+// crosses the gigabit uplink to the web switch and back down. A response is
+// 31,888 wire bytes (as above); a request adds the client's 278-byte GET
+// (200 + 40 + 38) and 10 to 12 bare 78-byte segments (an ACK per two of the
+// 21 response segments, RFC 1122; one more for an odd count or the
+// server's ACK of the request). The uplink's busy share towards the switch
+// is the bytes it carried per second over 1 Gbit/s: rps x (32,946 to
+// 33,102) x 8 / 1e9, within 1.5 % for the responses cut by the window's
+// edges; and, since every frame from a host's port goes up it, a tenth of
+// the hosts' 100 Mbit/s ports' busy shares summed. The switch forwards
+// every frame: the downward direction carries the same bytes.
+TEST(WebBenchTestbed, TheUplinkCarriesEveryServerFrameAtItsLineRateInNat)
+{
+    const WebBenchTestbedConfig c = LargeFiles("nat");
+    const WebBenchTestbedResult r = RunWebBenchTestbed(c);
+    ASSERT_TRUE(r.drops.empty());
+    const double up = r.utilization.at("uplink.to_switch");
+    const double down = r.utilization.at("uplink.from_switch");
+    const double fewest = 31888 + 278 + 10 * 78, most = 31888 + 278 + 12 * 78;
+    EXPECT_GT(up, 0.985 * r.requestsPerS * fewest * 8 / c.uplinkBps);
+    EXPECT_LT(up, 1.015 * r.requestsPerS * most * 8 / c.uplinkBps);
+    EXPECT_GT(up, 0.6); // eight busy 100 Mbit/s ports' responses
+    const double ports = SumOf(r, "server", c.servers, "link_out") + SumOf(r, "client", c.clientHosts, "link_out");
+    EXPECT_NEAR(up, ports * c.hostLinkBps / c.uplinkBps, 0.005);
+    EXPECT_NEAR(down, up, 0.005);
+}
+
+// Figure 4 (direct routing): the responses go from the servers' ports to
+// the clients' through the L2 switch; the uplink carries only the clients'
+// frames, up to the web switch and down again to a server.
+TEST(WebBenchTestbed, InDirectRoutingTheResponsesStayOffTheUplink)
+{
+    const WebBenchTestbedConfig c = LargeFiles("dr");
+    const WebBenchTestbedResult r = RunWebBenchTestbed(c);
+    ASSERT_TRUE(r.drops.empty());
+    const double clients = SumOf(r, "client", c.clientHosts, "link_out") * c.hostLinkBps / c.uplinkBps;
+    EXPECT_GT(r.requestsPerS * 31888 * 8 / 1e9, 0.6);
+    EXPECT_NEAR(r.utilization.at("uplink.to_switch"), clients, 0.002);
+    EXPECT_NEAR(r.utilization.at("uplink.from_switch"), clients, 0.002);
+}

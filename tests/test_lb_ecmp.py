@@ -319,11 +319,16 @@ def test_weighted_resilient_buckets_follow_the_kernels_rounding(weights, buckets
 
 
 def test_weighted_resilient_is_not_largest_remainder():
-    # the kernel rounds running sums, not each share: 3 equal members of 128
-    # buckets want 43, 42, 43 (bounds 43, 85, 128), where largest remainder
-    # (42.67 each, remainders tied) would give 43, 43, 42
-    assert kernel_wants(128, [1, 1, 1]) == [43, 42, 43]
-    assert weighted([1, 1, 1], ecmp="resilient", buckets=128)["buckets_before"] == [43, 42, 43]
+    # the kernel rounds running sums, not each share: weights 1, 1, 2, 2 of
+    # 128 buckets (exact 21.33, 21.33, 42.67, 42.67) want 21, 22, 42, 43
+    # (bounds 21, 43, 85, 128), where largest remainder (floors 21, 21, 42,
+    # 42, the 2 left to the .67 remainders) gives 21, 21, 43, 43
+    exact = [Fraction(128 * w, 6) for w in (1, 1, 2, 2)]
+    floors = [math.floor(e) for e in exact]
+    largest_remainder = [f + (e - f > Fraction(1, 2)) for e, f in zip(exact, floors)]
+    assert sum(largest_remainder) == 128 and largest_remainder == [21, 21, 43, 43]
+    assert kernel_wants(128, [1, 1, 2, 2]) == [21, 22, 42, 43]
+    assert weighted([1, 1, 2, 2], ecmp="resilient", buckets=128)["buckets_before"] == [21, 22, 42, 43]
 
 
 @pytest.mark.parametrize("weights, k", [([1, 2, 3, 4], 3), ([1, 2, 3, 4], 1), ([5, 1, 1, 1], 0),

@@ -268,6 +268,10 @@ BindLb(py::module_& m)
             d["terminated"] = r.terminated;
             d["before"] = r.before;
             d["after"] = r.after;
+            d["hash_space_before"] = r.hashSpaceBefore;
+            d["hash_space_after"] = r.hashSpaceAfter;
+            d["buckets_before"] = r.bucketsBefore;
+            d["buckets_after"] = r.bucketsAfter;
             return d;
         },
         py::arg("config"),

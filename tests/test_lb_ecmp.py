@@ -10,8 +10,10 @@ by construction of each deployment: shared state and Maglev in every
 instance break nothing when only an instance fails; a proxy breaks every
 connection it moves."""
 
+import itertools
 import json
 import math
+import re
 import textwrap
 from fractions import Fraction
 
@@ -244,3 +246,180 @@ def test_a_sweep_over_instances(tmp_path):
     df = grid.to_dataframe().set_index("param.instances")
     # removing the last region of n always moves half the hash space
     assert df["metric.hash_space_moved_pct"].tolist() == pytest.approx([50.0] * 3, abs=1e-6)
+
+
+# ---------------------------------------------------------------- weighted members (issue 20)
+#
+# Independent truth: Linux's nexthop.c computed here in Python integers
+# (nh_hthr_group_rebalance: member i's region ends at
+# DIV_ROUND_CLOSEST_ULL((w_0 + .. + w_i) << 31, W) - 1; nh_res_group_rebalance:
+# it wants DIV_ROUND_CLOSEST_ULL(buckets x (w_0 + .. + w_i), W) minus the
+# previous bound), the exact shares w / W (Fractions), binomial bounds for
+# the sampled connections.
+
+
+def weighted(weights: list[int], **keys) -> dict:
+    return ecmp(instances=len(weights) - (keys.get("action") == "add"),
+                instance_weights={str(i): float(w) for i, w in enumerate(weights)}, **keys)
+
+
+def kernel_regions(weights: list[int]) -> list[int]:
+    total, run, prev, out = sum(weights), 0, 0, []
+    for w in weights:
+        run += w
+        upper = round_closest(run << 31, total) - 1
+        out.append(upper + 1 - prev)
+        prev = upper + 1
+    return out
+
+
+def kernel_wants(buckets: int, weights: list[int]) -> list[int]:
+    total, run, prev, out = sum(weights), 0, 0, []
+    for w in weights:
+        run += w
+        upper = round_closest(buckets * run, total)
+        out.append(upper - prev)
+        prev = upper
+    return out
+
+
+def hashes_in(bucket_list: list[int], buckets: int) -> int:
+    """Hash values h < 2^31 with h % buckets in bucket_list (counted directly)."""
+    return sum(len(range(b, 2 ** 31, buckets)) for b in bucket_list)
+
+
+WEIGHTS = [[1, 3], [1, 2, 3, 4], [5, 1, 1, 1], [1, 256, 17, 100, 3], [255, 1, 128, 64, 32, 16, 8, 4]]
+
+
+@pytest.mark.parametrize("weights", WEIGHTS)
+def test_weighted_hash_threshold_regions_and_connection_shares(weights):
+    out = weighted(weights, ecmp="hash-threshold", hash="l4", connections=40000)
+    total = sum(weights)
+    assert out["hash_space_before"] == kernel_regions(weights)
+    assert sum(out["hash_space_before"]) == 2 ** 31
+    for i, w in enumerate(weights):
+        # each rounded bound is within 1/2 of (w_0 + .. + w_i) / W x 2^31: a region within 1 of its exact share
+        assert abs(out["hash_space_before"][i] - Fraction(w, total) * 2 ** 31) <= 1
+        assert within(out["before"][i], out["connections"], w / total)
+
+
+@pytest.mark.parametrize("weights", WEIGHTS)
+@pytest.mark.parametrize("buckets", [128, 1000])
+def test_weighted_resilient_buckets_follow_the_kernels_rounding(weights, buckets):
+    if buckets < len(weights):
+        pytest.skip("a bucket per member")
+    out = weighted(weights, ecmp="resilient", hash="l4", buckets=buckets, connections=40000)
+    total = sum(weights)
+    assert out["buckets_before"] == kernel_wants(buckets, weights)
+    for i, w in enumerate(weights):
+        # cumulative rounding: floor or ceil of the exact share, never further
+        exact = Fraction(buckets * w, total)
+        assert math.floor(exact) <= out["buckets_before"][i] <= math.ceil(exact)
+        assert within(out["before"][i], out["connections"], out["buckets_before"][i] / buckets)
+
+
+def test_weighted_resilient_is_not_largest_remainder():
+    # the kernel rounds running sums, not each share: weights 1, 1, 2, 2 of
+    # 128 buckets (exact 21.33, 21.33, 42.67, 42.67) want 21, 22, 42, 43
+    # (bounds 21, 43, 85, 128), where largest remainder (floors 21, 21, 42,
+    # 42, the 2 left to the .67 remainders) gives 21, 21, 43, 43
+    exact = [Fraction(128 * w, 6) for w in (1, 1, 2, 2)]
+    floors = [math.floor(e) for e in exact]
+    largest_remainder = [f + (e - f > Fraction(1, 2)) for e, f in zip(exact, floors)]
+    assert sum(largest_remainder) == 128 and largest_remainder == [21, 21, 43, 43]
+    assert kernel_wants(128, [1, 1, 2, 2]) == [21, 22, 42, 43]
+    assert weighted([1, 1, 2, 2], ecmp="resilient", buckets=128)["buckets_before"] == [21, 22, 42, 43]
+
+
+@pytest.mark.parametrize("weights, k", [([1, 2, 3, 4], 3), ([1, 2, 3, 4], 1), ([5, 1, 1, 1], 0),
+                                        ([1, 256, 17, 100, 3], 1), ([1, 3], 1)])
+@pytest.mark.parametrize("rebalance", ["idle", "forced"])
+def test_removing_a_weighted_member_moves_exactly_its_share(weights, k, rebalance):
+    buckets = 256
+    survivors = weights[:k] + weights[k + 1:]
+    before, after = kernel_wants(buckets, weights), kernel_wants(buckets, survivors)
+    # no survivor wants fewer buckets than it holds: nothing else need move
+    assert all(a >= b for a, b in zip(after, before[:k] + before[k + 1:]))
+    out = weighted(weights, ecmp="resilient", hash="l4", buckets=buckets, instance=k, rebalance=rebalance)
+    assert out["buckets_moved"] == before[k]
+    assert out["buckets_after"] == after[:k] + [0] + after[k:]
+    # its hash values, and only those: counted bucket by bucket on the kernel's table
+    assert out["hash_space_moved"] == out["hash_space_before"][k]
+    assert hashes_in(list(range(before[k])), buckets) <= out["hash_space_moved"] \
+        <= hashes_in(list(range(buckets - before[k], buckets)), buckets)
+    assert out["moved"] == out["on_changed"] == out["before"][k]
+    assert within(out["moved"], out["connections"], before[k] / buckets)
+
+
+def test_weighted_hash_threshold_failure_moves_more_than_the_share():
+    # hash-threshold, member 0 of weights 1,2,3,4 removed: every edge shifts.
+    # Exact moved space from the two kernel bound lists, walked in Python
+    weights, k = [1, 2, 3, 4], 0
+    out = weighted(weights, ecmp="hash-threshold", hash="l4", instance=k)
+
+    def owner(bounds, members, h):
+        return next(m for b, m in zip(bounds, members) if h < b)
+
+    def ends(ws):
+        return list(itertools.accumulate(kernel_regions(ws)))
+
+    b0, m0 = ends(weights), list(range(4))
+    b1, m1 = ends(weights[1:]), [1, 2, 3]
+    edges = sorted({0, *b0, *b1})
+    moved = sum(e1 - e0 for e0, e1 in zip(edges, edges[1:]) if owner(b0, m0, e0) != owner(b1, m1, e0))
+    assert out["hash_space_moved"] == moved
+    assert out["hash_space_moved"] > out["hash_space_before"][k]  # not only its 1/10
+    assert out["hash_space_after"] == [0] + kernel_regions(weights[1:])
+
+
+def test_equal_weights_are_the_unweighted_group():
+    for mode in ("hash-threshold", "resilient"):
+        plain = ecmp(ecmp=mode, instances=4, instance=2)
+        assert weighted([7, 7, 7, 7], ecmp=mode, instance=2) == plain
+
+
+def test_weighted_add_takes_its_weight_last():
+    out = weighted([1, 1, 2], ecmp="hash-threshold", action="add", hash="l4")
+    assert out["hash_space_before"][:2] == kernel_regions([1, 1]) and out["hash_space_before"][2] == 0
+    assert out["hash_space_after"] == kernel_regions([1, 1, 2])
+    assert within(out["on_changed"], out["connections"], 0.5)
+
+
+@pytest.mark.parametrize("weights, message", [
+    ({"0": 1.0, "1": 1.0, "2": 1.0}, "key 'instance_weights': needs one weight per instance (4)"),
+    ({"0": 1.0, "1": 1.0, "2": 1.0, "3": 0.0}, "key 'instance_weights': weight of instance 3"),
+    ({"0": 1.0, "1": 1.0, "2": 257.0, "3": 1.0}, "1..256"),
+    ({"0": 1.5, "1": 1.0, "2": 1.0, "3": 1.0}, "1..256"),
+    ({"0": 1.0, "1": 1.0, "2": 1.0, "x": 1.0}, "'x' is not an instance index"),
+    ({}, "key 'instance_weights'"),
+])
+def test_native_instance_weights_are_checked(weights, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ecmp(instances=4, instance_weights=weights)
+
+
+@pytest.mark.parametrize("new, message", [
+    ("weights: [1, 2, 3]", "3 weights for 4 instances"),
+    ("weights: [1, 2, 3, 0]", "key 'cases[0].ecmp.weights"),
+    ("weights: [1, 2, 3, 257]", "key 'cases[0].ecmp.weights"),
+    ("weights: [1, 2, 3, 1.5]", "key 'cases[0].ecmp.weights"),
+    ("weights: 3", "key 'cases[0].ecmp.weights"),
+])
+def test_bad_ecmp_weights_name_file_line_key(tmp_path, new, message):
+    path = tmp_path / "e.yaml"
+    path.write_text(HEAD.replace("hash: l3}", f"hash: l3, {new}}}"))
+    proc = run_cli("run", path, "--out", tmp_path / "o")
+    err = one_line(proc, tmp_path / "o")
+    assert err.startswith(f"{path}:10: ") and message in err, err
+
+
+def test_a_weighted_ecmp_case_runs_from_the_cli(tmp_path):
+    path = tmp_path / "e.yaml"
+    path.write_text(HEAD.replace("hash: l3}", "hash: l3, mode: resilient, weights: [1, 2, 3, 4]}")
+                    .replace("mode: hash-threshold, ", ""))
+    proc = run_cli("run", path, "--out", tmp_path / "o")
+    assert proc.returncode == 0, proc.stderr
+    case = json.loads((tmp_path / "o" / "e.json").read_text())["cases"][0]
+    assert case["params"]["instance_weights"] == "1,2,3,4"
+    # instance 0 (weight 1 of 10) fails: its 13 of 128 buckets move, and only those
+    assert case["metrics"]["buckets_moved"] == kernel_wants(128, [1, 2, 3, 4])[0] == 13

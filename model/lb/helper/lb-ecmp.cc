@@ -29,17 +29,23 @@ DivRoundClosest(uint64_t x, uint64_t d)
 }
 
 /// Hash-threshold over the live members in group order (nh_hthr_group_rebalance,
-/// nexthop_select_path_hthr).
+/// nexthop_select_path_hthr): member i's region ends at the running weight
+/// sum's share of 2^31, DIV_ROUND_CLOSEST_ULL((w_0 + ... + w_i) << 31, total) - 1.
 class HashThreshold
 {
   public:
-    explicit HashThreshold(std::vector<uint32_t> live)
+    HashThreshold(std::vector<uint32_t> live, const std::vector<uint32_t>& weightOf)
         : m_members(std::move(live))
     {
-        const uint64_t n = m_members.size();
-        for (uint64_t i = 0; i < n; ++i)
+        uint64_t total = 0, w = 0;
+        for (uint32_t m : m_members)
         {
-            m_upper.push_back(DivRoundClosest((i + 1) << 31, n) - 1);
+            total += weightOf[m];
+        }
+        for (uint32_t m : m_members)
+        {
+            w += weightOf[m];
+            m_upper.push_back(DivRoundClosest(w << 31, total) - 1);
         }
     }
 
@@ -64,6 +70,17 @@ class HashThreshold
         }
     }
 
+    /// Hash values each member owns (its region's size), indexed by member.
+    void Regions(std::vector<uint64_t>& out) const
+    {
+        uint64_t start = 0;
+        for (size_t i = 0; i < m_members.size(); ++i)
+        {
+            out[m_members[i]] += m_upper[i] + 1 - start;
+            start = m_upper[i] + 1;
+        }
+    }
+
   private:
     std::vector<uint32_t> m_members;
     std::vector<uint64_t> m_upper;
@@ -84,7 +101,8 @@ class ResilientTable
     /// unsets the buckets of members that left, nh_res_group_rebalance sets
     /// what each wants, nh_res_table_upkeep migrates. `busy[b]`: bucket b
     /// carries traffic (not idle); `forced`: the unbalanced timer expired.
-    void Rebalance(const std::vector<uint32_t>& live, const std::vector<uint8_t>& busy, bool forced)
+    void Rebalance(const std::vector<uint32_t>& live, const std::vector<uint32_t>& weightOf,
+                   const std::vector<uint8_t>& busy, bool forced)
     {
         std::vector<uint8_t> isLive(m_count.size(), 0);
         for (uint32_t m : live)
@@ -100,12 +118,19 @@ class ResilientTable
             }
         }
         std::fill(m_wants.begin(), m_wants.end(), 0);
+        // nh_res_group_rebalance: member i's upper bound is the running weight
+        // sum's share of the table, DIV_ROUND_CLOSEST_ULL(buckets x w, total)
         const uint64_t n = live.size(), buckets = m_owner.size();
-        uint64_t prev = 0;
+        uint64_t total = 0, w = 0, prev = 0;
+        for (uint32_t m : live)
+        {
+            total += weightOf[m];
+        }
         std::vector<uint32_t> underweight; // list_add: each new one goes to the head
         for (uint64_t i = 0; i < n; ++i)
         {
-            const uint64_t upper = DivRoundClosest(buckets * (i + 1), n);
+            w += weightOf[live[i]];
+            const uint64_t upper = DivRoundClosest(buckets * w, total);
             m_wants[live[i]] = static_cast<int64_t>(upper - prev);
             prev = upper;
             if (m_count[live[i]] < m_wants[live[i]])
@@ -310,8 +335,18 @@ RunLbEcmp(const std::map<std::string, ConfigValue>& keys)
     uint32_t servers = 4, instances = 4, failed = 0, buckets = 128, nConn = 100000;
     uint64_t seed = 1;
     const std::map<std::string, double>* weights = nullptr;
+    const std::map<std::string, double>* instanceWeights = nullptr;
     for (const auto& [k, v] : keys)
     {
+        if (k == "instance_weights")
+        {
+            instanceWeights = std::get_if<std::map<std::string, double>>(&v);
+            if (!instanceWeights || instanceWeights->empty())
+            {
+                Bad(k, "must map instance indices (\"0\", \"1\", ...) to weights");
+            }
+            continue;
+        }
         if (k == "weights")
         {
             weights = std::get_if<std::map<std::string, double>>(&v);
@@ -392,6 +427,32 @@ RunLbEcmp(const std::map<std::string, ConfigValue>& keys)
     if (resilient && buckets < members)
     {
         Bad("buckets", "a resilient group needs at least one bucket per member (" + std::to_string(members) + ")");
+    }
+    // the group's member weights (ip nexthop ... group 1,W1/2,W2): Linux keeps
+    // weight - 1 in struct nexthop_grp's __u8, so 1..256
+    std::vector<uint32_t> memberWeight(members, 1);
+    if (instanceWeights)
+    {
+        if (instanceWeights->size() != members)
+        {
+            Bad("instance_weights", "needs one weight per instance (" + std::to_string(members) +
+                                        (add ? ", the added one last" : "") + "), not " +
+                                        std::to_string(instanceWeights->size()));
+        }
+        for (const auto& [index, w] : *instanceWeights)
+        {
+            char* end = nullptr;
+            const unsigned long i = std::strtoul(index.c_str(), &end, 10);
+            if (index.empty() || *end != '\0' || i >= members)
+            {
+                Bad("instance_weights", "'" + index + "' is not an instance index 0..n-1");
+            }
+            if (!(w >= 1 && w <= 256) || w != static_cast<double>(static_cast<uint32_t>(w)))
+            {
+                Bad("instance_weights", "weight of instance " + index + " must be an integer in 1..256");
+            }
+            memberWeight[i] = static_cast<uint32_t>(w);
+        }
     }
     std::vector<uint32_t> weightOf(servers, 1);
     if (weights)
@@ -487,7 +548,7 @@ RunLbEcmp(const std::map<std::string, ConfigValue>& keys)
     {
         ResilientTable table(buckets, members);
         const std::vector<uint8_t> idle(buckets, 0);
-        table.Rebalance(liveBefore, idle, false); // a new group: every bucket unoccupied
+        table.Rebalance(liveBefore, memberWeight, idle, false); // a new group: every bucket unoccupied
         for (auto& c : conns)
         {
             c.before = table.Select(c.hash);
@@ -498,25 +559,38 @@ RunLbEcmp(const std::map<std::string, ConfigValue>& keys)
             busy[table.Bucket(c.hash)] = 1;
         }
         const std::vector<int32_t> ownersBefore = table.Owners();
-        table.Rebalance(liveAfter, busy, rebalance == "forced");
+        table.Rebalance(liveAfter, memberWeight, busy, rebalance == "forced");
         for (auto& c : conns)
         {
             c.after = table.Select(c.hash);
         }
         r.buckets = buckets;
+        r.bucketsBefore.assign(members, 0);
+        r.bucketsAfter.assign(members, 0);
+        r.hashSpaceBefore.assign(members, 0);
+        r.hashSpaceAfter.assign(members, 0);
         for (uint32_t b = 0; b < buckets; ++b)
         {
+            const uint64_t hashes = (kHashSpace - 1 - b) / buckets + 1; // hashes h < 2^31 with h % buckets == b
+            ++r.bucketsBefore[static_cast<uint32_t>(ownersBefore[b])];
+            ++r.bucketsAfter[static_cast<uint32_t>(table.Owners()[b])];
+            r.hashSpaceBefore[static_cast<uint32_t>(ownersBefore[b])] += hashes;
+            r.hashSpaceAfter[static_cast<uint32_t>(table.Owners()[b])] += hashes;
             r.bucketsBusy += busy[b];
             if (ownersBefore[b] != table.Owners()[b])
             {
                 ++r.bucketsMoved;
-                r.hashSpaceMoved += (kHashSpace - 1 - b) / buckets + 1; // hashes h < 2^31 with h % buckets == b
+                r.hashSpaceMoved += hashes;
             }
         }
     }
     else
     {
-        const HashThreshold before(liveBefore), after(liveAfter);
+        const HashThreshold before(liveBefore, memberWeight), after(liveAfter, memberWeight);
+        r.hashSpaceBefore.assign(members, 0);
+        r.hashSpaceAfter.assign(members, 0);
+        before.Regions(r.hashSpaceBefore);
+        after.Regions(r.hashSpaceAfter);
         for (auto& c : conns)
         {
             c.before = before.Select(c.hash);

@@ -8,7 +8,8 @@
 // (fib_multipath_hash() >> 1; net/ipv4/nexthop.c):
 //   hash-threshold  RFC 2992 section 2.2, Linux nh_hthr_group_rebalance():
 //                   member i of n live ones owns the hashes up to
-//                   DIV_ROUND_CLOSEST((i + 1) << 31, n) - 1; the first member
+//                   DIV_ROUND_CLOSEST((i + 1) << 31, n) - 1 (equal weights;
+//                   `instance_weights` below); the first member
 //                   whose bound is >= the hash takes it. A change of n moves
 //                   every region's edge.
 //   resilient       Linux `nexthop group ... type resilient` (nexthop.c
@@ -79,6 +80,14 @@
 //                                   "add": instance N joins (after the others)
 //   instance     int, 0             the instance that fails
 //   ecmp         str, "hash-threshold" | "resilient"
+//   instance_weights {"i": w}       the group members' weights, 1..256 (ip nexthop add id N
+//                                   group 1,W1/2,W2; Linux keeps w - 1 in a u8), one per
+//                                   instance that ever exists (action "add": the added one
+//                                   last); default all 1. Hash-threshold: member i's region
+//                                   ends at DIV_ROUND_CLOSEST((w_0 + .. + w_i) << 31, W) - 1,
+//                                   W the live members' sum; resilient: it wants
+//                                   DIV_ROUND_CLOSEST(buckets x (w_0 + .. + w_i), W) - (the
+//                                   previous bound) buckets
 //   hash         str, "l3" | "l4"   what the router hashes
 //   buckets      int, 128           resilient: buckets (ip-nexthop(8)'s default), N+1..65535
 //   rebalance    str, "idle"        resilient: "idle" (Linux's default) | "forced"
@@ -116,6 +125,10 @@ struct LbEcmpResult
     bool terminated = false;         ///< proxy / full NAT: a moved connection always breaks
     std::vector<uint64_t> before;    ///< connections per instance before
     std::vector<uint64_t> after;     ///< where they go after (the failed one: 0)
+    std::vector<uint64_t> hashSpaceBefore; ///< hash values each instance owns before (exact)
+    std::vector<uint64_t> hashSpaceAfter;  ///< and after
+    std::vector<uint32_t> bucketsBefore;   ///< resilient: buckets each instance holds before
+    std::vector<uint32_t> bucketsAfter;    ///< and after
 };
 
 /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.

@@ -46,6 +46,26 @@ TEST(LbEcmp, ResilientMovesOnlyTheFailedMembersBuckets)
     EXPECT_EQ(r.moved, r.before[2]);
 }
 
+TEST(LbEcmp, WeightedMembersOwnTheirShare)
+{
+    // ip nexthop add id 3 group 1,1/2,3: member 0's region ends at
+    // round(1 x 2^31 / 4) - 1, a quarter exactly; resilient: 128 x 1/4 = 32 buckets
+    const std::map<std::string, double> weights{{"0", 1.0}, {"1", 3.0}};
+    const LbEcmpResult ht = RunSmall({{"instances", ConfigValue(int64_t{2})}, {"instance_weights", ConfigValue(weights)},
+                                      {"hash", ConfigValue(std::string("l4"))}});
+    EXPECT_EQ(ht.hashSpaceBefore, (std::vector<uint64_t>{1ull << 29, 3ull << 29}));
+    // binomial: 20000 x 1/4 = 5000, sd 61; 5 sd
+    EXPECT_LE(std::llabs(static_cast<long long>(ht.before[0]) - 5000), 306);
+    const LbEcmpResult rh = RunSmall({{"instances", ConfigValue(int64_t{2})}, {"instance_weights", ConfigValue(weights)},
+                                      {"ecmp", ConfigValue(std::string("resilient"))}});
+    EXPECT_EQ(rh.bucketsBefore, (std::vector<uint32_t>{32, 96}));
+    // member 0 fails: its 32 buckets move, the rest stay
+    EXPECT_EQ(rh.bucketsMoved, 32u);
+    EXPECT_EQ(rh.moved, rh.before[0]);
+    EXPECT_THROW(RunSmall({{"instances", ConfigValue(int64_t{3})}, {"instance_weights", ConfigValue(weights)}}),
+                 std::invalid_argument);
+}
+
 TEST(LbEcmp, AProxyBreaksEveryMovedConnection)
 {
     const LbEcmpResult r = RunSmall({{"forwarding", ConfigValue(std::string("proxy"))}});

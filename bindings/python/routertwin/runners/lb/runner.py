@@ -223,6 +223,8 @@ def _ecmp(scenario, c: Case) -> CaseResult:
         keys["instance"] = e.instance
     if e.mode == "resilient":
         keys.update(buckets=e.buckets, rebalance=e.rebalance)
+    if e.weights is not None:
+        keys["instance_weights"] = {str(i): float(w) for i, w in enumerate(e.weights)}
     out = call_native(_core.lb_ecmp, keys, source=scenario.path, case_id=c.id, engine="lb_ecmp")
     n = out["connections"]
     on = "on_failed_instance_pct" if e.action == "fail" else "on_added_instance_pct"
@@ -243,6 +245,8 @@ def _ecmp(scenario, c: Case) -> CaseResult:
         params["instance"] = e.instance
     if e.mode == "resilient":
         params.update(buckets=e.buckets, rebalance=e.rebalance)
+    if e.weights is not None:
+        params["instance_weights"] = ",".join(map(str, e.weights))
     if c.pool is not None:
         params["pool"] = c.pool
     return CaseResult(c.id, params, m, "", {})

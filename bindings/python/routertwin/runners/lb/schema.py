@@ -81,6 +81,10 @@ class EcmpWhatIf(ScenarioModel):
     # resilient: Linux migrates an overweight member's busy buckets only when the
     # unbalanced timer expires (default 0: never): "idle"; "forced": at once
     rebalance: Literal["idle", "forced"] = "idle"
+    # the group members' weights (ip nexthop add id N group 1,W1/2,W2), one per
+    # instance that ever exists (action add: the added one last); Linux keeps
+    # weight - 1 in struct nexthop_grp's __u8: 1..256. None: all equal
+    weights: list[Annotated[int, Field(ge=1, le=256)]] | None = None
     # None: the pool's (IPVS -g dr, -i tunnel, -m fullnat; HAProxy: proxy)
     forwarding: Literal["dr", "tunnel", "fullnat", "proxy"] | None = None
 
@@ -93,6 +97,9 @@ class EcmpWhatIf(ScenarioModel):
         if self.action == "add" and "instance" in self.model_fields_set:
             raise FieldError(("instance",), "action add adds instance N: 'instance' names one that fails")
         members = self.instances + (self.action == "add")
+        if self.weights is not None and len(self.weights) != members:
+            raise FieldError(("weights",), f"{len(self.weights)} weights for {members} instances"
+                             + (" (action add: the added one's weight last)" if self.action == "add" else ""))
         if self.mode == "resilient" and self.buckets < members:
             raise FieldError(("buckets",), f"a resilient group needs a bucket per member ({members})")
         if self.mode != "resilient" and {"buckets", "rebalance"} & self.model_fields_set:

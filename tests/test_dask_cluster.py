@@ -97,7 +97,10 @@ def test_a_sweep_on_a_scheduler_and_two_worker_processes_equals_the_local_run(tm
 
 
 def test_a_worker_killed_mid_sweep_loses_no_point(tmp_path):
-    s = _sweep_scenario(40000)  # ~1-3 s a point: the kill lands while points remain
+    # 160,000 customers: about 1 s a point on 2 idle cores (several under
+    # load); at 40,000 an idle machine finished all 8 points before the
+    # scheduler reported one running on w1, and there was nothing to kill.
+    s = _sweep_scenario(160000)
     grid = {"seed": list(range(1, 9))}
     out = tmp_path / "out"
     with cluster(tmp_path) as (address, workers, client):

@@ -50,6 +50,18 @@ static int extensions(const uint8_t *b, uint32_t n, uint32_t base, dp_tls_hello_
     return DP_TLS_OK;
 }
 
+/* session_id<0..32> at *p (both hellos carry one): copied out, *p past it. */
+static int session_id(const uint8_t *d, uint32_t end, uint32_t *p, uint8_t *id, uint8_t *len)
+{
+    uint32_t n;
+    if (end - *p < 1 || (n = d[*p]) > DP_TLS_MAX_SESSION_ID || end - *p - 1 < n)
+        return DP_TLS_EMALFORMED;
+    *len = (uint8_t)n;
+    memcpy(id, d + *p + 1, n);
+    *p += 1 + n;
+    return DP_TLS_OK;
+}
+
 static int hello(const uint8_t *d, uint32_t end, dp_tls_hello_t *h, uint32_t *pos)
 {
     uint32_t p = 9, n;
@@ -59,12 +71,8 @@ static int hello(const uint8_t *d, uint32_t end, dp_tls_hello_t *h, uint32_t *po
     h->client_version = h->max_version = rd16(d + p);
     p += 34;
     *pos = p;
-    /* session_id<0..32> */
-    if (end - p < 1 || (n = d[p]) > DP_TLS_MAX_SESSION_ID || end - p - 1 < n)
+    if (session_id(d, end, &p, h->session_id, &h->session_id_len) != DP_TLS_OK)
         return DP_TLS_EMALFORMED;
-    h->session_id_len = (uint8_t)n;
-    memcpy(h->session_id, d + p + 1, n);
-    p += 1 + n;
     *pos = p;
     /* cipher_suites<2..2^16-2>, two bytes each */
     if (end - p < 2 || (n = rd16(d + p)) < 2 || (n & 1) || end - p - 2 < n)
@@ -153,11 +161,8 @@ static int server_hello(const uint8_t *d, uint32_t end, dp_tls_server_hello_t *h
     h->server_version = h->selected_version = rd16(d + p);
     p += 34;
     *pos = p;
-    if (end - p < 1 || (n = d[p]) > DP_TLS_MAX_SESSION_ID || end - p - 1 < n)
+    if (session_id(d, end, &p, h->session_id, &h->session_id_len) != DP_TLS_OK)
         return DP_TLS_EMALFORMED;
-    h->session_id_len = (uint8_t)n;
-    memcpy(h->session_id, d + p + 1, n);
-    p += 1 + n;
     *pos = p;
     /* cipher_suite and compression_method */
     if (end - p < 3)

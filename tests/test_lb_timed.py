@@ -157,7 +157,8 @@ def test_maxqueue_on_a_hashed_server_is_mmck():
 
 def test_cookie_clients_keep_a_draining_server_busy_and_maxqueue_redispatches_them():
     """HAProxy honours a cookie naming a draining server: its clients keep
-    coming, so with returning clients it never drains in the run. With
+    coming, so with returning clients it never drains in the run (it may
+    hold nothing for a moment, and takes the next cookie client after). With
     maxconn 1 and maxqueue 1 on it, a cookie request that finds its queue
     full is sent to the scheduler with option redispatch, and gets a 503
     without."""

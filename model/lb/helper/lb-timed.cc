@@ -225,6 +225,10 @@ class TimedRun
             m_r.afterActive[s] = after > 0 ? m_r.afterActive[s] / after : 0;
             m_r.afterNewPerS[s] = after > 0 ? m_r.afterNewPerS[s] / after : 0;
         }
+        if (m_emptySince >= 0)
+        {
+            m_r.drainS = m_emptySince - m_c.atS;
+        }
         m_r.queueWaitMeanMs = m_dequeued ? m_waitSumS * 1000.0 / static_cast<double>(m_dequeued) : 0;
         Simulator::Destroy();
         return m_r;
@@ -450,6 +454,7 @@ class TimedRun
         if (m_acted && s == m_c.server && m_c.action == "drain")
         {
             m_r.drainingNew++;
+            m_emptySince = -1;
         }
         const Request& q = m_requests[id];
         if (!m_cookie.empty())
@@ -503,12 +508,14 @@ class TimedRun
         }
     }
 
+    /// The drained server is empty now: its drain ended here unless a
+    /// persistent client brings it another connection later (Open resets it).
     void CheckDrained()
     {
-        if (m_acted && m_c.action == "drain" && m_r.drainS < 0 && m_active[m_c.server] == 0 &&
-            m_queue[m_c.server].empty())
+        if (m_acted && m_c.action == "drain" && m_active[m_c.server] == 0 && m_queue[m_c.server].empty() &&
+            m_emptySince < 0)
         {
-            m_r.drainS = Now() - m_c.atS;
+            m_emptySince = Now();
         }
     }
 
@@ -576,6 +583,7 @@ class TimedRun
     std::vector<Connection> m_conns;
     std::vector<int32_t> m_cookie;
     bool m_acted = false;
+    double m_emptySince = -1; ///< drain: since when the drained server holds nothing (-1: it holds some)
     double m_waitSumS = 0;
     uint64_t m_dequeued = 0;
     LbTimedResult m_r;

@@ -139,7 +139,9 @@ struct LbTimedResult
     /// new connections per second in the before and after windows.
     std::vector<double> beforeActive, afterActive, beforeNewPerS, afterNewPerS;
     uint32_t n0 = 0;              ///< drain/remove: connections (and queued requests) on the server at at_s
-    double drainS = -1;           ///< drain: at_s until its last connection ended and its queue emptied (-1: not in the run)
+    /// drain: at_s until its last connection ended and its queue emptied, for
+    /// good (no connection later in the run); -1: it still holds some at end_s
+    double drainS = -1;
     uint64_t drainingNew = 0;     ///< drain: connections it took after at_s (cookies, its queue)
     std::vector<uint32_t> samples;///< sample_s > 0: its connections at at_s + k sample_s
 };

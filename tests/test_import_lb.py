@@ -1027,6 +1027,9 @@ QUEUE_CFG = """
         timeout connect 4s
         timeout client 30s
         timeout server 30s
+    frontend f
+        bind 198.18.0.10:80
+        default_backend q
     backend q
         balance leastconn
         timeout queue 1500ms

@@ -188,6 +188,12 @@ def test_same_seed_same_result_and_bad_keys_name_the_key():
         timed(**dict(keys, at_s=19.0))
     with pytest.raises(ValueError, match=r"key 'lifetim'.*unknown key"):
         timed(**dict(keys, lifetim="exponential"))
+    with pytest.raises(ValueError, match=r"key 'lifetimes_ms'"):
+        timed(**dict(keys, arrivals_s={"0": 1.0, "1": 2.0}, lifetimes_ms={"0": 5.0}))
+    with pytest.raises(ValueError, match=r"key 'arrivals_s'.*increasing"):
+        timed(**dict(keys, arrivals_s={"0": 2.0, "1": 1.0}, lifetimes_ms={"0": 5.0, "1": 5.0}))
+    with pytest.raises(ValueError, match=r"key 'arrivals_s'.*twice"):
+        timed(**dict(keys, arrivals_s={"1": 2.0, "01": 1.0}, lifetimes_ms={"0": 5.0, "1": 5.0}))
 
 
 BALANCED = """

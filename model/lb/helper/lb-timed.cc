@@ -110,6 +110,8 @@ Keys()
          }},
         {"clients", [](C& c, S k, V v) { c.clients = static_cast<uint32_t>(AsInt(k, v, 0, 1 << 24)); }},
         {"seed", [](C& c, S k, V v) { c.seed = static_cast<uint64_t>(AsInt(k, v, 0, INT64_MAX)); }},
+        {"arrivals_s", [](C& c, S k, V v) { c.given.arrivals = PerServerMap(k, v); }},
+        {"lifetimes_ms", [](C& c, S k, V v) { c.given.lifetimes = PerServerMap(k, v); }},
         {"hash_function", [](C& c, S k, V v) { c.hash.Take(k, v); }},
         {"hash_avalanche", [](C& c, S k, V v) { c.hash.Take(k, v); }},
         {"uri_whole", [](C& c, S k, V v) { c.hash.Take(k, v); }},
@@ -197,7 +199,14 @@ class TimedRun
     LbTimedResult Run()
     {
         Simulator::Destroy();
-        Simulator::Schedule(Seconds(m_arrivals.Exponential(1.0 / m_c.rate)), &TimedRun::Arrive, this);
+        if (m_c.traceArrivalsS.empty())
+        {
+            Simulator::Schedule(Seconds(m_arrivals.Exponential(1.0 / m_c.rate)), &TimedRun::Arrive, this);
+        }
+        for (double t : m_c.traceArrivalsS)
+        {
+            Simulator::Schedule(Seconds(t), &TimedRun::NewRequest, this);
+        }
         if (m_c.action != "none")
         {
             Simulator::Schedule(Seconds(m_c.atS), &TimedRun::Act, this);
@@ -311,6 +320,11 @@ class TimedRun
             return;
         }
         Simulator::Schedule(Seconds(m_arrivals.Exponential(1.0 / m_c.rate)), &TimedRun::Arrive, this);
+        NewRequest();
+    }
+
+    void NewRequest()
+    {
         m_r.requests++;
         Request q;
         q.client = m_c.clients ? m_clients.UniformInt(m_c.clients) : m_clients.UniformInt(1u << 17);
@@ -463,8 +477,9 @@ class TimedRun
         }
         const uint64_t conn = m_conns.size();
         m_conns.push_back({s, true});
-        const double ms = m_c.lifetime == "exponential" ? m_lifetimes.Exponential(m_c.lifetimeMeanMs)
-                                                        : m_heavy.Draw(m_lifetimes);
+        const double ms = !m_c.traceLifetimesMs.empty()    ? m_c.traceLifetimesMs[id]
+                          : m_c.lifetime == "exponential" ? m_lifetimes.Exponential(m_c.lifetimeMeanMs)
+                                                          : m_heavy.Draw(m_lifetimes);
         Simulator::Schedule(MicroSeconds(static_cast<int64_t>(std::llround(ms * 1000.0))), &TimedRun::Close, this,
                             conn);
     }
@@ -614,6 +629,41 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     if ((c.action == "drain" || c.action == "remove") && c.server >= c.servers)
     {
         Bad("server", "must be below servers");
+    }
+    if (given.arrivals.size() != given.lifetimes.size())
+    {
+        Bad("lifetimes_ms", "a trace gives one lifetime per arrival (arrivals_s has " +
+                                std::to_string(given.arrivals.size()) + ")");
+    }
+    if (!given.arrivals.empty())
+    {
+        const auto n = static_cast<uint32_t>(given.arrivals.size());
+        const auto fill = [n](const char* key, const std::map<std::string, double>& given, std::vector<double>& out) {
+            out.assign(n, -1.0);
+            for (const auto& [index, value] : given)
+            {
+                char* end = nullptr;
+                const unsigned long i = std::strtoul(index.c_str(), &end, 10);
+                if (index.empty() || *end != '\0' || i >= n || !(value >= 0) || !std::isfinite(value))
+                {
+                    Bad(key, "'" + index + "': indices 0..n-1, each value a finite number >= 0");
+                }
+                out[i] = value;
+            }
+        };
+        fill("arrivals_s", given.arrivals, c.traceArrivalsS);
+        fill("lifetimes_ms", given.lifetimes, c.traceLifetimesMs);
+        for (const auto& [key, v] : {std::pair{"arrivals_s", &c.traceArrivalsS}, {"lifetimes_ms", &c.traceLifetimesMs}})
+        {
+            if (std::find(v->begin(), v->end(), -1.0) != v->end())
+            {
+                Bad(key, "an index given twice (\"1\", \"01\") leaves another missing");
+            }
+        }
+        if (!std::is_sorted(c.traceArrivalsS.begin(), c.traceArrivalsS.end()) || c.traceArrivalsS.back() >= c.endS)
+        {
+            Bad("arrivals_s", "must be in increasing order, before end_s");
+        }
     }
     if (c.lifetime != "exponential")
     {

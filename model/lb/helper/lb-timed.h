@@ -74,6 +74,9 @@
 //   persistence       str, "none"        none | cookie
 //   clients           int, 0             cookie: distinct clients (0 = a new address per connection)
 //   seed              int, 1             arrivals, lifetimes, clients
+//   arrivals_s        {"k": s}, none     a trace instead: request k arrives at this time (increasing,
+//   lifetimes_ms      {"k": ms}, none    before end_s) and holds its connection this long (the live
+//                                        lab's workload replayed; rate and lifetime are then unused)
 // and the hash keys of SchedHashOptions (lb-remap.h).
 #ifndef ROUTERTWIN_LB_TIMED_H
 #define ROUTERTWIN_LB_TIMED_H
@@ -91,7 +94,7 @@ namespace routertwin
 /// The per-server maps as given ({"i": value}), before FromKeys expands them.
 struct PerServerGiven
 {
-    std::map<std::string, double> weights, maxconn, maxqueue;
+    std::map<std::string, double> weights, maxconn, maxqueue, arrivals, lifetimes;
 };
 
 struct LbTimedConfig
@@ -114,6 +117,9 @@ struct LbTimedConfig
     std::string persistence = "none";
     uint32_t clients = 0;
     uint64_t seed = 1;
+    /// A trace instead of the Poisson arrivals and drawn lifetimes: request k
+    /// arrives at traceArrivalsS[k] and holds its connection traceLifetimesMs[k]
+    std::vector<double> traceArrivalsS, traceLifetimesMs;
 
     /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
     static LbTimedConfig FromKeys(const std::map<std::string, ConfigValue>& keys);

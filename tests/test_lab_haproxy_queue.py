@@ -13,6 +13,14 @@ requests 10 ms apart, each held 500 ms by its server,
     maxconn 2 and maxqueue 3, `timeout queue 2s`: 2 served, 3 wait in that
     server's queue, the other 5 get a 503 at once (the queue holds
     maxqueue); the server's qmax equals the twin's server_queue_max (3);
+  - (added after the two above had passed, criterion again before its first
+    measurement) `cookie SRV insert`, every request carrying the cookie of
+    server 0, maxconn 2 and maxqueue 3, `timeout queue 2s`: without `option
+    redispatch` 2 served, 3 queued on server 0, 5 get a 503 at once; with
+    it the 5 go back to round robin: 2 take server 1, 3 wait in the backend
+    queue, and all 10 are served (server 0 takes its own queue's older
+    requests first, then the backend's); server 0's qmax 3 and the backend's
+    (0, then 3) equal the twin's;
 the twin's counts of 200s and 503s equal HAProxy's exactly (the margins,
 over 200 ms, dwarf a loaded machine's timer jitter)."""
 
@@ -36,6 +44,10 @@ CASES = {
     # name: (frontend port, backend lines, server options)
     "rr": (22990, "  balance roundrobin\n  timeout queue 700ms\n", "maxconn 2"),
     "source": (22991, "  balance source\n  timeout queue 2s\n", "maxconn 2 maxqueue 3"),
+    "cookie": (22992, "  balance roundrobin\n  timeout queue 2s\n  cookie SRV insert indirect nocache\n",
+               "maxconn 2 maxqueue 3"),
+    "cookieredisp": (22993, "  balance roundrobin\n  timeout queue 2s\n  cookie SRV insert indirect nocache\n"
+                            "  option redispatch\n", "maxconn 2 maxqueue 3"),
 }
 
 
@@ -70,9 +82,10 @@ def _backend(port: int) -> socket.socket:
     return s
 
 
-def _request(port: int, out: list, k: int) -> None:
+def _request(port: int, out: list, k: int, cookie: str) -> None:
     c = socket.create_connection(("198.18.0.1", port), timeout=10)
-    c.sendall(b"GET /hold/%d HTTP/1.0\r\nHost: lab\r\n\r\n" % HOLD_MS)
+    extra = f"Cookie: SRV={cookie}\r\n".encode() if cookie else b""
+    c.sendall(b"GET /hold/%d HTTP/1.0\r\nHost: lab\r\n%s\r\n" % (HOLD_MS, extra))
     data = b""
     while chunk := c.recv(4096):
         data += chunk
@@ -82,14 +95,14 @@ def _request(port: int, out: list, k: int) -> None:
 
 def _live(workdir: Path) -> dict:
     """Run inside the namespace: the config, haproxy, the bursts, show stat."""
-    servers = [_backend(23000 + i) for i in range(4)]
+    servers = [_backend(23000 + i) for i in range(2 * len(CASES))]
     sock_path = workdir / "stats.sock"
     conf = ["global\n  nbthread 1\n  stats socket %s level admin\n" % sock_path,
             "defaults\n  mode http\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n"]
     for i, (name, (port, lines, opts)) in enumerate(CASES.items()):
         conf.append(f"frontend f{name}\n  bind 198.18.0.1:{port}\n  default_backend {name}\n")
         conf.append(f"backend {name}\n{lines}" + "".join(
-            f"  server {name}{j} 198.18.0.1:{23000 + 2 * i + j} {opts}\n" for j in range(2)))
+            f"  server {name}{j} 198.18.0.1:{23000 + 2 * i + j} {opts} cookie {name}{j}\n" for j in range(2)))
     (workdir / "q.cfg").write_text("".join(conf))
     proc = subprocess.Popen([HAPROXY, "-db", "-f", str(workdir / "q.cfg")], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
@@ -105,7 +118,8 @@ def _live(workdir: Path) -> dict:
             start = time.monotonic()
             for k in range(REQUESTS):
                 time.sleep(max(0.0, start + k * SPACING_S - time.monotonic()))
-                t = threading.Thread(target=_request, args=(port, out, k))
+                cookie = f"{name}0" if name.startswith("cookie") else ""
+                t = threading.Thread(target=_request, args=(port, out, k, cookie))
                 t.start()
                 threads.append(t)
             for t in threads:
@@ -133,10 +147,10 @@ def _live(workdir: Path) -> dict:
     return {"statuses": statuses, "qmax": {f"{p}/{s}": q for (p, s), q in qmax.items()}}
 
 
-def _twin(scheduler: str, maxqueue: int, timeout_ms: int) -> dict:
+def _twin(scheduler: str, maxqueue: int, timeout_ms: int, **extra) -> dict:
     from routertwin import _core
 
-    return _core.lb_timed({
+    return _core.lb_timed({**extra,
         "scheduler": scheduler, "servers": 2, "maxconn": {"0": 2, "1": 2}, "maxqueue": {"0": maxqueue, "1": maxqueue},
         "timeout_queue_ms": timeout_ms, "action": "none", "warmup_s": 0.0, "at_s": 0.0, "settle_s": 0.0,
         "end_s": 5.0, "clients": 1,
@@ -150,6 +164,12 @@ def test_twin_replays_the_bursts():
     assert (rr["served"], rr["queue_timeouts"], rr["queued"], rr["backend_queue_max"]) == (8, 2, 6, 6)
     src = _twin("source", 3, 2000)
     assert (src["served"], src["refused_maxqueue"], src["queued"], src["server_queue_max"]) == (5, 5, 3, 3)
+    cookies = {str(k): 0 for k in range(REQUESTS)}
+    ck = _twin("roundrobin", 3, 2000, cookies=cookies)
+    assert (ck["served"], ck["refused_maxqueue"], ck["queued"], ck["server_queue_max"]) == (5, 5, 3, 3)
+    ckr = _twin("roundrobin", 3, 2000, cookies=cookies, redispatch=True)
+    assert (ckr["served"], ckr["redispatched_full"], ckr["queued"], ckr["server_queue_max"],
+            ckr["backend_queue_max"]) == (10, 5, 6, 3, 3)
 
 
 @pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
@@ -173,3 +193,12 @@ def test_real_haproxy_queues_as_the_twin(tmp_path):
     assert live["qmax"]["rr/BACKEND"] == rr["backend_queue_max"], live["qmax"]
     assert (st["source"].count(200), st["source"].count(503)) == (src["served"], src["refused_maxqueue"]) == (5, 5), st
     assert max(live["qmax"][f"source/source{j}"] for j in range(2)) == src["server_queue_max"], live["qmax"]
+    cookies = {str(k): 0 for k in range(REQUESTS)}
+    ck = _twin("roundrobin", 3, 2000, cookies=cookies)
+    ckr = _twin("roundrobin", 3, 2000, cookies=cookies, redispatch=True)
+    assert (st["cookie"].count(200), st["cookie"].count(503)) == (ck["served"], ck["refused_maxqueue"]) == (5, 5), st
+    assert (live["qmax"]["cookie/cookie0"], live["qmax"]["cookie/BACKEND"]) == (ck["server_queue_max"],
+                                                                             ck["backend_queue_max"]) == (3, 0)
+    assert st["cookieredisp"].count(200) == ckr["served"] == 10, st
+    assert (live["qmax"]["cookieredisp/cookieredisp0"], live["qmax"]["cookieredisp/BACKEND"]) == (
+        ckr["server_queue_max"], ckr["backend_queue_max"]) == (3, 3), live["qmax"]

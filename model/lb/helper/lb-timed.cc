@@ -112,6 +112,7 @@ Keys()
         {"seed", [](C& c, S k, V v) { c.seed = static_cast<uint64_t>(AsInt(k, v, 0, INT64_MAX)); }},
         {"arrivals_s", [](C& c, S k, V v) { c.given.arrivals = PerServerMap(k, v); }},
         {"lifetimes_ms", [](C& c, S k, V v) { c.given.lifetimes = PerServerMap(k, v); }},
+        {"cookies", [](C& c, S k, V v) { c.given.cookies = PerServerMap(k, v); }},
         {"hash_function", [](C& c, S k, V v) { c.hash.Take(k, v); }},
         {"hash_avalanche", [](C& c, S k, V v) { c.hash.Take(k, v); }},
         {"uri_whole", [](C& c, S k, V v) { c.hash.Take(k, v); }},
@@ -356,11 +357,15 @@ class TimedRun
         Request& q = m_requests[id];
         int32_t s = -1;
         q.direct = false;
-        if (!m_cookie.empty() && m_cookie[q.client] >= 0)
+        // The cookie the request carries: the trace's, or its client's last Set-Cookie.
+        const int32_t named = !m_c.traceCookies.empty() ? m_c.traceCookies[id]
+                              : !m_cookie.empty()        ? m_cookie[q.client]
+                                                         : -1;
+        if (named >= 0)
         {
             // A cookie naming a server that is not stopped (up or draining) is
             // followed; one naming a down or removed server is ignored.
-            const uint32_t stored = static_cast<uint32_t>(m_cookie[q.client]);
+            const uint32_t stored = static_cast<uint32_t>(named);
             const uint32_t st = State(stored);
             if (st == DP_SCHED_UP || st == DP_SCHED_DRAINING)
             {
@@ -630,6 +635,10 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     {
         Bad("server", "must be below servers");
     }
+    if (!given.cookies.empty() && given.arrivals.empty())
+    {
+        Bad("cookies", "the cookies requests carry belong to a trace (arrivals_s, lifetimes_ms)");
+    }
     if (given.arrivals.size() != given.lifetimes.size())
     {
         Bad("lifetimes_ms", "a trace gives one lifetime per arrival (arrivals_s has " +
@@ -658,6 +667,21 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
             if (std::find(v->begin(), v->end(), -1.0) != v->end())
             {
                 Bad(key, "an index given twice (\"1\", \"01\") leaves another missing");
+            }
+        }
+        if (!given.cookies.empty())
+        {
+            c.traceCookies.assign(n, -1);
+            for (const auto& [index, value] : given.cookies)
+            {
+                char* end = nullptr;
+                const unsigned long i = std::strtoul(index.c_str(), &end, 10);
+                if (index.empty() || *end != '\0' || i >= n || value != std::floor(value) || value < -1 ||
+                    value >= slots)
+                {
+                    Bad("cookies", "'" + index + "': a request index of the trace, naming a server index (-1: none)");
+                }
+                c.traceCookies[i] = static_cast<int32_t>(value);
             }
         }
         if (!std::is_sorted(c.traceArrivalsS.begin(), c.traceArrivalsS.end()) || c.traceArrivalsS.back() >= c.endS)

@@ -77,6 +77,7 @@
 //   arrivals_s        {"k": s}, none     a trace instead: request k arrives at this time (increasing,
 //   lifetimes_ms      {"k": ms}, none    before end_s) and holds its connection this long (the live
 //                                        lab's workload replayed; rate and lifetime are then unused)
+//   cookies           {"k": i}, none     with a trace: request k carries a cookie naming server i (-1: none)
 // and the hash keys of SchedHashOptions (lb-remap.h).
 #ifndef ROUTERTWIN_LB_TIMED_H
 #define ROUTERTWIN_LB_TIMED_H
@@ -94,7 +95,7 @@ namespace routertwin
 /// The per-server maps as given ({"i": value}), before FromKeys expands them.
 struct PerServerGiven
 {
-    std::map<std::string, double> weights, maxconn, maxqueue, arrivals, lifetimes;
+    std::map<std::string, double> weights, maxconn, maxqueue, arrivals, lifetimes, cookies;
 };
 
 struct LbTimedConfig
@@ -120,6 +121,7 @@ struct LbTimedConfig
     /// A trace instead of the Poisson arrivals and drawn lifetimes: request k
     /// arrives at traceArrivalsS[k] and holds its connection traceLifetimesMs[k]
     std::vector<double> traceArrivalsS, traceLifetimesMs;
+    std::vector<int32_t> traceCookies; ///< the server request k's cookie names (-1: none); empty: no trace cookies
 
     /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
     static LbTimedConfig FromKeys(const std::map<std::string, ConfigValue>& keys);

@@ -247,3 +247,24 @@ def test_bad_timed_key_is_one_line(tmp_path):
     """)
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
     assert f"{path}:{line_of(text, 'at_s: 200')}: key 'cases[0].timed" in line and "at_s" in line
+
+
+@pytest.mark.parametrize("lifetime", [{"lifetime": "lognormal", "lognormal_mu": 6.0, "lognormal_sigma": 0.8},
+                                      {"lifetime": "pareto", "pareto_alpha": 4.0, "pareto_min_ms": 300.0}])
+def test_heavy_tailed_drain_is_the_last_of_n0_equilibrium_residuals(lifetime):
+    """balance source over random client addresses thins the Poisson
+    arrivals into a Poisson stream per server, so the drained server's N0
+    connections have independent residual lifetimes of the equilibrium law
+    F_e (M/G/infinity): the drain lasts int 1 - F_e(x)^N0 dx on average
+    (runner._residual_max_s, numerically)."""
+    from types import SimpleNamespace
+
+    from routertwin.runners.lb.runner import _residual_max_s
+
+    t = SimpleNamespace(**{"lifetime_mean_ms": 1000.0, "pareto_alpha": 4.0, "pareto_min_ms": 300.0,
+                           "lognormal_mu": 6.0, "lognormal_sigma": 0.8, **lifetime})
+    out = runs(150, scheduler="source", servers=4, rate=100.0, **lifetime, warmup_s=10.0, at_s=20.0, settle_s=5.0,
+               end_s=60.0, action="drain", server=0)
+    assert all(o["drain_s"] >= 0 and o["draining_new"] == 0 for o in out)
+    diff = [o["drain_s"] - _residual_max_s(t, o["n0"]) for o in out]
+    assert abs(statistics.fmean(diff)) < 4 * statistics.stdev(diff) / math.sqrt(len(diff)), statistics.fmean(diff)

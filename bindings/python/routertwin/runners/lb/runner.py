@@ -173,7 +173,7 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
 
     if c.pool is not None:
         pool = scenario.config.balancer.pool(c.pool)
-        usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+        usable = _usable(pool)
         weights = [s.weight for s in usable]
         if c.action == "add":
             weights.append(c.weight or usable[0].weight)
@@ -216,7 +216,7 @@ def _ecmp(scenario, c: Case) -> CaseResult:
     if c.pool is not None:
         bal = scenario.config.balancer
         pool = bal.pool(c.pool)
-        usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+        usable = _usable(pool)
         keys = {"scheduler": pool.scheduler, "weights": {str(i): float(s.weight) for i, s in enumerate(usable)},
                 **pool.sched_keys()}
         # HAProxy is a proxy: it terminates the client's TCP connection

@@ -337,6 +337,8 @@ BindLb(py::module_& m)
             d["after_active"] = r.afterActive;
             d["before_new_per_s"] = r.beforeNewPerS;
             d["after_new_per_s"] = r.afterNewPerS;
+            d["before_503_per_s"] = r.before503PerS;
+            d["after_503_per_s"] = r.after503PerS;
             d["n0"] = r.n0;
             d["drain_s"] = r.drainS;
             d["draining_new"] = r.drainingNew;

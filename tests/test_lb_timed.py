@@ -268,3 +268,18 @@ def test_heavy_tailed_drain_is_the_last_of_n0_equilibrium_residuals(lifetime):
     assert all(o["drain_s"] >= 0 and o["draining_new"] == 0 for o in out)
     diff = [o["drain_s"] - _residual_max_s(t, o["n0"]) for o in out]
     assert abs(statistics.fmean(diff)) < 4 * statistics.stdev(diff) / math.sqrt(len(diff)), statistics.fmean(diff)
+
+
+def test_503s_per_second_before_and_after_a_drain_that_overloads_the_others():
+    """4 servers of maxconn 10 with timeout queue 3 s under 35 connections/s
+    of 1 s: 40 slots before the drain, 30 after it. Each window's 503 rate
+    is lambda x P(abandon) of M/M/c with patience tau at its c (40, then 30:
+    overloaded, the queue settles where the wait reaches tau)."""
+    lam, tau = 35.0, 3.0
+    out = runs(10, scheduler="leastconn", servers=4, maxconn={str(i): 10 for i in range(4)}, rate=lam,
+               lifetime_mean_ms=1000.0, timeout_queue_ms=int(tau * 1000), warmup_s=20.0, at_s=120.0, settle_s=60.0,
+               end_s=400.0, action="drain", server=3)
+    before = statistics.fmean(o["before_503_per_s"] for o in out)
+    after = statistics.fmean(o["after_503_per_s"] for o in out)
+    assert before == pytest.approx(lam * mmc_patience(40, lam, 1.0, tau)[1], abs=0.05)
+    assert after == pytest.approx(lam * mmc_patience(30, lam, 1.0, tau)[1], rel=0.05)

@@ -239,6 +239,8 @@ class TimedRun
         {
             m_r.drainS = m_emptySince - m_c.atS;
         }
+        m_r.before503PerS = before > 0 ? m_r.before503PerS / before : 0;
+        m_r.after503PerS = after > 0 ? m_r.after503PerS / after : 0;
         m_r.queueWaitMeanMs = m_dequeued ? m_waitSumS * 1000.0 / static_cast<double>(m_dequeued) : 0;
         Simulator::Destroy();
         return m_r;
@@ -389,6 +391,7 @@ class TimedRun
                     else
                     {
                         m_r.refusedNoServer++;
+                        Refused();
                     }
                     return;
                 }
@@ -412,6 +415,7 @@ class TimedRun
                 continue;
             }
             m_r.refusedMaxqueue++;
+            Refused();
             return;
         }
     }
@@ -453,6 +457,21 @@ class TimedRun
     {
         Unqueue(id);
         m_r.queueTimeouts++;
+        Refused();
+    }
+
+    /// A 503 now: counted in the window it falls in.
+    void Refused()
+    {
+        const double now = Now();
+        if (now >= m_c.warmupS && now < m_c.atS)
+        {
+            m_r.before503PerS += 1;
+        }
+        else if (now >= m_c.atS + m_c.settleS && now < m_c.endS)
+        {
+            m_r.after503PerS += 1;
+        }
     }
 
     void Open(uint64_t id, uint32_t s)

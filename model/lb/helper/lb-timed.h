@@ -146,6 +146,7 @@ struct LbTimedResult
     /// Per server (servers, +1 with add): time-averaged active connections and
     /// new connections per second in the before and after windows.
     std::vector<double> beforeActive, afterActive, beforeNewPerS, afterNewPerS;
+    double before503PerS = 0, after503PerS = 0; ///< 503s per second in the before and after windows
     uint32_t n0 = 0;              ///< drain/remove: connections (and queued requests) on the server at at_s
     /// drain: at_s until its last connection ended and its queue emptied, for
     /// good (no connection later in the run); -1: it still holds some at end_s

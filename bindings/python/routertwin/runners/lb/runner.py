@@ -375,6 +375,8 @@ def _timed(scenario, c: Case) -> list[CaseResult]:
     for key in ("queued", "queue_timeouts", "refused_maxqueue", "refused_no_server", "redispatched_full"):
         m[f"{key}_pct"] = 100.0 * sum(o[key] for o in outs) / requests if requests else 0.0
     m["http_503_pct"] = m["queue_timeouts_pct"] + m["refused_maxqueue_pct"] + m["refused_no_server_pct"]
+    m["before_503_per_s"] = _mean([o["before_503_per_s"] for o in outs])
+    m["after_503_per_s"] = _mean([o["after_503_per_s"] for o in outs])
     # neither served nor refused by end_s: still in a queue when the run ends
     m["waiting_at_end_pct"] = 100.0 - m["http_503_pct"] - 100.0 * sum(o["served"] for o in outs) / requests
     waited = [o for o in outs if o["queued"]]

@@ -180,8 +180,9 @@ def test_real_haproxy_queues_as_the_twin(tmp_path):
     try:
         for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
             subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
-        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; import test_lab_haproxy_queue as t; "
-                "print(json.dumps(t._live(Path(%r))))" % (str(Path(__file__).parent), str(tmp_path)))
+        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; "
+                "import test_lab_haproxy_queue as t; print(json.dumps(t._live(Path(%r))))"
+                % (str(Path(__file__).parent), str(tmp_path)))
         out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
                              timeout=120, check=True).stdout
     finally:

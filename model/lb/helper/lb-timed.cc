@@ -51,7 +51,8 @@ Keys()
                  Bad(k, "unknown algorithm '" + c.scheduler + "'");
              }
          }},
-        {"servers", [](C& c, S k, V v) { c.servers = static_cast<uint32_t>(AsInt(k, v, 1, DP_SCHED_MAX_SERVERS - 1)); }},
+        {"servers",
+         [](C& c, S k, V v) { c.servers = static_cast<uint32_t>(AsInt(k, v, 1, DP_SCHED_MAX_SERVERS - 1)); }},
         {"weights", [](C& c, S k, V v) { c.given.weights = PerServerMap(k, v); }},
         {"maxconn", [](C& c, S k, V v) { c.given.maxconn = PerServerMap(k, v); }},
         {"maxqueue", [](C& c, S k, V v) { c.given.maxqueue = PerServerMap(k, v); }},
@@ -283,7 +284,9 @@ class TimedRun
     void Integrate(uint32_t s, double now)
     {
         const double from = m_lastChange[s];
-        const auto overlap = [&](double lo, double hi) { return std::max(0.0, std::min(now, hi) - std::max(from, lo)); };
+        const auto overlap = [&](double lo, double hi) {
+            return std::max(0.0, std::min(now, hi) - std::max(from, lo));
+        };
         m_r.beforeActive[s] += m_active[s] * overlap(m_c.warmupS, m_c.atS);
         m_r.afterActive[s] += m_active[s] * overlap(m_c.atS + m_c.settleS, m_c.endS);
         m_lastChange[s] = now;

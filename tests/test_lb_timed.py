@@ -283,3 +283,23 @@ def test_503s_per_second_before_and_after_a_drain_that_overloads_the_others():
     after = statistics.fmean(o["after_503_per_s"] for o in out)
     assert before == pytest.approx(lam * mmc_patience(40, lam, 1.0, tau)[1], abs=0.05)
     assert after == pytest.approx(lam * mmc_patience(30, lam, 1.0, tau)[1], rel=0.05)
+
+
+@pytest.mark.parametrize("redispatch", [True, False])
+def test_remove_redistributes_its_queue_only_with_redispatch(redispatch):
+    """Four requests 10 ms apart carry server 0's cookie and hold 500 ms;
+    maxconn 1 each, so 1 runs on server 0 and 3 wait in its queue. Server 0
+    is removed at 100 ms: its connection is cut; with option redispatch its
+    queue goes back to the scheduler (pendconn_redistribute): one takes
+    server 1 at once, the others wait in the backend queue and are served at
+    600 and 1100 ms; without it they stay in the removed server's queue
+    until timeout queue (2 s) gives them a 503."""
+    trace = {str(k): 0.01 * k for k in range(4)}
+    o = timed(scheduler="roundrobin", servers=2, maxconn={"0": 1, "1": 1}, timeout_queue_ms=2000,
+              redispatch=redispatch, action="remove", server=0, warmup_s=0.0, at_s=0.1, settle_s=0.0, end_s=5.0,
+              arrivals_s=trace, lifetimes_ms={k: 500.0 for k in trace}, cookies={k: 0 for k in trace})
+    assert (o["n0"], o["broken"]) == (4, 1)
+    if redispatch:
+        assert (o["served"], o["queue_timeouts"], o["backend_queue_max"]) == (4, 0, 2)
+    else:
+        assert (o["served"], o["queue_timeouts"], o["backend_queue_max"]) == (1, 3, 0)

@@ -111,6 +111,13 @@ WebSwitch::GetTypeId()
                           MakeUintegerAccessor(&WebSwitch::m_isnSeed), MakeUintegerChecker<uint32_t>())
             .AddAttribute("MaxLine", "Longest request line or header line (Apache's 8190).", UintegerValue(8190),
                           MakeUintegerAccessor(&WebSwitch::m_maxLine), MakeUintegerChecker<uint32_t>(16))
+            .AddAttribute("CookieInsertEveryResponse",
+                          "Insert mode: the Set-Cookie goes into every response, as seed 003 section 5.6 "
+                          "describes the method (\"when the server sends a response, the switch ... adds a "
+                          "set-cookie\"); false: only into a response whose request did not come by a valid "
+                          "cookie (HAProxy's insert rule, dp_persist_cookie_response).",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_insertEveryResponse),
+                          MakeBooleanChecker())
             .AddAttribute("PersistEntries",
                           "Capacity of the learned-cookie table (dp_persist; the oldest entry of a full set "
                           "is replaced). Assumption: 4,096, the paper gives no table size.",
@@ -1149,7 +1156,8 @@ WebSwitch::ResponseHead(ClientConn& c)
     const dp_persist_cookie_config_t cfg{DP_PERSIST_COOKIE_INSERT, 0};
     const int actions = dp_persist_cookie_response(&cfg, &c.persist, static_cast<int32_t>(served), serverSets, 0,
                                                    &m_counters.persistOps);
-    if (actions < 0 || !(actions & DP_PERSIST_RESP_INSERT))
+    const bool insert = actions >= 0 && ((actions & DP_PERSIST_RESP_INSERT) || (m_insertEveryResponse && !serverSets));
+    if (!insert)
         return;
     auto edit = std::make_unique<dp_cookie_edit_t>();
     if (dp_cookie_insert(&c.resp, m_cookieName.c_str(), InsertedCookieValue(served).c_str(), edit.get(),

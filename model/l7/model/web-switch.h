@@ -465,6 +465,7 @@ class WebSwitch : public ns3::Object
     dp_urlrule_table_t* m_rules = nullptr;
     std::string m_cookieName;                                 ///< "" = no cookie persistence
     CookieMode m_cookieMode = CookieMode::None;
+    bool m_insertEveryResponse = false;                       ///< insert: every response, not only the first of a client
     std::map<std::string, uint32_t> m_cookieServers;          ///< cookie value -> server (pre-arranged, insert)
     uint32_t m_persistEntries = 4096;
     std::vector<uint64_t> m_learnMem;

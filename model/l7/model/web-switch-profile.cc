@@ -161,6 +161,11 @@ LoadWebSwitchProfile(const std::string& path)
         throw std::runtime_error(path + ":" + std::to_string(unparsedLine) +
                                  ": key 'behaviour.ssl_unparsed': unknown '" + unparsed + "'");
     p.sslUnparsedDrop = unparsed == "reset";
+    const auto [sync, syncLine] = get("behaviour", "session_sync");
+    if (sync != "none" && sync != "connections")
+        throw std::runtime_error(path + ":" + std::to_string(syncLine) +
+                                 ": key 'behaviour.session_sync': unknown '" + sync + "'");
+    p.sessionSync = sync == "connections";
     return p;
 }
 

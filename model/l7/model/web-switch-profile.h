@@ -84,6 +84,11 @@ struct WebSwitchProfile
     /// Switch redundancy the product offers (features.fault_tolerance, table 6).
     bool activeBackup = false;
     bool activeActive = false;
+    /// Connection synchronisation in a redundant pair (behaviour.session_sync:
+    /// "connections"): each L4 session is copied to the other switch as it
+    /// is made, so a takeover keeps established connections (an assumption
+    /// per product; the seed is silent).
+    bool sessionSync = false;
 };
 
 /// Reads path; throws std::runtime_error "FILE:LINE: key 'x': ..." on a

@@ -118,6 +118,13 @@ WebSwitch::GetTypeId()
                           "cookie (HAProxy's insert rule, dp_persist_cookie_response).",
                           BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_insertEveryResponse),
                           MakeBooleanChecker())
+            .AddAttribute("SessionSync",
+                          "Redundant pair: copy each L4 session to the peer (SetSyncPeer) as it is made or "
+                          "starts closing, so the peer's takeover keeps established connections. Set by "
+                          "SetProfile from behaviour.session_sync; this attribute overrides it when set "
+                          "afterwards.",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_sessionSync),
+                          MakeBooleanChecker())
             .AddAttribute("PersistEntries",
                           "Capacity of the learned-cookie table (dp_persist; the oldest entry of a full set "
                           "is replaced). Assumption: 4,096, the paper gives no table size.",
@@ -145,6 +152,7 @@ void
 WebSwitch::DoDispose()
 {
     m_clientDev = nullptr;
+    m_syncPeer = nullptr; // the pair points at each other
     m_servers.clear();
     m_out.clear();
     Object::DoDispose();
@@ -156,6 +164,34 @@ WebSwitch::SetProfile(const WebSwitchProfile& p)
     m_profile = p;
     m_rstSeqDefect = p.rstSeqDefect;
     m_sslUnparsedDrop = p.sslUnparsedDrop;
+    m_sessionSync = p.sessionSync;
+}
+
+void
+WebSwitch::SetSyncPeer(Ptr<WebSwitch> peer, Time delay)
+{
+    m_syncPeer = peer;
+    m_syncDelay = delay;
+}
+
+void
+WebSwitch::SyncL4Session(uint64_t key, const L4Session& s)
+{
+    if (!m_sessionSync || !m_syncPeer)
+        return;
+    // one update on the inter-switch link, priced as one packet built
+    // (an assumption: no product's figure for it)
+    ++m_counters.packets;
+    ++m_counters.syncSent;
+    Ptr<WebSwitch> peer = m_syncPeer;
+    Simulator::Schedule(m_syncDelay, [peer, key, s]() { peer->ReceiveL4Session(key, s); });
+}
+
+void
+WebSwitch::ReceiveL4Session(uint64_t key, const L4Session& s)
+{
+    m_l4Sessions[key] = s;
+    ++m_counters.syncReceived;
 }
 
 void
@@ -443,15 +479,19 @@ WebSwitch::HandleL4Client(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<con
             Drop("no_server_up", pkt);
             return;
         }
-        it = m_l4Sessions.insert_or_assign(key, L4Session{static_cast<uint32_t>(server), false}).first;
+        it = m_l4Sessions.insert_or_assign(key, L4Session{static_cast<uint32_t>(server), p.dst_ip, false}).first;
+        SyncL4Session(key, it->second);
     }
     else if (it == m_l4Sessions.end())
     {
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
         return;
     }
-    if (p.tcp_flags & (kFin | kRst))
+    if ((p.tcp_flags & (kFin | kRst)) && !it->second.closing)
+    {
         it->second.closing = true;
+        SyncL4Session(key, it->second);
+    }
     const Server& srv = m_servers[it->second.server];
     if (m_l4 == L4Forwarding::Nat)
         Rewrite(f, p, p.src_ip, p.src_port, srv.serverIp, p.dst_port);
@@ -461,12 +501,14 @@ WebSwitch::HandleL4Client(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<con
 void
 WebSwitch::HandleL4Server(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const Packet> pkt)
 {
-    if (!m_l4Sessions.count(ClientKey(p.dst_ip, p.dst_port)))
+    const auto it = m_l4Sessions.find(ClientKey(p.dst_ip, p.dst_port));
+    if (it == m_l4Sessions.end())
     {
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
         return;
     }
-    Rewrite(f, p, m_vip, p.src_port, p.dst_ip, p.dst_port);
+    // from the virtual address the client opened the connection to
+    Rewrite(f, p, it->second.vip, p.src_port, p.dst_ip, p.dst_port);
     Emit(m_clientDev, f, static_cast<uint16_t>(f.size() - DP_ETH_HDR_LEN));
 }
 

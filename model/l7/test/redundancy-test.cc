@@ -5,6 +5,7 @@
 #include "web-switch-profile.h"
 
 #include <ns3/ipv4-address.h>
+#include <ns3/nstime.h>
 #include <ns3/simulator.h>
 #include <ns3/uinteger.h>
 
@@ -168,6 +169,90 @@ TEST(WebSwitchRedundancy, AProductWithoutRedundancyRefusesIt)
     c.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
     c.profile.activeActive = false;
     c.activeActive = true;
+    EXPECT_THROW(RedundantPairTestbed{c}, std::invalid_argument);
+    ns3::Simulator::Destroy();
+}
+
+// Connection synchronisation (behaviour.session_sync) in an L4 NAT pair,
+// against a count taken from the workload's schedule alone: client i opens
+// its connection at t_i = 4.0 + 0.05 i s and sends its request in two
+// pieces kGap apart (HttpClientApp Gap), so the connection is open from
+// t_i until just after t_i + kGap (an answer takes well under a
+// millisecond on these idle 100 Mbit/s links). The connections open when
+// the master dies are those with t_i < t_d < t_i + kGap (t_d is 25 ms from
+// every such edge). Their second piece goes out after the death; TCP
+// retransmits it (RTO 1 s, doubling) until the backup has taken over. With
+// sync (F5's profile: connections) the backup has each session and
+// forwards it to the same server, which answers through its other link:
+// every one of them completes. Without (Nortel's: none) the backup finds no
+// session (no_session) and none completes. Connections that ended before
+// the death complete either way.
+TEST(WebSwitchRedundancy, L4ConnectionsOpenAtTheMastersDeathSurviveTheTakeoverOnlyWithSessionSync)
+{
+    constexpr double kGap = 0.5, kL4Death = 5.525;
+    for (const bool sync : {false, true})
+    {
+        RedundantPairConfig c;
+        c.profile = LoadWebSwitchProfile(Profile(sync ? "nctu-f5-bigip-ha" : "nctu-nortel-ace180e"));
+        ASSERT_EQ(c.profile.sessionSync, sync);
+        c.l4 = L4Forwarding::Nat;
+        c.stop = ns3::Seconds(25);
+        RedundantPairTestbed bed(c);
+        std::vector<std::pair<double, ns3::Ptr<HttpClientApp>>> apps;
+        for (int i = 0; i < 40; ++i)
+        {
+            const double t = 4.0 + kSpacing * i;
+            auto app = ns3::CreateObject<HttpClientApp>();
+            app->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+            app->SetAttribute("Gap", ns3::TimeValue(ns3::Seconds(kGap)));
+            HttpClientApp::Request r = HttpClientApp::Get("/a/CLASS_2000.gif", true);
+            r.pieces = {10};
+            app->AddRequest(r);
+            bed.ClientNode()->AddApplication(app);
+            app->SetStartTime(ns3::Seconds(t));
+            apps.emplace_back(t, app);
+        }
+        bed.Kill(0, ns3::Seconds(kL4Death));
+        bed.Run();
+
+        uint32_t openAtDeath = 0, survived = 0, endedBefore = 0, endedBeforeCompleted = 0;
+        for (const auto& [t, app] : apps)
+        {
+            const bool done = app->Responses().size() == 1;
+            if (t < kL4Death && kL4Death < t + kGap)
+            {
+                ++openAtDeath;
+                survived += done;
+            }
+            else if (t + kGap < kL4Death)
+            {
+                ++endedBefore;
+                endedBeforeCompleted += done;
+            }
+        }
+        EXPECT_GT(openAtDeath, 0u);
+        EXPECT_EQ(survived, sync ? openAtDeath : 0u) << (sync ? "sync" : "no sync");
+        EXPECT_EQ(endedBeforeCompleted, endedBefore);
+        const auto& backup = bed.Switch(1)->GetCounters();
+        EXPECT_EQ(backup.syncReceived, sync ? bed.Switch(0)->GetCounters().syncSent : 0u);
+        EXPECT_EQ(bed.Switch(1)->DropCount("no_session") > 0, !sync);
+        std::printf("L4 NAT pair, %s: %u connections open at the master's death (from the schedule), %u "
+                    "completed after the takeover; %llu session updates sent\n",
+                    sync ? "session sync" : "no sync", openAtDeath, survived,
+                    static_cast<unsigned long long>(bed.Switch(0)->GetCounters().syncSent));
+        ns3::Simulator::Destroy();
+    }
+}
+
+TEST(WebSwitchRedundancy, AnL4PairIsRefusedActiveActiveAndInDirectRouting)
+{
+    RedundantPairConfig c;
+    c.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    c.l4 = L4Forwarding::Nat;
+    c.activeActive = true;
+    EXPECT_THROW(RedundantPairTestbed{c}, std::invalid_argument);
+    c.activeActive = false;
+    c.l4 = L4Forwarding::DirectRouting;
     EXPECT_THROW(RedundantPairTestbed{c}, std::invalid_argument);
     ns3::Simulator::Destroy();
 }

@@ -125,6 +125,10 @@ class Behaviour(ScenarioModel):
     # SSL service: a first record that is no readable ClientHello (dp_tls) is
     # forwarded without persistence or reset (model/l7)
     ssl_unparsed: Literal["forward", "reset"]
+    # redundant pair: "connections" copies each L4 session to the other
+    # switch as it is made, so a takeover keeps established connections
+    # (model/l7 WebSwitch::SetSyncPeer); "none": they are lost
+    session_sync: Literal["none", "connections"]
 
 
 class Costs(ScenarioModel):

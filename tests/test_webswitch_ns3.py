@@ -91,3 +91,34 @@ def test_a_short_l7_scenario_runs_on_ns3_with_its_gain_and_drop_cases(tmp_path):
     # a closed loop of 4 threads: X R = 4 (Little's law)
     x, r = one["metrics"]["requests_per_s"], one["metrics"]["latency_avg"] * 1e-3
     assert x * r == pytest.approx(4, rel=0.05)
+
+
+def test_the_cookie_test_runs_on_ns3_and_every_request_follows_its_cookie(tmp_path):
+    # figure 12 on the ns-3 engine: every page sets its cookie, every client
+    # returns it, so after the warm-up each request reaches the switch with
+    # a cookie that names its server (one hit a request, but for the
+    # requests in flight at the window's edges); insert puts a Set-Cookie in
+    # every response, pre-arranged inserts none; each case records the
+    # method it ran (the profile's cookie_method_tested)
+    path, _ = write_scenario(tmp_path, HEAD, f"""
+        mode: l7
+        persistence: cookie
+        clients: 2
+        servers: 2
+        http: ["1.0"]
+        engine: ns3
+        ns3: {{warmup_s: 0.03, duration_s: 0.2}}
+        products: [{PLATFORMS / 'nctu-f5-bigip-ha.yaml'}, {PLATFORMS / 'nctu-foundry-serveironxl.yaml'}]
+    """)
+    proc = run_cli("run", path, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    cases = {c["case"]: c for c in json.loads((tmp_path / "out" / "s.json").read_text())["cases"]}
+    f5, foundry = cases["f5-bigip-ha-l7-nat-http10-cookie-insert"], cases["foundry-serveironxl-l7-nat-http10-cookie-prearranged"]
+    edge = {k: 2 * 4 / c["counters"]["requests_measured"] for k, c in (("f5", f5), ("foundry", foundry))}  # 4 threads
+    assert f5["counters"]["switch.cookie_hits_per_request"] == pytest.approx(1, abs=edge["f5"])
+    assert foundry["counters"]["switch.cookie_hits_per_request"] == pytest.approx(1, abs=edge["foundry"])
+    assert f5["counters"]["switch.cookies_inserted_per_request"] == pytest.approx(1, abs=edge["f5"])
+    assert foundry["counters"]["switch.cookies_inserted_per_request"] == 0
+    assert (f5["params"]["cookie_method"], foundry["params"]["cookie_method"]) == ("insert", "prearranged")

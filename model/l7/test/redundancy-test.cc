@@ -123,7 +123,8 @@ TEST(WebSwitchRedundancy, ActiveBackupFailsOverAfterTheMasterDownIntervalAndBrea
     EXPECT_LT(served, takeover + kSpacing + 0.01);
     EXPECT_GT(r.bed->Switch(1)->GetCounters().requests, 0u);
     EXPECT_EQ(r.bed->Router(1, 1)->Count("gratuitous_arps"), 1u);
-    // no state sync: the download bound through the master breaks; the
+    // L7 connections are not synchronised (F5's session_sync covers L4
+    // sessions): the download bound through the master breaks; the
     // backup has no session for its segments
     EXPECT_EQ(heldAtDeath, 1u);
     EXPECT_TRUE(longOne->Responses().empty());

@@ -76,6 +76,9 @@ struct WebSwitchProfile
     /// ClientHello dp_tls can read gets (behaviour.ssl_unparsed): forwarded
     /// without persistence, or reset.
     bool sslUnparsedDrop = false;
+    /// What a request head the switch cannot parse gets (behaviour.malformed_request):
+    /// "400 Bad Request" and a FIN (true), or an RST to the client.
+    bool malformedBadRequest = false;
     /// Server checks the product offers (features.fault_tolerance, table 6).
     bool checkPing = false;
     bool checkPort = false;

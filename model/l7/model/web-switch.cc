@@ -87,7 +87,9 @@ WebSwitch::GetTypeId()
         TypeId("routertwin::WebSwitch")
             .SetParent<Object>()
             .AddConstructor<WebSwitch>()
-            .AddAttribute("MalformedAction", "What a malformed or oversized request head gets.",
+            .AddAttribute("MalformedAction",
+                          "What a malformed or oversized request head gets. Set by SetProfile from "
+                          "behaviour.malformed_request; this attribute overrides it when set afterwards.",
                           EnumValue(static_cast<int>(MalformedAction::Reset)),
                           MakeEnumAccessor(&WebSwitch::m_malformed),
                           MakeEnumChecker(static_cast<int>(MalformedAction::Reset), "reset",
@@ -165,6 +167,7 @@ WebSwitch::SetProfile(const WebSwitchProfile& p)
     m_rstSeqDefect = p.rstSeqDefect;
     m_sslUnparsedDrop = p.sslUnparsedDrop;
     m_sessionSync = p.sessionSync;
+    m_malformed = static_cast<int>(p.malformedBadRequest ? MalformedAction::BadRequest : MalformedAction::Reset);
 }
 
 void

@@ -367,7 +367,11 @@ TEST(WebSwitchBadInput, BareCrIsAnswered400WhenTheProfileSaysSoAndCountedAsMalfo
     HttpClientApp::Request bad;
     bad.bytes = "GET /x.gif HTTP/1.1\rHost: x\r\n\r\n";
     Bed b("nctu-f5-bigip-ha", {{bad}});
-    b.bed->Switch()->SetAttribute("MalformedAction", ns3::EnumValue(static_cast<int>(MalformedAction::BadRequest)));
+    // F5's profile with behaviour.malformed_request: bad_request
+    WebSwitchProfile p = b.bed->Switch()->GetProfile();
+    EXPECT_FALSE(p.malformedBadRequest); // the file's assumption: reset
+    p.malformedBadRequest = true;
+    b.bed->Switch()->SetProfile(p);
     b.Run();
     EXPECT_EQ(b.bed->Switch()->DropCount("http_malformed"), 1u);
     ASSERT_EQ(b.bed->Client(0)->Responses().size(), 1u);

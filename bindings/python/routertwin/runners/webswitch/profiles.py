@@ -125,6 +125,8 @@ class Behaviour(ScenarioModel):
     # SSL service: a first record that is no readable ClientHello (dp_tls) is
     # forwarded without persistence or reset (model/l7)
     ssl_unparsed: Literal["forward", "reset"]
+    # a request head that cannot be parsed: an RST to the client or a 400 (model/l7)
+    malformed_request: Literal["reset", "bad_request"]
     # redundant pair: "connections" copies each L4 session to the other
     # switch as it is made, so a takeover keeps established connections
     # (model/l7 WebSwitch::SetSyncPeer); "none": they are lost

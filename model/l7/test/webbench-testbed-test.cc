@@ -70,12 +70,19 @@ TEST(WebBenchTestbed, RequestRateTimesMeanCycleIsTheThreadCountInEveryTopology)
 
 TEST(WebBenchTestbed, SameConfigurationAndSeedGiveIdenticalResults)
 {
-    const WebBenchTestbedConfig c = Small("nctu-cisco-css11154-v510", "l7", "nat");
-    const WebBenchTestbedResult a = RunWebBenchTestbed(c);
-    const WebBenchTestbedResult b = RunWebBenchTestbed(c);
-    EXPECT_EQ(a.requests, b.requests);
-    EXPECT_EQ(a.latencyMs, b.latencyMs);
-    EXPECT_EQ(a.switchCyclesPerRequest, b.switchCyclesPerRequest);
+    WebBenchTestbedConfig cookie = Small("nctu-nortel-ace180e", "l7", "nat");
+    cookie.http11 = false;
+    cookie.files = {{"cookie.asp", 6144, 1, "other"}};
+    cookie.cookieMethod = "insert";
+    for (const WebBenchTestbedConfig& c : {Small("nctu-cisco-css11154-v510", "l7", "nat"), cookie})
+    {
+        const WebBenchTestbedResult a = RunWebBenchTestbed(c);
+        const WebBenchTestbedResult b = RunWebBenchTestbed(c);
+        EXPECT_EQ(a.requests, b.requests) << c.cookieMethod;
+        EXPECT_EQ(a.latencyMs, b.latencyMs) << c.cookieMethod;
+        EXPECT_EQ(a.switchCyclesPerRequest, b.switchCyclesPerRequest) << c.cookieMethod;
+        EXPECT_EQ(a.cookiesInsertedPerRequest, b.cookiesInsertedPerRequest) << c.cookieMethod;
+    }
 }
 
 // One server, 30,000-byte files, HTTP/1.1: the server's 100 Mbit/s link is

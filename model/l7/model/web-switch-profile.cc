@@ -167,10 +167,11 @@ LoadWebSwitchProfile(const std::string& path)
                                  ": key 'behaviour.malformed_request': unknown '" + malformed + "'");
     p.malformedBadRequest = malformed == "bad_request";
     const auto [sync, syncLine] = get("behaviour", "session_sync");
-    if (sync != "none" && sync != "connections")
+    if (sync != "none" && sync != "persistence" && sync != "connections")
         throw std::runtime_error(path + ":" + std::to_string(syncLine) +
                                  ": key 'behaviour.session_sync': unknown '" + sync + "'");
     p.sessionSync = sync == "connections";
+    p.persistenceSync = sync != "none";
     return p;
 }
 

@@ -92,6 +92,10 @@ struct WebSwitchProfile
     /// is made, so a takeover keeps established connections (an assumption
     /// per product; the seed is silent).
     bool sessionSync = false;
+    /// Persistence synchronisation (session_sync "persistence", and
+    /// "connections" too): learned cookies and SSL session IDs copied to
+    /// the other switch as they are stored.
+    bool persistenceSync = false;
 };
 
 /// Reads path; throws std::runtime_error "FILE:LINE: key 'x': ..." on a

@@ -10,6 +10,7 @@
 #include <ns3/uinteger.h>
 
 #include <algorithm>
+#include <array>
 #include <sstream>
 #include <stdexcept>
 
@@ -127,6 +128,13 @@ WebSwitch::GetTypeId()
                           "afterwards.",
                           BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_sessionSync),
                           MakeBooleanChecker())
+            .AddAttribute("PersistenceSync",
+                          "Redundant pair: copy every learned-cookie and SSL session-ID entry to the peer "
+                          "(SetSyncPeer) as it is stored, so that after a takeover a client's next "
+                          "connection goes to its server. Set by SetProfile from behaviour.session_sync "
+                          "(persistence or connections); this attribute overrides it when set afterwards.",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_persistSync),
+                          MakeBooleanChecker())
             .AddAttribute("PersistEntries",
                           "Capacity of the learned-cookie table (dp_persist; the oldest entry of a full set "
                           "is replaced). Assumption: 4,096, the paper gives no table size.",
@@ -167,6 +175,7 @@ WebSwitch::SetProfile(const WebSwitchProfile& p)
     m_rstSeqDefect = p.rstSeqDefect;
     m_sslUnparsedDrop = p.sslUnparsedDrop;
     m_sessionSync = p.sessionSync;
+    m_persistSync = p.persistenceSync;
     m_malformed = static_cast<int>(p.malformedBadRequest ? MalformedAction::BadRequest : MalformedAction::Reset);
 }
 
@@ -195,6 +204,33 @@ WebSwitch::ReceiveL4Session(uint64_t key, const L4Session& s)
 {
     m_l4Sessions[key] = s;
     ++m_counters.syncReceived;
+}
+
+int
+WebSwitch::Store(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server)
+{
+    dp_persist_t* t = table == PersistTable::SslIds ? m_sslIds : m_learned;
+    const int rc = dp_persist_store(t, key, server, 0, &m_counters.persistOps);
+    if (rc >= 0 && m_persistSync && m_syncPeer)
+    {
+        // one update on the inter-switch link, priced as one packet built
+        // (an assumption, as for a session)
+        ++m_counters.packets;
+        ++m_counters.syncSent;
+        Ptr<WebSwitch> peer = m_syncPeer;
+        std::array<uint8_t, DP_PERSIST_MAX_KEY> k;
+        std::copy(key, key + DP_PERSIST_MAX_KEY, k.begin());
+        Simulator::Schedule(m_syncDelay, [peer, table, k, server]() { peer->ReceivePersist(table, k.data(), server); });
+    }
+    return rc;
+}
+
+void
+WebSwitch::ReceivePersist(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server)
+{
+    dp_persist_t* t = table == PersistTable::SslIds ? m_sslIds : m_learned;
+    if (t && dp_persist_store(t, key, server, 0, &m_counters.persistOps) >= 0)
+        ++m_counters.syncReceived;
 }
 
 void
@@ -769,7 +805,7 @@ WebSwitch::TakeHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint
     // ... and stored with the server it goes to (the ServerHello's own ID
     // is stored when it passes, ResponseBytes)
     if (rc == DP_TLS_OK && h.session_id_len > 0)
-        dp_persist_store(m_sslIds, key, server, 0, &m_counters.persistOps);
+        Store(PersistTable::SslIds, key, server);
     OpenServer(c, static_cast<uint32_t>(server));
 }
 
@@ -1177,8 +1213,7 @@ WebSwitch::ServerHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len)
     uint8_t key[DP_PERSIST_MAX_KEY] = {};
     std::copy(h.session_id, h.session_id + h.session_id_len, key);
     if (h.session_id_len > 0 &&
-        dp_persist_store(m_sslIds, key, static_cast<int32_t>(c.sconns[c.bound].server), 0,
-                         &m_counters.persistOps) >= 0)
+        Store(PersistTable::SslIds, key, static_cast<int32_t>(c.sconns[c.bound].server)) >= 0)
         ++m_counters.sslLearned;
 }
 
@@ -1194,7 +1229,7 @@ WebSwitch::ResponseHead(ClientConn& c)
     {
         uint8_t key[DP_PERSIST_MAX_KEY];
         if (serverSets && PersistKey(c.respHead.get() + value.off, value.len, key) &&
-            dp_persist_store(m_learned, key, static_cast<int32_t>(served), 0, &m_counters.persistOps) >= 0)
+            Store(PersistTable::LearnedCookies, key, static_cast<int32_t>(served)) >= 0)
             ++m_counters.cookiesLearned;
         return;
     }

@@ -202,7 +202,10 @@ class WebSwitch : public ns3::Object
     /// address, forwards the established connection's next segments where
     /// they went. Without it the peer has no session for them
     /// (`no_session`): the connection is lost. L7 connections are not
-    /// synchronised (their server side belongs to this switch's links).
+    /// synchronised (their server side belongs to this switch's links);
+    /// with PersistenceSync every learned-cookie and SSL session-ID entry
+    /// is copied the same way, so a client's next connection after the
+    /// takeover still goes to its server.
     void SetSyncPeer(ns3::Ptr<WebSwitch> peer, ns3::Time delay);
     size_t L4Sessions() const { return m_l4Sessions.size(); }
     /// Server groups (seed 003 section 3.4: .gif on half the servers, .htm
@@ -309,10 +312,17 @@ class WebSwitch : public ns3::Object
     };
     /// A session from the peer (SetSyncPeer).
     void ReceiveL4Session(uint64_t key, const L4Session& s);
+    /// The persistence tables a pair can copy (PersistenceSync).
+    enum class PersistTable : uint8_t { LearnedCookies, SslIds };
+    /// A persistence entry from the peer: stored when this switch keeps
+    /// that table (its cookie learn or SSL service is configured).
+    void ReceivePersist(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server);
 
   private:
     /// Sends the session to the peer when SessionSync is on.
     void SyncL4Session(uint64_t key, const L4Session& s);
+    /// dp_persist_store into the table, and to the peer when PersistenceSync is on.
+    int Store(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server);
     struct ServerConn
     {
         enum State : uint8_t { SynSent, Open, Closed };
@@ -513,6 +523,7 @@ class WebSwitch : public ns3::Object
     L4Forwarding m_l4 = L4Forwarding::Off;
     std::map<uint64_t, L4Session> m_l4Sessions;               ///< by (client address, port)
     bool m_sessionSync = false;
+    bool m_persistSync = false;
     ns3::Ptr<WebSwitch> m_syncPeer;
     ns3::Time m_syncDelay;
     std::vector<std::vector<uint32_t>> m_groups;

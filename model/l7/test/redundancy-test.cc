@@ -6,6 +6,7 @@
 
 #include <ns3/ipv4-address.h>
 #include <ns3/nstime.h>
+#include <ns3/string.h>
 #include <ns3/simulator.h>
 #include <ns3/uinteger.h>
 
@@ -256,4 +257,76 @@ TEST(WebSwitchRedundancy, AnL4PairIsRefusedActiveActiveAndInDirectRouting)
     c.l4 = L4Forwarding::DirectRouting;
     EXPECT_THROW(RedundantPairTestbed{c}, std::invalid_argument);
     ns3::Simulator::Destroy();
+}
+
+// Persistence synchronisation (behaviour.session_sync: persistence, Nortel's
+// as its Web OS 10.0 guide documents it) in an L7 pair with cookie learning:
+// 8 clients each start a session at 4.0 + 0.05 i s, half with a .gif (the
+// URL rule's server 0), half with a .htm (server 1); the server's own
+// cookie names it (SID=s<k>-<n>, HttpServerApp). After the takeover each
+// client comes back with that cookie for the other kind of file, whose rule
+// names the other server. With the learned entries copied to the backup,
+// every request follows its cookie to the server that set it (the answer's
+// Server header says which); without, the backup has learned nothing and
+// the rules send every one to the other server.
+TEST(WebSwitchRedundancy, LearnedCookiesCopiedToThePeerKeepEveryClientOnItsServerAfterTheTakeover)
+{
+    for (const bool sync : {false, true})
+    {
+        RedundantPairConfig c;
+        c.profile = LoadWebSwitchProfile(Profile("nctu-nortel-ace180e"));
+        ASSERT_TRUE(c.profile.persistenceSync);
+        ASSERT_FALSE(c.profile.sessionSync);
+        c.profile.persistenceSync = sync;
+        c.stop = ns3::Seconds(14);
+        RedundantPairTestbed bed(c);
+        for (uint32_t i = 0; i < 2; ++i)
+            bed.Switch(i)->SetCookiePersistence(CookieMode::Learn, "SID");
+        for (uint32_t k = 0; k < 2; ++k)
+            bed.Server(k)->SetAttribute("SessionCookie", ns3::StringValue("SID"));
+        const std::string kind[2] = {".gif", ".htm"};
+        std::vector<ns3::Ptr<HttpClientApp>> first, second(8);
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            auto app = ns3::CreateObject<HttpClientApp>();
+            app->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+            app->AddRequest(HttpClientApp::Get("/a/CLASS_2000" + kind[i % 2], true));
+            bed.ClientNode()->AddApplication(app);
+            app->SetStartTime(ns3::Seconds(4.0 + kSpacing * i));
+            first.push_back(app);
+        }
+        bed.Kill(0, ns3::Seconds(kDeath));
+        // well after the takeover (about 3.33 s after the death): each
+        // client's next request, for the other kind, with its cookie
+        ns3::Simulator::Schedule(ns3::Seconds(kDeath + 5), [&]() {
+            for (uint32_t i = 0; i < 8; ++i)
+            {
+                ASSERT_EQ(first[i]->Responses().size(), 1u);
+                ASSERT_EQ(first[i]->Responses()[0].setCookies.size(), 1u);
+                const std::string& sc = first[i]->Responses()[0].setCookies[0];
+                auto app = ns3::CreateObject<HttpClientApp>();
+                app->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+                app->AddRequest(HttpClientApp::Get("/a/CLASS_2000" + kind[(i + 1) % 2], true,
+                                                   "Cookie: " + sc.substr(0, sc.find(';')) + "\r\n"));
+                bed.ClientNode()->AddApplication(app);
+                app->SetStartTime(ns3::Seconds(0));
+                second[i] = app;
+            }
+        });
+        bed.Run();
+        uint32_t followed = 0;
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            ASSERT_EQ(second[i]->Responses().size(), 1u);
+            // the cookie's value is "s<k>-<n>": k is the server that set it
+            const std::string& sc = first[i]->Responses()[0].setCookies[0];
+            followed += second[i]->Responses()[0].server == sc.substr(sc.find('=') + 1, 2);
+        }
+        EXPECT_EQ(followed, sync ? 8u : 0u);
+        EXPECT_EQ(bed.Switch(1)->GetCounters().cookieHits, sync ? 8u : 0u);
+        EXPECT_EQ(bed.Switch(1)->GetCounters().syncReceived, sync ? 8u : 0u);
+        std::printf("L7 pair, cookie learn, %s: %u of 8 clients on the server of their cookie after the takeover\n",
+                    sync ? "persistence sync" : "no sync", followed);
+        ns3::Simulator::Destroy();
+    }
 }

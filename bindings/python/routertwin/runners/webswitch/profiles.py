@@ -127,10 +127,13 @@ class Behaviour(ScenarioModel):
     ssl_unparsed: Literal["forward", "reset"]
     # a request head that cannot be parsed: an RST to the client or a 400 (model/l7)
     malformed_request: Literal["reset", "bad_request"]
-    # redundant pair: "connections" copies each L4 session to the other
-    # switch as it is made, so a takeover keeps established connections
-    # (model/l7 WebSwitch::SetSyncPeer); "none": they are lost
-    session_sync: Literal["none", "connections"]
+    # redundant pair: "connections" copies each L4 session (and every
+    # persistence entry) to the other switch as it is made, so a takeover
+    # keeps established connections; "persistence" copies learned cookies
+    # and SSL session IDs only, so clients keep their servers but
+    # connections are lost; "none": both are lost (model/l7
+    # WebSwitch::SetSyncPeer)
+    session_sync: Literal["none", "persistence", "connections"]
 
 
 class Costs(ScenarioModel):

@@ -122,3 +122,22 @@ def test_the_cookie_test_runs_on_ns3_and_every_request_follows_its_cookie(tmp_pa
     assert f5["counters"]["switch.cookies_inserted_per_request"] == pytest.approx(1, abs=edge["f5"])
     assert foundry["counters"]["switch.cookies_inserted_per_request"] == 0
     assert (f5["params"]["cookie_method"], foundry["params"]["cookie_method"]) == ("insert", "prearranged")
+
+
+def test_figure12_claims_are_judged_from_the_rates_with_a_one_percent_tie():
+    # hand-made rates: F5 beats both 200 MHz insert products, Foundry and
+    # Radware are within 1 % (a tie, not an order), Nortel and F5 are the
+    # top two, Cisco last
+    from routertwin.runners.webswitch.figure12 import claims
+
+    def row(key, method, mhz, rps):
+        return {"key": key, "method": method, "clock_mhz": mhz, "stars": (0, 0), "mva": {"rps": rps}}
+
+    rows = [row("nortel-ace180e", "insert", 200, 5000), row("cisco-css11154-v510", "insert", 200, 3000),
+            row("f5-bigip-ha", "insert", 850, 6000), row("foundry-serveironxl", "prearranged", 400, 4000),
+            row("radware-wsdpro", "prearranged", 266, 3990)]
+    verdicts = [v for _, _, v in claims(rows, "mva")]
+    assert verdicts == ["holds", "tie", "holds", "holds"]
+    rows[0]["mva"]["rps"] = 3500  # Nortel now 4th: "do well" fails
+    rows[3]["mva"]["rps"] = 3900  # Foundry (400 MHz) now below Radware (266 MHz)
+    assert [v for _, _, v in claims(rows, "mva")] == ["holds", "fails", "fails", "holds"]

@@ -2,6 +2,8 @@
 // product) as VRRPv3 (RFC 5798, an assumption: the seed names no protocol),
 // measured against section 6.1's closed form.
 #include "redundant-pair-testbed.h"
+#include "tls-apps.h"
+#include "tls-vectors.h"
 #include "web-switch-profile.h"
 
 #include <ns3/ipv4-address.h>
@@ -327,6 +329,77 @@ TEST(WebSwitchRedundancy, LearnedCookiesCopiedToThePeerKeepEveryClientOnItsServe
         EXPECT_EQ(bed.Switch(1)->GetCounters().syncReceived, sync ? 8u : 0u);
         std::printf("L7 pair, cookie learn, %s: %u of 8 clients on the server of their cookie after the takeover\n",
                     sync ? "persistence sync" : "no sync", followed);
+        ns3::Simulator::Destroy();
+    }
+}
+
+// The same for SSL session IDs (real OpenSSL records, tls-vectors.h):
+// before the death two fresh hellos go to the two servers (round robin),
+// whose ServerHellos choose X (server 0) and Y (server 1); the master
+// stores both. After the takeover the client resumes X and Y on new
+// connections. With the entries copied, each hello reaches the server that
+// chose its ID (2 SSL hits on the backup); without, the backup knows
+// neither when X comes, and round robin decides.
+TEST(WebSwitchRedundancy, SessionIdsCopiedToThePeerSendResumingClientsToTheirServersAfterTheTakeover)
+{
+    using namespace routertwin::tls_vectors;
+    const auto first = Unhex(kFirstHello), resumeX = Unhex(kResumingHelloX);
+    auto resumeY = resumeX;
+    const std::string y = SessionIdAt43(Unhex(kServerHelloY));
+    std::copy(y.begin(), y.end(), resumeY.begin() + 44);
+    const std::string str0(resumeX.begin(), resumeX.end()), str1(resumeY.begin(), resumeY.end());
+    for (const bool sync : {false, true})
+    {
+        RedundantPairConfig c;
+        c.profile = LoadWebSwitchProfile(Profile("nctu-nortel-ace180e"));
+        c.profile.persistenceSync = sync;
+        c.stop = ns3::Seconds(14);
+        RedundantPairTestbed bed(c);
+        for (uint32_t i = 0; i < 2; ++i)
+            bed.Switch(i)->AddSslService(443);
+        std::vector<ns3::Ptr<TlsServerApp>> servers;
+        for (uint32_t k = 0; k < 2; ++k)
+        {
+            auto app = ns3::CreateObject<TlsServerApp>();
+            app->SetAnswer(Unhex(k == 0 ? kServerHelloX : kServerHelloY));
+            bed.Server(k)->GetNode()->AddApplication(app);
+            servers.push_back(app);
+        }
+        auto before = ns3::CreateObject<TlsClientApp>();
+        before->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+        before->AddConnection(first);
+        before->AddConnection(first);
+        bed.ClientNode()->AddApplication(before);
+        before->SetStartTime(ns3::Seconds(4.0));
+        auto after = ns3::CreateObject<TlsClientApp>();
+        after->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+        after->AddConnection(resumeX);
+        after->AddConnection(resumeY);
+        bed.ClientNode()->AddApplication(after);
+        after->SetStartTime(ns3::Seconds(kDeath + 5));
+        bed.Kill(0, ns3::Seconds(kDeath));
+        bed.Run();
+        // both IDs were chosen before the death, one by each server
+        ASSERT_EQ(before->Answers().size(), 2u);
+        ASSERT_EQ(servers[0]->Records().size() + servers[1]->Records().size(), 4u);
+        const auto& got0 = servers[0]->Records();
+        const auto& got1 = servers[1]->Records();
+        const uint32_t followed = static_cast<uint32_t>(std::count(got0.begin(), got0.end(), str0) +
+                                                        std::count(got1.begin(), got1.end(), str1));
+        // without the copies, the backup's fresh round robin sends X to
+        // server 1 (dp_sched rr starts at 1, as WebSwitchSsl's first test
+        // shows), whose ServerHello chooses Y, which the backup then stores
+        // itself: the Y hello that follows is a hit on that entry
+        const bool xOnItsServer = std::count(got0.begin(), got0.end(), str0) == 1;
+        EXPECT_EQ(xOnItsServer, sync);
+        EXPECT_EQ(followed, sync ? 2u : 1u);
+        EXPECT_EQ(bed.Switch(1)->GetCounters().sslHits, sync ? 2u : 1u);
+        // X and Y, copied as the master stored them from the ServerHellos
+        EXPECT_EQ(bed.Switch(1)->GetCounters().syncReceived, sync ? 2u : 0u);
+        std::printf("L7 pair, SSL session IDs, %s: %u of 2 resuming hellos on the server that chose their ID, "
+                    "%llu SSL hits on the backup\n",
+                    sync ? "persistence sync" : "no sync", followed,
+                    static_cast<unsigned long long>(bed.Switch(1)->GetCounters().sslHits));
         ns3::Simulator::Destroy();
     }
 }

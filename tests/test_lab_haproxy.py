@@ -142,6 +142,89 @@ def test_failover_detection_and_failed_requests(lab):
     assert redisp["failed"] == 0
 
 
+@pytest.fixture(scope="module")
+def silent_lab(tmp_path_factory):
+    """The silent-host, no-check and redispatch-interval cases, one run."""
+    out = tmp_path_factory.mktemp("labhasilent")
+    before = _namespaces(PREFIX)
+    names = ["failover-silent", "failover-silent-redispatch", "failover-nocheck", "failover-redispatch-interval"]
+    proc = run_cli("lab", "haproxy", *[CASES / f"{n}.cfg" for n in names], "--prefix", PREFIX, "--out", out,
+                   "--no-plots")
+    files = sorted(out.glob("lab-haproxy-*.json"))
+    assert files, proc.stdout + proc.stderr
+    doc = json.loads(files[0].read_text())
+    return {"proc": proc, "before": before, "cases": {Path(c["config"]).stem: c for c in doc["cases"]}}
+
+
+def _took(r) -> float:
+    return r["t1_ms"] - r["t0_ms"]
+
+
+@needs_netns
+@needs_haproxy
+def test_a_silent_host_costs_connect_timeouts_and_slower_checks(silent_lab):
+    """The host drops every packet (no RST). Without timeout check a check's
+    connection gets inter (configuration.txt "timeout check"), and the next
+    check starts fastinter after a failed one ends (process_chk_conn): DOWN
+    fall x inter + (fall - 1) x fastinter = 1700 ms after the first failing
+    check, which comes 0..inter after the death. A request meeting the host
+    waits timeout connect (1 s) per attempt: without redispatch it fails
+    after 1 + retries = 4 of them; with it, its first retry goes elsewhere
+    at once and it is served one connect timeout late."""
+    inter, fastinter, fall, rate, servers, connect, retries = 500, 100, 3, 50, 3, 1000, 3
+    plain = silent_lab["cases"]["failover-silent"]
+    redisp = silent_lab["cases"]["failover-silent-redispatch"]
+    for case in (plain, redisp):
+        c = case["comparison"]
+        lo = fall * inter + (fall - 1) * fastinter
+        assert c["twin_window_ms"] == [lo, lo + inter]
+        assert lo - 20 <= c["measured_detection_ms"] <= lo + inter + 60, c["measured_detection_ms"]
+    c = plain["comparison"]
+    failed = [r for r in plain["measured"]["requests"] if r["status"] != 200]
+    assert abs(len(failed) - c["measured_detection_ms"] * rate / 1000 / servers) <= 2
+    assert all((1 + retries) * connect <= _took(r) < (1 + retries) * connect + 300 for r in failed)
+    assert c["verdict"] == "pass", c
+    c = redisp["comparison"]
+    slow = [r for r in redisp["measured"]["requests"] if _took(r) >= 0.9 * connect]
+    assert c["failed"] == 0 and abs(len(slow) - c["measured_detection_ms"] * rate / 1000 / servers) <= 2
+    assert all(connect <= _took(r) < connect + 300 for r in slow)
+    assert c["verdict"] == "pass", c
+
+
+@needs_netns
+@needs_haproxy
+def test_a_server_without_check_is_never_marked_down(silent_lab):
+    """a has no check: HAProxy's stats say "no check" to the end, the round
+    robin gives it a third of the requests after its death, and each fails
+    after 3 retries 1 s apart (the turn-around): (4 - 1) s x 50/s / 3 = 50."""
+    case = silent_lab["cases"]["failover-nocheck"]
+    c = case["comparison"]
+    assert c["measured_detection_ms"] is None and c["twin_window_ms"] == [-1, -1]
+    stat = {f[1]: f[17] for f in (line.split(",") for line in case["measured"]["show_stat"].splitlines())
+            if len(f) > 17 and f[0] == "app"}
+    assert stat["a"].startswith("no check") and stat["b"].startswith("UP")
+    failed = [r for r in case["measured"]["requests"] if r["status"] != 200]
+    assert abs(len(failed) - 50) <= 2 and all(3000 <= _took(r) < 3300 for r in failed)
+    assert c["verdict"] == "pass", c
+
+
+@needs_netns
+@needs_haproxy
+def test_option_redispatch_2_redispatches_the_second_retry(silent_lab):
+    """option redispatch 2, retries 3, a consistent source hash (no early
+    redispatch), a refusing: the first retry goes back to a after the
+    turn-around min(timeout connect, 1 s) = 300 ms, the second past it on
+    the ring at once: a's clients are served 300 ms late (600 with plain
+    option redispatch), none fails."""
+    case = silent_lab["cases"]["failover-redispatch-interval"]
+    c = case["comparison"]
+    late = [r for r in case["measured"]["requests"] if _took(r) >= 200]
+    assert c["failed"] == 0 and late and all(300 <= _took(r) < 450 for r in late)
+    assert abs(c["measured_longest_served_ms"] - 300) < 150 and c["twin_max_delay_ms"] == [300, 300]
+    assert c["verdict"] == "pass", c
+    assert _namespaces(PREFIX) == silent_lab["before"]
+
+
 @needs_netns
 @needs_haproxy
 @pytest.mark.skipif(not Path(DEBIAN_SW).exists(), reason="Debian's haproxy examples are not installed")

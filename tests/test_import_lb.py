@@ -746,6 +746,30 @@ def test_option_redispatch_interval_and_unchecked_servers_reach_the_failover_cas
     assert proc.returncode == 0, proc.stderr
 
 
+def test_timeout_check_without_timeout_connect_leaves_a_check_inter(tmp_path):
+    """HAProxy gives a check's connection min(timeout connect, inter) only
+    when both timeouts are set (tcpcheck_eval_connect: "if
+    (proxy->timeout.check && proxy->timeout.connect)"); with timeout check
+    alone it gets inter, so a silent server with inter 8 s is taken out
+    after 3 x 8000 + 2 x 8000 ms at least, not after the model's assumed
+    5 s connect timeout per check."""
+    path = cfg(tmp_path, """
+        defaults
+            mode http
+            timeout check 1s
+        backend b
+            server a 198.18.0.1:80 check inter 8s
+            server b 198.18.0.2:80 check inter 8s
+        """)
+    (case,) = [c["failover"] for c in haproxy.import_file(path, env={}).scenario["cases"]
+               if c["method"] == "failover"]
+    assert "check_timeout_ms" not in case and "connect_timeout_ms" not in case
+    from routertwin import _core
+
+    r = _core.run_lb_failover({**case, "kill_mode": "silent", "duration_s": 60})
+    assert (r["window_min_ms"], r["window_max_ms"]) == (3 * 8000 + 2 * 8000, 3 * 8000 + 2 * 8000 + 8000)
+
+
 @pytest.mark.parametrize("text, line, message", [
     ("backend b\n    retries 3\n    option redispatch -4\n    server a 198.18.0.1:80\n", 3,
      "option redispatch -4 with retries 3 names no retry"),

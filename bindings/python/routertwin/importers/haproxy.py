@@ -884,9 +884,13 @@ def _failover_cases(balancer: dict) -> list[dict]:
             keys["checked"] = _per_server([int(bool(s.get("check"))) for s in usable])
         if pool.get("redispatch") and pool.get("redispatch_after") is not None:
             keys["redispatch_after"] = pool["redispatch_after"]
-        for key in ("connect_timeout_ms", "check_timeout_ms"):
-            if pool.get(key) is not None:
-                keys[key] = _ms(pool[key], 0)
+        if pool.get("connect_timeout_ms") is not None:
+            keys["connect_timeout_ms"] = _ms(pool["connect_timeout_ms"], 0)
+            # timeout check shortens a check's connection to min(timeout connect, inter) only when both are
+            # set (tcpcheck_eval_connect in src/tcpcheck.c); otherwise the connection gets inter, the model's
+            # value without the key
+            if pool.get("check_timeout_ms") is not None:
+                keys["check_timeout_ms"] = _ms(pool["check_timeout_ms"], 0)
         keys.update({k: pool[k] for k in ("hash_function", "hash_avalanche", "uri_whole", "uri_path_only",
                                           "uri_len", "uri_depth", "hdr_domain_only") if k in pool})
         # the checks must have time to take the dying server out before the

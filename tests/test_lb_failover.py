@@ -277,3 +277,23 @@ def test_option_redispatch_interval_edges():
 
     with pytest.raises(ValueError, match="key 'redispatch_after': -4 with retries 3 names no retry"):
         _core.run_lb_failover({"servers": 3, "retries": 3, "redispatch": True, "redispatch_after": -4})
+
+
+def test_client_addresses_start_at_client_ip_base():
+    """One client at 198.18.2.1 on a map-based source hash: every request goes
+    to the server SchedPool (the scheduler HAProxy's recorded orders check)
+    gives that address, so killing it leaves every request after the death
+    meeting it until its DOWN mark, and killing another leaves none; the
+    default base (198.18.0.0) picks by its own address."""
+    from routertwin import _core
+
+    base = (198 << 24) | (18 << 16) | (2 << 8) | 1
+    home = _core.SchedPool("source", [1, 1, 1], [False] * 3, 1, {}).pick(base)
+    common = dict(scheduler="source", clients=1, client_ip_base=base, inter_ms=2000, fastinter_ms=500, fall=3)
+    hit = _failover(kill_server=home, **common)
+    assert hit["detection_ms"] > 0 and abs(hit["to_dead_server"] - hit["detection_ms"] / 1000 * 300) <= 1
+    miss = _failover(kill_server=(home + 1) % 3, **common)
+    assert miss["to_dead_server"] == 0 and miss["failed"] == 0
+    default_home = _core.SchedPool("source", [1, 1, 1], [False] * 3, 1, {}).pick(0xC6120000)
+    dflt = _failover(kill_server=default_home, **dict(common, client_ip_base=0xC6120000))
+    assert dflt["to_dead_server"] > 0

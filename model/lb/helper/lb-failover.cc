@@ -144,6 +144,8 @@ Keys()
              }
          }},
         {"clients", [](C& c, S k, V v) { c.clients = static_cast<uint32_t>(AsInt(k, v, 0, 65536)); }},
+        {"client_ip_base",
+         [](C& c, S k, V v) { c.clientIpBase = static_cast<uint32_t>(AsInt(k, v, 0, 0xFFFFFFFFLL)); }},
         {"stick_size", [](C& c, S k, V v) { c.stickSize = static_cast<uint32_t>(AsInt(k, v, 1, 1 << 24)); }},
         {"stick_expire_ms", [](C& c, S k, V v) { c.stickExpireMs = Ms(k, v); }},
         {"hash_function", [](C& c, S k, V v) { c.hash.Take(k, v); }},
@@ -310,7 +312,7 @@ class FailoverRun
             key.data = data.data();
             key.data_len = static_cast<uint32_t>(data.size());
         }
-        key.src_ip = 0xC6120000u + ClientOf(k); // 198.18.0.0/16 clients
+        key.src_ip = m_c.clientIpBase + ClientOf(k); // client c: base + c
         key.dst_ip = 0xC6130001u;
         key.src_port = static_cast<uint16_t>(1024 + k % 60000);
         key.dst_port = 80;

@@ -82,7 +82,8 @@
 //   persistence        str, "none"       none | stick_src (HAProxy stick-table type ip + stick on src,
 //                                        dp_persist) | cookie (HAProxy cookie insert: the client keeps it)
 //   clients            int, 0            distinct client addresses the requests cycle over; 0 = one per
-//                                        request
+//                                        request (65536 in turn)
+//   client_ip_base     int, 0xC6120000   client c's source address is this + c (host order; 198.18.0.0)
 //   stick_size         int, 1024         stick_src: table entries
 //   stick_expire_ms    int ms, 0         stick_src: HAProxy expire; 0 = never
 //   hash_function, hash_avalanche, uri_whole, uri_path_only, uri_len, uri_depth, hdr_domain_only:
@@ -135,6 +136,7 @@ struct LbFailoverConfig
     double balancerFailAtS = 0;
     std::string persistence = "none";
     uint32_t clients = 0;
+    uint32_t clientIpBase = 0xC6120000u;
     uint32_t stickSize = 1024;
     uint32_t stickExpireMs = 0;
     SchedHashOptions hash; ///< hash_function, hash_avalanche, uri_*, hdr_domain_only (lb-remap.h)

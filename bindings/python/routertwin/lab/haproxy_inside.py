@@ -201,9 +201,11 @@ def wait_all_up(spec: dict, limit_s: float = 10.0) -> None:
 
 
 def source_of(k: int) -> str:
-    """Client k's source address: 198.18.2.1, 198.18.2.2, ... (the namespace's
-    loopback holds 198.18.0.0/15)."""
-    return f"198.18.{2 + k // 250}.{1 + k % 250}"
+    """Client k's source address: 198.18.2.1 + k as one 32-bit number
+    (198.18.2.1, ..., 198.18.2.255, 198.18.3.0, ...; the namespace's loopback
+    holds 198.18.0.0/15), so the twin's failover model can number its
+    clients the same way from one base address."""
+    return socket.inet_ntoa(((198 << 24 | 18 << 16 | 2 << 8 | 1) + k).to_bytes(4, "big"))
 
 
 def run_requests(spec: dict, front) -> list[dict]:

@@ -81,7 +81,7 @@ def criterion(kind: str, scheduler: str | None, workload: dict) -> dict:
 
 def _ip(k: int) -> int:
     """Client k's source address as the lab assigns it (haproxy_inside.source_of), host order."""
-    return (198 << 24) | (18 << 16) | ((2 + k // 250) << 8) | (1 + k % 250)
+    return (198 << 24 | 18 << 16 | 2 << 8 | 1) + k
 
 
 def _pool(cfg, seed: int):
@@ -248,9 +248,11 @@ def failover_keys(cfg) -> tuple[dict, list[str]]:
     if keys.pop("persistence", None) == "cookie":
         keys.pop("clients", None)
         notes.append("the lab's failover client sends no cookie: the twin runs without cookie persistence")
-    elif "stick_size" in keys:
+    else:
+        # the lab's clients, numbered from the lab's first address: a hash
+        # scheduler sends each request where HAProxy's does
         keys["clients"] = w["clients"]
-    keys.update(request_rate=w["rate"], kill_mode=w.get("kill_mode", "refuse"))
+    keys.update(request_rate=w["rate"], kill_mode=w.get("kill_mode", "refuse"), client_ip_base=_ip(0))
     return keys, notes
 
 

@@ -245,14 +245,13 @@ def failover_keys(cfg) -> tuple[dict, list[str]]:
     mine = [b for b in cfg.backends if b["pool"] == cfg.pool["name"]]
     usable = [b["name"] for b in mine if not b["backup"] and not b["disabled"] and b["weight"] > 0]
     keys["kill_server"] = usable.index(w["kill"])
-    if keys.pop("persistence", None) == "cookie":
-        keys.pop("clients", None)
+    if keys.get("persistence") == "cookie":
+        del keys["persistence"]
         notes.append("the lab's failover client sends no cookie: the twin runs without cookie persistence")
-    else:
-        # the lab's clients, numbered from the lab's first address: a hash
-        # scheduler sends each request where HAProxy's does
-        keys["clients"] = w["clients"]
-    keys.update(request_rate=w["rate"], kill_mode=w.get("kill_mode", "refuse"), client_ip_base=_ip(0))
+    # the lab's clients, numbered from the lab's first address: a hash
+    # scheduler (and a stick table on src) sees each request as HAProxy does
+    keys.update(clients=w["clients"], request_rate=w["rate"], kill_mode=w.get("kill_mode", "refuse"),
+                client_ip_base=_ip(0))
     return keys, notes
 
 

@@ -422,3 +422,26 @@ def test_concurrent_replay_of_leastconn_follows_the_service_rates():
     cfg = LabConfig(Path("x.cfg"), "x.cfg", {}, "", backends, {}, pool, 0, w)
     picks = Counter(replay_requests(cfg))
     assert abs(picks["slow"] - 4200 * 11 / 42) <= 2 and picks["fast"] + picks["slow"] == 4200
+
+
+def test_the_failover_twin_keeps_stick_tables_and_the_lab_clients():
+    """failover-stick.cfg's twin: the stick table stays (only a cookie,
+    which the lab's client never sends, is dropped), the clients are the
+    lab's nine, numbered from 198.18.2.1 as haproxy_inside addresses them;
+    a sticky request on the dead server is redispatched only at the last
+    of retries 3, after two turn-arounds of min(timeout connect 1 s, 1 s):
+    served 2000 ms late, none failed."""
+    import socket
+
+    from routertwin import _core
+    from routertwin.lab.haproxy import load_config
+    from routertwin.lab.haproxy_inside import source_of
+    from routertwin.lab.haproxy_twin import failover_keys
+
+    cfg = load_config(CASES / "failover-stick.cfg")
+    keys, notes = failover_keys(cfg)
+    assert keys["persistence"] == "stick_src" and keys["clients"] == 9 and not notes
+    assert [socket.inet_ntoa(int(keys["client_ip_base"] + k).to_bytes(4, "big")) for k in (0, 254, 255)] == \
+        [source_of(k) for k in (0, 254, 255)] == ["198.18.2.1", "198.18.2.255", "198.18.3.0"]
+    r = _core.run_lb_failover(dict(keys, kill_at_s=1.0, duration_s=8.0))
+    assert r["failed"] == 0 and r["max_delay_ms"] == 2000 and r["sticky_clients_moved"] == 3

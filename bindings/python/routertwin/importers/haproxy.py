@@ -476,7 +476,9 @@ class _Parser:
                 neg = args[0].startswith("-")
                 after = parse_int(args[0][neg:], "option redispatch interval", 0, 2**31 - neg) * (-1 if neg else 1)
             p.settings["redispatch"] = not negated
-            p.settings["redispatch_after"] = after if not negated and after != -1 else None
+            p.settings.pop("redispatch_after", None)  # HAProxy's default (-1) or off: no key
+            if not negated and after != -1:
+                p.settings["redispatch_after"] = after
             p.redispatch_line = no
             self.pending(no, words, "option redispatch", "pool")
         elif name == "retries":

@@ -365,6 +365,7 @@ backend app
     ("", ["--workload", "requets=3"], "workload key 'requets': unknown"),
     ("", ["--workload", "requests=0"], "workload key 'requests': 0 is out of range"),
     ("", ["--workload", "delays_ms=5:5"], "one delay of 0..5000 ms per server"),
+    ("", ["--workload", "kill_mode=unplug"], "workload key 'kill_mode': 'unplug' is not one of refuse, silent"),
 ])
 def test_bad_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, make, extra, message):
     cfg = tmp_path / "bad.cfg"

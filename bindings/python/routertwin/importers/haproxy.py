@@ -898,8 +898,8 @@ def _failover_cases(balancer: dict) -> list[dict]:
         # the checks must have time to take the dying server out before the
         # model's 30 s end: the first failing check comes up to inter after
         # the death at 10 s, the others fastinter apart (fall of them: one spare)
-        dead = usable[checked[0]]
-        needed_s = (inters[0] + dead.get("fall", 3) * _ms(dead.get("fastinter_ms"), inters[0])) / 1000
+        dead, dead_inter = usable[checked[0]], inters[checked[0]]
+        needed_s = (dead_inter + dead.get("fall", 3) * _ms(dead.get("fastinter_ms"), dead_inter)) / 1000
         if needed_s > 15:
             keys["duration_s"] = math.ceil(10 + 2 * needed_s)
         cookie, table = pool.get("cookie"), pool.get("stick_table")

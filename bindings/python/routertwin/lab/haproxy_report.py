@@ -71,7 +71,7 @@ def _failover_lines(c: dict) -> list[str]:
                          f" ({'within' if c['slow_ok'] else 'OUTSIDE'} the range)")
         lines.append(f"  longest served request: HAProxy {c['measured_longest_served_ms']:.0f} ms, twin "
                      f"{c['twin_max_delay_ms'][0]:.0f}..{c['twin_max_delay_ms'][1]:.0f} ms "
-                     f"({'within' if c['delay_ok'] else 'OUTSIDE'} the slack)")
+                     f"({'no' if c['delay_ok'] else 'a'} wait more or less than the twin's)")
         lines.append(f"  detection {'as' if c['detection_ok'] else 'NOT as'} the twin's, failed requests "
                      f"{'within' if c['failed_ok'] else 'OUTSIDE'} the twin's range")
     return lines

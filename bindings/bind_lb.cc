@@ -300,6 +300,7 @@ BindLb(py::module_& m)
             d["retried"] = r.retried;
             d["redispatched"] = r.redispatched;
             d["to_dead_server"] = r.toDeadServer;
+            d["max_delay_ms"] = r.maxDelayMs;
             d["failover_ms"] = r.failoverMs;
             d["master_down_interval_ms"] = r.masterDownIntervalMs;
             d["lost_in_failover"] = r.lostInFailover;

@@ -710,6 +710,94 @@ def test_failover_settings_survive_export_and_import(tmp_path):
         "failover-redisp", "failover-plain", "failover-sticky"]
 
 
+INTERVAL_CFG = """
+    defaults
+        mode http
+        retries 3
+        option redispatch 2
+    frontend web
+        bind 198.18.0.10:80
+        default_backend mixed
+    backend mixed
+        server a 198.18.0.1:80
+        server b 198.18.0.2:80 check inter 1s
+        server c 198.18.0.3:80 check inter 1s
+    backend last
+        option redispatch
+        server d 198.18.0.4:80 check
+        server e 198.18.0.5:80 check
+    """
+
+
+def test_option_redispatch_interval_and_unchecked_servers_reach_the_failover_case(tmp_path):
+    """option redispatch 2 (inherited) is the case's redispatch_after; plain
+    option redispatch keeps HAProxy's default (-1, no key). A pool whose
+    first server has no check still gets a case: the first checked server
+    dies, and `checked` says a is never probed (lb-failover.h)."""
+    path = cfg(tmp_path, INTERVAL_CFG, name="iv.cfg")
+    r = haproxy.import_file(path, env={})
+    cases = {c["id"]: c["failover"] for c in r.scenario["cases"] if c["method"] == "failover"}
+    assert cases["failover-mixed"]["redispatch_after"] == 2 and cases["failover-mixed"]["redispatch"] is True
+    assert cases["failover-mixed"]["checked"] == "0,1,1" and cases["failover-mixed"]["kill_server"] == 1
+    assert "redispatch_after" not in cases["failover-last"] and "checked" not in cases["failover-last"]
+    out = tmp_path / "iv.yaml"
+    assert run_cli("import", "haproxy", path, "-o", out).returncode == 0
+    proc = run_cli("run", out, "--out", tmp_path / "res")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_timeout_check_without_timeout_connect_leaves_a_check_inter(tmp_path):
+    """HAProxy gives a check's connection min(timeout connect, inter) only
+    when both timeouts are set (tcpcheck_eval_connect: "if
+    (proxy->timeout.check && proxy->timeout.connect)"); with timeout check
+    alone it gets inter, so a silent server with inter 8 s is taken out
+    after 3 x 8000 + 2 x 8000 ms at least, not after the model's assumed
+    5 s connect timeout per check."""
+    path = cfg(tmp_path, """
+        defaults
+            mode http
+            timeout check 1s
+        backend b
+            server a 198.18.0.1:80 check inter 8s
+            server b 198.18.0.2:80 check inter 8s
+        """)
+    (case,) = [c["failover"] for c in haproxy.import_file(path, env={}).scenario["cases"]
+               if c["method"] == "failover"]
+    assert "check_timeout_ms" not in case and "connect_timeout_ms" not in case
+    from routertwin import _core
+
+    r = _core.run_lb_failover({**case, "kill_mode": "silent", "duration_s": 60})
+    assert (r["window_min_ms"], r["window_max_ms"]) == (3 * 8000 + 2 * 8000, 3 * 8000 + 2 * 8000 + 8000)
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("backend b\n    retries 3\n    option redispatch -4\n    server a 198.18.0.1:80\n", 3,
+     "option redispatch -4 with retries 3 names no retry"),
+    ("defaults\n    option redispatch -3\nbackend b\n    retries 2\n    server a 198.18.0.1:80\n", 2,
+     "option redispatch -3 with retries 2 names no retry"),
+    ("backend b\n    option redispatch 2x\n", 2, "option redispatch interval: '2x' must be an integer"),
+])
+def test_a_redispatch_interval_naming_no_retry_is_refused_at_its_line(tmp_path, text, line, message):
+    path = cfg(tmp_path, text)
+    out = tmp_path / "out.yaml"
+    err = one_line(run_cli("import", "haproxy", path, "-o", out), out)
+    assert err.startswith(f"{path}:{line}: ") and message in err, err
+
+
+@needs_haproxy
+def test_redispatch_interval_survives_export_and_import(tmp_path):
+    path = cfg(tmp_path, INTERVAL_CFG, name="iv.cfg")
+    first = haproxy.import_file(path, env={})
+    (tmp_path / "first.yaml").write_text(first.text(), encoding="utf-8")
+    out = tmp_path / "back.cfg"
+    assert run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out).returncode == 0
+    text = out.read_text()
+    assert "    option redispatch 2\n" in text
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, text + check.stdout + check.stderr
+    assert haproxy.import_file(out, env={}).scenario["cases"] == first.scenario["cases"]
+
+
 @needs_haproxy
 def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch):
     """SETTINGS is the one switch: give the balancer schema the keys the

@@ -102,6 +102,7 @@ SETTINGS = (
     Setting("stick-table", "pool", "stick_table"),
     Setting("stick on", "pool", "stick_on"),
     Setting("option redispatch", "pool", "redispatch"),
+    Setting("option redispatch", "pool", "redispatch_after"),  # its <interval>
     Setting("retries", "pool", "retries"),
     # the failover what-if's connection attempts and check timeouts (lb-failover.h)
     Setting("timeout connect", "pool", "connect_timeout_ms"),
@@ -296,6 +297,7 @@ class _Proxy:
     binds: list = field(default_factory=list)
     servers: list = field(default_factory=list)  # server dicts (with '_line')
     refs: list = field(default_factory=list)  # (what, name, line): use_backend, use-server, track
+    redispatch_line: int = 0  # the line of its (or its defaults') option redispatch
 
     def inherit(self, kind: str, name: str, line: int) -> "_Proxy":
         import copy
@@ -368,6 +370,12 @@ class _Parser:
             except _Bad as exc:
                 self.fail(no, str(exc))
         self._check_references()
+        for p in self.proxies:
+            after, retries = p.settings.get("redispatch_after"), p.settings.get("retries", 3)
+            if p.settings.get("redispatch") and after is not None and after < 0 and retries + 1 + after == 0:
+                self.fail(p.redispatch_line, f"option redispatch {after} with retries {retries} names no retry: "
+                                             "HAProxy 2.6 would take the retry count modulo 0 "
+                                             "(stream_choose_redispatch)")
         return self.proxies
 
     def _open(self, no: int, words: list[str]) -> _Proxy:
@@ -466,9 +474,15 @@ class _Parser:
             p.settings["httpchk"] = " ".join(args) if not negated else None
             self.pending(no, words, "option httpchk", "pool")
         elif name == "option redispatch":
-            if args:
-                parse_int(args[0].lstrip("-"), "option redispatch interval", 0, 2**31 - 1)
+            after = -1  # cfgparse-listen.c: "option redispatch" alone is redispatch_after -1 (the last retry)
+            if args and not negated:
+                neg = args[0].startswith("-")
+                after = parse_int(args[0][neg:], "option redispatch interval", 0, 2**31 - neg) * (-1 if neg else 1)
             p.settings["redispatch"] = not negated
+            p.settings.pop("redispatch_after", None)  # HAProxy's default (-1) or off: no key
+            if not negated and after != -1:
+                p.settings["redispatch_after"] = after
+            p.redispatch_line = no
             self.pending(no, words, "option redispatch", "pool")
         elif name == "retries":
             if len(args) != 1:
@@ -860,38 +874,48 @@ def _per_server(values: list[int]) -> int | str:
 
 
 def _failover_cases(balancer: dict) -> list[dict]:
-    """Per pool whose first usable server is checked: that server dies (its
+    """Per pool with a checked usable server: the first one dies (its
     process gone: connections refused) at 10 s, under 100 requests/s, and
     model/lb's failover model answers when the checks take it out and how
     many requests fail meanwhile, with the pool's own weights, each server's
-    inter, fastinter, downinter, rise and fall, the pool's timeout connect
-    and timeout check, retries, option redispatch and persistence.
+    inter, fastinter, downinter, rise and fall and whether it has `check`
+    at all, the pool's timeout connect and timeout check, retries, option
+    redispatch (with its interval) and persistence.
     Defaults are HAProxy's (manual 5.2: weight 1, inter 2 s, rise 2, fall 3;
     fastinter and downinter default to inter; 4.2: retries 3)."""
     cases = []
     for pool in balancer["pools"]:
         usable = [s for s in pool["servers"] if not s.get("disabled") and not s.get("backup")
                   and s.get("weight", 1) > 0]
-        if not (pool.get("scheduler") and len(usable) >= 2 and usable[0].get("check")):
+        checked = [i for i, s in enumerate(usable) if s.get("check")]
+        if not (pool.get("scheduler") and len(usable) >= 2 and checked):
             continue
         inters = [_ms(s.get("inter_ms"), 2000) for s in usable]
         keys = {"servers": len(usable), "weights": _per_server([s.get("weight", 1) for s in usable]),
-                "scheduler": pool["scheduler"], "kill_server": 0, "inter_ms": _per_server(inters),
+                "scheduler": pool["scheduler"], "kill_server": checked[0], "inter_ms": _per_server(inters),
                 "fastinter_ms": _per_server([_ms(s.get("fastinter_ms"), i) for s, i in zip(usable, inters)]),
                 "downinter_ms": _per_server([_ms(s.get("downinter_ms"), i) for s, i in zip(usable, inters)]),
                 "rise": _per_server([s.get("rise", 2) for s in usable]),
                 "fall": _per_server([s.get("fall", 3) for s in usable]),
                 "retries": pool.get("retries", 3), "redispatch": bool(pool.get("redispatch"))}
-        for key in ("connect_timeout_ms", "check_timeout_ms"):
-            if pool.get(key) is not None:
-                keys[key] = _ms(pool[key], 0)
+        if len(checked) < len(usable):  # a server without check is never probed: up for good (lb-failover.h)
+            keys["checked"] = _per_server([int(bool(s.get("check"))) for s in usable])
+        if pool.get("redispatch") and pool.get("redispatch_after") is not None:
+            keys["redispatch_after"] = pool["redispatch_after"]
+        if pool.get("connect_timeout_ms") is not None:
+            keys["connect_timeout_ms"] = _ms(pool["connect_timeout_ms"], 0)
+            # timeout check shortens a check's connection to min(timeout connect, inter) only when both are
+            # set (tcpcheck_eval_connect in src/tcpcheck.c); otherwise the connection gets inter, the model's
+            # value without the key
+            if pool.get("check_timeout_ms") is not None:
+                keys["check_timeout_ms"] = _ms(pool["check_timeout_ms"], 0)
         keys.update({k: pool[k] for k in ("hash_function", "hash_avalanche", "uri_whole", "uri_path_only",
                                           "uri_len", "uri_depth", "hdr_domain_only") if k in pool})
         # the checks must have time to take the dying server out before the
         # model's 30 s end: the first failing check comes up to inter after
         # the death at 10 s, the others fastinter apart (fall of them: one spare)
-        dead = usable[0]
-        needed_s = (inters[0] + dead.get("fall", 3) * _ms(dead.get("fastinter_ms"), inters[0])) / 1000
+        dead, dead_inter = usable[checked[0]], inters[checked[0]]
+        needed_s = (dead_inter + dead.get("fall", 3) * _ms(dead.get("fastinter_ms"), dead_inter)) / 1000
         if needed_s > 15:
             keys["duration_s"] = math.ceil(10 + 2 * needed_s)
         cookie, table = pool.get("cookie"), pool.get("stick_table")
@@ -1013,7 +1037,8 @@ def _export_pending(pool) -> list[str]:
     if data.get("httpchk") is not None:
         lines.append(f"    option httpchk {data['httpchk']}".rstrip())
     if data.get("redispatch"):
-        lines.append("    option redispatch")
+        after = data.get("redispatch_after")
+        lines.append("    option redispatch" + (f" {after}" if after is not None else ""))
     if data.get("retries") is not None:
         lines.append(f"    retries {data['retries']}")
     c = data.get("cookie")

@@ -133,6 +133,9 @@ class Pool(ScenarioModel):
     # failure handling and persistence (HAProxy 4.2 retries, option redispatch, cookie, stick-table, stick on)
     retries: int | None = Field(default=None, ge=0, le=2**31 - 1)  # None: HAProxy's default, 3
     redispatch: bool = False
+    # option redispatch <interval> (HAProxy redispatch_after): P > 0 every P-th retry, N < 0 the N-th retry
+    # before the last, 0 none of those; None: HAProxy's default, -1 (the last retry)
+    redispatch_after: int | None = Field(default=None, ge=-(2**31), le=2**31 - 1)
     # HAProxy 4.2 timeout connect (a connection attempt fails after it) and timeout check (with it, a
     # check's connection gets min(timeout connect, inter)); None: not set
     connect_timeout_ms: float | None = Field(default=None, ge=0)

@@ -1,11 +1,13 @@
 #include "lb-testers.h"
 
 #include "dp_csum.h"
+#include "ethernet-framing.h"
 #include "pcap-trace.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -22,6 +24,7 @@ constexpr uint8_t kSyn = DP_SESS_TCP_SYN;
 constexpr uint8_t kAck = DP_SESS_TCP_ACK;
 constexpr uint8_t kFin = DP_SESS_TCP_FIN;
 constexpr uint8_t kPsh = 0x08;
+constexpr uint32_t kMaxMss = 8960; // a 9000-byte jumbo MTU less the IPv4 and TCP headers
 // room in front of a setup frame for the tunnel's outer header
 constexpr size_t kSetupHeadroom = 64;
 
@@ -112,7 +115,8 @@ ReadTraceConnections(const std::string& path)
     struct Open
     {
         size_t index;
-        uint8_t fins; // 1: the client's FIN seen, 2: the server's
+        uint8_t fins;     // 1: the client's FIN seen, 2: the server's
+        bool serverSpoke; // the server sent payload in the current exchange
     };
     // (client address, server address), (client port, server port)
     using Key = std::pair<uint64_t, uint32_t>;
@@ -121,18 +125,30 @@ ReadTraceConnections(const std::string& path)
     TracePacket p;
     while (trace.Next(p))
     {
-        if (!p.ipv4 || !p.tcp)
+        constexpr uint8_t kFinFlag = 0x01, kSynFlag = 0x02, kRstFlag = 0x04, kAckFlag = 0x10;
+        if (!p.tcp)
         {
             ++out.otherPackets;
             continue;
         }
+        if (!p.ipv4)
+        {
+            // IPv6 (the reader's only other IP version): counted, not replayed
+            ++out.ipv6Packets;
+            out.ipv6Connections += (p.tcpFlags & (kSynFlag | kAckFlag)) == kSynFlag;
+            continue;
+        }
         const Key fromClient{(uint64_t(p.ipv4Src) << 32) | p.ipv4Dst, (uint32_t(p.srcPort) << 16) | p.dstPort};
         const Key fromServer{(uint64_t(p.ipv4Dst) << 32) | p.ipv4Src, (uint32_t(p.dstPort) << 16) | p.srcPort};
-        constexpr uint8_t kFinFlag = 0x01, kSynFlag = 0x02, kRstFlag = 0x04, kAckFlag = 0x10;
         if ((p.tcpFlags & (kSynFlag | kAckFlag)) == kSynFlag)
         {
-            open[fromClient] = Open{out.connections.size(), 0};
-            out.connections.push_back(TraceConnection{p.ns, p.tcpPayload, 0});
+            open[fromClient] = Open{out.connections.size(), 0, false};
+            TraceConnection c{p.ns, p.tcpPayload, 0, {}};
+            if (p.tcpPayload)
+            {
+                c.exchanges.push_back({p.tcpPayload, 0}); // data on the SYN (TCP Fast Open)
+            }
+            out.connections.push_back(std::move(c));
             continue;
         }
         auto it = open.find(fromClient);
@@ -148,6 +164,25 @@ ReadTraceConnections(const std::string& path)
         }
         TraceConnection& c = out.connections[it->second.index];
         (client ? c.requestBytes : c.responseBytes) += p.tcpPayload;
+        if (p.tcpPayload && client)
+        {
+            // the client speaks again after the server answered: the next request
+            if (c.exchanges.empty() || it->second.serverSpoke)
+            {
+                c.exchanges.push_back({0, 0});
+                it->second.serverSpoke = false;
+            }
+            c.exchanges.back().requestBytes += p.tcpPayload;
+        }
+        else if (p.tcpPayload)
+        {
+            if (c.exchanges.empty())
+            {
+                c.exchanges.push_back({0, 0}); // the server speaks first
+            }
+            c.exchanges.back().responseBytes += p.tcpPayload;
+            it->second.serverSpoke = true;
+        }
         if (p.tcpFlags & kFinFlag)
         {
             it->second.fins |= client ? 1 : 2;
@@ -155,6 +190,13 @@ ReadTraceConnections(const std::string& path)
         if ((p.tcpFlags & kRstFlag) || it->second.fins == 3)
         {
             open.erase(it);
+        }
+    }
+    for (TraceConnection& c : out.connections)
+    {
+        if (c.exchanges.empty())
+        {
+            c.exchanges.push_back({0, 0}); // no payload either way: one empty exchange
         }
     }
     // a capture's timestamps may step back a little: units start in SYN time order
@@ -177,10 +219,30 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     }
     config.request.Validate("request sizes");
     config.response.Validate("response sizes");
-    if (config.mss < 1 || config.mss > 1460)
+    if (config.mss < 1 || config.mss > kMaxMss)
     {
-        // the frame buffers of both levels hold a 1500-byte MTU's frame (2 KiB)
-        throw std::invalid_argument("mss: must be in 1..1460 (an Ethernet MTU of 1500 less 40)");
+        // the frame buffers of both levels hold a 9000-byte jumbo MTU's frame
+        throw std::invalid_argument("mss: must be in 1..8960 (a jumbo MTU of 9000 less 40)");
+    }
+    if (config.window.enabled)
+    {
+        const auto& w = config.window;
+        if (w.initialSegments < 1)
+        {
+            throw std::invalid_argument("window.initial_segments: must be >= 1");
+        }
+        if (w.receiveWindowBytes < 2 * config.mss)
+        {
+            // the client acknowledges every second segment: a window of one
+            // would wait for a delayed-ACK timer the model does not have
+            throw std::invalid_argument("window.receive_window_bytes: must hold two segments (>= 2 x mss = " +
+                                        std::to_string(2 * config.mss) + ")");
+        }
+        if (!(w.rttSeconds > 0) || !std::isfinite(w.rttSeconds) || !(w.senderBitRate > 0) ||
+            !std::isfinite(w.senderBitRate))
+        {
+            throw std::invalid_argument("window: rtt_s and sender_bit_rate must be > 0");
+        }
     }
     // The request and response steps: their payloads are the unit's, segmented.
     std::vector<Step> http10 = {{0, kSyn, 0},        {1, kSyn | kAck, 0},           {0, kAck, 0},
@@ -217,12 +279,19 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
             throw std::invalid_argument("trace_file: connections from a trace are http10 units, not " +
                                         std::string(LbWorkloadName(config.workload)));
         }
-        m_trace = ReadTraceConnections(config.traceFile).connections;
+        TraceConnections read = ReadTraceConnections(config.traceFile);
+        m_trace = std::move(read.connections);
+        m_traceIpv6Connections = read.ipv6Connections;
+        m_traceIpv6Packets = read.ipv6Packets;
         const uint64_t span = m_trace.empty() ? 0 : m_trace.back().synNs - m_trace.front().synNs;
         if (m_trace.size() < 2 || span == 0)
         {
-            throw std::invalid_argument(config.traceFile + ": a trace needs at least two TCP connections "
-                                        "(SYNs) at different instants");
+            throw std::invalid_argument(
+                config.traceFile + ": a trace needs at least two IPv4 TCP connections (SYNs) at different instants" +
+                (read.ipv6Connections ? " (its " + std::to_string(read.ipv6Connections) +
+                                            " IPv6 connections are not replayed: the balancer's session table "
+                                            "keys IPv4 5-tuples)"
+                                      : std::string()));
         }
         // captured: n - 1 gaps over the span; rescaled: n - 1 gaps of 1 / rate
         const double nativeRate = double(m_trace.size() - 1) / (double(span) * 1e-9);
@@ -246,7 +315,9 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
                           Segments(config.requestBytes) == 1 && Segments(config.responseBytes) == 1;
     for (Stream& st : m_streams)
     {
-        st.uniform = oneShape || (st.kind != LbWorkload::kHttp11 && st.kind != LbWorkload::kHttp10);
+        // windows on: http units go through the heap, whose steps know the round trip
+        st.uniform = (oneShape && !config.window.enabled) ||
+                     (st.kind != LbWorkload::kHttp11 && st.kind != LbWorkload::kHttp10);
         if (st.uniform)
         {
             st.stepCursor.assign(st.script.size(), 0);
@@ -361,6 +432,7 @@ void
 LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
 {
     const uint64_t gapPs = static_cast<uint64_t>(std::llround(m_cfg.stepGapSeconds * 1e12));
+    const uint64_t rttPs = static_cast<uint64_t>(std::llround(m_cfg.window.rttSeconds * 1e12));
     for (size_t si = 0; si < m_streams.size(); ++si)
     {
         Stream& st = m_streams[si];
@@ -395,16 +467,16 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             }
             if (!m_trace.empty() && si == 0)
             {
-                const TraceConnection& tc = m_trace[n % m_trace.size()];
-                u.requestBytes = tc.requestBytes;
-                u.responseBytes = tc.responseBytes;
+                u.trace = static_cast<uint32_t>(n % m_trace.size());
+                u.requestBytes = m_trace[u.trace].requestBytes;
+                u.responseBytes = m_trace[u.trace].responseBytes;
             }
             else if (st.kind == LbWorkload::kHttp11 || st.kind == LbWorkload::kHttp10)
             {
                 u.requestBytes = DrawBytes(m_cfg.request, m_cfg.requestBytes, m_requestTable);
                 u.responseBytes = DrawBytes(m_cfg.response, m_cfg.responseBytes, m_responseTable);
             }
-            u.steps = StepsOf(st, u.requestBytes, u.responseBytes);
+            u.steps = StepsOf(st, u);
             st.units.push_back(u);
             if (!st.uniform)
             {
@@ -466,12 +538,36 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             const LbTxPacket p = m_heap.back();
             m_heap.pop_back();
             out.push_back(p);
+            const Stream& st = m_streams[p.stream];
             const Unit& u = UnitOf(p);
-            if (p.step + 1 < u.steps)
+            if (p.step + 1 >= u.steps)
             {
-                m_heap.push_back({u.startPs + (p.step + 1) * gapPs, p.unit, p.step + 1, p.stream});
-                std::push_heap(m_heap.begin(), m_heap.end(), later);
+                continue;
             }
+            if (!m_cfg.window.enabled)
+            {
+                // each packet a step gap after the one before (the script)
+                m_heap.push_back({p.timePs + gapPs, p.unit, p.step + 1, p.stream});
+                std::push_heap(m_heap.begin(), m_heap.end(), later);
+                continue;
+            }
+            uint32_t first = UINT32_MAX;
+            uint64_t bytes = 0;
+            const Step now = StepOf(st, u, p.step, &first, &bytes);
+            if (first != UINT32_MAX && Segments(bytes) > 1)
+            {
+                continue; // a windowed response's packets and its successor are queued already
+            }
+            const Step next = StepOf(st, u, p.step + 1, &first, &bytes);
+            // a client's packet answering the server's crosses one round trip later
+            const uint64_t at = p.timePs + (now.fromServer && !next.fromServer ? rttPs : gapPs);
+            if (first == p.step + 1 && Segments(bytes) > 1)
+            {
+                ScheduleResponse(p, at, first, bytes, gapPs);
+                continue;
+            }
+            m_heap.push_back({at, p.unit, p.step + 1, p.stream});
+            std::push_heap(m_heap.begin(), m_heap.end(), later);
             continue;
         }
         if (!any)
@@ -513,21 +609,44 @@ LbTester::Segments(uint64_t bytes) const
 }
 
 uint32_t
-LbTester::StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseBytes) const
+LbTester::ResponsePackets(uint64_t bytes) const
 {
+    const uint32_t segs = Segments(bytes);
+    return segs + (segs - 1) / 2; // the client's ACK of every second segment but the last
+}
+
+const TraceExchange*
+LbTester::Exchanges(const Unit& u, size_t& n, TraceExchange& one) const
+{
+    if (u.trace != UINT32_MAX)
+    {
+        const std::vector<TraceExchange>& ex = m_trace[u.trace].exchanges;
+        n = ex.size();
+        return ex.data();
+    }
+    one = TraceExchange{u.requestBytes, u.responseBytes};
+    n = 1;
+    return &one;
+}
+
+uint32_t
+LbTester::StepsOf(const Stream& st, const Unit& u) const
+{
+    size_t exchanges = 0;
+    TraceExchange one;
+    const TraceExchange* ex = Exchanges(u, exchanges, one);
     uint32_t n = 0;
     for (const Step& s : st.script)
     {
         if (s.role == kRequest)
         {
-            n += Segments(requestBytes);
+            // the script's request and response: the unit's exchanges in turn
+            for (size_t e = 0; e < exchanges; ++e)
+            {
+                n += Segments(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
+            }
         }
-        else if (s.role == kResponse)
-        {
-            const uint32_t segs = Segments(responseBytes);
-            n += segs + (segs - 1) / 2; // the client's ACK of every second segment but the last
-        }
-        else
+        else if (s.role == kFixed)
         {
             ++n;
         }
@@ -536,15 +655,24 @@ LbTester::StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseByte
 }
 
 LbTester::Step
-LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k) const
+LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* responseFirst, uint64_t* responseBytes) const
 {
     // Segment i of n of B bytes carries mss, the last the remainder.
     auto segment = [this](Step s, uint64_t bytes, uint32_t i, uint32_t n) {
         s.payload = static_cast<uint16_t>(i + 1 < n ? m_cfg.mss : bytes - uint64_t(n - 1) * m_cfg.mss);
         return s;
     };
-    for (const Step& s : st.script)
+    if (responseFirst)
     {
+        *responseFirst = UINT32_MAX;
+    }
+    const uint32_t k0 = k;
+    size_t exchanges = 0;
+    TraceExchange one;
+    const TraceExchange* ex = Exchanges(u, exchanges, one);
+    for (size_t si = 0; si < st.script.size(); ++si)
+    {
+        const Step& s = st.script[si];
         if (s.role == kFixed)
         {
             if (k == 0)
@@ -554,30 +682,107 @@ LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k) const
             --k;
             continue;
         }
-        const uint64_t bytes = s.role == kRequest ? u.requestBytes : u.responseBytes;
-        const uint32_t segs = Segments(bytes);
-        if (s.role == kRequest)
+        if (s.role == kResponse)
         {
-            if (k < segs)
-            {
-                return segment(s, bytes, k, segs);
-            }
-            k -= segs;
-            continue;
+            continue; // sent with its request, below
         }
-        const uint32_t packets = segs + (segs - 1) / 2;
-        if (k < packets)
+        // every script's request step is followed by its response step
+        const Step& rsp = st.script[si + 1];
+        for (size_t e = 0; e < exchanges; ++e)
         {
-            // in threes: segment, segment, the client's ACK of both
-            if (k % 3 == 2)
+            const uint32_t reqSegs = Segments(ex[e].requestBytes);
+            if (k < reqSegs)
             {
-                return Step{0, kAck, 0, kResponse};
+                return segment(s, ex[e].requestBytes, k, reqSegs);
             }
-            return segment(s, bytes, 2 * (k / 3) + k % 3, segs);
+            k -= reqSegs;
+            const uint64_t bytes = ex[e].responseBytes;
+            const uint32_t packets = ResponsePackets(bytes);
+            if (k < packets)
+            {
+                if (responseFirst)
+                {
+                    *responseFirst = k0 - k;
+                }
+                if (responseBytes)
+                {
+                    *responseBytes = bytes;
+                }
+                // in threes: segment, segment, the client's ACK of both
+                if (k % 3 == 2)
+                {
+                    return Step{0, kAck, 0, kResponse};
+                }
+                return segment(rsp, bytes, 2 * (k / 3) + k % 3, Segments(bytes));
+            }
+            k -= packets;
         }
-        k -= packets;
     }
     return st.script.back(); // not reached: k < the unit's steps
+}
+
+void
+LbTester::ScheduleResponse(const LbTxPacket& at, uint64_t t0, uint32_t first, uint64_t bytes, uint64_t gapPs)
+{
+    Unit& u = UnitOf(at);
+    const LbTesterConfig::Window& w = m_cfg.window;
+    const uint32_t segs = Segments(bytes);
+    const uint32_t rwnd = w.receiveWindowBytes / m_cfg.mss; // >= 2 (checked)
+    if (u.cwnd == 0)
+    {
+        u.cwnd = w.initialSegments;
+    }
+    // a segment's time on the sender's port: its frame, FCS, preamble and gap
+    const double psPerBit = 1e12 / w.senderBitRate;
+    auto wirePs = [&](uint64_t payload) {
+        const double wire = double(ethernet::FrameBytesFromL2(DP_ETH_HDR_LEN + 40 + payload)) + 20;
+        return static_cast<uint64_t>(std::llround(8 * wire * psPerBit));
+    };
+    const uint64_t rttPs = static_cast<uint64_t>(std::llround(w.rttSeconds * 1e12));
+    const Later later;
+    auto queue = [&](uint64_t t, uint32_t step) {
+        m_heap.push_back({t, at.unit, step, at.stream});
+        std::push_heap(m_heap.begin(), m_heap.end(), later);
+    };
+    // The sender: segment i leaves when its port is free and the window
+    // (acknowledged + min(cwnd, rwnd)) admits it; each ACK it has taken by
+    // then acknowledges 2 segments and opens the window by 2 (slow start).
+    std::deque<uint64_t> acks; // arrival at the sender of the ACKs not yet taken, in order
+    uint64_t acked = 0, portFree = t0, t = t0;
+    for (uint32_t i = 0; i < segs; ++i)
+    {
+        t = portFree;
+        while (!acks.empty() && (acks.front() <= t || i >= acked + std::min(u.cwnd, rwnd)))
+        {
+            t = std::max(t, acks.front());
+            acks.pop_front();
+            acked += 2;
+            u.cwnd = std::min(u.cwnd + 2, std::max(rwnd, w.initialSegments)); // no loss: never past what can be used
+        }
+        const uint64_t payload = i + 1 < segs ? m_cfg.mss : bytes - uint64_t(segs - 1) * m_cfg.mss;
+        portFree = t + wirePs(payload);
+        queue(t, first + 3 * (i / 2) + i % 2);
+        if (i % 2 == 1 && i + 1 < segs)
+        {
+            // the client's ACK of segments i - 1 and i: one round trip after i's last bit
+            acks.push_back(portFree + rttPs);
+            queue(portFree + rttPs, first + 3 * (i / 2) + 2);
+        }
+    }
+    // the ACKs still on their way open the window for the connection's next response
+    for (size_t j = 0; j < acks.size(); ++j)
+    {
+        u.cwnd = std::min(u.cwnd + 2, std::max(rwnd, w.initialSegments));
+    }
+    const uint32_t after = first + ResponsePackets(bytes);
+    if (after < u.steps)
+    {
+        // the server's next packet (a FIN) a step gap after its last
+        // segment; the client's (its next request) a round trip after that
+        // segment's last bit
+        const Step next = StepOf(m_streams[at.stream], u, after);
+        queue(next.fromServer ? t + gapPs : portFree + rttPs, after);
+    }
 }
 
 size_t
@@ -870,7 +1075,7 @@ LbTester::PacketsPerUnit(uint8_t stream) const
         u.requestBytes = m_cfg.requestBytes;
         u.responseBytes = m_cfg.responseBytes;
         uint32_t n = 0;
-        for (uint32_t k = 0, steps = StepsOf(st, u.requestBytes, u.responseBytes); k < steps; ++k)
+        for (uint32_t k = 0, steps = StepsOf(st, u); k < steps; ++k)
         {
             n += !(Bypass() && StepOf(st, u, k).fromServer);
         }

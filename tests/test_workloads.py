@@ -704,3 +704,114 @@ def test_lb_sizes_belong_to_http_units(write, tmp_path):
     line = one_line(run_cli("run", str(path), "--out", str(out)), out)
     assert line.startswith(f"{path}:{line_of(text, 'response_sizes')}:")
     assert "sizes are those of http11 and http10 units, not dns" in line
+
+
+# ------------------------------------------------------- lb TCP windows --
+
+def lb_window_scenario(write, window: str) -> Path:
+    return write("lbwin.yaml", f"""
+        scenario: lbwin
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS}/adx8000.yaml
+        fitted: {PLATFORMS}/fitted/adx.yaml
+        workload: http10
+        response_sizes: {{sizes: table, table: {{100000: 1}}}}
+        {window}
+        duration_us: 20000
+        warmup_us: 4000
+        cases:
+          - {{id: a, rate: 2000}}
+    """)
+
+
+def test_lb_window_response_time_is_slow_starts_rounds(write):
+    # 100 kB = 69 segments of 1460: ceil(log2(69 / 10 + 1)) = 3 rounds of a
+    # 1 ms RTT. The response starts after the SYN, the SYN-ACK (a step gap,
+    # 10 us), the client's ACK (an RTT), the request and a step gap; round k
+    # starts k (RTT + 2 tx) after the first segment (tx = 1538 octets at 10
+    # Gbit/s); the last segment, 68, is at position 38 of round 2; then the
+    # server's FIN (a step gap), the client's FIN (an RTT), the last ACK.
+    from routertwin.runners import lb
+
+    gap, rtt, tx = 10e-6, 1e-3, 1538 * 8 / 10e9
+    windowed = lb_window_scenario(write, "tcp_window: {rtt_us: 1000, receive_window_bytes: 1000000}")
+    (c,) = lb.run(load_scenario(windowed), silent())
+    last = 3 * gap + rtt + 2 * (rtt + 2 * tx) + 38 * tx + gap + rtt + gap
+    assert c.metrics["unit_latency_max_us"] == pytest.approx(last * 1e6, abs=5)
+    assert c.metrics["units_failed"] == 0
+    # the paced script: 110 packets one step gap apart
+    (p,) = lb.run(load_scenario(lb_window_scenario(write, "")), silent())
+    assert p.metrics["unit_latency_max_us"] == pytest.approx(109 * gap * 1e6, abs=5)
+
+
+def test_lb_window_below_two_segments_is_one_error_line(write, tmp_path):
+    text = f"""
+        scenario: lbwin
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS}/adx8000.yaml
+        fitted: {PLATFORMS}/fitted/adx.yaml
+        workload: http10
+        mss: 8960
+        tcp_window: {{receive_window_bytes: 10000}}
+        cases:
+          - {{id: a, rate: 1000}}
+    """
+    path = write("lbwin.yaml", text)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out)), out)
+    assert line.startswith(f"{path}:{line_of(text, 'tcp_window')}:")
+    assert "must hold two segments of mss 8960 (>= 17920)" in line
+
+
+# ------------------------------------------------------- router arrivals --
+
+ROUTER_BASE = {"mode": "packet", "ports": 32, "ports_per_pfe": 2, "ip_bytes": 40, "offered_load": 0.5,
+               "duration_s": 0.0005, "seed": 1}
+
+
+def test_router_random_arrivals_offer_the_load_and_are_seeded():
+    # Poisson frames at half the theoretical rate on every port: the count
+    # over the run is Poisson, n = 0.5 x theoretical x T, sd sqrt(n) (the
+    # port's shaping at load 0.5 leaves a fraction of a frame queued at the end)
+    constant = _core.run_router(ROUTER_BASE)
+    poisson = _core.run_router({**ROUTER_BASE, "arrivals": "poisson"})
+    n = 0.5 * poisson["theoretical_pps"] * ROUTER_BASE["duration_s"]
+    assert poisson["tx_packets"] == pytest.approx(n, abs=4 * math.sqrt(n) + 32)
+    assert poisson["tx_packets"] != constant["tx_packets"]
+    again = _core.run_router({**ROUTER_BASE, "arrivals": "poisson"})
+    assert {k: v for k, v in again.items() if k != "wall_s"} == {k: v for k, v in poisson.items() if k != "wall_s"}
+    assert _core.run_router({**ROUTER_BASE, "arrivals": "poisson", "seed": 2})["tx_packets"] != poisson["tx_packets"]
+    # on/off: bursts of a geometric number of frames (mean B) at line rate
+    # are at most as dispersed as Poisson batches of B, index 2B - 1
+    onoff = _core.run_router({**ROUTER_BASE, "arrivals": "onoff", "burst_mean_frames": 16, "burst_peak_load": 1.0})
+    assert onoff["tx_packets"] == pytest.approx(n, abs=4 * math.sqrt((2 * 16 - 1) * n) + 32)
+    assert onoff["lost_packets"] == 0
+
+
+def test_router_arrivals_are_refused_where_they_cannot_apply(write, tmp_path):
+    with pytest.raises(ValueError, match="mode packet only"):
+        _core.run_router({**ROUTER_BASE, "mode": "steady", "arrivals": "poisson"})
+    with pytest.raises(ValueError, match="burst_peak_load"):
+        _core.run_router({**ROUTER_BASE, "arrivals": "onoff", "burst_peak_load": 0.4})
+    pcap = write_pcap(tmp_path / "t.pcap", trace_packets(30, 2e-6))
+    text = f"""
+        scenario: rarr
+        kind: router
+        seed: 1
+        platform: {PLATFORMS}/t640.yaml
+        fitted: {PLATFORMS}/fitted/t640.yaml
+        mode: packet
+        duration_s: 0.0002
+        traces:
+          lab: {{file: {pcap}}}
+        arrivals: {{process: poisson}}
+        cases:
+          - {{case: t, method: load, offered_load: 0.5, ip_mix: lab}}
+    """
+    path = write("rarr.yaml", text)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out)), out)
+    assert line.startswith(f"{path}:{line_of(text, 'arrivals:')}:")
+    assert "replays a trace, which brings its own instants" in line

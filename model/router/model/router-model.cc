@@ -92,6 +92,15 @@ RouterConfig::Validate() const
     {
         bad("a trace and ip_mix exclude each other (a trace brings its own sizes)");
     }
+    if (Traced() && arrivals.kind != ArrivalKind::kConstant)
+    {
+        bad("arrivals: a trace brings its own instants (arrivals apply to ip_bytes and ip_mix)");
+    }
+    if (arrivals.kind == ArrivalKind::kOnOff && !(burstPeakLoad > offeredLoad && burstPeakLoad <= 1.0))
+    {
+        bad("burst_peak_load must be above offered_load and at most 1 (a burst is sent faster than the mean, "
+            "at most at line rate)");
+    }
     if (!traceFile.empty() && !portTraceFiles.empty())
     {
         bad("trace_file and trace_files exclude each other (one trace for every port, or one per port)");
@@ -445,6 +454,7 @@ struct RouterEngine::Impl
         double nextStart = 0;
         Pending pending;
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
+        std::unique_ptr<ArrivalProcess> arrivals; // random instants: this port's
         std::vector<double> mixCredit;         // ip mix in sequence order
         std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
         std::string traceFile;                 // trace: its file
@@ -666,6 +676,22 @@ struct RouterEngine::Impl
         {
             StartTraces(scans);
         }
+        else if (cfg.arrivals.kind != ArrivalKind::kConstant)
+        {
+            ArrivalConfig a = cfg.arrivals;
+            a.meanPps = cfg.offeredLoad * theoreticalPortPps;
+            a.peakPps = cfg.burstPeakLoad * theoreticalPortPps;
+            a.Validate();
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                // instants in seconds, each port its own stream of the seed;
+                // the port in the high word: RandomStream mixes seed ^ stream,
+                // so ports in the low bits would only swap streams between seeds
+                streams[p].arrivals =
+                    std::make_unique<ArrivalProcess>(a, cfg.seed, 0xA7710000ull | (uint64_t{p} << 32), 1.0);
+                streams[p].nextStart = streams[p].arrivals->Next();
+            }
+        }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
         egressBusyUntil.assign(cfg.ports, 0.0);
         egressOccupancy.assign(cfg.ports, QueueOccupancy{});
@@ -858,6 +884,10 @@ struct RouterEngine::Impl
         if (s.trace)
         {
             ReadTrace(s, pd.end);
+        }
+        else if (s.arrivals)
+        {
+            s.nextStart = std::max(pd.end, s.arrivals->Next());
         }
         else if (cfg.ipMix.empty())
         {

@@ -815,3 +815,20 @@ def test_router_arrivals_are_refused_where_they_cannot_apply(write, tmp_path):
     line = one_line(run_cli("run", str(path), "--out", str(out)), out)
     assert line.startswith(f"{path}:{line_of(text, 'arrivals:')}:")
     assert "replays a trace, which brings its own instants" in line
+
+
+def test_lb_zipf_connections_load_the_hottest_connections_core():
+    # http11, Zipf(1.2) over the 96 x 20 persistent connections: the core
+    # holding the hottest connection carries at least its share p1 of the
+    # transactions, so its CPU is at least p1 x cores x the mean CPU (every
+    # transaction costs the same); the report's rotation loads the cores evenly.
+    cfg = {"workload": "http11", "rate": 1e6, "num_cores": 32, "fixed_cycles_per_packet": 100,
+           "duration_s": 0.002, "warmup_s": 0.0002}
+    p1 = 1 / sum(k ** -1.2 for k in range(1, 96 * 20 + 1))
+    zipf = _core.run_lb({**cfg, "flow_popularity": "zipf", "zipf_exponent": 1.2})
+    assert zipf["cpu_max_pct"] >= 0.95 * p1 * 32 * zipf["cpu_mean_pct"]
+    rotation = _core.run_lb(cfg)
+    assert rotation["cpu_max_pct"] < 1.5 * rotation["cpu_mean_pct"]
+    assert zipf["offered_rate"] == pytest.approx(rotation["offered_rate"], rel=1e-9)
+    with pytest.raises(ValueError, match="flow_popularity"):
+        _core.run_lb({**cfg, "flow_popularity": "pareto"})

@@ -159,6 +159,25 @@ Keys()
         {"response_lognormal_sigma", [](C& c, S k, V v) { c.responseSizes.lognormalSigma = Positive(k, v); }},
         {"mss", [](C& c, S k, V v) { c.mss = static_cast<uint32_t>(AsInt(k, v, 1, 8960)); }},
         {"tcp_windows", [](C& c, S k, V v) { c.tcpWindows = AsBool(k, v); }},
+        {"flow_popularity",
+         [](C& c, S k, V v) {
+             try
+             {
+                 c.flowPopularity = ParseFlowPopularity(AsString(k, v));
+             }
+             catch (const std::invalid_argument&)
+             {
+                 Bad(k, "must be round_robin, uniform or zipf");
+             }
+         }},
+        {"zipf_exponent",
+         [](C& c, S k, V v) {
+             c.zipfExponent = AsDouble(k, v);
+             if (!(c.zipfExponent >= 0) || !std::isfinite(c.zipfExponent))
+             {
+                 Bad(k, "must be >= 0");
+             }
+         }},
         {"tcp_initial_window", [](C& c, S k, V v) { c.tcpInitialWindow = static_cast<uint32_t>(AsInt(k, v, 1, 1000)); }},
         {"tcp_receive_window_bytes",
          [](C& c, S k, V v) { c.tcpReceiveWindowBytes = static_cast<uint32_t>(AsInt(k, v, 2, 1 << 30)); }},
@@ -485,6 +504,8 @@ TesterConfig(const LbScenarioConfig& c)
     tc.request = Payload(c.requestSizes, "request");
     tc.response = Payload(c.responseSizes, "response");
     tc.mss = c.mss;
+    tc.popularity = c.flowPopularity;
+    tc.zipfExponent = c.zipfExponent;
     tc.window.enabled = c.tcpWindows;
     tc.window.initialSegments = c.tcpInitialWindow;
     tc.window.receiveWindowBytes = c.tcpReceiveWindowBytes;

@@ -48,6 +48,10 @@
 //   response_pareto_alpha, response_pareto_min_bytes, response_lognormal_mu, response_lognormal_sigma: the same
 //   mss                    int B, 1460       TCP payload per segment, 1..8960 (above 1460: jumbo
 //                                            frames, a 9000-byte IP MTU)
+//   flow_popularity        str, "round_robin" round_robin | uniform | zipf: which connection carries an
+//                                            http11 transaction, which service an http10 connection or
+//                                            a DNS query asks for (lb-testers.h)
+//   zipf_exponent          float, 1          zipf: rank k has weight k^-s
 //   tcp_windows            bool, false       responses sent under TCP windows (lb-testers.h): slow
 //                                            start from tcp_initial_window, capped by the receive window
 //   tcp_initial_window     int segs, 10      RFC 6928
@@ -87,6 +91,7 @@
 #include "config-keys.h"
 #include "latency-histogram.h"
 #include "queue-length-histogram.h"
+#include "traffic-profile.h"
 
 #include <cstdint>
 #include <map>
@@ -134,6 +139,8 @@ struct LbScenarioConfig
     };
     PayloadKeys requestSizes, responseSizes;
     uint32_t mss = 1460;
+    FlowPopularity flowPopularity = FlowPopularity::kRoundRobin;
+    double zipfExponent = 1.0;
     bool tcpWindows = false;
     uint32_t tcpInitialWindow = 10;
     uint32_t tcpReceiveWindowBytes = 65535;

@@ -323,6 +323,13 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
             st.stepCursor.assign(st.script.size(), 0);
         }
     }
+    if (config.popularity != FlowPopularity::kRoundRobin && config.workload != LbWorkload::kHttp11 &&
+        config.workload != LbWorkload::kSynFlood)
+    {
+        // over the services (http11: over its connections, once Setup has opened them)
+        m_picker = std::make_unique<FlowPicker>(services, config.popularity, config.zipfExponent, config.seed,
+                                                0xF1090000u);
+    }
     if (config.bursts.kind == ArrivalKind::kOnOff || config.bursts.kind == ArrivalKind::kMmpp2)
     {
         // Each stream its own process at its own rate, on its own random
@@ -410,6 +417,11 @@ LbTester::Setup(L4Balancer& lb)
             m_conns.push_back(k);
         }
     }
+    if (m_cfg.popularity != FlowPopularity::kRoundRobin)
+    {
+        m_picker = std::make_unique<FlowPicker>(static_cast<uint32_t>(m_conns.size()), m_cfg.popularity,
+                                                m_cfg.zipfExponent, m_cfg.seed, 0xF1090000u);
+    }
     const Stream& st = m_streams[0];
     if (!st.uniform)
     {
@@ -443,7 +455,7 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             const uint64_t n = st.nextUnit++;
             if (st.kind == LbWorkload::kHttp11)
             {
-                u.conn = static_cast<uint32_t>(n % m_conns.size());
+                u.conn = si == 0 && m_picker ? m_picker->Pick(n) : static_cast<uint32_t>(n % m_conns.size());
                 const Conn& c = m_conns[u.conn];
                 u.clientIp = c.clientIp;
                 u.clientPort = c.clientPort;
@@ -463,7 +475,7 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                 const uint32_t base = si == 0 ? 0xC6120000u : 0xC6130000u;
                 u.clientIp = base + static_cast<uint32_t>((n >> 14) % (si == 0 ? 131072u : 65536u));
                 u.clientPort = static_cast<uint16_t>(1024 + (n & 0x3FFF));
-                u.service = static_cast<uint16_t>(n % m_services);
+                u.service = static_cast<uint16_t>(si == 0 && m_picker ? m_picker->Pick(n) : n % m_services);
             }
             if (!m_trace.empty() && si == 0)
             {

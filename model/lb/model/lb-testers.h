@@ -214,6 +214,14 @@ struct LbTesterConfig
     ArrivalConfig bursts;
     double burstPeakRatio = 4;
     uint64_t seed = 1;
+    /// Which persistent connection carries each http11 transaction, and which
+    /// service each http10 connection or DNS query asks for (and a flood SYN
+    /// hits, unchanged: uniform): the rotation (unit n: n mod N, the
+    /// report's), uniform, or Zipf (rank k has weight k^-zipfExponent) over
+    /// the connections or services (traffic-profile.h FlowPicker, its own
+    /// random stream of the seed).
+    FlowPopularity popularity = FlowPopularity::kRoundRobin;
+    double zipfExponent = 1.0;
     bool synCookies = false;      ///< the balancer answers SYNs with cookies (http10 script)
     LbForwarding forwarding = LbForwarding::kFullNat; ///< the balancer's; DR and tunnel: replies bypass it
 };
@@ -296,6 +304,9 @@ class LbTester
     /// would not reach the connection's server as the forwarding method
     /// requires (see the header comment).
     uint64_t FramesToServers() const { return m_framesToServers; }
+    /// The persistent connection (http11) and the service of a unit started.
+    uint32_t ConnectionOf(uint8_t stream, uint64_t unit) const { return m_streams[stream].units[unit].conn; }
+    uint32_t ServiceOf(uint8_t stream, uint64_t unit) const { return m_streams[stream].units[unit].service; }
     /// The trace's IPv6 TCP connections and packets, not replayed (zero without a trace).
     uint64_t TraceIpv6Connections() const { return m_traceIpv6Connections; }
     uint64_t TraceIpv6Packets() const { return m_traceIpv6Packets; }
@@ -406,6 +417,7 @@ class LbTester
     size_t m_templateStride = 0;
     RandomStream m_rng;
     RandomStream m_sizeRng; // request and response sizes
+    std::unique_ptr<FlowPicker> m_picker; // popularity: http11 connections, or services
     // trace-driven connections: unit n is m_trace[n % N] of pass n / N
     std::vector<TraceConnection> m_trace;
     double m_tracePsPerNs = 0, m_tracePassPs = 0;

@@ -712,3 +712,47 @@ TEST(LbWorkload, WindowCarriesOverToTheNextResponseOfAConnection)
         EXPECT_EQ(at.at(SegmentStep(first2, i)), at.at(request2) + kGapPs + i * kTxPs) << i;
     }
 }
+
+TEST(LbWorkload, ZipfPopularityPicksConnectionsAndServicesByThePmf)
+{
+    // http11: 1920 persistent connections, Zipf(1.1): the top 20 ranks'
+    // shares of 200,000 transactions each within 4 binomial sd of k^-s / H.
+    const double s = 1.1;
+    auto pmf = [s](uint32_t rank, uint32_t n) {
+        double h = 0;
+        for (uint32_t k = 1; k <= n; ++k)
+        {
+            h += std::pow(double(k), -s);
+        }
+        return std::pow(double(rank), -s) / h;
+    };
+    for (const std::string workload : {"http11", "http10"})
+    {
+        LbTesterConfig tc;
+        tc.workload = ParseLbWorkload(workload);
+        tc.rate = 1e8;
+        tc.popularity = FlowPopularity::kZipf;
+        tc.zipfExponent = s;
+        const uint32_t services = 96;
+        LbTester tester(tc, services);
+        L4BalancerConfig lc;
+        lc.services = services;
+        L4Balancer lb(lc);
+        tester.Setup(lb);
+        tester.SetEnd(2'000'000'000); // 2 ms: 200,000 units
+        std::vector<LbTxPacket> pkts;
+        tester.Emit(2'000'000'000, pkts);
+        const uint32_t n = workload == "http11" ? 96 * 20 : services;
+        std::vector<uint64_t> count(n, 0);
+        const uint64_t units = 200000;
+        for (uint64_t u = 0; u < units; ++u)
+        {
+            ++count[workload == "http11" ? tester.ConnectionOf(0, u) : tester.ServiceOf(0, u)];
+        }
+        for (uint32_t k = 1; k <= 20; ++k)
+        {
+            const double p = pmf(k, n);
+            EXPECT_NEAR(double(count[k - 1]), units * p, 4 * std::sqrt(units * p * (1 - p))) << workload << " " << k;
+        }
+    }
+}

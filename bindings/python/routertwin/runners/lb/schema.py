@@ -86,6 +86,21 @@ class TcpWindow(ScenarioModel):
                 "tcp_receive_window_bytes": self.receive_window_bytes, "tcp_rtt_s": self.rtt_us * 1e-6}
 
 
+class LbFlowMix(ScenarioModel):
+    """Popularity of what a unit picks (model/lb/model/lb-testers.h): the
+    persistent connection of an http11 transaction, the service of an
+    http10 connection or a DNS query. round_robin is the report's rotation;
+    zipf gives rank k the weight k^-zipf_exponent."""
+
+    popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
+    zipf_exponent: NonNegativeFloat = 1.0
+
+    def native_keys(self) -> dict:
+        if self.popularity == "round_robin":
+            return {}
+        return {"flow_popularity": self.popularity, "zipf_exponent": self.zipf_exponent}
+
+
 class EcmpWhatIf(ScenarioModel):
     """N instances of a pool's balancer behind a router's ECMP route to the
     VIP; one instance fails or one is added (model/lb/helper/lb-ecmp.h: the
@@ -238,6 +253,7 @@ class Schema(ScenarioModel):
     # TCP payload a segment: Ethernet MTU 1500 - 40; up to 8960, a 9000-byte jumbo MTU's
     mss: int = Field(default=1460, ge=1, le=8960)
     tcp_window: TcpWindow | None = None  # responses under TCP windows (slow start, receive window)
+    flow_mix: LbFlowMix | None = None  # popularity of connections (http11) or services (http10, dns)
     trace: ConnectionTrace | None = None  # http10: connections from a capture
     rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
     # Closing (model/lb/model/l4-balancer.h): TIME_WAIT linger, 0 = removed at

@@ -96,6 +96,9 @@ ParseRouterConfig(const py::dict& d)
          }},
         {"offered_load", [&](auto& k, auto& v) { c.offeredLoad = Num(k, v); }},
         {"arrivals", [&](auto& k, auto& v) { c.arrivals.kind = ParseArrivalKind(Str(k, v)); }},
+        {"destination_popularity",
+         [&](auto& k, auto& v) { c.destinationPopularity = ParseFlowPopularity(Str(k, v)); }},
+        {"zipf_exponent", [&](auto& k, auto& v) { c.zipfExponent = Num(k, v); }},
         {"burst_mean_frames", [&](auto& k, auto& v) { c.arrivals.burstMeanFrames = Num(k, v); }},
         {"burst_peak_load", [&](auto& k, auto& v) { c.burstPeakLoad = Num(k, v); }},
         {"mmpp_rate_ratio", [&](auto& k, auto& v) { c.arrivals.mmppRateRatio = Num(k, v); }},
@@ -146,6 +149,10 @@ ParseRouterConfig(const py::dict& d)
         it->second(key, v);
     });
     c.Validate();
+    if (p.mode == "steady" && c.destinationPopularity != FlowPopularity::kRoundRobin)
+    {
+        throw std::invalid_argument("key 'destination_popularity': runs in mode packet only");
+    }
     if (p.mode == "steady" && c.arrivals.kind != ArrivalKind::kConstant)
     {
         throw std::invalid_argument("key 'arrivals': random arrivals run in mode packet only (the steady "

@@ -832,3 +832,33 @@ def test_lb_zipf_connections_load_the_hottest_connections_core():
     assert zipf["offered_rate"] == pytest.approx(rotation["offered_rate"], rel=1e-9)
     with pytest.raises(ValueError, match="flow_popularity"):
         _core.run_lb({**cfg, "flow_popularity": "pareto"})
+
+
+def test_router_zipf_destinations_split_egress_by_the_pmf(tmp_path):
+    # 4 ports; route i (10.0.i.0/24, i < 40) is destination of rank
+    # i // 4 + 1 of the port whose peer is i % 4 (route order). Every port's
+    # rank-1 destination leaves by port 0, rank r > 1 by port 1 + (r - 2) mod 3.
+    # Under Zipf(1) over 10 destinations each port's frames split by the pmf,
+    # binomially (4 sd): port 0 carries 1 / H(10) = 34 % of all; the
+    # rotation gives it exactly a tenth.
+    ports = 4
+    egress_of_rank = [0] + [1 + (r - 2) % 3 for r in range(2, 11)]
+    fib = tmp_path / "fib.txt"
+    fib.write_text("".join(f"10.0.{i}.0/24 {egress_of_rank[i // ports]}\n" for i in range(40)))
+    cfg = {"mode": "packet", "ports": ports, "ports_per_pfe": 2, "ip_bytes": 40, "offered_load": 0.5,
+           "duration_s": 0.0005, "seed": 1, "route_file": str(fib), "routes_as_destinations": True}
+
+    def split(pmf: list[float], out: dict) -> None:
+        tx = sum(pt["tx_packets"] for pt in out["ports"])
+        assert out["rx_packets"] == tx
+        for q in range(ports):
+            share = sum(w for r, w in enumerate(pmf) if egress_of_rank[r] == q)
+            sd = math.sqrt(tx * share * (1 - share))
+            assert out["ports"][q]["egress_packets"] == pytest.approx(tx * share, abs=4 * sd + 4), q
+
+    zipf = [k ** -1.0 for k in range(1, 11)]
+    split([w / sum(zipf) for w in zipf], _core.run_router({**cfg, "destination_popularity": "zipf",
+                                                            "zipf_exponent": 1.0}))
+    split([0.1] * 10, _core.run_router(cfg))
+    with pytest.raises(ValueError, match="packet only"):
+        _core.run_router({**cfg, "mode": "steady", "destination_popularity": "zipf"})

@@ -92,6 +92,14 @@ RouterConfig::Validate() const
     {
         bad("a trace and ip_mix exclude each other (a trace brings its own sizes)");
     }
+    if (Traced() && destinationPopularity != FlowPopularity::kRoundRobin)
+    {
+        bad("destination_popularity: a trace brings its own destinations");
+    }
+    if (!(zipfExponent >= 0) || !std::isfinite(zipfExponent))
+    {
+        bad("zipf_exponent must be >= 0");
+    }
     if (Traced() && arrivals.kind != ArrivalKind::kConstant)
     {
         bad("arrivals: a trace brings its own instants (arrivals apply to ip_bytes and ip_mix)");
@@ -455,6 +463,7 @@ struct RouterEngine::Impl
         Pending pending;
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
         std::unique_ptr<ArrivalProcess> arrivals; // random instants: this port's
+        std::unique_ptr<FlowPicker> destinations; // popularity of this port's destinations
         std::vector<double> mixCredit;         // ip mix in sequence order
         std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
         std::string traceFile;                 // trace: its file
@@ -676,7 +685,16 @@ struct RouterEngine::Impl
         {
             StartTraces(scans);
         }
-        else if (cfg.arrivals.kind != ArrivalKind::kConstant)
+        if (!cfg.Traced() && cfg.destinationPopularity != FlowPopularity::kRoundRobin)
+        {
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                streams[p].destinations = std::make_unique<FlowPicker>(
+                    static_cast<uint32_t>(streams[p].tc.dstIps.size()), cfg.destinationPopularity,
+                    cfg.zipfExponent, cfg.seed, 0xD5710000ull | (uint64_t{p} << 32));
+            }
+        }
+        if (!cfg.Traced() && cfg.arrivals.kind != ArrivalKind::kConstant)
         {
             ArrivalConfig a = cfg.arrivals;
             a.meanPps = cfg.offeredLoad * theoreticalPortPps;
@@ -859,7 +877,8 @@ struct RouterEngine::Impl
             s.tc.srcIp = s.traceSrc;
             s.tc.dstIps[0] = s.traceDst;
         }
-        BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt);
+        BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt,
+                          s.destinations ? s.destinations->Pick(s.seq) : kCycleDestinations);
         PosFrameInfo in = enc.Frame(pkt.data(), pkt.size());
         Pending& pd = s.pending;
         pd.valid = true;

@@ -63,7 +63,7 @@ def run(scenario, progress) -> list[CaseResult]:
             return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
                                 mode=mode, seed=scenario.seed, progress=progress, source=scenario.path,
                                 mix=mix, mix_order=cfg.mix_order, trace=case_trace(cfg, case),
-                                arrivals=router_arrival_keys(cfg.arrivals))
+                                arrivals=router_arrival_keys(cfg.arrivals, cfg.flow_mix))
 
         dev = tester(min(b for b, _ in mix), mix) if mix else tester(case.ip_bytes)
         if case.method == "frmol":

@@ -107,6 +107,16 @@ class Case(ScenarioModel):
         return self
 
 
+class RouterFlowMix(ScenarioModel):
+    """Which of its destinations each tester packet goes to (router-model.h
+    RouterConfig::destinationPopularity): the rotation, uniform, or Zipf
+    over the port's destinations in route order (rank k: weight
+    k^-zipf_exponent). Mode packet; not with a trace."""
+
+    popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
+    zipf_exponent: float = Field(default=1.0, ge=0, le=100)
+
+
 class Schema(ScenarioModel):
     platform: ScenarioPath
     fitted: ScenarioPath  # scenarios/platforms/fitted/<study>.yaml: the fixed pipeline latency
@@ -121,6 +131,7 @@ class Schema(ScenarioModel):
     # trace): constant spacing, Poisson, on/off bursts (burst_peak_load of
     # the port's rate) or a two-state MMPP, at the case's offered load
     arrivals: Arrivals | None = None
+    flow_mix: RouterFlowMix | None = None  # popularity of each port's destinations
     cases: list[Case] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -136,6 +147,13 @@ class Schema(ScenarioModel):
                                      f"named mix ({', '.join(NAMED_IP_MIXES)}) nor in 'traces'")
                 if (c.mode or self.mode) != "packet":
                     raise FieldError(("cases", i, "ip_mix"), "an ip_mix runs in mode packet only")
+            if self.flow_mix is not None and self.flow_mix.popularity != "round_robin":
+                if (c.mode or self.mode) != "packet":
+                    raise FieldError(("flow_mix",), f"a destination popularity runs in mode packet only (case "
+                                     f"'{c.case}' runs in mode steady)")
+                if c.ip_mix is not None and c.ip_mix in self.traces:
+                    raise FieldError(("flow_mix",), f"case '{c.case}' replays a trace, which brings its own "
+                                     "destinations")
             if self.arrivals is not None and self.arrivals.process != "constant":
                 if (c.mode or self.mode) != "packet":
                     raise FieldError(("arrivals",), f"random arrivals run in mode packet only (case '{c.case}' "
@@ -192,11 +210,15 @@ def trial_too_long(plat: RouterPlatform, mode: str, duration_s: float, ip_bytes:
     return None
 
 
-def router_arrival_keys(a: Arrivals | None) -> dict:
-    """run_router's keys of an arrival process (router-model.h RouterConfig::arrivals)."""
+def router_arrival_keys(a: Arrivals | None, f: RouterFlowMix | None = None) -> dict:
+    """run_router's keys of an arrival process and a destination popularity
+    (router-model.h RouterConfig::arrivals, destinationPopularity)."""
+    keys: dict = {}
+    if f is not None and f.popularity != "round_robin":
+        keys.update(destination_popularity=f.popularity, zipf_exponent=f.zipf_exponent)
     if a is None or a.process == "constant":
-        return {}
-    keys: dict = {"arrivals": a.process}
+        return keys
+    keys["arrivals"] = a.process
     if a.process == "onoff":
         keys.update(burst_mean_frames=a.burst_mean_frames, burst_peak_load=a.burst_peak_load)
     elif a.process == "mmpp":

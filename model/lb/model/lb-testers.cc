@@ -117,6 +117,7 @@ ReadTraceConnections(const std::string& path)
         size_t index;
         uint8_t fins;     // 1: the client's FIN seen, 2: the server's
         bool serverSpoke; // the server sent payload in the current exchange
+        uint64_t lastServerNs; // its last payload's instant
     };
     // (client address, server address), (client port, server port)
     using Key = std::pair<uint64_t, uint32_t>;
@@ -142,11 +143,11 @@ ReadTraceConnections(const std::string& path)
         const Key fromServer{(uint64_t(p.ipv4Dst) << 32) | p.ipv4Src, (uint32_t(p.dstPort) << 16) | p.srcPort};
         if ((p.tcpFlags & (kSynFlag | kAckFlag)) == kSynFlag)
         {
-            open[fromClient] = Open{out.connections.size(), 0, false};
+            open[fromClient] = Open{out.connections.size(), 0, false, 0};
             TraceConnection c{p.ns, p.tcpPayload, 0, {}};
             if (p.tcpPayload)
             {
-                c.exchanges.push_back({p.tcpPayload, 0}); // data on the SYN (TCP Fast Open)
+                c.exchanges.push_back({p.tcpPayload, 0, 0}); // data on the SYN (TCP Fast Open)
             }
             out.connections.push_back(std::move(c));
             continue;
@@ -169,7 +170,8 @@ ReadTraceConnections(const std::string& path)
             // the client speaks again after the server answered: the next request
             if (c.exchanges.empty() || it->second.serverSpoke)
             {
-                c.exchanges.push_back({0, 0});
+                const bool next = it->second.serverSpoke;
+                c.exchanges.push_back({0, 0, next && p.ns > it->second.lastServerNs ? p.ns - it->second.lastServerNs : 0});
                 it->second.serverSpoke = false;
             }
             c.exchanges.back().requestBytes += p.tcpPayload;
@@ -178,10 +180,11 @@ ReadTraceConnections(const std::string& path)
         {
             if (c.exchanges.empty())
             {
-                c.exchanges.push_back({0, 0}); // the server speaks first
+                c.exchanges.push_back({0, 0, 0}); // the server speaks first
             }
             c.exchanges.back().responseBytes += p.tcpPayload;
             it->second.serverSpoke = true;
+            it->second.lastServerNs = p.ns;
         }
         if (p.tcpFlags & kFinFlag)
         {
@@ -196,7 +199,7 @@ ReadTraceConnections(const std::string& path)
     {
         if (c.exchanges.empty())
         {
-            c.exchanges.push_back({0, 0}); // no payload either way: one empty exchange
+            c.exchanges.push_back({0, 0, 0}); // no payload either way: one empty exchange
         }
     }
     // a capture's timestamps may step back a little: units start in SYN time order
@@ -559,7 +562,7 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             if (!m_cfg.window.enabled)
             {
                 // each packet a step gap after the one before (the script)
-                m_heap.push_back({p.timePs + gapPs, p.unit, p.step + 1, p.stream});
+                m_heap.push_back({p.timePs + gapPs + ThinkPs(st, u, p.step + 1), p.unit, p.step + 1, p.stream});
                 std::push_heap(m_heap.begin(), m_heap.end(), later);
                 continue;
             }
@@ -572,7 +575,8 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             }
             const Step next = StepOf(st, u, p.step + 1, &first, &bytes);
             // a client's packet answering the server's crosses one round trip later
-            const uint64_t at = p.timePs + (now.fromServer && !next.fromServer ? rttPs : gapPs);
+            const uint64_t at =
+                p.timePs + (now.fromServer && !next.fromServer ? rttPs : gapPs) + ThinkPs(st, u, p.step + 1);
             if (first == p.step + 1 && Segments(bytes) > 1)
             {
                 ScheduleResponse(p, at, first, bytes, gapPs);
@@ -733,6 +737,39 @@ LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* response
     return st.script.back(); // not reached: k < the unit's steps
 }
 
+uint64_t
+LbTester::ThinkPs(const Stream& st, const Unit& u, uint32_t k) const
+{
+    if (u.trace == UINT32_MAX)
+    {
+        return 0;
+    }
+    const std::vector<TraceExchange>& ex = m_trace[u.trace].exchanges;
+    if (ex.size() < 2)
+    {
+        return 0;
+    }
+    // the script's steps before its request, then the exchanges in turn
+    uint32_t at = 0;
+    for (const Step& s : st.script)
+    {
+        if (s.role == kRequest)
+        {
+            break;
+        }
+        at += s.role == kFixed;
+    }
+    for (size_t e = 0; e < ex.size() && at <= k; ++e)
+    {
+        if (at == k)
+        {
+            return static_cast<uint64_t>(std::llround(double(ex[e].thinkNs) * m_tracePsPerNs));
+        }
+        at += Segments(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
+    }
+    return 0;
+}
+
 void
 LbTester::ScheduleResponse(const LbTxPacket& at, uint64_t t0, uint32_t first, uint64_t bytes, uint64_t gapPs)
 {
@@ -793,7 +830,7 @@ LbTester::ScheduleResponse(const LbTxPacket& at, uint64_t t0, uint32_t first, ui
         // segment; the client's (its next request) a round trip after that
         // segment's last bit
         const Step next = StepOf(m_streams[at.stream], u, after);
-        queue(next.fromServer ? t + gapPs : portFree + rttPs, after);
+        queue(next.fromServer ? t + gapPs : portFree + rttPs + ThinkPs(m_streams[at.stream], u, after), after);
     }
 }
 

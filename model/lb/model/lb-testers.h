@@ -81,7 +81,8 @@
 // N, pass n / N, started at its SYN's instant since the first SYN,
 // rescaled so connections start at `rate` a second (or as captured),
 // passes one mean gap apart; each exchange's request follows the previous
-// response's last packet by a step gap. IPv6 connections are counted
+// response's last packet by a step gap (windows: a round trip) and the
+// client's think time captured before it, on the trace's time scale. IPv6 connections are counted
 // (TraceConnections::ipv6*) and not replayed: the balancer's session table
 // keys IPv4 5-tuples (dp_flow_key_t).
 //
@@ -148,6 +149,10 @@ struct TraceExchange
 {
     uint64_t requestBytes = 0;  ///< client to server
     uint64_t responseBytes = 0; ///< server to client
+    /// The client's think time before this request: from the previous
+    /// exchange's last server payload to this request's first payload, as
+    /// captured (0 for the first exchange)
+    uint64_t thinkNs = 0;
 };
 
 /// One TCP connection of a trace: its SYN's instant and the payload octets
@@ -390,6 +395,10 @@ class LbTester
     /// not part of a response; `responseBytes` to that response's bytes.
     Step StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* responseFirst = nullptr,
                 uint64_t* responseBytes = nullptr) const;
+    /// The think time (ps, on the trace's time scale) before step k, if k is
+    /// the first request segment of a trace connection's second or later
+    /// exchange; else 0.
+    uint64_t ThinkPs(const Stream& st, const Unit& u, uint32_t k) const;
     /// Windows on: queues every packet of the response of `bytes` whose
     /// first packet is step `first` of the unit, the first segment at t0
     /// (see the header comment), and the step after it a step gap after its

@@ -565,6 +565,8 @@ WriteKeepAlive(const std::vector<KeepAliveConnection>& conns, uint32_t ipv6Conns
         w.Segment(++t, client, port, server, 80, kAckF, 0);
         for (const TraceExchange& e : conns[k].exchanges)
         {
+            // the user thinks 50 us between reading a response and the next request
+            t += &e == &conns[k].exchanges.front() ? 0 : 50;
             for (uint64_t sent = 0; sent < e.requestBytes; sent += kMss)
             {
                 w.Segment(++t, client, port, server, 80, kAckF | kPshF,
@@ -632,6 +634,8 @@ TEST(LbWorkload, KeepAliveTraceConnectionsCarryEachRequest)
         {
             EXPECT_EQ(got[e].requestBytes, conns[k].exchanges[e].requestBytes) << k << " " << e;
             EXPECT_EQ(got[e].responseBytes, conns[k].exchanges[e].responseBytes) << k << " " << e;
+            // from the last response segment: the client's ACK (1 us), 50 us, the request (1 us)
+            EXPECT_EQ(got[e].thinkNs, e == 0 ? 0u : 52000u) << k << " " << e;
         }
     }
     EXPECT_EQ(read.ipv6Connections, 3u);
@@ -705,11 +709,26 @@ TEST(LbWorkload, WindowCarriesOverToTheNextResponseOfAConnection)
     const std::map<uint32_t, uint64_t> at = WindowedConnection(tc);
     const uint32_t first1 = 4, request2 = first1 + 30 + 14, first2 = request2 + 1;
     ASSERT_EQ(at.size(), 3 + 1 + 44 + 1 + 38 + 18 + 3);
-    // the next request: a round trip after the response's last segment
-    EXPECT_EQ(at.at(request2), at.at(SegmentStep(first1, 29)) + kTxPs + kRttPs);
+    // the next request: a round trip after the response's last segment and
+    // the think time captured (52 us, as captured: rescale off)
+    EXPECT_EQ(at.at(request2), at.at(SegmentStep(first1, 29)) + kTxPs + kRttPs + 52'000'000);
     for (uint64_t i = 0; i < 38; ++i)
     {
         EXPECT_EQ(at.at(SegmentStep(first2, i)), at.at(request2) + kGapPs + i * kTxPs) << i;
+    }
+    // Paced (no windows): every step a step gap after the one before, and
+    // the think time before the second request.
+    tc.window.enabled = false;
+    tc.workload = LbWorkload::kHttp10;
+    tc.rate = 1e3;
+    LbTester paced(tc, 1);
+    paced.SetEnd(1);
+    std::vector<LbTxPacket> pkts;
+    paced.Emit(UINT64_MAX, pkts);
+    ASSERT_EQ(pkts.size(), at.size());
+    for (const LbTxPacket& p : pkts)
+    {
+        EXPECT_EQ(p.timePs, p.step * kGapPs + (p.step >= request2 ? 52'000'000 : 0)) << p.step;
     }
 }
 

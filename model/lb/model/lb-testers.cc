@@ -496,9 +496,19 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             if (!st.uniform)
             {
                 // Its first packet; each packet queues the next when it is
-                // sent, so a long unit holds one heap entry, not all its segments.
-                m_heap.push_back({u.startPs, n, 0, static_cast<uint8_t>(si)});
-                std::push_heap(m_heap.begin(), m_heap.end(), Later());
+                // sent, so a long unit holds one heap entry, not all its
+                // segments (windows: a transfer's packets at once; an http11
+                // transaction begins with its request)
+                const LbTxPacket firstPacket{u.startPs, n, 0, static_cast<uint8_t>(si)};
+                if (m_cfg.window.enabled)
+                {
+                    QueueStep(firstPacket, u.startPs, 0, gapPs);
+                }
+                else
+                {
+                    m_heap.push_back(firstPacket);
+                    std::push_heap(m_heap.begin(), m_heap.end(), Later());
+                }
             }
             if (!m_trace.empty() && si == 0)
             {
@@ -571,19 +581,12 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             const Step now = StepOf(st, u, p.step, &first, &bytes);
             if (first != UINT32_MAX && Segments(bytes) > 1)
             {
-                continue; // a windowed response's packets and its successor are queued already
+                continue; // a windowed transfer's packets and its successor are queued already
             }
-            const Step next = StepOf(st, u, p.step + 1, &first, &bytes);
+            const Step next = StepOf(st, u, p.step + 1);
             // a client's packet answering the server's crosses one round trip later
-            const uint64_t at =
-                p.timePs + (now.fromServer && !next.fromServer ? rttPs : gapPs) + ThinkPs(st, u, p.step + 1);
-            if (first == p.step + 1 && Segments(bytes) > 1)
-            {
-                ScheduleResponse(p, at, first, bytes, gapPs);
-                continue;
-            }
-            m_heap.push_back({at, p.unit, p.step + 1, p.stream});
-            std::push_heap(m_heap.begin(), m_heap.end(), later);
+            QueueStep(p, p.timePs + (now.fromServer && !next.fromServer ? rttPs : gapPs) + ThinkPs(st, u, p.step + 1),
+                      p.step + 1, gapPs);
             continue;
         }
         if (!any)
@@ -631,6 +634,13 @@ LbTester::ResponsePackets(uint64_t bytes) const
     return segs + (segs - 1) / 2; // the client's ACK of every second segment but the last
 }
 
+uint32_t
+LbTester::RequestPackets(uint64_t bytes) const
+{
+    // windows: the server's ACK of every second segment but the last, as for a response
+    return m_cfg.window.enabled ? ResponsePackets(bytes) : Segments(bytes);
+}
+
 const TraceExchange*
 LbTester::Exchanges(const Unit& u, size_t& n, TraceExchange& one) const
 {
@@ -659,7 +669,7 @@ LbTester::StepsOf(const Stream& st, const Unit& u) const
             // the script's request and response: the unit's exchanges in turn
             for (size_t e = 0; e < exchanges; ++e)
             {
-                n += Segments(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
+                n += RequestPackets(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
             }
         }
         else if (s.role == kFixed)
@@ -671,17 +681,27 @@ LbTester::StepsOf(const Stream& st, const Unit& u) const
 }
 
 LbTester::Step
-LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* responseFirst, uint64_t* responseBytes) const
+LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* transferFirst, uint64_t* transferBytes) const
 {
     // Segment i of n of B bytes carries mss, the last the remainder.
     auto segment = [this](Step s, uint64_t bytes, uint32_t i, uint32_t n) {
         s.payload = static_cast<uint16_t>(i + 1 < n ? m_cfg.mss : bytes - uint64_t(n - 1) * m_cfg.mss);
         return s;
     };
-    if (responseFirst)
+    if (transferFirst)
     {
-        *responseFirst = UINT32_MAX;
+        *transferFirst = UINT32_MAX;
     }
+    auto transfer = [&](uint32_t firstStep, uint64_t bytes) {
+        if (transferFirst)
+        {
+            *transferFirst = firstStep;
+        }
+        if (transferBytes)
+        {
+            *transferBytes = bytes;
+        }
+    };
     const uint32_t k0 = k;
     size_t exchanges = 0;
     TraceExchange one;
@@ -706,24 +726,28 @@ LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* response
         const Step& rsp = st.script[si + 1];
         for (size_t e = 0; e < exchanges; ++e)
         {
-            const uint32_t reqSegs = Segments(ex[e].requestBytes);
-            if (k < reqSegs)
+            const uint64_t reqBytes = ex[e].requestBytes;
+            const uint32_t reqPackets = RequestPackets(reqBytes);
+            if (k < reqPackets)
             {
-                return segment(s, ex[e].requestBytes, k, reqSegs);
+                transfer(k0 - k, reqBytes);
+                if (!m_cfg.window.enabled)
+                {
+                    return segment(s, reqBytes, k, reqPackets);
+                }
+                // in threes: segment, segment, the server's ACK of both
+                if (k % 3 == 2)
+                {
+                    return Step{1, kAck, 0, kRequest};
+                }
+                return segment(s, reqBytes, 2 * (k / 3) + k % 3, Segments(reqBytes));
             }
-            k -= reqSegs;
+            k -= reqPackets;
             const uint64_t bytes = ex[e].responseBytes;
             const uint32_t packets = ResponsePackets(bytes);
             if (k < packets)
             {
-                if (responseFirst)
-                {
-                    *responseFirst = k0 - k;
-                }
-                if (responseBytes)
-                {
-                    *responseBytes = bytes;
-                }
+                transfer(k0 - k, bytes);
                 // in threes: segment, segment, the client's ACK of both
                 if (k % 3 == 2)
                 {
@@ -765,21 +789,38 @@ LbTester::ThinkPs(const Stream& st, const Unit& u, uint32_t k) const
         {
             return static_cast<uint64_t>(std::llround(double(ex[e].thinkNs) * m_tracePsPerNs));
         }
-        at += Segments(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
+        at += RequestPackets(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
     }
     return 0;
 }
 
 void
-LbTester::ScheduleResponse(const LbTxPacket& at, uint64_t t0, uint32_t first, uint64_t bytes, uint64_t gapPs)
+LbTester::QueueStep(const LbTxPacket& of, uint64_t t, uint32_t step, uint64_t gapPs)
+{
+    uint32_t first = UINT32_MAX;
+    uint64_t bytes = 0;
+    const Step s = StepOf(m_streams[of.stream], UnitOf(of), step, &first, &bytes);
+    if (first == step && Segments(bytes) > 1)
+    {
+        ScheduleTransfer(of, t, first, bytes, !s.fromServer, gapPs);
+        return;
+    }
+    m_heap.push_back({t, of.unit, step, of.stream});
+    std::push_heap(m_heap.begin(), m_heap.end(), Later());
+}
+
+void
+LbTester::ScheduleTransfer(const LbTxPacket& at, uint64_t t0, uint32_t first, uint64_t bytes, bool upload,
+                           uint64_t gapPs)
 {
     Unit& u = UnitOf(at);
     const LbTesterConfig::Window& w = m_cfg.window;
     const uint32_t segs = Segments(bytes);
     const uint32_t rwnd = w.receiveWindowBytes / m_cfg.mss; // >= 2 (checked)
-    if (u.cwnd == 0)
+    uint32_t& cwnd = upload ? u.cwndUp : u.cwnd; // each direction its sender's window
+    if (cwnd == 0)
     {
-        u.cwnd = w.initialSegments;
+        cwnd = w.initialSegments;
     }
     // a segment's time on the sender's port: its frame, FCS, preamble and gap
     const double psPerBit = 1e12 / w.senderBitRate;
@@ -801,36 +842,41 @@ LbTester::ScheduleResponse(const LbTxPacket& at, uint64_t t0, uint32_t first, ui
     for (uint32_t i = 0; i < segs; ++i)
     {
         t = portFree;
-        while (!acks.empty() && (acks.front() <= t || i >= acked + std::min(u.cwnd, rwnd)))
+        while (!acks.empty() && (acks.front() <= t || i >= acked + std::min(cwnd, rwnd)))
         {
             t = std::max(t, acks.front());
             acks.pop_front();
             acked += 2;
-            u.cwnd = std::min(u.cwnd + 2, std::max(rwnd, w.initialSegments)); // no loss: never past what can be used
+            cwnd = std::min(cwnd + 2, std::max(rwnd, w.initialSegments)); // no loss: never past what can be used
         }
         const uint64_t payload = i + 1 < segs ? m_cfg.mss : bytes - uint64_t(segs - 1) * m_cfg.mss;
         portFree = t + wirePs(payload);
         queue(t, first + 3 * (i / 2) + i % 2);
         if (i % 2 == 1 && i + 1 < segs)
         {
-            // the client's ACK of segments i - 1 and i: one round trip after i's last bit
+            // The receiver's ACK of segments i - 1 and i; the sender takes
+            // it one round trip after i's last bit. The client's (a
+            // response) crosses the balancer then; the server's (a request)
+            // as soon as it is sent, and the segments it lets the client
+            // send cross a round trip later.
             acks.push_back(portFree + rttPs);
-            queue(portFree + rttPs, first + 3 * (i / 2) + 2);
+            queue(upload ? portFree : portFree + rttPs, first + 3 * (i / 2) + 2);
         }
     }
-    // the ACKs still on their way open the window for the connection's next response
+    // the ACKs still on their way open the window for the connection's next transfer that way
     for (size_t j = 0; j < acks.size(); ++j)
     {
-        u.cwnd = std::min(u.cwnd + 2, std::max(rwnd, w.initialSegments));
+        cwnd = std::min(cwnd + 2, std::max(rwnd, w.initialSegments));
     }
-    const uint32_t after = first + ResponsePackets(bytes);
+    const uint32_t after = first + ResponsePackets(bytes); // a request's packets count as a response's
     if (after < u.steps)
     {
-        // the server's next packet (a FIN) a step gap after its last
-        // segment; the client's (its next request) a round trip after that
-        // segment's last bit
+        // the server's next packet (its response, a FIN) a step gap after
+        // the last segment; the client's (its next request) a round trip
+        // after that segment's last bit
         const Step next = StepOf(m_streams[at.stream], u, after);
-        queue(next.fromServer ? t + gapPs : portFree + rttPs + ThinkPs(m_streams[at.stream], u, after), after);
+        QueueStep(at, next.fromServer ? t + gapPs : portFree + rttPs + ThinkPs(m_streams[at.stream], u, after), after,
+                  gapPs);
     }
 }
 

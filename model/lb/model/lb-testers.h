@@ -68,8 +68,12 @@
 // window persists across the responses of one connection (idle gaps are
 // shorter than any RTO, RFC 5681 4.1). So a response of S segments whose
 // flights fit a round trip takes ceil(log2(S / IW + 1)) rounds, and a long
-// one moves at min(rwnd / RTT, the port's rate). The request is sent
-// as before (the model has no server ACKs of a request's segments).
+// one moves at min(rwnd / RTT, the port's rate). A request of several
+// segments goes the same way from the client (its own window): the
+// server acknowledges every second segment but the last (whose ACK rides
+// on the response), its ACK crosses the balancer when sent, and the
+// segments it lets the client send cross one RTT after the last bit of
+// the segment it acknowledged, so rounds and rates are those of a response.
 //
 // Trace-driven connections (http10): a pcap or pcapng file of TCP flows
 // (ReadTraceConnections) gives each unit its start and its exchanges: the
@@ -349,7 +353,8 @@ class LbTester
         bool failed = false;
         uint32_t conn = 0;       // http11: connection index
         uint32_t server = UINT32_MAX; // the server its forwarded packets reached (delivery check)
-        uint32_t cwnd = 0;       // windows on: its congestion window in segments (0: not opened)
+        uint32_t cwnd = 0;       // windows on: the server's congestion window in segments (0: not opened)
+        uint32_t cwndUp = 0;     // windows on: the client's
     };
     struct Stream
     {
@@ -387,23 +392,30 @@ class LbTester
     uint32_t Segments(uint64_t bytes) const;
     /// Packets of a response of this many bytes: its segments and the client's ACKs.
     uint32_t ResponsePackets(uint64_t bytes) const;
+    /// Packets of a request: its segments, and with windows the server's ACKs.
+    uint32_t RequestPackets(uint64_t bytes) const;
     /// The unit's exchanges: its trace connection's, or its one request and response.
     const TraceExchange* Exchanges(const Unit& u, size_t& n, TraceExchange& one) const;
     uint32_t StepsOf(const Stream& st, const Unit& u) const;
-    /// Step k of the unit; `responseFirst` (if given) is set to the step of
-    /// the first packet of the response k belongs to, or UINT32_MAX if k is
-    /// not part of a response; `responseBytes` to that response's bytes.
-    Step StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* responseFirst = nullptr,
-                uint64_t* responseBytes = nullptr) const;
+    /// Step k of the unit; `transferFirst` (if given) is set to the step of
+    /// the first packet of the request or response k belongs to, or
+    /// UINT32_MAX if k is a fixed step; `transferBytes` to its bytes.
+    Step StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* transferFirst = nullptr,
+                uint64_t* transferBytes = nullptr) const;
     /// The think time (ps, on the trace's time scale) before step k, if k is
     /// the first request segment of a trace connection's second or later
     /// exchange; else 0.
     uint64_t ThinkPs(const Stream& st, const Unit& u, uint32_t k) const;
-    /// Windows on: queues every packet of the response of `bytes` whose
-    /// first packet is step `first` of the unit, the first segment at t0
-    /// (see the header comment), and the step after it a step gap after its
-    /// last segment; the unit's window carries over.
-    void ScheduleResponse(const LbTxPacket& at, uint64_t t0, uint32_t first, uint64_t bytes, uint64_t gapPs);
+    /// Windows on: queues step `step` of the unit of `of` at t, or, if it
+    /// begins a request or response of several segments, all of that
+    /// transfer (ScheduleTransfer).
+    void QueueStep(const LbTxPacket& of, uint64_t t, uint32_t step, uint64_t gapPs);
+    /// Windows on: queues every packet of the request (upload) or response
+    /// of `bytes` whose first packet is step `first` of the unit, the first
+    /// segment at t0 (see the header comment), then the step after it; the
+    /// sender's window carries over to its next transfer.
+    void ScheduleTransfer(const LbTxPacket& at, uint64_t t0, uint32_t first, uint64_t bytes, bool upload,
+                          uint64_t gapPs);
     uint64_t DrawBytes(const PayloadSizes& sizes, uint32_t fixedBytes, const DiscreteSampler& table);
     /// The server a forwarded client frame reaches, UINT32_MAX if the frame
     /// is not what the forwarding method must produce for this client packet.

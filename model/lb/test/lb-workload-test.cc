@@ -775,3 +775,36 @@ TEST(LbWorkload, ZipfPopularityPicksConnectionsAndServicesByThePmf)
         }
     }
 }
+
+TEST(LbWorkload, UploadTakesTheSameRoundsWithTheServersAcksAtOnce)
+{
+    // A 150-segment request (an upload) under windows: the client's
+    // segments cross the balancer in ceil(log2(150 / 10 + 1)) = 4 rounds,
+    // round k at k (RTT + 2 tx) after the first, as a response's; the
+    // server's ACK of segments 2j and 2j + 1 crosses as soon as 2j + 1 has
+    // arrived (tx later); the last segment's ACK rides on the response, a
+    // step gap after it. A connection is 6 + 150 + 74 + 1 packets.
+    LbTesterConfig tc;
+    tc.window.rttSeconds = 1e-3;
+    tc.window.receiveWindowBytes = 1u << 24;
+    tc.requestBytes = 150 * kMss;
+    const std::map<uint32_t, uint64_t> at = WindowedConnection(tc);
+    ASSERT_EQ(at.size(), 6u + 150 + 74 + 1);
+    const uint64_t t0 = 2 * kGapPs + kRttPs; // SYN, SYN-ACK, the client's ACK (an RTT), the request
+    for (uint64_t i = 0; i < 150; ++i)
+    {
+        uint32_t k = 0;
+        while (10 * ((uint64_t{2} << k) - 1) <= i)
+        {
+            ++k;
+        }
+        const uint64_t pos = i - 10 * ((uint64_t{1} << k) - 1);
+        EXPECT_EQ(at.at(SegmentStep(3, i)), t0 + k * (kRttPs + 2 * kTxPs) + pos * kTxPs) << i;
+    }
+    for (uint64_t j = 0; j < 74; ++j)
+    {
+        EXPECT_EQ(at.at(AckStep(3, j)), at.at(SegmentStep(3, 2 * j + 1)) + kTxPs) << j;
+    }
+    const uint32_t response = 3 + 150 + 74;
+    EXPECT_EQ(at.at(response), at.at(SegmentStep(3, 149)) + kGapPs);
+}

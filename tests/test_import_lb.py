@@ -222,7 +222,7 @@ def test_every_statement_is_mapped_or_listed():
             if words and no not in listed:
                 assert words[0] in MODELLED_HEADS or words[:2] in (
                     ["option", "allbackups"], ["option", "redispatch"], ["timeout", "connect"],
-                    ["timeout", "check"]), f"{path}:{no}: {line}"
+                    ["timeout", "check"], ["timeout", "queue"]), f"{path}:{no}: {line}"
                 if words[0] in ("bind", "server", "default-server"):
                     # a mapped server line has only modelled options
                     assert not set(words) & {"ssl", "name", "track", "source", "verify"}, f"{path}:{no}"
@@ -792,8 +792,8 @@ def test_python_import_file(tmp_path):
     imported = rt.import_file("haproxy", path, out)
     assert imported.unmodelled == [f"{path}:2: timeout server 5s (not modelled yet: would set pool key 'timeouts_ms')"]
     sc = rt.load(out)
-    assert [c.id for c in sc.config.cases] == ["fail-b", "drain-b", "add-b", "ecmp-fail-b", "ecmp-add-b",
-                                               "ecmp-rh-fail-b", "ecmp-rh-add-b"]
+    assert [c.id for c in sc.config.cases] == ["fail-b", "drain-b", "add-b", "drain-timed-b", "ecmp-fail-b",
+                                               "ecmp-add-b", "ecmp-rh-fail-b", "ecmp-rh-add-b"]
     with pytest.raises(rt.UserError, match=r":2: timeout server 5s .*--strict"):
         rt.import_file("haproxy", path, tmp_path / "c.yaml", strict=True)
     assert not (tmp_path / "c.yaml").exists()
@@ -1019,3 +1019,61 @@ def test_imported_uri_pools_run_their_remap_cases(tmp_path):
     kept = sum(before[h % 6] == after[h % 5] for h in range(30)) / 30
     assert plain["moved_pct"] == pytest.approx(100 * (1 - kept), abs=0.6)  # 100,000 keys: sd 0.16 %
     assert plain["on_failed_pct"] == pytest.approx(100 / 6, abs=0.6)
+
+
+QUEUE_CFG = """
+    defaults
+        mode http
+        timeout connect 4s
+        timeout client 30s
+        timeout server 30s
+    frontend f
+        bind 198.18.0.10:80
+        default_backend q
+    backend q
+        balance leastconn
+        timeout queue 1500ms
+        option redispatch
+        cookie SRV insert indirect nocache
+        default-server maxconn 8 maxqueue 3
+        server a 198.18.0.1:80 cookie a
+        server b 198.18.0.2:80 cookie b maxqueue 0
+    backend inherit
+        server c 198.18.0.3:80 maxconn 2
+        server d 198.18.0.4:80 maxconn 2
+"""
+
+
+@needs_haproxy
+def test_maxconn_maxqueue_and_timeout_queue_map_to_the_timed_case_and_back(tmp_path):
+    """maxconn, maxqueue (server and default-server) and timeout queue are
+    pool and server keys now, not listed; the drain-timed case uses them:
+    timeout queue when set, else timeout connect (manual 4.2); the cookie
+    makes its clients persistent. Export writes them back, haproxy -c accepts
+    the file, and importing it again gives the same balancer and cases."""
+    path = cfg(tmp_path, QUEUE_CFG, name="q.cfg")
+    first = haproxy.import_file(path, env={})
+    assert [n.text for n in first.not_modelled] == ["timeout client 30s", "timeout server 30s"]
+    sc = load_imported(tmp_path, first, "first.yaml")
+    q, inherit = sc.config.balancer.pools
+    assert [(s.maxconn, s.maxqueue) for s in q.servers] == [(8, 3), (8, 0)]
+    assert (q.queue_timeout_ms, inherit.queue_timeout_ms, inherit.connect_timeout_ms) == (1500.0, None, 4000.0)
+    from routertwin.runners.lb.runner import _timed_keys
+
+    cases = {c.id: c for c in sc.config.cases}
+    keys, names = _timed_keys(sc, cases["drain-timed-q"])
+    assert (keys["maxconn"], keys["maxqueue"], keys["timeout_queue_ms"]) == ({"0": 8.0, "1": 8.0},
+                                                                             {"0": 3.0, "1": 0.0}, 1500)
+    assert (keys["persistence"], keys["clients"], keys["redispatch"], names) == ("cookie", 20, True, ["a", "b"])
+    keys, _ = _timed_keys(sc, cases["drain-timed-inherit"])
+    assert keys["timeout_queue_ms"] == 4000 and "persistence" not in keys  # timeout connect's
+    out = tmp_path / "back.cfg"
+    assert run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out).returncode == 0
+    text = out.read_text()
+    assert "    timeout queue 1500ms\n" in text and " maxconn 8 maxqueue 3" in text
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, text + check.stdout + check.stderr
+    again = haproxy.import_file(out, env={})
+    assert (load_imported(tmp_path, again, "again.yaml").config.balancer.model_dump()
+            == sc.config.balancer.model_dump())
+    assert again.scenario["cases"] == first.scenario["cases"]

@@ -25,9 +25,10 @@ cited by section:
 - 4.2 balance (roundrobin when absent), hash-type, option allbackups,
   default_backend, server, default-server, cookie, stick-table, stick on,
   option httpchk, option redispatch, retries, timeout connect and timeout
-  check (the failover what-if's), the other timeout * (listed);
+  check (the failover what-if's), timeout queue (the timed drain's), the
+  other timeout * (listed);
 - 5.2 server options (weight 0..256, default 1; backup; disabled; maxconn;
-  slowstart; check, inter (2000 ms), fastinter, downinter, rise (2), fall
+  maxqueue; slowstart; check, inter (2000 ms), fastinter, downinter, rise (2), fall
   (3); cookie); default-server sets them for the servers after it.
 
 Every line maps to the scenario or is listed (`NotModelled`) with its file
@@ -86,6 +87,7 @@ SETTINGS = (
     Setting("backup", "server", "backup"),
     Setting("disabled", "server", "disabled"),
     Setting("maxconn", "server", "maxconn"),
+    Setting("maxqueue", "server", "maxqueue"),  # maxconn, maxqueue, timeout queue: the drain-timed-POOL case
     Setting("slowstart", "server", "slowstart_ms"),
     # health checks, retries and persistence: acted on by the failover-POOL case (lb-failover.h)
     Setting("check", "server", "check"),
@@ -104,6 +106,7 @@ SETTINGS = (
     # the failover what-if's connection attempts and check timeouts (lb-failover.h)
     Setting("timeout connect", "pool", "connect_timeout_ms"),
     Setting("timeout check", "pool", "check_timeout_ms"),
+    Setting("timeout queue", "pool", "queue_timeout_ms"),
     Setting("timeout", "pool", "timeouts_ms"),
     Setting("timeout", "service", "timeouts_ms"),
 )
@@ -497,7 +500,7 @@ class _Parser:
             if len(args) != 1:
                 self.fail(no, f"{name} takes one time")
             key = name.split(" ", 1)[1]
-            if key in ("connect", "check") and p.kind != "frontend":  # backend timeouts (manual 4.1)
+            if key in ("connect", "check", "queue") and p.kind != "frontend":  # backend timeouts (manual 4.1)
                 p.settings[f"{key}_timeout_ms"] = parse_time_ms(args[0], name)
                 self.pending(no, words, name, "pool")
                 return
@@ -605,6 +608,8 @@ class _Parser:
                 out["disabled"] = o == "disabled"
             elif o == "maxconn":
                 out["maxconn"] = parse_int(v, "maxconn", 0, 2**31 - 1)
+            elif o == "maxqueue":
+                out["maxqueue"] = parse_int(v, "maxqueue", 0, 2**31 - 1)
             elif o == "slowstart":
                 out["slowstart_ms"] = parse_time_ms(v, "slowstart")
             elif o in ("check", "no-check"):
@@ -814,6 +819,17 @@ def _remap_cases(balancer: dict) -> list[dict]:
     return cases
 
 
+def _timed_cases(balancer: dict) -> list[dict]:
+    """Per pool with a remap case: its first server drained under a workload
+    (model/lb/helper/lb-timed.h) with the pool's maxconn, maxqueue, timeout
+    queue, option redispatch and cookie; the workload is the what-if's
+    (`timed` defaults, runners/lb/schema.py TimedWhatIf: 100 connections/s,
+    exponential lifetimes of mean 1 s: assumptions, edit them)."""
+    return [{"id": f"drain-timed-{case['id'][len('drain-'):]}", "method": "timed", "pool": case["pool"],
+             "server": case["server"], "action": "drain"}
+            for case in _remap_cases(balancer) if case["id"].startswith("drain-")]
+
+
 def _ecmp_cases(balancer: dict) -> list[dict]:
     """Per pool with a remap case: the balancer deployed as 4 instances
     (assumption: the configuration does not say how many run) behind a
@@ -902,7 +918,8 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
     scenario = {"scenario": f"haproxy-{name}", "kind": "lb",
                 "description": f"HAProxy configuration {Path(path).name}, imported",
                 "balancer": balancer,
-                "cases": _remap_cases(balancer) + _failover_cases(balancer) + _ecmp_cases(balancer)}
+                "cases": _remap_cases(balancer) + _timed_cases(balancer) + _failover_cases(balancer)
+                + _ecmp_cases(balancer)}
     return Imported(scenario, parser.listed, shown)
 
 
@@ -955,6 +972,8 @@ def export(scenario) -> str:
             line += " backup" * s.backup + " disabled" * s.disabled
             if s.maxconn:
                 line += f" maxconn {s.maxconn}"
+            if s.maxqueue:
+                line += f" maxqueue {s.maxqueue}"
             if s.slowstart_ms:
                 line += f" slowstart {_fmt_time(s.slowstart_ms)}"
             line += _export_pending_server(s)
@@ -1007,7 +1026,7 @@ def _export_pending(pool) -> list[str]:
                      + (f" expire {_fmt_time(t['expire_ms'])}" if t.get("expire_ms") else ""))
     if data.get("stick_on"):
         lines.append(f"    stick on {data['stick_on']}")
-    for key in ("connect", "check"):
+    for key in ("connect", "check", "queue"):
         if data.get(f"{key}_timeout_ms") is not None:
             lines.append(f"    timeout {key} {_fmt_time(data[f'{key}_timeout_ms'])}")
     for key, ms in (data.get("timeouts_ms") or {}).items():

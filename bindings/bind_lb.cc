@@ -59,6 +59,8 @@ ToDict(const LbScenarioResult& r)
     d["units_failed"] = r.unitsFailed;
     d["frames_to_servers"] = r.framesToServers;
     d["delivery_errors"] = r.deliveryErrors;
+    d["trace_ipv6_connections_not_replayed"] = r.traceIpv6Connections;
+    d["trace_ipv6_packets_not_replayed"] = r.traceIpv6Packets;
     d["expired"] = r.expired;
     d["time_wait_end"] = r.timeWaitEnd;
     d["occupancy_t_s"] = r.occupancyTimes;

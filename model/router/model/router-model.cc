@@ -92,6 +92,23 @@ RouterConfig::Validate() const
     {
         bad("a trace and ip_mix exclude each other (a trace brings its own sizes)");
     }
+    if (Traced() && destinationPopularity != FlowPopularity::kRoundRobin)
+    {
+        bad("destination_popularity: a trace brings its own destinations");
+    }
+    if (!(zipfExponent >= 0) || !std::isfinite(zipfExponent))
+    {
+        bad("zipf_exponent must be >= 0");
+    }
+    if (Traced() && arrivals.kind != ArrivalKind::kConstant)
+    {
+        bad("arrivals: a trace brings its own instants (arrivals apply to ip_bytes and ip_mix)");
+    }
+    if (arrivals.kind == ArrivalKind::kOnOff && !(burstPeakLoad > offeredLoad && burstPeakLoad <= 1.0))
+    {
+        bad("burst_peak_load must be above offered_load and at most 1 (a burst is sent faster than the mean, "
+            "at most at line rate)");
+    }
     if (!traceFile.empty() && !portTraceFiles.empty())
     {
         bad("trace_file and trace_files exclude each other (one trace for every port, or one per port)");
@@ -445,6 +462,8 @@ struct RouterEngine::Impl
         double nextStart = 0;
         Pending pending;
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
+        std::unique_ptr<ArrivalProcess> arrivals; // random instants: this port's
+        std::unique_ptr<FlowPicker> destinations; // popularity of this port's destinations
         std::vector<double> mixCredit;         // ip mix in sequence order
         std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
         std::string traceFile;                 // trace: its file
@@ -666,6 +685,31 @@ struct RouterEngine::Impl
         {
             StartTraces(scans);
         }
+        if (!cfg.Traced() && cfg.destinationPopularity != FlowPopularity::kRoundRobin)
+        {
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                streams[p].destinations = std::make_unique<FlowPicker>(
+                    static_cast<uint32_t>(streams[p].tc.dstIps.size()), cfg.destinationPopularity,
+                    cfg.zipfExponent, cfg.seed, 0xD5710000ull | (uint64_t{p} << 32));
+            }
+        }
+        if (!cfg.Traced() && cfg.arrivals.kind != ArrivalKind::kConstant)
+        {
+            ArrivalConfig a = cfg.arrivals;
+            a.meanPps = cfg.offeredLoad * theoreticalPortPps;
+            a.peakPps = cfg.burstPeakLoad * theoreticalPortPps;
+            a.Validate();
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                // instants in seconds, each port its own stream of the seed;
+                // the port in the high word: RandomStream mixes seed ^ stream,
+                // so ports in the low bits would only swap streams between seeds
+                streams[p].arrivals =
+                    std::make_unique<ArrivalProcess>(a, cfg.seed, 0xA7710000ull | (uint64_t{p} << 32), 1.0);
+                streams[p].nextStart = streams[p].arrivals->Next();
+            }
+        }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
         egressBusyUntil.assign(cfg.ports, 0.0);
         egressOccupancy.assign(cfg.ports, QueueOccupancy{});
@@ -833,7 +877,8 @@ struct RouterEngine::Impl
             s.tc.srcIp = s.traceSrc;
             s.tc.dstIps[0] = s.traceDst;
         }
-        BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt);
+        BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt,
+                          s.destinations ? s.destinations->Pick(s.seq) : kCycleDestinations);
         PosFrameInfo in = enc.Frame(pkt.data(), pkt.size());
         Pending& pd = s.pending;
         pd.valid = true;
@@ -858,6 +903,10 @@ struct RouterEngine::Impl
         if (s.trace)
         {
             ReadTrace(s, pd.end);
+        }
+        else if (s.arrivals)
+        {
+            s.nextStart = std::max(pd.end, s.arrivals->Next());
         }
         else if (cfg.ipMix.empty())
         {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 
 from routertwin.methods import rfc3511
 from routertwin.methods.tolly import fit_line, run_to_saturation
@@ -98,6 +99,12 @@ def _step_metrics(cfg: Schema, plat, out: dict, keys: dict) -> tuple[dict, str, 
             cap = plat.sessions_per_core / plat.sessions_per_connection
             m["seconds_to_fill"] = cap / per_core_open if per_core_open > 0 else math.inf
     drops = {k: float(v) for k, v in out["drops"].items()}
+    if out["trace_ipv6_packets_not_replayed"]:
+        # the trace's IPv6 connections: the balancer's session table keys IPv4 5-tuples
+        drops["trace_ipv6_not_replayed"] = float(out["trace_ipv6_packets_not_replayed"])
+        print(f"{keys['trace_file']}: {out['trace_ipv6_connections_not_replayed']} IPv6 connections "
+              f"({out['trace_ipv6_packets_not_replayed']} packets) not replayed: the balancer's session table "
+              f"keys IPv4 5-tuples", file=sys.stderr)
     if out["drops"].get("core_queue_full"):
         util = out["core_utilization_pct"]
         busiest = max(range(len(util)), key=util.__getitem__)

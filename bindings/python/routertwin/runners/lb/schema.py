@@ -57,12 +57,48 @@ class PayloadSizes(ScenarioModel):
 class ConnectionTrace(ScenarioModel):
     """http10 connections from a pcap or pcapng file of TCP flows: each
     opened by a SYN, its start that SYN's instant (rescaled so connections
-    start at the case's rate, or `rescale: false` as captured), its request
-    and response the payload each side sent until both FINs or a RST;
-    looped (model/lb/model/lb-testers.h)."""
+    start at the case's rate, or `rescale: false` as captured), its
+    exchanges the payload each side sent until both FINs or a RST, a new
+    request where the client speaks again after the server did (HTTP/1.1
+    keep-alive); looped. IPv6 connections are counted
+    (drops.trace_ipv6_not_replayed) and not replayed: the balancer's session
+    table keys IPv4 5-tuples (model/lb/model/lb-testers.h)."""
 
     file: ScenarioPath
     rescale: bool = True
+
+
+class TcpWindow(ScenarioModel):
+    """Responses sent under TCP windows (model/lb/model/lb-testers.h): slow
+    start from `initial_window` segments (RFC 6928), the window growing by
+    the segments each ACK acknowledges, capped by the receiver's window;
+    the client's ACKs cross one `rtt_us` after the segments they
+    acknowledge. Without it a response's segments follow each other at the
+    platform's step gap."""
+
+    initial_window: int = Field(default=10, ge=1, le=1000)  # segments, RFC 6928
+    # the largest window without RFC 7323 window scaling (assumption: no scaling)
+    receive_window_bytes: int = Field(default=65535, ge=2, le=2**30)
+    rtt_us: float = Field(default=10.0, gt=0, le=1e7)  # a LAN's round trip, as the step gap (assumption)
+
+    def native_keys(self) -> dict:
+        return {"tcp_windows": True, "tcp_initial_window": self.initial_window,
+                "tcp_receive_window_bytes": self.receive_window_bytes, "tcp_rtt_s": self.rtt_us * 1e-6}
+
+
+class LbFlowMix(ScenarioModel):
+    """Popularity of what a unit picks (model/lb/model/lb-testers.h): the
+    persistent connection of an http11 transaction, the service of an
+    http10 connection or a DNS query. round_robin is the report's rotation;
+    zipf gives rank k the weight k^-zipf_exponent."""
+
+    popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
+    zipf_exponent: NonNegativeFloat = 1.0
+
+    def native_keys(self) -> dict:
+        if self.popularity == "round_robin":
+            return {}
+        return {"flow_popularity": self.popularity, "zipf_exponent": self.zipf_exponent}
 
 
 class EcmpWhatIf(ScenarioModel):
@@ -268,7 +304,10 @@ class Schema(ScenarioModel):
     # of the platform's fixed sizes; segmented by `mss` (PayloadSizes)
     request_sizes: PayloadSizes | None = None
     response_sizes: PayloadSizes | None = None
-    mss: int = Field(default=1460, ge=1, le=1460)  # TCP payload a segment: Ethernet MTU 1500 - 40
+    # TCP payload a segment: Ethernet MTU 1500 - 40; up to 8960, a 9000-byte jumbo MTU's
+    mss: int = Field(default=1460, ge=1, le=8960)
+    tcp_window: TcpWindow | None = None  # responses under TCP windows (slow start, receive window)
+    flow_mix: LbFlowMix | None = None  # popularity of connections (http11) or services (http10, dns)
     trace: ConnectionTrace | None = None  # http10: connections from a capture
     rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
     # Closing (model/lb/model/l4-balancer.h): TIME_WAIT linger, 0 = removed at
@@ -302,6 +341,15 @@ class Schema(ScenarioModel):
         if duration is not None and v >= duration:
             raise ValueError(f"warmup_us {v:g} must be smaller than duration_us {duration:g}")
         return v
+
+    @model_validator(mode="after")
+    def _window_holds_two_segments(self):
+        if self.tcp_window is not None and self.tcp_window.receive_window_bytes < 2 * self.mss:
+            # the client acknowledges every second segment: a window of one
+            # would wait for a delayed-ACK timer the model does not have
+            raise FieldError(("tcp_window", "receive_window_bytes"),
+                             f"must hold two segments of mss {self.mss} (>= {2 * self.mss})")
+        return self
 
     @model_validator(mode="after")
     def _sizes_are_http(self):

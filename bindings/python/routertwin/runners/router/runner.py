@@ -8,7 +8,7 @@ from routertwin.methods import rfc2544
 from routertwin.results import CaseResult
 from routertwin.runners.router.metrics import case_result
 from routertwin.runners.router.platform import load_profiles
-from routertwin.runners.router.schema import Case, Schema, case_trace, ip_mix, trial_too_long
+from routertwin.runners.router.schema import Case, Schema, case_trace, ip_mix, router_arrival_keys, trial_too_long
 from routertwin.runners.router.tester import RouterTester
 from routertwin.scenario_loader import FieldError
 
@@ -62,7 +62,8 @@ def run(scenario, progress) -> list[CaseResult]:
         def tester(size: int, mix=None) -> RouterTester:
             return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
                                 mode=mode, seed=scenario.seed, progress=progress, source=scenario.path,
-                                mix=mix, mix_order=cfg.mix_order, trace=case_trace(cfg, case))
+                                mix=mix, mix_order=cfg.mix_order, trace=case_trace(cfg, case),
+                                arrivals=router_arrival_keys(cfg.arrivals, cfg.flow_mix))
 
         dev = tester(min(b for b, _ in mix), mix) if mix else tester(case.ip_bytes)
         if case.method == "frmol":

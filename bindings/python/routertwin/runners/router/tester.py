@@ -21,11 +21,12 @@ class RouterTester:
     def __init__(self, plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, ip_bytes: int,
                  duration_s: float, mode: str, seed: int, progress=None, source: Path | None = None,
                  mix: list[tuple[int, float]] | None = None, mix_order: str = "random",
-                 trace: RouterTrace | None = None):
+                 trace: RouterTrace | None = None, arrivals: dict | None = None):
         self.plat, self.case, self.pipeline_latency_us = plat, case, pipeline_latency_us
         self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
         self.mix, self.mix_order = mix, mix_order  # an IP mix: ip_bytes is its smallest size
         self.trace = trace  # a trace replayed (mix is then its sizes)
+        self.arrivals = arrivals or {}  # native keys of a random arrival process (router_arrival_keys)
         self.progress = progress
         self.source = source  # the scenario file, named in errors
 
@@ -39,6 +40,7 @@ class RouterTester:
                             load=load, ip_bytes=self.ip_bytes,
                             duration_s=self.duration_s, mode=self.mode, seed=self.seed, mix=self.mix,
                             mix_order=self.mix_order, trace=self.trace)
+        cfg.update(self.arrivals)
         r = run_native(cfg, source=self.source, case_id=self.case.case)
         if self.progress is not None:
             self.progress.advance(0, status=f"{self.case.case} {self.ip_bytes}B load {load:.4f}")

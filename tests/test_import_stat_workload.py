@@ -246,8 +246,8 @@ def _live(workdir: Path) -> dict:
                 due.pop(0)
             if now >= t0 + END_S and not closes:
                 break
-            wake = min([next_open if next_open < t0 + END_S else t0 + END_S + 30] + [closes[0][0]] * bool(closes)
-                       + due[:1])
+            wake = min([next_open if next_open < t0 + END_S else t0 + END_S + 30]
+                       + ([closes[0][0]] if closes else []) + due[:1])
             for key, _ in sel.select(max(0.0, wake - time.monotonic())):
                 if key.data == "listen":
                     try:

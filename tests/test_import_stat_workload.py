@@ -319,3 +319,15 @@ def test_show_stat_of_a_real_haproxy_gives_the_workload_it_carried(tmp_path):
     print(f"opened {live['opened']} connections in {END_S:g} s, client timer lag {live['lag_ms']:.2f} ms")
     assert abs(sum(rates) / len(rates) - RATE) <= 4 * math.sqrt(RATE / len(rates)), report
     assert abs(sum(littles) / len(littles) - truth_ms) <= 4 * rel * MEAN_MS / math.sqrt(len(littles)), report
+
+
+def test_the_python_api_takes_the_stat_option(tmp_path):
+    import routertwin as rt
+
+    stat = _stat(tmp_path, "pool,s0,0,0,61,70,,3000,UP,1,3000,2,152,0,402,\n"
+                           "pool,s1,0,0,58,70,,3000,UP,1,3000,2,147,0,398,\n")
+    out = tmp_path / "s.yaml"
+    rt.import_file("haproxy", _config(tmp_path), out, stat=stat)
+    timed = next(c for c in rt.load(out).config.cases if c.method == "timed").timed
+    assert (timed.rate, timed.lifetime_mean_ms) == (299, 400)  # 152 + 147; (3000 x 402 + 3000 x 398) / 6000
+    assert set(timed.calibrate) == {"rate", "lifetime_mean_ms"}

@@ -50,6 +50,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import one_line, run_cli
 from routertwin.importers import haproxy, haproxy_stat
@@ -331,3 +333,41 @@ def test_the_python_api_takes_the_stat_option(tmp_path):
     timed = next(c for c in rt.load(out).config.cases if c.method == "timed").timed
     assert (timed.rate, timed.lifetime_mean_ms) == (299, 400)  # 152 + 147; (3000 x 402 + 3000 x 398) / 6000
     assert set(timed.calibrate) == {"rate", "lifetime_mean_ms"}
+
+
+_ROW = st.tuples(st.sampled_from(["pool"] * 6 + ["other", "f"]),  # mostly rows the configuration has
+                 st.sampled_from(["s0", "s1"] * 3 + ["s9", "BACKEND", "FRONTEND"]),
+                 st.lists(st.one_of(st.integers(0, 5000).map(str), st.just("")), min_size=12, max_size=12),
+                 # a bad cell in about one row of four (an index past the 12 cells spoils nothing)
+                 st.tuples(st.integers(0, 47), st.sampled_from(["-3", "x", "1e3", "-0.5"])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ROW, max_size=6))
+def test_any_rows_give_a_workload_or_a_line_numbered_error(rows):
+    """Hypothesis: whatever the rows hold, workloads() answers or raises
+    ImportFileError naming the file and a line; when it answers, the rate is
+    the sum of the pool's server rows' `rate`, summed here on its own."""
+    import tempfile
+
+    from routertwin.importers._lbcommon import ImportFileError
+
+    lines = []
+    for px, sv, cells, bad in rows:
+        cells = list(cells)
+        if bad[0] < len(cells):
+            cells[bad[0]] = bad[1]
+        kind = "2" if sv not in ("BACKEND", "FRONTEND") else "1"
+        # HEAD: qcur..lbtot (9 cells), type, rate, qtime, ttime
+        lines.append(",".join([px, sv, *cells[:9], kind, *cells[9:]]) + ",\n")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        stat = _stat(tmp, "".join(lines))
+        balancer = haproxy.import_file(_config(tmp)).scenario["balancer"]
+        try:
+            found, _ = haproxy_stat.workloads(stat, balancer)
+        except ImportFileError as exc:
+            assert str(exc).startswith(f"{stat}:") and exc.line is not None, str(exc)
+            return
+        total = sum(float(c[9] or 0) for px, sv, c, _ in rows if px == "pool" and sv in ("s0", "s1"))
+        assert (found["pool"].rate.value if "pool" in found and found["pool"].rate else 0.0) == total

@@ -242,7 +242,8 @@ class TimedRun
         }
         m_r.before503PerS = before > 0 ? m_r.before503PerS / before : 0;
         m_r.after503PerS = after > 0 ? m_r.after503PerS / after : 0;
-        m_r.queueWaitMeanMs = m_dequeued ? m_waitSumS * 1000.0 / static_cast<double>(m_dequeued) : 0;
+        m_r.queueWaitMeanMs =
+            m_servedAfterWaiting ? m_waitSumS * 1000.0 / static_cast<double>(m_servedAfterWaiting) : 0;
         Simulator::Destroy();
         return m_r;
     }
@@ -254,7 +255,8 @@ class TimedRun
         uint32_t server = kNone; ///< the server whose queue holds it; kNone: the backend queue
         bool direct = false;     ///< sent by its cookie (HAProxy SF_DIRECT)
         bool waited = false;     ///< counted in queued
-        double queuedAt = 0;
+        double queuedAt = 0;      ///< when it entered the queue it is in (HAProxy's queue key)
+        double firstQueuedAt = 0; ///< when it first waited (its wait spans a redistribution)
         std::list<uint64_t>::iterator at;
         EventId timeout;
     };
@@ -292,10 +294,16 @@ class TimedRun
         m_lastChange[s] = now;
     }
 
+    /// Server s's state; one not in the pool (the added server before at_s)
+    /// is DISABLED: a cookie naming it is ignored, as HAProxy ignores a
+    /// cookie that names no server (a zeroed info would read DP_SCHED_UP).
     uint32_t State(uint32_t s) const
     {
         dp_sched_server_info_t info{};
-        dp_sched_get_server(m_pool, s, &info);
+        if (dp_sched_get_server(m_pool, s, &info) != 0)
+        {
+            return DP_SCHED_DISABLED;
+        }
         return info.state;
     }
 
@@ -356,14 +364,18 @@ class TimedRun
         return key;
     }
 
-    /// assign_server_and_queue and srv_redispatch_connect for request id.
-    void Assign(uint64_t id)
+    /// assign_server_and_queue and srv_redispatch_connect for request id;
+    /// followCookie false: a request pendconn_redistribute took out of a
+    /// server's queue (SF_DIRECT and SF_ASSIGNED cleared: the balancer picks,
+    /// its cookie is not read again).
+    void Assign(uint64_t id, bool followCookie = true)
     {
         Request& q = m_requests[id];
         int32_t s = -1;
         q.direct = false;
         // The cookie the request carries: the trace's, or its client's last Set-Cookie.
-        const int32_t named = !m_c.traceCookies.empty() ? m_c.traceCookies[id]
+        const int32_t named = !followCookie              ? -1
+                              : !m_c.traceCookies.empty() ? m_c.traceCookies[id]
                               : !m_cookie.empty()        ? m_cookie[q.client]
                                                          : -1;
         if (named >= 0)
@@ -433,6 +445,7 @@ class TimedRun
         if (!q.waited)
         {
             q.waited = true;
+            q.firstQueuedAt = q.queuedAt;
             m_r.queued++;
         }
         if (server == kNone)
@@ -498,6 +511,12 @@ class TimedRun
             m_emptySince = -1;
         }
         const Request& q = m_requests[id];
+        if (q.waited)
+        {
+            // dequeued, or redistributed to a server with a free slot
+            m_waitSumS += now - q.firstQueuedAt;
+            m_servedAfterWaiting++;
+        }
         if (!m_cookie.empty())
         {
             m_cookie[q.client] = static_cast<int32_t>(s); // Set-Cookie names the server that took it
@@ -543,8 +562,6 @@ class TimedRun
             }
             const uint64_t id = own && (!pool || m_requests[*own].queuedAt <= m_requests[*pool].queuedAt) ? *own
                                                                                                         : *pool;
-            m_waitSumS += Now() - m_requests[id].queuedAt;
-            m_dequeued++;
             Unqueue(id);
             Open(id, s);
         }
@@ -570,6 +587,9 @@ class TimedRun
         {
             m_r.n0 = m_active[d] + static_cast<uint32_t>(m_queue[d].size());
             dp_sched_set_state(m_pool, d, DP_SCHED_DRAINING, now, nullptr);
+            // srv_update_status entering drain calls pendconn_redistribute
+            // too (src/server.c, 2.6: "enters drain state")
+            Redistribute(d);
             CheckDrained();
         }
         else if (m_c.action == "remove")
@@ -587,21 +607,35 @@ class TimedRun
                 }
             }
             m_active[d] = 0;
-            if (m_c.redispatch)
-            {
-                // pendconn_redistribute: the queued requests go back to the scheduler.
-                const std::vector<uint64_t> waiting(m_queue[d].begin(), m_queue[d].end());
-                for (uint64_t id : waiting)
-                {
-                    Unqueue(id);
-                    Assign(id);
-                }
-            }
+            Redistribute(d);
+            // Each cut stream frees its slot (stream_free, src/stream.c:
+            // may_dequeue_tasks, process_srv_queue): the server's own queue
+            // is served even out of the pool (pendconn_process_next_strm
+            // takes its own queue whatever the server's state; only the
+            // backend queue needs it usable).
+            Dequeue(d);
         }
         else if (m_c.action == "add")
         {
             AddServer(m_c.servers);
             Dequeue(m_c.servers); // pendconn_grab_from_px
+        }
+    }
+
+    /// pendconn_redistribute (src/queue.c), called by srv_update_status when
+    /// server d enters maintenance or drain: with option redispatch the
+    /// requests queued on d go back to the balancer; without, they stay.
+    void Redistribute(uint32_t d)
+    {
+        if (!m_c.redispatch)
+        {
+            return;
+        }
+        const std::vector<uint64_t> waiting(m_queue[d].begin(), m_queue[d].end());
+        for (uint64_t id : waiting)
+        {
+            Unqueue(id);
+            Assign(id, false);
         }
     }
 
@@ -627,7 +661,7 @@ class TimedRun
     bool m_acted = false;
     double m_emptySince = -1; ///< drain: since when the drained server holds nothing (-1: it holds some)
     double m_waitSumS = 0;
-    uint64_t m_dequeued = 0;
+    uint64_t m_servedAfterWaiting = 0;
     LbTimedResult m_r;
 };
 

@@ -19,12 +19,19 @@
 //           (dp_sched DRAINING): no new connection from the scheduler, the
 //           established ones run their course, and a client whose cookie
 //           names the server still goes there (HAProxy honours persistence to
-//           a draining server: it is not STOPPED);
-//   remove  the server leaves the pool (HAProxy maint / IPVS -d, dp_sched
-//           DISABLED) and its established connections are cut (`broken`);
-//           requests queued on it go back to the scheduler with `redispatch`
-//           (HAProxy pendconn_redistribute, src/queue.c: only with option
-//           redispatch) and otherwise wait there until timeout queue;
+//           a draining server: it is not STOPPED); requests queued on it go
+//           back to the scheduler with `redispatch` (srv_update_status calls
+//           pendconn_redistribute on entering drain, src/server.c) and
+//           otherwise stay in its queue, served as its connections end;
+//   remove  the server leaves the pool (HAProxy "set server <b>/<s> state
+//           maint" with "shutdown sessions server <b>/<s>": maint alone
+//           keeps established connections; IPVS -d, dp_sched DISABLED) and
+//           its established connections are cut (`broken`); requests queued
+//           on it go back to the scheduler with `redispatch` (HAProxy
+//           pendconn_redistribute, src/queue.c: only with option redispatch)
+//           and otherwise stay in its queue, and the slots the cut streams
+//           free serve them (stream_free's process_srv_queue: a server's own
+//           queue is served whatever its state), so they still reach it;
 //   add     server `servers` joins with its own weight/maxconn and at once
 //           takes requests from the backend queue up to its maxconn
 //           (pendconn_grab_from_px);
@@ -140,7 +147,7 @@ struct LbTimedResult
     uint64_t refusedNoServer = 0; ///< 503: no usable server
     uint64_t redispatchedFull = 0;///< cookie requests sent elsewhere because the server's queue was full
     uint64_t broken = 0;          ///< connections cut by remove
-    double queueWaitMeanMs = 0;   ///< mean wait of the queued requests that got a server
+    double queueWaitMeanMs = 0;   ///< mean wait of the queued requests that got a server (from their first queueing)
     uint32_t backendQueueMax = 0; ///< longest backend queue
     uint32_t serverQueueMax = 0;  ///< longest server queue
     /// Per server (servers, +1 with add): time-averaged active connections and

@@ -585,11 +585,13 @@ class TimedRun
         m_acted = true;
         if (m_c.action == "drain")
         {
-            m_r.n0 = m_active[d] + static_cast<uint32_t>(m_queue[d].size());
             dp_sched_set_state(m_pool, d, DP_SCHED_DRAINING, now, nullptr);
             // srv_update_status entering drain calls pendconn_redistribute
             // too (src/server.c, 2.6: "enters drain state")
             Redistribute(d);
+            // what it still has to finish (the drain's closed form takes N0
+            // as its connections): the requests redistributed are not its
+            m_r.n0 = m_active[d] + static_cast<uint32_t>(m_queue[d].size());
             CheckDrained();
         }
         else if (m_c.action == "remove")

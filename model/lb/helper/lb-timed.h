@@ -154,7 +154,9 @@ struct LbTimedResult
     /// new connections per second in the before and after windows.
     std::vector<double> beforeActive, afterActive, beforeNewPerS, afterNewPerS;
     double before503PerS = 0, after503PerS = 0; ///< 503s per second in the before and after windows
-    uint32_t n0 = 0;              ///< drain/remove: connections (and queued requests) on the server at at_s
+    /// drain/remove: connections (and queued requests) on the server at at_s;
+    /// drain: after the queued ones left with redispatch
+    uint32_t n0 = 0;
     /// drain: at_s until its last connection ended and its queue emptied, for
     /// good (no connection later in the run); -1: it still holds some at end_s
     double drainS = -1;

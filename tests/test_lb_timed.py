@@ -369,3 +369,18 @@ def test_an_unknown_scheduler_of_a_timed_case_is_blamed_on_its_scheduler_key(tmp
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
     assert line.startswith(f"{path}:{line_of(text, 'scheduler: nope')}: key 'cases[0].scheduler': "
                            f"unknown scheduler 'nope'"), line
+
+
+@pytest.mark.parametrize("timed,key", [("{lifetime: pareto, lifetime_mean_ms: 1000}", "lifetime_mean_ms"),
+                                       ("{pareto_alpha: 3}", "pareto_alpha"),
+                                       ("{lifetime: pareto, lognormal_sigma: 1}", "lognormal_sigma")])
+def test_a_lifetime_parameter_of_another_law_is_refused(tmp_path, timed, key):
+    """A parameter of a law the case does not draw from would be unused: an
+    explicit lifetime_mean_ms of 1000 (the default's value) with pareto
+    passed before, and pareto_alpha with the default exponential law."""
+    path, text = scenario(tmp_path, f"""
+        cases:
+          - {{id: t, method: timed, scheduler: roundrobin, servers: 3, timed: {timed}}}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"key 'cases[0].timed.{key}': {key} is the " in line, line

@@ -192,8 +192,11 @@ def test_same_seed_same_result_and_bad_keys_name_the_key():
         timed(**dict(keys, arrivals_s={"0": 1.0, "1": 2.0}, lifetimes_ms={"0": 5.0}))
     with pytest.raises(ValueError, match=r"key 'arrivals_s'.*increasing"):
         timed(**dict(keys, arrivals_s={"0": 2.0, "1": 1.0}, lifetimes_ms={"0": 5.0, "1": 5.0}))
-    with pytest.raises(ValueError, match=r"key 'arrivals_s'.*twice"):
+    # "01" would name request 1 twice: indices are canonical decimal
+    with pytest.raises(ValueError, match=r"key 'arrivals_s': '01'"):
         timed(**dict(keys, arrivals_s={"1": 2.0, "01": 1.0}, lifetimes_ms={"0": 5.0, "1": 5.0}))
+    with pytest.raises(ValueError, match=r"key 'weights': '\+1'"):
+        timed(**dict(keys, weights={"1": 2.0, "+1": 1.0}))
 
 
 BALANCED = """

@@ -125,8 +125,27 @@ Keys()
     return keys;
 }
 
-/// A per-server map as a vector of `slots` values (default `fallback`, or
-/// server 0's value when `fallbackToFirst`), each an integer in lo..hi.
+/// A map key naming an index below `below`, in canonical decimal ("0",
+/// "17"): "01", "+1" or " 1" would name the same index as another key.
+bool
+IndexBelow(const std::string& text, uint32_t below, uint32_t& out)
+{
+    if (text.empty() || text.size() > 9 || (text.size() > 1 && text[0] == '0') ||
+        !std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    {
+        return false;
+    }
+    const unsigned long v = std::stoul(text);
+    if (v >= below)
+    {
+        return false;
+    }
+    out = static_cast<uint32_t>(v);
+    return true;
+}
+
+/// A per-server map as a vector of `slots` values (default `fallback`),
+/// each an integer in lo..hi.
 std::vector<uint32_t>
 Expand(const char* key, const std::map<std::string, double>& m, uint32_t slots, uint32_t fallback, double lo,
        double hi)
@@ -134,9 +153,8 @@ Expand(const char* key, const std::map<std::string, double>& m, uint32_t slots, 
     std::vector<uint32_t> out(slots, fallback);
     for (const auto& [index, value] : m)
     {
-        char* end = nullptr;
-        const unsigned long i = std::strtoul(index.c_str(), &end, 10);
-        if (index.empty() || *end != '\0' || i >= slots)
+        uint32_t i = 0;
+        if (!IndexBelow(index, slots, i))
         {
             Bad(key, "'" + index + "' is not a server index below " + std::to_string(slots));
         }
@@ -148,6 +166,20 @@ Expand(const char* key, const std::map<std::string, double>& m, uint32_t slots, 
         out[i] = static_cast<uint32_t>(value);
     }
     return out;
+}
+
+/// The Pareto or lognormal lifetime law of c (FlowSizeDistribution draws
+/// "packets": the unit is the ms here).
+FlowSizeDistribution
+HeavyLifetime(const LbTimedConfig& c)
+{
+    FlowSizeDistribution d;
+    d.kind = c.lifetime == "pareto" ? FlowSizeKind::kPareto : FlowSizeKind::kLognormal;
+    d.paretoAlpha = c.paretoAlpha;
+    d.paretoMinPackets = c.paretoMinMs;
+    d.lognormalMu = c.lognormalMu;
+    d.lognormalSigma = c.lognormalSigma;
+    return d;
 }
 
 constexpr uint32_t kNone = UINT32_MAX;
@@ -190,11 +222,7 @@ class TimedRun
         m_cookie.assign(c.persistence == "cookie" ? c.clients : 0, -1);
         if (c.lifetime != "exponential")
         {
-            m_heavy.kind = c.lifetime == "pareto" ? FlowSizeKind::kPareto : FlowSizeKind::kLognormal;
-            m_heavy.paretoAlpha = c.paretoAlpha;
-            m_heavy.paretoMinPackets = c.paretoMinMs; // the draw's unit is the ms here
-            m_heavy.lognormalMu = c.lognormalMu;
-            m_heavy.lognormalSigma = c.lognormalSigma;
+            m_heavy = HeavyLifetime(c);
         }
     }
 
@@ -706,36 +734,27 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     {
         const auto n = static_cast<uint32_t>(given.arrivals.size());
         const auto fill = [n](const char* key, const std::map<std::string, double>& given, std::vector<double>& out) {
-            out.assign(n, -1.0);
+            out.assign(n, 0.0);
             for (const auto& [index, value] : given)
             {
-                char* end = nullptr;
-                const unsigned long i = std::strtoul(index.c_str(), &end, 10);
-                if (index.empty() || *end != '\0' || i >= n || !(value >= 0) || !std::isfinite(value))
+                uint32_t i = 0;
+                if (!IndexBelow(index, n, i) || !(value >= 0) || !std::isfinite(value))
                 {
                     Bad(key, "'" + index + "': indices 0..n-1, each value a finite number >= 0");
                 }
                 out[i] = value;
             }
         };
+        // n distinct canonical indices below n: every request has its entry
         fill("arrivals_s", given.arrivals, c.traceArrivalsS);
         fill("lifetimes_ms", given.lifetimes, c.traceLifetimesMs);
-        for (const auto& [key, v] : {std::pair{"arrivals_s", &c.traceArrivalsS}, {"lifetimes_ms", &c.traceLifetimesMs}})
-        {
-            if (std::find(v->begin(), v->end(), -1.0) != v->end())
-            {
-                Bad(key, "an index given twice (\"1\", \"01\") leaves another missing");
-            }
-        }
         if (!given.cookies.empty())
         {
             c.traceCookies.assign(n, -1);
             for (const auto& [index, value] : given.cookies)
             {
-                char* end = nullptr;
-                const unsigned long i = std::strtoul(index.c_str(), &end, 10);
-                if (index.empty() || *end != '\0' || i >= n || value != std::floor(value) || value < -1 ||
-                    value >= slots)
+                uint32_t i = 0;
+                if (!IndexBelow(index, n, i) || value != std::floor(value) || value < -1 || value >= slots)
                 {
                     Bad("cookies", "'" + index + "': a request index of the trace, naming a server index (-1: none)");
                 }
@@ -749,15 +768,9 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     }
     if (c.lifetime != "exponential")
     {
-        FlowSizeDistribution d;
-        d.kind = c.lifetime == "pareto" ? FlowSizeKind::kPareto : FlowSizeKind::kLognormal;
-        d.paretoAlpha = c.paretoAlpha;
-        d.paretoMinPackets = c.paretoMinMs;
-        d.lognormalMu = c.lognormalMu;
-        d.lognormalSigma = c.lognormalSigma;
         try
         {
-            d.Validate();
+            HeavyLifetime(c).Validate();
         }
         catch (const std::invalid_argument& e)
         {

@@ -152,6 +152,25 @@ def _live(workdir: Path) -> dict:
     return {"statuses": statuses, "qmax": {f"{p}/{s}": q for (p, s), q in qmax.items()}}
 
 
+def _in_namespace(tag: str, live: str, workdir: Path) -> dict:
+    """This module's function `live`(workdir) run in a network namespace made
+    for it (198.18.0.1/16 on its loopback), its JSON answer; the namespace
+    is deleted whatever happens."""
+    ns = f"rt-{tag}-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
+            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
+        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; "
+                "import test_lab_haproxy_queue as t; print(json.dumps(t.%s(Path(%r))))"
+                % (str(Path(__file__).parent), live, str(workdir)))
+        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120, check=True).stdout
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+    return json.loads(out)
+
+
 def _twin(scheduler: str, maxqueue: int, timeout_ms: int, **extra) -> dict:
     from routertwin import _core
 
@@ -180,19 +199,7 @@ def test_twin_replays_the_bursts():
 @pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for its network namespace")
 def test_real_haproxy_queues_as_the_twin(tmp_path):
-    ns = f"rt-queuetest-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
-            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
-        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; "
-                "import test_lab_haproxy_queue as t; print(json.dumps(t._live(Path(%r))))"
-                % (str(Path(__file__).parent), str(tmp_path)))
-        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=120, check=True).stdout
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
-    live = json.loads(out)
+    live = _in_namespace("queuetest", "_live", tmp_path)
     rr, src = _twin("roundrobin", 0, 700), _twin("source", 3, 2000)
     st = live["statuses"]
     assert (st["rr"].count(200), st["rr"].count(503)) == (rr["served"], rr["queue_timeouts"]) == (8, 2), st
@@ -320,19 +327,7 @@ def _twin_servers(o: dict) -> list[int]:
 @pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for its network namespace")
 def test_real_haproxy_drains_and_removes_a_queued_server_as_the_twin(tmp_path):
-    ns = f"rt-draintest-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
-            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
-        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; "
-                "import test_lab_haproxy_queue as t; print(json.dumps(t._live_drain(Path(%r))))"
-                % (str(Path(__file__).parent), str(tmp_path)))
-        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=120, check=True).stdout
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
-    live = json.loads(out)
+    live = _in_namespace("draintest", "_live_drain", tmp_path)
     for name, (_, redispatch, action, _) in DRAIN_CASES.items():
         twin = _twin_drain(action, redispatch)
         answered = [s for s, _ in live[name] if s == 200]

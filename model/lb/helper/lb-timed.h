@@ -43,8 +43,10 @@
 //   - the scheduler skips a server at its maxconn (dp_sched); when every
 //     usable server is at its maxconn the request waits in the backend
 //     queue (no limit); when none is usable it gets a 503 at once;
-//   - a request sent to a full server by its cookie, or by a map-based hash
-//     that returns a full server (source, uri, hdr), waits in that server's
+//   - a request sent to a full server by its cookie, or by a hash that
+//     returns a full server (source, uri, hdr; map-based, and consistent as
+//     well: 2.6's chash_get_server_hash skips a full server only with
+//     hash-balance-factor, src/lb_chash.c), waits in that server's
 //     queue, unless the queue holds maxqueue (> 0) requests: then a
 //     cookie request is sent to the scheduler with `redispatch`
 //     (SF_DIRECT cleared) and otherwise gets a 503;

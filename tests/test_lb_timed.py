@@ -387,3 +387,20 @@ def test_a_lifetime_parameter_of_another_law_is_refused(tmp_path, timed, key):
     """)
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
     assert f"key 'cases[0].timed.{key}': {key} is the " in line, line
+
+
+def test_a_server_takes_its_own_queue_head_over_the_backend_queue_head_queued_in_the_same_ms():
+    """HAProxy's queue key is the ms the request was queued in (pendconn_add:
+    now_ms); pendconn_process_next_strm takes the backend head only when its
+    key is strictly older. Server 0 (maxconn 1) holds request 0 (0-100 ms),
+    server 1 request 1 (1-1001 ms); request 2, without cookie, waits in the
+    backend queue from 50.2 ms, request 3, with server 0's cookie, in server
+    0's queue from 50.7 ms: the same ms. At 100 ms server 0 takes request 3
+    (held 300 ms), request 2 gets server 0 at 400 ms. Waits 49.3 and
+    349.8 ms; mean 199.55 (taking request 2 first would give 99.55)."""
+    o = timed(scheduler="roundrobin", servers=2, maxconn={"0": 1, "1": 1}, action="none", warmup_s=0.0, at_s=0.0,
+              settle_s=0.0, end_s=3.0, arrivals_s={"0": 0.0, "1": 0.001, "2": 0.0502, "3": 0.0507},
+              lifetimes_ms={"0": 100.0, "1": 1000.0, "2": 100.0, "3": 300.0},
+              cookies={"0": 0, "1": 1, "2": -1, "3": 0})
+    assert (o["served"], o["queued"], o["backend_queue_max"], o["server_queue_max"]) == (4, 2, 1, 1)
+    assert o["queue_wait_mean_ms"] == pytest.approx((49.3 + 349.8) / 2, abs=1e-6)

@@ -283,7 +283,7 @@ class TimedRun
         uint32_t server = kNone; ///< the server whose queue holds it; kNone: the backend queue
         bool direct = false;     ///< sent by its cookie (HAProxy SF_DIRECT)
         bool waited = false;     ///< counted in queued
-        double queuedAt = 0;      ///< when it entered the queue it is in (HAProxy's queue key)
+        int64_t queueKeyMs = 0;   ///< when it entered its queue, in whole ms: HAProxy's key (pendconn_add, now_ms)
         double firstQueuedAt = 0; ///< when it first waited (its wait spans a redistribution)
         std::list<uint64_t>::iterator at;
         EventId timeout;
@@ -468,12 +468,12 @@ class TimedRun
         Request& q = m_requests[id];
         std::list<uint64_t>& l = server == kNone ? m_backend : m_queue[server];
         q.server = server;
-        q.queuedAt = Now();
+        q.queueKeyMs = Simulator::Now().GetMilliSeconds();
         q.at = l.insert(l.end(), id);
         if (!q.waited)
         {
             q.waited = true;
-            q.firstQueuedAt = q.queuedAt;
+            q.firstQueuedAt = Now();
             m_r.queued++;
         }
         if (server == kNone)
@@ -588,8 +588,10 @@ class TimedRun
             {
                 return;
             }
-            const uint64_t id = own && (!pool || m_requests[*own].queuedAt <= m_requests[*pool].queuedAt) ? *own
-                                                                                                        : *pool;
+            // pendconn_process_next_strm compares the two heads' keys, in
+            // ms: a tie (queued within the same ms) goes to the server's own
+            const uint64_t id =
+                own && (!pool || m_requests[*own].queueKeyMs <= m_requests[*pool].queueKeyMs) ? *own : *pool;
             Unqueue(id);
             Open(id, s);
         }

@@ -51,7 +51,8 @@
 //     cookie request is sent to the scheduler with `redispatch`
 //     (SF_DIRECT cleared) and otherwise gets a 503;
 //   - when a connection ends, its server takes the oldest of its own queue's
-//     head and the backend queue's head (ties to its own), the backend queue
+//     head and the backend queue's head, by the ms each was queued in (ties,
+//     within one ms, to its own: HAProxy's queue key is now_ms), the backend queue
 //     only while the server takes new connections (not draining, not down:
 //     srv_currently_usable), repeatedly while below maxconn;
 //   - a request still queued timeout_queue_ms after it was queued gets a 503

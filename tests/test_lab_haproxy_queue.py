@@ -51,8 +51,9 @@ CASES = {
 }
 
 
-def _backend(port: int) -> socket.socket:
-    """An HTTP server that holds each request /hold/<ms> that long, then answers 200."""
+def _backend(port: int, echo_port: bool = False) -> socket.socket:
+    """An HTTP server that holds each request /hold/<ms> that long, then
+    answers 200 ("ok", or its own port with echo_port)."""
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("198.18.0.1", port))
@@ -67,7 +68,11 @@ def _backend(port: int) -> socket.socket:
             data += chunk
         ms = int(data.split(b" ", 2)[1].rsplit(b"/", 1)[1])
         time.sleep(ms / 1000)
-        c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        body = str(port).encode() if echo_port else b"ok"
+        try:
+            c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+        except OSError:
+            pass  # the balancer cut the connection (shutdown sessions)
         c.close()
 
     def serve():
@@ -147,6 +152,25 @@ def _live(workdir: Path) -> dict:
     return {"statuses": statuses, "qmax": {f"{p}/{s}": q for (p, s), q in qmax.items()}}
 
 
+def _in_namespace(tag: str, live: str, workdir: Path) -> dict:
+    """This module's function `live`(workdir) run in a network namespace made
+    for it (198.18.0.1/16 on its loopback), its JSON answer; the namespace
+    is deleted whatever happens."""
+    ns = f"rt-{tag}-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
+            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
+        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; "
+                "import test_lab_haproxy_queue as t; print(json.dumps(t.%s(Path(%r))))"
+                % (str(Path(__file__).parent), live, str(workdir)))
+        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120, check=True).stdout
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+    return json.loads(out)
+
+
 def _twin(scheduler: str, maxqueue: int, timeout_ms: int, **extra) -> dict:
     from routertwin import _core
 
@@ -175,19 +199,7 @@ def test_twin_replays_the_bursts():
 @pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for its network namespace")
 def test_real_haproxy_queues_as_the_twin(tmp_path):
-    ns = f"rt-queuetest-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
-            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
-        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; "
-                "import test_lab_haproxy_queue as t; print(json.dumps(t._live(Path(%r))))"
-                % (str(Path(__file__).parent), str(tmp_path)))
-        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=120, check=True).stdout
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
-    live = json.loads(out)
+    live = _in_namespace("queuetest", "_live", tmp_path)
     rr, src = _twin("roundrobin", 0, 700), _twin("source", 3, 2000)
     st = live["statuses"]
     assert (st["rr"].count(200), st["rr"].count(503)) == (rr["served"], rr["queue_timeouts"]) == (8, 2), st
@@ -203,3 +215,126 @@ def test_real_haproxy_queues_as_the_twin(tmp_path):
     assert st["cookieredisp"].count(200) == ckr["served"] == 10, st
     assert (live["qmax"]["cookieredisp/cookieredisp0"], live["qmax"]["cookieredisp/BACKEND"]) == (
         ckr["server_queue_max"], ckr["backend_queue_max"]) == (3, 3), live["qmax"]
+
+
+# Drain and removal with a queue (added in review-7 after HAProxy 2.6's
+# src/server.c showed srv_update_status calling pendconn_redistribute on
+# entering drain, and src/stream.c stream_free serving a server's own queue
+# whatever its state; the twin's expectations were worked out from those
+# lines before this was first run). Four requests 10 ms apart carry server
+# 0's cookie and are held 500 ms; maxconn 1 on both servers, so request 0
+# runs on server 0 and 1-3 wait in its queue; at 100 ms server 0 is drained
+# (`set server B/S state drain`) or removed (`state maint`, then `shutdown
+# sessions server B/S`, the twin's `remove`). Measured on Debian's 2.6.12:
+#   drain, redispatch:  s0 200 at 519 ms; s1 200 at 604, 1108, 1608 ms
+#   drain:              s0 200 at 504, 1004, 1505, 2006 ms
+#   remove:             502 (cut) at 109 ms; s0 200 at 612, 1117, 1617 ms
+#   remove, redispatch: 502 (cut) at 101 ms; s1 200 at 602, 1106, 1607 ms
+DRAIN_CASES = {
+    # name: (frontend port, option redispatch, twin action, admin commands at 100 ms)
+    "drainredisp": (22890, True, "drain", ["set server {b}/{b}0 state drain"]),
+    "drainplain": (22891, False, "drain", ["set server {b}/{b}0 state drain"]),
+    "removeplain": (22892, False, "remove", ["set server {b}/{b}0 state maint", "shutdown sessions server {b}/{b}0"]),
+    "removeredisp": (22893, True, "remove",
+                     ["set server {b}/{b}0 state maint", "shutdown sessions server {b}/{b}0"]),
+}
+DRAIN_REQUESTS, DRAIN_AT_S = 4, 0.1
+
+
+def _drain_request(port: int, out: list, k: int, cookie: str) -> None:
+    """One request with the cookie; out[k] = (status, the backend port that answered); status 0: cut."""
+    c = socket.create_connection(("198.18.0.1", port), timeout=10)
+    c.sendall(b"GET /hold/%d HTTP/1.0\r\nHost: lab\r\nCookie: SRV=%s\r\n\r\n" % (HOLD_MS, cookie.encode()))
+    data = b""
+    while chunk := c.recv(4096):
+        data += chunk
+    c.close()
+    status = int(data.split(b" ", 2)[1]) if data else 0
+    out[k] = (status, int(data.split(b"\r\n\r\n", 1)[1]) if status == 200 else None)
+
+
+def _admin(sock_path: Path, command: str) -> None:
+    u = socket.socket(socket.AF_UNIX)
+    u.connect(str(sock_path))
+    u.sendall(command.encode() + b"\n")
+    while u.recv(65536):
+        pass
+    u.close()
+
+
+def _live_drain(workdir: Path) -> dict:
+    """Run inside the namespace: per case, each request's (status, server index or None)."""
+    ports = {name: (24000 + 2 * i, 24001 + 2 * i) for i, name in enumerate(DRAIN_CASES)}
+    servers = [_backend(p, echo_port=True) for pair in ports.values() for p in pair]
+    sock_path = workdir / "drain.sock"
+    conf = ["global\n  nbthread 1\n  stats socket %s level admin\n" % sock_path,
+            "defaults\n  mode http\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n"]
+    for name, (port, redispatch, _, _) in DRAIN_CASES.items():
+        conf.append(f"frontend f{name}\n  bind 198.18.0.1:{port}\n  default_backend {name}\n")
+        conf.append(f"backend {name}\n  balance roundrobin\n  timeout queue 2s\n  cookie SRV insert indirect nocache\n"
+                    + "  option redispatch\n" * redispatch + "".join(
+                        f"  server {name}{j} 198.18.0.1:{ports[name][j]} maxconn 1 cookie {name}{j}\n"
+                        for j in range(2)))
+    (workdir / "drain.cfg").write_text("".join(conf))
+    proc = subprocess.Popen([HAPROXY, "-db", "-f", str(workdir / "drain.cfg")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    got = {}
+    try:
+        for _ in range(100):
+            if sock_path.exists():
+                break
+            time.sleep(0.05)
+        for name, (port, _, _, commands) in DRAIN_CASES.items():
+            out = [None] * DRAIN_REQUESTS
+            threads = []
+            start = time.monotonic()
+            for k in range(DRAIN_REQUESTS):
+                time.sleep(max(0.0, start + k * SPACING_S - time.monotonic()))
+                t = threading.Thread(target=_drain_request, args=(port, out, k, f"{name}0"))
+                t.start()
+                threads.append(t)
+            time.sleep(max(0.0, start + DRAIN_AT_S - time.monotonic()))
+            for command in commands:
+                _admin(sock_path, command.format(b=name))
+            for t in threads:
+                t.join(timeout=15)
+            got[name] = [(s, ports[name].index(p) if p is not None else None) for s, p in out]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        for s in servers:
+            s.close()
+    return got
+
+
+def _twin_drain(action: str, redispatch: bool) -> dict:
+    from routertwin import _core
+
+    trace = {str(k): k * SPACING_S for k in range(DRAIN_REQUESTS)}
+    return _core.lb_timed({
+        "scheduler": "roundrobin", "servers": 2, "maxconn": {"0": 1, "1": 1}, "timeout_queue_ms": 2000,
+        "redispatch": redispatch, "action": action, "server": 0, "warmup_s": 0.0, "at_s": DRAIN_AT_S,
+        "settle_s": 0.0, "end_s": 5.0, "arrivals_s": trace, "lifetimes_ms": {k: float(HOLD_MS) for k in trace},
+        "cookies": {k: 0 for k in trace}})
+
+
+def _twin_servers(o: dict) -> list[int]:
+    """Connections each server opened over the run (before and after the action)."""
+    return [round(o["before_new_per_s"][i] * DRAIN_AT_S + o["after_new_per_s"][i] * (5.0 - DRAIN_AT_S))
+            for i in range(2)]
+
+
+@pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for its network namespace")
+def test_real_haproxy_drains_and_removes_a_queued_server_as_the_twin(tmp_path):
+    live = _in_namespace("draintest", "_live_drain", tmp_path)
+    for name, (_, redispatch, action, _) in DRAIN_CASES.items():
+        twin = _twin_drain(action, redispatch)
+        answered = [s for s, _ in live[name] if s == 200]
+        by_server = [sum(1 for s, j in live[name] if s == 200 and j == i) for i in range(2)]
+        assert len(answered) == twin["served"] - twin["broken"], (name, live[name])
+        assert len(live[name]) - len(answered) == twin["broken"], (name, live[name])
+        # the cut connection counts among the twin's opened ones on server 0
+        assert [by_server[0] + twin["broken"], by_server[1]] == _twin_servers(twin), (name, live[name])
+    assert _twin_servers(_twin_drain("drain", True)) == [1, 3]
+    assert _twin_servers(_twin_drain("remove", False)) == [4, 0]

@@ -192,8 +192,11 @@ def test_same_seed_same_result_and_bad_keys_name_the_key():
         timed(**dict(keys, arrivals_s={"0": 1.0, "1": 2.0}, lifetimes_ms={"0": 5.0}))
     with pytest.raises(ValueError, match=r"key 'arrivals_s'.*increasing"):
         timed(**dict(keys, arrivals_s={"0": 2.0, "1": 1.0}, lifetimes_ms={"0": 5.0, "1": 5.0}))
-    with pytest.raises(ValueError, match=r"key 'arrivals_s'.*twice"):
+    # "01" would name request 1 twice: indices are canonical decimal
+    with pytest.raises(ValueError, match=r"key 'arrivals_s': '01'"):
         timed(**dict(keys, arrivals_s={"1": 2.0, "01": 1.0}, lifetimes_ms={"0": 5.0, "1": 5.0}))
+    with pytest.raises(ValueError, match=r"key 'weights': '\+1'"):
+        timed(**dict(keys, weights={"1": 2.0, "+1": 1.0}))
 
 
 BALANCED = """
@@ -285,21 +288,119 @@ def test_503s_per_second_before_and_after_a_drain_that_overloads_the_others():
     assert after == pytest.approx(lam * mmc_patience(30, lam, 1.0, tau)[1], rel=0.05)
 
 
+def cookie_burst(action: str, redispatch: bool) -> dict:
+    """Four requests 10 ms apart carry server 0's cookie and hold 500 ms;
+    maxconn 1 on each of 2 servers, so request 0 runs on server 0 and 1-3
+    wait in its queue; server 0 is drained or removed at 100 ms."""
+    trace = {str(k): 0.01 * k for k in range(4)}
+    return timed(scheduler="roundrobin", servers=2, maxconn={"0": 1, "1": 1}, timeout_queue_ms=2000,
+                 redispatch=redispatch, action=action, server=0, warmup_s=0.0, at_s=0.1, settle_s=0.0, end_s=5.0,
+                 arrivals_s=trace, lifetimes_ms={k: 500.0 for k in trace}, cookies={k: 0 for k in trace})
+
+
 @pytest.mark.parametrize("redispatch", [True, False])
 def test_remove_redistributes_its_queue_only_with_redispatch(redispatch):
-    """Four requests 10 ms apart carry server 0's cookie and hold 500 ms;
-    maxconn 1 each, so 1 runs on server 0 and 3 wait in its queue. Server 0
-    is removed at 100 ms: its connection is cut; with option redispatch its
-    queue goes back to the scheduler (pendconn_redistribute): one takes
-    server 1 at once, the others wait in the backend queue and are served at
-    600 and 1100 ms; without it they stay in the removed server's queue
-    until timeout queue (2 s) gives them a 503."""
-    trace = {str(k): 0.01 * k for k in range(4)}
-    o = timed(scheduler="roundrobin", servers=2, maxconn={"0": 1, "1": 1}, timeout_queue_ms=2000,
-              redispatch=redispatch, action="remove", server=0, warmup_s=0.0, at_s=0.1, settle_s=0.0, end_s=5.0,
-              arrivals_s=trace, lifetimes_ms={k: 500.0 for k in trace}, cookies={k: 0 for k in trace})
+    """Server 0 is removed at 100 ms (maint with its sessions shut down): its
+    connection is cut. With option redispatch its queue goes back to the
+    scheduler (pendconn_redistribute): request 1 takes server 1 at once,
+    2 and 3 wait in the backend queue and get server 1 at 600 and 1100 ms.
+    Without it they stay in server 0's queue, and the slot the cut stream
+    frees serves them there (stream_free -> process_srv_queue, which takes a
+    server's own queue whatever its state): at 100, 600 and 1100 ms. Either
+    way the waits are 90, 580 and 1070 ms (from the first queueing), under
+    timeout queue (2 s)."""
+    o = cookie_burst("remove", redispatch)
     assert (o["n0"], o["broken"]) == (4, 1)
+    assert (o["served"], o["queue_timeouts"]) == (4, 0)
+    assert o["backend_queue_max"] == (2 if redispatch else 0)
+    assert o["queue_wait_mean_ms"] == pytest.approx((90 + 580 + 1070) / 3, abs=1e-6)
+
+
+@pytest.mark.parametrize("redispatch", [True, False])
+def test_drain_redistributes_its_queue_only_with_redispatch(redispatch):
+    """HAProxy 2.6's srv_update_status calls pendconn_redistribute on
+    entering drain as on entering maintenance (src/server.c, "enters drain
+    state"). With option redispatch the 3 requests queued on server 0 go to
+    the balancer without their cookie: request 1 takes server 1 at 100 ms,
+    2 and 3 wait in the backend queue (a draining server does not take from
+    it) and get server 1 at 600 and 1100 ms; server 0 ends its one
+    connection at 500 ms: drained in 0.4 s, nothing new on it (N0 = 1). Without
+    redispatch they stay and server 0 serves them at 500, 1000 and 1500 ms
+    (waits 490, 980, 1470 ms): drained at 2.0 s, 3 new connections while
+    draining."""
+    o = cookie_burst("drain", redispatch)
+    # N0: what the drained server still has to finish (the closed form's N0)
+    assert (o["n0"], o["served"], o["queue_timeouts"]) == (1 if redispatch else 4, 4, 0)
     if redispatch:
-        assert (o["served"], o["queue_timeouts"], o["backend_queue_max"]) == (4, 0, 2)
+        assert (o["backend_queue_max"], o["draining_new"]) == (2, 0)
+        assert o["drain_s"] == pytest.approx(0.4, abs=1e-9)
+        assert o["queue_wait_mean_ms"] == pytest.approx((90 + 580 + 1070) / 3, abs=1e-6)
     else:
-        assert (o["served"], o["queue_timeouts"], o["backend_queue_max"]) == (1, 3, 0)
+        assert (o["backend_queue_max"], o["draining_new"]) == (0, 3)
+        assert o["drain_s"] == pytest.approx(1.9, abs=1e-9)
+        assert o["queue_wait_mean_ms"] == pytest.approx((490 + 980 + 1470) / 3, abs=1e-6)
+
+
+def test_timeout_queue_zero_falls_back_to_timeout_connect(tmp_path):
+    """HAProxy 2.6 (cfgparse.c): `if (!timeout.queue) timeout.queue =
+    timeout.connect`: `timeout queue 0` is unset, like no line at all, and
+    the backend queue times out after timeout connect (700 ms here)."""
+    body = BALANCED.replace("queue_timeout_ms: 2000", "queue_timeout_ms: 0\n              connect_timeout_ms: 700")
+    body = body.replace("replications: 6, sample_s: 1", "replications: 1")
+    assert run(tmp_path, body % 30)["d"]["params"]["timeout_queue_ms"] == 700
+
+
+def test_a_cookie_naming_the_server_not_yet_added_is_ignored():
+    """With action add, server 2 joins at 1 s; two trace requests at 0.1 and
+    0.2 s carry a cookie naming it. Before it exists the cookie names no
+    server, so HAProxy ignores it and round robin deals them to servers 0
+    and 1; after the add, a request with that cookie goes to it."""
+    o = timed(scheduler="roundrobin", servers=2, action="add", warmup_s=0.0, at_s=1.0, settle_s=0.5, end_s=3.0,
+              arrivals_s={"0": 0.1, "1": 0.2, "2": 2.0}, lifetimes_ms={"0": 100.0, "1": 100.0, "2": 100.0},
+              cookies={"0": 2, "1": 2, "2": 2})
+    assert o["before_new_per_s"] == [1.0, 1.0, 0.0]
+    assert o["after_new_per_s"] == [0.0, 0.0, 1.0 / 1.5]
+
+
+def test_an_unknown_scheduler_of_a_timed_case_is_blamed_on_its_scheduler_key(tmp_path):
+    path, text = scenario(tmp_path, """
+        cases:
+          - id: t
+            method: timed
+            scheduler: nope
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert line.startswith(f"{path}:{line_of(text, 'scheduler: nope')}: key 'cases[0].scheduler': "
+                           f"unknown scheduler 'nope'"), line
+
+
+@pytest.mark.parametrize("timed,key", [("{lifetime: pareto, lifetime_mean_ms: 1000}", "lifetime_mean_ms"),
+                                       ("{pareto_alpha: 3}", "pareto_alpha"),
+                                       ("{lifetime: pareto, lognormal_sigma: 1}", "lognormal_sigma")])
+def test_a_lifetime_parameter_of_another_law_is_refused(tmp_path, timed, key):
+    """A parameter of a law the case does not draw from would be unused: an
+    explicit lifetime_mean_ms of 1000 (the default's value) with pareto
+    passed before, and pareto_alpha with the default exponential law."""
+    path, text = scenario(tmp_path, f"""
+        cases:
+          - {{id: t, method: timed, scheduler: roundrobin, servers: 3, timed: {timed}}}
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"key 'cases[0].timed.{key}': {key} is the " in line, line
+
+
+def test_a_server_takes_its_own_queue_head_over_the_backend_queue_head_queued_in_the_same_ms():
+    """HAProxy's queue key is the ms the request was queued in (pendconn_add:
+    now_ms); pendconn_process_next_strm takes the backend head only when its
+    key is strictly older. Server 0 (maxconn 1) holds request 0 (0-100 ms),
+    server 1 request 1 (1-1001 ms); request 2, without cookie, waits in the
+    backend queue from 50.2 ms, request 3, with server 0's cookie, in server
+    0's queue from 50.7 ms: the same ms. At 100 ms server 0 takes request 3
+    (held 300 ms), request 2 gets server 0 at 400 ms. Waits 49.3 and
+    349.8 ms; mean 199.55 (taking request 2 first would give 99.55)."""
+    o = timed(scheduler="roundrobin", servers=2, maxconn={"0": 1, "1": 1}, action="none", warmup_s=0.0, at_s=0.0,
+              settle_s=0.0, end_s=3.0, arrivals_s={"0": 0.0, "1": 0.001, "2": 0.0502, "3": 0.0507},
+              lifetimes_ms={"0": 100.0, "1": 1000.0, "2": 100.0, "3": 300.0},
+              cookies={"0": 0, "1": 1, "2": -1, "3": 0})
+    assert (o["served"], o["queued"], o["backend_queue_max"], o["server_queue_max"]) == (4, 2, 1, 1)
+    assert o["queue_wait_mean_ms"] == pytest.approx((49.3 + 349.8) / 2, abs=1e-6)

@@ -288,8 +288,8 @@ class WebSwitch : public ns3::Object
         uint64_t sslLearned = 0;        ///< session IDs stored from ServerHellos
         uint64_t probes = 0;            ///< server checks made
         uint64_t notFollowedDown = 0;   ///< requests whose rule, cookie or session ID named a down server
-        uint64_t syncSent = 0;          ///< L4 session updates sent to the peer
-        uint64_t syncReceived = 0;      ///< L4 session updates taken from the peer
+        uint64_t syncSent = 0;          ///< updates sent to the peer (L4 sessions and persistence entries)
+        uint64_t syncReceived = 0;      ///< updates taken from the peer (L4 sessions and persistence entries)
         dp_ops_t healthOps{};           ///< dp_health
         dp_ops_t persistOps{};          ///< dp_persist (stick table, cookie decisions)
         dp_ops_t httpOps{};             ///< dp_http

@@ -125,8 +125,27 @@ Keys()
     return keys;
 }
 
-/// A per-server map as a vector of `slots` values (default `fallback`, or
-/// server 0's value when `fallbackToFirst`), each an integer in lo..hi.
+/// A map key naming an index below `below`, in canonical decimal ("0",
+/// "17"): "01", "+1" or " 1" would name the same index as another key.
+bool
+IndexBelow(const std::string& text, uint32_t below, uint32_t& out)
+{
+    if (text.empty() || text.size() > 9 || (text.size() > 1 && text[0] == '0') ||
+        !std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    {
+        return false;
+    }
+    const unsigned long v = std::stoul(text);
+    if (v >= below)
+    {
+        return false;
+    }
+    out = static_cast<uint32_t>(v);
+    return true;
+}
+
+/// A per-server map as a vector of `slots` values (default `fallback`),
+/// each an integer in lo..hi.
 std::vector<uint32_t>
 Expand(const char* key, const std::map<std::string, double>& m, uint32_t slots, uint32_t fallback, double lo,
        double hi)
@@ -134,9 +153,8 @@ Expand(const char* key, const std::map<std::string, double>& m, uint32_t slots, 
     std::vector<uint32_t> out(slots, fallback);
     for (const auto& [index, value] : m)
     {
-        char* end = nullptr;
-        const unsigned long i = std::strtoul(index.c_str(), &end, 10);
-        if (index.empty() || *end != '\0' || i >= slots)
+        uint32_t i = 0;
+        if (!IndexBelow(index, slots, i))
         {
             Bad(key, "'" + index + "' is not a server index below " + std::to_string(slots));
         }
@@ -148,6 +166,20 @@ Expand(const char* key, const std::map<std::string, double>& m, uint32_t slots, 
         out[i] = static_cast<uint32_t>(value);
     }
     return out;
+}
+
+/// The Pareto or lognormal lifetime law of c (FlowSizeDistribution draws
+/// "packets": the unit is the ms here).
+FlowSizeDistribution
+HeavyLifetime(const LbTimedConfig& c)
+{
+    FlowSizeDistribution d;
+    d.kind = c.lifetime == "pareto" ? FlowSizeKind::kPareto : FlowSizeKind::kLognormal;
+    d.paretoAlpha = c.paretoAlpha;
+    d.paretoMinPackets = c.paretoMinMs;
+    d.lognormalMu = c.lognormalMu;
+    d.lognormalSigma = c.lognormalSigma;
+    return d;
 }
 
 constexpr uint32_t kNone = UINT32_MAX;
@@ -190,11 +222,7 @@ class TimedRun
         m_cookie.assign(c.persistence == "cookie" ? c.clients : 0, -1);
         if (c.lifetime != "exponential")
         {
-            m_heavy.kind = c.lifetime == "pareto" ? FlowSizeKind::kPareto : FlowSizeKind::kLognormal;
-            m_heavy.paretoAlpha = c.paretoAlpha;
-            m_heavy.paretoMinPackets = c.paretoMinMs; // the draw's unit is the ms here
-            m_heavy.lognormalMu = c.lognormalMu;
-            m_heavy.lognormalSigma = c.lognormalSigma;
+            m_heavy = HeavyLifetime(c);
         }
     }
 
@@ -242,7 +270,8 @@ class TimedRun
         }
         m_r.before503PerS = before > 0 ? m_r.before503PerS / before : 0;
         m_r.after503PerS = after > 0 ? m_r.after503PerS / after : 0;
-        m_r.queueWaitMeanMs = m_dequeued ? m_waitSumS * 1000.0 / static_cast<double>(m_dequeued) : 0;
+        m_r.queueWaitMeanMs =
+            m_servedAfterWaiting ? m_waitSumS * 1000.0 / static_cast<double>(m_servedAfterWaiting) : 0;
         Simulator::Destroy();
         return m_r;
     }
@@ -254,7 +283,8 @@ class TimedRun
         uint32_t server = kNone; ///< the server whose queue holds it; kNone: the backend queue
         bool direct = false;     ///< sent by its cookie (HAProxy SF_DIRECT)
         bool waited = false;     ///< counted in queued
-        double queuedAt = 0;
+        int64_t queueKeyMs = 0;   ///< when it entered its queue, in whole ms: HAProxy's key (pendconn_add, now_ms)
+        double firstQueuedAt = 0; ///< when it first waited (its wait spans a redistribution)
         std::list<uint64_t>::iterator at;
         EventId timeout;
     };
@@ -292,10 +322,16 @@ class TimedRun
         m_lastChange[s] = now;
     }
 
+    /// Server s's state; one not in the pool (the added server before at_s)
+    /// is DISABLED: a cookie naming it is ignored, as HAProxy ignores a
+    /// cookie that names no server (a zeroed info would read DP_SCHED_UP).
     uint32_t State(uint32_t s) const
     {
         dp_sched_server_info_t info{};
-        dp_sched_get_server(m_pool, s, &info);
+        if (dp_sched_get_server(m_pool, s, &info) != 0)
+        {
+            return DP_SCHED_DISABLED;
+        }
         return info.state;
     }
 
@@ -356,14 +392,18 @@ class TimedRun
         return key;
     }
 
-    /// assign_server_and_queue and srv_redispatch_connect for request id.
-    void Assign(uint64_t id)
+    /// assign_server_and_queue and srv_redispatch_connect for request id;
+    /// followCookie false: a request pendconn_redistribute took out of a
+    /// server's queue (SF_DIRECT and SF_ASSIGNED cleared: the balancer picks,
+    /// its cookie is not read again).
+    void Assign(uint64_t id, bool followCookie = true)
     {
         Request& q = m_requests[id];
         int32_t s = -1;
         q.direct = false;
         // The cookie the request carries: the trace's, or its client's last Set-Cookie.
-        const int32_t named = !m_c.traceCookies.empty() ? m_c.traceCookies[id]
+        const int32_t named = !followCookie              ? -1
+                              : !m_c.traceCookies.empty() ? m_c.traceCookies[id]
                               : !m_cookie.empty()        ? m_cookie[q.client]
                                                          : -1;
         if (named >= 0)
@@ -428,11 +468,12 @@ class TimedRun
         Request& q = m_requests[id];
         std::list<uint64_t>& l = server == kNone ? m_backend : m_queue[server];
         q.server = server;
-        q.queuedAt = Now();
+        q.queueKeyMs = Simulator::Now().GetMilliSeconds();
         q.at = l.insert(l.end(), id);
         if (!q.waited)
         {
             q.waited = true;
+            q.firstQueuedAt = Now();
             m_r.queued++;
         }
         if (server == kNone)
@@ -498,6 +539,12 @@ class TimedRun
             m_emptySince = -1;
         }
         const Request& q = m_requests[id];
+        if (q.waited)
+        {
+            // dequeued, or redistributed to a server with a free slot
+            m_waitSumS += now - q.firstQueuedAt;
+            m_servedAfterWaiting++;
+        }
         if (!m_cookie.empty())
         {
             m_cookie[q.client] = static_cast<int32_t>(s); // Set-Cookie names the server that took it
@@ -541,10 +588,10 @@ class TimedRun
             {
                 return;
             }
-            const uint64_t id = own && (!pool || m_requests[*own].queuedAt <= m_requests[*pool].queuedAt) ? *own
-                                                                                                        : *pool;
-            m_waitSumS += Now() - m_requests[id].queuedAt;
-            m_dequeued++;
+            // pendconn_process_next_strm compares the two heads' keys, in
+            // ms: a tie (queued within the same ms) goes to the server's own
+            const uint64_t id =
+                own && (!pool || m_requests[*own].queueKeyMs <= m_requests[*pool].queueKeyMs) ? *own : *pool;
             Unqueue(id);
             Open(id, s);
         }
@@ -568,8 +615,13 @@ class TimedRun
         m_acted = true;
         if (m_c.action == "drain")
         {
-            m_r.n0 = m_active[d] + static_cast<uint32_t>(m_queue[d].size());
             dp_sched_set_state(m_pool, d, DP_SCHED_DRAINING, now, nullptr);
+            // srv_update_status entering drain calls pendconn_redistribute
+            // too (src/server.c, 2.6: "enters drain state")
+            Redistribute(d);
+            // what it still has to finish (the drain's closed form takes N0
+            // as its connections): the requests redistributed are not its
+            m_r.n0 = m_active[d] + static_cast<uint32_t>(m_queue[d].size());
             CheckDrained();
         }
         else if (m_c.action == "remove")
@@ -587,21 +639,35 @@ class TimedRun
                 }
             }
             m_active[d] = 0;
-            if (m_c.redispatch)
-            {
-                // pendconn_redistribute: the queued requests go back to the scheduler.
-                const std::vector<uint64_t> waiting(m_queue[d].begin(), m_queue[d].end());
-                for (uint64_t id : waiting)
-                {
-                    Unqueue(id);
-                    Assign(id);
-                }
-            }
+            Redistribute(d);
+            // Each cut stream frees its slot (stream_free, src/stream.c:
+            // may_dequeue_tasks, process_srv_queue): the server's own queue
+            // is served even out of the pool (pendconn_process_next_strm
+            // takes its own queue whatever the server's state; only the
+            // backend queue needs it usable).
+            Dequeue(d);
         }
         else if (m_c.action == "add")
         {
             AddServer(m_c.servers);
             Dequeue(m_c.servers); // pendconn_grab_from_px
+        }
+    }
+
+    /// pendconn_redistribute (src/queue.c), called by srv_update_status when
+    /// server d enters maintenance or drain: with option redispatch the
+    /// requests queued on d go back to the balancer; without, they stay.
+    void Redistribute(uint32_t d)
+    {
+        if (!m_c.redispatch)
+        {
+            return;
+        }
+        const std::vector<uint64_t> waiting(m_queue[d].begin(), m_queue[d].end());
+        for (uint64_t id : waiting)
+        {
+            Unqueue(id);
+            Assign(id, false);
         }
     }
 
@@ -627,7 +693,7 @@ class TimedRun
     bool m_acted = false;
     double m_emptySince = -1; ///< drain: since when the drained server holds nothing (-1: it holds some)
     double m_waitSumS = 0;
-    uint64_t m_dequeued = 0;
+    uint64_t m_servedAfterWaiting = 0;
     LbTimedResult m_r;
 };
 
@@ -670,36 +736,27 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     {
         const auto n = static_cast<uint32_t>(given.arrivals.size());
         const auto fill = [n](const char* key, const std::map<std::string, double>& given, std::vector<double>& out) {
-            out.assign(n, -1.0);
+            out.assign(n, 0.0);
             for (const auto& [index, value] : given)
             {
-                char* end = nullptr;
-                const unsigned long i = std::strtoul(index.c_str(), &end, 10);
-                if (index.empty() || *end != '\0' || i >= n || !(value >= 0) || !std::isfinite(value))
+                uint32_t i = 0;
+                if (!IndexBelow(index, n, i) || !(value >= 0) || !std::isfinite(value))
                 {
                     Bad(key, "'" + index + "': indices 0..n-1, each value a finite number >= 0");
                 }
                 out[i] = value;
             }
         };
+        // n distinct canonical indices below n: every request has its entry
         fill("arrivals_s", given.arrivals, c.traceArrivalsS);
         fill("lifetimes_ms", given.lifetimes, c.traceLifetimesMs);
-        for (const auto& [key, v] : {std::pair{"arrivals_s", &c.traceArrivalsS}, {"lifetimes_ms", &c.traceLifetimesMs}})
-        {
-            if (std::find(v->begin(), v->end(), -1.0) != v->end())
-            {
-                Bad(key, "an index given twice (\"1\", \"01\") leaves another missing");
-            }
-        }
         if (!given.cookies.empty())
         {
             c.traceCookies.assign(n, -1);
             for (const auto& [index, value] : given.cookies)
             {
-                char* end = nullptr;
-                const unsigned long i = std::strtoul(index.c_str(), &end, 10);
-                if (index.empty() || *end != '\0' || i >= n || value != std::floor(value) || value < -1 ||
-                    value >= slots)
+                uint32_t i = 0;
+                if (!IndexBelow(index, n, i) || value != std::floor(value) || value < -1 || value >= slots)
                 {
                     Bad("cookies", "'" + index + "': a request index of the trace, naming a server index (-1: none)");
                 }
@@ -713,15 +770,9 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     }
     if (c.lifetime != "exponential")
     {
-        FlowSizeDistribution d;
-        d.kind = c.lifetime == "pareto" ? FlowSizeKind::kPareto : FlowSizeKind::kLognormal;
-        d.paretoAlpha = c.paretoAlpha;
-        d.paretoMinPackets = c.paretoMinMs;
-        d.lognormalMu = c.lognormalMu;
-        d.lognormalSigma = c.lognormalSigma;
         try
         {
-            d.Validate();
+            HeavyLifetime(c).Validate();
         }
         catch (const std::invalid_argument& e)
         {

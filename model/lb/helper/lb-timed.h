@@ -19,12 +19,19 @@
 //           (dp_sched DRAINING): no new connection from the scheduler, the
 //           established ones run their course, and a client whose cookie
 //           names the server still goes there (HAProxy honours persistence to
-//           a draining server: it is not STOPPED);
-//   remove  the server leaves the pool (HAProxy maint / IPVS -d, dp_sched
-//           DISABLED) and its established connections are cut (`broken`);
-//           requests queued on it go back to the scheduler with `redispatch`
-//           (HAProxy pendconn_redistribute, src/queue.c: only with option
-//           redispatch) and otherwise wait there until timeout queue;
+//           a draining server: it is not STOPPED); requests queued on it go
+//           back to the scheduler with `redispatch` (srv_update_status calls
+//           pendconn_redistribute on entering drain, src/server.c) and
+//           otherwise stay in its queue, served as its connections end;
+//   remove  the server leaves the pool (HAProxy "set server <b>/<s> state
+//           maint" with "shutdown sessions server <b>/<s>": maint alone
+//           keeps established connections; IPVS -d, dp_sched DISABLED) and
+//           its established connections are cut (`broken`); requests queued
+//           on it go back to the scheduler with `redispatch` (HAProxy
+//           pendconn_redistribute, src/queue.c: only with option redispatch)
+//           and otherwise stay in its queue, and the slots the cut streams
+//           free serve them (stream_free's process_srv_queue: a server's own
+//           queue is served whatever its state), so they still reach it;
 //   add     server `servers` joins with its own weight/maxconn and at once
 //           takes requests from the backend queue up to its maxconn
 //           (pendconn_grab_from_px);
@@ -36,13 +43,16 @@
 //   - the scheduler skips a server at its maxconn (dp_sched); when every
 //     usable server is at its maxconn the request waits in the backend
 //     queue (no limit); when none is usable it gets a 503 at once;
-//   - a request sent to a full server by its cookie, or by a map-based hash
-//     that returns a full server (source, uri, hdr), waits in that server's
+//   - a request sent to a full server by its cookie, or by a hash that
+//     returns a full server (source, uri, hdr; map-based, and consistent as
+//     well: 2.6's chash_get_server_hash skips a full server only with
+//     hash-balance-factor, src/lb_chash.c), waits in that server's
 //     queue, unless the queue holds maxqueue (> 0) requests: then a
 //     cookie request is sent to the scheduler with `redispatch`
 //     (SF_DIRECT cleared) and otherwise gets a 503;
 //   - when a connection ends, its server takes the oldest of its own queue's
-//     head and the backend queue's head (ties to its own), the backend queue
+//     head and the backend queue's head, by the ms each was queued in (ties,
+//     within one ms, to its own: HAProxy's queue key is now_ms), the backend queue
 //     only while the server takes new connections (not draining, not down:
 //     srv_currently_usable), repeatedly while below maxconn;
 //   - a request still queued timeout_queue_ms after it was queued gets a 503
@@ -140,14 +150,16 @@ struct LbTimedResult
     uint64_t refusedNoServer = 0; ///< 503: no usable server
     uint64_t redispatchedFull = 0;///< cookie requests sent elsewhere because the server's queue was full
     uint64_t broken = 0;          ///< connections cut by remove
-    double queueWaitMeanMs = 0;   ///< mean wait of the queued requests that got a server
+    double queueWaitMeanMs = 0;   ///< mean wait of the queued requests that got a server (from their first queueing)
     uint32_t backendQueueMax = 0; ///< longest backend queue
     uint32_t serverQueueMax = 0;  ///< longest server queue
     /// Per server (servers, +1 with add): time-averaged active connections and
     /// new connections per second in the before and after windows.
     std::vector<double> beforeActive, afterActive, beforeNewPerS, afterNewPerS;
     double before503PerS = 0, after503PerS = 0; ///< 503s per second in the before and after windows
-    uint32_t n0 = 0;              ///< drain/remove: connections (and queued requests) on the server at at_s
+    /// drain/remove: connections (and queued requests) on the server at at_s;
+    /// drain: after the queued ones left with redispatch
+    uint32_t n0 = 0;
     /// drain: at_s until its last connection ended and its queue emptied, for
     /// good (no connection later in the run); -1: it still holds some at end_s
     double drainS = -1;

@@ -73,7 +73,7 @@ class Server(ScenarioModel):
     disabled: bool = False  # starts in maintenance (HAProxy "disabled")
     maxconn: int = Field(default=0, ge=0, le=2**31 - 1)  # concurrent connections, 0 = unlimited
     # HAProxy 5.2 maxqueue: requests that may wait in this server's own queue (cookie-persistent ones, or
-    # those a map-based hash sends to it while it is at maxconn); 0 = unlimited
+    # those a hash sends to it while it is at maxconn); 0 = unlimited
     maxqueue: int = Field(default=0, ge=0, le=2**31 - 1)
     slowstart_ms: float = Field(default=0.0, ge=0, le=86_400_000)  # weight and maxconn ramp after coming up
     # health checks (HAProxy 5.2 check, inter, fastinter, downinter, rise, fall; None: HAProxy's default)

@@ -30,14 +30,15 @@ def check(scenario) -> None:
             raise FieldError(("cases", i, "cores"), "at most 4096 cores")
         if c.method == "failover":
             _check_failover(c, i)
+        # before the timed keys' check, which would blame an unknown scheduler on 'timed'
+        if c.scheduler is not None and c.scheduler not in schedulers:
+            raise FieldError(("cases", i, "scheduler"),
+                             f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
         if c.method == "timed":
             try:
                 _core.lb_timed_check(_timed_keys(scenario, c)[0])
             except ValueError as exc:
                 raise FieldError(("cases", i, "timed"), str(exc)) from None
-        if c.scheduler is not None and c.scheduler not in schedulers:
-            raise FieldError(("cases", i, "scheduler"),
-                             f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
     if cfg.platform is None:
         return  # remap and failover cases only (Schema checks that)
     plat = load_platform(cfg.platform)
@@ -302,8 +303,9 @@ def _timed_keys(scenario, c: Case) -> tuple[dict, list[str]]:
             keys["maxqueue"][str(len(usable))] = float(first.maxqueue)
         if c.server is not None:
             keys["server"] = names.index(c.server)
-        # timeout queue; unset, HAProxy uses timeout connect (manual 4.2 "timeout queue"); neither: no limit
-        queue_ms = pool.queue_timeout_ms if pool.queue_timeout_ms is not None else pool.connect_timeout_ms
+        # timeout queue; unset or 0, HAProxy uses timeout connect (manual 4.2 "timeout queue"; 2.6
+        # cfgparse.c: `if (!timeout.queue) timeout.queue = timeout.connect`); neither: no limit
+        queue_ms = pool.queue_timeout_ms or pool.connect_timeout_ms
         if queue_ms:
             keys["timeout_queue_ms"] = max(1, math.ceil(queue_ms))
         cookie = pool.cookie is not None and pool.cookie.mode == "insert" and all(s.cookie for s in usable)

@@ -197,9 +197,16 @@ class TimedWhatIf(ScenarioModel):
                                                      f"to make {key} an assumption")
         if not (self.warmup_s <= self.at_s and self.at_s + self.settle_s < self.end_s):
             raise FieldError(("at_s",), "needs warmup_s <= at_s and at_s + settle_s < end_s")
-        if self.lifetime_mean_ms != 1000.0 and self.lifetime != "exponential":
-            raise FieldError(("lifetime_mean_ms",), f"lifetime_mean_ms is the exponential's, not {self.lifetime}'s")
+        # a law's parameter given for another law would be silently unused
+        for key in sorted(self.model_fields_set):
+            law = next((law for law, keys in _LIFETIME_KEYS.items() if key in keys), self.lifetime)
+            if law != self.lifetime:
+                raise FieldError((key,), f"{key} is the {law} lifetime's, not {self.lifetime}'s")
         return self
+
+
+_LIFETIME_KEYS = {"exponential": ("lifetime_mean_ms",), "pareto": ("pareto_alpha", "pareto_min_ms"),
+                  "lognormal": ("lognormal_mu", "lognormal_sigma")}
 
 
 class Case(ScenarioModel):

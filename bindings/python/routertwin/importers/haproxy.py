@@ -1071,8 +1071,57 @@ def _export_pending_server(s) -> str:
     return text
 
 
+def add_arguments(p) -> None:
+    p.add_argument("--stat", type=Path, metavar="STAT.csv",
+                   help="HAProxy's `show stat` CSV of the same configuration: its rates and times set each "
+                        "drain-timed case's rate and mean lifetime, written as calibrate data with the cells they "
+                        "came from (docs/import-lb.md 5d)")
+
+
+def apply_stat(imported: Imported, stat: Path, shown: str | None = None) -> None:
+    """The workload `show stat` measured (routertwin.importers.haproxy_stat.
+    workloads) into each timed case of its pool: `rate` and `lifetime_mean_ms`
+    with a `calibrate` record of each (value, sd, how, the CSV cells). The
+    lifetime law stays the case's (exponential: show stat gives means only);
+    a pool the CSV has no rows for keeps the assumed workload, listed."""
+    from routertwin.importers import haproxy_stat
+
+    shown = shown or str(stat)
+    found, notes = haproxy_stat.workloads(stat, imported.scenario["balancer"], shown)
+    imported.not_modelled.extend(notes)
+    timed = [c for c in imported.scenario["cases"] if c["method"] == "timed"]
+    for case in timed:
+        w = found.get(case["pool"])
+        if w is None or w.rate is None:
+            if w is None:
+                imported.not_modelled.append(NotModelled(shown, 1, f"{case['id']}: no server rows of pool "
+                                                                   f"'{case['pool']}'",
+                                                         "its workload stays the what-if's assumption"))
+            continue
+        keys: dict = {"rate": w.rate.value}
+        calibrate = {"rate": w.rate.record()}
+        if w.lifetime_mean_ms is not None and w.lifetime_mean_ms.value > 0:
+            keys["lifetime_mean_ms"] = w.lifetime_mean_ms.value
+            calibrate["lifetime_mean_ms"] = w.lifetime_mean_ms.record()
+        else:
+            imported.not_modelled.append(NotModelled(shown, 1, f"{case['id']}: no lifetime",
+                                                     "no ttime and no open session: the lifetime stays the "
+                                                     "what-if's assumption"))
+        case["timed"] = {**keys, "calibrate": calibrate}
+    for pool in found:
+        if not any(c["pool"] == pool for c in timed):
+            imported.not_modelled.append(NotModelled(shown, 1, f"pool '{pool}'",
+                                                     "no timed case (fewer than two usable servers, or no "
+                                                     "scheduler): its measured workload is not used"))
+
+
 def convert(path: Path, args) -> "Imported":
     """The registry's entry (routertwin.importers): FILE -> the scenario."""
     from routertwin.importers._lbcommon import as_import
 
-    return as_import(import_file(path, shown=str(path)), args, '.yaml')
+    imported = import_file(path, shown=str(path))
+    if getattr(args, "stat", None) is not None:
+        if not Path(args.stat).is_file():
+            raise ImportFileError(str(args.stat), None, "file not found")
+        apply_stat(imported, Path(args.stat))
+    return as_import(imported, args, '.yaml')

@@ -418,7 +418,9 @@ def _timed(scenario, c: Case) -> list[CaseResult]:
             m["drain_s_closed_form"] = _mean([_residual_max_s(t, o["n0"]) for o in outs])
     params = {"method": "timed", "action": c.action, "scheduler": keys["scheduler"], "servers": keys["servers"],
               "rate": t.rate, "lifetime": t.lifetime, "at_s": t.at_s, "end_s": t.end_s,
-              "persistence": keys.get("persistence", "none"), "timeout_queue_ms": keys.get("timeout_queue_ms", 0)}
+              "persistence": keys.get("persistence", "none"), "timeout_queue_ms": keys.get("timeout_queue_ms", 0),
+              # measured (show stat, docs/import-lb.md 5d) or the what-if's assumption
+              "workload": f"calibrate ({', '.join(t.calibrate)})" if t.calibrate else "assumption"}
     if c.pool is not None:
         params.update(pool=c.pool, server=c.server if c.action in ("drain", "remove") else None)
     cases = [CaseResult(c.id, params, m, "", {})]

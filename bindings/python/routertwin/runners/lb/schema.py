@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, ValidationInfo, field_validator, model_validator
@@ -144,6 +145,20 @@ class EcmpWhatIf(ScenarioModel):
         return self
 
 
+class CalibratedValue(ScenarioModel):
+    """A workload value measured on the user's system, not assumed: the
+    record `routertwin import haproxy CONFIG --stat STAT.csv` writes beside
+    it (routertwin.importers.haproxy_stat.workloads). `role: calibrate` as in
+    validation/reference.csv: the what-if takes it as input and nothing may
+    treat it as a prediction."""
+
+    role: Literal["calibrate"]
+    value: float
+    sd: float = Field(ge=0)  # one standard deviation, the value's unit
+    how: str = Field(min_length=1)
+    sources: list[str] = Field(min_length=1)  # FILE:LINE: column N 'name' = value (backend/server)
+
+
 class TimedWhatIf(ScenarioModel):
     """A pool under a connection workload while a server drains, is removed
     or is added, timed (model/lb/helper/lb-timed.h): Poisson arrivals of
@@ -169,9 +184,17 @@ class TimedWhatIf(ScenarioModel):
     # None: the pool's (cookie insert with a cookie on every server: cookie)
     persistence: Literal["none", "cookie"] | None = None
     clients: int | None = Field(default=None, ge=1, le=1 << 24)  # cookie: clients (default 10 per server)
+    # which of rate and lifetime_mean_ms were measured (show stat) rather than assumed
+    calibrate: dict[Literal["rate", "lifetime_mean_ms"], CalibratedValue] | None = None
 
     @model_validator(mode="after")
     def _windows(self):
+        for key, record in (self.calibrate or {}).items():
+            value = getattr(self, key)
+            if not math.isclose(value, record.value, rel_tol=1e-9):
+                raise FieldError(("calibrate", key), f"{key} is {value:g} but its calibrate record measured "
+                                                     f"{record.value:g}: edit both, or delete calibrate.{key} "
+                                                     f"to make {key} an assumption")
         if not (self.warmup_s <= self.at_s and self.at_s + self.settle_s < self.end_s):
             raise FieldError(("at_s",), "needs warmup_s <= at_s and at_s + settle_s < end_s")
         # a law's parameter given for another law would be silently unused

@@ -95,6 +95,21 @@ ParseRouterConfig(const py::dict& d)
              c.ipMixSequence = o == "sequence";
          }},
         {"offered_load", [&](auto& k, auto& v) { c.offeredLoad = Num(k, v); }},
+        {"arrivals", [&](auto& k, auto& v) {
+             try
+             {
+                 c.arrivals.kind = ParseArrivalKind(Str(k, v));
+             }
+             catch (const std::invalid_argument& e)
+             {
+                 throw std::invalid_argument("key 'arrivals': " + std::string(e.what()));
+             }
+         }},
+        {"burst_mean_frames", [&](auto& k, auto& v) { c.arrivals.burstMeanFrames = Num(k, v); }},
+        {"burst_peak_pps", [&](auto& k, auto& v) { c.arrivals.peakPps = Num(k, v); }},
+        {"mmpp_rate_ratio", [&](auto& k, auto& v) { c.arrivals.mmppRateRatio = Num(k, v); }},
+        {"mmpp_high_fraction", [&](auto& k, auto& v) { c.arrivals.mmppHighFraction = Num(k, v); }},
+        {"mmpp_cycle_s", [&](auto& k, auto& v) { c.arrivals.mmppCycleSeconds = Num(k, v); }},
         {"routes", [&](auto& k, auto& v) { c.routes = Uint(k, v); }},
         {"routes_as_destinations", [&](auto& k, auto& v) { c.routesAsDestinations = Bool(k, v); }},
         {"route_first_prefix", [&](auto& k, auto& v) { c.routeFirstPrefix = Ipv4(k, Str(k, v)); }},
@@ -170,6 +185,12 @@ ToDict(const RouterResult& r)
     d["mean_ip_bytes"] = r.meanIpBytes;
     d["mean_ingress_escapes"] = r.meanIngressEscapes;
     d["mean_egress_escapes"] = r.meanEgressEscapes;
+    if (r.egressCounted) // packet mode: the steady state keeps no per-frame schedule
+    {
+        d["tester_wait_avg_us"] = r.testerWaitAvg * 1e6;
+        d["tester_wait_max_us"] = r.testerWaitMax * 1e6;
+        d["tester_waited_fraction"] = r.testerWaitedFraction;
+    }
     d["fabric_load"] = r.fabricLoad;
     d["lookup_load"] = r.lookupLoad;
     d["bottleneck"] = r.bottleneck;

@@ -30,6 +30,7 @@ This module turns those into clustering figures, console tables and plots.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,31 @@ def queue_of(dist: dict) -> tuple[str, dict | None]:
     return "", None
 
 
+@dataclass
+class WindowCase:
+    """A steady-state router case's packet-level window (RouterTester.
+    packet_window), shown as a case of its own beside it."""
+
+    case: str
+    metrics: dict
+    distributions: dict
+
+
+def with_packet_windows(cases) -> list:
+    """The cases, each followed by its packet-level window if it has one,
+    named `<case>-packet-<window>ms` (a steady-state case run with
+    `packet_window_s`: its per-packet histogram, ports, loss timeline and
+    egress queue, where the case's own distributions are Lindley blocks)."""
+    out = []
+    for c in cases:
+        out.append(c)
+        window = (getattr(c, "distributions", None) or {}).get("packet_window")
+        if window:
+            dist = {k: v for k, v in window.items() if k not in ("duration_s", "metrics")}
+            out.append(WindowCase(f"{c.case}-packet-{window['duration_s'] * 1e3:g}ms", window["metrics"], dist))
+    return out
+
+
 def print_distributions(console, scenario, cases) -> None:
     """After a run's table: per case with a distribution, its percentiles,
     and, where ports differ, the ports ranked by p99 latency and by drops,
@@ -170,7 +196,7 @@ def print_distributions(console, scenario, cases) -> None:
 
     from routertwin.results import fmt
 
-    shown = [c for c in cases if getattr(c, "distributions", None)]
+    shown = with_packet_windows([c for c in cases if getattr(c, "distributions", None)])
     if not shown:
         return
     t = Table(title=f"{scenario.name}: latency distribution (us) and loss clustering; queue lengths (packets)")
@@ -338,10 +364,16 @@ def markdown_study(rows, outcomes) -> list[str]:
         by_case.setdefault(key, []).append(r.ref.id)
     if not cases:
         return []
+    for key, case in list(cases.items()):
+        for w in with_packet_windows([case])[1:]:
+            cases[key + (w.case,)] = w
+            by_case[key + (w.case,)] = by_case[key]
     out = ["", "Latency distribution and loss clustering of the replayed cases (twin; us; "
                 "percentiles from a Boost.Histogram of 100 log bins per decade, within 2.3 % of exact; "
                 "steady-state cases histogram per-block means, so their upper percentiles understate "
-                "per-packet ones and `max` is the walks' bound), and the time-weighted length of the "
+                "per-packet ones and `max` is the walks' bound; a `-packet-<N>ms` row is such a case's "
+                "packet-level window: the same trial, every packet, over its first N ms from empty "
+                "queues), and the time-weighted length of the "
                 "queue in front of the cores or of the egress ports (packets waiting or in service; "
                 "RSS cores and ports: each one's queue, pooled; none in steady state):", "",
            "| case | rows | p50 | p99 | p99.9 | max | lost | ports with loss | worst port % of loss | "

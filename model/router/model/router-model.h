@@ -30,6 +30,7 @@
 #include "latency-histogram.h"
 #include "pos-framing.h"
 #include "queue-length-histogram.h"
+#include "traffic-profile.h"
 
 #include <cstdint>
 #include <functional>
@@ -90,6 +91,17 @@ struct RouterConfig
     bool traceDestinations = true;
     bool Traced() const { return !traceFile.empty() || !portTraceFiles.empty(); }
     double offeredLoad = 1.0;     ///< fraction of the theoretical frame rate; 1 = back to back
+    /// When each tester port offers its frames: the arrival processes of the
+    /// pipeline's tester (traffic-profile.h). kConstant is the RFC 2544
+    /// tester's even spacing; kPoisson, kOnOff and kMmpp2 draw each port's
+    /// instants from its own random stream at a long-run rate of offeredLoad
+    /// of the port's theoretical rate (the engine sets meanPps; on/off's
+    /// peakPps is given here). A frame starts at its instant or when the
+    /// previous frame has left the line, whichever is later: that wait is
+    /// the tester's (RouterResult::testerWait*), outside the latency, which
+    /// starts at the frame's first bit. Random kinds: packet mode only, not
+    /// with a trace (it brings its own instants).
+    ArrivalConfig arrivals;
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination
     uint32_t routeFirstPrefix = 0x10000000; ///< first /24 of the generated routes (16.0.0.0)
@@ -193,6 +205,14 @@ struct RouterResult
     double latencyMax = 0;
     double meanIngressEscapes = 0;  ///< per frame, tester side
     double meanEgressEscapes = 0;   ///< per frame, router side
+    /// Packet mode: how long frames waited at the tester for its line, from
+    /// the instant the arrival process (or the constant schedule, or the
+    /// trace) gave them to their first bit (a Poisson tester's collisions;
+    /// at line rate, the lag that stuffing adds to the nominal schedule):
+    /// mean and maximum (s) and the share of frames that waited at all.
+    double testerWaitAvg = 0;
+    double testerWaitMax = 0;
+    double testerWaitedFraction = 0;
     double fabricLoad = 0;          ///< offered cells / fabric capacity, busiest PFE
     double lookupLoad = 0;          ///< offered probes / probe rate, busiest PFE
     std::map<std::string, uint64_t> drops;

@@ -248,7 +248,8 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
     queue lengths, a drops-per-port-and-time heat map of each such case
     that lost packets, and the latency per port of each such case whose
     ports differ (routertwin.distributions); file names written."""
-    from routertwin.distributions import latency_plot, loss_timeline_plot, ports_plot, queue_length_plot
+    from routertwin.distributions import (latency_plot, loss_timeline_plot, ports_plot, queue_length_plot,
+                                          with_packet_windows)
 
     written = []
     for study, rows in report.by_study.items():
@@ -259,6 +260,7 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
                 continue
             seen.add((r.mapped.scenario, r.mapped.case))
             cases += [c for c in outcome.cases if c.case == r.mapped.case and c.distributions]
+        cases = with_packet_windows(cases)
         name = f"{study}-latency-distribution.png"
         if latency_plot(cases, out_dir / name, f"{study}: latency distribution of the replayed cases"):
             written.append(name)

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from routertwin.runners._shared.workload import Arrivals
 from routertwin.runners.router.analytic import max_frame_rate
 from routertwin.runners.router.platform import RouterPlatform
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
@@ -116,6 +117,15 @@ class Schema(ScenarioModel):
     # each packet's size drawn from the mix, or a fixed interleaving whose
     # shares are exact every cycle of the weights (a tester's repeating pattern)
     mix_order: Literal["random", "sequence"] = "random"
+    # When each tester port offers its frames (docs/workloads.md): the
+    # tester's constant spacing (default), or a Poisson, on/off or MMPP
+    # process at the case's offered load; random processes: mode packet.
+    arrivals: Arrivals | None = None
+    # Beside each steady-state trial, the same trial at packet level for
+    # this many seconds of tester time from empty queues: its per-packet
+    # latency histogram, ports, loss timeline and egress queue lengths
+    # (metrics window_*, distributions["packet_window"]; docs/t640.md).
+    packet_window_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S)
     cases: list[Case] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -134,6 +144,15 @@ class Schema(ScenarioModel):
         for name in self.traces:
             if name in self.mixes:
                 raise FieldError(("traces", name), f"'{name}' names both a mix and a trace")
+        if self.arrivals is not None and self.arrivals.process != "constant":
+            for i, c in enumerate(self.cases):
+                if (c.mode or self.mode) != "packet":
+                    raise FieldError(("arrivals", "process"), f"{self.arrivals.process} arrivals run in mode "
+                                     f"packet only (case '{c.case}' is {c.mode or self.mode}): the steady-state "
+                                     "walks take the constant schedule's moments")
+                if c.ip_mix is not None and c.ip_mix in self.traces:
+                    raise FieldError(("arrivals", "process"), f"case '{c.case}' replays a trace, which brings "
+                                     "its own instants")
         return self
 
 

@@ -184,6 +184,22 @@ def test_the_packet_window_is_the_same_trial_at_packet_level(tmp_path):
     # the case's own figures stay the steady state's
     assert "egress_queue" not in {k for k in case.distributions if k != "packet_window"}
     assert case.params["mode"] == "steady"
+    # the report shows the window as a case of its own, beside the case
+    from types import SimpleNamespace
+
+    from routertwin.distributions import fmt_window_name, markdown_study, queue_length_plot, with_packet_windows
+
+    rows = [SimpleNamespace(mapped=SimpleNamespace(scenario=steady.path, case="40b"), ref=SimpleNamespace(id="r"))]
+    lines = markdown_study(rows, {steady.path: SimpleNamespace(error=None, cases=[case])})
+    name = fmt_window_name(case.case, 0.0001)
+    assert name == "40b-packet-0.1ms"
+    [row] = [line for line in lines if line.startswith(f"| {name} |")]
+    from routertwin.results import fmt
+
+    assert f"| {fmt(ref.metrics['latency_p99'])} |" in row
+    assert "egress ports" in row  # the window has the queue the steady state lacks
+    assert [c.case for c in with_packet_windows([case])] == ["40b", name]
+    assert queue_length_plot(with_packet_windows([case]), tmp_path / "q.png", "t").stat().st_size > 0
 
 
 def test_a_packet_window_beyond_memory_names_the_line(tmp_path):

@@ -184,8 +184,13 @@ def with_packet_windows(cases) -> list:
         window = (getattr(c, "distributions", None) or {}).get("packet_window")
         if window:
             dist = {k: v for k, v in window.items() if k not in ("duration_s", "metrics")}
-            out.append(WindowCase(f"{c.case}-packet-{window['duration_s'] * 1e3:g}ms", window["metrics"], dist))
+            out.append(WindowCase(fmt_window_name(c.case, window["duration_s"]), window["metrics"], dist))
     return out
+
+
+def fmt_window_name(case: str, duration_s: float) -> str:
+    """The name a case's packet window shows under: `<case>-packet-<ms>ms`."""
+    return f"{case}-packet-{duration_s * 1e3:g}ms"
 
 
 def print_distributions(console, scenario, cases) -> None:

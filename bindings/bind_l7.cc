@@ -57,6 +57,7 @@ FromDict(const py::dict& config)
           {"forwarding", [&](auto& k, auto& v) { c.forwarding = Str(k, v); }},
           {"http11", [&](auto& k, auto& v) { c.http11 = Bool(k, v); }},
           {"rules", [&](auto& k, auto& v) { c.rules = Uint(k, v); }},
+          {"cookie_method", [&](auto& k, auto& v) { c.cookieMethod = Str(k, v); }},
           {"client_hosts", [&](auto& k, auto& v) { c.clientHosts = Uint(k, v); }},
           {"threads_per_host", [&](auto& k, auto& v) { c.threadsPerHost = Uint(k, v); }},
           {"servers", [&](auto& k, auto& v) { c.servers = Uint(k, v); }},
@@ -123,6 +124,9 @@ ToDict(const WebBenchTestbedResult& r)
     d["connection_sides_per_request"] = r.connectionSidesPerRequest;
     d["redirects_per_request"] = r.redirectsPerRequest;
     d["rules_per_request"] = r.rulesPerRequest;
+    d["cookie_hits_per_request"] = r.cookieHitsPerRequest;
+    d["cookies_inserted_per_request"] = r.cookiesInsertedPerRequest;
+    d["cookies_learned_per_request"] = r.cookiesLearnedPerRequest;
     d["utilization"] = r.utilization;
     d["drops"] = r.drops;
     d["events"] = r.events;

@@ -7,6 +7,7 @@
 #include "lb-failover.h"
 #include "lb-remap.h"
 #include "lb-scenario.h"
+#include "lb-timed.h"
 #include "dp_sched.h"
 
 #include <pybind11/stl.h>
@@ -58,6 +59,8 @@ ToDict(const LbScenarioResult& r)
     d["units_failed"] = r.unitsFailed;
     d["frames_to_servers"] = r.framesToServers;
     d["delivery_errors"] = r.deliveryErrors;
+    d["trace_ipv6_connections_not_replayed"] = r.traceIpv6Connections;
+    d["trace_ipv6_packets_not_replayed"] = r.traceIpv6Packets;
     d["expired"] = r.expired;
     d["time_wait_end"] = r.timeWaitEnd;
     d["occupancy_t_s"] = r.occupancyTimes;
@@ -299,6 +302,7 @@ BindLb(py::module_& m)
             d["retried"] = r.retried;
             d["redispatched"] = r.redispatched;
             d["to_dead_server"] = r.toDeadServer;
+            d["max_delay_ms"] = r.maxDelayMs;
             d["failover_ms"] = r.failoverMs;
             d["master_down_interval_ms"] = r.masterDownIntervalMs;
             d["lost_in_failover"] = r.lostInFailover;
@@ -310,6 +314,53 @@ BindLb(py::module_& m)
         "Health-check detection, requests failed with and without option redispatch / retries, and balancer "
         "failover (model/lb/helper/lb-failover.h documents the keys). Unknown keys or bad values raise "
         "ValueError naming the key.");
+    m.def(
+        "lb_timed",
+        [](const py::dict& config) {
+            const std::map<std::string, ConfigValue> keys = ConfigKeys(config);
+            const LbTimedConfig c = LbTimedConfig::FromKeys(keys);
+            LbTimedResult r;
+            {
+                py::gil_scoped_release release;
+                r = RunLbTimed(c);
+            }
+            py::dict d;
+            d["requests"] = r.requests;
+            d["served"] = r.served;
+            d["queued"] = r.queued;
+            d["queue_timeouts"] = r.queueTimeouts;
+            d["refused_maxqueue"] = r.refusedMaxqueue;
+            d["refused_no_server"] = r.refusedNoServer;
+            d["redispatched_full"] = r.redispatchedFull;
+            d["broken"] = r.broken;
+            d["queue_wait_mean_ms"] = r.queueWaitMeanMs;
+            d["backend_queue_max"] = r.backendQueueMax;
+            d["server_queue_max"] = r.serverQueueMax;
+            d["before_active"] = r.beforeActive;
+            d["after_active"] = r.afterActive;
+            d["before_new_per_s"] = r.beforeNewPerS;
+            d["after_new_per_s"] = r.afterNewPerS;
+            d["before_503_per_s"] = r.before503PerS;
+            d["after_503_per_s"] = r.after503PerS;
+            d["n0"] = r.n0;
+            d["drain_s"] = r.drainS;
+            d["draining_new"] = r.drainingNew;
+            d["samples"] = r.samples;
+            return d;
+        },
+        py::arg("config"),
+        "A pool under Poisson connection arrivals with lifetimes while a server is drained, removed or added, "
+        "with HAProxy's maxconn, queues, maxqueue and timeout queue (model/lb/helper/lb-timed.h documents the "
+        "keys). Unknown keys or bad values raise ValueError naming the key.");
+    m.def("lb_timed_config_keys", &LbTimedConfig::KeyNames, "Every key lb_timed accepts.");
+    m.def(
+        "lb_timed_check",
+        [](const py::dict& config) {
+            const std::map<std::string, ConfigValue> keys = ConfigKeys(config);
+            LbTimedConfig::FromKeys(keys);
+        },
+        py::arg("config"),
+        "Checks lb_timed keys without running: ValueError \"key 'K': ...\" for the first bad one.");
     py::class_<SchedPool>(m, "SchedPool",
                           "A dp_sched pool driven connection by connection (routertwin lab haproxy's twin side).")
         .def(py::init<const std::string&, const std::vector<uint32_t>&, const std::vector<bool>&, uint64_t,

@@ -95,18 +95,12 @@ ParseRouterConfig(const py::dict& d)
              c.ipMixSequence = o == "sequence";
          }},
         {"offered_load", [&](auto& k, auto& v) { c.offeredLoad = Num(k, v); }},
-        {"arrivals", [&](auto& k, auto& v) {
-             try
-             {
-                 c.arrivals.kind = ParseArrivalKind(Str(k, v));
-             }
-             catch (const std::invalid_argument& e)
-             {
-                 throw std::invalid_argument("key 'arrivals': " + std::string(e.what()));
-             }
-         }},
+        {"arrivals", [&](auto& k, auto& v) { c.arrivals.kind = ParseArrivalKind(Str(k, v)); }},
+        {"destination_popularity",
+         [&](auto& k, auto& v) { c.destinationPopularity = ParseFlowPopularity(Str(k, v)); }},
+        {"zipf_exponent", [&](auto& k, auto& v) { c.zipfExponent = Num(k, v); }},
         {"burst_mean_frames", [&](auto& k, auto& v) { c.arrivals.burstMeanFrames = Num(k, v); }},
-        {"burst_peak_pps", [&](auto& k, auto& v) { c.arrivals.peakPps = Num(k, v); }},
+        {"burst_peak_load", [&](auto& k, auto& v) { c.burstPeakLoad = Num(k, v); }},
         {"mmpp_rate_ratio", [&](auto& k, auto& v) { c.arrivals.mmppRateRatio = Num(k, v); }},
         {"mmpp_high_fraction", [&](auto& k, auto& v) { c.arrivals.mmppHighFraction = Num(k, v); }},
         {"mmpp_cycle_s", [&](auto& k, auto& v) { c.arrivals.mmppCycleSeconds = Num(k, v); }},
@@ -155,6 +149,15 @@ ParseRouterConfig(const py::dict& d)
         it->second(key, v);
     });
     c.Validate();
+    if (p.mode == "steady" && c.destinationPopularity != FlowPopularity::kRoundRobin)
+    {
+        throw std::invalid_argument("key 'destination_popularity': runs in mode packet only");
+    }
+    if (p.mode == "steady" && c.arrivals.kind != ArrivalKind::kConstant)
+    {
+        throw std::invalid_argument("key 'arrivals': random arrivals run in mode packet only (the steady "
+                                    "state's Lindley recursion takes the nominal spacing)");
+    }
     return p;
 }
 

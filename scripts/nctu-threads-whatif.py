@@ -7,8 +7,12 @@ thread count and no calibrate row pins it, so the profile keeps its
 assumption whatever this prints.
 
 Usage (from the checkout): python3 scripts/nctu-threads-whatif.py 2 5
+                           python3 scripts/nctu-threads-whatif.py --engine ns3 2 6
 Prints a markdown table: each row's reference value and, per thread
 count, the twin's value and its error (percent, or points for the drops).
+With --engine ns3 each row's ns-3 twin runs (scenarios/nctu/ns3/, the
+same file name: the testbed at packet level, the servers sharing the
+gigabit uplink with the clients).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("threads", type=int, nargs="+", help="WebBench threads per client PC, one what-if each")
     ap.add_argument("--root", type=Path, default=Path.cwd(), help="the repository checkout (default: .)")
+    ap.add_argument("--engine", choices=("mva", "ns3"), default="mva",
+                    help="mva: the replay scenarios; ns3: their twins in scenarios/nctu/ns3/")
     args = ap.parse_args()
     root = args.root.resolve()
     mapping, _ = read_yaml_file(root / "validation" / "mapping" / "nctu.yaml")
@@ -54,7 +60,10 @@ def main() -> int:
             cells = []
             for t in args.threads:
                 if (m["scenario"], t) not in runs:
-                    s = api.load(root / m["scenario"]).with_(testbed=str(testbeds[t]))
+                    path = root / m["scenario"]
+                    if args.engine == "ns3":
+                        path = path.parent / "ns3" / path.name
+                    s = api.load(path).with_(testbed=str(testbeds[t]))
                     runs[m["scenario"], t] = {c.case: c.metrics for c in api.run(s).cases}
                 v = runs[m["scenario"], t][m["case"]][m["metric"]]
                 err = f"{v - paper:+.1f} points" if m["metric"] == "drop" else f"{(v - paper) / paper * 100:+.0f} %"

@@ -222,7 +222,7 @@ def test_every_statement_is_mapped_or_listed():
             if words and no not in listed:
                 assert words[0] in MODELLED_HEADS or words[:2] in (
                     ["option", "allbackups"], ["option", "redispatch"], ["timeout", "connect"],
-                    ["timeout", "check"]), f"{path}:{no}: {line}"
+                    ["timeout", "check"], ["timeout", "queue"]), f"{path}:{no}: {line}"
                 if words[0] in ("bind", "server", "default-server"):
                     # a mapped server line has only modelled options
                     assert not set(words) & {"ssl", "name", "track", "source", "verify"}, f"{path}:{no}"
@@ -710,6 +710,94 @@ def test_failover_settings_survive_export_and_import(tmp_path):
         "failover-redisp", "failover-plain", "failover-sticky"]
 
 
+INTERVAL_CFG = """
+    defaults
+        mode http
+        retries 3
+        option redispatch 2
+    frontend web
+        bind 198.18.0.10:80
+        default_backend mixed
+    backend mixed
+        server a 198.18.0.1:80
+        server b 198.18.0.2:80 check inter 1s
+        server c 198.18.0.3:80 check inter 1s
+    backend last
+        option redispatch
+        server d 198.18.0.4:80 check
+        server e 198.18.0.5:80 check
+    """
+
+
+def test_option_redispatch_interval_and_unchecked_servers_reach_the_failover_case(tmp_path):
+    """option redispatch 2 (inherited) is the case's redispatch_after; plain
+    option redispatch keeps HAProxy's default (-1, no key). A pool whose
+    first server has no check still gets a case: the first checked server
+    dies, and `checked` says a is never probed (lb-failover.h)."""
+    path = cfg(tmp_path, INTERVAL_CFG, name="iv.cfg")
+    r = haproxy.import_file(path, env={})
+    cases = {c["id"]: c["failover"] for c in r.scenario["cases"] if c["method"] == "failover"}
+    assert cases["failover-mixed"]["redispatch_after"] == 2 and cases["failover-mixed"]["redispatch"] is True
+    assert cases["failover-mixed"]["checked"] == "0,1,1" and cases["failover-mixed"]["kill_server"] == 1
+    assert "redispatch_after" not in cases["failover-last"] and "checked" not in cases["failover-last"]
+    out = tmp_path / "iv.yaml"
+    assert run_cli("import", "haproxy", path, "-o", out).returncode == 0
+    proc = run_cli("run", out, "--out", tmp_path / "res")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_timeout_check_without_timeout_connect_leaves_a_check_inter(tmp_path):
+    """HAProxy gives a check's connection min(timeout connect, inter) only
+    when both timeouts are set (tcpcheck_eval_connect: "if
+    (proxy->timeout.check && proxy->timeout.connect)"); with timeout check
+    alone it gets inter, so a silent server with inter 8 s is taken out
+    after 3 x 8000 + 2 x 8000 ms at least, not after the model's assumed
+    5 s connect timeout per check."""
+    path = cfg(tmp_path, """
+        defaults
+            mode http
+            timeout check 1s
+        backend b
+            server a 198.18.0.1:80 check inter 8s
+            server b 198.18.0.2:80 check inter 8s
+        """)
+    (case,) = [c["failover"] for c in haproxy.import_file(path, env={}).scenario["cases"]
+               if c["method"] == "failover"]
+    assert "check_timeout_ms" not in case and "connect_timeout_ms" not in case
+    from routertwin import _core
+
+    r = _core.run_lb_failover({**case, "kill_mode": "silent", "duration_s": 60})
+    assert (r["window_min_ms"], r["window_max_ms"]) == (3 * 8000 + 2 * 8000, 3 * 8000 + 2 * 8000 + 8000)
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("backend b\n    retries 3\n    option redispatch -4\n    server a 198.18.0.1:80\n", 3,
+     "option redispatch -4 with retries 3 names no retry"),
+    ("defaults\n    option redispatch -3\nbackend b\n    retries 2\n    server a 198.18.0.1:80\n", 2,
+     "option redispatch -3 with retries 2 names no retry"),
+    ("backend b\n    option redispatch 2x\n", 2, "option redispatch interval: '2x' must be an integer"),
+])
+def test_a_redispatch_interval_naming_no_retry_is_refused_at_its_line(tmp_path, text, line, message):
+    path = cfg(tmp_path, text)
+    out = tmp_path / "out.yaml"
+    err = one_line(run_cli("import", "haproxy", path, "-o", out), out)
+    assert err.startswith(f"{path}:{line}: ") and message in err, err
+
+
+@needs_haproxy
+def test_redispatch_interval_survives_export_and_import(tmp_path):
+    path = cfg(tmp_path, INTERVAL_CFG, name="iv.cfg")
+    first = haproxy.import_file(path, env={})
+    (tmp_path / "first.yaml").write_text(first.text(), encoding="utf-8")
+    out = tmp_path / "back.cfg"
+    assert run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out).returncode == 0
+    text = out.read_text()
+    assert "    option redispatch 2\n" in text
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, text + check.stdout + check.stderr
+    assert haproxy.import_file(out, env={}).scenario["cases"] == first.scenario["cases"]
+
+
 @needs_haproxy
 def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch):
     """SETTINGS is the one switch: give the balancer schema the keys the
@@ -792,8 +880,8 @@ def test_python_import_file(tmp_path):
     imported = rt.import_file("haproxy", path, out)
     assert imported.unmodelled == [f"{path}:2: timeout server 5s (not modelled yet: would set pool key 'timeouts_ms')"]
     sc = rt.load(out)
-    assert [c.id for c in sc.config.cases] == ["fail-b", "drain-b", "add-b", "ecmp-fail-b", "ecmp-add-b",
-                                               "ecmp-rh-fail-b", "ecmp-rh-add-b"]
+    assert [c.id for c in sc.config.cases] == ["fail-b", "drain-b", "add-b", "drain-timed-b", "ecmp-fail-b",
+                                               "ecmp-add-b", "ecmp-rh-fail-b", "ecmp-rh-add-b"]
     with pytest.raises(rt.UserError, match=r":2: timeout server 5s .*--strict"):
         rt.import_file("haproxy", path, tmp_path / "c.yaml", strict=True)
     assert not (tmp_path / "c.yaml").exists()
@@ -1019,3 +1107,61 @@ def test_imported_uri_pools_run_their_remap_cases(tmp_path):
     kept = sum(before[h % 6] == after[h % 5] for h in range(30)) / 30
     assert plain["moved_pct"] == pytest.approx(100 * (1 - kept), abs=0.6)  # 100,000 keys: sd 0.16 %
     assert plain["on_failed_pct"] == pytest.approx(100 / 6, abs=0.6)
+
+
+QUEUE_CFG = """
+    defaults
+        mode http
+        timeout connect 4s
+        timeout client 30s
+        timeout server 30s
+    frontend f
+        bind 198.18.0.10:80
+        default_backend q
+    backend q
+        balance leastconn
+        timeout queue 1500ms
+        option redispatch
+        cookie SRV insert indirect nocache
+        default-server maxconn 8 maxqueue 3
+        server a 198.18.0.1:80 cookie a
+        server b 198.18.0.2:80 cookie b maxqueue 0
+    backend inherit
+        server c 198.18.0.3:80 maxconn 2
+        server d 198.18.0.4:80 maxconn 2
+"""
+
+
+@needs_haproxy
+def test_maxconn_maxqueue_and_timeout_queue_map_to_the_timed_case_and_back(tmp_path):
+    """maxconn, maxqueue (server and default-server) and timeout queue are
+    pool and server keys now, not listed; the drain-timed case uses them:
+    timeout queue when set, else timeout connect (manual 4.2); the cookie
+    makes its clients persistent. Export writes them back, haproxy -c accepts
+    the file, and importing it again gives the same balancer and cases."""
+    path = cfg(tmp_path, QUEUE_CFG, name="q.cfg")
+    first = haproxy.import_file(path, env={})
+    assert [n.text for n in first.not_modelled] == ["timeout client 30s", "timeout server 30s"]
+    sc = load_imported(tmp_path, first, "first.yaml")
+    q, inherit = sc.config.balancer.pools
+    assert [(s.maxconn, s.maxqueue) for s in q.servers] == [(8, 3), (8, 0)]
+    assert (q.queue_timeout_ms, inherit.queue_timeout_ms, inherit.connect_timeout_ms) == (1500.0, None, 4000.0)
+    from routertwin.runners.lb.runner import _timed_keys
+
+    cases = {c.id: c for c in sc.config.cases}
+    keys, names = _timed_keys(sc, cases["drain-timed-q"])
+    assert (keys["maxconn"], keys["maxqueue"], keys["timeout_queue_ms"]) == ({"0": 8.0, "1": 8.0},
+                                                                             {"0": 3.0, "1": 0.0}, 1500)
+    assert (keys["persistence"], keys["clients"], keys["redispatch"], names) == ("cookie", 20, True, ["a", "b"])
+    keys, _ = _timed_keys(sc, cases["drain-timed-inherit"])
+    assert keys["timeout_queue_ms"] == 4000 and "persistence" not in keys  # timeout connect's
+    out = tmp_path / "back.cfg"
+    assert run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out).returncode == 0
+    text = out.read_text()
+    assert "    timeout queue 1500ms\n" in text and " maxconn 8 maxqueue 3" in text
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, text + check.stdout + check.stderr
+    again = haproxy.import_file(out, env={})
+    assert (load_imported(tmp_path, again, "again.yaml").config.balancer.model_dump()
+            == sc.config.balancer.model_dump())
+    assert again.scenario["cases"] == first.scenario["cases"]

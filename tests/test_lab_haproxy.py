@@ -142,6 +142,102 @@ def test_failover_detection_and_failed_requests(lab):
     assert redisp["failed"] == 0
 
 
+@pytest.fixture(scope="module")
+def silent_lab(tmp_path_factory):
+    """The silent-host, no-check and redispatch-interval cases, one run."""
+    out = tmp_path_factory.mktemp("labhasilent")
+    before = _namespaces(PREFIX)
+    names = ["failover-silent", "failover-silent-redispatch", "failover-nocheck", "failover-redispatch-interval"]
+    proc = run_cli("lab", "haproxy", *[CASES / f"{n}.cfg" for n in names], "--prefix", PREFIX, "--out", out,
+                   "--no-plots")
+    files = sorted(out.glob("lab-haproxy-*.json"))
+    assert files, proc.stdout + proc.stderr
+    doc = json.loads(files[0].read_text())
+    return {"proc": proc, "before": before, "cases": {Path(c["config"]).stem: c for c in doc["cases"]}}
+
+
+# a request's time is a whole number of waits (connect timeouts, turn-arounds)
+# plus the machine's own; below 0.9 of one more wait it is not one more
+NO_EXTRA_WAIT = 0.9
+
+
+def _took(r) -> float:
+    return r["t1_ms"] - r["t0_ms"]
+
+
+@needs_netns
+@needs_haproxy
+def test_a_silent_host_costs_connect_timeouts_and_slower_checks(silent_lab):
+    """The host drops every packet (no RST). Without timeout check a check's
+    connection gets inter (configuration.txt "timeout check"), and the next
+    check starts fastinter after a failed one ends (process_chk_conn): DOWN
+    fall x inter + (fall - 1) x fastinter = 1700 ms after the first failing
+    check, which comes 0..inter after the death. A request meeting the host
+    waits timeout connect (1 s) per attempt: without redispatch it fails
+    after 1 + retries = 4 of them (its retries stay on the server: a third
+    of the requests until the DOWN mark); with it, its first retry goes
+    elsewhere at once and it is served one connect timeout late."""
+    inter, fastinter, fall, rate, servers, connect, retries = 500, 100, 3, 50, 3, 1000, 3
+    plain = silent_lab["cases"]["failover-silent"]
+    redisp = silent_lab["cases"]["failover-silent-redispatch"]
+    for case in (plain, redisp):
+        c = case["comparison"]
+        lo = fall * inter + (fall - 1) * fastinter
+        assert c["twin_window_ms"] == [lo, lo + inter]
+        assert lo - 20 <= c["measured_detection_ms"] <= lo + inter + 60, c["measured_detection_ms"]
+    c = plain["comparison"]
+    failed = [r for r in plain["measured"]["requests"] if r["status"] != 200]
+    assert abs(len(failed) - c["measured_detection_ms"] * rate / 1000 / servers) <= 2
+    assert all((1 + retries) * connect <= _took(r) < (1 + retries) * connect + NO_EXTRA_WAIT * connect for r in failed)
+    assert c["verdict"] == "pass", c
+    c = redisp["comparison"]
+    slow = [r for r in redisp["measured"]["requests"] if _took(r) >= 0.9 * connect]
+    # each redispatch, a connect timeout after its request, takes a round-robin
+    # turn (past the dead server: "0 2 0 2" in HaproxyRecorded), so the dead
+    # server gets between a third and a half of the requests until its DOWN mark
+    seconds = c["measured_detection_ms"] / 1000
+    assert c["failed"] == 0 and seconds * rate / servers - 2 <= len(slow) <= seconds * rate / 2 + 2
+    kill, down = c["kill_at_ms"], c["down_at_ms"]
+    start = redisp["measured"]["events"]["start_ms"]
+    assert all(kill - 1 <= r["t0_ms"] - start <= down + 1 and connect <= _took(r) < (1 + NO_EXTRA_WAIT) * connect
+               for r in slow)
+    assert c["verdict"] == "pass", c
+
+
+@needs_netns
+@needs_haproxy
+def test_a_server_without_check_is_never_marked_down(silent_lab):
+    """a has no check: HAProxy's stats say "no check" to the end, the round
+    robin gives it a third of the requests after its death, and each fails
+    after 3 retries 1 s apart (the turn-around): (4 - 1) s x 50/s / 3 = 50."""
+    case = silent_lab["cases"]["failover-nocheck"]
+    c = case["comparison"]
+    assert c["measured_detection_ms"] is None and c["twin_window_ms"] == [-1, -1]
+    stat = {f[1]: f[17] for f in (line.split(",") for line in case["measured"]["show_stat"].splitlines())
+            if len(f) > 17 and f[0] == "app"}
+    assert stat["a"].startswith("no check") and stat["b"].startswith("UP")
+    failed = [r for r in case["measured"]["requests"] if r["status"] != 200]
+    assert abs(len(failed) - 50) <= 2 and all(3000 <= _took(r) < 3000 + NO_EXTRA_WAIT * 1000 for r in failed)
+    assert c["verdict"] == "pass", c
+
+
+@needs_netns
+@needs_haproxy
+def test_option_redispatch_2_redispatches_the_second_retry(silent_lab):
+    """option redispatch 2, retries 3, a consistent source hash (no early
+    redispatch), a refusing: the first retry goes back to a after the
+    turn-around min(timeout connect, 1 s) = 300 ms, the second past it on
+    the ring at once: a's clients are served 300 ms late (600 with plain
+    option redispatch), none fails."""
+    case = silent_lab["cases"]["failover-redispatch-interval"]
+    c = case["comparison"]
+    late = [r for r in case["measured"]["requests"] if _took(r) >= 200]
+    assert c["failed"] == 0 and late and all(300 <= _took(r) < (1 + NO_EXTRA_WAIT) * 300 for r in late)
+    assert c["twin_max_delay_ms"] == [300, 300]
+    assert c["verdict"] == "pass", c
+    assert _namespaces(PREFIX) == silent_lab["before"]
+
+
 @needs_netns
 @needs_haproxy
 @pytest.mark.skipif(not Path(DEBIAN_SW).exists(), reason="Debian's haproxy examples are not installed")
@@ -282,6 +378,7 @@ backend app
     ("", ["--workload", "requets=3"], "workload key 'requets': unknown"),
     ("", ["--workload", "requests=0"], "workload key 'requests': 0 is out of range"),
     ("", ["--workload", "delays_ms=5:5"], "one delay of 0..5000 ms per server"),
+    ("", ["--workload", "kill_mode=unplug"], "workload key 'kill_mode': 'unplug' is not one of refuse, silent"),
 ])
 def test_bad_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, make, extra, message):
     cfg = tmp_path / "bad.cfg"
@@ -339,3 +436,26 @@ def test_concurrent_replay_of_leastconn_follows_the_service_rates():
     cfg = LabConfig(Path("x.cfg"), "x.cfg", {}, "", backends, {}, pool, 0, w)
     picks = Counter(replay_requests(cfg))
     assert abs(picks["slow"] - 4200 * 11 / 42) <= 2 and picks["fast"] + picks["slow"] == 4200
+
+
+def test_the_failover_twin_keeps_stick_tables_and_the_lab_clients():
+    """failover-stick.cfg's twin: the stick table stays (only a cookie,
+    which the lab's client never sends, is dropped), the clients are the
+    lab's nine, numbered from 198.18.2.1 as haproxy_inside addresses them;
+    a sticky request on the dead server is redispatched only at the last
+    of retries 3, after two turn-arounds of min(timeout connect 1 s, 1 s):
+    served 2000 ms late, none failed."""
+    import socket
+
+    from routertwin import _core
+    from routertwin.lab.haproxy import load_config
+    from routertwin.lab.haproxy_inside import source_of
+    from routertwin.lab.haproxy_twin import failover_keys
+
+    cfg = load_config(CASES / "failover-stick.cfg")
+    keys, notes = failover_keys(cfg)
+    assert keys["persistence"] == "stick_src" and keys["clients"] == 9 and not notes
+    assert [socket.inet_ntoa(int(keys["client_ip_base"] + k).to_bytes(4, "big")) for k in (0, 254, 255)] == \
+        [source_of(k) for k in (0, 254, 255)] == ["198.18.2.1", "198.18.2.255", "198.18.3.0"]
+    r = _core.run_lb_failover(dict(keys, kill_at_s=1.0, duration_s=8.0))
+    assert r["failed"] == 0 and r["max_delay_ms"] == 2000 and r["sticky_clients_moved"] == 3

@@ -205,3 +205,95 @@ def test_sched_pool_redispatch_replays_haproxy():
     assert run("source", 6, src=0xC6120101) == "2 0 -1 2 0 -1"
     with pytest.raises(ValueError, match="avoid"):
         _core.SchedPool("roundrobin", [1, 1], [False] * 2, 1, {}).pick(0, avoid=5)
+
+
+def test_a_server_without_check_is_never_taken_out():
+    """HAProxy never probes a server without `check` ("no check" in its
+    stats): it stays up, so round robin keeps giving it every third request
+    after its death (requests 2190..4199 at 300/s from 7.3 s to 14 s: 670)
+    and each fails after its retries on it. With option redispatch (round
+    robin, three servers up) the first retry goes elsewhere at once and
+    takes the next server's turn, so every other request meets the dead one
+    (the order Debian's haproxy was recorded dealing, "0 2 0 2":
+    test_sched_pool_redispatch_replays_haproxy): 2010 / 2, none fails."""
+    common = dict(checked="0,1,1", kill_server=0, inter_ms=2000, fastinter_ms=500, fall=3, retries=3)
+    off = _failover(**common)
+    assert off["detection_ms"] == -1 and (off["window_min_ms"], off["window_max_ms"]) == (-1, -1)
+    assert off["to_dead_server"] == 670 and off["failed"] == 670 and off["served"] == 4200 - 670
+    on = _failover(**common, redispatch=True)
+    assert on["failed"] == 0 and on["redispatched"] == on["to_dead_server"] == 2010 // 2
+    # the same pool with every server checked takes it out in its window
+    checked = _failover(**dict(common, checked=1))
+    assert 1000 <= checked["detection_ms"] <= 3000 and checked["failed"] == checked["to_dead_server"] < 670
+
+
+def _first_redispatch(retries: int, after: int) -> int | None:
+    """The first retry (1..retries) option redispatch <after> names, from
+    configuration.txt's words: P > 0 every P-th retry; N < 0 the N-th retry
+    before the last, i.e. retry retries + 1 + N (-1: the last); 0 none."""
+    if after > 0:
+        return after if after <= retries else None
+    if after < 0:
+        return retries + 1 + after
+    return None
+
+
+@pytest.mark.parametrize("retries, after", [(3, 1), (3, 2), (3, 3), (3, 4), (3, -1), (3, -2), (3, -3), (3, 0),
+                                            (4, -2), (4, 2), (2, -1)])
+def test_option_redispatch_interval_picks_the_retry_haproxy_does(retries, after):
+    """A consistent source hash (never redispatched early), server 1 refusing
+    and left up by slow checks (inter = fastinter = 20 s): a request of its
+    clients is retried on it after each turn-around of min(timeout connect,
+    1 s) = 300 ms until the retry the interval names, which goes past it on
+    the ring at once. Hand computation: served after (first - 1) x 300 ms,
+    none failed; with no such retry every request to it fails."""
+    r = _failover(scheduler="source-consistent", kill_server=1, inter_ms=20000, fastinter_ms=20000, fall=3,
+                  retries=retries, redispatch=True, redispatch_after=after, connect_timeout_ms=300)
+    assert r["detection_ms"] == -1 and r["to_dead_server"] > 0
+    first = _first_redispatch(retries, after)
+    if first is None:
+        assert r["failed"] == r["to_dead_server"] and r["redispatched"] == 0 and r["max_delay_ms"] == 0
+    else:
+        assert r["failed"] == 0 and r["redispatched"] == r["to_dead_server"]
+        assert abs(r["max_delay_ms"] - (first - 1) * 300) < 0.01, r["max_delay_ms"]
+
+
+def test_option_redispatch_interval_edges():
+    """Silent: no turn-around after a connect timeout, so redispatch 2 serves
+    after 2 x 300 ms of timeouts. "option redispatch 0" keeps PR_O_REDISP:
+    a round robin with several servers up still redispatches the first retry
+    at once (stream_choose_redispatch's third clause). -(retries + 2) makes
+    HAProxy's divisor -1: every retry (a C remainder by -1 is 0).
+    -(retries + 1) would be a remainder by 0: refused."""
+    common = dict(kill_server=1, inter_ms=20000, fastinter_ms=20000, fall=3, retries=3, redispatch=True,
+                  connect_timeout_ms=300)
+    silent = _failover(scheduler="source-consistent", kill_mode="silent", redispatch_after=2, **common)
+    assert silent["failed"] == 0 and abs(silent["max_delay_ms"] - 600) < 0.01
+    rr0 = _failover(scheduler="roundrobin", redispatch_after=0, **common)
+    assert rr0["failed"] == 0 and rr0["redispatched"] == rr0["to_dead_server"] > 0 and rr0["max_delay_ms"] == 0
+    every = _failover(scheduler="source-consistent", redispatch_after=-5, **common)
+    assert every["failed"] == 0 and every["max_delay_ms"] == 0
+    from routertwin import _core
+
+    with pytest.raises(ValueError, match="key 'redispatch_after': -4 with retries 3 names no retry"):
+        _core.run_lb_failover({"servers": 3, "retries": 3, "redispatch": True, "redispatch_after": -4})
+
+
+def test_client_addresses_start_at_client_ip_base():
+    """One client at 198.18.2.1 on a map-based source hash: every request goes
+    to the server SchedPool (the scheduler HAProxy's recorded orders check)
+    gives that address, so killing it leaves every request after the death
+    meeting it until its DOWN mark, and killing another leaves none; the
+    default base (198.18.0.0) picks by its own address."""
+    from routertwin import _core
+
+    base = (198 << 24) | (18 << 16) | (2 << 8) | 1
+    home = _core.SchedPool("source", [1, 1, 1], [False] * 3, 1, {}).pick(base)
+    common = dict(scheduler="source", clients=1, client_ip_base=base, inter_ms=2000, fastinter_ms=500, fall=3)
+    hit = _failover(kill_server=home, **common)
+    assert hit["detection_ms"] > 0 and abs(hit["to_dead_server"] - hit["detection_ms"] / 1000 * 300) <= 1
+    miss = _failover(kill_server=(home + 1) % 3, **common)
+    assert miss["to_dead_server"] == 0 and miss["failed"] == 0
+    default_home = _core.SchedPool("source", [1, 1, 1], [False] * 3, 1, {}).pick(0xC6120000)
+    dflt = _failover(kill_server=default_home, **dict(common, client_ip_base=0xC6120000))
+    assert dflt["to_dead_server"] > 0

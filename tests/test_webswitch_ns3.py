@@ -91,3 +91,53 @@ def test_a_short_l7_scenario_runs_on_ns3_with_its_gain_and_drop_cases(tmp_path):
     # a closed loop of 4 threads: X R = 4 (Little's law)
     x, r = one["metrics"]["requests_per_s"], one["metrics"]["latency_avg"] * 1e-3
     assert x * r == pytest.approx(4, rel=0.05)
+
+
+def test_the_cookie_test_runs_on_ns3_and_every_request_follows_its_cookie(tmp_path):
+    # figure 12 on the ns-3 engine: every page sets its cookie, every client
+    # returns it, so after the warm-up each request reaches the switch with
+    # a cookie that names its server (one hit a request, but for the
+    # requests in flight at the window's edges); insert puts a Set-Cookie in
+    # every response, pre-arranged inserts none; each case records the
+    # method it ran (the profile's cookie_method_tested)
+    path, _ = write_scenario(tmp_path, HEAD, f"""
+        mode: l7
+        persistence: cookie
+        clients: 2
+        servers: 2
+        http: ["1.0"]
+        engine: ns3
+        ns3: {{warmup_s: 0.03, duration_s: 0.2}}
+        products: [{PLATFORMS / 'nctu-f5-bigip-ha.yaml'}, {PLATFORMS / 'nctu-foundry-serveironxl.yaml'}]
+    """)
+    proc = run_cli("run", path, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    cases = {c["case"]: c for c in json.loads((tmp_path / "out" / "s.json").read_text())["cases"]}
+    f5, foundry = cases["f5-bigip-ha-l7-nat-http10-cookie-insert"], cases["foundry-serveironxl-l7-nat-http10-cookie-prearranged"]
+    edge = {k: 2 * 4 / c["counters"]["requests_measured"] for k, c in (("f5", f5), ("foundry", foundry))}  # 4 threads
+    assert f5["counters"]["switch.cookie_hits_per_request"] == pytest.approx(1, abs=edge["f5"])
+    assert foundry["counters"]["switch.cookie_hits_per_request"] == pytest.approx(1, abs=edge["foundry"])
+    assert f5["counters"]["switch.cookies_inserted_per_request"] == pytest.approx(1, abs=edge["f5"])
+    assert foundry["counters"]["switch.cookies_inserted_per_request"] == 0
+    assert (f5["params"]["cookie_method"], foundry["params"]["cookie_method"]) == ("insert", "prearranged")
+
+
+def test_figure12_claims_are_judged_from_the_rates_with_a_one_percent_tie():
+    # hand-made rates: F5 beats both 200 MHz insert products, Foundry and
+    # Radware are within 1 % (a tie, not an order), Nortel and F5 are the
+    # top two, Cisco last
+    from routertwin.runners.webswitch.figure12 import claims
+
+    def row(key, method, mhz, rps):
+        return {"key": key, "method": method, "clock_mhz": mhz, "stars": (0, 0), "mva": {"rps": rps}}
+
+    rows = [row("nortel-ace180e", "insert", 200, 5000), row("cisco-css11154-v510", "insert", 200, 3000),
+            row("f5-bigip-ha", "insert", 850, 6000), row("foundry-serveironxl", "prearranged", 400, 4000),
+            row("radware-wsdpro", "prearranged", 266, 3990)]
+    verdicts = [v for _, _, v in claims(rows, "mva")]
+    assert verdicts == ["holds", "tie", "holds", "holds"]
+    rows[0]["mva"]["rps"] = 3500  # Nortel now 4th: "do well" fails
+    rows[3]["mva"]["rps"] = 3900  # Foundry (400 MHz) now below Radware (266 MHz)
+    assert [v for _, _, v in claims(rows, "mva")] == ["holds", "fails", "fails", "holds"]

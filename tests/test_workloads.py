@@ -704,3 +704,209 @@ def test_lb_sizes_belong_to_http_units(write, tmp_path):
     line = one_line(run_cli("run", str(path), "--out", str(out)), out)
     assert line.startswith(f"{path}:{line_of(text, 'response_sizes')}:")
     assert "sizes are those of http11 and http10 units, not dns" in line
+
+
+# ------------------------------------------------------- lb TCP windows --
+
+def lb_window_scenario(write, window: str) -> Path:
+    return write("lbwin.yaml", f"""
+        scenario: lbwin
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS}/adx8000.yaml
+        fitted: {PLATFORMS}/fitted/adx.yaml
+        workload: http10
+        response_sizes: {{sizes: table, table: {{100000: 1}}}}
+        {window}
+        duration_us: 20000
+        warmup_us: 4000
+        cases:
+          - {{id: a, rate: 2000}}
+    """)
+
+
+def test_lb_window_response_time_is_slow_starts_rounds(write):
+    # 100 kB = 69 segments of 1460: ceil(log2(69 / 10 + 1)) = 3 rounds of a
+    # 1 ms RTT. The response starts after the SYN, the SYN-ACK (a step gap,
+    # 10 us), the client's ACK (an RTT), the request and a step gap; round k
+    # starts k (RTT + 2 tx) after the first segment (tx = 1538 octets at 10
+    # Gbit/s); the last segment, 68, is at position 38 of round 2; then the
+    # server's FIN (a step gap), the client's FIN (an RTT), the last ACK.
+    from routertwin.runners import lb
+
+    gap, rtt, tx = 10e-6, 1e-3, 1538 * 8 / 10e9
+    windowed = lb_window_scenario(write, "tcp_window: {rtt_us: 1000, receive_window_bytes: 1000000}")
+    (c,) = lb.run(load_scenario(windowed), silent())
+    last = 3 * gap + rtt + 2 * (rtt + 2 * tx) + 38 * tx + gap + rtt + gap
+    assert c.metrics["unit_latency_max_us"] == pytest.approx(last * 1e6, abs=5)
+    assert c.metrics["units_failed"] == 0
+    # the paced script: 110 packets one step gap apart
+    (p,) = lb.run(load_scenario(lb_window_scenario(write, "")), silent())
+    assert p.metrics["unit_latency_max_us"] == pytest.approx(109 * gap * 1e6, abs=5)
+
+
+def test_lb_window_below_two_segments_is_one_error_line(write, tmp_path):
+    text = f"""
+        scenario: lbwin
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS}/adx8000.yaml
+        fitted: {PLATFORMS}/fitted/adx.yaml
+        workload: http10
+        mss: 8960
+        tcp_window: {{receive_window_bytes: 10000}}
+        cases:
+          - {{id: a, rate: 1000}}
+    """
+    path = write("lbwin.yaml", text)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out)), out)
+    assert line.startswith(f"{path}:{line_of(text, 'tcp_window')}:")
+    assert "must hold two segments of mss 8960 (>= 17920)" in line
+
+
+# ------------------------------------------------------- router arrivals --
+
+ROUTER_BASE = {"mode": "packet", "ports": 32, "ports_per_pfe": 2, "ip_bytes": 40, "offered_load": 0.5,
+               "duration_s": 0.0005, "seed": 1}
+
+
+def test_router_random_arrivals_offer_the_load_and_are_seeded():
+    # Poisson frames at half the theoretical rate on every port: the count
+    # over the run is Poisson, n = 0.5 x theoretical x T, sd sqrt(n) (the
+    # port's shaping at load 0.5 leaves a fraction of a frame queued at the end)
+    constant = _core.run_router(ROUTER_BASE)
+    poisson = _core.run_router({**ROUTER_BASE, "arrivals": "poisson"})
+    n = 0.5 * poisson["theoretical_pps"] * ROUTER_BASE["duration_s"]
+    assert poisson["tx_packets"] == pytest.approx(n, abs=4 * math.sqrt(n) + 32)
+    assert poisson["tx_packets"] != constant["tx_packets"]
+    again = _core.run_router({**ROUTER_BASE, "arrivals": "poisson"})
+    assert {k: v for k, v in again.items() if k != "wall_s"} == {k: v for k, v in poisson.items() if k != "wall_s"}
+    assert _core.run_router({**ROUTER_BASE, "arrivals": "poisson", "seed": 2})["tx_packets"] != poisson["tx_packets"]
+    # on/off: bursts of a geometric number of frames (mean B) at line rate
+    # are at most as dispersed as Poisson batches of B, index 2B - 1
+    onoff = _core.run_router({**ROUTER_BASE, "arrivals": "onoff", "burst_mean_frames": 16, "burst_peak_load": 1.0})
+    assert onoff["tx_packets"] == pytest.approx(n, abs=4 * math.sqrt((2 * 16 - 1) * n) + 32)
+    assert onoff["lost_packets"] == 0
+
+
+def test_router_arrivals_are_refused_where_they_cannot_apply(write, tmp_path):
+    with pytest.raises(ValueError, match="mode packet only"):
+        _core.run_router({**ROUTER_BASE, "mode": "steady", "arrivals": "poisson"})
+    with pytest.raises(ValueError, match="burst_peak_load"):
+        _core.run_router({**ROUTER_BASE, "arrivals": "onoff", "burst_peak_load": 0.4})
+    pcap = write_pcap(tmp_path / "t.pcap", trace_packets(30, 2e-6))
+    text = f"""
+        scenario: rarr
+        kind: router
+        seed: 1
+        platform: {PLATFORMS}/t640.yaml
+        fitted: {PLATFORMS}/fitted/t640.yaml
+        mode: packet
+        duration_s: 0.0002
+        traces:
+          lab: {{file: {pcap}}}
+        arrivals: {{process: poisson}}
+        cases:
+          - {{case: t, method: load, offered_load: 0.5, ip_mix: lab}}
+    """
+    path = write("rarr.yaml", text)
+    out = tmp_path / "out"
+    line = one_line(run_cli("run", str(path), "--out", str(out)), out)
+    assert line.startswith(f"{path}:{line_of(text, 'arrivals:')}:")
+    assert "replays a trace, which brings its own instants" in line
+
+
+def test_lb_zipf_connections_load_the_hottest_connections_core():
+    # http11, Zipf(1.2) over the 96 x 20 persistent connections: the core
+    # holding the hottest connection carries at least its share p1 of the
+    # transactions, so its CPU is at least p1 x cores x the mean CPU (every
+    # transaction costs the same); the report's rotation loads the cores evenly.
+    cfg = {"workload": "http11", "rate": 1e6, "num_cores": 32, "fixed_cycles_per_packet": 100,
+           "duration_s": 0.002, "warmup_s": 0.0002}
+    p1 = 1 / sum(k ** -1.2 for k in range(1, 96 * 20 + 1))
+    zipf = _core.run_lb({**cfg, "flow_popularity": "zipf", "zipf_exponent": 1.2})
+    assert zipf["cpu_max_pct"] >= 0.95 * p1 * 32 * zipf["cpu_mean_pct"]
+    rotation = _core.run_lb(cfg)
+    assert rotation["cpu_max_pct"] < 1.5 * rotation["cpu_mean_pct"]
+    assert zipf["offered_rate"] == pytest.approx(rotation["offered_rate"], rel=1e-9)
+    with pytest.raises(ValueError, match="flow_popularity"):
+        _core.run_lb({**cfg, "flow_popularity": "pareto"})
+
+
+def test_router_zipf_destinations_split_egress_by_the_pmf(tmp_path):
+    # 4 ports; route i (10.0.i.0/24, i < 40) is destination of rank
+    # i // 4 + 1 of the port whose peer is i % 4 (route order). Every port's
+    # rank-1 destination leaves by port 0, rank r > 1 by port 1 + (r - 2) mod 3.
+    # Under Zipf(1) over 10 destinations each port's frames split by the pmf,
+    # binomially (4 sd): port 0 carries 1 / H(10) = 34 % of all; the
+    # rotation gives it exactly a tenth.
+    ports = 4
+    egress_of_rank = [0] + [1 + (r - 2) % 3 for r in range(2, 11)]
+    fib = tmp_path / "fib.txt"
+    fib.write_text("".join(f"10.0.{i}.0/24 {egress_of_rank[i // ports]}\n" for i in range(40)))
+    cfg = {"mode": "packet", "ports": ports, "ports_per_pfe": 2, "ip_bytes": 40, "offered_load": 0.5,
+           "duration_s": 0.0005, "seed": 1, "route_file": str(fib), "routes_as_destinations": True}
+
+    def split(pmf: list[float], out: dict) -> None:
+        tx = sum(pt["tx_packets"] for pt in out["ports"])
+        assert out["rx_packets"] == tx
+        for q in range(ports):
+            share = sum(w for r, w in enumerate(pmf) if egress_of_rank[r] == q)
+            sd = math.sqrt(tx * share * (1 - share))
+            assert out["ports"][q]["egress_packets"] == pytest.approx(tx * share, abs=4 * sd + 4), q
+
+    zipf = [k ** -1.0 for k in range(1, 11)]
+    split([w / sum(zipf) for w in zipf], _core.run_router({**cfg, "destination_popularity": "zipf",
+                                                            "zipf_exponent": 1.0}))
+    split([0.1] * 10, _core.run_router(cfg))
+    with pytest.raises(ValueError, match="packet only"):
+        _core.run_router({**cfg, "mode": "steady", "destination_popularity": "zipf"})
+
+
+def test_router_and_lb_scenarios_carry_arrivals_and_popularity(write):
+    # the YAML keys reach the models: an MMPP router case offers its load
+    # (count dispersion of the MMPP: 4 sd of sqrt(IDC x n) with the
+    # asymptotic index, 1 + 2 r1 r2 (l1 - l2)^2 / ((r1 + r2)^2 (l1 r2 + l2 r1))
+    # per port); an lb scenario's Zipf connections load one core as above
+    # (with the ADX's fitted prices: 42.8 % against a bound of 37.7 %)
+    from routertwin.runners import lb, router
+
+    path = write("rarr.yaml", f"""
+        scenario: rarr
+        kind: router
+        seed: 1
+        platform: {PLATFORMS}/t640.yaml
+        fitted: {PLATFORMS}/fitted/t640.yaml
+        mode: packet
+        duration_s: 0.0005
+        arrivals: {{process: mmpp, mmpp_rate_ratio: 2, mmpp_high_fraction: 0.5, mmpp_cycle_us: 20}}
+        flow_mix: {{popularity: zipf, zipf_exponent: 1.0}}
+        cases:
+          - {{case: m, method: load, offered_load: 0.3, ip_bytes: 1500}}
+    """)
+    (c,) = router.run(load_scenario(path), silent())
+    theoretical = 32 * 9584.64e6 / (8 * (1500 + 9))
+    n = 0.3 * theoretical * 0.0005
+    mean = 0.3 * theoretical / 32
+    l1, l2 = 2 * mean / 1.5, mean / 1.5  # ratio 2, half the time high
+    r1 = r2 = 1 / 10e-6  # mean sojourns 10 us each
+    idc = 1 + 2 * r1 * r2 * (l1 - l2) ** 2 / ((r1 + r2) ** 2 * (l1 * r2 + l2 * r1))
+    assert c.metrics["tx_pps"] * 0.0005 == pytest.approx(n, abs=4 * math.sqrt(idc * n) + 32)
+    text = f"""
+        scenario: lbzipf
+        kind: lb
+        seed: 1
+        platform: {PLATFORMS}/adx8000.yaml
+        fitted: {PLATFORMS}/fitted/adx.yaml
+        workload: http11
+        flow_mix: {{popularity: zipf, zipf_exponent: 1.2}}
+        duration_us: 2000
+        cases:
+          - {{id: a, rate: 1.0e6}}
+    """
+    (z,) = lb.run(load_scenario(write("lbz.yaml", text)), silent())
+    p1 = 1 / sum(k ** -1.2 for k in range(1, 96 * 20 + 1))
+    # the idle-aging sweeps' CPU is spread over the shards, not carried by
+    # transactions: the bound takes the transactions' share of the mean
+    assert z.metrics["cpu_max"] >= 0.95 * p1 * 32 * (z.metrics["cpu_util"] - z.metrics["aging_cpu"])

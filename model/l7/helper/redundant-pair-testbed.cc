@@ -7,6 +7,8 @@
 #include <ns3/error-model.h>
 #include <ns3/global-value.h>
 #include <ns3/internet-stack-helper.h>
+#include <ns3/ipv4-static-routing-helper.h>
+#include <ns3/ipv4.h>
 #include <ns3/ipv4-address-helper.h>
 #include <ns3/point-to-point-helper.h>
 #include <ns3/pointer.h>
@@ -14,6 +16,7 @@
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
 
+#include <stdexcept>
 #include <string>
 
 namespace routertwin
@@ -23,6 +26,9 @@ using namespace ns3;
 RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     : m_config(c)
 {
+    if (c.l4 == L4Forwarding::DirectRouting || (c.l4 != L4Forwarding::Off && c.activeActive))
+        throw std::invalid_argument("a redundant pair in L4 is built for NAT, active/backup: the servers "
+                                    "return through one gateway at a time");
     GlobalValue::Bind("ChecksumEnabled", BooleanValue(true));
     m_nodes.Create(4 + c.servers);
     Ptr<Node> client = m_nodes.Get(0);
@@ -42,6 +48,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     addr.SetBase("198.18.1.0", "255.255.255.0", "0.0.0.2");
     addr.Assign(NetDeviceContainer(cl.Get(0)));
 
+    Ipv4StaticRoutingHelper routing;
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", StringValue("100Mbps"));
     p2p.SetChannelAttribute("Delay", TimeValue(MicroSeconds(10)));
@@ -55,6 +62,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
         m_links[i] = {seg.Get(0), seg.Get(1)};
         Ptr<WebSwitch> w = CreateObject<WebSwitch>();
         w->SetProfile(c.profile);
+        w->SetL4Forwarding(c.l4);
         sw->AggregateObject(w);
         m_switches.push_back(w);
         // active/active: each switch's own VIP first; active/backup: both VIP 1
@@ -75,19 +83,34 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
         for (auto& r : routers)
             r->Start(Seconds(0));
         m_routers.push_back(routers);
+        m_serverIfs.emplace_back();
         for (uint32_t k = 0; k < c.servers; ++k)
         {
-            NetDeviceContainer sl = p2p.Install(m_nodes.Get(4 + k), sw);
+            Ptr<Node> srv = m_nodes.Get(4 + k);
+            NetDeviceContainer sl = p2p.Install(srv, sw);
             m_links[i].push_back(sl.Get(0));
             m_links[i].push_back(sl.Get(1));
             const std::string net = "198.18." + std::to_string(10 * (i + 1) + k) + ".";
             addr.SetBase((net + "0").c_str(), "255.255.255.0", "0.0.0.2");
-            addr.Assign(NetDeviceContainer(sl.Get(0)));
-            w->AddServer(sl.Get(1), Ipv4Address((net + "1").c_str()), Ipv4Address((net + "2").c_str()));
+            Ipv4InterfaceContainer ifc = addr.Assign(NetDeviceContainer(sl.Get(0)));
+            m_serverIfs[i].emplace_back(srv, ifc.Get(0).second);
+            // L4: both switches rewrite to the server's one address
+            const std::string serverAddr =
+                c.l4 == L4Forwarding::Off ? net + "2" : "198.18." + std::to_string(10 + k) + ".2";
+            w->AddServer(sl.Get(1), Ipv4Address((net + "1").c_str()), Ipv4Address(serverAddr.c_str()));
+            if (c.l4 != L4Forwarding::Off)
+                routing.GetStaticRouting(srv->GetObject<Ipv4>())
+                    ->AddNetworkRouteTo(Ipv4Address("198.18.1.0"), Ipv4Mask("/24"), Ipv4Address((net + "1").c_str()),
+                                        ifc.Get(0).second, i);
         }
-        w->AddUrlRule(DP_URL_EXT, "gif", 0);
-        w->AddUrlRule(DP_URL_EXT, "htm", 1 % c.servers);
+        if (c.l4 == L4Forwarding::Off)
+        {
+            w->AddUrlRule(DP_URL_EXT, "gif", 0);
+            w->AddUrlRule(DP_URL_EXT, "htm", 1 % c.servers);
+        }
     }
+    m_switches[0]->SetSyncPeer(m_switches[1], c.syncDelay);
+    m_switches[1]->SetSyncPeer(m_switches[0], c.syncDelay);
     BridgeHelper bridge;
     bridge.Install(l2, ports);
     for (uint32_t k = 0; k < c.servers; ++k)
@@ -105,7 +128,12 @@ RedundantPairTestbed::Kill(uint32_t i, Time t)
 {
     std::vector<Ptr<NetDevice>> links = m_links[i];
     std::vector<Ptr<VrrpRouter>> routers = m_routers[i];
-    Simulator::Schedule(t, [links, routers]() {
+    const auto serverIfs = m_serverIfs[i];
+    Simulator::Schedule(t, [links, routers, serverIfs]() {
+        // the dead box's ports lose carrier: each server's interface toward
+        // it goes down, and its routes through it with it
+        for (const auto& [node, ifIndex] : serverIfs)
+            node->GetObject<Ipv4>()->SetDown(ifIndex);
         for (auto& d : links)
         {
             auto em = CreateObject<RateErrorModel>();

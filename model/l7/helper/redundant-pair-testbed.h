@@ -8,6 +8,8 @@
 // the other way round. Addresses from RFC 2544's 198.18.0.0/15: the client
 // 198.18.1.2, the switches' own 198.18.1.251 and .252; server k
 // 198.18.(10+k).2 toward switch 0 and 198.18.(20+k).2 toward switch 1.
+// With the profile's session_sync (behaviour.session_sync: connections),
+// each switch copies its L4 sessions to the other (WebSwitch::SetSyncPeer).
 #ifndef ROUTERTWIN_REDUNDANT_PAIR_TESTBED_H
 #define ROUTERTWIN_REDUNDANT_PAIR_TESTBED_H
 
@@ -30,6 +32,16 @@ struct RedundantPairConfig
     uint32_t servers = 2;
     ns3::Time advertisementInterval = ns3::Seconds(1); ///< RFC 5798's default
     ns3::Time stop = ns3::Seconds(10);
+    /// L4 NAT instead of URL switching (active/backup only): both switches
+    /// rewrite to the server's one address (198.18.(10+k).2, which it also
+    /// accepts on its link to switch 1, as on a shared server segment) and
+    /// the servers route the clients' subnet through switch 0 (metric 0)
+    /// and switch 1 (metric 1); a dead switch's links lose carrier, so the
+    /// servers' interfaces toward it go down and their routes with them.
+    L4Forwarding l4 = L4Forwarding::Off;
+    /// One connection-state update between the switches (SetSyncPeer):
+    /// an assumption, a small frame on a 100 Mbit/s inter-switch link.
+    ns3::Time syncDelay = ns3::MicroSeconds(20);
 };
 
 class RedundantPairTestbed
@@ -47,6 +59,8 @@ class RedundantPairTestbed
     void Run();
 
   private:
+    /// Per switch: each server's node and its interface toward that switch.
+    std::vector<std::vector<std::pair<ns3::Ptr<ns3::Node>, uint32_t>>> m_serverIfs;
     RedundantPairConfig m_config;
     ns3::NodeContainer m_nodes; ///< client, L2 switch, switch 0, switch 1, servers
     std::vector<ns3::Ptr<WebSwitch>> m_switches;

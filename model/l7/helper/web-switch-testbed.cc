@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 
@@ -188,6 +189,20 @@ Net(uint32_t third, uint32_t host)
     return "198.18." + std::to_string(third) + "." + std::to_string(host);
 }
 
+// The cookie test's cookie names (assumptions: IIS 5.0's ASP session
+// cookie is ASPSESSIONID plus eight letters; the switch's inserted name is
+// the model's own) and the pre-arranged value of server k (section 5.6:
+// "ServerA ... 發一個 cookie 叫 Server=A"; the MVA's model.server_cookie)
+const char* const kAspSessionCookie = "ASPSESSIONIDQQGQGQGQ";
+const char* const kPrearrangedCookie = "Server";
+const char* const kInsertedCookie = "RTSRV";
+
+std::string
+PrearrangedValue(uint32_t k)
+{
+    return std::string(1, char('A' + k % 26)) + (k / 26 ? std::to_string(k / 26) : "");
+}
+
 /// The paper's URL rules (section 3.4): .gif, .htm, padding extensions
 /// .aaa, .aab, ..., the default; count counts them all (the MVA kind's
 /// model.rule_list).
@@ -214,6 +229,15 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     if (c.files.empty() || c.clientHosts == 0 || c.threadsPerHost == 0 || c.servers == 0 ||
         (c.mode == "l7" && c.servers < 2))
         throw std::invalid_argument("files, client hosts, threads and servers (l7: 2 or more) are needed");
+    const bool cookie = !c.cookieMethod.empty();
+    if (cookie && (c.mode != "l7" || (c.cookieMethod != "prearranged" && c.cookieMethod != "insert" &&
+                                      c.cookieMethod != "learn")))
+        throw std::invalid_argument("cookie method must be prearranged, insert or learn, in mode l7");
+    if (cookie && !(c.cookieMethod == "prearranged" ? c.profile.cookiePrearranged
+                    : c.cookieMethod == "insert"    ? c.profile.cookieInsert
+                                                    : c.profile.cookieLearn))
+        throw std::invalid_argument(c.profile.platform + " does not offer cookie method " + c.cookieMethod +
+                                    " (behaviour.cookie_methods)");
     if (c.clientHosts > 100 || c.servers > 25)
         throw std::invalid_argument("at most 100 client hosts and 25 servers (the address plan)");
     if (!(c.durationS > 0) || c.warmupS < 0)
@@ -304,6 +328,17 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         app->SetAttribute("ServerId", UintegerValue(k));
         app->SetAttribute("HeadBytes", UintegerValue(c.responseHeaderBytes));
         app->SetRecordRequests(false);
+        if (cookie)
+        {
+            // section 3.5: "這個 asp 程式會向 client 送出 cookie", read as on
+            // every run of the page (the MVA's reading: every response
+            // carries it); pre-arranged: the page's own Server=A, B, ...
+            app->SetAttribute("SessionCookie", StringValue(c.cookieMethod == "prearranged" ? kPrearrangedCookie
+                                                                                           : kAspSessionCookie));
+            app->SetAttribute("CookieEveryAnswer", BooleanValue(true));
+            if (c.cookieMethod == "prearranged")
+                app->SetAttribute("CookieValue", StringValue(PrearrangedValue(k)));
+        }
         Ptr<HostCpu> cpu = Create<HostCpu>();
         app->SetCpu(cpu, Seconds(c.serverCpuPerRequestS), Seconds(c.serverCpuPerConnectionS));
         cpus.push_back(cpu);
@@ -312,7 +347,25 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         app->SetStartTime(Seconds(0));
     }
 
-    if (!l4)
+    if (cookie)
+    {
+        // section 3.5: no content partition, no URL rules; the profile's
+        // method (section 5.6) keeps a client on the server of its first answer
+        std::vector<uint32_t> all(c.servers);
+        std::iota(all.begin(), all.end(), 0u);
+        ws->SetServerGroups({all});
+        if (c.cookieMethod == "prearranged")
+            for (uint32_t k = 0; k < c.servers; ++k)
+                ws->AddCookieServer(kPrearrangedCookie, PrearrangedValue(k), k);
+        else if (c.cookieMethod == "insert")
+        {
+            ws->SetCookiePersistence(CookieMode::Insert, kInsertedCookie);
+            ws->SetAttribute("CookieInsertEveryResponse", BooleanValue(true));
+        }
+        else
+            ws->SetCookiePersistence(CookieMode::Learn, kAspSessionCookie);
+    }
+    else if (!l4)
     {
         // section 3.4: .gif to the first half, .htm to the second, the
         // rest (padding rules never match; the default) to any server
@@ -375,6 +428,9 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
             });
             app->SetCpu(cpu, Seconds(c.clientCpuPerRequestS), Seconds(c.clientCpuPerConnectionS));
             app->SetSummaryOnly(Seconds(c.warmupS));
+            // the cookie test: WebBench returns what it is sent (an
+            // assumption, as for the MVA: without it nothing persists)
+            app->SetAttribute("Cookies", BooleanValue(cookie));
             n->AddApplication(app);
             // threads start spread over the first millisecond
             app->SetStartTime(MicroSeconds(1 + (h * c.threadsPerHost + t) * 1000 / (c.clientHosts * c.threadsPerHost)));
@@ -416,6 +472,9 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     out.connectionSidesPerRequest = static_cast<double>(n.connectionSides - atWarmup.connectionSides) / req;
     out.redirectsPerRequest = static_cast<double>(n.redirects - atWarmup.redirects) / req;
     out.rulesPerRequest = static_cast<double>(n.ruleOps.rules_evaluated - atWarmup.ruleOps.rules_evaluated) / req;
+    out.cookieHitsPerRequest = static_cast<double>(n.cookieHits - atWarmup.cookieHits) / req;
+    out.cookiesInsertedPerRequest = static_cast<double>(n.cookiesInserted - atWarmup.cookiesInserted) / req;
+    out.cookiesLearnedPerRequest = static_cast<double>(n.cookiesLearned - atWarmup.cookiesLearned) / req;
     out.utilization["switch.cpu"] = out.switchUtilization;
     for (auto& [name, w] : wires)
         out.utilization[name] = w->BusyTime().GetSeconds() / c.durationS;

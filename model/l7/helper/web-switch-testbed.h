@@ -91,6 +91,15 @@ struct WebBenchTestbedConfig
     std::string forwarding = "nat"; ///< nat | dr (l4 only)
     bool http11 = true;
     uint32_t rules = 3;
+    /// "" = URL switching with the rules above (section 3.4); else section
+    /// 3.5's cookie test (figure 12) by this method, "prearranged", "insert"
+    /// or "learn": no URL rules and no content partition (a connection
+    /// without a cookie goes to server (client address + port) mod servers),
+    /// every server's page sets a cookie on every answer (Server=A, B, ...
+    /// for prearranged, an ASP session cookie otherwise), every client
+    /// keeps and returns its cookies, and the insert goes into every
+    /// response (section 5.6's words, WebSwitch CookieInsertEveryResponse)
+    std::string cookieMethod;
     uint32_t clientHosts = 14;
     uint32_t threadsPerHost = 2;
     uint32_t servers = 6;
@@ -124,6 +133,9 @@ struct WebBenchTestbedResult
     double connectionSidesPerRequest = 0;
     double redirectsPerRequest = 0;
     double rulesPerRequest = 0;
+    double cookieHitsPerRequest = 0;     ///< requests sent where their cookie said
+    double cookiesInsertedPerRequest = 0;
+    double cookiesLearnedPerRequest = 0;
     /// Busy share of each link direction, host CPU and the switch, by name
     /// (e.g. "server3.link_out", "uplink.to_switch", "client1.cpu").
     std::map<std::string, double> utilization;

@@ -107,6 +107,16 @@ HttpServerApp::GetTypeId()
                                           "(Set-Cookie: <name>=s<k>-<n>; path=/); \"\" = none.",
                                           StringValue(""), MakeStringAccessor(&HttpServerApp::m_sessionCookie),
                                           MakeStringChecker())
+                            .AddAttribute("CookieValue",
+                                          "The session cookie's value when it is the page's own fixed one "
+                                          "(pre-arranged persistence: Server=A); \"\" = s<k>-<n> per session.",
+                                          StringValue(""), MakeStringAccessor(&HttpServerApp::m_cookieValue),
+                                          MakeStringChecker())
+                            .AddAttribute("CookieEveryAnswer",
+                                          "Set the session cookie on every answer (a page that sets it each "
+                                          "time it runs), not only on a request without it.",
+                                          BooleanValue(false), MakeBooleanAccessor(&HttpServerApp::m_cookieEveryAnswer),
+                                          MakeBooleanChecker())
                             .AddAttribute("Status", "Status code of every answer.", UintegerValue(200),
                                           MakeUintegerAccessor(&HttpServerApp::m_status),
                                           MakeUintegerChecker<uint32_t>(100, 599))
@@ -220,9 +230,25 @@ HttpServerApp::Read(Ptr<Socket> s)
         if (m_record)
             m_cookies.push_back(cookie);
         std::string setCookie;
-        if (!m_sessionCookie.empty() && ("; " + cookie).find("; " + m_sessionCookie + "=") == std::string::npos)
-            setCookie = "Set-Cookie: " + m_sessionCookie + "=s" + std::to_string(m_serverId) + "-" +
-                        std::to_string(++m_sessions) + "; path=/\r\n";
+        if (!m_sessionCookie.empty())
+        {
+            const std::string jar = "; " + cookie;
+            const std::string key = "; " + m_sessionCookie + "=";
+            const size_t at = jar.find(key);
+            std::string value;
+            if (at == std::string::npos)
+                value = m_cookieValue.empty()
+                            ? "s" + std::to_string(m_serverId) + "-" + std::to_string(++m_sessions)
+                            : m_cookieValue;
+            else if (m_cookieEveryAnswer)
+            {
+                // the page sets its cookie again: the session's own value
+                const size_t from = at + key.size();
+                value = m_cookieValue.empty() ? jar.substr(from, jar.find(';', from) - from) : m_cookieValue;
+            }
+            if (!value.empty())
+                setCookie = "Set-Cookie: " + m_sessionCookie + "=" + value + "; path=/\r\n";
+        }
         const std::string reason = m_status == 200 ? "OK" : m_status == 503 ? "Service Unavailable" : "Status";
         std::string resp = "HTTP/1.1 " + std::to_string(m_status) + " " + reason + "\r\nServer: s" +
                            std::to_string(m_serverId) +

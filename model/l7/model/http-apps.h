@@ -22,7 +22,10 @@
 // Cookies (seed 003 section 5.6): with the server's SessionCookie set, a
 // request without that cookie starts a session: the answer sets
 // "<name>=s<k>-<n>; path=/" (n counts the server's sessions), as an ASP
-// page sets its session cookie. With the client's Cookies set, the client
+// page sets its session cookie; CookieValue gives every session the page's
+// own fixed value instead (pre-arranged: Server=A), and CookieEveryAnswer
+// sets the cookie again on every answer (the session's value), as a page
+// that sets it each time it runs. With the client's Cookies set, the client
 // keeps every Set-Cookie it receives (name=value, the last one of a name
 // wins) and sends them all in a Cookie header on each later request, on
 // whatever connection, as a browser does (RFC 6265 5.4, attributes not
@@ -120,6 +123,8 @@ class HttpServerApp : public ns3::Application
     uint32_t m_serverId = 0;
     uint64_t m_defaultBody = 1000;
     std::string m_sessionCookie;
+    std::string m_cookieValue;       ///< "" = a value per session
+    bool m_cookieEveryAnswer = false;
     uint32_t m_sessions = 0;
     uint32_t m_status = 200;
     std::string m_healthBody;

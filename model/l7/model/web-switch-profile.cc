@@ -161,6 +161,17 @@ LoadWebSwitchProfile(const std::string& path)
         throw std::runtime_error(path + ":" + std::to_string(unparsedLine) +
                                  ": key 'behaviour.ssl_unparsed': unknown '" + unparsed + "'");
     p.sslUnparsedDrop = unparsed == "reset";
+    const auto [malformed, malformedLine] = get("behaviour", "malformed_request");
+    if (malformed != "reset" && malformed != "bad_request")
+        throw std::runtime_error(path + ":" + std::to_string(malformedLine) +
+                                 ": key 'behaviour.malformed_request': unknown '" + malformed + "'");
+    p.malformedBadRequest = malformed == "bad_request";
+    const auto [sync, syncLine] = get("behaviour", "session_sync");
+    if (sync != "none" && sync != "persistence" && sync != "connections")
+        throw std::runtime_error(path + ":" + std::to_string(syncLine) +
+                                 ": key 'behaviour.session_sync': unknown '" + sync + "'");
+    p.sessionSync = sync == "connections";
+    p.persistenceSync = sync != "none";
     return p;
 }
 

@@ -76,6 +76,9 @@ struct WebSwitchProfile
     /// ClientHello dp_tls can read gets (behaviour.ssl_unparsed): forwarded
     /// without persistence, or reset.
     bool sslUnparsedDrop = false;
+    /// What a request head the switch cannot parse gets (behaviour.malformed_request):
+    /// "400 Bad Request" and a FIN (true), or an RST to the client.
+    bool malformedBadRequest = false;
     /// Server checks the product offers (features.fault_tolerance, table 6).
     bool checkPing = false;
     bool checkPort = false;
@@ -84,6 +87,15 @@ struct WebSwitchProfile
     /// Switch redundancy the product offers (features.fault_tolerance, table 6).
     bool activeBackup = false;
     bool activeActive = false;
+    /// Connection synchronisation in a redundant pair (behaviour.session_sync:
+    /// "connections"): each L4 session is copied to the other switch as it
+    /// is made, so a takeover keeps established connections (an assumption
+    /// per product; the seed is silent).
+    bool sessionSync = false;
+    /// Persistence synchronisation (session_sync "persistence", and
+    /// "connections" too): learned cookies and SSL session IDs copied to
+    /// the other switch as they are stored.
+    bool persistenceSync = false;
 };
 
 /// Reads path; throws std::runtime_error "FILE:LINE: key 'x': ..." on a

@@ -10,6 +10,7 @@
 #include <ns3/uinteger.h>
 
 #include <algorithm>
+#include <array>
 #include <sstream>
 #include <stdexcept>
 
@@ -87,7 +88,9 @@ WebSwitch::GetTypeId()
         TypeId("routertwin::WebSwitch")
             .SetParent<Object>()
             .AddConstructor<WebSwitch>()
-            .AddAttribute("MalformedAction", "What a malformed or oversized request head gets.",
+            .AddAttribute("MalformedAction",
+                          "What a malformed or oversized request head gets. Set by SetProfile from "
+                          "behaviour.malformed_request; this attribute overrides it when set afterwards.",
                           EnumValue(static_cast<int>(MalformedAction::Reset)),
                           MakeEnumAccessor(&WebSwitch::m_malformed),
                           MakeEnumChecker(static_cast<int>(MalformedAction::Reset), "reset",
@@ -111,6 +114,27 @@ WebSwitch::GetTypeId()
                           MakeUintegerAccessor(&WebSwitch::m_isnSeed), MakeUintegerChecker<uint32_t>())
             .AddAttribute("MaxLine", "Longest request line or header line (Apache's 8190).", UintegerValue(8190),
                           MakeUintegerAccessor(&WebSwitch::m_maxLine), MakeUintegerChecker<uint32_t>(16))
+            .AddAttribute("CookieInsertEveryResponse",
+                          "Insert mode: the Set-Cookie goes into every response, as seed 003 section 5.6 "
+                          "describes the method (\"when the server sends a response, the switch ... adds a "
+                          "set-cookie\"); false: only into a response whose request did not come by a valid "
+                          "cookie (HAProxy's insert rule, dp_persist_cookie_response).",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_insertEveryResponse),
+                          MakeBooleanChecker())
+            .AddAttribute("SessionSync",
+                          "Redundant pair: copy each L4 session to the peer (SetSyncPeer) as it is made or "
+                          "starts closing, so the peer's takeover keeps established connections. Set by "
+                          "SetProfile from behaviour.session_sync; this attribute overrides it when set "
+                          "afterwards.",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_sessionSync),
+                          MakeBooleanChecker())
+            .AddAttribute("PersistenceSync",
+                          "Redundant pair: copy every learned-cookie and SSL session-ID entry to the peer "
+                          "(SetSyncPeer) as it is stored, so that after a takeover a client's next "
+                          "connection goes to its server. Set by SetProfile from behaviour.session_sync "
+                          "(persistence or connections); this attribute overrides it when set afterwards.",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_persistSync),
+                          MakeBooleanChecker())
             .AddAttribute("PersistEntries",
                           "Capacity of the learned-cookie table (dp_persist; the oldest entry of a full set "
                           "is replaced). Assumption: 4,096, the paper gives no table size.",
@@ -138,6 +162,7 @@ void
 WebSwitch::DoDispose()
 {
     m_clientDev = nullptr;
+    m_syncPeer = nullptr; // the pair points at each other
     m_servers.clear();
     m_out.clear();
     Object::DoDispose();
@@ -149,6 +174,63 @@ WebSwitch::SetProfile(const WebSwitchProfile& p)
     m_profile = p;
     m_rstSeqDefect = p.rstSeqDefect;
     m_sslUnparsedDrop = p.sslUnparsedDrop;
+    m_sessionSync = p.sessionSync;
+    m_persistSync = p.persistenceSync;
+    m_malformed = static_cast<int>(p.malformedBadRequest ? MalformedAction::BadRequest : MalformedAction::Reset);
+}
+
+void
+WebSwitch::SetSyncPeer(Ptr<WebSwitch> peer, Time delay)
+{
+    m_syncPeer = peer;
+    m_syncDelay = delay;
+}
+
+void
+WebSwitch::SyncL4Session(uint64_t key, const L4Session& s)
+{
+    if (!m_sessionSync || !m_syncPeer)
+        return;
+    // one update on the inter-switch link, priced as one packet built
+    // (an assumption: no product's figure for it)
+    ++m_counters.packets;
+    ++m_counters.syncSent;
+    Ptr<WebSwitch> peer = m_syncPeer;
+    Simulator::Schedule(m_syncDelay, [peer, key, s]() { peer->ReceiveL4Session(key, s); });
+}
+
+void
+WebSwitch::ReceiveL4Session(uint64_t key, const L4Session& s)
+{
+    m_l4Sessions[key] = s;
+    ++m_counters.syncReceived;
+}
+
+int
+WebSwitch::Store(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server)
+{
+    dp_persist_t* t = table == PersistTable::SslIds ? m_sslIds : m_learned;
+    const int rc = dp_persist_store(t, key, server, 0, &m_counters.persistOps);
+    if (rc >= 0 && m_persistSync && m_syncPeer)
+    {
+        // one update on the inter-switch link, priced as one packet built
+        // (an assumption, as for a session)
+        ++m_counters.packets;
+        ++m_counters.syncSent;
+        Ptr<WebSwitch> peer = m_syncPeer;
+        std::array<uint8_t, DP_PERSIST_MAX_KEY> k;
+        std::copy(key, key + DP_PERSIST_MAX_KEY, k.begin());
+        Simulator::Schedule(m_syncDelay, [peer, table, k, server]() { peer->ReceivePersist(table, k.data(), server); });
+    }
+    return rc;
+}
+
+void
+WebSwitch::ReceivePersist(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server)
+{
+    dp_persist_t* t = table == PersistTable::SslIds ? m_sslIds : m_learned;
+    if (t && dp_persist_store(t, key, server, 0, &m_counters.persistOps) >= 0)
+        ++m_counters.syncReceived;
 }
 
 void
@@ -436,15 +518,19 @@ WebSwitch::HandleL4Client(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<con
             Drop("no_server_up", pkt);
             return;
         }
-        it = m_l4Sessions.insert_or_assign(key, L4Session{static_cast<uint32_t>(server), false}).first;
+        it = m_l4Sessions.insert_or_assign(key, L4Session{static_cast<uint32_t>(server), p.dst_ip, false}).first;
+        SyncL4Session(key, it->second);
     }
     else if (it == m_l4Sessions.end())
     {
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
         return;
     }
-    if (p.tcp_flags & (kFin | kRst))
+    if ((p.tcp_flags & (kFin | kRst)) && !it->second.closing)
+    {
         it->second.closing = true;
+        SyncL4Session(key, it->second);
+    }
     const Server& srv = m_servers[it->second.server];
     if (m_l4 == L4Forwarding::Nat)
         Rewrite(f, p, p.src_ip, p.src_port, srv.serverIp, p.dst_port);
@@ -454,12 +540,14 @@ WebSwitch::HandleL4Client(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<con
 void
 WebSwitch::HandleL4Server(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const Packet> pkt)
 {
-    if (!m_l4Sessions.count(ClientKey(p.dst_ip, p.dst_port)))
+    const auto it = m_l4Sessions.find(ClientKey(p.dst_ip, p.dst_port));
+    if (it == m_l4Sessions.end())
     {
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
         return;
     }
-    Rewrite(f, p, m_vip, p.src_port, p.dst_ip, p.dst_port);
+    // from the virtual address the client opened the connection to
+    Rewrite(f, p, it->second.vip, p.src_port, p.dst_ip, p.dst_port);
     Emit(m_clientDev, f, static_cast<uint16_t>(f.size() - DP_ETH_HDR_LEN));
 }
 
@@ -717,7 +805,7 @@ WebSwitch::TakeHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint
     // ... and stored with the server it goes to (the ServerHello's own ID
     // is stored when it passes, ResponseBytes)
     if (rc == DP_TLS_OK && h.session_id_len > 0)
-        dp_persist_store(m_sslIds, key, server, 0, &m_counters.persistOps);
+        Store(PersistTable::SslIds, key, server);
     OpenServer(c, static_cast<uint32_t>(server));
 }
 
@@ -1125,8 +1213,7 @@ WebSwitch::ServerHelloBytes(ClientConn& c, const uint8_t* data, uint32_t len)
     uint8_t key[DP_PERSIST_MAX_KEY] = {};
     std::copy(h.session_id, h.session_id + h.session_id_len, key);
     if (h.session_id_len > 0 &&
-        dp_persist_store(m_sslIds, key, static_cast<int32_t>(c.sconns[c.bound].server), 0,
-                         &m_counters.persistOps) >= 0)
+        Store(PersistTable::SslIds, key, static_cast<int32_t>(c.sconns[c.bound].server)) >= 0)
         ++m_counters.sslLearned;
 }
 
@@ -1142,14 +1229,15 @@ WebSwitch::ResponseHead(ClientConn& c)
     {
         uint8_t key[DP_PERSIST_MAX_KEY];
         if (serverSets && PersistKey(c.respHead.get() + value.off, value.len, key) &&
-            dp_persist_store(m_learned, key, static_cast<int32_t>(served), 0, &m_counters.persistOps) >= 0)
+            Store(PersistTable::LearnedCookies, key, static_cast<int32_t>(served)) >= 0)
             ++m_counters.cookiesLearned;
         return;
     }
     const dp_persist_cookie_config_t cfg{DP_PERSIST_COOKIE_INSERT, 0};
     const int actions = dp_persist_cookie_response(&cfg, &c.persist, static_cast<int32_t>(served), serverSets, 0,
                                                    &m_counters.persistOps);
-    if (actions < 0 || !(actions & DP_PERSIST_RESP_INSERT))
+    const bool insert = actions >= 0 && ((actions & DP_PERSIST_RESP_INSERT) || (m_insertEveryResponse && !serverSets));
+    if (!insert)
         return;
     auto edit = std::make_unique<dp_cookie_edit_t>();
     if (dp_cookie_insert(&c.resp, m_cookieName.c_str(), InsertedCookieValue(served).c_str(), edit.get(),

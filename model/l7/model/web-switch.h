@@ -194,6 +194,20 @@ class WebSwitch : public ns3::Object
     /// after a FIN or RST (no aging: the runs here are seconds long).
     void SetL4Forwarding(L4Forwarding f) { m_l4 = f; }
     L4Forwarding GetL4Forwarding() const { return m_l4; }
+    /// Connection synchronisation in a redundant pair: with SessionSync on
+    /// (the profile's behaviour.session_sync), every L4 session this switch
+    /// makes, and its start of closing, reaches peer `delay` later (one
+    /// update on an inter-switch link; the client and server addresses and
+    /// the server chosen), so that the peer, on taking over the virtual
+    /// address, forwards the established connection's next segments where
+    /// they went. Without it the peer has no session for them
+    /// (`no_session`): the connection is lost. L7 connections are not
+    /// synchronised (their server side belongs to this switch's links);
+    /// with PersistenceSync every learned-cookie and SSL session-ID entry
+    /// is copied the same way, so a client's next connection after the
+    /// takeover still goes to its server.
+    void SetSyncPeer(ns3::Ptr<WebSwitch> peer, ns3::Time delay);
+    size_t L4Sessions() const { return m_l4Sessions.size(); }
     /// Server groups (seed 003 section 3.4: .gif on half the servers, .htm
     /// on the other half): when set, a URL rule's target and DefaultServer
     /// name a group, and a client connection goes to the group's member
@@ -274,6 +288,8 @@ class WebSwitch : public ns3::Object
         uint64_t sslLearned = 0;        ///< session IDs stored from ServerHellos
         uint64_t probes = 0;            ///< server checks made
         uint64_t notFollowedDown = 0;   ///< requests whose rule, cookie or session ID named a down server
+        uint64_t syncSent = 0;          ///< L4 session updates sent to the peer
+        uint64_t syncReceived = 0;      ///< L4 session updates taken from the peer
         dp_ops_t healthOps{};           ///< dp_health
         dp_ops_t persistOps{};          ///< dp_persist (stick table, cookie decisions)
         dp_ops_t httpOps{};             ///< dp_http
@@ -287,7 +303,26 @@ class WebSwitch : public ns3::Object
     typedef void (*DropTracedCallback)(const std::string& reason, ns3::Ptr<const ns3::Packet> p);
     typedef void (*BindTracedCallback)(const SpliceBinding& b);
 
+    /// An L4 connection's session (by client address and port).
+    struct L4Session
+    {
+        uint32_t server;
+        uint32_t vip;  ///< the virtual address the client opened it to (its answers' source)
+        bool closing;  ///< a FIN or RST passed: the next SYN of this address and port is a new connection
+    };
+    /// A session from the peer (SetSyncPeer).
+    void ReceiveL4Session(uint64_t key, const L4Session& s);
+    /// The persistence tables a pair can copy (PersistenceSync).
+    enum class PersistTable : uint8_t { LearnedCookies, SslIds };
+    /// A persistence entry from the peer: stored when this switch keeps
+    /// that table (its cookie learn or SSL service is configured).
+    void ReceivePersist(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server);
+
   private:
+    /// Sends the session to the peer when SessionSync is on.
+    void SyncL4Session(uint64_t key, const L4Session& s);
+    /// dp_persist_store into the table, and to the peer when PersistenceSync is on.
+    int Store(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server);
     struct ServerConn
     {
         enum State : uint8_t { SynSent, Open, Closed };
@@ -465,6 +500,7 @@ class WebSwitch : public ns3::Object
     dp_urlrule_table_t* m_rules = nullptr;
     std::string m_cookieName;                                 ///< "" = no cookie persistence
     CookieMode m_cookieMode = CookieMode::None;
+    bool m_insertEveryResponse = false;                       ///< insert: every response, not only the first of a client
     std::map<std::string, uint32_t> m_cookieServers;          ///< cookie value -> server (pre-arranged, insert)
     uint32_t m_persistEntries = 4096;
     std::vector<uint64_t> m_learnMem;
@@ -485,12 +521,11 @@ class WebSwitch : public ns3::Object
     ns3::TracedCallback<uint32_t, bool, ns3::Time> m_healthTrace;
     ns3::TracedCallback<uint32_t, uint32_t, ns3::Time> m_probeTrace;
     L4Forwarding m_l4 = L4Forwarding::Off;
-    struct L4Session
-    {
-        uint32_t server;
-        bool closing; ///< a FIN or RST passed: the next SYN of this address and port is a new connection
-    };
     std::map<uint64_t, L4Session> m_l4Sessions;               ///< by (client address, port)
+    bool m_sessionSync = false;
+    bool m_persistSync = false;
+    ns3::Ptr<WebSwitch> m_syncPeer;
+    ns3::Time m_syncDelay;
     std::vector<std::vector<uint32_t>> m_groups;
     std::map<uint64_t, ClientConn> m_clients;                 ///< by (client address, port)
     std::map<uint16_t, uint64_t> m_byLocalPort;               ///< server side -> client key

@@ -2,9 +2,13 @@
 // product) as VRRPv3 (RFC 5798, an assumption: the seed names no protocol),
 // measured against section 6.1's closed form.
 #include "redundant-pair-testbed.h"
+#include "tls-apps.h"
+#include "tls-vectors.h"
 #include "web-switch-profile.h"
 
 #include <ns3/ipv4-address.h>
+#include <ns3/nstime.h>
+#include <ns3/string.h>
 #include <ns3/simulator.h>
 #include <ns3/uinteger.h>
 
@@ -122,7 +126,8 @@ TEST(WebSwitchRedundancy, ActiveBackupFailsOverAfterTheMasterDownIntervalAndBrea
     EXPECT_LT(served, takeover + kSpacing + 0.01);
     EXPECT_GT(r.bed->Switch(1)->GetCounters().requests, 0u);
     EXPECT_EQ(r.bed->Router(1, 1)->Count("gratuitous_arps"), 1u);
-    // no state sync: the download bound through the master breaks; the
+    // L7 connections are not synchronised (F5's session_sync covers L4
+    // sessions): the download bound through the master breaks; the
     // backup has no session for its segments
     EXPECT_EQ(heldAtDeath, 1u);
     EXPECT_TRUE(longOne->Responses().empty());
@@ -170,4 +175,231 @@ TEST(WebSwitchRedundancy, AProductWithoutRedundancyRefusesIt)
     c.activeActive = true;
     EXPECT_THROW(RedundantPairTestbed{c}, std::invalid_argument);
     ns3::Simulator::Destroy();
+}
+
+// Connection synchronisation (behaviour.session_sync) in an L4 NAT pair,
+// against a count taken from the workload's schedule alone: client i opens
+// its connection at t_i = 4.0 + 0.05 i s and sends its request in two
+// pieces kGap apart (HttpClientApp Gap), so the connection is open from
+// t_i until just after t_i + kGap (an answer takes well under a
+// millisecond on these idle 100 Mbit/s links). The connections open when
+// the master dies are those with t_i < t_d < t_i + kGap (t_d is 25 ms from
+// every such edge). Their second piece goes out after the death; TCP
+// retransmits it (RTO 1 s, doubling) until the backup has taken over. With
+// sync (F5's profile: connections) the backup has each session and
+// forwards it to the same server, which answers through its other link:
+// every one of them completes. Without (Nortel's: none) the backup finds no
+// session (no_session) and none completes. Connections that ended before
+// the death complete either way.
+TEST(WebSwitchRedundancy, L4ConnectionsOpenAtTheMastersDeathSurviveTheTakeoverOnlyWithSessionSync)
+{
+    constexpr double kGap = 0.5, kL4Death = 5.525;
+    for (const bool sync : {false, true})
+    {
+        RedundantPairConfig c;
+        c.profile = LoadWebSwitchProfile(Profile(sync ? "nctu-f5-bigip-ha" : "nctu-nortel-ace180e"));
+        ASSERT_EQ(c.profile.sessionSync, sync);
+        c.l4 = L4Forwarding::Nat;
+        c.stop = ns3::Seconds(25);
+        RedundantPairTestbed bed(c);
+        std::vector<std::pair<double, ns3::Ptr<HttpClientApp>>> apps;
+        for (int i = 0; i < 40; ++i)
+        {
+            const double t = 4.0 + kSpacing * i;
+            auto app = ns3::CreateObject<HttpClientApp>();
+            app->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+            app->SetAttribute("Gap", ns3::TimeValue(ns3::Seconds(kGap)));
+            HttpClientApp::Request r = HttpClientApp::Get("/a/CLASS_2000.gif", true);
+            r.pieces = {10};
+            app->AddRequest(r);
+            bed.ClientNode()->AddApplication(app);
+            app->SetStartTime(ns3::Seconds(t));
+            apps.emplace_back(t, app);
+        }
+        bed.Kill(0, ns3::Seconds(kL4Death));
+        bed.Run();
+
+        uint32_t openAtDeath = 0, survived = 0, endedBefore = 0, endedBeforeCompleted = 0;
+        for (const auto& [t, app] : apps)
+        {
+            const bool done = app->Responses().size() == 1;
+            if (t < kL4Death && kL4Death < t + kGap)
+            {
+                ++openAtDeath;
+                survived += done;
+            }
+            else if (t + kGap < kL4Death)
+            {
+                ++endedBefore;
+                endedBeforeCompleted += done;
+            }
+        }
+        EXPECT_GT(openAtDeath, 0u);
+        EXPECT_EQ(survived, sync ? openAtDeath : 0u) << (sync ? "sync" : "no sync");
+        EXPECT_EQ(endedBeforeCompleted, endedBefore);
+        const auto& backup = bed.Switch(1)->GetCounters();
+        EXPECT_EQ(backup.syncReceived, sync ? bed.Switch(0)->GetCounters().syncSent : 0u);
+        EXPECT_EQ(bed.Switch(1)->DropCount("no_session") > 0, !sync);
+        std::printf("L4 NAT pair, %s: %u connections open at the master's death (from the schedule), %u "
+                    "completed after the takeover; %llu session updates sent\n",
+                    sync ? "session sync" : "no sync", openAtDeath, survived,
+                    static_cast<unsigned long long>(bed.Switch(0)->GetCounters().syncSent));
+        ns3::Simulator::Destroy();
+    }
+}
+
+TEST(WebSwitchRedundancy, AnL4PairIsRefusedActiveActiveAndInDirectRouting)
+{
+    RedundantPairConfig c;
+    c.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    c.l4 = L4Forwarding::Nat;
+    c.activeActive = true;
+    EXPECT_THROW(RedundantPairTestbed{c}, std::invalid_argument);
+    c.activeActive = false;
+    c.l4 = L4Forwarding::DirectRouting;
+    EXPECT_THROW(RedundantPairTestbed{c}, std::invalid_argument);
+    ns3::Simulator::Destroy();
+}
+
+// Persistence synchronisation (behaviour.session_sync: persistence, Nortel's
+// as its Web OS 10.0 guide documents it) in an L7 pair with cookie learning:
+// 8 clients each start a session at 4.0 + 0.05 i s, half with a .gif (the
+// URL rule's server 0), half with a .htm (server 1); the server's own
+// cookie names it (SID=s<k>-<n>, HttpServerApp). After the takeover each
+// client comes back with that cookie for the other kind of file, whose rule
+// names the other server. With the learned entries copied to the backup,
+// every request follows its cookie to the server that set it (the answer's
+// Server header says which); without, the backup has learned nothing and
+// the rules send every one to the other server.
+TEST(WebSwitchRedundancy, LearnedCookiesCopiedToThePeerKeepEveryClientOnItsServerAfterTheTakeover)
+{
+    for (const bool sync : {false, true})
+    {
+        RedundantPairConfig c;
+        c.profile = LoadWebSwitchProfile(Profile("nctu-nortel-ace180e"));
+        ASSERT_TRUE(c.profile.persistenceSync);
+        ASSERT_FALSE(c.profile.sessionSync);
+        c.profile.persistenceSync = sync;
+        c.stop = ns3::Seconds(14);
+        RedundantPairTestbed bed(c);
+        for (uint32_t i = 0; i < 2; ++i)
+            bed.Switch(i)->SetCookiePersistence(CookieMode::Learn, "SID");
+        for (uint32_t k = 0; k < 2; ++k)
+            bed.Server(k)->SetAttribute("SessionCookie", ns3::StringValue("SID"));
+        const std::string kind[2] = {".gif", ".htm"};
+        std::vector<ns3::Ptr<HttpClientApp>> first, second(8);
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            auto app = ns3::CreateObject<HttpClientApp>();
+            app->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+            app->AddRequest(HttpClientApp::Get("/a/CLASS_2000" + kind[i % 2], true));
+            bed.ClientNode()->AddApplication(app);
+            app->SetStartTime(ns3::Seconds(4.0 + kSpacing * i));
+            first.push_back(app);
+        }
+        bed.Kill(0, ns3::Seconds(kDeath));
+        // well after the takeover (about 3.33 s after the death): each
+        // client's next request, for the other kind, with its cookie
+        ns3::Simulator::Schedule(ns3::Seconds(kDeath + 5), [&]() {
+            for (uint32_t i = 0; i < 8; ++i)
+            {
+                ASSERT_EQ(first[i]->Responses().size(), 1u);
+                ASSERT_EQ(first[i]->Responses()[0].setCookies.size(), 1u);
+                const std::string& sc = first[i]->Responses()[0].setCookies[0];
+                auto app = ns3::CreateObject<HttpClientApp>();
+                app->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+                app->AddRequest(HttpClientApp::Get("/a/CLASS_2000" + kind[(i + 1) % 2], true,
+                                                   "Cookie: " + sc.substr(0, sc.find(';')) + "\r\n"));
+                bed.ClientNode()->AddApplication(app);
+                app->SetStartTime(ns3::Seconds(0));
+                second[i] = app;
+            }
+        });
+        bed.Run();
+        uint32_t followed = 0;
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            ASSERT_EQ(second[i]->Responses().size(), 1u);
+            // the cookie's value is "s<k>-<n>": k is the server that set it
+            const std::string& sc = first[i]->Responses()[0].setCookies[0];
+            followed += second[i]->Responses()[0].server == sc.substr(sc.find('=') + 1, 2);
+        }
+        EXPECT_EQ(followed, sync ? 8u : 0u);
+        EXPECT_EQ(bed.Switch(1)->GetCounters().cookieHits, sync ? 8u : 0u);
+        EXPECT_EQ(bed.Switch(1)->GetCounters().syncReceived, sync ? 8u : 0u);
+        std::printf("L7 pair, cookie learn, %s: %u of 8 clients on the server of their cookie after the takeover\n",
+                    sync ? "persistence sync" : "no sync", followed);
+        ns3::Simulator::Destroy();
+    }
+}
+
+// The same for SSL session IDs (real OpenSSL records, tls-vectors.h):
+// before the death two fresh hellos go to the two servers (round robin),
+// whose ServerHellos choose X (server 0) and Y (server 1); the master
+// stores both. After the takeover the client resumes X and Y on new
+// connections. With the entries copied, each hello reaches the server that
+// chose its ID (2 SSL hits on the backup); without, the backup knows
+// neither when X comes, and round robin decides.
+TEST(WebSwitchRedundancy, SessionIdsCopiedToThePeerSendResumingClientsToTheirServersAfterTheTakeover)
+{
+    using namespace routertwin::tls_vectors;
+    const auto first = Unhex(kFirstHello), resumeX = Unhex(kResumingHelloX);
+    auto resumeY = resumeX;
+    const std::string y = SessionIdAt43(Unhex(kServerHelloY));
+    std::copy(y.begin(), y.end(), resumeY.begin() + 44);
+    const std::string str0(resumeX.begin(), resumeX.end()), str1(resumeY.begin(), resumeY.end());
+    for (const bool sync : {false, true})
+    {
+        RedundantPairConfig c;
+        c.profile = LoadWebSwitchProfile(Profile("nctu-nortel-ace180e"));
+        c.profile.persistenceSync = sync;
+        c.stop = ns3::Seconds(14);
+        RedundantPairTestbed bed(c);
+        for (uint32_t i = 0; i < 2; ++i)
+            bed.Switch(i)->AddSslService(443);
+        std::vector<ns3::Ptr<TlsServerApp>> servers;
+        for (uint32_t k = 0; k < 2; ++k)
+        {
+            auto app = ns3::CreateObject<TlsServerApp>();
+            app->SetAnswer(Unhex(k == 0 ? kServerHelloX : kServerHelloY));
+            bed.Server(k)->GetNode()->AddApplication(app);
+            servers.push_back(app);
+        }
+        auto before = ns3::CreateObject<TlsClientApp>();
+        before->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+        before->AddConnection(first);
+        before->AddConnection(first);
+        bed.ClientNode()->AddApplication(before);
+        before->SetStartTime(ns3::Seconds(4.0));
+        auto after = ns3::CreateObject<TlsClientApp>();
+        after->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.1")));
+        after->AddConnection(resumeX);
+        after->AddConnection(resumeY);
+        bed.ClientNode()->AddApplication(after);
+        after->SetStartTime(ns3::Seconds(kDeath + 5));
+        bed.Kill(0, ns3::Seconds(kDeath));
+        bed.Run();
+        // both IDs were chosen before the death, one by each server
+        ASSERT_EQ(before->Answers().size(), 2u);
+        ASSERT_EQ(servers[0]->Records().size() + servers[1]->Records().size(), 4u);
+        const auto& got0 = servers[0]->Records();
+        const auto& got1 = servers[1]->Records();
+        const uint32_t followed = static_cast<uint32_t>(std::count(got0.begin(), got0.end(), str0) +
+                                                        std::count(got1.begin(), got1.end(), str1));
+        // without the copies, the backup's fresh round robin sends X to
+        // server 1 (dp_sched rr starts at 1, as WebSwitchSsl's first test
+        // shows), whose ServerHello chooses Y, which the backup then stores
+        // itself: the Y hello that follows is a hit on that entry
+        const bool xOnItsServer = std::count(got0.begin(), got0.end(), str0) == 1;
+        EXPECT_EQ(xOnItsServer, sync);
+        EXPECT_EQ(followed, sync ? 2u : 1u);
+        EXPECT_EQ(bed.Switch(1)->GetCounters().sslHits, sync ? 2u : 1u);
+        // X and Y, copied as the master stored them from the ServerHellos
+        EXPECT_EQ(bed.Switch(1)->GetCounters().syncReceived, sync ? 2u : 0u);
+        std::printf("L7 pair, SSL session IDs, %s: %u of 2 resuming hellos on the server that chose their ID, "
+                    "%llu SSL hits on the backup\n",
+                    sync ? "persistence sync" : "no sync", followed,
+                    static_cast<unsigned long long>(bed.Switch(1)->GetCounters().sslHits));
+        ns3::Simulator::Destroy();
+    }
 }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 #include <variant>
@@ -101,6 +102,7 @@ Keys()
         {"downinter_ms", [](C& c, S k, V v) { c.downInterMs = PerServer(k, v, 0, 86400000); }},
         {"rise", [](C& c, S k, V v) { c.rise = PerServer(k, v, 1, DP_HEALTH_MAX_COUNT); }},
         {"fall", [](C& c, S k, V v) { c.fall = PerServer(k, v, 1, DP_HEALTH_MAX_COUNT); }},
+        {"checked", [](C& c, S k, V v) { c.checked = PerServer(k, v, 0, 1); }},
         {"check_timeout_ms", [](C& c, S k, V v) { c.checkTimeoutMs = Ms(k, v); }},
         {"kill_server",
          [](C& c, S k, V v) { c.killServer = static_cast<uint32_t>(AsInt(k, v, 0, DP_SCHED_MAX_SERVERS - 1)); }},
@@ -118,6 +120,8 @@ Keys()
         {"duration_s", [](C& c, S k, V v) { c.durationS = Positive(k, v); }},
         {"retries", [](C& c, S k, V v) { c.retries = static_cast<uint32_t>(AsInt(k, v, 0, 100)); }},
         {"redispatch", [](C& c, S k, V v) { c.redispatch = AsBool(k, v); }},
+        {"redispatch_after",
+         [](C& c, S k, V v) { c.redispatchAfter = static_cast<int32_t>(AsInt(k, v, INT32_MIN, INT32_MAX)); }},
         {"connect_timeout_ms", [](C& c, S k, V v) { c.connectTimeoutMs = Ms(k, v); }},
         {"redundancy",
          [](C& c, S k, V v) {
@@ -140,6 +144,8 @@ Keys()
              }
          }},
         {"clients", [](C& c, S k, V v) { c.clients = static_cast<uint32_t>(AsInt(k, v, 0, 65536)); }},
+        {"client_ip_base",
+         [](C& c, S k, V v) { c.clientIpBase = static_cast<uint32_t>(AsInt(k, v, 0, 0xFFFFFFFFLL)); }},
         {"stick_size", [](C& c, S k, V v) { c.stickSize = static_cast<uint32_t>(AsInt(k, v, 1, 1 << 24)); }},
         {"stick_expire_ms", [](C& c, S k, V v) { c.stickExpireMs = Ms(k, v); }},
         {"hash_function", [](C& c, S k, V v) { c.hash.Take(k, v); }},
@@ -211,6 +217,7 @@ class FailoverRun
                                                            : 0;
             m_checker->SetServerTimers(i, inter, C::Of(c.fastInterMs, i), C::Of(c.downInterMs, i), C::Of(c.rise, i),
                                        C::Of(c.fall, i), probeTimeout);
+            m_checker->SetServerChecked(i, C::Of(c.checked, i) != 0);
         }
         m_checker->Watch(m_backends, m_pool);
         m_checker->TraceConnectWithoutContext("StateChange", MakeCallback(&FailoverRun::OnStateChange, this));
@@ -254,8 +261,9 @@ class FailoverRun
         const uint32_t failDelay = m_c.killMode == "refuse" ? 0 : dp_health_timeout_ms(&hc);
         uint64_t lo = 0, hi = 0;
         dp_health_detection_window(&hc, failDelay, &lo, &hi);
-        m_r.windowMinMs = static_cast<double>(lo);
-        m_r.windowMaxMs = static_cast<double>(hi);
+        const bool checked = C::Of(m_c.checked, m_c.killServer) != 0; // unchecked: never taken out
+        m_r.windowMinMs = checked ? static_cast<double>(lo) : -1;
+        m_r.windowMaxMs = checked ? static_cast<double>(hi) : -1;
         // Requests in flight finish within (retries + 1) connect timeouts.
         Simulator::Stop(Seconds(m_c.durationS) + MilliSeconds(uint64_t(m_c.retries + 2) * m_c.connectTimeoutMs));
         Simulator::Run();
@@ -304,7 +312,7 @@ class FailoverRun
             key.data = data.data();
             key.data_len = static_cast<uint32_t>(data.size());
         }
-        key.src_ip = 0xC6120000u + ClientOf(k); // 198.18.0.0/16 clients
+        key.src_ip = m_c.clientIpBase + ClientOf(k); // client c: base + c
         key.dst_ip = 0xC6130001u;
         key.src_port = static_cast<uint16_t>(1024 + k % 60000);
         key.dst_port = 80;
@@ -427,6 +435,8 @@ class FailoverRun
         {
             dp_sched_conn_closed(m_pool, server, 0, nullptr);
             m_r.served++;
+            const double waitedMs = Simulator::Now().GetSeconds() * 1000.0 - 1000.0 * k / m_c.requestRate;
+            m_r.maxDelayMs = std::max(m_r.maxDelayMs, std::round(waitedMs * 1000.0) / 1000.0);
             Store(k, server);
             return;
         }
@@ -452,8 +462,9 @@ class FailoverRun
         dp_sched_server_info_t info{};
         dp_sched_get_server(m_pool, server, &info);
         const uint32_t active = ActiveUp();
-        const bool redispatch = m_c.redispatch && (info.state != DP_SCHED_UP || retry % m_c.retries == 0 ||
-                                                   (!direct && active > 1 && !m_hashes));
+        const bool redispatch =
+            m_c.redispatch &&
+            (info.state != DP_SCHED_UP || RedispatchRetry(retry) || (!direct && active > 1 && !m_hashes));
         // The turn-around comes only after an error (not a connect timeout),
         // and only when the retry stays on the server or one active server
         // is left: min(timeout connect, 1 s).
@@ -469,6 +480,16 @@ class FailoverRun
             m_r.redispatched++;
         }
         Simulator::Schedule(turnAround, &FailoverRun::Redispatch, this, k, server, retry);
+    }
+
+    /// Whether retry number `retry` (1..retries) is one "option redispatch
+    /// <interval>" names: stream_choose_redispatch's redispatch_after test
+    /// (its C remainder is 0 exactly when the divisor's magnitude divides).
+    bool RedispatchRetry(uint32_t retry) const
+    {
+        const int64_t after = m_c.redispatchAfter;
+        const int64_t divisor = after > 0 ? after : int64_t(m_c.retries) + 1 + after;
+        return after != 0 && retry % static_cast<uint64_t>(std::llabs(divisor)) == 0;
     }
 
     /// assign_server again with the failed server as the one to avoid; the
@@ -565,13 +586,20 @@ LbFailoverConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
              {"fastinter_ms", &c.fastInterMs},
              {"downinter_ms", &c.downInterMs},
              {"rise", &c.rise},
-             {"fall", &c.fall}})
+             {"fall", &c.fall},
+             {"checked", &c.checked}})
     {
         if (list->size() != 1 && list->size() != c.servers)
         {
             Bad(name, "has " + std::to_string(list->size()) + " values for " + std::to_string(c.servers) +
                           " servers (one for all, or one per server)");
         }
+    }
+    if (c.redispatch && c.retries > 0 && c.redispatchAfter < 0 &&
+        int64_t(c.retries) + 1 + c.redispatchAfter == 0)
+    {
+        Bad("redispatch_after", std::to_string(c.redispatchAfter) + " with retries " + std::to_string(c.retries) +
+                                    " names no retry (HAProxy 2.6 would take the retry count modulo 0)");
     }
     if (c.reviveAtS > 0 && c.reviveAtS <= c.killAtS)
     {

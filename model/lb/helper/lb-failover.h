@@ -17,9 +17,11 @@
 //     the 2.6.3 and 2.6.7 fixes): after the k-th failure (k = 1..retries),
 //     with `redispatch` the retry goes back to the scheduler, avoiding the
 //     server that failed (dp_sched_pick_avoid: assign_server passes it as
-//     the previous server), when that server is already DOWN, or k is a
-//     multiple of retries (the last retry: "option redispatch" alone means
-//     redispatch-after -1), or the request was not sent by persistence
+//     the previous server), when that server is already DOWN, or k is
+//     one `redispatch_after` names ("option redispatch <interval>": P > 0,
+//     every k that P divides; N < 0, every k that retries + 1 + N divides,
+//     so -1, the default, is the last retry; 0, none), or the request was
+//     not sent by persistence
 //     (cookie or stick entry) and more than one active server is up and
 //     the algorithm is not a hash (roundrobin, static-rr, leastconn, first,
 //     random: every retry); otherwise it goes to the same server again.
@@ -27,6 +29,9 @@
 //     min(timeout connect, 1 s); a redispatch with more than one active
 //     server and any retry after a connect timeout go at once;
 //   - a request whose attempts all fail is failed (HAProxy answers 503).
+// A server without `check` (checked = 0) is never probed: HAProxy keeps it
+// up whatever happens to it, so a request sent to it dead fails unless a
+// redispatch takes it elsewhere.
 // Each served request is a connection opened and closed on its server (no
 // service time), and an attempt on a dead server holds one until it fails,
 // so leastconn rotates as HAProxy's does.
@@ -49,6 +54,7 @@
 //   downinter_ms       per server, 0     HAProxy downinter (0 = inter)
 //   rise               per server, 2     HAProxy rise
 //   fall               per server, 3     HAProxy fall
+//   checked            per server, 1     1: the server has `check`; 0: never probed, always up
 //   check_timeout_ms   int ms, 0         HAProxy timeout check (0 = not set): when set, a probe whose
 //                                        connection is not answered fails after min(timeout connect,
 //                                        inter), else after inter (configuration.txt "timeout check")
@@ -62,6 +68,11 @@
 //   duration_s         float s, 30       requests offered from 0 to this time
 //   retries            int, 3            HAProxy retries
 //   redispatch         bool, false       HAProxy option redispatch
+//   redispatch_after   int, -1           its <interval> (configuration.txt "option redispatch"; HAProxy's
+//                                        redispatch_after): P > 0 every P-th retry, N < 0 the N-th retry
+//                                        before the last, 0 none of those (a DOWN server's and an
+//                                        immediate round-robin redispatch still happen); -(retries + 1)
+//                                        is refused (HAProxy would take the retry count modulo 0)
 //   connect_timeout_ms int ms, 5000      HAProxy timeout connect (assumption when the configuration
 //                                        has none: HAProxy then waits as long as the kernel's SYN retries)
 //   redundancy         str, "none"       none | active_backup | active_active
@@ -71,7 +82,8 @@
 //   persistence        str, "none"       none | stick_src (HAProxy stick-table type ip + stick on src,
 //                                        dp_persist) | cookie (HAProxy cookie insert: the client keeps it)
 //   clients            int, 0            distinct client addresses the requests cycle over; 0 = one per
-//                                        request
+//                                        request (65536 in turn)
+//   client_ip_base     int, 0xC6120000   client c's source address is this + c (host order; 198.18.0.0)
 //   stick_size         int, 1024         stick_src: table entries
 //   stick_expire_ms    int ms, 0         stick_src: HAProxy expire; 0 = never
 //   hash_function, hash_avalanche, uri_whole, uri_path_only, uri_len, uri_depth, hdr_domain_only:
@@ -106,6 +118,7 @@ struct LbFailoverConfig
     std::string scheduler = "roundrobin";
     std::string check = "tcp";
     std::vector<uint32_t> interMs{2000}, fastInterMs{0}, downInterMs{0}, rise{2}, fall{3};
+    std::vector<uint32_t> checked{1};
     uint32_t checkTimeoutMs = 0;
     uint32_t killServer = 0;
     double killAtS = 10;
@@ -115,6 +128,7 @@ struct LbFailoverConfig
     double durationS = 30;
     uint32_t retries = 3;
     bool redispatch = false;
+    int32_t redispatchAfter = -1;
     uint32_t connectTimeoutMs = 5000;
     std::string redundancy = "none";
     uint32_t advertIntervalMs = 1000;
@@ -122,6 +136,7 @@ struct LbFailoverConfig
     double balancerFailAtS = 0;
     std::string persistence = "none";
     uint32_t clients = 0;
+    uint32_t clientIpBase = 0xC6120000u;
     uint32_t stickSize = 1024;
     uint32_t stickExpireMs = 0;
     SchedHashOptions hash; ///< hash_function, hash_avalanche, uri_*, hdr_domain_only (lb-remap.h)
@@ -138,14 +153,16 @@ struct LbFailoverResult
     double downAtS = -1;          ///< when the checks took the killed server out (-1: never)
     double upAtS = -1;            ///< when they put it back after the revival (-1: never)
     double detectionMs = -1;      ///< downAtS - kill time, in ms
-    double windowMinMs = 0;       ///< closed-form detection window (dp_health_detection_window)
-    double windowMaxMs = 0;
+    double windowMinMs = 0;       ///< closed-form detection window (dp_health_detection_window;
+    double windowMaxMs = 0;       ///< -1 when the killed server is not checked: never)
     uint64_t requests = 0;        ///< requests offered
     uint64_t served = 0;          ///< requests a live server took (possibly after retries)
     uint64_t failed = 0;          ///< requests whose every attempt failed
     uint64_t retried = 0;         ///< requests that needed at least one retry
     uint64_t redispatched = 0;    ///< requests a retry sent back to the scheduler (avoiding the failed server)
     uint64_t toDeadServer = 0;    ///< requests whose first attempt went to the dead server
+    double maxDelayMs = 0;        ///< longest arrival-to-serving time of a served request (connect
+                                  ///< timeouts and turn-arounds of its failed attempts)
     double failoverMs = -1;       ///< balancer redundancy: master death to takeover (-1: none)
     double masterDownIntervalMs = 0; ///< RFC 5798 Master_Down_Interval of the backup
     uint64_t lostInFailover = 0;  ///< requests that reached a dead balancer

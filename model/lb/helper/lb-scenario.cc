@@ -157,7 +157,31 @@ Keys()
         {"response_lognormal_mu", [](C& c, S k, V v) { c.responseSizes.lognormalMu = AsDouble(k, v); }},
         {"request_lognormal_sigma", [](C& c, S k, V v) { c.requestSizes.lognormalSigma = Positive(k, v); }},
         {"response_lognormal_sigma", [](C& c, S k, V v) { c.responseSizes.lognormalSigma = Positive(k, v); }},
-        {"mss", [](C& c, S k, V v) { c.mss = static_cast<uint32_t>(AsInt(k, v, 1, 1460)); }},
+        {"mss", [](C& c, S k, V v) { c.mss = static_cast<uint32_t>(AsInt(k, v, 1, 8960)); }},
+        {"tcp_windows", [](C& c, S k, V v) { c.tcpWindows = AsBool(k, v); }},
+        {"flow_popularity",
+         [](C& c, S k, V v) {
+             try
+             {
+                 c.flowPopularity = ParseFlowPopularity(AsString(k, v));
+             }
+             catch (const std::invalid_argument&)
+             {
+                 Bad(k, "must be round_robin, uniform or zipf");
+             }
+         }},
+        {"zipf_exponent",
+         [](C& c, S k, V v) {
+             c.zipfExponent = AsDouble(k, v);
+             if (!(c.zipfExponent >= 0) || !std::isfinite(c.zipfExponent))
+             {
+                 Bad(k, "must be >= 0");
+             }
+         }},
+        {"tcp_initial_window", [](C& c, S k, V v) { c.tcpInitialWindow = static_cast<uint32_t>(AsInt(k, v, 1, 1000)); }},
+        {"tcp_receive_window_bytes",
+         [](C& c, S k, V v) { c.tcpReceiveWindowBytes = static_cast<uint32_t>(AsInt(k, v, 2, 1 << 30)); }},
+        {"tcp_rtt_s", [](C& c, S k, V v) { c.tcpRttSeconds = Positive(k, v); }},
         {"trace_file", [](C& c, S k, V v) { c.traceFile = AsString(k, v); }},
         {"trace_rescale", [](C& c, S k, V v) { c.traceRescale = AsBool(k, v); }},
         {"step_gap_s", [](C& c, S k, V v) { c.stepGapSeconds = Positive(k, v); }},
@@ -277,6 +301,8 @@ MakeDevice(const LbScenarioConfig& c, uint32_t sessionsPerCore, uint32_t cores)
     dev->SetAttribute("TimeWait", TimeValue(MilliSeconds(std::llround(c.timeWaitSeconds * 1e3))));
     dev->SetAttribute("FinWait", TimeValue(MilliSeconds(std::llround(c.finWaitSeconds * 1e3))));
     dev->SetAttribute("InputPpsCeiling", DoubleValue(c.inputPpsCeiling));
+    // segments above a 1500-byte MTU's are jumbo frames: the links carry 9000
+    dev->SetAttribute("IpMtu", UintegerValue(c.mss > 1460 ? 9000 : 1500));
     dev->SetAttribute("EgressBitRate", DoubleValue(c.ports * c.portBitRate));
     for (const auto& [name, price] : c.counterPrices)
     {
@@ -478,6 +504,13 @@ TesterConfig(const LbScenarioConfig& c)
     tc.request = Payload(c.requestSizes, "request");
     tc.response = Payload(c.responseSizes, "response");
     tc.mss = c.mss;
+    tc.popularity = c.flowPopularity;
+    tc.zipfExponent = c.zipfExponent;
+    tc.window.enabled = c.tcpWindows;
+    tc.window.initialSegments = c.tcpInitialWindow;
+    tc.window.receiveWindowBytes = c.tcpReceiveWindowBytes;
+    tc.window.rttSeconds = c.tcpRttSeconds;
+    tc.window.senderBitRate = c.portBitRate; // the server's port: one of the tester's
     tc.traceFile = c.traceFile;
     tc.traceRescale = c.traceRescale;
     tc.stepGapSeconds = c.stepGapSeconds;
@@ -542,6 +575,8 @@ Summarise(const LbScenarioConfig& c, const LbTester& tester, L4BalancerDevice& d
     r.unitsFailed = tester.Failed(0, warmPs, durPs);
     r.framesToServers = tester.FramesToServers();
     r.deliveryErrors = tester.DeliveryErrors();
+    r.traceIpv6Connections = tester.TraceIpv6Connections();
+    r.traceIpv6Packets = tester.TraceIpv6Packets();
     r.expired = lb.Expired();
     r.timeWaitEnd = lb.ConnectionsIn(DP_SESS_TIME_WAIT);
     r.offeredRate = r.unitsStarted / window;
@@ -743,7 +778,8 @@ RunDescriptorLevel(const LbScenarioConfig& c)
     uint32_t tag = 0;
     std::vector<LbTxPacket> pkts;
     std::vector<PacketDesc> batch, departed, dropped;
-    alignas(8) uint8_t storage[2048];
+    // a jumbo frame (mss 8960: 9014 octets) and the tunnel mode's outer header
+    alignas(8) uint8_t storage[kLbFrameBuffer];
     constexpr size_t kHeadroom = 64; // for the tunnel mode's outer header
     uint8_t* const buf = storage + kHeadroom;
     const size_t cap = sizeof storage - kHeadroom;

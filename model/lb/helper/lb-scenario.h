@@ -46,7 +46,17 @@
 //   request_lognormal_mu   float, 8          lognormal: mean of ln X (X in bytes)
 //   request_lognormal_sigma float, 1         lognormal: sd of ln X
 //   response_pareto_alpha, response_pareto_min_bytes, response_lognormal_mu, response_lognormal_sigma: the same
-//   mss                    int B, 1460       TCP payload per segment, 1..1460
+//   mss                    int B, 1460       TCP payload per segment, 1..8960 (above 1460: jumbo
+//                                            frames, a 9000-byte IP MTU)
+//   flow_popularity        str, "round_robin" round_robin | uniform | zipf: which connection carries an
+//                                            http11 transaction, which service an http10 connection or
+//                                            a DNS query asks for (lb-testers.h)
+//   zipf_exponent          float, 1          zipf: rank k has weight k^-s
+//   tcp_windows            bool, false       responses sent under TCP windows (lb-testers.h): slow
+//                                            start from tcp_initial_window, capped by the receive window
+//   tcp_initial_window     int segs, 10      RFC 6928
+//   tcp_receive_window_bytes int B, 65535    >= 2 x mss
+//   tcp_rtt_s              float s, 1e-5     client-server round trip that clocks the ACKs
 //   trace_file             str, ""           http10: connections (SYN instants, bytes each way) from a
 //                                            pcap/pcapng of TCP flows (lb-testers.h)
 //   trace_rescale          bool, true        trace: connections start at `rate` a second; false: as captured
@@ -81,6 +91,7 @@
 #include "config-keys.h"
 #include "latency-histogram.h"
 #include "queue-length-histogram.h"
+#include "traffic-profile.h"
 
 #include <cstdint>
 #include <map>
@@ -128,6 +139,12 @@ struct LbScenarioConfig
     };
     PayloadKeys requestSizes, responseSizes;
     uint32_t mss = 1460;
+    FlowPopularity flowPopularity = FlowPopularity::kRoundRobin;
+    double zipfExponent = 1.0;
+    bool tcpWindows = false;
+    uint32_t tcpInitialWindow = 10;
+    uint32_t tcpReceiveWindowBytes = 65535;
+    double tcpRttSeconds = 1e-5;
     std::string traceFile;
     bool traceRescale = true;
     double stepGapSeconds = 1e-5;
@@ -189,6 +206,9 @@ struct LbScenarioResult
     uint64_t unitsFailed = 0;     ///< units started in the window with a packet refused or lost
     uint64_t framesToServers = 0; ///< client packets forwarded to a server (the run's, not the setup's)
     uint64_t deliveryErrors = 0;  ///< of those (and the setup's), not as the forwarding method requires
+    /// trace_file: its IPv6 TCP connections and packets, not replayed (the
+    /// balancer's session table keys IPv4 5-tuples)
+    uint64_t traceIpv6Connections = 0, traceIpv6Packets = 0;
     uint64_t expired = 0;         ///< connections removed by idle aging
     uint64_t timeWaitEnd = 0;     ///< connections in TIME_WAIT at the end
     /// occupancy_sample_s > 0: time (s) and connections held, TIME_WAIT ones, at each sample

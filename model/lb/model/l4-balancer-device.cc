@@ -67,6 +67,9 @@ L4BalancerDevice::GetTypeId()
             .AddAttribute("FinWait", "FIN_WAIT timeout (IPVS: 120 s): where DR and tunnel connections end.",
                           TimeValue(Seconds(120)), MakeTimeAccessor(&L4BalancerDevice::m_finWait),
                           MakeTimeChecker(MilliSeconds(1)))
+            .AddAttribute("IpMtu", "IP MTU of the links towards the servers (a tunnel's outer packet must fit).",
+                          UintegerValue(1500), MakeUintegerAccessor(&L4BalancerDevice::m_ipMtu),
+                          MakeUintegerChecker<uint16_t>(576))
             .AddAttribute("CoreQueueDepth", "Packets waiting per core (RSS queue), 0 = unbounded.",
                           UintegerValue(1024), MakeUintegerAccessor(&L4BalancerDevice::m_coreQueueDepth),
                           MakeUintegerChecker<uint32_t>())
@@ -114,6 +117,7 @@ L4BalancerDevice::Build()
     // the session table's tick is a millisecond
     c.timeWaitMs = static_cast<uint32_t>(std::min<int64_t>(m_timeWait.GetMilliSeconds(), INT32_MAX));
     c.finWaitMs = static_cast<uint32_t>(std::min<int64_t>(m_finWait.GetMilliSeconds(), INT32_MAX));
+    c.ipMtu = m_ipMtu;
     m_lb = std::make_unique<L4Balancer>(c);
     PipelineConfig p;
     p.numCores = m_numCores;

@@ -93,6 +93,7 @@ class L4BalancerDevice : public ns3::Object
     double m_connectionSetupCycles;
     ns3::Time m_timeWait;
     ns3::Time m_finWait;
+    uint16_t m_ipMtu = 1500;
     uint32_t m_coreQueueDepth;
     double m_inputPpsCeiling;
     double m_egressBitRate;

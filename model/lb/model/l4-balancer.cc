@@ -111,6 +111,10 @@ L4BalancerConfig::Validate() const
     {
         Bad("fin_wait_s", "must be at least 1 ms and shorter than 2^31 ms");
     }
+    if (ipMtu < 576)
+    {
+        Bad("ip_mtu", "must be at least 576 (RFC 791's minimum datagram every host accepts)");
+    }
 }
 
 uint32_t
@@ -363,7 +367,7 @@ L4Balancer::Forward(uint8_t* frame, size_t len, size_t cap, size_t headroom, dp_
                             info.server);
         std::memcpy(t.dst_mac, serverMac, 6);
         std::memcpy(t.src_mac, kBalancerMac, 6);
-        t.mtu = 1500;
+        t.mtu = m_cfg.ipMtu;
         size_t ol = 0;
         rc = dp_nat_ipip_encap(frame, headroom, len, &p, &t, &ol, ops);
         if (rc == 0)

@@ -117,6 +117,9 @@ struct L4BalancerConfig
     /// FIN_WAIT timeout in ms (IPVS: 120,000): where DR and tunnel
     /// connections end (the balancer sees only the client's half of the close).
     uint32_t finWaitMs = 120000;
+    /// IP MTU of the links towards the servers: a tunnel's outer packet
+    /// must fit it (1500 Ethernet; 9000 jumbo frames).
+    uint16_t ipMtu = 1500;
 
     /// Throws std::invalid_argument naming the first bad field.
     void Validate() const;

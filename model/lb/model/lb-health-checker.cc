@@ -183,6 +183,22 @@ LbHealthChecker::SetServerTimers(uint32_t server, uint32_t interMs, uint32_t fas
     m_timers[server] = Timers{interMs, fastInterMs, downInterMs, rise, fall, timeoutMs};
 }
 
+void
+LbHealthChecker::SetServerChecked(uint32_t server, bool checked)
+{
+    if (m_unchecked.size() <= server)
+    {
+        m_unchecked.resize(server + 1, false);
+    }
+    m_unchecked[server] = !checked;
+}
+
+bool
+LbHealthChecker::IsUnchecked(uint32_t server) const
+{
+    return server < m_unchecked.size() && m_unchecked[server];
+}
+
 dp_health_config_t
 LbHealthChecker::GetServerConfig(uint32_t server) const
 {
@@ -205,26 +221,41 @@ LbHealthChecker::Start(ns3::Time at)
 {
     const uint32_t n = static_cast<uint32_t>(m_backends.size());
     std::vector<dp_health_config_t> all(n);
+    std::vector<dp_health_config_t> checked; // the servers start_checks counts, in pool order
     for (uint32_t i = 0; i < n; ++i)
     {
         all[i] = GetServerConfig(i);
+        if (!IsUnchecked(i))
+        {
+            checked.push_back(all[i]);
+        }
     }
     // HAProxy spreads the first checks over the smallest initial interval
     // of all checked servers (checks.c start_checks).
-    const uint32_t minInter = dp_health_spread_min_inter(all.data(), n);
+    const uint32_t minInter = dp_health_spread_min_inter(checked.data(), static_cast<uint32_t>(checked.size()));
     const uint64_t start = static_cast<uint64_t>(at.GetMilliSeconds());
     m_state.assign(n, dp_health_t{});
+    uint32_t pos = 0;
     for (uint32_t i = 0; i < n; ++i)
     {
         const dp_health_config_t& c = all[i];
         const uint32_t own = dp_health_initial_interval_ms(&c);
-        const uint64_t first = dp_health_first_check_ms(start, i, n, minInter, own,
-                                                         static_cast<uint32_t>(m_maxSpread.GetMilliSeconds()));
+        const uint64_t first =
+            dp_health_first_check_ms(start, pos, static_cast<uint32_t>(checked.size()), minInter, own,
+                                     static_cast<uint32_t>(m_maxSpread.GetMilliSeconds()));
         if (dp_health_init(&m_state[i], &c, start, first) != 0)
         {
             throw std::invalid_argument("health check: invalid configuration (kind '" + m_kind +
                                         "', inter, rise, fall or expect)");
         }
+        if (IsUnchecked(i))
+        {
+            // no check: the server is up for good (HAProxy: "no check" in
+            // its stats, never marked down)
+            m_state[i].up = 1;
+            continue;
+        }
+        ++pos;
         if (m_pool && c.start == DP_HEALTH_START_DOWN)
         {
             dp_sched_set_state(m_pool, i, DP_SCHED_DOWN, start, nullptr);

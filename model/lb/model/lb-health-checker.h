@@ -76,6 +76,12 @@ class LbHealthChecker : public ns3::Object
     void SetServerTimers(uint32_t server, uint32_t interMs, uint32_t fastInterMs, uint32_t downInterMs,
                          uint32_t rise, uint32_t fall, uint32_t timeoutMs = 0);
 
+    /// A server without HAProxy's `check` keyword is never probed: it stays
+    /// up whatever happens to it, and it takes no place in the spread of
+    /// the first checks (start_checks counts CHK_ST_CONFIGURED servers
+    /// only). Call before Start.
+    void SetServerChecked(uint32_t server, bool checked);
+
     /// Starts checking at `at`, each server's first probe spread over the
     /// check phase (dp_health_first_check_ms, the spread minimum taken over
     /// every server's own timers). Throws std::invalid_argument when the
@@ -96,6 +102,7 @@ class LbHealthChecker : public ns3::Object
 
   private:
     void Probe(uint32_t server);
+    bool IsUnchecked(uint32_t server) const;
     void Finish(uint32_t server, dp_health_result_t result);
 
     std::string m_kind;
@@ -110,6 +117,7 @@ class LbHealthChecker : public ns3::Object
         uint32_t inter = 0, fastInter = 0, downInter = 0, rise = 0, fall = 0, timeout = 0;
     };
     std::vector<Timers> m_timers; ///< per server, 0 = the Attribute's value
+    std::vector<bool> m_unchecked; ///< per server: true = no `check`, never probed
     std::vector<ns3::Ptr<LbBackend>> m_backends;
     dp_sched_t* m_pool = nullptr;
     std::vector<dp_health_t> m_state;

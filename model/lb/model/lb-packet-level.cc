@@ -19,7 +19,7 @@ namespace
 {
 
 constexpr size_t kHeadroom = 64; // room for the tunnel mode's outer header
-constexpr size_t kFrameBuffer = 2048;
+constexpr size_t kFrameBuffer = kLbFrameBuffer;
 
 } // namespace
 

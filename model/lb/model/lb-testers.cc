@@ -1,11 +1,13 @@
 #include "lb-testers.h"
 
 #include "dp_csum.h"
+#include "ethernet-framing.h"
 #include "pcap-trace.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -22,6 +24,7 @@ constexpr uint8_t kSyn = DP_SESS_TCP_SYN;
 constexpr uint8_t kAck = DP_SESS_TCP_ACK;
 constexpr uint8_t kFin = DP_SESS_TCP_FIN;
 constexpr uint8_t kPsh = 0x08;
+constexpr uint32_t kMaxMss = 8960; // a 9000-byte jumbo MTU less the IPv4 and TCP headers
 // room in front of a setup frame for the tunnel's outer header
 constexpr size_t kSetupHeadroom = 64;
 
@@ -112,7 +115,9 @@ ReadTraceConnections(const std::string& path)
     struct Open
     {
         size_t index;
-        uint8_t fins; // 1: the client's FIN seen, 2: the server's
+        uint8_t fins;     // 1: the client's FIN seen, 2: the server's
+        bool serverSpoke; // the server sent payload in the current exchange
+        uint64_t lastServerNs; // its last payload's instant
     };
     // (client address, server address), (client port, server port)
     using Key = std::pair<uint64_t, uint32_t>;
@@ -121,18 +126,30 @@ ReadTraceConnections(const std::string& path)
     TracePacket p;
     while (trace.Next(p))
     {
-        if (!p.ipv4 || !p.tcp)
+        constexpr uint8_t kFinFlag = 0x01, kSynFlag = 0x02, kRstFlag = 0x04, kAckFlag = 0x10;
+        if (!p.tcp)
         {
             ++out.otherPackets;
             continue;
         }
+        if (!p.ipv4)
+        {
+            // IPv6 (the reader's only other IP version): counted, not replayed
+            ++out.ipv6Packets;
+            out.ipv6Connections += (p.tcpFlags & (kSynFlag | kAckFlag)) == kSynFlag;
+            continue;
+        }
         const Key fromClient{(uint64_t(p.ipv4Src) << 32) | p.ipv4Dst, (uint32_t(p.srcPort) << 16) | p.dstPort};
         const Key fromServer{(uint64_t(p.ipv4Dst) << 32) | p.ipv4Src, (uint32_t(p.dstPort) << 16) | p.srcPort};
-        constexpr uint8_t kFinFlag = 0x01, kSynFlag = 0x02, kRstFlag = 0x04, kAckFlag = 0x10;
         if ((p.tcpFlags & (kSynFlag | kAckFlag)) == kSynFlag)
         {
-            open[fromClient] = Open{out.connections.size(), 0};
-            out.connections.push_back(TraceConnection{p.ns, p.tcpPayload, 0});
+            open[fromClient] = Open{out.connections.size(), 0, false, 0};
+            TraceConnection c{p.ns, p.tcpPayload, 0, {}};
+            if (p.tcpPayload)
+            {
+                c.exchanges.push_back({p.tcpPayload, 0, 0}); // data on the SYN (TCP Fast Open)
+            }
+            out.connections.push_back(std::move(c));
             continue;
         }
         auto it = open.find(fromClient);
@@ -148,6 +165,27 @@ ReadTraceConnections(const std::string& path)
         }
         TraceConnection& c = out.connections[it->second.index];
         (client ? c.requestBytes : c.responseBytes) += p.tcpPayload;
+        if (p.tcpPayload && client)
+        {
+            // the client speaks again after the server answered: the next request
+            if (c.exchanges.empty() || it->second.serverSpoke)
+            {
+                const bool next = it->second.serverSpoke;
+                c.exchanges.push_back({0, 0, next && p.ns > it->second.lastServerNs ? p.ns - it->second.lastServerNs : 0});
+                it->second.serverSpoke = false;
+            }
+            c.exchanges.back().requestBytes += p.tcpPayload;
+        }
+        else if (p.tcpPayload)
+        {
+            if (c.exchanges.empty())
+            {
+                c.exchanges.push_back({0, 0, 0}); // the server speaks first
+            }
+            c.exchanges.back().responseBytes += p.tcpPayload;
+            it->second.serverSpoke = true;
+            it->second.lastServerNs = p.ns;
+        }
         if (p.tcpFlags & kFinFlag)
         {
             it->second.fins |= client ? 1 : 2;
@@ -155,6 +193,13 @@ ReadTraceConnections(const std::string& path)
         if ((p.tcpFlags & kRstFlag) || it->second.fins == 3)
         {
             open.erase(it);
+        }
+    }
+    for (TraceConnection& c : out.connections)
+    {
+        if (c.exchanges.empty())
+        {
+            c.exchanges.push_back({0, 0, 0}); // no payload either way: one empty exchange
         }
     }
     // a capture's timestamps may step back a little: units start in SYN time order
@@ -177,10 +222,30 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     }
     config.request.Validate("request sizes");
     config.response.Validate("response sizes");
-    if (config.mss < 1 || config.mss > 1460)
+    if (config.mss < 1 || config.mss > kMaxMss)
     {
-        // the frame buffers of both levels hold a 1500-byte MTU's frame (2 KiB)
-        throw std::invalid_argument("mss: must be in 1..1460 (an Ethernet MTU of 1500 less 40)");
+        // the frame buffers of both levels hold a 9000-byte jumbo MTU's frame
+        throw std::invalid_argument("mss: must be in 1..8960 (a jumbo MTU of 9000 less 40)");
+    }
+    if (config.window.enabled)
+    {
+        const auto& w = config.window;
+        if (w.initialSegments < 1)
+        {
+            throw std::invalid_argument("window.initial_segments: must be >= 1");
+        }
+        if (w.receiveWindowBytes < 2 * config.mss)
+        {
+            // the client acknowledges every second segment: a window of one
+            // would wait for a delayed-ACK timer the model does not have
+            throw std::invalid_argument("window.receive_window_bytes: must hold two segments (>= 2 x mss = " +
+                                        std::to_string(2 * config.mss) + ")");
+        }
+        if (!(w.rttSeconds > 0) || !std::isfinite(w.rttSeconds) || !(w.senderBitRate > 0) ||
+            !std::isfinite(w.senderBitRate))
+        {
+            throw std::invalid_argument("window: rtt_s and sender_bit_rate must be > 0");
+        }
     }
     // The request and response steps: their payloads are the unit's, segmented.
     std::vector<Step> http10 = {{0, kSyn, 0},        {1, kSyn | kAck, 0},           {0, kAck, 0},
@@ -217,12 +282,19 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
             throw std::invalid_argument("trace_file: connections from a trace are http10 units, not " +
                                         std::string(LbWorkloadName(config.workload)));
         }
-        m_trace = ReadTraceConnections(config.traceFile).connections;
+        TraceConnections read = ReadTraceConnections(config.traceFile);
+        m_trace = std::move(read.connections);
+        m_traceIpv6Connections = read.ipv6Connections;
+        m_traceIpv6Packets = read.ipv6Packets;
         const uint64_t span = m_trace.empty() ? 0 : m_trace.back().synNs - m_trace.front().synNs;
         if (m_trace.size() < 2 || span == 0)
         {
-            throw std::invalid_argument(config.traceFile + ": a trace needs at least two TCP connections "
-                                        "(SYNs) at different instants");
+            throw std::invalid_argument(
+                config.traceFile + ": a trace needs at least two IPv4 TCP connections (SYNs) at different instants" +
+                (read.ipv6Connections ? " (its " + std::to_string(read.ipv6Connections) +
+                                            " IPv6 connections are not replayed: the balancer's session table "
+                                            "keys IPv4 5-tuples)"
+                                      : std::string()));
         }
         // captured: n - 1 gaps over the span; rescaled: n - 1 gaps of 1 / rate
         const double nativeRate = double(m_trace.size() - 1) / (double(span) * 1e-9);
@@ -246,11 +318,20 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
                           Segments(config.requestBytes) == 1 && Segments(config.responseBytes) == 1;
     for (Stream& st : m_streams)
     {
-        st.uniform = oneShape || (st.kind != LbWorkload::kHttp11 && st.kind != LbWorkload::kHttp10);
+        // windows on: http units go through the heap, whose steps know the round trip
+        st.uniform = (oneShape && !config.window.enabled) ||
+                     (st.kind != LbWorkload::kHttp11 && st.kind != LbWorkload::kHttp10);
         if (st.uniform)
         {
             st.stepCursor.assign(st.script.size(), 0);
         }
+    }
+    if (config.popularity != FlowPopularity::kRoundRobin && config.workload != LbWorkload::kHttp11 &&
+        config.workload != LbWorkload::kSynFlood)
+    {
+        // over the services (http11: over its connections, once Setup has opened them)
+        m_picker = std::make_unique<FlowPicker>(services, config.popularity, config.zipfExponent, config.seed,
+                                                0xF1090000u);
     }
     if (config.bursts.kind == ArrivalKind::kOnOff || config.bursts.kind == ArrivalKind::kMmpp2)
     {
@@ -339,6 +420,11 @@ LbTester::Setup(L4Balancer& lb)
             m_conns.push_back(k);
         }
     }
+    if (m_cfg.popularity != FlowPopularity::kRoundRobin)
+    {
+        m_picker = std::make_unique<FlowPicker>(static_cast<uint32_t>(m_conns.size()), m_cfg.popularity,
+                                                m_cfg.zipfExponent, m_cfg.seed, 0xF1090000u);
+    }
     const Stream& st = m_streams[0];
     if (!st.uniform)
     {
@@ -361,6 +447,7 @@ void
 LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
 {
     const uint64_t gapPs = static_cast<uint64_t>(std::llround(m_cfg.stepGapSeconds * 1e12));
+    const uint64_t rttPs = static_cast<uint64_t>(std::llround(m_cfg.window.rttSeconds * 1e12));
     for (size_t si = 0; si < m_streams.size(); ++si)
     {
         Stream& st = m_streams[si];
@@ -371,7 +458,7 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             const uint64_t n = st.nextUnit++;
             if (st.kind == LbWorkload::kHttp11)
             {
-                u.conn = static_cast<uint32_t>(n % m_conns.size());
+                u.conn = si == 0 && m_picker ? m_picker->Pick(n) : static_cast<uint32_t>(n % m_conns.size());
                 const Conn& c = m_conns[u.conn];
                 u.clientIp = c.clientIp;
                 u.clientPort = c.clientPort;
@@ -391,27 +478,37 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
                 const uint32_t base = si == 0 ? 0xC6120000u : 0xC6130000u;
                 u.clientIp = base + static_cast<uint32_t>((n >> 14) % (si == 0 ? 131072u : 65536u));
                 u.clientPort = static_cast<uint16_t>(1024 + (n & 0x3FFF));
-                u.service = static_cast<uint16_t>(n % m_services);
+                u.service = static_cast<uint16_t>(si == 0 && m_picker ? m_picker->Pick(n) : n % m_services);
             }
             if (!m_trace.empty() && si == 0)
             {
-                const TraceConnection& tc = m_trace[n % m_trace.size()];
-                u.requestBytes = tc.requestBytes;
-                u.responseBytes = tc.responseBytes;
+                u.trace = static_cast<uint32_t>(n % m_trace.size());
+                u.requestBytes = m_trace[u.trace].requestBytes;
+                u.responseBytes = m_trace[u.trace].responseBytes;
             }
             else if (st.kind == LbWorkload::kHttp11 || st.kind == LbWorkload::kHttp10)
             {
                 u.requestBytes = DrawBytes(m_cfg.request, m_cfg.requestBytes, m_requestTable);
                 u.responseBytes = DrawBytes(m_cfg.response, m_cfg.responseBytes, m_responseTable);
             }
-            u.steps = StepsOf(st, u.requestBytes, u.responseBytes);
+            u.steps = StepsOf(st, u);
             st.units.push_back(u);
             if (!st.uniform)
             {
                 // Its first packet; each packet queues the next when it is
-                // sent, so a long unit holds one heap entry, not all its segments.
-                m_heap.push_back({u.startPs, n, 0, static_cast<uint8_t>(si)});
-                std::push_heap(m_heap.begin(), m_heap.end(), Later());
+                // sent, so a long unit holds one heap entry, not all its
+                // segments (windows: a transfer's packets at once; an http11
+                // transaction begins with its request)
+                const LbTxPacket firstPacket{u.startPs, n, 0, static_cast<uint8_t>(si)};
+                if (m_cfg.window.enabled)
+                {
+                    QueueStep(firstPacket, u.startPs, 0, gapPs);
+                }
+                else
+                {
+                    m_heap.push_back(firstPacket);
+                    std::push_heap(m_heap.begin(), m_heap.end(), Later());
+                }
             }
             if (!m_trace.empty() && si == 0)
             {
@@ -466,12 +563,30 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             const LbTxPacket p = m_heap.back();
             m_heap.pop_back();
             out.push_back(p);
+            const Stream& st = m_streams[p.stream];
             const Unit& u = UnitOf(p);
-            if (p.step + 1 < u.steps)
+            if (p.step + 1 >= u.steps)
             {
-                m_heap.push_back({u.startPs + (p.step + 1) * gapPs, p.unit, p.step + 1, p.stream});
-                std::push_heap(m_heap.begin(), m_heap.end(), later);
+                continue;
             }
+            if (!m_cfg.window.enabled)
+            {
+                // each packet a step gap after the one before (the script)
+                m_heap.push_back({p.timePs + gapPs + ThinkPs(st, u, p.step + 1), p.unit, p.step + 1, p.stream});
+                std::push_heap(m_heap.begin(), m_heap.end(), later);
+                continue;
+            }
+            uint32_t first = UINT32_MAX;
+            uint64_t bytes = 0;
+            const Step now = StepOf(st, u, p.step, &first, &bytes);
+            if (first != UINT32_MAX && Segments(bytes) > 1)
+            {
+                continue; // a windowed transfer's packets and its successor are queued already
+            }
+            const Step next = StepOf(st, u, p.step + 1);
+            // a client's packet answering the server's crosses one round trip later
+            QueueStep(p, p.timePs + (now.fromServer && !next.fromServer ? rttPs : gapPs) + ThinkPs(st, u, p.step + 1),
+                      p.step + 1, gapPs);
             continue;
         }
         if (!any)
@@ -513,21 +628,51 @@ LbTester::Segments(uint64_t bytes) const
 }
 
 uint32_t
-LbTester::StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseBytes) const
+LbTester::ResponsePackets(uint64_t bytes) const
 {
+    const uint32_t segs = Segments(bytes);
+    return segs + (segs - 1) / 2; // the client's ACK of every second segment but the last
+}
+
+uint32_t
+LbTester::RequestPackets(uint64_t bytes) const
+{
+    // windows: the server's ACK of every second segment but the last, as for a response
+    return m_cfg.window.enabled ? ResponsePackets(bytes) : Segments(bytes);
+}
+
+const TraceExchange*
+LbTester::Exchanges(const Unit& u, size_t& n, TraceExchange& one) const
+{
+    if (u.trace != UINT32_MAX)
+    {
+        const std::vector<TraceExchange>& ex = m_trace[u.trace].exchanges;
+        n = ex.size();
+        return ex.data();
+    }
+    one = TraceExchange{u.requestBytes, u.responseBytes};
+    n = 1;
+    return &one;
+}
+
+uint32_t
+LbTester::StepsOf(const Stream& st, const Unit& u) const
+{
+    size_t exchanges = 0;
+    TraceExchange one;
+    const TraceExchange* ex = Exchanges(u, exchanges, one);
     uint32_t n = 0;
     for (const Step& s : st.script)
     {
         if (s.role == kRequest)
         {
-            n += Segments(requestBytes);
+            // the script's request and response: the unit's exchanges in turn
+            for (size_t e = 0; e < exchanges; ++e)
+            {
+                n += RequestPackets(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
+            }
         }
-        else if (s.role == kResponse)
-        {
-            const uint32_t segs = Segments(responseBytes);
-            n += segs + (segs - 1) / 2; // the client's ACK of every second segment but the last
-        }
-        else
+        else if (s.role == kFixed)
         {
             ++n;
         }
@@ -536,15 +681,34 @@ LbTester::StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseByte
 }
 
 LbTester::Step
-LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k) const
+LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* transferFirst, uint64_t* transferBytes) const
 {
     // Segment i of n of B bytes carries mss, the last the remainder.
     auto segment = [this](Step s, uint64_t bytes, uint32_t i, uint32_t n) {
         s.payload = static_cast<uint16_t>(i + 1 < n ? m_cfg.mss : bytes - uint64_t(n - 1) * m_cfg.mss);
         return s;
     };
-    for (const Step& s : st.script)
+    if (transferFirst)
     {
+        *transferFirst = UINT32_MAX;
+    }
+    auto transfer = [&](uint32_t firstStep, uint64_t bytes) {
+        if (transferFirst)
+        {
+            *transferFirst = firstStep;
+        }
+        if (transferBytes)
+        {
+            *transferBytes = bytes;
+        }
+    };
+    const uint32_t k0 = k;
+    size_t exchanges = 0;
+    TraceExchange one;
+    const TraceExchange* ex = Exchanges(u, exchanges, one);
+    for (size_t si = 0; si < st.script.size(); ++si)
+    {
+        const Step& s = st.script[si];
         if (s.role == kFixed)
         {
             if (k == 0)
@@ -554,30 +718,166 @@ LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k) const
             --k;
             continue;
         }
-        const uint64_t bytes = s.role == kRequest ? u.requestBytes : u.responseBytes;
-        const uint32_t segs = Segments(bytes);
-        if (s.role == kRequest)
+        if (s.role == kResponse)
         {
-            if (k < segs)
-            {
-                return segment(s, bytes, k, segs);
-            }
-            k -= segs;
-            continue;
+            continue; // sent with its request, below
         }
-        const uint32_t packets = segs + (segs - 1) / 2;
-        if (k < packets)
+        // every script's request step is followed by its response step
+        const Step& rsp = st.script[si + 1];
+        for (size_t e = 0; e < exchanges; ++e)
         {
-            // in threes: segment, segment, the client's ACK of both
-            if (k % 3 == 2)
+            const uint64_t reqBytes = ex[e].requestBytes;
+            const uint32_t reqPackets = RequestPackets(reqBytes);
+            if (k < reqPackets)
             {
-                return Step{0, kAck, 0, kResponse};
+                transfer(k0 - k, reqBytes);
+                if (!m_cfg.window.enabled)
+                {
+                    return segment(s, reqBytes, k, reqPackets);
+                }
+                // in threes: segment, segment, the server's ACK of both
+                if (k % 3 == 2)
+                {
+                    return Step{1, kAck, 0, kRequest};
+                }
+                return segment(s, reqBytes, 2 * (k / 3) + k % 3, Segments(reqBytes));
             }
-            return segment(s, bytes, 2 * (k / 3) + k % 3, segs);
+            k -= reqPackets;
+            const uint64_t bytes = ex[e].responseBytes;
+            const uint32_t packets = ResponsePackets(bytes);
+            if (k < packets)
+            {
+                transfer(k0 - k, bytes);
+                // in threes: segment, segment, the client's ACK of both
+                if (k % 3 == 2)
+                {
+                    return Step{0, kAck, 0, kResponse};
+                }
+                return segment(rsp, bytes, 2 * (k / 3) + k % 3, Segments(bytes));
+            }
+            k -= packets;
         }
-        k -= packets;
     }
     return st.script.back(); // not reached: k < the unit's steps
+}
+
+uint64_t
+LbTester::ThinkPs(const Stream& st, const Unit& u, uint32_t k) const
+{
+    if (u.trace == UINT32_MAX)
+    {
+        return 0;
+    }
+    const std::vector<TraceExchange>& ex = m_trace[u.trace].exchanges;
+    if (ex.size() < 2)
+    {
+        return 0;
+    }
+    // the script's steps before its request, then the exchanges in turn
+    uint32_t at = 0;
+    for (const Step& s : st.script)
+    {
+        if (s.role == kRequest)
+        {
+            break;
+        }
+        at += s.role == kFixed;
+    }
+    for (size_t e = 0; e < ex.size() && at <= k; ++e)
+    {
+        if (at == k)
+        {
+            return static_cast<uint64_t>(std::llround(double(ex[e].thinkNs) * m_tracePsPerNs));
+        }
+        at += RequestPackets(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
+    }
+    return 0;
+}
+
+void
+LbTester::QueueStep(const LbTxPacket& of, uint64_t t, uint32_t step, uint64_t gapPs)
+{
+    uint32_t first = UINT32_MAX;
+    uint64_t bytes = 0;
+    const Step s = StepOf(m_streams[of.stream], UnitOf(of), step, &first, &bytes);
+    if (first == step && Segments(bytes) > 1)
+    {
+        ScheduleTransfer(of, t, first, bytes, !s.fromServer, gapPs);
+        return;
+    }
+    m_heap.push_back({t, of.unit, step, of.stream});
+    std::push_heap(m_heap.begin(), m_heap.end(), Later());
+}
+
+void
+LbTester::ScheduleTransfer(const LbTxPacket& at, uint64_t t0, uint32_t first, uint64_t bytes, bool upload,
+                           uint64_t gapPs)
+{
+    Unit& u = UnitOf(at);
+    const LbTesterConfig::Window& w = m_cfg.window;
+    const uint32_t segs = Segments(bytes);
+    const uint32_t rwnd = w.receiveWindowBytes / m_cfg.mss; // >= 2 (checked)
+    uint32_t& cwnd = upload ? u.cwndUp : u.cwnd; // each direction its sender's window
+    if (cwnd == 0)
+    {
+        cwnd = w.initialSegments;
+    }
+    // a segment's time on the sender's port: its frame, FCS, preamble and gap
+    const double psPerBit = 1e12 / w.senderBitRate;
+    auto wirePs = [&](uint64_t payload) {
+        const double wire = double(ethernet::FrameBytesFromL2(DP_ETH_HDR_LEN + 40 + payload)) + 20;
+        return static_cast<uint64_t>(std::llround(8 * wire * psPerBit));
+    };
+    const uint64_t rttPs = static_cast<uint64_t>(std::llround(w.rttSeconds * 1e12));
+    const Later later;
+    auto queue = [&](uint64_t t, uint32_t step) {
+        m_heap.push_back({t, at.unit, step, at.stream});
+        std::push_heap(m_heap.begin(), m_heap.end(), later);
+    };
+    // The sender: segment i leaves when its port is free and the window
+    // (acknowledged + min(cwnd, rwnd)) admits it; each ACK it has taken by
+    // then acknowledges 2 segments and opens the window by 2 (slow start).
+    std::deque<uint64_t> acks; // arrival at the sender of the ACKs not yet taken, in order
+    uint64_t acked = 0, portFree = t0, t = t0;
+    for (uint32_t i = 0; i < segs; ++i)
+    {
+        t = portFree;
+        while (!acks.empty() && (acks.front() <= t || i >= acked + std::min(cwnd, rwnd)))
+        {
+            t = std::max(t, acks.front());
+            acks.pop_front();
+            acked += 2;
+            cwnd = std::min(cwnd + 2, std::max(rwnd, w.initialSegments)); // no loss: never past what can be used
+        }
+        const uint64_t payload = i + 1 < segs ? m_cfg.mss : bytes - uint64_t(segs - 1) * m_cfg.mss;
+        portFree = t + wirePs(payload);
+        queue(t, first + 3 * (i / 2) + i % 2);
+        if (i % 2 == 1 && i + 1 < segs)
+        {
+            // The receiver's ACK of segments i - 1 and i; the sender takes
+            // it one round trip after i's last bit. The client's (a
+            // response) crosses the balancer then; the server's (a request)
+            // as soon as it is sent, and the segments it lets the client
+            // send cross a round trip later.
+            acks.push_back(portFree + rttPs);
+            queue(upload ? portFree : portFree + rttPs, first + 3 * (i / 2) + 2);
+        }
+    }
+    // the ACKs still on their way open the window for the connection's next transfer that way
+    for (size_t j = 0; j < acks.size(); ++j)
+    {
+        cwnd = std::min(cwnd + 2, std::max(rwnd, w.initialSegments));
+    }
+    const uint32_t after = first + ResponsePackets(bytes); // a request's packets count as a response's
+    if (after < u.steps)
+    {
+        // the server's next packet (its response, a FIN) a step gap after
+        // the last segment; the client's (its next request) a round trip
+        // after that segment's last bit
+        const Step next = StepOf(m_streams[at.stream], u, after);
+        QueueStep(at, next.fromServer ? t + gapPs : portFree + rttPs + ThinkPs(m_streams[at.stream], u, after), after,
+                  gapPs);
+    }
 }
 
 size_t
@@ -870,7 +1170,7 @@ LbTester::PacketsPerUnit(uint8_t stream) const
         u.requestBytes = m_cfg.requestBytes;
         u.responseBytes = m_cfg.responseBytes;
         uint32_t n = 0;
-        for (uint32_t k = 0, steps = StepsOf(st, u.requestBytes, u.responseBytes); k < steps; ++k)
+        for (uint32_t k = 0, steps = StepsOf(st, u); k < steps; ++k)
         {
             n += !(Bypass() && StepOf(st, u, k).fromServer);
         }

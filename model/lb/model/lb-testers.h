@@ -48,13 +48,47 @@
 // each frame's octets on the egress line. One segment each way (B <= mss)
 // is the script above, unchanged.
 //
+// TCP windows (`window.enabled`; off: the script's step gaps as above).
+// A response of several segments is sent as a TCP sender with no loss
+// does: slow start from an initial window of `initialSegments` (10, RFC
+// 6928), the window growing by the segments each ACK acknowledges (RFC
+// 3465 with L = 2 SMSS, as Linux's tcp_slow_start counts acked packets:
+// with an ACK every second segment the window doubles each round trip),
+// never above the receiver's window (receiveWindowBytes / mss segments).
+// Segments leave back to back at the sender's port rate (frame + 20
+// octets of preamble and gap each); the client's ACK of segments 2j and
+// 2j+1 crosses the balancer one round trip (`rttSeconds`, client and
+// back) after segment 2j+1's last bit left the sender, and the sender
+// takes it then. The balancer sits at the servers' end of the path, so a
+// server's segment crosses it when sent, and every client packet that
+// answers a server packet (the handshake's ACK, the next request of a
+// keep-alive connection, the client's FIN) crosses it one RTT after that
+// packet; other steps keep the step gap. The ACK clock is the path's
+// round trip, not the device's queueing (the tester is open loop); the
+// window persists across the responses of one connection (idle gaps are
+// shorter than any RTO, RFC 5681 4.1). So a response of S segments whose
+// flights fit a round trip takes ceil(log2(S / IW + 1)) rounds, and a long
+// one moves at min(rwnd / RTT, the port's rate). A request of several
+// segments goes the same way from the client (its own window): the
+// server acknowledges every second segment but the last (whose ACK rides
+// on the response), its ACK crosses the balancer when sent, and the
+// segments it lets the client send cross one RTT after the last bit of
+// the segment it acknowledged, so rounds and rates are those of a response.
+//
 // Trace-driven connections (http10): a pcap or pcapng file of TCP flows
-// (ReadTraceConnections) gives each unit its start and its bytes: the
-// connections the trace opens (a SYN without ACK) in the order of their
-// SYNs, each with the payload its client and its server sent until both
-// FINs or a RST; unit n is connection n mod N, pass n / N, started at its
-// SYN's instant since the first SYN, rescaled so connections start at
-// `rate` a second (or as captured), passes one mean gap apart.
+// (ReadTraceConnections) gives each unit its start and its exchanges: the
+// IPv4 connections the trace opens (a SYN without ACK) in the order of
+// their SYNs, each with the payload its client and its server sent until
+// both FINs or a RST, cut into request/response exchanges where the
+// client speaks again after the server did (HTTP/1.1 keep-alive: several
+// requests on one connection; HTTP/1.0: one). Unit n is connection n mod
+// N, pass n / N, started at its SYN's instant since the first SYN,
+// rescaled so connections start at `rate` a second (or as captured),
+// passes one mean gap apart; each exchange's request follows the previous
+// response's last packet by a step gap (windows: a round trip) and the
+// client's think time captured before it, on the trace's time scale. IPv6 connections are counted
+// (TraceConnections::ipv6*) and not replayed: the balancer's session table
+// keys IPv4 5-tuples (dp_flow_key_t).
 //
 // Direct routing and IP-in-IP tunnelling (repliesBypass): the servers own
 // the VIP (on a loopback, as LVS-DR and LVS-TUN require) and answer the
@@ -84,6 +118,10 @@
 namespace routertwin
 {
 
+/// Bytes of a frame buffer of either level: a jumbo frame (mss 8960: 9014
+/// octets without FCS) with room in front for a tunnel's outer header.
+constexpr size_t kLbFrameBuffer = 9216 + 128;
+
 enum class LbWorkload : uint8_t
 {
     kHttp11,
@@ -110,13 +148,27 @@ struct PayloadSizes
     void Validate(const std::string& what) const;
 };
 
+/// A request and its response on one connection: payload octets each way.
+struct TraceExchange
+{
+    uint64_t requestBytes = 0;  ///< client to server
+    uint64_t responseBytes = 0; ///< server to client
+    /// The client's think time before this request: from the previous
+    /// exchange's last server payload to this request's first payload, as
+    /// captured (0 for the first exchange)
+    uint64_t thinkNs = 0;
+};
+
 /// One TCP connection of a trace: its SYN's instant and the payload octets
-/// each side sent on it.
+/// each side sent on it, in total and exchange by exchange (a new exchange
+/// begins when the client sends payload after the server has; payload the
+/// server sends first opens an exchange with an empty request).
 struct TraceConnection
 {
     uint64_t synNs = 0;
     uint64_t requestBytes = 0;  ///< client to server
     uint64_t responseBytes = 0; ///< server to client
+    std::vector<TraceExchange> exchanges; ///< at least one (empty: 0 and 0)
 };
 
 struct TraceConnections
@@ -125,7 +177,11 @@ struct TraceConnections
     /// TCP segments on no open connection (not used): of connections whose
     /// SYN the capture missed, or after a connection ended (a last ACK)
     uint64_t segmentsUnmatched = 0;
-    uint64_t otherPackets = 0;       ///< packets that are not IPv4 TCP (not used)
+    uint64_t otherPackets = 0;       ///< packets that are neither IPv4 nor IPv6 TCP (not used)
+    /// IPv6 TCP, not replayed (the balancer's session table is IPv4-only):
+    /// connections opened (SYN without ACK) and every IPv6 TCP packet
+    uint64_t ipv6Connections = 0;
+    uint64_t ipv6Packets = 0;
 };
 
 /// Streams the file once (pcap-trace.h). A client is the sender of a SYN
@@ -144,7 +200,17 @@ struct LbTesterConfig
     uint32_t responseBytes = 64;  ///< HTTP response (TCP payload), assumption; unless `response` draws it
     PayloadSizes request;         ///< drawn request sizes (none: requestBytes)
     PayloadSizes response;        ///< drawn response sizes (none: responseBytes)
-    uint32_t mss = 1460;          ///< TCP payload per segment, 1..1460 (Ethernet MTU 1500 - 40)
+    uint32_t mss = 1460;          ///< TCP payload per segment, 1..8960 (a 9000-byte jumbo MTU less 40)
+    /// TCP windows for the responses (see the header comment); off: the
+    /// script's step gaps between segments.
+    struct Window
+    {
+        bool enabled = false;
+        uint32_t initialSegments = 10;      ///< RFC 6928
+        uint32_t receiveWindowBytes = 65535; ///< largest window without RFC 7323 scaling (assumption)
+        double rttSeconds = 10e-6;          ///< client-server round trip (a LAN's, as stepGap: assumption)
+        double senderBitRate = 10e9;        ///< the server's port (the Tolly ports are 10GbE)
+    } window;
     /// http10: connections from this pcap/pcapng file (see the header
     /// comment) instead of starts by `bursts`/`poisson` and drawn sizes.
     std::string traceFile;
@@ -157,6 +223,14 @@ struct LbTesterConfig
     ArrivalConfig bursts;
     double burstPeakRatio = 4;
     uint64_t seed = 1;
+    /// Which persistent connection carries each http11 transaction, and which
+    /// service each http10 connection or DNS query asks for (and a flood SYN
+    /// hits, unchanged: uniform): the rotation (unit n: n mod N, the
+    /// report's), uniform, or Zipf (rank k has weight k^-zipfExponent) over
+    /// the connections or services (traffic-profile.h FlowPicker, its own
+    /// random stream of the seed).
+    FlowPopularity popularity = FlowPopularity::kRoundRobin;
+    double zipfExponent = 1.0;
     bool synCookies = false;      ///< the balancer answers SYNs with cookies (http10 script)
     LbForwarding forwarding = LbForwarding::kFullNat; ///< the balancer's; DR and tunnel: replies bypass it
 };
@@ -239,6 +313,12 @@ class LbTester
     /// would not reach the connection's server as the forwarding method
     /// requires (see the header comment).
     uint64_t FramesToServers() const { return m_framesToServers; }
+    /// The persistent connection (http11) and the service of a unit started.
+    uint32_t ConnectionOf(uint8_t stream, uint64_t unit) const { return m_streams[stream].units[unit].conn; }
+    uint32_t ServiceOf(uint8_t stream, uint64_t unit) const { return m_streams[stream].units[unit].service; }
+    /// The trace's IPv6 TCP connections and packets, not replayed (zero without a trace).
+    uint64_t TraceIpv6Connections() const { return m_traceIpv6Connections; }
+    uint64_t TraceIpv6Packets() const { return m_traceIpv6Packets; }
     uint64_t DeliveryErrors() const { return m_deliveryErrors; }
 
   private:
@@ -265,6 +345,7 @@ class LbTester
         uint16_t snatPort = 0;
         uint32_t cookie = 0;     // the SYN-ACK's sequence number
         uint64_t requestBytes = 0, responseBytes = 0;
+        uint32_t trace = UINT32_MAX; // its trace connection (its exchanges), if any
         uint32_t steps = 0;      // packets of its script
         bool cookieKnown = false; // the SYN-ACK carrying it arrived
         uint32_t delivered = 0;  // packets delivered
@@ -272,6 +353,8 @@ class LbTester
         bool failed = false;
         uint32_t conn = 0;       // http11: connection index
         uint32_t server = UINT32_MAX; // the server its forwarded packets reached (delivery check)
+        uint32_t cwnd = 0;       // windows on: the server's congestion window in segments (0: not opened)
+        uint32_t cwndUp = 0;     // windows on: the client's
     };
     struct Stream
     {
@@ -307,8 +390,32 @@ class LbTester
     // The unit's packets: its stream's script with the request and the
     // response cut into segments (see the header comment).
     uint32_t Segments(uint64_t bytes) const;
-    uint32_t StepsOf(const Stream& st, uint64_t requestBytes, uint64_t responseBytes) const;
-    Step StepOf(const Stream& st, const Unit& u, uint32_t k) const;
+    /// Packets of a response of this many bytes: its segments and the client's ACKs.
+    uint32_t ResponsePackets(uint64_t bytes) const;
+    /// Packets of a request: its segments, and with windows the server's ACKs.
+    uint32_t RequestPackets(uint64_t bytes) const;
+    /// The unit's exchanges: its trace connection's, or its one request and response.
+    const TraceExchange* Exchanges(const Unit& u, size_t& n, TraceExchange& one) const;
+    uint32_t StepsOf(const Stream& st, const Unit& u) const;
+    /// Step k of the unit; `transferFirst` (if given) is set to the step of
+    /// the first packet of the request or response k belongs to, or
+    /// UINT32_MAX if k is a fixed step; `transferBytes` to its bytes.
+    Step StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* transferFirst = nullptr,
+                uint64_t* transferBytes = nullptr) const;
+    /// The think time (ps, on the trace's time scale) before step k, if k is
+    /// the first request segment of a trace connection's second or later
+    /// exchange; else 0.
+    uint64_t ThinkPs(const Stream& st, const Unit& u, uint32_t k) const;
+    /// Windows on: queues step `step` of the unit of `of` at t, or, if it
+    /// begins a request or response of several segments, all of that
+    /// transfer (ScheduleTransfer).
+    void QueueStep(const LbTxPacket& of, uint64_t t, uint32_t step, uint64_t gapPs);
+    /// Windows on: queues every packet of the request (upload) or response
+    /// of `bytes` whose first packet is step `first` of the unit, the first
+    /// segment at t0 (see the header comment), then the step after it; the
+    /// sender's window carries over to its next transfer.
+    void ScheduleTransfer(const LbTxPacket& at, uint64_t t0, uint32_t first, uint64_t bytes, bool upload,
+                          uint64_t gapPs);
     uint64_t DrawBytes(const PayloadSizes& sizes, uint32_t fixedBytes, const DiscreteSampler& table);
     /// The server a forwarded client frame reaches, UINT32_MAX if the frame
     /// is not what the forwarding method must produce for this client packet.
@@ -331,6 +438,7 @@ class LbTester
     size_t m_templateStride = 0;
     RandomStream m_rng;
     RandomStream m_sizeRng; // request and response sizes
+    std::unique_ptr<FlowPicker> m_picker; // popularity: http11 connections, or services
     // trace-driven connections: unit n is m_trace[n % N] of pass n / N
     std::vector<TraceConnection> m_trace;
     double m_tracePsPerNs = 0, m_tracePassPs = 0;
@@ -338,6 +446,7 @@ class LbTester
     DiscreteSampler m_requestTable, m_responseTable;
     uint64_t m_endPs = UINT64_MAX;
     uint64_t m_framesToServers = 0, m_deliveryErrors = 0;
+    uint64_t m_traceIpv6Connections = 0, m_traceIpv6Packets = 0;
 };
 
 } // namespace routertwin

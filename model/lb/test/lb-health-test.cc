@@ -38,6 +38,48 @@ struct ProbeLog
 // every check's end + interval: the detection time is the first failing
 // probe's start minus 7.3 s plus 2 x 500 ms, and inside the closed-form
 // window [2 x 500, 2 x 500 + 2000).
+// HAProxy never checks a server without `check` and keeps it up; its
+// start_checks spreads the first checks over the checked servers only
+// (nbcheck and srvpos count CHK_ST_CONFIGURED ones). Server 0 unchecked and
+// refusing from 1 s: no probe, no state change; servers 1 and 2 are probed
+// first at 500 x 0 / 2 = 0 and 500 x 1 / 2 = 250 ms (not 166 and 333 as
+// with three checked servers).
+TEST(LbHealthChecker, UncheckedServerIsNeverProbedAndLeavesTheSpread)
+{
+    ns3::Simulator::Destroy();
+    std::vector<ns3::Ptr<LbBackend>> backends;
+    for (int i = 0; i < 3; ++i)
+    {
+        backends.push_back(ns3::CreateObject<LbBackend>());
+        backends.back()->SetAttribute("ResponseDelay", ns3::TimeValue(ns3::Time(0)));
+    }
+    auto checker = ns3::CreateObject<LbHealthChecker>();
+    checker->SetAttribute("Inter", ns3::TimeValue(ns3::MilliSeconds(2000)));
+    checker->SetAttribute("FastInter", ns3::TimeValue(ns3::MilliSeconds(500)));
+    checker->SetServerChecked(0, false);
+    checker->Watch(backends, nullptr);
+    ProbeLog log;
+    checker->TraceConnectWithoutContext("Probe", ns3::MakeCallback(&ProbeLog::OnProbe, &log));
+    checker->TraceConnectWithoutContext("StateChange", ns3::MakeCallback(&ProbeLog::OnChange, &log));
+    checker->Start(ns3::Seconds(0));
+    ns3::Simulator::Schedule(ns3::Seconds(1), &LbBackend::Kill, backends[0], LbBackend::Failure::Refuse);
+    ns3::Simulator::Stop(ns3::Seconds(15));
+    ns3::Simulator::Run();
+    ns3::Simulator::Destroy();
+    ASSERT_GE(log.passes.size(), 2u);
+    EXPECT_EQ(log.passes[0].first, 1u);
+    EXPECT_DOUBLE_EQ(log.passes[0].second, 0.0);
+    EXPECT_EQ(log.passes[1].first, 2u);
+    EXPECT_DOUBLE_EQ(log.passes[1].second, 0.25);
+    for (const auto& p : log.passes)
+    {
+        EXPECT_NE(p.first, 0u);
+    }
+    EXPECT_TRUE(log.failures.empty());
+    EXPECT_TRUE(log.changes.empty());
+    EXPECT_TRUE(checker->IsUp(0));
+}
+
 TEST(LbHealthChecker, DetectionFollowsFallAndFastinter)
 {
     ns3::Simulator::Destroy();

@@ -15,7 +15,7 @@
 //   ip_bytes, offered_load (fraction of theoretical), routes,
 //   arrivals ("constant" | "poisson" | "onoff" | "mmpp": each port's frame
 //   instants, traffic-profile.h; random kinds in packet mode, not with a
-//   trace), burst_mean_frames, burst_peak_pps (on/off, per port),
+//   trace), burst_mean_frames, burst_peak_load (on/off: share of the port's rate),
 //   mmpp_rate_ratio, mmpp_high_fraction, mmpp_cycle_s,
 //   ip_mix ({"<IP bytes>": weight}: every packet its own size; packet mode;
 //   ip_bytes is then the reference size of fixed_latency_us), ip_mix_order

@@ -92,6 +92,23 @@ RouterConfig::Validate() const
     {
         bad("a trace and ip_mix exclude each other (a trace brings its own sizes)");
     }
+    if (Traced() && destinationPopularity != FlowPopularity::kRoundRobin)
+    {
+        bad("destination_popularity: a trace brings its own destinations");
+    }
+    if (!(zipfExponent >= 0) || !std::isfinite(zipfExponent))
+    {
+        bad("zipf_exponent must be >= 0");
+    }
+    if (Traced() && arrivals.kind != ArrivalKind::kConstant)
+    {
+        bad("arrivals: a trace brings its own instants (arrivals apply to ip_bytes and ip_mix)");
+    }
+    if (arrivals.kind == ArrivalKind::kOnOff && !(burstPeakLoad > offeredLoad && burstPeakLoad <= 1.0))
+    {
+        bad("burst_peak_load must be above offered_load and at most 1 (a burst is sent faster than the mean, "
+            "at most at line rate)");
+    }
     if (!traceFile.empty() && !portTraceFiles.empty())
     {
         bad("trace_file and trace_files exclude each other (one trace for every port, or one per port)");
@@ -107,10 +124,6 @@ RouterConfig::Validate() const
         {
             bad("trace_files: every port is idle");
         }
-    }
-    if (arrivals.kind != ArrivalKind::kConstant && Traced())
-    {
-        bad("arrivals: a trace brings its own instants; random arrivals apply to the tester's packets");
     }
     if (ipMix.size() > 255)
     {
@@ -448,9 +461,10 @@ struct RouterEngine::Impl
         uint64_t seq = 0;
         double nextStart = 0;
         double scheduled = 0; // the instant nextStart's frame was due (its tester wait is the difference)
-        std::unique_ptr<ArrivalProcess> arrivals; // random arrivals: this port's instants
         Pending pending;
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
+        std::unique_ptr<ArrivalProcess> arrivals; // random instants: this port's
+        std::unique_ptr<FlowPicker> destinations; // popularity of this port's destinations
         std::vector<double> mixCredit;         // ip mix in sequence order
         std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
         std::string traceFile;                 // trace: its file
@@ -674,9 +688,30 @@ struct RouterEngine::Impl
         {
             StartTraces(scans);
         }
-        else if (cfg.arrivals.kind != ArrivalKind::kConstant)
+        if (!cfg.Traced() && cfg.destinationPopularity != FlowPopularity::kRoundRobin)
         {
-            StartArrivals();
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                streams[p].destinations = std::make_unique<FlowPicker>(
+                    static_cast<uint32_t>(streams[p].tc.dstIps.size()), cfg.destinationPopularity,
+                    cfg.zipfExponent, cfg.seed, 0xD5710000ull | (uint64_t{p} << 32));
+            }
+        }
+        if (!cfg.Traced() && cfg.arrivals.kind != ArrivalKind::kConstant)
+        {
+            ArrivalConfig a = cfg.arrivals;
+            a.meanPps = cfg.offeredLoad * theoreticalPortPps;
+            a.peakPps = cfg.burstPeakLoad * theoreticalPortPps;
+            a.Validate();
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                // instants in seconds, each port its own stream of the seed;
+                // the port in the high word: RandomStream mixes seed ^ stream,
+                // so ports in the low bits would only swap streams between seeds
+                streams[p].arrivals =
+                    std::make_unique<ArrivalProcess>(a, cfg.seed, 0xA7710000ull | (uint64_t{p} << 32), 1.0);
+                streams[p].nextStart = streams[p].scheduled = streams[p].arrivals->Next();
+            }
         }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
         egressBusyUntil.assign(cfg.ports, 0.0);
@@ -730,20 +765,6 @@ struct RouterEngine::Impl
             }
             st.traceBaseNs = 0; // set by the first packet read
             ReadTrace(st, 0.0);
-        }
-    }
-
-    // Each port's own arrival process at offeredLoad of its theoretical
-    // rate (stream ids apart from the mix's size draws), and its first frame.
-    void StartArrivals()
-    {
-        ArrivalConfig a = cfg.arrivals;
-        a.meanPps = cfg.offeredLoad * theoreticalPortPps;
-        for (unsigned p = 0; p < cfg.ports; ++p)
-        {
-            Stream& st = streams[p];
-            st.arrivals = std::make_unique<ArrivalProcess>(a, cfg.seed, 0xA7700000ull + p);
-            st.nextStart = st.scheduled = st.arrivals->Next();
         }
     }
 
@@ -860,7 +881,8 @@ struct RouterEngine::Impl
             s.tc.srcIp = s.traceSrc;
             s.tc.dstIps[0] = s.traceDst;
         }
-        BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt);
+        BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt,
+                          s.destinations ? s.destinations->Pick(s.seq) : kCycleDestinations);
         PosFrameInfo in = enc.Frame(pkt.data(), pkt.size());
         Pending& pd = s.pending;
         pd.valid = true;

@@ -91,17 +91,23 @@ struct RouterConfig
     bool traceDestinations = true;
     bool Traced() const { return !traceFile.empty() || !portTraceFiles.empty(); }
     double offeredLoad = 1.0;     ///< fraction of the theoretical frame rate; 1 = back to back
-    /// When each tester port offers its frames: the arrival processes of the
-    /// pipeline's tester (traffic-profile.h). kConstant is the RFC 2544
-    /// tester's even spacing; kPoisson, kOnOff and kMmpp2 draw each port's
-    /// instants from its own random stream at a long-run rate of offeredLoad
-    /// of the port's theoretical rate (the engine sets meanPps; on/off's
-    /// peakPps is given here). A frame starts at its instant or when the
-    /// previous frame has left the line, whichever is later: that wait is
-    /// the tester's (RouterResult::testerWait*), outside the latency, which
-    /// starts at the frame's first bit. Random kinds: packet mode only, not
-    /// with a trace (it brings its own instants).
+    /// The tester's frame instants on each port (traffic-profile.h, each
+    /// port its own random stream of the seed): kConstant, the nominal
+    /// spacing; kPoisson, kOnOff (bursts at burstPeakLoad of the port's
+    /// theoretical rate) or kMmpp2 at offeredLoad of the port's theoretical
+    /// rate (its mix's, if any). A frame starts at its instant or when the
+    /// one before has left the wire: that wait is the tester's
+    /// (RouterResult::testerWait*), outside the latency, which starts at
+    /// the frame's first bit. Packet mode only; not with a trace
+    /// (it brings its own times). arrivals.meanPps and peakPps are set per port.
     ArrivalConfig arrivals;
+    double burstPeakLoad = 1.0;   ///< on/off: rate inside a burst, share of the port's theoretical rate
+    /// Which of its destinations each tester packet goes to: the rotation
+    /// (packet k: k mod n), uniform, or Zipf (the port's destination of rank
+    /// k, in route order, has weight k^-zipfExponent); each port its own
+    /// random stream of the seed. Packet mode; not with a trace.
+    FlowPopularity destinationPopularity = FlowPopularity::kRoundRobin;
+    double zipfExponent = 1.0;
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination
     uint32_t routeFirstPrefix = 0x10000000; ///< first /24 of the generated routes (16.0.0.0)

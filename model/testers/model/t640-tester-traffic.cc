@@ -22,7 +22,7 @@ Put32(uint8_t* p, uint32_t v)
 
 void
 BuildTesterPacket(const TesterStreamConfig& cfg, uint64_t seq, double txSeconds,
-                  std::vector<uint8_t>& out)
+                  std::vector<uint8_t>& out, uint64_t dstIndex)
 {
     if (cfg.ipBytes < 32)
     {
@@ -42,7 +42,7 @@ BuildTesterPacket(const TesterStreamConfig& cfg, uint64_t seq, double txSeconds,
     h[8] = 64;
     h[9] = 253;
     Put32(h + 12, cfg.srcIp);
-    Put32(h + 16, cfg.dstIps[seq % cfg.dstIps.size()]);
+    Put32(h + 16, cfg.dstIps[(dstIndex == kCycleDestinations ? seq : dstIndex) % cfg.dstIps.size()]);
     uint16_t csum = dp_csum(h, 20, nullptr);
     h[10] = static_cast<uint8_t>(csum >> 8);
     h[11] = static_cast<uint8_t>(csum);

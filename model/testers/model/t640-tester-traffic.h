@@ -37,10 +37,13 @@ struct TesterStreamConfig
     double tickSeconds = 10e-9;        ///< timestamp resolution (ASSUMPTION: 10 ns)
 };
 
-/// Writes the seq-th packet into out (resized to cfg.ipBytes). Throws
-/// std::invalid_argument when ipBytes < 32 or dstIps is empty.
+/// Writes the seq-th packet into out (resized to cfg.ipBytes), to
+/// dstIps[seq mod n], or to dstIps[dstIndex mod n] when a popularity picks
+/// it (dstIndex != kCycleDestinations). Throws std::invalid_argument when
+/// ipBytes < 32 or dstIps is empty.
+constexpr uint64_t kCycleDestinations = UINT64_MAX;
 void BuildTesterPacket(const TesterStreamConfig& cfg, uint64_t seq, double txSeconds,
-                       std::vector<uint8_t>& out);
+                       std::vector<uint8_t>& out, uint64_t dstIndex = kCycleDestinations);
 
 struct TesterLineStats
 {

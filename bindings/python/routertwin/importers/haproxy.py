@@ -25,9 +25,10 @@ cited by section:
 - 4.2 balance (roundrobin when absent), hash-type, option allbackups,
   default_backend, server, default-server, cookie, stick-table, stick on,
   option httpchk, option redispatch, retries, timeout connect and timeout
-  check (the failover what-if's), the other timeout * (listed);
+  check (the failover what-if's), timeout queue (the timed drain's), the
+  other timeout * (listed);
 - 5.2 server options (weight 0..256, default 1; backup; disabled; maxconn;
-  slowstart; check, inter (2000 ms), fastinter, downinter, rise (2), fall
+  maxqueue; slowstart; check, inter (2000 ms), fastinter, downinter, rise (2), fall
   (3); cookie); default-server sets them for the servers after it.
 
 Every line maps to the scenario or is listed (`NotModelled`) with its file
@@ -86,6 +87,7 @@ SETTINGS = (
     Setting("backup", "server", "backup"),
     Setting("disabled", "server", "disabled"),
     Setting("maxconn", "server", "maxconn"),
+    Setting("maxqueue", "server", "maxqueue"),  # maxconn, maxqueue, timeout queue: the drain-timed-POOL case
     Setting("slowstart", "server", "slowstart_ms"),
     # health checks, retries and persistence: acted on by the failover-POOL case (lb-failover.h)
     Setting("check", "server", "check"),
@@ -100,10 +102,12 @@ SETTINGS = (
     Setting("stick-table", "pool", "stick_table"),
     Setting("stick on", "pool", "stick_on"),
     Setting("option redispatch", "pool", "redispatch"),
+    Setting("option redispatch", "pool", "redispatch_after"),  # its <interval>
     Setting("retries", "pool", "retries"),
     # the failover what-if's connection attempts and check timeouts (lb-failover.h)
     Setting("timeout connect", "pool", "connect_timeout_ms"),
     Setting("timeout check", "pool", "check_timeout_ms"),
+    Setting("timeout queue", "pool", "queue_timeout_ms"),
     Setting("timeout", "pool", "timeouts_ms"),
     Setting("timeout", "service", "timeouts_ms"),
 )
@@ -293,6 +297,7 @@ class _Proxy:
     binds: list = field(default_factory=list)
     servers: list = field(default_factory=list)  # server dicts (with '_line')
     refs: list = field(default_factory=list)  # (what, name, line): use_backend, use-server, track
+    redispatch_line: int = 0  # the line of its (or its defaults') option redispatch
 
     def inherit(self, kind: str, name: str, line: int) -> "_Proxy":
         import copy
@@ -365,6 +370,12 @@ class _Parser:
             except _Bad as exc:
                 self.fail(no, str(exc))
         self._check_references()
+        for p in self.proxies:
+            after, retries = p.settings.get("redispatch_after"), p.settings.get("retries", 3)
+            if p.settings.get("redispatch") and after is not None and after < 0 and retries + 1 + after == 0:
+                self.fail(p.redispatch_line, f"option redispatch {after} with retries {retries} names no retry: "
+                                             "HAProxy 2.6 would take the retry count modulo 0 "
+                                             "(stream_choose_redispatch)")
         return self.proxies
 
     def _open(self, no: int, words: list[str]) -> _Proxy:
@@ -463,9 +474,15 @@ class _Parser:
             p.settings["httpchk"] = " ".join(args) if not negated else None
             self.pending(no, words, "option httpchk", "pool")
         elif name == "option redispatch":
-            if args:
-                parse_int(args[0].lstrip("-"), "option redispatch interval", 0, 2**31 - 1)
+            after = -1  # cfgparse-listen.c: "option redispatch" alone is redispatch_after -1 (the last retry)
+            if args and not negated:
+                neg = args[0].startswith("-")
+                after = parse_int(args[0][neg:], "option redispatch interval", 0, 2**31 - neg) * (-1 if neg else 1)
             p.settings["redispatch"] = not negated
+            p.settings.pop("redispatch_after", None)  # HAProxy's default (-1) or off: no key
+            if not negated and after != -1:
+                p.settings["redispatch_after"] = after
+            p.redispatch_line = no
             self.pending(no, words, "option redispatch", "pool")
         elif name == "retries":
             if len(args) != 1:
@@ -497,7 +514,7 @@ class _Parser:
             if len(args) != 1:
                 self.fail(no, f"{name} takes one time")
             key = name.split(" ", 1)[1]
-            if key in ("connect", "check") and p.kind != "frontend":  # backend timeouts (manual 4.1)
+            if key in ("connect", "check", "queue") and p.kind != "frontend":  # backend timeouts (manual 4.1)
                 p.settings[f"{key}_timeout_ms"] = parse_time_ms(args[0], name)
                 self.pending(no, words, name, "pool")
                 return
@@ -605,6 +622,8 @@ class _Parser:
                 out["disabled"] = o == "disabled"
             elif o == "maxconn":
                 out["maxconn"] = parse_int(v, "maxconn", 0, 2**31 - 1)
+            elif o == "maxqueue":
+                out["maxqueue"] = parse_int(v, "maxqueue", 0, 2**31 - 1)
             elif o == "slowstart":
                 out["slowstart_ms"] = parse_time_ms(v, "slowstart")
             elif o in ("check", "no-check"):
@@ -814,6 +833,17 @@ def _remap_cases(balancer: dict) -> list[dict]:
     return cases
 
 
+def _timed_cases(balancer: dict) -> list[dict]:
+    """Per pool with a remap case: its first server drained under a workload
+    (model/lb/helper/lb-timed.h) with the pool's maxconn, maxqueue, timeout
+    queue, option redispatch and cookie; the workload is the what-if's
+    (`timed` defaults, runners/lb/schema.py TimedWhatIf: 100 connections/s,
+    exponential lifetimes of mean 1 s: assumptions, edit them)."""
+    return [{"id": f"drain-timed-{case['id'][len('drain-'):]}", "method": "timed", "pool": case["pool"],
+             "server": case["server"], "action": "drain"}
+            for case in _remap_cases(balancer) if case["id"].startswith("drain-")]
+
+
 def _ecmp_cases(balancer: dict) -> list[dict]:
     """Per pool with a remap case: the balancer deployed as 4 instances
     (assumption: the configuration does not say how many run) behind a
@@ -844,38 +874,48 @@ def _per_server(values: list[int]) -> int | str:
 
 
 def _failover_cases(balancer: dict) -> list[dict]:
-    """Per pool whose first usable server is checked: that server dies (its
+    """Per pool with a checked usable server: the first one dies (its
     process gone: connections refused) at 10 s, under 100 requests/s, and
     model/lb's failover model answers when the checks take it out and how
     many requests fail meanwhile, with the pool's own weights, each server's
-    inter, fastinter, downinter, rise and fall, the pool's timeout connect
-    and timeout check, retries, option redispatch and persistence.
+    inter, fastinter, downinter, rise and fall and whether it has `check`
+    at all, the pool's timeout connect and timeout check, retries, option
+    redispatch (with its interval) and persistence.
     Defaults are HAProxy's (manual 5.2: weight 1, inter 2 s, rise 2, fall 3;
     fastinter and downinter default to inter; 4.2: retries 3)."""
     cases = []
     for pool in balancer["pools"]:
         usable = [s for s in pool["servers"] if not s.get("disabled") and not s.get("backup")
                   and s.get("weight", 1) > 0]
-        if not (pool.get("scheduler") and len(usable) >= 2 and usable[0].get("check")):
+        checked = [i for i, s in enumerate(usable) if s.get("check")]
+        if not (pool.get("scheduler") and len(usable) >= 2 and checked):
             continue
         inters = [_ms(s.get("inter_ms"), 2000) for s in usable]
         keys = {"servers": len(usable), "weights": _per_server([s.get("weight", 1) for s in usable]),
-                "scheduler": pool["scheduler"], "kill_server": 0, "inter_ms": _per_server(inters),
+                "scheduler": pool["scheduler"], "kill_server": checked[0], "inter_ms": _per_server(inters),
                 "fastinter_ms": _per_server([_ms(s.get("fastinter_ms"), i) for s, i in zip(usable, inters)]),
                 "downinter_ms": _per_server([_ms(s.get("downinter_ms"), i) for s, i in zip(usable, inters)]),
                 "rise": _per_server([s.get("rise", 2) for s in usable]),
                 "fall": _per_server([s.get("fall", 3) for s in usable]),
                 "retries": pool.get("retries", 3), "redispatch": bool(pool.get("redispatch"))}
-        for key in ("connect_timeout_ms", "check_timeout_ms"):
-            if pool.get(key) is not None:
-                keys[key] = _ms(pool[key], 0)
+        if len(checked) < len(usable):  # a server without check is never probed: up for good (lb-failover.h)
+            keys["checked"] = _per_server([int(bool(s.get("check"))) for s in usable])
+        if pool.get("redispatch") and pool.get("redispatch_after") is not None:
+            keys["redispatch_after"] = pool["redispatch_after"]
+        if pool.get("connect_timeout_ms") is not None:
+            keys["connect_timeout_ms"] = _ms(pool["connect_timeout_ms"], 0)
+            # timeout check shortens a check's connection to min(timeout connect, inter) only when both are
+            # set (tcpcheck_eval_connect in src/tcpcheck.c); otherwise the connection gets inter, the model's
+            # value without the key
+            if pool.get("check_timeout_ms") is not None:
+                keys["check_timeout_ms"] = _ms(pool["check_timeout_ms"], 0)
         keys.update({k: pool[k] for k in ("hash_function", "hash_avalanche", "uri_whole", "uri_path_only",
                                           "uri_len", "uri_depth", "hdr_domain_only") if k in pool})
         # the checks must have time to take the dying server out before the
         # model's 30 s end: the first failing check comes up to inter after
         # the death at 10 s, the others fastinter apart (fall of them: one spare)
-        dead = usable[0]
-        needed_s = (inters[0] + dead.get("fall", 3) * _ms(dead.get("fastinter_ms"), inters[0])) / 1000
+        dead, dead_inter = usable[checked[0]], inters[checked[0]]
+        needed_s = (dead_inter + dead.get("fall", 3) * _ms(dead.get("fastinter_ms"), dead_inter)) / 1000
         if needed_s > 15:
             keys["duration_s"] = math.ceil(10 + 2 * needed_s)
         cookie, table = pool.get("cookie"), pool.get("stick_table")
@@ -902,7 +942,8 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
     scenario = {"scenario": f"haproxy-{name}", "kind": "lb",
                 "description": f"HAProxy configuration {Path(path).name}, imported",
                 "balancer": balancer,
-                "cases": _remap_cases(balancer) + _failover_cases(balancer) + _ecmp_cases(balancer)}
+                "cases": _remap_cases(balancer) + _timed_cases(balancer) + _failover_cases(balancer)
+                + _ecmp_cases(balancer)}
     return Imported(scenario, parser.listed, shown)
 
 
@@ -955,6 +996,8 @@ def export(scenario) -> str:
             line += " backup" * s.backup + " disabled" * s.disabled
             if s.maxconn:
                 line += f" maxconn {s.maxconn}"
+            if s.maxqueue:
+                line += f" maxqueue {s.maxqueue}"
             if s.slowstart_ms:
                 line += f" slowstart {_fmt_time(s.slowstart_ms)}"
             line += _export_pending_server(s)
@@ -994,7 +1037,8 @@ def _export_pending(pool) -> list[str]:
     if data.get("httpchk") is not None:
         lines.append(f"    option httpchk {data['httpchk']}".rstrip())
     if data.get("redispatch"):
-        lines.append("    option redispatch")
+        after = data.get("redispatch_after")
+        lines.append("    option redispatch" + (f" {after}" if after is not None else ""))
     if data.get("retries") is not None:
         lines.append(f"    retries {data['retries']}")
     c = data.get("cookie")
@@ -1007,7 +1051,7 @@ def _export_pending(pool) -> list[str]:
                      + (f" expire {_fmt_time(t['expire_ms'])}" if t.get("expire_ms") else ""))
     if data.get("stick_on"):
         lines.append(f"    stick on {data['stick_on']}")
-    for key in ("connect", "check"):
+    for key in ("connect", "check", "queue"):
         if data.get(f"{key}_timeout_ms") is not None:
             lines.append(f"    timeout {key} {_fmt_time(data[f'{key}_timeout_ms'])}")
     for key, ms in (data.get("timeouts_ms") or {}).items():

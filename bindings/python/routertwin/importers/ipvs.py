@@ -184,9 +184,9 @@ def import_file(path: str | Path, shown: str | None = None) -> Imported:
     listed.sort(key=lambda n: n.line)
     svc_list = [{k: v for k, v in s.items() if k != "_line"} for s in services.values()]
     balancer = {"source": "ipvs", "services": svc_list, "pools": list(pools.values())}
-    from routertwin.importers.haproxy import _ecmp_cases, _remap_cases
+    from routertwin.importers.haproxy import _ecmp_cases, _remap_cases, _timed_cases
 
-    cases = _remap_cases(balancer) + _ecmp_cases(balancer)
+    cases = _remap_cases(balancer) + _timed_cases(balancer) + _ecmp_cases(balancer)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip("-.") or "rules"
     scenario = {"scenario": f"ipvs-{stem}", "kind": "lb", "description": f"IPVS rules {Path(path).name}, imported",
                 "balancer": balancer, "cases": cases}

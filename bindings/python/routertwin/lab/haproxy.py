@@ -59,6 +59,7 @@ WORKLOAD_KEYS: dict[str, tuple] = {
     "seconds": (float, (1.0, 60.0), 4.0),  # failover: length of the run
     "kill_at_s": (float, (0.1, 59.0), 1.0),  # failover: when the server dies
     "kill": (str, None, None),  # failover: the server that dies (default: the pool's first usable)
+    "kill_mode": (str, ("refuse", "silent"), "refuse"),  # failover: listener closed, or the host silent
     "seed": (int, (0, 2**31 - 1), 1),
 }
 
@@ -345,6 +346,10 @@ def run_lab_haproxy(params: LabHaproxyParameters, out: Path | None = None,
     directory = Path(tempfile.mkdtemp(prefix="rtlabha-"))
     try:
         configs = [load_config(Path(c), params.workload, str(directory / "stats-dir")) for c in params.configs]
+        if any(c.workload["kind"] == "failover" and c.workload["kill_mode"] == "silent" for c in configs) \
+                and shutil.which("iptables-restore") is None:
+            raise LabError("routertwin lab haproxy: kill_mode=silent needs 'iptables-restore'; install the Debian "
+                           "package 'iptables' (bash scripts/setup.sh installs it)")
         for cfg in configs:
             cfg.workload["seed"] = cfg.workload["seed"] if "seed" in params.workload else params.seed
             haproxy_check(cfg, directory)

@@ -34,7 +34,8 @@ class Backend:
     """One HTTP server: answers every request after `delay_ms` with its
     label ("pool/server") as the body, then closes (HTTP/1.0). kill()
     closes the listener: new connections are refused, as when the server's
-    process dies."""
+    process dies; silence() makes its address drop every packet, as when
+    its host dies."""
 
     def __init__(self, label: str, address: str, port: int, delay_ms: float):
         self.label, self.address, self.port, self.delay_s = label, address, port, delay_ms / 1000.0
@@ -43,6 +44,7 @@ class Backend:
         s.bind((address, port))
         s.listen(1024)
         self.sock = s
+        self.silent = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -80,6 +82,28 @@ class Backend:
         except OSError:
             pass
         self.sock.close()
+
+    def silence(self) -> None:
+        """The host gone: the namespace's netfilter drops every TCP packet
+        to and from the backend's address and port (both rules in one
+        iptables-restore transaction), so a SYN gets no answer, no RST, and
+        an open connection hears nothing more. The listener stays open: only
+        the network says the host is gone."""
+        self._drop_rules("-I")
+        self.silent = True
+
+    def _drop_rules(self, op: str) -> None:
+        rules = (f"*filter\n{op} INPUT -d {self.address}/32 -p tcp --dport {self.port} -j DROP\n"
+                 f"{op} INPUT -s {self.address}/32 -p tcp --sport {self.port} -j DROP\nCOMMIT\n")
+        subprocess.run(["iptables-restore", "--noflush", "--wait"], input=rules, text=True, check=True,
+                       capture_output=True, timeout=10)
+
+    def unsilence(self) -> None:
+        """The drop rules out again: the next configuration in the same
+        namespace finds the address answering."""
+        if self.silent:
+            self._drop_rules("-D")
+            self.silent = False
 
 
 def http_get(front: tuple[str, int], source: str, path: str, cookie: str | None) -> dict:
@@ -164,20 +188,24 @@ def wait_all_up(spec: dict, limit_s: float = 10.0) -> None:
     in no transition, so every run starts from the same state."""
     deadline = time.monotonic() + limit_s
     pool = spec["pool"]
+    # (a disabled one stays MAINT; a backup's check may be one the lab cannot answer, e.g. check-via-socks4)
+    mine = [b for b in spec["backends"] if b["pool"] == pool and not b["disabled"] and not b["backup"]]
+    states: list[str] = []
     while time.monotonic() < deadline:
-        states = [server_status(spec["stats_socket"], pool, b["name"]) for b in spec["backends"]
-                  if b["pool"] == pool and not b["disabled"] and not b["backup"]]  # (a disabled one stays MAINT;
-        # a backup's check may be one the lab cannot answer, e.g. check-via-socks4)
+        states = [server_status(spec["stats_socket"], pool, b["name"]) for b in mine]
         if all(s.startswith(("UP", "no check")) and "/" not in s for s in states):
             return
         time.sleep(0.05)
-    raise SystemExit(f"the servers of pool '{pool}' were not all up within {limit_s:g} s")
+    raise SystemExit(f"the servers of pool '{pool}' were not all up within {limit_s:g} s: "
+                     + ", ".join(f"{b['name']} {s}" for b, s in zip(mine, states)))
 
 
 def source_of(k: int) -> str:
-    """Client k's source address: 198.18.2.1, 198.18.2.2, ... (the namespace's
-    loopback holds 198.18.0.0/15)."""
-    return f"198.18.{2 + k // 250}.{1 + k % 250}"
+    """Client k's source address: 198.18.2.1 + k as one 32-bit number
+    (198.18.2.1, ..., 198.18.2.255, 198.18.3.0, ...; the namespace's loopback
+    holds 198.18.0.0/15), so the twin's failover model can number its
+    clients the same way from one base address."""
+    return socket.inet_ntoa(((198 << 24 | 18 << 16 | 2 << 8 | 1) + k).to_bytes(4, "big"))
 
 
 def run_requests(spec: dict, front) -> list[dict]:
@@ -225,8 +253,11 @@ def run_cookie(spec: dict, front) -> list[dict]:
 
 def run_failover(spec: dict, front, backends: dict) -> tuple[list[dict], dict]:
     """A request every 1/rate s (each on its own thread: open loop) for
-    `seconds`; the killed server's listener closes at `kill_at_s`; the
-    stats socket is polled every 5 ms for its DOWN mark."""
+    `seconds`; at `kill_at_s` the killed server's listener closes (kill_mode
+    refuse) or its address goes silent (silent: the kill time is when the
+    drop rules are in, the iptables-restore returned); the stats socket is
+    polled every 5 ms for its DOWN mark until it comes or every request
+    has ended."""
     w = spec["workload"]
     victim = backends[spec["kill"]]
     pool, name = spec["pool"], spec["kill"].split("/", 1)[1]
@@ -239,7 +270,7 @@ def run_failover(spec: dict, front, backends: dict) -> tuple[list[dict], dict]:
         out[i]["i"] = i
 
     def watch():
-        while "down_ms" not in events and now_ms() < t_start + (w["seconds"] + 10) * 1000:
+        while not finished.is_set() and now_ms() < t_start + (w["seconds"] + 10) * 1000:
             try:
                 if server_status(spec["stats_socket"], pool, name).startswith("DOWN"):
                     events["down_ms"] = now_ms()
@@ -248,6 +279,7 @@ def run_failover(spec: dict, front, backends: dict) -> tuple[list[dict], dict]:
                 pass
             time.sleep(STATS_POLL_S)
 
+    finished = threading.Event()
     t_start = now_ms()
     watcher = None
     threads = []
@@ -256,7 +288,11 @@ def run_failover(spec: dict, front, backends: dict) -> tuple[list[dict], dict]:
         if "kill_ms" not in events and t_next >= t_start + w["kill_at_s"] * 1000:
             while now_ms() < t_start + w["kill_at_s"] * 1000:
                 time.sleep(0.0005)
-            victim.kill()
+            events["kill_started_ms"] = now_ms()
+            if w.get("kill_mode") == "silent":
+                victim.silence()
+            else:
+                victim.kill()
             events["kill_ms"] = now_ms()
             watcher = threading.Thread(target=watch, daemon=True)
             watcher.start()
@@ -267,6 +303,7 @@ def run_failover(spec: dict, front, backends: dict) -> tuple[list[dict], dict]:
         threads.append(th)
     for th in threads:
         th.join(REQUEST_TIMEOUT_S + 5)
+    finished.set()
     if watcher:
         watcher.join(15)
     events["start_ms"] = t_start
@@ -297,6 +334,7 @@ def main(spec_path: str) -> int:
             p.kill()
         for b in backends.values():
             b.kill()
+            b.unsilence()
     json.dump({"requests": recs, "events": events, "show_stat": stat,
                "haproxy_log": open(spec["haproxy_log"]).read()}, sys.stdout)
     return 0

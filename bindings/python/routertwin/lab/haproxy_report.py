@@ -59,11 +59,20 @@ def _failover_lines(c: dict) -> list[str]:
              "requests failed" if det is not None else
              f"  HAProxy: never marked the server DOWN; {c['failed']} of {c['requests']} requests failed"]
     if "twin_window_ms" in c:
-        lines.append(f"  twin:    detection window {c['twin_window_ms'][0]:.0f}..{c['twin_window_ms'][1]:.0f} ms "
-                     f"(its runs: {c['twin_detection_ms'][0]:.0f}..{c['twin_detection_ms'][1]:.0f}); failed "
+        window = ("never (the killed server has no check)" if c["twin_window_ms"][0] < 0 else
+                  f"detection window {c['twin_window_ms'][0]:.0f}..{c['twin_window_ms'][1]:.0f} ms "
+                  f"(its runs: {c['twin_detection_ms'][0]:.0f}..{c['twin_detection_ms'][1]:.0f})")
+        lines.append(f"  twin:    {window}; failed "
                      f"{c['twin_failed'][0]}..{c['twin_failed'][1]} over {len(c['twin_runs'])} check phases; "
                      f"redispatched {c['twin_redispatched'][0]}..{c['twin_redispatched'][1]}")
-        lines.append(f"  detection {'within' if c['detection_ok'] else 'OUTSIDE'} the window, failed requests "
+        if "measured_slow" in c:
+            lines.append(f"  silent server: {c['measured_slow']} HAProxy requests waited a connect timeout or "
+                         f"more; twin: {c['twin_to_dead_server'][0]}..{c['twin_to_dead_server'][1]} met it first"
+                         f" ({'within' if c['slow_ok'] else 'OUTSIDE'} the range)")
+        lines.append(f"  longest served request: HAProxy {c['measured_longest_served_ms']:.0f} ms, twin "
+                     f"{c['twin_max_delay_ms'][0]:.0f}..{c['twin_max_delay_ms'][1]:.0f} ms "
+                     f"({'no' if c['delay_ok'] else 'a'} wait more or less than the twin's)")
+        lines.append(f"  detection {'as' if c['detection_ok'] else 'NOT as'} the twin's, failed requests "
                      f"{'within' if c['failed_ok'] else 'OUTSIDE'} the twin's range")
     return lines
 

@@ -7,7 +7,9 @@ What each key means follows HAProxy's configuration manual (2.6, sections
 are dp_sched's (core/src/dp_sched.c implements HAProxy's and IPVS's picks).
 Every key here is one the twin acts on: the scheduler's keys in remap
 cases; the health-check, retry and persistence keys in the `failover-POOL`
-case the importer writes from them (model/lb/helper/lb-failover.h).
+case the importer writes from them (model/lb/helper/lb-failover.h);
+maxconn, maxqueue, timeout queue, redispatch and cookies in the timed
+`drain-timed-POOL` case (model/lb/helper/lb-timed.h).
 Settings the twin does not act on (option httpchk, timeouts, ...) are not
 keys: the importer lists them by line (routertwin.importers.haproxy.SETTINGS).
 """
@@ -70,6 +72,9 @@ class Server(ScenarioModel):
     backup: bool = False  # used only when no active server is usable (HAProxy "backup")
     disabled: bool = False  # starts in maintenance (HAProxy "disabled")
     maxconn: int = Field(default=0, ge=0, le=2**31 - 1)  # concurrent connections, 0 = unlimited
+    # HAProxy 5.2 maxqueue: requests that may wait in this server's own queue (cookie-persistent ones, or
+    # those a map-based hash sends to it while it is at maxconn); 0 = unlimited
+    maxqueue: int = Field(default=0, ge=0, le=2**31 - 1)
     slowstart_ms: float = Field(default=0.0, ge=0, le=86_400_000)  # weight and maxconn ramp after coming up
     # health checks (HAProxy 5.2 check, inter, fastinter, downinter, rise, fall; None: HAProxy's default)
     check: bool = False
@@ -128,10 +133,16 @@ class Pool(ScenarioModel):
     # failure handling and persistence (HAProxy 4.2 retries, option redispatch, cookie, stick-table, stick on)
     retries: int | None = Field(default=None, ge=0, le=2**31 - 1)  # None: HAProxy's default, 3
     redispatch: bool = False
+    # option redispatch <interval> (HAProxy redispatch_after): P > 0 every P-th retry, N < 0 the N-th retry
+    # before the last, 0 none of those; None: HAProxy's default, -1 (the last retry)
+    redispatch_after: int | None = Field(default=None, ge=-(2**31), le=2**31 - 1)
     # HAProxy 4.2 timeout connect (a connection attempt fails after it) and timeout check (with it, a
     # check's connection gets min(timeout connect, inter)); None: not set
     connect_timeout_ms: float | None = Field(default=None, ge=0)
     check_timeout_ms: float | None = Field(default=None, ge=0)
+    # HAProxy 4.2 timeout queue: a request queued longer (servers at maxconn) gets a 503; None: not set,
+    # HAProxy then uses timeout connect (and without either, no limit)
+    queue_timeout_ms: float | None = Field(default=None, ge=0)
     cookie: PoolCookie | None = None
     stick_table: StickTable | None = None
     stick_on: Literal["src"] | None = None

@@ -73,6 +73,10 @@ def step_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
         if sizes is not None:
             keys.update(sizes.native_keys(side))
     keys["mss"] = cfg.mss
+    if cfg.tcp_window is not None:
+        keys.update(cfg.tcp_window.native_keys())
+    if cfg.flow_mix is not None:
+        keys.update(cfg.flow_mix.native_keys())
     if cfg.trace is not None:
         keys.update(trace_file=str(cfg.trace.file), trace_rescale=cfg.trace.rescale)
     if cfg.arrivals == "onoff":

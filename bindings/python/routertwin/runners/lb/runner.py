@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 
 from routertwin.methods import rfc3511
 from routertwin.methods.tolly import fit_line, run_to_saturation
@@ -29,6 +30,11 @@ def check(scenario) -> None:
             raise FieldError(("cases", i, "cores"), "at most 4096 cores")
         if c.method == "failover":
             _check_failover(c, i)
+        if c.method == "timed":
+            try:
+                _core.lb_timed_check(_timed_keys(scenario, c)[0])
+            except ValueError as exc:
+                raise FieldError(("cases", i, "timed"), str(exc)) from None
         if c.scheduler is not None and c.scheduler not in schedulers:
             raise FieldError(("cases", i, "scheduler"),
                              f"unknown scheduler '{c.scheduler}' (dp_sched: {', '.join(schedulers)})")
@@ -93,6 +99,12 @@ def _step_metrics(cfg: Schema, plat, out: dict, keys: dict) -> tuple[dict, str, 
             cap = plat.sessions_per_core / plat.sessions_per_connection
             m["seconds_to_fill"] = cap / per_core_open if per_core_open > 0 else math.inf
     drops = {k: float(v) for k, v in out["drops"].items()}
+    if out["trace_ipv6_packets_not_replayed"]:
+        # the trace's IPv6 connections: the balancer's session table keys IPv4 5-tuples
+        drops["trace_ipv6_not_replayed"] = float(out["trace_ipv6_packets_not_replayed"])
+        print(f"{keys['trace_file']}: {out['trace_ipv6_connections_not_replayed']} IPv6 connections "
+              f"({out['trace_ipv6_packets_not_replayed']} packets) not replayed: the balancer's session table "
+              f"keys IPv4 5-tuples", file=sys.stderr)
     if out["drops"].get("core_queue_full"):
         util = out["core_utilization_pct"]
         busiest = max(range(len(util)), key=util.__getitem__)
@@ -140,6 +152,8 @@ def run(scenario, progress) -> list[CaseResult]:
             results.append(_failover(scenario, c))
         elif c.method == "ecmp":
             results.append(_ecmp(scenario, c))
+        elif c.method == "timed":
+            results.extend(_timed(scenario, c))
         elif c.method == "step":
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
@@ -166,7 +180,7 @@ def _remap(scenario, plat, c: Case) -> CaseResult:
 
     if c.pool is not None:
         pool = scenario.config.balancer.pool(c.pool)
-        usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+        usable = _usable(pool)
         weights = [s.weight for s in usable]
         if c.action == "add":
             weights.append(c.weight or usable[0].weight)
@@ -209,7 +223,7 @@ def _ecmp(scenario, c: Case) -> CaseResult:
     if c.pool is not None:
         bal = scenario.config.balancer
         pool = bal.pool(c.pool)
-        usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+        usable = _usable(pool)
         keys = {"scheduler": pool.scheduler, "weights": {str(i): float(s.weight) for i, s in enumerate(usable)},
                 **pool.sched_keys()}
         # HAProxy is a proxy: it terminates the client's TCP connection
@@ -250,6 +264,167 @@ def _ecmp(scenario, c: Case) -> CaseResult:
     if c.pool is not None:
         params["pool"] = c.pool
     return CaseResult(c.id, params, m, "", {})
+
+
+def _usable(pool) -> list:
+    """The active servers a what-if balances over (not disabled, not backup, weight > 0)."""
+    return [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
+
+
+def _timed_keys(scenario, c: Case) -> tuple[dict, list[str]]:
+    """lb_timed's keys of a timed case (without the seed) and the servers' names."""
+    t = c.timed
+    keys: dict = {"action": c.action, "rate": t.rate, "lifetime": t.lifetime, "warmup_s": t.warmup_s,
+                  "at_s": t.at_s, "settle_s": t.settle_s, "end_s": t.end_s, "sample_s": t.sample_s}
+    if t.lifetime == "exponential":
+        keys["lifetime_mean_ms"] = t.lifetime_mean_ms
+    elif t.lifetime == "pareto":
+        keys.update(pareto_alpha=t.pareto_alpha, pareto_min_ms=t.pareto_min_ms)
+    else:
+        keys.update(lognormal_mu=t.lognormal_mu, lognormal_sigma=t.lognormal_sigma)
+    if c.pool is None:
+        keys.update(scheduler=c.scheduler, servers=c.servers or 4)
+        names = [f"s{i}" for i in range(keys["servers"])]
+        persistence = t.persistence or "none"
+    else:
+        pool = scenario.config.balancer.pool(c.pool)
+        usable = _usable(pool)
+        names = [s.name for s in usable]
+        keys.update(scheduler=pool.scheduler, servers=len(usable), **pool.sched_keys(),
+                    weights={str(i): float(s.weight) for i, s in enumerate(usable)},
+                    maxconn={str(i): float(s.maxconn) for i, s in enumerate(usable)},
+                    maxqueue={str(i): float(s.maxqueue) for i, s in enumerate(usable)},
+                    redispatch=pool.redispatch)
+        if c.action == "add":
+            first = usable[0]
+            keys["weights"][str(len(usable))] = float(c.weight or first.weight)
+            keys["maxconn"][str(len(usable))] = float(first.maxconn)
+            keys["maxqueue"][str(len(usable))] = float(first.maxqueue)
+        if c.server is not None:
+            keys["server"] = names.index(c.server)
+        # timeout queue; unset, HAProxy uses timeout connect (manual 4.2 "timeout queue"); neither: no limit
+        queue_ms = pool.queue_timeout_ms if pool.queue_timeout_ms is not None else pool.connect_timeout_ms
+        if queue_ms:
+            keys["timeout_queue_ms"] = max(1, math.ceil(queue_ms))
+        cookie = pool.cookie is not None and pool.cookie.mode == "insert" and all(s.cookie for s in usable)
+        persistence = t.persistence or ("cookie" if cookie else "none")
+    if persistence == "cookie":
+        keys.update(persistence="cookie", clients=t.clients or 10 * keys["servers"])
+    if c.action == "add":
+        names.append("added")
+    return keys, names
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def _residual_max_s(t, n: int) -> float:
+    """E[the last of n connections to end] when each one's remaining lifetime
+    is drawn from the equilibrium (residual) distribution of the lifetime,
+    as for the connections present at a random instant in an M/G/infinity
+    system: exponential, H_n x mean (memoryless); Pareto and lognormal,
+    the integral of 1 - F_e(x)^n, F_e(x) = 1 - E[(L - x)+] / E[L], by the
+    trapezoid rule on a logarithmic grid, plus the Pareto tail beyond it
+    (n int_X^inf (1 - F_e), alpha > 2; with alpha <= 2 the residual has no
+    mean and neither has the drain)."""
+    if n == 0:
+        return 0.0
+    if t.lifetime == "exponential":
+        return sum(1.0 / k for k in range(1, n + 1)) * t.lifetime_mean_ms / 1000.0
+    import numpy as np
+
+    if t.lifetime == "pareto":
+        a, xm = t.pareto_alpha, t.pareto_min_ms
+        if a <= 2:
+            return math.inf
+        # n (xm / X)^(a-1) / a = 1e-9 past X
+        top = xm * (n / (a * 1e-9)) ** (1.0 / (a - 1))
+        x = np.concatenate([np.linspace(0.0, xm, 2001), np.geomspace(xm, top, 20001)[1:]])
+        surv = np.where(x < xm, 1.0 - x * (a - 1) / (a * xm), (xm / np.maximum(x, xm)) ** (a - 1) / a)
+        tail = n * xm ** (a - 1) * top ** (2 - a) / (a * (a - 2))
+    else:
+        mu, sigma = t.lognormal_mu, t.lognormal_sigma
+        mean = math.exp(mu + sigma * sigma / 2)
+        top = math.exp(mu + sigma * sigma + 12 * sigma)  # P(L > top) ~ 1e-33: nothing left to integrate
+        x = np.concatenate([np.linspace(0.0, math.exp(mu - 6 * sigma), 1001),
+                            np.geomspace(math.exp(mu - 6 * sigma), top, 40001)[1:]])
+        z = (np.log(np.maximum(x, 1e-300)) - mu) / sigma
+        erfc = np.vectorize(math.erfc)
+        # E[(L - x)+] = E[L] Phi(sigma - z) - x Phi(-z)
+        surv = np.where(x > 0, (mean * 0.5 * erfc((z - sigma) / math.sqrt(2)) - x * 0.5 * erfc(z / math.sqrt(2)))
+                        / mean, 1.0)
+        tail = 0.0
+    f = 1.0 - (1.0 - np.clip(surv, 0.0, 1.0)) ** n
+    return (float(np.sum((f[1:] + f[:-1]) * np.diff(x)) / 2) + tail) / 1000.0
+
+
+def _timed(scenario, c: Case) -> list[CaseResult]:
+    """A drain, removal or addition under a workload (model/lb/helper/lb-timed.h),
+    over `replications` seeds: the time to drain (mean, percentiles, and the
+    closed form from each run's N0), each server's connections and new
+    connections per second before and after, queueing and 503s."""
+    from routertwin import _core
+    from routertwin.runners._shared.native import call_native
+    from routertwin.validation.intervals import replication_seeds
+
+    t = c.timed
+    keys, names = _timed_keys(scenario, c)
+    outs = [call_native(_core.lb_timed, {**keys, "seed": seed}, source=scenario.path, case_id=c.id,
+                        engine="lb_timed") for seed in replication_seeds(scenario.seed, t.replications)]
+    mean_ms = {"exponential": t.lifetime_mean_ms,
+               "pareto": t.pareto_alpha * t.pareto_min_ms / (t.pareto_alpha - 1),
+               "lognormal": math.exp(t.lognormal_mu + t.lognormal_sigma ** 2 / 2)}[t.lifetime]
+    requests = sum(o["requests"] for o in outs)
+    m: dict[str, float] = {"replications": float(len(outs)), "lifetime_mean_ms": mean_ms,
+                           "offered_active": t.rate * mean_ms / 1000.0,
+                           "requests": requests / len(outs), "served": _mean([o["served"] for o in outs])}
+    for key in ("queued", "queue_timeouts", "refused_maxqueue", "refused_no_server", "redispatched_full"):
+        m[f"{key}_pct"] = 100.0 * sum(o[key] for o in outs) / requests if requests else 0.0
+    m["http_503_pct"] = m["queue_timeouts_pct"] + m["refused_maxqueue_pct"] + m["refused_no_server_pct"]
+    m["before_503_per_s"] = _mean([o["before_503_per_s"] for o in outs])
+    m["after_503_per_s"] = _mean([o["after_503_per_s"] for o in outs])
+    # neither served nor refused by end_s: still in a queue when the run ends
+    m["waiting_at_end_pct"] = 100.0 - m["http_503_pct"] - 100.0 * sum(o["served"] for o in outs) / requests
+    waited = [o for o in outs if o["queued"]]
+    m["queue_wait_mean_ms"] = _mean([o["queue_wait_mean_ms"] for o in waited]) if waited else 0.0
+    m["backend_queue_max"] = float(max(o["backend_queue_max"] for o in outs))
+    m["server_queue_max"] = float(max(o["server_queue_max"] for o in outs))
+    for i, name in enumerate(names):
+        m[f"before_{name}_active"] = _mean([o["before_active"][i] for o in outs])
+        m[f"after_{name}_active"] = _mean([o["after_active"][i] for o in outs])
+        m[f"before_{name}_cps"] = _mean([o["before_new_per_s"][i] for o in outs])
+        m[f"after_{name}_cps"] = _mean([o["after_new_per_s"][i] for o in outs])
+    if c.action in ("drain", "remove"):
+        m["n0_mean"] = _mean([float(o["n0"]) for o in outs])
+    if c.action == "remove":
+        m["broken_mean"] = _mean([float(o["broken"]) for o in outs])
+    if c.action == "drain":
+        drained = sorted(o["drain_s"] for o in outs if o["drain_s"] >= 0)
+        m["drained_runs"] = float(len(drained))
+        m["draining_new_mean"] = _mean([float(o["draining_new"]) for o in outs])
+        if drained:
+            import numpy as np
+
+            m.update(drain_s_mean=_mean(drained), drain_s_p50=float(np.percentile(drained, 50)),
+                     drain_s_p90=float(np.percentile(drained, 90)), drain_s_max=drained[-1])
+            if len(drained) > 1:
+                sd = float(np.std(drained, ddof=1))
+                m["drain_s_ci95"] = 1.96 * sd / math.sqrt(len(drained))
+        if not any(o["draining_new"] for o in outs):
+            # nothing new reached it: its last connection is the last of N0 residual lifetimes
+            m["drain_s_closed_form"] = _mean([_residual_max_s(t, o["n0"]) for o in outs])
+    params = {"method": "timed", "action": c.action, "scheduler": keys["scheduler"], "servers": keys["servers"],
+              "rate": t.rate, "lifetime": t.lifetime, "at_s": t.at_s, "end_s": t.end_s,
+              "persistence": keys.get("persistence", "none"), "timeout_queue_ms": keys.get("timeout_queue_ms", 0)}
+    if c.pool is not None:
+        params.update(pool=c.pool, server=c.server if c.action in ("drain", "remove") else None)
+    cases = [CaseResult(c.id, params, m, "", {})]
+    if t.sample_s > 0 and c.action in ("drain", "remove"):
+        for k in range(len(outs[0]["samples"])):
+            cases.append(CaseResult(f"{c.id}-t-{k}", {**params, "t_s": round(k * t.sample_s, 9), "phase": "drain"},
+                                    {"connections": _mean([float(o["samples"][k]) for o in outs])}, "", {}))
+    return cases
 
 
 def _check_failover(c: Case, i: int) -> None:

@@ -57,12 +57,48 @@ class PayloadSizes(ScenarioModel):
 class ConnectionTrace(ScenarioModel):
     """http10 connections from a pcap or pcapng file of TCP flows: each
     opened by a SYN, its start that SYN's instant (rescaled so connections
-    start at the case's rate, or `rescale: false` as captured), its request
-    and response the payload each side sent until both FINs or a RST;
-    looped (model/lb/model/lb-testers.h)."""
+    start at the case's rate, or `rescale: false` as captured), its
+    exchanges the payload each side sent until both FINs or a RST, a new
+    request where the client speaks again after the server did (HTTP/1.1
+    keep-alive); looped. IPv6 connections are counted
+    (drops.trace_ipv6_not_replayed) and not replayed: the balancer's session
+    table keys IPv4 5-tuples (model/lb/model/lb-testers.h)."""
 
     file: ScenarioPath
     rescale: bool = True
+
+
+class TcpWindow(ScenarioModel):
+    """Responses sent under TCP windows (model/lb/model/lb-testers.h): slow
+    start from `initial_window` segments (RFC 6928), the window growing by
+    the segments each ACK acknowledges, capped by the receiver's window;
+    the client's ACKs cross one `rtt_us` after the segments they
+    acknowledge. Without it a response's segments follow each other at the
+    platform's step gap."""
+
+    initial_window: int = Field(default=10, ge=1, le=1000)  # segments, RFC 6928
+    # the largest window without RFC 7323 window scaling (assumption: no scaling)
+    receive_window_bytes: int = Field(default=65535, ge=2, le=2**30)
+    rtt_us: float = Field(default=10.0, gt=0, le=1e7)  # a LAN's round trip, as the step gap (assumption)
+
+    def native_keys(self) -> dict:
+        return {"tcp_windows": True, "tcp_initial_window": self.initial_window,
+                "tcp_receive_window_bytes": self.receive_window_bytes, "tcp_rtt_s": self.rtt_us * 1e-6}
+
+
+class LbFlowMix(ScenarioModel):
+    """Popularity of what a unit picks (model/lb/model/lb-testers.h): the
+    persistent connection of an http11 transaction, the service of an
+    http10 connection or a DNS query. round_robin is the report's rotation;
+    zipf gives rank k the weight k^-zipf_exponent."""
+
+    popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
+    zipf_exponent: NonNegativeFloat = 1.0
+
+    def native_keys(self) -> dict:
+        if self.popularity == "round_robin":
+            return {}
+        return {"flow_popularity": self.popularity, "zipf_exponent": self.zipf_exponent}
 
 
 class EcmpWhatIf(ScenarioModel):
@@ -108,10 +144,45 @@ class EcmpWhatIf(ScenarioModel):
         return self
 
 
+class TimedWhatIf(ScenarioModel):
+    """A pool under a connection workload while a server drains, is removed
+    or is added, timed (model/lb/helper/lb-timed.h): Poisson arrivals of
+    `rate` per second, lifetimes from a distribution (milliseconds), the
+    change at `at_s`, replicated over `replications` seeds
+    (routertwin.validation.intervals.replication_seeds). The pool's maxconn,
+    maxqueue, timeout queue (else timeout connect), option redispatch and
+    cookie insert act as HAProxy's."""
+
+    rate: float = Field(default=100.0, gt=0, le=1e5)  # connections/s (an assumption: not in a configuration)
+    lifetime: Literal["exponential", "pareto", "lognormal"] = "exponential"
+    lifetime_mean_ms: float = Field(default=1000.0, gt=0, le=3.6e6)  # exponential
+    pareto_alpha: float = Field(default=2.5, gt=1, le=100)  # P(L > x) = (xm / x)^alpha
+    pareto_min_ms: float = Field(default=600.0, ge=1, le=1e9)  # xm
+    lognormal_mu: float = Field(default=6.5, ge=0, le=20)  # ln(L / 1 ms) ~ N(mu, sigma^2)
+    lognormal_sigma: float = Field(default=0.8, gt=0, le=5)
+    warmup_s: float = Field(default=20.0, ge=0)  # the "before" window: [warmup_s, at_s)
+    at_s: float = Field(default=60.0, ge=0)  # the drain, removal or addition
+    settle_s: float = Field(default=20.0, ge=0)  # the "after" window: [at_s + settle_s, end_s)
+    end_s: float = Field(default=120.0, gt=0, le=86400)  # arrivals stop, the run ends
+    replications: int = Field(default=20, ge=1, le=1000)
+    sample_s: float = Field(default=0.0, ge=0)  # > 0: the changed server's connections every sample_s (<id>-t-<k>)
+    # None: the pool's (cookie insert with a cookie on every server: cookie)
+    persistence: Literal["none", "cookie"] | None = None
+    clients: int | None = Field(default=None, ge=1, le=1 << 24)  # cookie: clients (default 10 per server)
+
+    @model_validator(mode="after")
+    def _windows(self):
+        if not (self.warmup_s <= self.at_s and self.at_s + self.settle_s < self.end_s):
+            raise FieldError(("at_s",), "needs warmup_s <= at_s and at_s + settle_s < end_s")
+        if self.lifetime_mean_ms != 1000.0 and self.lifetime != "exponential":
+            raise FieldError(("lifetime_mean_ms",), f"lifetime_mean_ms is the exponential's, not {self.lifetime}'s")
+        return self
+
+
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent", "failover",
-                    "ecmp"] = "step"
+                    "ecmp", "timed"] = "step"
     rate: Rate | None = None  # step: units/s
     steps: list[Rate] | None = None  # tolly: the load steps, units/s
     saturation: bool = True  # tolly: also run to true saturation
@@ -127,9 +198,10 @@ class Case(ScenarioModel):
     server: str | None = None  # remap: the server of that pool that fails (default its first)
     # remap: "fail" (`server` goes down), "drain" (it drains: established connections
     # stay, new ones go elsewhere) or "add" (a new server joins the pool, with
-    # `weight`, default its first server's)
-    action: Literal["fail", "drain", "add"] = "fail"
-    weight: int | None = Field(default=None, ge=1, le=65535)  # remap add: the new server's weight
+    # `weight`, default its first server's); timed: "drain" (the default),
+    # "remove" (it leaves, its connections cut), "add" or "none" (steady state)
+    action: Literal["fail", "drain", "add", "remove", "none"] | None = None
+    weight: int | None = Field(default=None, ge=1, le=65535)  # remap/timed add: the new server's weight
     # max-cps, max-tps (units/s) and max-concurrent (connections of the box):
     # the target objective of RFC 9411 7.x.4 (qualification at 10 % of it)
     target: PositiveFloat | None = Field(default=None, le=1e10)
@@ -142,6 +214,8 @@ class Case(ScenarioModel):
     failover: dict[str, bool | int | float | str] | None = None
     # ecmp: balancer instances behind a router's ECMP (with `pool`, or `scheduler` and `servers`)
     ecmp: EcmpWhatIf | None = None
+    # timed: the workload and the timing of a drain/remove/add (with `pool`, or `scheduler` and `servers`)
+    timed: TimedWhatIf | None = None
 
     @model_validator(mode="after")
     def _keys_of_method(self):
@@ -160,10 +234,24 @@ class Case(ScenarioModel):
         if not self.method.startswith("max-") and self.target is not None:
             raise FieldError(("target",), f"'target' belongs to max-cps/max-tps/max-concurrent cases, "
                                           f"not {self.method}")
-        if self.method not in ("remap", "ecmp") and self.pool is not None or \
-                self.method != "remap" and self.server is not None:
+        if self.action is None:
+            self.action = "drain" if self.method == "timed" else "fail"
+        if self.method not in ("remap", "ecmp", "timed") and self.pool is not None or \
+                self.method not in ("remap", "timed") and self.server is not None:
             raise FieldError(("pool",) if self.pool is not None else ("server",),
-                             f"'pool' and 'server' belong to remap cases ('pool' also to ecmp), not {self.method}")
+                             f"'pool' and 'server' belong to remap and timed cases ('pool' also to ecmp), "
+                             f"not {self.method}")
+        if self.method != "timed" and self.timed is not None:
+            raise FieldError(("timed",), f"'timed' belongs to timed cases, not {self.method}")
+        if self.method == "timed":
+            if self.timed is None:
+                self.timed = TimedWhatIf()
+            if self.action == "fail":
+                raise FieldError(("action",), "a timed case drains, removes or adds a server (or none)")
+            if self.pool is None and self.scheduler is None:
+                raise FieldError(("method",), "a timed case needs 'pool' (a pool of `balancer`) or 'scheduler'")
+        elif self.action in ("remove", "none"):
+            raise FieldError(("action",), f"action {self.action} belongs to timed cases")
         if (self.method == "ecmp") != (self.ecmp is not None):
             raise FieldError(("ecmp",) if self.ecmp is not None else ("method",),
                              f"'ecmp' belongs to ecmp cases, not {self.method}" if self.ecmp is not None
@@ -174,13 +262,15 @@ class Case(ScenarioModel):
             raise FieldError(("method",), "an ecmp case needs 'pool' (a pool of `balancer`) or 'scheduler'")
         if self.pool is not None and (self.scheduler is not None or self.servers is not None):
             raise FieldError(("pool",), "a remap case takes 'pool' or 'scheduler'/'servers', not both")
-        if self.method != "remap" and (self.action != "fail" or self.weight is not None):
+        if self.method not in ("remap", "timed") and (self.action != "fail" or self.weight is not None):
             raise FieldError(("action",) if self.action != "fail" else ("weight",),
-                             f"'action' and 'weight' belong to remap cases, not {self.method}")
+                             f"'action' and 'weight' belong to remap and timed cases, not {self.method}")
         if self.weight is not None and self.action != "add":
             raise FieldError(("weight",), "'weight' is the added server's: it needs action: add")
         if self.action == "add" and self.server is not None:
             raise FieldError(("server",), "action add adds a server: 'server' names one that fails or drains")
+        if self.action == "none" and self.server is not None:
+            raise FieldError(("server",), "action none changes no server")
         if self.server is not None and self.pool is None:
             raise FieldError(("server",), "'server' names a server of 'pool': give the pool too")
         if self.method != "failover" and self.failover is not None:
@@ -214,7 +304,10 @@ class Schema(ScenarioModel):
     # of the platform's fixed sizes; segmented by `mss` (PayloadSizes)
     request_sizes: PayloadSizes | None = None
     response_sizes: PayloadSizes | None = None
-    mss: int = Field(default=1460, ge=1, le=1460)  # TCP payload a segment: Ethernet MTU 1500 - 40
+    # TCP payload a segment: Ethernet MTU 1500 - 40; up to 8960, a 9000-byte jumbo MTU's
+    mss: int = Field(default=1460, ge=1, le=8960)
+    tcp_window: TcpWindow | None = None  # responses under TCP windows (slow start, receive window)
+    flow_mix: LbFlowMix | None = None  # popularity of connections (http11) or services (http10, dns)
     trace: ConnectionTrace | None = None  # http10: connections from a capture
     rate_table_sessions_per_core: int = Field(default=65536, ge=2, le=2**28)
     # Closing (model/lb/model/l4-balancer.h): TIME_WAIT linger, 0 = removed at
@@ -250,6 +343,15 @@ class Schema(ScenarioModel):
         return v
 
     @model_validator(mode="after")
+    def _window_holds_two_segments(self):
+        if self.tcp_window is not None and self.tcp_window.receive_window_bytes < 2 * self.mss:
+            # the client acknowledges every second segment: a window of one
+            # would wait for a delayed-ACK timer the model does not have
+            raise FieldError(("tcp_window", "receive_window_bytes"),
+                             f"must hold two segments of mss {self.mss} (>= {2 * self.mss})")
+        return self
+
+    @model_validator(mode="after")
     def _sizes_are_http(self):
         for key in ("request_sizes", "response_sizes"):
             if getattr(self, key) is not None and self.workload not in ("http11", "http10"):
@@ -271,8 +373,8 @@ class Schema(ScenarioModel):
         if not self.cases and self.balancer is None:
             raise FieldError(("cases",), "at least one case (or a `balancer` to describe)")
         for i, c in enumerate(self.cases):
-            needs_platform = not (c.method in ("remap", "ecmp") and (c.pool is not None or c.scheduler is not None)
-                                  or c.method == "failover")
+            needs_platform = not (c.method in ("remap", "ecmp", "timed")
+                                  and (c.pool is not None or c.scheduler is not None) or c.method == "failover")
             if needs_platform and self.platform is None:
                 raise FieldError(("cases", i), f"case '{c.id}' ({c.method}) needs the platform profile: "
                                                "give `platform` (only remap cases run without one)")
@@ -284,10 +386,11 @@ class Schema(ScenarioModel):
                     raise FieldError(("cases", i, "pool"),
                                      f"pool '{c.pool}' has no scheduler the twin models (see the import's list)")
                 usable = [s for s in pool.servers if not s.disabled and not s.backup and s.weight > 0]
-                if len(usable) < (2 if c.method == "remap" else 1):
+                need = 2 if c.method == "remap" or c.method == "timed" and c.action in ("drain", "remove") else 1
+                if len(usable) < need:
                     raise FieldError(("cases", i, "pool"),
                                      f"pool '{c.pool}' has {len(usable)} usable active servers: a {c.method} needs "
-                                     f"{2 if c.method == 'remap' else 1}")
+                                     f"{need}")
                 if c.server is not None and c.server not in {s.name for s in usable}:
                     raise FieldError(("cases", i, "server"),
                                      f"no usable active server '{c.server}' in pool '{c.pool}'")

@@ -7,16 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from routertwin.runners._shared.native import call_native
-from routertwin.runners._shared.workload import Arrivals, arrival_keys
-from routertwin.runners.router.analytic import max_frame_rate, zero_load_us
+from routertwin.runners.router.analytic import zero_load_us
 from routertwin.runners.router.platform import RouterPlatform
 from routertwin.runners.router.schema import Case, RouterTrace
 
 
 def native_config(plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, load: float, ip_bytes: int,
                   duration_s: float, mode: str, seed: int, mix: list[tuple[int, float]] | None = None,
-                  mix_order: str = "random", trace: RouterTrace | None = None,
-                  arrivals: Arrivals | None = None) -> dict:
+                  mix_order: str = "random", trace: RouterTrace | None = None) -> dict:
     """The run_router config dict of one trial. With a mix or a trace,
     ip_bytes is the reference size of the fixed latency (the model adds each
     packet's own serialization and cells beyond it)."""
@@ -60,19 +58,7 @@ def native_config(plat: RouterPlatform, case: Case, *, pipeline_latency_us: floa
     elif mix is not None:
         cfg["ip_mix"] = {str(b): float(w) for b, w in mix}
         cfg["ip_mix_order"] = mix_order
-    cfg.update(arrival_keys(arrivals, port_line_pps(plat, ip_bytes, mix)))
     return cfg
-
-
-def port_line_pps(plat: RouterPlatform, ip_bytes: int, mix: list[tuple[int, float]] | None = None) -> float:
-    """Frames/s of one port back to back with no escapes (its theoretical
-    rate), of one size or of a mix's mean frame: what an on/off burst's
-    peak load is a share of."""
-    if not mix:
-        return max_frame_rate(plat, ip_bytes) / plat.ports
-    weight = sum(w for _, w in mix)
-    mean_frame = sum(b * w for b, w in mix) / weight
-    return max_frame_rate(plat, mean_frame) / plat.ports
 
 
 def run_native(config: dict, *, source: Path | None, case_id: str) -> dict:

@@ -8,7 +8,7 @@ from routertwin.methods import rfc2544
 from routertwin.results import CaseResult
 from routertwin.runners.router.metrics import case_result
 from routertwin.runners.router.platform import load_profiles
-from routertwin.runners.router.schema import Case, Schema, case_trace, ip_mix, trial_too_long
+from routertwin.runners.router.schema import Case, Schema, case_trace, ip_mix, router_arrival_keys, trial_too_long
 from routertwin.runners.router.tester import RouterTester
 from routertwin.scenario_loader import FieldError
 
@@ -66,7 +66,8 @@ def run(scenario, progress) -> list[CaseResult]:
             return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
                                 mode=mode, seed=scenario.seed, progress=progress, source=scenario.path,
                                 mix=mix, mix_order=cfg.mix_order, trace=case_trace(cfg, case),
-                                arrivals=cfg.arrivals, packet_window_s=cfg.packet_window_s)
+                                arrivals=router_arrival_keys(cfg.arrivals, cfg.flow_mix),
+                                packet_window_s=cfg.packet_window_s)
 
         dev = tester(min(b for b, _ in mix), mix) if mix else tester(case.ip_bytes)
         if case.method == "frmol":

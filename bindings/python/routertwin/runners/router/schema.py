@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from routertwin.runners._shared.workload import Arrivals
 from routertwin.runners.router.analytic import max_frame_rate
 from routertwin.runners.router.platform import RouterPlatform
+from routertwin.runners._shared.workload import Arrivals
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 Mode = Literal["packet", "steady"]
@@ -107,6 +107,16 @@ class Case(ScenarioModel):
         return self
 
 
+class RouterFlowMix(ScenarioModel):
+    """Which of its destinations each tester packet goes to (router-model.h
+    RouterConfig::destinationPopularity): the rotation, uniform, or Zipf
+    over the port's destinations in route order (rank k: weight
+    k^-zipf_exponent). Mode packet; not with a trace."""
+
+    popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
+    zipf_exponent: float = Field(default=1.0, ge=0, le=100)
+
+
 class Schema(ScenarioModel):
     platform: ScenarioPath
     fitted: ScenarioPath  # scenarios/platforms/fitted/<study>.yaml: the fixed pipeline latency
@@ -117,10 +127,11 @@ class Schema(ScenarioModel):
     # each packet's size drawn from the mix, or a fixed interleaving whose
     # shares are exact every cycle of the weights (a tester's repeating pattern)
     mix_order: Literal["random", "sequence"] = "random"
-    # When each tester port offers its frames (docs/workloads.md): the
-    # tester's constant spacing (default), or a Poisson, on/off or MMPP
-    # process at the case's offered load; random processes: mode packet.
+    # the tester's frame instants on each port (mode packet; not with a
+    # trace): constant spacing, Poisson, on/off bursts (burst_peak_load of
+    # the port's rate) or a two-state MMPP, at the case's offered load
     arrivals: Arrivals | None = None
+    flow_mix: RouterFlowMix | None = None  # popularity of each port's destinations
     # Beside each steady-state trial, the same trial at packet level for
     # this many seconds of tester time from empty queues: its per-packet
     # latency histogram, ports, loss timeline and egress queue lengths
@@ -141,18 +152,26 @@ class Schema(ScenarioModel):
                                      f"named mix ({', '.join(NAMED_IP_MIXES)}) nor in 'traces'")
                 if (c.mode or self.mode) != "packet":
                     raise FieldError(("cases", i, "ip_mix"), "an ip_mix runs in mode packet only")
+            if self.flow_mix is not None and self.flow_mix.popularity != "round_robin":
+                if (c.mode or self.mode) != "packet":
+                    raise FieldError(("flow_mix",), f"a destination popularity runs in mode packet only (case "
+                                     f"'{c.case}' runs in mode steady)")
+                if c.ip_mix is not None and c.ip_mix in self.traces:
+                    raise FieldError(("flow_mix",), f"case '{c.case}' replays a trace, which brings its own "
+                                     "destinations")
+            if self.arrivals is not None and self.arrivals.process != "constant":
+                if (c.mode or self.mode) != "packet":
+                    raise FieldError(("arrivals",), f"random arrivals run in mode packet only (case '{c.case}' "
+                                     "runs in mode steady)")
+                if c.ip_mix is not None and c.ip_mix in self.traces:
+                    raise FieldError(("arrivals",), f"case '{c.case}' replays a trace, which brings its own "
+                                     "instants")
+                if self.arrivals.process == "onoff" and self.arrivals.burst_peak_load <= c.offered_load:
+                    raise FieldError(("arrivals", "burst_peak_load"), f"must be above case '{c.case}''s "
+                                     f"offered_load {c.offered_load:g} (a burst is sent faster than the mean)")
         for name in self.traces:
             if name in self.mixes:
                 raise FieldError(("traces", name), f"'{name}' names both a mix and a trace")
-        if self.arrivals is not None and self.arrivals.process != "constant":
-            for i, c in enumerate(self.cases):
-                if (c.mode or self.mode) != "packet":
-                    raise FieldError(("arrivals", "process"), f"{self.arrivals.process} arrivals run in mode "
-                                     f"packet only (case '{c.case}' is {c.mode or self.mode}): the steady-state "
-                                     "walks take the constant schedule's moments")
-                if c.ip_mix is not None and c.ip_mix in self.traces:
-                    raise FieldError(("arrivals", "process"), f"case '{c.case}' replays a trace, which brings "
-                                     "its own instants")
         return self
 
 
@@ -194,3 +213,20 @@ def trial_too_long(plat: RouterPlatform, mode: str, duration_s: float, ip_bytes:
         return (f"mode packet would simulate {duration_s * rate:.3g} frames ({duration_s:g} s at {rate:.4g} "
                 f"frames/s); at most {MAX_PACKET_MODE_FRAMES:.0e} fit in memory")
     return None
+
+
+def router_arrival_keys(a: Arrivals | None, f: RouterFlowMix | None = None) -> dict:
+    """run_router's keys of an arrival process and a destination popularity
+    (router-model.h RouterConfig::arrivals, destinationPopularity)."""
+    keys: dict = {}
+    if f is not None and f.popularity != "round_robin":
+        keys.update(destination_popularity=f.popularity, zipf_exponent=f.zipf_exponent)
+    if a is None or a.process == "constant":
+        return keys
+    keys["arrivals"] = a.process
+    if a.process == "onoff":
+        keys.update(burst_mean_frames=a.burst_mean_frames, burst_peak_load=a.burst_peak_load)
+    elif a.process == "mmpp":
+        keys.update(mmpp_rate_ratio=a.mmpp_rate_ratio, mmpp_high_fraction=a.mmpp_high_fraction,
+                    mmpp_cycle_s=a.mmpp_cycle_us * 1e-6)
+    return keys

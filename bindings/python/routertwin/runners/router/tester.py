@@ -12,8 +12,7 @@ from routertwin.runners._shared.native import case_error, trial_result
 from routertwin.runners.router.analytic import max_frame_rate
 from routertwin.runners.router.native import native_config, run_native
 from routertwin.runners.router.platform import RouterPlatform, load_profiles
-from routertwin.runners._shared.workload import Arrivals
-from routertwin.runners.router.schema import Case, RouterTrace, Schema, trial_too_long
+from routertwin.runners.router.schema import Case, RouterTrace, Schema, router_arrival_keys, trial_too_long
 
 
 class RouterTester:
@@ -22,14 +21,14 @@ class RouterTester:
     def __init__(self, plat: RouterPlatform, case: Case, *, pipeline_latency_us: float, ip_bytes: int,
                  duration_s: float, mode: str, seed: int, progress=None, source: Path | None = None,
                  mix: list[tuple[int, float]] | None = None, mix_order: str = "random",
-                 trace: RouterTrace | None = None, arrivals: Arrivals | None = None,
+                 trace: RouterTrace | None = None, arrivals: dict | None = None,
                  packet_window_s: float | None = None):
         self.plat, self.case, self.pipeline_latency_us = plat, case, pipeline_latency_us
-        self.arrivals = arrivals  # each port's frame instants (None: constant)
         self.packet_window_s = packet_window_s  # steady state: also a packet-level window of this length
         self.ip_bytes, self.duration_s, self.mode, self.seed = ip_bytes, duration_s, mode, seed
         self.mix, self.mix_order = mix, mix_order  # an IP mix: ip_bytes is its smallest size
         self.trace = trace  # a trace replayed (mix is then its sizes)
+        self.arrivals = arrivals or {}  # native keys of a random arrival process (router_arrival_keys)
         self.progress = progress
         self.source = source  # the scenario file, named in errors
 
@@ -55,9 +54,11 @@ class RouterTester:
         return trial_result(load, r, extra)
 
     def _config(self, load: float, duration_s: float, mode: str) -> dict:
-        return native_config(self.plat, self.case, pipeline_latency_us=self.pipeline_latency_us,
-                             load=load, ip_bytes=self.ip_bytes, duration_s=duration_s, mode=mode, seed=self.seed,
-                             mix=self.mix, mix_order=self.mix_order, trace=self.trace, arrivals=self.arrivals)
+        cfg = native_config(self.plat, self.case, pipeline_latency_us=self.pipeline_latency_us,
+                            load=load, ip_bytes=self.ip_bytes, duration_s=duration_s, mode=mode, seed=self.seed,
+                            mix=self.mix, mix_order=self.mix_order, trace=self.trace)
+        cfg.update(self.arrivals)
+        return cfg
 
     def packet_window(self, load: float) -> dict | None:
         """A steady-state trial's per-packet distributions: the same trial
@@ -98,13 +99,15 @@ def testers(scenario, *, duration_s: float | None = None) -> list[TesterCase]:
 
         def trial_at(size: int, seed: int, case=case, mode=mode, dur=dur) -> RouterTester:
             return RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size, duration_s=dur,
-                                mode=mode, seed=seed, source=scenario.path, arrivals=cfg.arrivals)
+                                mode=mode, seed=seed, source=scenario.path,
+                                arrivals=router_arrival_keys(cfg.arrivals, cfg.flow_mix))
 
         def burst_at(size: int, seed: int, case=case, mode=mode):
             def burst(frames: int) -> rfc2544.TrialResult:
                 dev = RouterTester(plat, case, pipeline_latency_us=pipe_us, ip_bytes=size,
                                    duration_s=frames / max_frame_rate(plat, size), mode=mode, seed=seed,
-                                   source=scenario.path, arrivals=cfg.arrivals)
+                                   source=scenario.path,
+                                   arrivals=router_arrival_keys(cfg.arrivals, cfg.flow_mix))
                 return dev(1.0)
             return burst
 

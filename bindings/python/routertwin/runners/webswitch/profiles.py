@@ -125,6 +125,15 @@ class Behaviour(ScenarioModel):
     # SSL service: a first record that is no readable ClientHello (dp_tls) is
     # forwarded without persistence or reset (model/l7)
     ssl_unparsed: Literal["forward", "reset"]
+    # a request head that cannot be parsed: an RST to the client or a 400 (model/l7)
+    malformed_request: Literal["reset", "bad_request"]
+    # redundant pair: "connections" copies each L4 session (and every
+    # persistence entry) to the other switch as it is made, so a takeover
+    # keeps established connections; "persistence" copies learned cookies
+    # and SSL session IDs only, so clients keep their servers but
+    # connections are lost; "none": both are lost (model/l7
+    # WebSwitch::SetSyncPeer)
+    session_sync: Literal["none", "persistence", "connections"]
 
 
 class Costs(ScenarioModel):

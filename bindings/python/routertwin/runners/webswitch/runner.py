@@ -6,7 +6,7 @@ from routertwin.results import CaseResult
 from routertwin.runners.webswitch.model import Case, evaluate
 from routertwin.runners.webswitch.profiles import load_webswitch
 from routertwin.runners.webswitch.schema import Ns3Options, Schema
-from routertwin.runners.webswitch.testbed import Testbed, load_testbed
+from routertwin.runners.webswitch.testbed import Testbed, cookie_testbed, load_testbed
 from routertwin.scenario_loader import FieldError
 
 
@@ -83,9 +83,24 @@ def case_result(cid: str, case: Case, tb: Testbed) -> tuple[CaseResult, float]:
 
 def ns3_config(case: Case, profile_path, tb: Testbed, options: Ns3Options, seed: int) -> dict:
     """The ns-3 engine's configuration of one case: the same testbed and
-    workload numbers as the MVA (webbench-nctu.yaml), nothing fitted."""
+    workload numbers as the MVA (webbench-nctu.yaml), nothing fitted.
+
+    The cookie test (figure 12) runs the MVA's cookie testbed
+    (testbed.cookie_testbed) with two differences in what is padded: the
+    request head is padded to the testbed's request_bytes and the client's
+    Cookie header, the real one it was sent, comes on top (the MVA adds
+    cookie_bytes); a response head is padded to response_header_bytes plus
+    one set_cookie_bytes, the page's own cookie inside it, and the
+    switch's inserted Set-Cookie comes on top with its real length (the
+    MVA adds a second set_cookie_bytes)."""
     net = tb.network
+    extra = {}
+    if case.persistence == "cookie":
+        page = cookie_testbed(tb, switch_inserts=False)
+        tb = page.model_copy(update={"request_bytes": tb.request_bytes})
+        extra = {"cookie_method": case.product.behaviour.cookie_method_tested}
     return {
+        **extra,
         "profile": str(profile_path),
         "mode": case.mode, "forwarding": case.forwarding, "http11": case.http == "1.1", "rules": case.rules,
         "client_hosts": case.clients, "threads_per_host": tb.client.threads, "servers": case.servers,
@@ -119,13 +134,17 @@ def case_result_ns3(cid: str, case: Case, profile_path, tb: Testbed, options: Ns
                      "switch.connections_per_request": r["connection_sides_per_request"],
                      "switch.rules_per_request": r["rules_per_request"],
                      "switch.redirects_per_request": r["redirects_per_request"],
+                     "switch.cookie_hits_per_request": r["cookie_hits_per_request"],
+                     "switch.cookies_inserted_per_request": r["cookies_inserted_per_request"],
+                     "switch.cookies_learned_per_request": r["cookies_learned_per_request"],
                      "switch.cycles_per_request": r["switch_cycles_per_request"],
                      "requests_measured": r["requests"], "ns3_events": r["events"]})
     counters.update({f"drops.{k}": v for k, v in r["drops"].items()})
     result = CaseResult(
         case=cid,
         params={"product": p.platform, "mode": case.mode, "forwarding": case.forwarding, "http": case.http,
-                "rules": case.rules, "persistence": case.persistence, "cookie_method": None,
+                "rules": case.rules, "persistence": case.persistence,
+                "cookie_method": p.behaviour.cookie_method_tested if case.persistence == "cookie" else None,
                 "clients": case.clients, "servers": case.servers, "threads": case.clients * tb.client.threads,
                 "engine": "ns3"},
         metrics={"requests_per_s": r["requests_per_s"], "latency_avg": r["latency_ms"],

@@ -72,8 +72,6 @@ class Schema(ScenarioModel):
                                              "partition)")
         if self.ns3 is not None and self.engine != "ns3":
             raise FieldError(("ns3",), "ns3 options need engine: ns3")
-        if self.engine == "ns3" and self.persistence == "cookie":
-            raise FieldError(("persistence",), "the cookie test is not built on the ns-3 engine yet: engine mva")
         if self.mode == "l7" and self.servers < 2:
             raise FieldError(("servers",), "L7 splits the servers between .gif and .htm: at least 2")
         if self.mixes is not None:

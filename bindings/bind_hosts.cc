@@ -2,6 +2,7 @@
 // path (model/hosts/helper/tcp-path-scenario.h documents every key).
 #include "bindings.h"
 #include "dict-config.h"
+#include "distributions.h"
 #include "tcp-path-scenario.h"
 
 #include <pybind11/stl.h>
@@ -162,6 +163,8 @@ ToDict(const TcpPathResult& r)
     d["timeouts"] = r.timeouts;
     d["rtt_mean_s"] = r.rttMeanS;
     d["rtt_min_s"] = r.rttMinS;
+    d["rtt_histogram"] = HistogramDict(r.rtt);
+    AddPercentiles(d, r.rtt, "rtt"); // rtt_p50_us, rtt_p99_us, rtt_p999_us, rtt_max_us
     d["segment_bytes"] = r.segmentBytes;
     d["nat_connections"] = r.natConnections;
     d["nat_translated"] = r.natTranslated;

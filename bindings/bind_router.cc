@@ -188,6 +188,12 @@ ToDict(const RouterResult& r)
     d["mean_ip_bytes"] = r.meanIpBytes;
     d["mean_ingress_escapes"] = r.meanIngressEscapes;
     d["mean_egress_escapes"] = r.meanEgressEscapes;
+    if (r.egressCounted) // packet mode: the steady state keeps no per-frame schedule
+    {
+        d["tester_wait_avg_us"] = r.testerWaitAvg * 1e6;
+        d["tester_wait_max_us"] = r.testerWaitMax * 1e6;
+        d["tester_waited_fraction"] = r.testerWaitedFraction;
+    }
     d["fabric_load"] = r.fabricLoad;
     d["lookup_load"] = r.lookupLoad;
     d["bottleneck"] = r.bottleneck;

@@ -152,3 +152,31 @@ def test_a_nat_box_at_an_end_of_the_path_is_named(tmp_path):
     line = one_line(run_cli("run", path, "--out", out), out)
     assert line == (f"{path}:{line_of(text, 'eip-host')}: key 'path[1].type': 'eip-host' does NAT: the sender "
                     "and the receiver cannot be the NAT box")
+
+
+def test_rtt_samples_fill_a_histogram_bounded_by_the_path(tmp_path):
+    # One flow over one 1 Gbit/s link with a 1000-packet queue (issue 15:
+    # latency distributions for every kind that measures one). Every RTT
+    # sample holds at least the data frame's and the ACK's serialization
+    # (1538 and 52 + 38 octets: 12.304 + 0.72 us) and at most a full queue
+    # of data frames more than the fastest sample (1000 x 12.304 us).
+    case = run(tmp_path, f"""
+        transfer: {{duration_s: 0.2}}
+        {textwrap.indent(textwrap.dedent(LAB_TYPES), ' ' * 8).strip()}
+        path:
+          - {{node: client, type: vm}}
+          - {{node: server, type: vm, link: veth-1g}}
+    """)
+    m, h = case["metrics"], case["distributions"]["rtt_histogram"]
+    frame_ms, ack_ms = 1538 * 8 / 1e9 * 1e3, 90 * 8 / 1e9 * 1e3
+    assert h["count"] > 1000
+    assert m["rtt_min_ms"] >= frame_ms + ack_ms
+    assert m["rtt_max_ms"] <= m["rtt_min_ms"] + 1000 * frame_ms
+    assert m["rtt_min_ms"] <= m["rtt_p50_ms"] <= m["rtt_p99_ms"] <= m["rtt_p999_ms"] <= m["rtt_max_ms"]
+    # the histogram holds the same samples as the exact mean and minimum
+    lo, hi, _ = h["bins"][0]
+    assert lo <= m["rtt_min_ms"] * 1e3 <= hi
+    mean_us = sum((a + b) / 2 * n for a, b, n in h["bins"]) / h["count"]
+    assert mean_us == pytest.approx(m["rtt_mean_ms"] * 1e3, rel=0.0233)
+    # TCP fills the queue: the samples spread over milliseconds, not one value
+    assert m["rtt_p99_ms"] > 100 * m["rtt_min_ms"]

@@ -17,6 +17,8 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
 - `unit_latency_histogram` (lb): the response times of the transactions,
   connections or queries completed in the window (a unit's first packet
   sent to its last delivered), beside the frames' `latency_histogram`;
+- `rtt_histogram` (tcp_path): every RTT sample the sender's TCP took over
+  the last record (ns-3's "RTT" trace), in the latency histogram's bins;
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):
   {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
@@ -30,6 +32,7 @@ This module turns those into clustering figures, console tables and plots.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +59,11 @@ def queue_distribution(queue: dict) -> dict[str, Any]:
 
 def _hist(h: dict) -> dict[str, Any]:
     return {"count": float(h["count"]), "bins": [list(map(float, b)) for b in h["bins"]]}
+
+
+def rtt_distribution(out: dict) -> dict[str, Any]:
+    """The `distributions` of a tcp_path run: its sender's RTT samples."""
+    return {"rtt_histogram": _hist(out["rtt_histogram"])}
 
 
 def lb_distributions(out: dict) -> dict[str, Any]:
@@ -162,6 +170,36 @@ def queue_of(dist: dict) -> tuple[str, dict | None]:
     return "", None
 
 
+@dataclass
+class WindowCase:
+    """A steady-state router case's packet-level window (RouterTester.
+    packet_window), shown as a case of its own beside it."""
+
+    case: str
+    metrics: dict
+    distributions: dict
+
+
+def with_packet_windows(cases) -> list:
+    """The cases, each followed by its packet-level window if it has one,
+    named `<case>-packet-<window>ms` (a steady-state case run with
+    `packet_window_s`: its per-packet histogram, ports, loss timeline and
+    egress queue, where the case's own distributions are Lindley blocks)."""
+    out = []
+    for c in cases:
+        out.append(c)
+        window = (getattr(c, "distributions", None) or {}).get("packet_window")
+        if window:
+            dist = {k: v for k, v in window.items() if k not in ("duration_s", "metrics")}
+            out.append(WindowCase(fmt_window_name(c.case, window["duration_s"]), window["metrics"], dist))
+    return out
+
+
+def fmt_window_name(case: str, duration_s: float) -> str:
+    """The name a case's packet window shows under: `<case>-packet-<ms>ms`."""
+    return f"{case}-packet-{duration_s * 1e3:g}ms"
+
+
 def print_distributions(console, scenario, cases) -> None:
     """After a run's table: per case with a distribution, its percentiles,
     and, where ports differ, the ports ranked by p99 latency and by drops,
@@ -170,7 +208,7 @@ def print_distributions(console, scenario, cases) -> None:
 
     from routertwin.results import fmt
 
-    shown = [c for c in cases if getattr(c, "distributions", None)]
+    shown = with_packet_windows([c for c in cases if getattr(c, "distributions", None)])
     if not shown:
         return
     t = Table(title=f"{scenario.name}: latency distribution (us) and loss clustering; queue lengths (packets)")
@@ -179,6 +217,8 @@ def print_distributions(console, scenario, cases) -> None:
         t.add_column(col, justify="right" if col not in ("case", "queue") else "left")
     for c in shown:
         m = c.metrics
+        if not c.distributions.get("latency_histogram") and not queue_of(c.distributions)[1]:
+            continue  # no latency of its own (a tcp_path run: its RTT below)
 
         def get(name: str) -> str:  # the router's names, or the pipeline's (with _us)
             for key in (name, f"{name}_us"):
@@ -191,7 +231,17 @@ def print_distributions(console, scenario, cases) -> None:
         t.add_row(c.case, get("latency_p50"), get("latency_p99"), get("latency_p999"), get("latency_max"),
                   lost, get("loss_ports"), get("loss_top_port_share"), get("loss_bins"), qname,
                   *((fmt(q["mean"]), str(q["p99"]), str(q["max"])) if q else ("", "", "")))
-    console.print(t)
+    if t.row_count:
+        console.print(t)
+    rtts = [c for c in shown if c.distributions.get("rtt_histogram", {}).get("count")]
+    if rtts:
+        rt = Table(title=f"{scenario.name}: TCP round-trip time samples of the last record (ms)")
+        for col in ("case", "samples", "min", "p50", "p99", "p99.9", "max"):
+            rt.add_column(col, justify="right" if col != "case" else "left")
+        for c in rtts:
+            rt.add_row(c.case, fmt(c.distributions["rtt_histogram"]["count"]),
+                       *(fmt(c.metrics[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")))
+        console.print(rt)
     units = [c for c in shown if c.distributions.get("unit_latency_histogram", {}).get("count")]
     if units:
         ut = Table(title=f"{scenario.name}: response time of the units completed (us; first packet sent to "
@@ -338,17 +388,26 @@ def markdown_study(rows, outcomes) -> list[str]:
         by_case.setdefault(key, []).append(r.ref.id)
     if not cases:
         return []
+    for key, case in list(cases.items()):
+        for w in with_packet_windows([case])[1:]:
+            cases[key + (w.case,)] = w
+            by_case[key + (w.case,)] = by_case[key]
     out = ["", "Latency distribution and loss clustering of the replayed cases (twin; us; "
                 "percentiles from a Boost.Histogram of 100 log bins per decade, within 2.3 % of exact; "
                 "steady-state cases histogram per-block means, so their upper percentiles understate "
-                "per-packet ones and `max` is the walks' bound), and the time-weighted length of the "
+                "per-packet ones and `max` is the walks' bound; a `-packet-<N>ms` row is such a case's "
+                "packet-level window: the same trial, every packet, over its first N ms from empty "
+                "queues), and the time-weighted length of the "
                 "queue in front of the cores or of the egress ports (packets waiting or in service; "
                 "RSS cores and ports: each one's queue, pooled; none in steady state):", "",
            "| case | rows | p50 | p99 | p99.9 | max | lost | ports with loss | worst port % of loss | "
            "time bins with loss | queue | queue mean | queue p99 | queue max |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    header = len(out)
     for key, case in cases.items():
         m = case.metrics
+        if not case.distributions.get("latency_histogram") and not queue_of(case.distributions)[1]:
+            continue  # no latency of its own (a tcp_path run: its RTT below)
 
         def g(name: str) -> str:  # the router's names, or the pipeline's (with _us)
             for key in (name, f"{name}_us"):
@@ -362,6 +421,18 @@ def markdown_study(rows, outcomes) -> list[str]:
         out.append(f"| {case.case} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50')} "
                    f"| {g('latency_p99')} | {g('latency_p999')} | {g('latency_max')} | {lost} "
                    f"| {g('loss_ports')} | {g('loss_top_port_share')} | {g('loss_bins')} | {qname} | {qcells} |")
+    if len(out) == header:
+        out = []  # no case with a latency of its own
+    rtts = [(key, c) for key, c in cases.items() if c.distributions.get("rtt_histogram", {}).get("count")]
+    if rtts:
+        out += ["", "Round-trip times the TCP sender measured (its RTT samples over the last record, ms; "
+                    "queueing on the path shows as the spread above the minimum):", "",
+                "| case | rows | samples | min | p50 | p99 | p99.9 | max |", "|---|---|---|---|---|---|---|---|"]
+        for key, c in rtts:
+            m = c.metrics
+            out.append(f"| {c.case} | {', '.join(f'`{i}`' for i in by_case[key])} | "
+                       f"{fmt(c.distributions['rtt_histogram']['count'])} | "
+                       + " | ".join(fmt(m[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")) + " |")
     units = [(key, c) for key, c in cases.items() if c.distributions.get("unit_latency_histogram", {}).get("count")]
     if units:
         out += ["", "Response time of the units (transactions, connections, queries) completed in the window, "

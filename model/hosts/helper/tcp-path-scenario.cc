@@ -214,6 +214,7 @@ struct PathRun
     double rttSum = 0;
     double rttMin = std::numeric_limits<double>::infinity();
     uint64_t rttSamples = 0;
+    LatencyHistogram rttHistogram;
     uint64_t recoveries = 0;
     uint64_t timeouts = 0;
     uint32_t recordsDone = 0;
@@ -229,6 +230,7 @@ struct PathRun
         rttSum = 0;
         rttSamples = 0;
         rttMin = std::numeric_limits<double>::infinity();
+        rttHistogram = LatencyHistogram{};
     }
 };
 
@@ -451,6 +453,7 @@ RunTcpPath(const TcpPathConfig& c)
                 state->rttSum += s;
                 state->rttMin = std::min(state->rttMin, s);
                 ++state->rttSamples;
+                state->rttHistogram.Add(s);
             }));
         if (state->records == 1)
         {
@@ -515,6 +518,7 @@ RunTcpPath(const TcpPathConfig& c)
     result.timeouts = run.timeouts;
     result.rttMeanS = run.rttSamples ? run.rttSum / static_cast<double>(run.rttSamples) : 0.0;
     result.rttMinS = run.rttSamples ? run.rttMin : 0.0;
+    result.rtt = run.rttHistogram;
     if (run.nat)
     {
         result.natConnections = run.nat->Connections();

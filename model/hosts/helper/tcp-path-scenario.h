@@ -24,6 +24,7 @@
 #ifndef ROUTERTWIN_TCP_PATH_SCENARIO_H
 #define ROUTERTWIN_TCP_PATH_SCENARIO_H
 
+#include "latency-histogram.h"
 #include <cstdint>
 #include <map>
 #include <string>
@@ -114,6 +115,9 @@ struct TcpPathResult
     uint64_t timeouts = 0;              ///< RTOs (CA_LOSS entered)
     double rttMeanS = 0;                ///< mean RTT sample over the last record
     double rttMinS = 0;
+    /// Every RTT sample of the last record (the sender's "RTT" trace), for
+    /// its percentiles: queueing on the path shows as the spread above rttMinS.
+    LatencyHistogram rtt;
     uint32_t segmentBytes = 0;
     uint64_t natConnections = 0;
     uint64_t natTranslated = 0;

@@ -13,6 +13,10 @@
 //   ports, ports_per_pfe, sonet ("OC-192"), fcs_bits (16|32), shared_flag,
 //   address_control, protocol_bytes
 //   ip_bytes, offered_load (fraction of theoretical), routes,
+//   arrivals ("constant" | "poisson" | "onoff" | "mmpp": each port's frame
+//   instants, traffic-profile.h; random kinds in packet mode, not with a
+//   trace), burst_mean_frames, burst_peak_load (on/off: share of the port's rate),
+//   mmpp_rate_ratio, mmpp_high_fraction, mmpp_cycle_s,
 //   ip_mix ({"<IP bytes>": weight}: every packet its own size; packet mode;
 //   ip_bytes is then the reference size of fixed_latency_us), ip_mix_order
 //   ("random" | "sequence"), trace_file (a pcap or pcapng file every port
@@ -33,7 +37,8 @@
 // Results: tx/rx packets and pps, theoretical_pps, tx_pct, rx_pct,
 // throughput_gbps (IP octets), mean_ip_bytes, latency_{min,avg,max,p50,p99,p999}_us,
 // latency_histogram, loss_timeline (drops per port and time bin), mean escapes per
-// frame on each link, fabric_load, lookup_load, bottleneck, drops by reason,
+// frame on each link, tester_wait_avg_us, tester_wait_max_us,
+// tester_waited_fraction (frames' wait for the tester's line; packet mode), fabric_load, lookup_load, bottleneck, drops by reason,
 // per-port counters (packet mode also egress_packets, egress_ip_bytes and
 // egress_load: what left each port, whichever port sent it); wall_s and
 // events (packet mode).

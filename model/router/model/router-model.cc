@@ -460,6 +460,7 @@ struct RouterEngine::Impl
         TesterStreamConfig tc;
         uint64_t seq = 0;
         double nextStart = 0;
+        double scheduled = 0; // the instant nextStart's frame was due (its tester wait is the difference)
         Pending pending;
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
         std::unique_ptr<ArrivalProcess> arrivals; // random instants: this port's
@@ -613,6 +614,8 @@ struct RouterEngine::Impl
     uint64_t ingressEscapes = 0;
     uint64_t egressEscapes = 0;
     uint64_t frames = 0;
+    double testerWaitSum = 0, testerWaitMax = 0;
+    uint64_t testerWaited = 0;
     uint64_t lookups = 0;
     RouterEngine::DropCallback onDrop;
     RouterEngine::DeliverCallback onDeliver;
@@ -707,7 +710,7 @@ struct RouterEngine::Impl
                 // so ports in the low bits would only swap streams between seeds
                 streams[p].arrivals =
                     std::make_unique<ArrivalProcess>(a, cfg.seed, 0xA7710000ull | (uint64_t{p} << 32), 1.0);
-                streams[p].nextStart = streams[p].arrivals->Next();
+                streams[p].nextStart = streams[p].scheduled = streams[p].arrivals->Next();
             }
         }
         lookupFreeAt.assign(cfg.Pfes(), 0.0);
@@ -829,7 +832,8 @@ struct RouterEngine::Impl
             s.traceBaseNs = tp.ns; // the port's first packet is replayed at 0
         }
         const double since = tp.ns > s.traceBaseNs ? static_cast<double>(tp.ns - s.traceBaseNs) * 1e-9 : 0.0;
-        s.nextStart = std::max(notBefore, since * s.traceScale + s.traceOffset);
+        s.scheduled = since * s.traceScale + s.traceOffset;
+        s.nextStart = std::max(notBefore, s.scheduled);
         s.traceIp = TraceIpBytes(tp.ipBytes);
         s.traceIpv4 = tp.ipv4;
         s.traceSrc = tp.ipv4Src;
@@ -896,27 +900,33 @@ struct RouterEngine::Impl
         ingressEscapes += in.escapes;
         egressEscapes += out.escapes;
         ++frames;
-        // The tester starts the next frame at its nominal spacing, or when
-        // this one ends if stuffing made it longer (line rate). A mix spaces
-        // each frame by its own nominal length / load.
+        const double testerWait = pd.start - s.scheduled;
+        testerWaitSum += testerWait;
+        testerWaitMax = std::max(testerWaitMax, testerWait);
+        testerWaited += testerWait > 0;
+        // The tester starts the next frame at its instant, or when this one
+        // ends if it is still on the line (stuffing at line rate, or a random
+        // instant that came early). Constant arrivals: the nominal spacing;
+        // a mix spaces each frame by its own nominal length / load.
         ++s.seq;
         if (s.trace)
         {
             ReadTrace(s, pd.end);
+            return;
         }
-        else if (s.arrivals)
+        if (s.arrivals)
         {
-            s.nextStart = std::max(pd.end, s.arrivals->Next());
+            s.scheduled = s.arrivals->Next();
         }
         else if (cfg.ipMix.empty())
         {
-            s.nextStart = std::max(pd.end, s.seq * nominalInterval);
+            s.scheduled = s.seq * nominalInterval;
         }
         else
         {
-            const double nominal = NominalFrameBytes(cfg.ppp, s.tc.ipBytes) * byteTime / cfg.offeredLoad;
-            s.nextStart = std::max(pd.end, pd.start + nominal);
+            s.scheduled = pd.start + NominalFrameBytes(cfg.ppp, s.tc.ipBytes) * byteTime / cfg.offeredLoad;
         }
+        s.nextStart = std::max(pd.end, s.scheduled);
     }
 
     void Drop(RouterDrop d, unsigned inPort, double t)
@@ -1194,6 +1204,9 @@ RouterEngine::Result() const
     }
     r.meanIngressEscapes = m.frames ? double(m.ingressEscapes) / m.frames : 0;
     r.meanEgressEscapes = m.frames ? double(m.egressEscapes) / m.frames : 0;
+    r.testerWaitAvg = m.frames ? m.testerWaitSum / m.frames : 0;
+    r.testerWaitMax = m.testerWaitMax;
+    r.testerWaitedFraction = m.frames ? double(m.testerWaited) / m.frames : 0;
     r.lookups = m.lookups;
     r.tableProbes = m.ops.table_probes;
     // Offered loads of the busiest PFE from what the tester sent.
@@ -1439,6 +1452,11 @@ RunRouterSteadyState(const RouterConfig& cfg)
     {
         throw std::invalid_argument(cfg.ipMix.empty() ? "trace_file runs in packet mode only"
                                                       : "ip_mix runs in packet mode only");
+    }
+    if (cfg.arrivals.kind != ArrivalKind::kConstant)
+    {
+        // The Lindley walks take the constant schedule's interval moments.
+        throw std::invalid_argument("arrivals other than constant run in packet mode only");
     }
     const double payloadBps = SonetPayloadBps(cfg.sonetN);
     const double byteTime = 8.0 / payloadBps;

@@ -96,7 +96,9 @@ struct RouterConfig
     /// spacing; kPoisson, kOnOff (bursts at burstPeakLoad of the port's
     /// theoretical rate) or kMmpp2 at offeredLoad of the port's theoretical
     /// rate (its mix's, if any). A frame starts at its instant or when the
-    /// one before has left the wire. Packet mode only; not with a trace
+    /// one before has left the wire: that wait is the tester's
+    /// (RouterResult::testerWait*), outside the latency, which starts at
+    /// the frame's first bit. Packet mode only; not with a trace
     /// (it brings its own times). arrivals.meanPps and peakPps are set per port.
     ArrivalConfig arrivals;
     double burstPeakLoad = 1.0;   ///< on/off: rate inside a burst, share of the port's theoretical rate
@@ -209,6 +211,14 @@ struct RouterResult
     double latencyMax = 0;
     double meanIngressEscapes = 0;  ///< per frame, tester side
     double meanEgressEscapes = 0;   ///< per frame, router side
+    /// Packet mode: how long frames waited at the tester for its line, from
+    /// the instant the arrival process (or the constant schedule, or the
+    /// trace) gave them to their first bit (a Poisson tester's collisions;
+    /// at line rate, the lag that stuffing adds to the nominal schedule):
+    /// mean and maximum (s) and the share of frames that waited at all.
+    double testerWaitAvg = 0;
+    double testerWaitMax = 0;
+    double testerWaitedFraction = 0;
     double fabricLoad = 0;          ///< offered cells / fabric capacity, busiest PFE
     double lookupLoad = 0;          ///< offered probes / probe rate, busiest PFE
     std::map<std::string, uint64_t> drops;

@@ -248,23 +248,32 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
     queue lengths, a drops-per-port-and-time heat map of each such case
     that lost packets, and the latency per port of each such case whose
     ports differ (routertwin.distributions); file names written."""
-    from routertwin.distributions import latency_plot, loss_timeline_plot, ports_plot, queue_length_plot
+    from routertwin.distributions import (WindowCase, latency_plot, loss_timeline_plot, ports_plot,
+                                          queue_length_plot, with_packet_windows)
 
     written = []
     for study, rows in report.by_study.items():
-        cases, seen = [], set()
+        cases, rtt_cases, seen = [], [], set()
         for r in rows:
             outcome = outcomes.get(r.mapped.scenario)
             if outcome is None or outcome.error or (r.mapped.scenario, r.mapped.case) in seen:
                 continue
             seen.add((r.mapped.scenario, r.mapped.case))
             cases += [c for c in outcome.cases if c.case == r.mapped.case and c.distributions]
+            # TCP paths name their one case alike (ixchariot): label by scenario
+            rtt_cases += [WindowCase(f"{Path(r.mapped.scenario).stem} {c.case}", c.metrics, c.distributions)
+                          for c in outcome.cases if c.case == r.mapped.case and "rtt_histogram" in c.distributions]
+        cases = with_packet_windows(cases)
         name = f"{study}-latency-distribution.png"
         if latency_plot(cases, out_dir / name, f"{study}: latency distribution of the replayed cases"):
             written.append(name)
         name = f"{study}-response-time-distribution.png"
         if latency_plot(cases, out_dir / name, f"{study}: response time of the units of the replayed cases",
                         key="unit_latency_histogram", what="units", xlabel="response time (us)"):
+            written.append(name)
+        name = f"{study}-rtt-distribution.png"
+        if latency_plot(rtt_cases, out_dir / name, f"{study}: TCP round-trip time samples of the replayed cases",
+                        key="rtt_histogram", what="RTT samples", xlabel="round-trip time (us)"):
             written.append(name)
         name = f"{study}-queue-length-distribution.png"
         if queue_length_plot(cases, out_dir / name, f"{study}: time-weighted queue lengths of the replayed cases"):

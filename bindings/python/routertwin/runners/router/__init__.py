@@ -47,7 +47,14 @@ no-escape maximum), rx_pct, throughput_gbps (IP octets), latency_min,
 latency_avg, latency_max (us), lost_packets, zero_loss (1 or 0),
 mean_ip_bytes, mean_ingress_escapes, fabric_load, lookup_load; counters are
 the drop reasons. A case's `ip_mix` (a mix in `mixes`, or simple_imix)
-offers every packet its own IP size in packet mode (docs/workloads.md). Wall-clock time is reported on the progress line only.
+offers every packet its own IP size in packet mode (docs/workloads.md).
+`arrivals:` (constant, poisson, onoff, mmpp; packet mode) sets when each
+tester port offers its frames; packet mode then also reports
+tester_wait_avg_us, tester_wait_max_us and tester_waited_fraction (the
+frames' wait for the tester's line, outside the latency).
+`packet_window_s` runs each steady-state trial again at packet level for
+that long and adds its figures as window_<metric> and
+distributions["packet_window"]. Wall-clock time is reported on the progress line only.
 """
 
 from routertwin.runners.router.metrics import UNITS

@@ -14,10 +14,18 @@ UNITS = {
     "fabric_load": "fraction", "lookup_load": "fraction", "ip_bytes": "bytes", "routes": "routes",
     "offered_load": "fraction of max rate", "loss_ports": "ports", "loss_top_port_share": "% of drops",
     "loss_bins": "time bins", r"egress_queue_(mean|p99|max)": "packets",
+    r"window_latency_(min|avg|max|p50|p99|p999)": "us", "window_lost_packets": "packets",
+    "window_loss_ports": "ports", "window_loss_top_port_share": "% of drops", "window_loss_bins": "time bins",
+    r"window_egress_queue_(mean|p99|max)": "packets",
+    r"tester_wait_(avg|max)_us": "us", "tester_waited_fraction": "fraction of frames",
 }
 
 
-def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict | None = None) -> CaseResult:
+def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict | None = None,
+                window: dict | None = None) -> CaseResult:
+    """A trial as a CaseResult; `window` (RouterTester.packet_window) adds
+    its packet-level metrics as window_<name> and its distributions as
+    distributions["packet_window"]."""
     e = t.extra
     metrics = {
         "pps": e["rx_pps"],
@@ -35,15 +43,20 @@ def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict |
         "zero_loss": 1.0 if t.lost == 0 else 0.0,
         "mean_ingress_escapes": e["mean_ingress_escapes"],
         "mean_egress_escapes": e["mean_egress_escapes"],
+        **{k: e[k] for k in ("tester_wait_avg_us", "tester_wait_max_us", "tester_waited_fraction") if k in e},
         "fabric_load": e["fabric_load"],
         "lookup_load": e["lookup_load"],
     }
-    dist = e.get("distributions", {})
+    dist = dict(e.get("distributions", {}))
     if "loss_timeline" in dist:
         metrics.update(loss_clustering(dist["loss_timeline"]))
     if "egress_queue" in dist:
         metrics.update(queue_metrics(dist["egress_queue"], "egress_queue"))
     metrics.update(more or {})
+    if window is not None:
+        metrics.update({f"window_{k}": v for k, v in window["metrics"].items()})
+        dist["packet_window"] = {"duration_s": window["duration_s"], "metrics": window["metrics"],
+                                 **window["distributions"]}
     bottleneck = e["bottleneck"] if t.lost > 0 else ""
     counters = {k: float(v) for k, v in sorted(e["drops"].items())}
     return CaseResult(case=case_id, params=params, metrics=metrics, bottleneck=bottleneck,

@@ -132,6 +132,11 @@ class Schema(ScenarioModel):
     # the port's rate) or a two-state MMPP, at the case's offered load
     arrivals: Arrivals | None = None
     flow_mix: RouterFlowMix | None = None  # popularity of each port's destinations
+    # Beside each steady-state trial, the same trial at packet level for
+    # this many seconds of tester time from empty queues: its per-packet
+    # latency histogram, ports, loss timeline and egress queue lengths
+    # (metrics window_*, distributions["packet_window"]; docs/t640.md).
+    packet_window_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S)
     cases: list[Case] = Field(min_length=1)
 
     @model_validator(mode="after")

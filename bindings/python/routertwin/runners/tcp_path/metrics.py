@@ -8,6 +8,8 @@ METRICS = (
     "response_time_s", "response_time_min_s", "response_time_max_s",
     # the run behind it
     "steady_goodput_mbps", "ceiling_mbps", "simulated_bytes", "rtt_mean_ms", "rtt_min_ms",
+    # the sender's RTT samples of the last record (a Boost histogram, 2.3 % bins)
+    "rtt_p50_ms", "rtt_p99_ms", "rtt_p999_ms", "rtt_max_ms",
     "recoveries", "timeouts", "bottleneck_utilization", "nat_ns_per_packet",
     # duration mode (iperf3 -t): goodput over the duration
     "goodput_mbps",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 
+from routertwin.distributions import rtt_distribution
 from routertwin.results import CaseResult
 from routertwin.runners.tcp_path.analytic import ceiling, segment_bytes
 from routertwin.runners.tcp_path.native import call, config, merged_tcp, resolve
@@ -72,6 +73,7 @@ def run(scenario, progress) -> list[CaseResult]:
         "ceiling_mbps": analytic.goodput_bps / 1e6,
         "rtt_mean_ms": out["rtt_mean_s"] * 1e3,
         "rtt_min_ms": out["rtt_min_s"] * 1e3,
+        **{f"rtt_{q}_ms": out[f"rtt_{q}_us"] * 1e-3 for q in ("p50", "p99", "p999", "max")},
         "recoveries": float(out["recoveries"]),
         "timeouts": float(out["timeouts"]),
         "bottleneck_utilization": busiest["utilization"],
@@ -114,7 +116,8 @@ def run(scenario, progress) -> list[CaseResult]:
         params["duration_s"] = t.duration_s
     bottleneck = f"{busiest['name']} ({100 * busiest['utilization']:.1f} % busy)"
     progress.advance(status=case_id)
-    return [CaseResult(case_id, params, metrics, bottleneck, counters)]
+    return [CaseResult(case_id, params, metrics, bottleneck, counters,
+                       distributions=rtt_distribution(out))]
 
 
 def unread_assumption(scenario, profile, dotted: str) -> bool:

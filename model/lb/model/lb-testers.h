@@ -102,6 +102,24 @@
 // IPv4 header (protocol 4) to the server's address around the client's
 // packet unchanged; and every packet of a connection must reach the same
 // server (persistence). Packets failing a check are DeliveryErrors().
+//
+// Path MTU discovery (tunnel, windows off). A client segment the balancer
+// cannot tunnel comes back as ICMP fragmentation needed (L4Balancer); the
+// client then does what Linux's TCP does (RFC 1191 / RFC 8201,
+// tcp_v4_mtu_reduced): its send mss becomes the next-hop MTU less 40, the
+// request goes again from the dropped segment on, cut to that mss, as the
+// unit's next steps (one step gap, this model's round trip, later), and the
+// path MTU is cached per (client address, VIP), as Linux caches it per
+// destination (10 minutes, longer than any run), for the client's later
+// connections. A request segment already on its way when the first ICMP
+// comes back (at packet level, an answer that waits on its core longer
+// than a step gap) is dropped and answered too and changes nothing more;
+// at most kMaxSegmentsInFlight of them. Units of such a run go through the
+// heap, each with spare steps that are sent only if a retransmission needs
+// them (Spare). With windows on, an ICMP fails its unit (not modelled).
+// http10 and DNS clients take consecutive addresses (198.18.0.0 + unit mod
+// 131072), so that at packet level consecutive units go round the tester's
+// client ports.
 #ifndef ROUTERTWIN_LB_TESTERS_H
 #define ROUTERTWIN_LB_TESTERS_H
 

@@ -145,3 +145,13 @@ def test_http10_clients_spread_over_the_tester_ports(tmp_path):
     m, drops = case["metrics"], case["counters"]
     assert "tx_queue_full" not in drops
     assert m["units_failed"] == 0
+    # A unit is its script (windows off): SYN, SYN-ACK, ACK, the request,
+    # the response's 69 segments and 34 ACKs, the two FINs and the last ACK,
+    # 10 us apart, and the last one's own latency. On one port the
+    # responses' backlog would grow at (offered - 10 Gbit/s) / offered of the
+    # response phase, about 440 us; spread, no port holds a standing queue:
+    # every unit ends within a tenth of that of its script.
+    script_us = 10 * (7 + segs + (segs - 1) // 2 - 1)
+    backlog_us = script_us * (1 - 10e9 / offered_bps)
+    assert backlog_us > 400
+    assert script_us <= m["unit_latency_max_us"] < script_us + backlog_us / 10

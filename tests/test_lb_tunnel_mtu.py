@@ -155,3 +155,28 @@ def test_http10_clients_spread_over_the_tester_ports(tmp_path):
     backlog_us = script_us * (1 - 10e9 / offered_bps)
     assert backlog_us > 400
     assert script_us <= m["unit_latency_max_us"] < script_us + backlog_us / 10
+
+
+def test_http11_clients_cache_the_path_mtu_per_vip(tmp_path):
+    """IxLoad's users each have one address (198.18.u.1) and one virtual
+    service, with 20 connections: once a user's first transaction learnt
+    the tunnel's MTU, its later connections to that VIP start at the learnt
+    mss, as Linux caches a path MTU per destination. 200 transactions go
+    round the 1920 connections in order: connections 0..199, users 0..9, so
+    10 ICMPs, one per client, and every transaction completes."""
+    case = run(tmp_path, """
+        workload: http11
+        duration_us: 2000
+        request_sizes: {sizes: table, table: {3000: 1}}
+        cases:
+          - {id: h11, rate: 100000, forwarding: tunnel}
+    """)["h11"]
+    m = case["metrics"]
+    transactions = units_started(100000, 2e-3)
+    users = len({conn // 20 for conn in range(transactions)})
+    assert (transactions, users) == (200, 10)
+    assert m["icmp_frag_needed"] == m["icmp_frag_needed_used"] == users
+    assert case["counters"]["tunnel_mtu_exceeded"] == users
+    assert m["units_failed"] == 0
+    # each request: 3 segments of at most 1440 bytes reach the server
+    assert m["frames_to_servers"] == 3 * transactions

@@ -52,6 +52,8 @@ ToDict(const LbScenarioResult& r)
     d["legit_completed_rate"] = r.legitCompletedRate;
     d["cookies_sent"] = r.cookiesSent;
     d["cookies_valid"] = r.cookiesValid;
+    d["icmp_frag_needed"] = r.icmpFragNeeded;
+    d["icmp_frag_needed_used"] = r.icmpFragNeededUsed;
     d["connections_end"] = r.connectionsEnd;
     d["refused_full"] = r.refusedFull;
     d["fill_connections_per_core"] = r.fillConnectionsPerCore;

@@ -12,7 +12,9 @@
  * Input layout (missing bytes read as zero):
  *   0      bits 0-1: dp_parse options (bit 0 verify the IPv4 checksum,
  *          bit 1 allow fragments); bits 2-4: operation (0 dst, 1 src,
- *          2 full, 3 DR, 4 IPIP, 5-7 full NAT then IPIP); bit 5: hand the
+ *          2 full, 3 DR, 4 IPIP and, when it refuses, the ICMP
+ *          fragmentation-needed message in place, 5-7 full NAT then
+ *          IPIP); bit 5: hand the
  *          rewrite a stale parse result (a field of p overwritten from
  *          bytes 20-21) instead of dp_parse's
  *   1-4    new source address   5-6 new source port
@@ -138,6 +140,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 int df = (be(frame + q.l3_offset + 6, 2) & 0x4000u) != 0;
                 CHECK(rc == (room < 20 ? DP_NAT_ENOHEADROOM
                                        : total + 20 > t.mtu ? (df ? DP_NAT_EFRAG_NEEDED : DP_NAT_EMTU) : 0));
+            }
+            /* Refused: IPVS's answer, the ICMP error in place, with the
+             * frame's own length as the buffer (ASan sees any write past). */
+            rc = dp_nat_icmp_frag_needed(frame, len, len, &p, (uint16_t)(t.mtu - 20u), t.src_ip, t.ip_id, t.ttl,
+                                         &out_len, &ops);
+            CHECK(rc == 0 || rc == DP_NAT_EINVAL || rc == DP_NAT_ENOICMP || rc == DP_NAT_ENOROOM);
+            if (rc != 0) {
+                CHECK(memcmp(frame, before, len) == 0);
+                CHECK(ops.bytes_written == 0 && ops.checksum_bytes == 0 && ops.bytes_copied == 0);
+                if (pr == DP_OK && !stale) {
+                    const uint8_t *ip = frame + q.l3_offset;
+                    size_t ihl = (size_t)q.ip_ihl * 4u, data = q.ip_total_len - ihl;
+                    size_t need = q.l3_offset + 28u + ihl + (data < 8 ? data : 8);
+                    CHECK(rc == (ip[9] == 1 || (be(ip + 6, 2) & 0x1FFFu) ? DP_NAT_ENOICMP
+                                 : len < need                             ? DP_NAT_ENOROOM
+                                                                          : 0));
+                }
+            } else {
+                size_t l3 = q.l3_offset, ihl = (size_t)q.ip_ihl * 4u, data = q.ip_total_len - ihl;
+                size_t quote = ihl + (data < 8 ? data : 8);
+                const uint8_t *ip = frame + l3;
+                CHECK(out_len == l3 + 28 + quote && out_len <= len);
+                CHECK(ip_verifies(ip, 20) && ip[9] == 1 && be(ip + 2, 2) == 28 + quote);
+                CHECK(sum16(ip + 20, 8 + quote, 0) == 0xFFFFu);
+                CHECK(ip[20] == 3 && ip[21] == 4 && be(ip + 26, 2) == (uint16_t)(t.mtu - 20u));
+                CHECK(memcmp(ip + 28, before + l3, quote) == 0);
+                CHECK(memcmp(frame, before + 6, 6) == 0 && memcmp(frame + 6, before, 6) == 0);
+                CHECK(be(ip + 16, 4) == be(before + l3 + 12, 4));
+                CHECK(ops.bytes_written == l3 + 28 && ops.bytes_copied == quote &&
+                      ops.checksum_bytes == 28 + quote);
             }
         } else {
             const uint8_t *o = frame - 20, *outer = o + q.l3_offset;

@@ -445,7 +445,8 @@ def check_nat(vdir, lines):
     ports and both checksums recomputed in full (a UDP checksum of 0 stays
     0); DR changes the MACs only; IPIP is the RFC 2003 outer header (full
     checksum) in front of the unchanged inner packet, or the documented
-    refusal; op counts as dp_nat.h states."""
+    refusal; ICMP fragmentation needed is RFC 792/1191's message rebuilt
+    here; op counts as dp_nat.h states."""
     body = Lines("nat", lines)
     for vline in vector_lines(vdir + "/nat.txt"):
         w = vline.split()
@@ -494,6 +495,24 @@ def check_nat(vdir, lines):
                 outer[10:12] = struct.pack("!H", csum(bytes(outer)))
                 out = dmac + smac + frame[12:l3] + bytes(outer) + ip
                 ops = {"bytes_written": l3 + 20, "checksum_bytes": 20}
+        elif op == "icmp":
+            # RFC 792 type 3 code 4 with the RFC 1191 next-hop MTU, built
+            # here with struct and this file's own RFC 1071 sum.
+            src, ident, ttl, mtu, cap = int(w[2], 16), int(w[3]), int(w[4]), int(w[5]), int(w[6])
+            frag_off = struct.unpack("!H", ip[6:8])[0] & 0x1FFF
+            quote = ip[:ihl + min(8, tot - ihl)]
+            if f["proto"] == 1 or frag_off:
+                rc = -6
+            elif cap < l3 + 28 + len(quote):
+                rc = -7
+            else:
+                icmp = bytearray(struct.pack("!BBHHH", 3, 4, 0, 0, mtu) + quote)
+                icmp[2:4] = struct.pack("!H", csum(bytes(icmp)))
+                hdr = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, (ip[1] & 0x1E) | 0xC0, 20 + len(icmp), ident, 0,
+                                            ttl, 1, 0, struct.pack("!I", src), ip[12:16]))
+                hdr[10:12] = struct.pack("!H", csum(bytes(hdr)))
+                out = frame[6:12] + frame[0:6] + frame[12:l3] + bytes(hdr) + bytes(icmp)
+                ops = {"bytes_written": l3 + 28, "bytes_copied": len(quote), "checksum_bytes": 28 + len(quote)}
         else:
             fail("nat: unknown op %s" % op)
         want = "nat %s %s rc=%d" % (name, op, rc)
@@ -1429,7 +1448,8 @@ def check_dns(vdir, lines):
 
 # The L7 reasons, appended after the DNS ones (names are an output format:
 # indices and spellings never change).
-L7_DROPS = ["http_malformed", "http_too_large", "tls_malformed", "url_no_match"]
+# The tunnel's MTU drop after them.
+L7_DROPS = ["http_malformed", "http_too_large", "tls_malformed", "url_no_match", "tunnel_mtu_exceeded"]
 
 
 def check_drop_reasons(lines):

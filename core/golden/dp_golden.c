@@ -387,6 +387,18 @@ static void run_nat(const char *dir)
             dp_ops_reset(&ops);
             rc = pr == DP_OK ? dp_nat_ipip_encap(frame, room, (size_t)n, &p, &t, &out_len, &ops) : 0;
             frame -= rc == 0 ? DP_NAT_IPIP_HEADROOM : 0;
+        } else if (strcmp(op, "icmp") == 0) {
+            unsigned long cap = 0;
+            if (sscanf(line, "%*s %*s %lx %lu %lu %lu %lu", &a, &id, &ttl, &mtu, &cap) != 5 || cap > MAX_FRAME)
+                fail("nat.txt", line);
+            frame = buf;
+            if ((n = unhex(last_token(line), frame, MAX_FRAME)) < 0)
+                fail("nat.txt", line);
+            pr = dp_parse(frame, (size_t)n, &opts, &p, NULL);
+            dp_ops_reset(&ops);
+            rc = pr == DP_OK ? dp_nat_icmp_frag_needed(frame, (size_t)n, (size_t)cap, &p, (uint16_t)mtu, (uint32_t)a,
+                                                       (uint16_t)id, (uint8_t)ttl, &out_len, &ops)
+                             : 0;
         } else {
             frame = buf;
             if ((n = unhex(last_token(line), frame, MAX_FRAME)) < 0)

@@ -272,7 +272,33 @@ def nat_vectors():
         lines.append("ipip ipip_%02d %08x %08x %s %s %d %d %d %d %s" % (
             i, r.getrandbits(32), r.getrandbits(32), hexs(6), hexs(6), r.randrange(65536), mtu,
             r.choice([0, 64, 255]), headroom, frame.hex()))
+    # ICMP "fragmentation needed" (dp_nat_icmp_frag_needed): the balancer's
+    # case first (a 1500-byte DF TCP segment from client 198.18.0.1 to VIP
+    # 10.0.0.1 through a 1500-byte tunnel MTU: next hop 1480), then random
+    # TCP/UDP/GRE packets (VLAN tags, IP options, payloads under 8 bytes),
+    # the refusals (an ICMP packet, a later fragment) and a buffer too small.
+    seg = ipv4(0xC6120001, 0x0A000001, 6, tcp(40000, 80, b"x" * 1460), ident=7, frag=0x4000)
+    lines.append("icmp icmp_lb 0a000001 0 64 1480 %d %s" % (MAX_ICMP_CAP, eth_with(r, l4_fix(seg, True)).hex()))
+    for i in range(12):
+        proto = r.choice([6, 17, 47])
+        ip = random_l4_packet(r, proto=proto, frag=r.choice([0x4000, 0, 0x2000]))
+        if proto == 47 and i % 4 == 0:
+            ip = ipv4(r.getrandbits(32), r.getrandbits(32), 47, b"\x01\x02\x03", frag=0x4000)
+        frame = eth_with(r, ip, vlan=r.randrange(65536) if i % 3 == 0 else None)
+        lines.append("icmp icmp_%02d %08x %d %d %d %d %s" % (
+            i, r.getrandbits(32), r.randrange(65536), r.choice([64, 255]), r.randrange(68, 65536),
+            MAX_ICMP_CAP, frame.hex()))
+    echo = ipv4(0x0a000001, 0x0a000002, 1, b"\x08\x00" + b"\0" * 30, frag=0x4000)
+    lines.append("icmp icmp_about_icmp 0a000063 1 64 1480 %d %s" % (MAX_ICMP_CAP, eth_with(r, echo).hex()))
+    later = ipv4(0x0a000001, 0x0a000002, 17, b"z" * 24, frag=0x0003)
+    lines.append("icmp icmp_later_fragment 0a000063 2 64 1480 %d %s" % (MAX_ICMP_CAP, eth_with(r, later).hex()))
+    short = ipv4(0x0a000001, 0x0a000002, 6, tcp(1, 2, b""), frag=0x4000)
+    lines.append("icmp icmp_no_room 0a000063 3 64 1480 69 %s" % eth_with(r, l4_fix(short, True)).hex())
     return lines
+
+
+# dp_golden's buffer for an ICMP message in place (its frame buffer).
+MAX_ICMP_CAP = 2048
 
 
 # SipHash-2-4 (Aumasson & Bernstein, "SipHash: a fast short-input PRF",
@@ -1444,7 +1470,8 @@ def main():
             f.write(line + "\n")
     with open(os.path.join(OUT, "nat.txt"), "w") as f:
         f.write("# dnat|snat NAME IP PORT FRAME | full NAME SIP SPORT DIP DPORT FRAME | dr NAME DMAC SMAC FRAME |\n"
-                "# ipip NAME SRC DST DMAC SMAC ID MTU TTL HEADROOM FRAME   (addresses hex, frames Ethernet II hex)\n")
+                "# ipip NAME SRC DST DMAC SMAC ID MTU TTL HEADROOM FRAME   (addresses hex, frames Ethernet II hex)\n"
+                "# icmp NAME SRC ID TTL NEXT_HOP_MTU CAP FRAME   (ICMP fragmentation needed, in place)\n")
         for line in nat_vectors():
             f.write(line + "\n")
     with open(os.path.join(OUT, "syncookie.txt"), "w") as f:

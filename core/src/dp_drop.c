@@ -32,6 +32,7 @@ static const char *const drop_names[DP_DROP__COUNT] = {
     "http_too_large",
     "tls_malformed",
     "url_no_match",
+    "tunnel_mtu_exceeded",
 };
 
 const char *dp_drop_reason_name(dp_drop_reason_t reason)

@@ -238,3 +238,82 @@ int dp_nat_ipip_encap(uint8_t *frame, size_t headroom, size_t len, dp_parsed_t *
         ops->bytes_written += w.l3 + DP_NAT_IPIP_HEADROOM;
     return 0;
 }
+
+int dp_nat_icmp_frag_needed(uint8_t *frame, size_t len, size_t cap, dp_parsed_t *p, uint16_t next_hop_mtu,
+                            uint32_t src_ip, uint16_t ip_id, uint8_t ttl, size_t *out_len, dp_ops_t *ops)
+{
+    nat_where_t w;
+    uint8_t quote[60 + DP_NAT_ICMP_QUOTE_DATA]; /* the longest IPv4 header and 8 bytes */
+    uint8_t mac[6];
+    uint8_t *ip, *icmp;
+    size_t ihl, quote_len, icmp_len, need;
+    uint32_t orig_src;
+    uint8_t tos;
+    int rc = check_ip(frame, len, p, &w);
+
+    if (rc)
+        return rc;
+    if (!out_len)
+        return DP_NAT_EINVAL;
+    ip = frame + w.l3;
+    /* RFC 1122 3.2.2: no ICMP error about an ICMP message (IPVS's
+     * ensure_mtu_is_adequate skips them too; an error about an error could
+     * loop), nor about a non-first fragment (it does not carry the ports a
+     * sender needs to find its connection). */
+    if (ip[9] == DP_IPPROTO_ICMP || (rd16(ip + 6) & IP4_FRAG_OFFSET_MASK))
+        return DP_NAT_ENOICMP;
+    ihl = w.l4 - w.l3;
+    quote_len = ihl + (w.total - ihl < DP_NAT_ICMP_QUOTE_DATA ? w.total - ihl : DP_NAT_ICMP_QUOTE_DATA);
+    icmp_len = DP_NAT_ICMP_HDR_LEN + quote_len;
+    need = w.l3 + DP_IP4_MIN_HDR_LEN + icmp_len;
+    if (cap < need)
+        return DP_NAT_ENOROOM;
+
+    /* The quote is saved first: the new headers overwrite where it is. */
+    memcpy(quote, ip, quote_len);
+    orig_src = rd32(ip + 12);
+    tos = (uint8_t)((ip[1] & 0x1Eu) | 0xC0u);
+    memcpy(mac, frame, 6);
+    memcpy(frame, frame + 6, 6);
+    memcpy(frame + 6, mac, 6);
+
+    ip[0] = 0x45;
+    ip[1] = tos;
+    wr16(ip + 2, (uint16_t)(DP_IP4_MIN_HDR_LEN + icmp_len));
+    wr16(ip + 4, ip_id);
+    wr16(ip + 6, 0);
+    ip[8] = ttl;
+    ip[9] = DP_IPPROTO_ICMP;
+    wr16(ip + 10, 0);
+    wr32(ip + 12, src_ip);
+    wr32(ip + 16, orig_src);
+    wr16(ip + 10, dp_csum(ip, DP_IP4_MIN_HDR_LEN, ops));
+
+    icmp = ip + DP_IP4_MIN_HDR_LEN;
+    icmp[0] = 3; /* destination unreachable */
+    icmp[1] = 4; /* fragmentation needed and DF set */
+    wr16(icmp + 2, 0);
+    wr16(icmp + 4, 0); /* RFC 1191: the unused high half of the word */
+    wr16(icmp + 6, next_hop_mtu);
+    memcpy(icmp + DP_NAT_ICMP_HDR_LEN, quote, quote_len);
+    wr16(icmp + 2, dp_csum(icmp, icmp_len, ops));
+
+    p->ip_total_len = (uint16_t)(DP_IP4_MIN_HDR_LEN + icmp_len);
+    p->ip_ihl = 5;
+    p->ip_ttl = ttl;
+    p->ip_proto = DP_IPPROTO_ICMP;
+    p->tcp_flags = 0;
+    p->src_ip = src_ip;
+    p->dst_ip = orig_src;
+    p->src_port = 0;
+    p->dst_port = 0;
+    p->l4_offset = (uint16_t)(w.l3 + DP_IP4_MIN_HDR_LEN);
+    p->payload_offset = p->l4_offset;
+    p->payload_len = (uint16_t)icmp_len;
+    *out_len = need;
+    if (ops) {
+        ops->bytes_written += w.l3 + DP_IP4_MIN_HDR_LEN + DP_NAT_ICMP_HDR_LEN;
+        ops->bytes_copied += quote_len;
+    }
+    return 0;
+}

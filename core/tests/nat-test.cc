@@ -423,3 +423,127 @@ TEST(IpIp, RefusesShortHeadroomAndOversizePacketsWithoutWriting)
     EXPECT_EQ(dp_nat_ipip_encap(h2.frame(), 20, g.size(), &p, &t, &out_len, &ops), 0);
     EXPECT_EQ(out_len, 14u + 1520u);
 }
+
+namespace {
+
+// The balancer's case: a client's full-size DF segment to a VIP that an
+// IPIP tunnel with a 1500-byte MTU cannot carry (1500 + 20 > 1500).
+ref::Spec FullSizeSegment()
+{
+    ref::Spec s;
+    s.proto = 6;
+    s.src = 0xc6120001; // 198.18.0.1
+    s.dst = 0x0a000001; // VIP 10.0.0.1
+    s.sport = 40000;
+    s.dport = 80;
+    s.id = 7;
+    s.tos = 0x12;
+    s.payload.assign(1460, 'x');
+    s.frag = 0x4000;
+    return s;
+}
+
+} // namespace
+
+TEST(IcmpFragNeeded, IsRfc792And1191MessageBackToTheSender)
+{
+    for (bool vlan : {false, true}) {
+        ref::Spec s = FullSizeSegment();
+        s.vlan = vlan;
+        s.tci = 0x0123;
+        std::vector<uint8_t> f = ref::Build(s);
+        const std::vector<uint8_t> orig = f;
+        const size_t l3 = vlan ? 18 : 14;
+        dp_parsed_t p = MustParse(f);
+        dp_ops_t ops{};
+        size_t out_len = 0;
+        ASSERT_EQ(dp_nat_icmp_frag_needed(f.data(), f.size(), f.size(), &p, 1480, 0x0a000001, 0x1234, 64, &out_len,
+                                          &ops),
+                  0);
+        ASSERT_EQ(out_len, l3 + 20 + 8 + 20 + 8); // RFC 792: the header and 64 bits of data
+        const uint8_t *ip = f.data() + l3;
+        const uint8_t *icmp = ip + 20;
+        // Ethernet back to the sender, VLAN tag kept
+        EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, orig.begin() + 6));
+        EXPECT_TRUE(std::equal(f.begin() + 6, f.begin() + 12, orig.begin()));
+        EXPECT_TRUE(std::equal(f.begin() + 12, f.begin() + long(l3), orig.begin() + 12));
+        // IPv4: VIP -> client, protocol 1, TOS with precedence 6 (0xC0)
+        EXPECT_EQ(ip[0], 0x45);
+        EXPECT_EQ(ip[1], 0xC0 | (0x12 & 0x1E));
+        EXPECT_EQ(Get16(ip + 2), 20 + 8 + 28);
+        EXPECT_EQ(Get16(ip + 4), 0x1234);
+        EXPECT_EQ(Get16(ip + 6), 0); // no DF on an ICMP error
+        EXPECT_EQ(ip[8], 64);
+        EXPECT_EQ(ip[9], 1);
+        EXPECT_EQ(ref::Get32(ip + 12), 0x0a000001u);
+        EXPECT_EQ(ref::Get32(ip + 16), 0xc6120001u);
+        EXPECT_EQ(ref::Sum(ip, 20), 0xFFFFu) << "IPv4 header checksum verifies (RFC 1071)";
+        // ICMP: type 3 code 4, unused 0, next-hop MTU 1480 (RFC 1191 section 4)
+        EXPECT_EQ(icmp[0], 3);
+        EXPECT_EQ(icmp[1], 4);
+        EXPECT_EQ(Get16(icmp + 4), 0);
+        EXPECT_EQ(Get16(icmp + 6), 1480);
+        EXPECT_EQ(ref::Sum(icmp, 8 + 28), 0xFFFFu) << "ICMP checksum verifies over the message (RFC 792)";
+        // the quote: the original IPv4 header and its first 8 bytes (the ports and sequence number)
+        EXPECT_TRUE(std::equal(icmp + 8, icmp + 8 + 28, orig.begin() + long(l3)));
+        // dp_parse agrees with what p says now
+        std::vector<uint8_t> out(f.begin(), f.begin() + long(out_len));
+        ExpectSameParse(p, MustParse(out));
+        EXPECT_EQ(ops.bytes_written, l3 + 28);
+        EXPECT_EQ(ops.bytes_copied, 28u);
+        EXPECT_EQ(ops.checksum_bytes, 20u + 36u);
+    }
+}
+
+TEST(IcmpFragNeeded, QuotesIpOptionsAndAShortPayloadWhole)
+{
+    ref::Spec s = FullSizeSegment();
+    s.ip_opts = {1, 1, 1, 0, 1, 1, 1, 0}; // 8 bytes of options: IHL 7
+    std::vector<uint8_t> f = ref::Build(s);
+    const std::vector<uint8_t> orig = f;
+    dp_parsed_t p = MustParse(f);
+    size_t out_len = 0;
+    ASSERT_EQ(dp_nat_icmp_frag_needed(f.data(), f.size(), f.size(), &p, 1480, 0x0a000001, 0, 64, &out_len, nullptr), 0);
+    EXPECT_EQ(out_len, 14u + 28u + 28u + 8u);
+    EXPECT_TRUE(std::equal(f.begin() + 42, f.begin() + long(out_len), orig.begin() + 14));
+    EXPECT_EQ(ref::Sum(f.data() + 34, out_len - 34), 0xFFFFu);
+}
+
+TEST(IcmpFragNeeded, RefusesIcmpLaterFragmentsAndShortBuffersWithoutWriting)
+{
+    ref::Spec s = FullSizeSegment();
+    std::vector<uint8_t> f = ref::Build(s);
+    dp_parsed_t p = MustParse(f);
+    std::vector<uint8_t> before = f;
+    size_t out_len = 0;
+    dp_ops_t ops{};
+    // 14 + 20 + 8 + 28 = 70 bytes needed
+    EXPECT_EQ(dp_nat_icmp_frag_needed(f.data(), f.size(), 69, &p, 1480, 1, 0, 64, &out_len, &ops), DP_NAT_ENOROOM);
+    EXPECT_EQ(dp_nat_icmp_frag_needed(f.data(), f.size(), f.size(), &p, 1480, 1, 0, 64, nullptr, &ops),
+              DP_NAT_EINVAL);
+    dp_parsed_t stale = p;
+    stale.ip_total_len = 1400;
+    EXPECT_EQ(dp_nat_icmp_frag_needed(f.data(), f.size(), f.size(), &stale, 1480, 1, 0, 64, &out_len, &ops),
+              DP_NAT_EINVAL);
+    EXPECT_EQ(f, before);
+    // RFC 1122 3.2.2: never about an ICMP message, nor a non-first fragment
+    s.proto = 1;
+    s.payload.assign(32, 0);
+    std::vector<uint8_t> g = ref::Build(s);
+    p = MustParse(g);
+    before = g;
+    EXPECT_EQ(dp_nat_icmp_frag_needed(g.data(), g.size(), g.size(), &p, 1480, 1, 0, 64, &out_len, &ops),
+              DP_NAT_ENOICMP);
+    EXPECT_EQ(g, before);
+    s.proto = 17;
+    s.frag = 0x0010; // offset 128 bytes
+    std::vector<uint8_t> h = ref::Build(s);
+    static const dp_parse_opts_t allow = {1, 1};
+    p = MustParse(h, &allow);
+    before = h;
+    EXPECT_EQ(dp_nat_icmp_frag_needed(h.data(), h.size(), h.size(), &p, 1480, 1, 0, 64, &out_len, &ops),
+              DP_NAT_ENOICMP);
+    EXPECT_EQ(h, before);
+    dp_ops_t zero{};
+    EXPECT_EQ(std::memcmp(&ops, &zero, sizeof zero), 0);
+}

@@ -38,6 +38,8 @@ typedef enum dp_drop_reason {
     DP_DROP_HTTP_TOO_LARGE,       /* L7: HTTP line, header count or head over its limit */
     DP_DROP_TLS_MALFORMED,        /* L7: TLS record that is not a well-formed ClientHello */
     DP_DROP_URL_NO_MATCH,         /* L7: no URL rule matches and the service has no default */
+    DP_DROP_TUNNEL_MTU_EXCEEDED,  /* balancer: a tunnelled packet's outer header takes it over the
+                                     MTU (with DF set, the sender gets ICMP "fragmentation needed") */
     DP_DROP__COUNT
 } dp_drop_reason_t;
 

@@ -56,6 +56,9 @@ extern "C" {
 #define DP_NAT_EMTU (-5)        /* IPIP: outer packet > MTU and the inner has DF clear. IPVS would
                                    fragment the outer packet (ip_fragment); the core does not
                                    fragment, the caller decides (drop or model the fragments) */
+#define DP_NAT_ENOICMP (-6)     /* ICMP error: none may be sent about this packet (RFC 1122
+                                   3.2.2: it is itself an ICMP message, or a non-first fragment) */
+#define DP_NAT_ENOROOM (-7)     /* ICMP error: the buffer (cap) cannot hold the message */
 
 /* Bytes an IPIP encapsulation adds in front of the frame (the outer IPv4
  * header, no options; the Ethernet header moves up by as much). */
@@ -135,6 +138,50 @@ typedef struct dp_nat_tunnel {
  * not moved: bytes_copied 0. */
 int dp_nat_ipip_encap(uint8_t *frame, size_t headroom, size_t len, dp_parsed_t *p, const dp_nat_tunnel_t *t,
                       size_t *out_len, dp_ops_t *ops);
+
+/* The ICMP "fragmentation needed and DF set" message that IPVS sends when
+ * a tunnelled packet does not fit (Linux net/netfilter/ipvs/ip_vs_xmit.c:
+ * __ip_vs_get_out_rt takes the route MTU less the outer IPv4 header as the
+ * MTU, ensure_mtu_is_adequate calls icmp_send(ICMP_DEST_UNREACH,
+ * ICMP_FRAG_NEEDED, mtu) for a DF packet over it and drops the packet).
+ * What the sender does with it is RFC 1191 path MTU discovery. */
+#define DP_NAT_ICMP_HDR_LEN 8u          /* type, code, checksum, unused, next-hop MTU */
+#define DP_NAT_ICMP_QUOTE_DATA 8u       /* bytes of the original payload quoted (RFC 792) */
+#define DP_IPPROTO_ICMP 1u
+
+/* Turns frame[0..len), a frame dp_parse accepted (p, checked as the
+ * rewrites check it), in place into an ICMP destination unreachable,
+ * code 4 "fragmentation needed and DF set" (RFC 792 type 3 code 4; RFC 1191
+ * section 4: the next-hop MTU in the low 16 bits of the second word, the
+ * high 16 bits zero), addressed back to the packet's sender:
+ *   Ethernet: destination := the frame's source MAC, source := its
+ *     destination MAC (the balancer's port that received it); a VLAN tag
+ *     stays;
+ *   IPv4: version 4, IHL 5, TOS = (original TOS & 0x1E) | 0xC0 (Linux
+ *     icmp_send: the original's TOS bits with precedence "internetwork
+ *     control"), total length 20 + 8 + quote, identification ip_id, no DF
+ *     (Linux's ICMP socket does not set it), TTL ttl, protocol 1, checksum
+ *     in full (RFC 1071), source src_ip (IPVS: the VIP, the packet's local
+ *     destination, as icmp_send picks for a packet addressed to the box),
+ *     destination the original source;
+ *   ICMP: type 3, code 4, checksum over the ICMP message (RFC 792), 0,
+ *     next_hop_mtu, then the quote: the original IPv4 header with its
+ *     options and the first 8 bytes of its payload (fewer if it has fewer),
+ *     byte for byte. RFC 792 asks for exactly that; Linux quotes up to 576
+ *     bytes of message (RFC 1812 4.3.2.3), not done here.
+ * *out_len = l3_offset + 28 + quote (70 bytes for an untagged IHL-5 TCP
+ * packet; Ethernet padding is the port's). frame must have cap bytes
+ * (cap >= *out_len). p then describes the new frame as dp_parse would
+ * (protocol 1, l4_offset = payload_offset = l3_offset + 20, payload_len =
+ * 8 + quote, ports 0, tcp_flags 0).
+ * Errors, checked in this order, writing nothing: DP_NAT_EINVAL (p does not
+ * describe the frame, out_len NULL), DP_NAT_ENOICMP (the packet is ICMP or
+ * a non-first fragment: RFC 1122 3.2.2; IPVS's check skips ICMP too),
+ * DP_NAT_ENOROOM (cap < *out_len).
+ * Adds bytes_written l3_offset + 28 (the headers written), bytes_copied
+ * quote (the quote moved up 28 bytes), checksum_bytes 20 + 8 + quote. */
+int dp_nat_icmp_frag_needed(uint8_t *frame, size_t len, size_t cap, dp_parsed_t *p, uint16_t next_hop_mtu,
+                            uint32_t src_ip, uint16_t ip_id, uint8_t ttl, size_t *out_len, dp_ops_t *ops);
 
 #ifdef __cplusplus
 }

@@ -203,6 +203,9 @@ struct LbScenarioResult
     double legitOfferedRate = 0;  ///< synflood: legitimate connections/s started in the window
     double legitCompletedRate = 0;
     uint64_t cookiesSent = 0, cookiesValid = 0;
+    /// tunnel: ICMP fragmentation-needed messages the balancer sent, and
+    /// those the clients acted on (lowered their send mss: RFC 1191 PMTUD)
+    uint64_t icmpFragNeeded = 0, icmpFragNeededUsed = 0;
     uint64_t unitsFailed = 0;     ///< units started in the window with a packet refused or lost
     uint64_t framesToServers = 0; ///< client packets forwarded to a server (the run's, not the setup's)
     uint64_t deliveryErrors = 0;  ///< of those (and the setup's), not as the forwarding method requires

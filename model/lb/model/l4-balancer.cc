@@ -339,8 +339,9 @@ L4Balancer::RefusedFull() const
 
 uint8_t
 L4Balancer::Forward(uint8_t* frame, size_t len, size_t cap, size_t headroom, dp_parsed_t& p,
-                    const dp_sess_info_t& info, uint8_t** outFrame, size_t* outLen, dp_ops_t* ops)
+                    const dp_sess_info_t& info, uint8_t** outFrame, size_t* outLen, LbVerdict& v)
 {
+    dp_ops_t* ops = &v.ops;
     static const uint8_t kBalancerMac[6] = {0x02, 0, 0, 0, 0, 1};
     uint8_t serverMac[6] = {0x02, 0, 0, 1, 0, 0};
     serverMac[5] = static_cast<uint8_t>(info.server);
@@ -381,10 +382,43 @@ L4Balancer::Forward(uint8_t* frame, size_t len, size_t cap, size_t headroom, dp_
                 *outLen = ol;
             }
         }
+        else if (rc == DP_NAT_EFRAG_NEEDED || rc == DP_NAT_EMTU)
+        {
+            return TunnelMtuExceeded(frame, len, cap, p, rc == DP_NAT_EFRAG_NEEDED, outLen, v);
+        }
         break;
     }
     }
     return static_cast<uint8_t>(rc == 0 ? DP_OK : DP_DROP_BUFFER_TOO_SMALL);
+}
+
+uint8_t
+L4Balancer::TunnelMtuExceeded(uint8_t* frame, size_t len, size_t cap, dp_parsed_t& p, bool df, size_t* outLen,
+                              LbVerdict& v)
+{
+    // The packet is dropped either way. With DF set, IPVS (ip_vs_xmit.c,
+    // ensure_mtu_is_adequate) sends the client ICMP fragmentation needed
+    // with the tunnel's MTU less the outer header (__ip_vs_get_out_rt), from
+    // the VIP (icmp_send answers from the packet's local destination): the
+    // frame becomes that message. Without DF IPVS fragments the outer
+    // packet; the core does not fragment, so that packet is only dropped.
+    // ICMP identification 0 and TTL 64 (Linux's default TTL; the ID is an assumption).
+    size_t ol = 0;
+    if (!df || dp_nat_icmp_frag_needed(frame, len, cap, &p, static_cast<uint16_t>(m_cfg.ipMtu - DP_NAT_IPIP_HEADROOM),
+                                       p.dst_ip, 0, 64, &ol, &v.ops) != 0)
+    {
+        return DP_DROP_TUNNEL_MTU_EXCEEDED; // Process counts it
+    }
+    // the packet is dropped (counted here: the verdict is the ICMP answer)
+    ++m_drops[DP_DROP_TUNNEL_MTU_EXCEEDED];
+    v.answered = true;
+    v.icmpFragNeeded = true;
+    ++m_icmpFragNeeded;
+    if (outLen)
+    {
+        *outLen = ol;
+    }
+    return DP_OK;
 }
 
 void
@@ -487,7 +521,7 @@ L4Balancer::NewConnection(uint8_t* frame, size_t len, size_t cap, size_t headroo
     }
     dp_sess_info_t info;
     dp_sess_get(m_sess, conn, &info, ops);
-    return Forward(frame, len, cap, headroom, p, info, outFrame, outLen, ops);
+    return Forward(frame, len, cap, headroom, p, info, outFrame, outLen, v);
 }
 
 LbVerdict
@@ -572,7 +606,7 @@ L4Balancer::Process(uint8_t* frame, size_t len, size_t cap, size_t headroom, uin
                 const int state = dp_sess_track(m_sess, hit.conn, DP_SESS_DIR_IN, flags, nowMs, ops);
                 dp_sess_info_t info;
                 dp_sess_get(m_sess, hit.conn, &info, ops);
-                drop = Forward(frame, len, cap, headroom, p, info, outFrame, outLen, ops);
+                drop = Forward(frame, len, cap, headroom, p, info, outFrame, outLen, v);
                 Finish(hit.conn, prev, state, flags, service, info.server, v);
             }
             else if ((flags & DP_SESS_TCP_SYN) && !(flags & DP_SESS_TCP_ACK))

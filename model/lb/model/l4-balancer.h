@@ -22,7 +22,10 @@
 //   destination = a VIP:80: dp_sess_lookup of the client key;
 //     hit: dp_sess_track (IN), dp_sess_get, dp_nat_rewrite_full (client ->
 //       server becomes SNAT:lport -> server) (DR: dp_nat_dr; tunnel:
-//       dp_nat_ipip_encap);
+//       dp_nat_ipip_encap; a packet whose outer header takes it over
+//       ipMtu is dropped as tunnel_mtu_exceeded and, DF set, the frame
+//       becomes dp_nat_icmp_frag_needed's answer to the client, next-hop
+//       MTU ipMtu - 20, as IPVS sends it);
 //     miss, SYN: with SYN cookies, dp_syncookie_synack in place (the frame
 //       becomes the SYN-ACK, nothing is stored); without, a new connection:
 //       dp_rl_admit (service rate limit), dp_sched_pick, the SNAT port from
@@ -129,7 +132,10 @@ struct L4BalancerConfig
 struct LbVerdict
 {
     uint8_t dpDrop = DP_OK;  ///< dp_drop_reason_t; DP_OK = forwarded or answered
-    bool answered = false;   ///< the frame became a reply to its sender (SYN-ACK cookie, DNS)
+    bool answered = false;   ///< the frame became a reply to its sender (SYN-ACK cookie, DNS, ICMP)
+    /// tunnel: the packet did not fit the MTU and was dropped; the frame is
+    /// now the ICMP fragmentation-needed message to the client (answered)
+    bool icmpFragNeeded = false;
     bool opened = false;     ///< a connection was opened
     bool closed = false;     ///< a connection was removed
     uint32_t core = 0;       ///< the core (shard) that did the work: RSS of the client key
@@ -189,6 +195,8 @@ class L4Balancer
     uint64_t CookiesSent() const { return m_cookiesSent; }
     uint64_t CookiesValid() const { return m_cookiesValid; }
     uint64_t DnsAnswered() const { return m_dnsAnswered; }
+    /// ICMP fragmentation-needed messages sent (tunnel, DF packets over the MTU).
+    uint64_t IcmpFragNeeded() const { return m_icmpFragNeeded; }
 
     static uint32_t Vip(uint32_t service);
     static uint32_t ServerIp(uint32_t service, uint32_t server);
@@ -204,7 +212,12 @@ class L4Balancer
                           uint32_t service, uint32_t shard, uint32_t nowMs, uint64_t nowNs,
                           bool fromCookie, uint8_t** outFrame, size_t* outLen, LbVerdict& v);
     uint8_t Forward(uint8_t* frame, size_t len, size_t cap, size_t headroom, dp_parsed_t& p,
-                    const dp_sess_info_t& info, uint8_t** outFrame, size_t* outLen, dp_ops_t* ops);
+                    const dp_sess_info_t& info, uint8_t** outFrame, size_t* outLen, LbVerdict& v);
+    /// A tunnelled packet over the MTU: dropped (tunnel_mtu_exceeded); with
+    /// DF the frame becomes the ICMP fragmentation-needed answer (DP_OK,
+    /// answered), as IPVS does.
+    uint8_t TunnelMtuExceeded(uint8_t* frame, size_t len, size_t cap, dp_parsed_t& p, bool df, size_t* outLen,
+                              LbVerdict& v);
     void Finish(dp_sess_conn_t conn, int prevState, int state, uint8_t tcpFlags, uint32_t service,
                 uint16_t server, LbVerdict& v);
 
@@ -221,7 +234,7 @@ class L4Balancer
     // SNAT port pool cursor per (core, service, server)
     std::vector<uint16_t> m_portCursor;
     std::vector<uint64_t> m_drops;
-    uint64_t m_cookiesSent = 0, m_cookiesValid = 0, m_dnsAnswered = 0;
+    uint64_t m_cookiesSent = 0, m_cookiesValid = 0, m_dnsAnswered = 0, m_icmpFragNeeded = 0;
     uint64_t m_expired = 0;
     dp_ops_t m_agingOps{};
     std::vector<dp_ops_t> m_agingOpsLast; // per shard, of the last Age call

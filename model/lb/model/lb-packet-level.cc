@@ -262,6 +262,10 @@ void
 LbTesterApp::SendOne(LbTxPacket pkt)
 {
     const uint64_t now = static_cast<uint64_t>(Simulator::Now().GetPicoSeconds());
+    if (m_tester->Spare(pkt))
+    {
+        return; // a step kept for a retransmission that was not needed
+    }
     if (m_tester->Bypasses(pkt))
     {
         // a server's reply under DR or tunnel: straight to the client

@@ -47,7 +47,8 @@ namespace routertwin
 {
 
 /// Which of `ports` port pairs a frame to or from an address uses: client
-/// addresses on the first half (198.18.u.x: port u mod half), servers
+/// addresses on the first half (((ip >> 8) + (ip & 255)) mod half, so
+/// consecutive addresses go round the ports), servers
 /// (10.1.0.0/16), the balancer's SNAT address and the VIPs (a DR frame to a
 /// server keeps the VIP) on the second half.
 struct LbPortMap

@@ -319,7 +319,9 @@ LbTester::LbTester(const LbTesterConfig& config, uint32_t services)
     for (Stream& st : m_streams)
     {
         // windows on: http units go through the heap, whose steps know the round trip
-        st.uniform = (oneShape && !config.window.enabled) ||
+        // path MTU discovery (tunnel): a unit's script may grow by a
+        // retransmitted segment, so its units go through the heap too
+        st.uniform = (oneShape && !config.window.enabled && !PathMtuDiscovery()) ||
                      (st.kind != LbWorkload::kHttp11 && st.kind != LbWorkload::kHttp10);
         if (st.uniform)
         {
@@ -474,10 +476,19 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             }
             else
             {
-                // a fresh client address:port per unit; stream 1 in 198.19.0.0/16
+                // a fresh client address:port per unit; stream 1 in 198.19.0.0/16.
+                // Consecutive units take consecutive addresses, so that at
+                // packet level they go round the tester's client ports
+                // (LbPortMap: ((ip >> 8) + (ip & 255)) mod ports), each port
+                // with its share of the connections, as Avalanche spreads
+                // its load over all its ports (seed 000: all 16 Spirent 10G
+                // ports; how it assigns clients to ports the seed does not
+                // say: an assumption). A client address comes back after
+                // 131072 (65536) units, with the next source port.
+                const uint32_t space = si == 0 ? 131072u : 65536u;
                 const uint32_t base = si == 0 ? 0xC6120000u : 0xC6130000u;
-                u.clientIp = base + static_cast<uint32_t>((n >> 14) % (si == 0 ? 131072u : 65536u));
-                u.clientPort = static_cast<uint16_t>(1024 + (n & 0x3FFF));
+                u.clientIp = base + static_cast<uint32_t>(n % space);
+                u.clientPort = static_cast<uint16_t>(1024 + (n / space) % 64512u);
                 u.service = static_cast<uint16_t>(si == 0 && m_picker ? m_picker->Pick(n) : n % m_services);
             }
             if (!m_trace.empty() && si == 0)
@@ -490,6 +501,15 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             {
                 u.requestBytes = DrawBytes(m_cfg.request, m_cfg.requestBytes, m_requestTable);
                 u.responseBytes = DrawBytes(m_cfg.response, m_cfg.responseBytes, m_responseTable);
+            }
+            if (PathMtuDiscovery() && (st.kind == LbWorkload::kHttp11 || st.kind == LbWorkload::kHttp10))
+            {
+                // the client's path MTU to the VIP, if an earlier connection learnt it
+                const auto learnt = m_pathMss.find(PathKey(u.clientIp, L4Balancer::Vip(u.service)));
+                if (learnt != m_pathMss.end())
+                {
+                    u.mssUp = learnt->second;
+                }
             }
             u.steps = StepsOf(st, u);
             st.units.push_back(u);
@@ -565,7 +585,7 @@ LbTester::Emit(uint64_t untilPs, std::vector<LbTxPacket>& out)
             out.push_back(p);
             const Stream& st = m_streams[p.stream];
             const Unit& u = UnitOf(p);
-            if (p.step + 1 >= u.steps)
+            if (p.step + 1 >= u.steps + SpareSteps(u))
             {
                 continue;
             }
@@ -624,7 +644,13 @@ LbTester::DrawBytes(const PayloadSizes& sizes, uint32_t fixedBytes, const Discre
 uint32_t
 LbTester::Segments(uint64_t bytes) const
 {
-    return bytes <= m_cfg.mss ? 1u : static_cast<uint32_t>((bytes + m_cfg.mss - 1) / m_cfg.mss);
+    return Segments(bytes, m_cfg.mss);
+}
+
+uint32_t
+LbTester::Segments(uint64_t bytes, uint32_t mss)
+{
+    return bytes <= mss ? 1u : static_cast<uint32_t>((bytes + mss - 1) / mss);
 }
 
 uint32_t
@@ -635,10 +661,11 @@ LbTester::ResponsePackets(uint64_t bytes) const
 }
 
 uint32_t
-LbTester::RequestPackets(uint64_t bytes) const
+LbTester::RequestPackets(uint64_t bytes, uint32_t mss) const
 {
     // windows: the server's ACK of every second segment but the last, as for a response
-    return m_cfg.window.enabled ? ResponsePackets(bytes) : Segments(bytes);
+    // (the client's mss stays the configured one: path MTU discovery is off with windows)
+    return m_cfg.window.enabled ? ResponsePackets(bytes) : Segments(bytes, mss);
 }
 
 const TraceExchange*
@@ -669,7 +696,7 @@ LbTester::StepsOf(const Stream& st, const Unit& u) const
             // the script's request and response: the unit's exchanges in turn
             for (size_t e = 0; e < exchanges; ++e)
             {
-                n += RequestPackets(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
+                n += RequestPackets(ex[e].requestBytes, UpMss(u)) + ResponsePackets(ex[e].responseBytes);
             }
         }
         else if (s.role == kFixed)
@@ -683,9 +710,31 @@ LbTester::StepsOf(const Stream& st, const Unit& u) const
 LbTester::Step
 LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* transferFirst, uint64_t* transferBytes) const
 {
+    if (u.retxStep == UINT32_MAX || k < u.retxStep)
+    {
+        return StepAt(st, u, k, UpMss(u), transferFirst, transferBytes);
+    }
+    if (k < u.retxStep + u.retxCount)
+    {
+        // the segments the balancer answered with ICMP, as they were sent
+        return StepAt(st, u, k, u.mssBefore, transferFirst, transferBytes);
+    }
+    // then the script from the first of them on again, cut at the learnt mss
+    const Step s = StepAt(st, u, k - u.retxCount, UpMss(u), transferFirst, transferBytes);
+    if (transferFirst && *transferFirst != UINT32_MAX && *transferFirst >= u.retxStep)
+    {
+        *transferFirst += u.retxCount;
+    }
+    return s;
+}
+
+LbTester::Step
+LbTester::StepAt(const Stream& st, const Unit& u, uint32_t k, uint32_t upMss, uint32_t* transferFirst,
+                 uint64_t* transferBytes) const
+{
     // Segment i of n of B bytes carries mss, the last the remainder.
-    auto segment = [this](Step s, uint64_t bytes, uint32_t i, uint32_t n) {
-        s.payload = static_cast<uint16_t>(i + 1 < n ? m_cfg.mss : bytes - uint64_t(n - 1) * m_cfg.mss);
+    auto segment = [](Step s, uint64_t bytes, uint32_t i, uint32_t n, uint32_t mss) {
+        s.payload = static_cast<uint16_t>(i + 1 < n ? mss : bytes - uint64_t(n - 1) * mss);
         return s;
     };
     if (transferFirst)
@@ -727,20 +776,20 @@ LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* transfer
         for (size_t e = 0; e < exchanges; ++e)
         {
             const uint64_t reqBytes = ex[e].requestBytes;
-            const uint32_t reqPackets = RequestPackets(reqBytes);
+            const uint32_t reqPackets = RequestPackets(reqBytes, upMss);
             if (k < reqPackets)
             {
                 transfer(k0 - k, reqBytes);
                 if (!m_cfg.window.enabled)
                 {
-                    return segment(s, reqBytes, k, reqPackets);
+                    return segment(s, reqBytes, k, reqPackets, upMss);
                 }
                 // in threes: segment, segment, the server's ACK of both
                 if (k % 3 == 2)
                 {
                     return Step{1, kAck, 0, kRequest};
                 }
-                return segment(s, reqBytes, 2 * (k / 3) + k % 3, Segments(reqBytes));
+                return segment(s, reqBytes, 2 * (k / 3) + k % 3, Segments(reqBytes), m_cfg.mss);
             }
             k -= reqPackets;
             const uint64_t bytes = ex[e].responseBytes;
@@ -753,7 +802,7 @@ LbTester::StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* transfer
                 {
                     return Step{0, kAck, 0, kResponse};
                 }
-                return segment(rsp, bytes, 2 * (k / 3) + k % 3, Segments(bytes));
+                return segment(rsp, bytes, 2 * (k / 3) + k % 3, Segments(bytes), m_cfg.mss);
             }
             k -= packets;
         }
@@ -767,6 +816,10 @@ LbTester::ThinkPs(const Stream& st, const Unit& u, uint32_t k) const
     if (u.trace == UINT32_MAX)
     {
         return 0;
+    }
+    if (u.retxStep != UINT32_MAX && k >= u.retxStep + u.retxCount)
+    {
+        k -= u.retxCount; // after the dropped segments, the script from the first of them on
     }
     const std::vector<TraceExchange>& ex = m_trace[u.trace].exchanges;
     if (ex.size() < 2)
@@ -789,7 +842,7 @@ LbTester::ThinkPs(const Stream& st, const Unit& u, uint32_t k) const
         {
             return static_cast<uint64_t>(std::llround(double(ex[e].thinkNs) * m_tracePsPerNs));
         }
-        at += RequestPackets(ex[e].requestBytes) + ResponsePackets(ex[e].responseBytes);
+        at += RequestPackets(ex[e].requestBytes, UpMss(u)) + ResponsePackets(ex[e].responseBytes);
     }
     return 0;
 }
@@ -996,6 +1049,11 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
     }
     const Stream& st = m_streams[pkt.stream];
     const Step s = StepOf(st, u, pkt.step);
+    if (v.answered && v.out.ip_proto == DP_IPPROTO_ICMP && !s.fromServer)
+    {
+        OnFragmentationNeeded(pkt, s, frame + v.out.l4_offset, len - std::min<size_t>(len, v.out.l4_offset));
+        return;
+    }
     if (!s.fromServer && !v.answered && st.kind != LbWorkload::kDns && st.kind != LbWorkload::kSynFlood)
     {
         uint32_t& server = st.kind == LbWorkload::kHttp11 ? m_conns[u.conn].server : u.server;
@@ -1012,6 +1070,65 @@ LbTester::OnVerdict(const LbTxPacket& pkt, const LbVerdict& v, const uint8_t* fr
         u.serverIp = v.out.dst_ip;
         u.snatPort = v.out.src_port;
     }
+}
+
+void
+LbTester::OnFragmentationNeeded(const LbTxPacket& pkt, const Step& s, const uint8_t* icmp, size_t len)
+{
+    // RFC 1191 / RFC 8201 as Linux does it (tcp_v4_err -> tcp_v4_mtu_reduced):
+    // the segment was dropped; the socket's mss becomes the next-hop MTU
+    // less 40 (IPv4 and TCP headers: the tester's segments carry no
+    // options), the segment goes again at once cut to the new mss, and the
+    // route's path MTU to the VIP is cached (a next-hop exception, 10
+    // minutes: longer than any run) for the client's later connections.
+    // The retransmission is the unit's next step: one step gap, the LAN
+    // round trip of this model, after the dropped segment.
+    Unit& u = UnitOf(pkt);
+    const Stream& st = m_streams[pkt.stream];
+    const uint32_t nextHop = len >= 8 && icmp[0] == 3 && icmp[1] == 4 ? (uint32_t(icmp[6]) << 8) | icmp[7] : 0;
+    const uint32_t mss = nextHop > 40 ? nextHop - 40 : 0;
+    if (!PathMtuDiscovery() || s.role != kRequest || mss == 0)
+    {
+        u.failed = true;
+        return;
+    }
+    if (u.retxStep != UINT32_MAX)
+    {
+        // A later segment of the request sent before the first ICMP came
+        // back (the next step, when the answer takes longer than a step
+        // gap): dropped too, and its ICMP tells the client nothing new
+        // (RFC 1191 section 3: an estimate is never raised); the
+        // retransmission already covers its bytes.
+        if (pkt.step != u.retxStep + u.retxCount || mss < UpMss(u) || u.retxCount >= kMaxSegmentsInFlight)
+        {
+            u.failed = true;
+            return;
+        }
+        ++u.retxCount;
+        u.steps = StepsOf(st, u) + u.retxCount;
+        return;
+    }
+    // With windows off the request's first segment is its largest: the
+    // first one over the MTU. A host never raises its estimate on such a
+    // message (RFC 1191 section 3).
+    if (mss >= UpMss(u))
+    {
+        u.failed = true;
+        return;
+    }
+    u.mssBefore = UpMss(u);
+    u.mssUp = mss;
+    u.retxStep = pkt.step;
+    u.retxCount = 1;
+    u.steps = StepsOf(st, u) + 1; // and the dropped segment, answered
+    m_pathMss[PathKey(u.clientIp, L4Balancer::Vip(u.service))] = mss;
+    ++m_pathMtuLearnt;
+}
+
+bool
+LbTester::Spare(const LbTxPacket& pkt) const
+{
+    return pkt.step >= UnitOf(pkt).steps;
 }
 
 bool

@@ -102,6 +102,24 @@
 // IPv4 header (protocol 4) to the server's address around the client's
 // packet unchanged; and every packet of a connection must reach the same
 // server (persistence). Packets failing a check are DeliveryErrors().
+//
+// Path MTU discovery (tunnel, windows off). A client segment the balancer
+// cannot tunnel comes back as ICMP fragmentation needed (L4Balancer); the
+// client then does what Linux's TCP does (RFC 1191 / RFC 8201,
+// tcp_v4_mtu_reduced): its send mss becomes the next-hop MTU less 40, the
+// request goes again from the dropped segment on, cut to that mss, as the
+// unit's next steps (one step gap, this model's round trip, later), and the
+// path MTU is cached per (client address, VIP), as Linux caches it per
+// destination (10 minutes, longer than any run), for the client's later
+// connections. A request segment already on its way when the first ICMP
+// comes back (at packet level, an answer that waits on its core longer
+// than a step gap) is dropped and answered too and changes nothing more;
+// at most kMaxSegmentsInFlight of them. Units of such a run go through the
+// heap, each with spare steps that are sent only if a retransmission needs
+// them (Spare). With windows on, an ICMP fails its unit (not modelled).
+// http10 and DNS clients take consecutive addresses (198.18.0.0 + unit mod
+// 131072), so that at packet level consecutive units go round the tester's
+// client ports.
 #ifndef ROUTERTWIN_LB_TESTERS_H
 #define ROUTERTWIN_LB_TESTERS_H
 
@@ -112,6 +130,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -289,6 +308,11 @@ class LbTester
     bool IsFloodSyn(const LbTxPacket& pkt) const { return m_streams[pkt.stream].kind == LbWorkload::kSynFlood; }
     /// The device dropped the packet (queue full) or the balancer refused it.
     void OnLost(const LbTxPacket& pkt);
+    /// The packet is a unit's spare step that its script did not need (see
+    /// the path MTU discovery comment): send nothing, count nothing.
+    bool Spare(const LbTxPacket& pkt) const;
+    /// ICMP fragmentation-needed messages the clients acted on (lowered their mss).
+    uint64_t PathMtuLearnt() const { return m_pathMtuLearnt; }
     /// The packet left the device at departPs.
     void OnDeparted(const LbTxPacket& pkt, uint64_t departPs);
 
@@ -355,6 +379,10 @@ class LbTester
         uint32_t server = UINT32_MAX; // the server its forwarded packets reached (delivery check)
         uint32_t cwnd = 0;       // windows on: the server's congestion window in segments (0: not opened)
         uint32_t cwndUp = 0;     // windows on: the client's
+        uint32_t mssUp = 0;      // the client's send mss (0: the config's), lowered by path MTU discovery
+        uint32_t mssBefore = 0;  // its mss before, for the segment the ICMP answered
+        uint32_t retxStep = UINT32_MAX; // that segment's step; the script from it on follows it again
+        uint32_t retxCount = 0;  // segments from retxStep on answered with ICMP (sent before the first came back)
     };
     struct Stream
     {
@@ -390,10 +418,23 @@ class LbTester
     // The unit's packets: its stream's script with the request and the
     // response cut into segments (see the header comment).
     uint32_t Segments(uint64_t bytes) const;
+    static uint32_t Segments(uint64_t bytes, uint32_t mss);
+    uint32_t UpMss(const Unit& u) const { return u.mssUp ? u.mssUp : m_cfg.mss; }
+    /// Tunnel forwarding with windows off: the clients do path MTU discovery.
+    bool PathMtuDiscovery() const { return m_cfg.forwarding == LbForwarding::kTunnel && !m_cfg.window.enabled; }
+    /// Request segments that may be on their way when the first ICMP comes
+    /// back (sent a step gap apart: two when the answer takes longer than one
+    /// gap, as a SYN's 12.5 us on an ADX core does; more fail the unit).
+    static constexpr uint32_t kMaxSegmentsInFlight = 2;
+    /// Steps the heap chain runs past the script, kept for retransmissions
+    /// (sent only if needed: Spare).
+    uint32_t SpareSteps(const Unit&) const { return PathMtuDiscovery() ? kMaxSegmentsInFlight : 0u; }
+    static uint64_t PathKey(uint32_t clientIp, uint32_t vip) { return (uint64_t{clientIp} << 32) | vip; }
+    void OnFragmentationNeeded(const LbTxPacket& pkt, const Step& s, const uint8_t* icmp, size_t len);
     /// Packets of a response of this many bytes: its segments and the client's ACKs.
     uint32_t ResponsePackets(uint64_t bytes) const;
-    /// Packets of a request: its segments, and with windows the server's ACKs.
-    uint32_t RequestPackets(uint64_t bytes) const;
+    /// Packets of a request at the client's mss: its segments, and with windows the server's ACKs.
+    uint32_t RequestPackets(uint64_t bytes, uint32_t mss) const;
     /// The unit's exchanges: its trace connection's, or its one request and response.
     const TraceExchange* Exchanges(const Unit& u, size_t& n, TraceExchange& one) const;
     uint32_t StepsOf(const Stream& st, const Unit& u) const;
@@ -402,6 +443,9 @@ class LbTester
     /// UINT32_MAX if k is a fixed step; `transferBytes` to its bytes.
     Step StepOf(const Stream& st, const Unit& u, uint32_t k, uint32_t* transferFirst = nullptr,
                 uint64_t* transferBytes = nullptr) const;
+    /// StepOf with the script cut at upMss for the client's request (no retransmission).
+    Step StepAt(const Stream& st, const Unit& u, uint32_t k, uint32_t upMss, uint32_t* transferFirst,
+                uint64_t* transferBytes) const;
     /// The think time (ps, on the trace's time scale) before step k, if k is
     /// the first request segment of a trace connection's second or later
     /// exchange; else 0.
@@ -447,6 +491,9 @@ class LbTester
     uint64_t m_endPs = UINT64_MAX;
     uint64_t m_framesToServers = 0, m_deliveryErrors = 0;
     uint64_t m_traceIpv6Connections = 0, m_traceIpv6Packets = 0;
+    /// Path MTU discovery: the mss each client learnt towards each VIP (PathKey).
+    std::unordered_map<uint64_t, uint32_t> m_pathMss;
+    uint64_t m_pathMtuLearnt = 0;
 };
 
 } // namespace routertwin

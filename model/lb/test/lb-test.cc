@@ -405,6 +405,75 @@ TEST(LbScenario, AgingSweepCyclesAreChargedToTheCoresThatOwnTheShards)
     EXPECT_EQ(RunLbScenario(c).agingCpuMeanPct, 0.0);
 }
 
+// Tunnel MTU (IPVS ip_vs_xmit.c: ensure_mtu_is_adequate with the route MTU
+// less the outer header): a 1460-byte segment (IP 1500) does not fit a
+// 1500-byte MTU once tunnelled (1520); DF is set, so it is dropped, counted
+// as tunnel_mtu_exceeded, and the frame becomes ICMP type 3 code 4 from the
+// VIP back to the client with next-hop MTU 1480 (RFC 1191), both checksums
+// verifying (RFC 1071 sums here). A 1440-byte segment (IP 1480, outer 1500)
+// goes through; with a 9000-byte MTU so does the 1460-byte one.
+TEST(L4Balancer, TunnelAnswersASegmentOverTheMtuWithIcmpFragmentationNeeded)
+{
+    for (uint16_t mtu : {1500, 9000})
+    {
+        L4BalancerConfig c = SmallConfig();
+        c.forwarding = LbForwarding::kTunnel;
+        c.ipMtu = mtu;
+        L4Balancer lb(c);
+        alignas(8) uint8_t storage[64 + 2048];
+        uint8_t* buf = storage + 64;
+        const size_t cap = sizeof storage - 64;
+        const uint32_t client = 0xC6120005, vip = L4Balancer::Vip(1);
+        size_t len = Build(buf, cap, client, vip, 40000, 80, DP_SESS_TCP_SYN);
+        ASSERT_EQ(lb.Process(buf, len, cap, 64, 0).dpDrop, DP_OK);
+        for (uint16_t payload : {1460, 1440})
+        {
+            len = Build(buf, cap, client, vip, 40000, 80, DP_SESS_TCP_ACK, payload);
+            uint8_t* out = nullptr;
+            size_t outLen = 0;
+            const LbVerdict v = lb.Process(buf, len, cap, 64, 1000, &out, &outLen);
+            ASSERT_EQ(v.dpDrop, DP_OK);
+            const bool tooBig = mtu == 1500 && payload == 1460;
+            EXPECT_EQ(v.icmpFragNeeded, tooBig);
+            EXPECT_EQ(v.answered, tooBig);
+            if (!tooBig)
+            {
+                EXPECT_EQ(v.out.ip_proto, DP_IPPROTO_IPIP);
+                EXPECT_EQ(outLen, 14u + 20u + 40u + payload);
+                continue;
+            }
+            ASSERT_EQ(outLen, 14u + 20u + 8u + 28u);
+            const uint8_t* ip = out + 14;
+            const uint8_t* icmp = ip + 20;
+            EXPECT_EQ(v.out.ip_proto, 1);
+            EXPECT_EQ(v.out.src_ip, vip);
+            EXPECT_EQ(v.out.dst_ip, client);
+            auto residue = [](const uint8_t* p, size_t n) {
+                uint32_t sum = 0;
+                for (size_t i = 0; i + 1 < n; i += 2)
+                {
+                    sum += (p[i] << 8) | p[i + 1];
+                }
+                while (sum >> 16)
+                {
+                    sum = (sum & 0xFFFF) + (sum >> 16);
+                }
+                return static_cast<uint16_t>(~sum);
+            };
+            EXPECT_EQ(residue(ip, 20), 0);
+            EXPECT_EQ(residue(icmp, 36), 0);
+            EXPECT_EQ(icmp[0], 3);
+            EXPECT_EQ(icmp[1], 4);
+            EXPECT_EQ((icmp[6] << 8) | icmp[7], 1480);
+            // the quote: the client's IP header, then its ports
+            EXPECT_EQ((icmp[8 + 20] << 8) | icmp[8 + 21], 40000);
+            EXPECT_EQ((icmp[8 + 22] << 8) | icmp[8 + 23], 80);
+        }
+        EXPECT_EQ(lb.Drops()[DP_DROP_TUNNEL_MTU_EXCEEDED], mtu == 1500 ? 1u : 0u);
+        EXPECT_EQ(lb.IcmpFragNeeded(), mtu == 1500 ? 1u : 0u);
+    }
+}
+
 // Tunnel (IP-in-IP): each forwarded request leaves with a 20-byte outer
 // IPv4 header. Line-rate arithmetic: R requests/s of 64 bytes of HTTP leave
 // as 14 + 20 + 20 + 20 + 64 + 4 (FCS) = 142-byte frames: R x 142 x 8 bit/s

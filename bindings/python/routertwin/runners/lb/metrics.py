@@ -10,6 +10,8 @@ METRICS = (
     "rate", "tps", "cps", "qps", "attack_pps", "attack_gbps", "offered_rate", "cpu_util", "cpu_max",
     "cpu_closed_form", "cycles_per_unit", "packets_per_unit", "throughput_gbps", "legit_tps",
     "legit_offered_tps", "legit_success_pct", "cookies_sent", "connections_end", "seconds_to_fill",
+    # tunnel: ICMP fragmentation needed sent by the balancer, and acted on by the clients (PMTUD)
+    "icmp_frag_needed", "icmp_frag_needed_used",
     # tolly
     "intercept_pct", "slope_pct_per_munit", "r2", "rate_at_100", "rate_at_100_lo", "rate_at_100_hi",
     "saturation_rate", "saturation_cpu", "saturation_cpu_max", "saturation_vs_line_pct", "line_cpu_at_saturation",
@@ -42,7 +44,7 @@ UNITS = {
     r"(unit_)?latency_(p50|p99|p999|max)_us": "us", r"core_queue_(mean|p99|max)": "packets", "cpu_closed_form": "%", r"core\d+_util": "%", "saturation_cpu": "%",
     "saturation_cpu_max": "%", "line_cpu_at_saturation": "%", "slope_pct_per_munit": "% per 10^6 units/s",
     "rate_at_100": "units/s", "rate_at_100_lo": "units/s", "rate_at_100_hi": "units/s", "saturation_rate": "units/s",
-    "cycles_per_unit": "cycles", "packets_per_unit": "packets", "cookies_sent": "packets",
+    "cycles_per_unit": "cycles", "packets_per_unit": "packets", "cookies_sent": "packets", "icmp_frag_needed": "packets", "icmp_frag_needed_used": "packets",
     "connections_end": "connections", "max_concurrent": "connections", "concurrent": "connections",
     "connections_per_core": "connections", "moved": "connections", "keys": "connections", "r2": "1",
     "cores": "cores", "servers": "servers", "steps": "units/s",

@@ -85,6 +85,9 @@ def _step_metrics(cfg: Schema, plat, out: dict, keys: dict) -> tuple[dict, str, 
     for i, u in enumerate(out["core_utilization_pct"]):
         m[f"core{i}_util"] = u
     m.update(lb_metrics(out))
+    if keys["forwarding"] == "tunnel":
+        m["icmp_frag_needed"] = float(out["icmp_frag_needed"])
+        m["icmp_frag_needed_used"] = float(out["icmp_frag_needed_used"])
     if keys["workload"] == "synflood":
         m["attack_gbps"] = out["completed_rate"] * (SYN_FRAME_BYTES + plat.port_overhead_bytes) * 8 / 1e9
         m["cookies_sent"] = float(out["cookies_sent"])

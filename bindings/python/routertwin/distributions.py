@@ -58,6 +58,12 @@ def _hist(h: dict) -> dict[str, Any]:
     return {"count": float(h["count"]), "bins": [list(map(float, b)) for b in h["bins"]]}
 
 
+def latency_distribution(out: dict) -> dict[str, Any]:
+    """The `distributions` of a run with one latency histogram and no queue
+    (the webswitch kind's open-loop response times)."""
+    return {"latency_histogram": _hist(out["latency_histogram"])}
+
+
 def lb_distributions(out: dict) -> dict[str, Any]:
     """The `distributions` of an lb load step (native run_lb result)."""
     return {"latency_histogram": _hist(out["latency_histogram"]),

@@ -565,7 +565,7 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
                 cycleSum += rt;
                 out.responseTimes.Add(rt);
             }
-            else if (apps[i]->ResetsReceived() > 0 || apps[i]->Connections() == 0)
+            else if (apps[i]->ResetsReceived() > 0 || apps[i]->ConnectFailures() > 0)
                 ++out.refused;
             else
                 ++out.unanswered;

@@ -83,8 +83,6 @@ class HttpServerApp : public ns3::Application
     uint32_t Accepted() const { return m_accepted; }
     /// Connections ended by a reset from the peer.
     uint32_t ResetsReceived() const { return m_resets; }
-    /// Connection attempts refused (a RST to the SYN) or abandoned (SYN retries exhausted).
-    uint32_t ConnectFailures() const { return m_connectFailures; }
     /// Paths of the requests served, in order.
     const std::vector<std::string>& Paths() const { return m_paths; }
     /// Requests served per accepted connection, in order of acceptance.

@@ -79,21 +79,26 @@ def test_mmpp_arrivals_are_within_4_sd_of_rate_times_t_with_the_mmpp_dispersion(
 
 def test_low_load_response_time_is_the_unloaded_path_and_poisson_load_follows_md1():
     # At 10 requests/s (server CPU 2 % busy) a request meets nobody: its
-    # response time is the unloaded path's, the same for every request of
-    # the one class. At 250/s the server CPU is a FIFO server of
-    # deterministic service D = 2 ms under (nearly) Poisson arrivals, rho =
-    # 0.5: Pollaczek-Khinchine's M/D/1 mean wait rho D / (2 (1 - rho)) =
-    # 1 ms comes on top of the unloaded path (the links, below 15 % busy,
-    # add little). Tolerance: 20 % of that wait (about 4 standard errors of
-    # a 2-second window's mean wait, M/D/1's wait sd ~ 1.2 ms, correlated
-    # over a busy period of a few requests).
-    idle = run_open(10.0, duration_s=2.0)
-    p50, p999 = idle.metrics["latency_p50_us"], idle.metrics["latency_p999_us"]
-    assert p999 <= p50 * 1.05  # nobody waits: every request takes the same path time
-    unloaded_ms = idle.metrics["latency_avg"]
+    # response time is the unloaded path's, which WebBench's closed loop of
+    # one thread on one client PC measures another way (its cycle: client
+    # CPU, connection, request, response; a different client code path).
+    # At 250/s the server CPU is a FIFO server of deterministic service
+    # D = 2 ms under (nearly) Poisson arrivals, rho = 0.5: Pollaczek-
+    # Khinchine's M/D/1 mean wait rho D / (2 (1 - rho)) = 1 ms comes on top
+    # of the unloaded path (the links, below 15 % busy, add little).
+    # Tolerance 20 % of that wait: about 3 sd of a 10-second window's mean
+    # (seeds 1-4 over 40 s gave 0.96, 0.96, 1.02, 0.98 ms).
+    tb = one_server_testbed()
+    idle = run_open(10.0, tb=tb, duration_s=2.0)
+    assert idle.metrics["latency_p999_us"] <= idle.metrics["latency_p50_us"] * 1.05  # nobody waits
+    one_thread = tb.model_copy(update={"client": tb.client.model_copy(update={"threads": 1})})
+    closed, _ = case_result_ns3("c", Case(load_webswitch(NORTEL), "l4", "nat", "1.0", 3, 1, 1, "none"), NORTEL,
+                                one_thread, Ns3Options(warmup_s=0.1, duration_s=0.5), 1)
+    unloaded_ms = closed.metrics["latency_avg"]
+    assert idle.metrics["latency_avg"] == pytest.approx(unloaded_ms, rel=0.01)
     assert unloaded_ms > SERVICE_S * 1e3  # the server's 2 ms are inside it
     lam, rho = 250.0, 250.0 * SERVICE_S
-    busy = run_open(lam, duration_s=4.0)
+    busy = run_open(lam, tb=tb, duration_s=10.0)
     wait_ms = rho * SERVICE_S / (2 * (1 - rho)) * 1e3
     assert busy.counters["answered_requests"] == busy.counters["offered_requests"]
     assert busy.metrics["latency_avg"] - unloaded_ms == pytest.approx(wait_ms, rel=0.2)

@@ -113,7 +113,9 @@ FromDict(const py::dict& config)
           {"mmpp_cycle_s", [&](auto& k, auto& v) { c.mmppCycleS = Num(k, v); }},
           {"popularity", [&](auto& k, auto& v) { c.popularity = Str(k, v); }},
           {"zipf_exponent", [&](auto& k, auto& v) { c.zipfExponent = Num(k, v); }},
-          {"drain_s", [&](auto& k, auto& v) { c.drainS = Num(k, v); }}});
+          {"drain_s", [&](auto& k, auto& v) { c.drainS = Num(k, v); }},
+          {"trace_file", [&](auto& k, auto& v) { c.traceFile = Str(k, v); }},
+          {"trace_rescale", [&](auto& k, auto& v) { c.traceRescale = Bool(k, v); }}});
     if (!profile)
     {
         throw std::invalid_argument("key 'profile': missing");

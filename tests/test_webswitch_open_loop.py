@@ -45,7 +45,8 @@ def one_server_testbed(one_class: bool = True):
 def run_open(rps: float, tb=None, arrivals: str = "poisson", seed: int = 1, duration_s: float = 1.0,
              warmup_s: float = 0.1, mode: str = "l4", servers: int = 1, **open_keys):
     tb = tb or one_server_testbed()
-    ol = OpenLoop(arrivals=arrivals, offered_rps=[rps], **open_keys)
+    ol = OpenLoop(offered_rps=[rps], **open_keys) if "trace" in open_keys else \
+        OpenLoop(arrivals=arrivals, offered_rps=[rps], **open_keys)
     case = Case(load_webswitch(NORTEL), mode, "nat", "1.0", 3, 14, servers, "none")
     result, _ = case_result_ns3("o", case, NORTEL, tb, Ns3Options(warmup_s=warmup_s, duration_s=duration_s), seed,
                                 ol.native_keys(rps))
@@ -175,3 +176,59 @@ def test_bad_open_loop_keys_name_file_line_and_key(tmp_path, body, key, words):
     assert proc.returncode == 2
     line = one_line(proc, tmp_path / "out")
     assert f"s.yaml:{line_of(text, key)}:" in line and words in line
+
+
+def write_http_pcap(path, conns, mss=1460):
+    """A pcap (Ethernet) of HTTP/1.0 connections: (syn_s, request_bytes,
+    response_bytes) each, from 10.0.0.2:(40000 + k) to 10.0.0.1:80: the
+    handshake, the request, the response in mss segments, both FINs."""
+    import struct
+
+    def frame(t, src, dst, sport, dport, flags, payload=0):
+        tcp = struct.pack("!HHIIBBHHH", sport, dport, 1, 1, 5 << 4, flags, 65535, 0, 0)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 20 + payload, 0, 0, 64, 6, 0, bytes(src), bytes(dst))
+        eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
+        pkt = eth + ip + tcp + b"x" * payload
+        sec = int(t)
+        return struct.pack("<IIII", sec, int(round((t - sec) * 1e6)), len(pkt), len(pkt)) + pkt
+
+    client, server = (10, 0, 0, 2), (10, 0, 0, 1)
+    SYN, ACK, FIN, PSH = 0x02, 0x10, 0x01, 0x08
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for k, (t, req, resp) in enumerate(conns):
+        port = 40000 + k
+        c2s = (client, server, port, 80)
+        s2c = (server, client, 80, port)
+        out += [frame(t, *c2s, SYN), frame(t + 1e-4, *s2c, SYN | ACK), frame(t + 2e-4, *c2s, ACK),
+                frame(t + 3e-4, *c2s, PSH | ACK, req)]
+        sent, dt = 0, 4e-4
+        while sent < resp:
+            n = min(mss, resp - sent)
+            out.append(frame(t + dt, *s2c, ACK, n))
+            sent, dt = sent + n, dt + 1e-5
+        out += [frame(t + dt, *s2c, FIN | ACK), frame(t + dt + 1e-5, *c2s, FIN | ACK), frame(t + dt + 2e-5, *c2s, ACK)]
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def test_a_traces_connections_arrive_looped_at_the_rate_with_their_response_bytes(tmp_path):
+    # 20 connections, SYNs 5 ms apart, responses of 1,250, 5,250 and 20,250
+    # bytes (head + body) in turn. Rescaled to 400/s a pass lasts 50 ms:
+    # the 0.5 s window holds exactly 10 passes, 200 requests, and the bytes
+    # of an answer average the trace's (the window's edges move a few
+    # answers: 2 %). As captured: 200/s, 100 requests. (The window, from
+    # 0.101 s, keeps its edges 1 ms off every instant.)
+    sizes = [1250, 5250, 20250]
+    conns = [(1.0 + 0.005 * k, 200, sizes[k % 3]) for k in range(20)]
+    pcap = write_http_pcap(tmp_path / "http.pcap", conns)
+    mean = sum(c[2] for c in conns) / len(conns)
+    tb = load_testbed(TESTBED)
+    assert tb.response_header_bytes < min(sizes)
+    r = run_open(400.0, tb=tb, mode="l7", servers=2, warmup_s=0.101, duration_s=0.5, trace={"file": pcap})
+    assert r.counters["offered_requests"] == 200
+    assert r.counters["answered_requests"] == 200
+    got = r.metrics["throughput_mbps"] * 1e6 / 8 / r.metrics["requests_per_s"]
+    assert got == pytest.approx(mean, rel=0.02)
+    captured = run_open(400.0, tb=tb, mode="l7", servers=2, warmup_s=0.101, duration_s=0.5,
+                        trace={"file": pcap, "rescale": False})
+    assert captured.counters["offered_requests"] == 100

@@ -1,5 +1,6 @@
 #include "web-switch-testbed.h"
 
+#include "lb-testers.h"
 #include "path-link.h"
 #include "traffic-profile.h"
 
@@ -494,16 +495,47 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         else
             picker = std::make_unique<FlowPicker>(static_cast<uint32_t>(c.files.size()), popularity,
                                                   c.zipfExponent, c.seed, 2);
+        // a trace: its connections' instants (s from the first SYN) and requests
+        std::vector<double> traceAt;
+        std::vector<HttpClientApp::Request> traceRequests;
+        double tracePass = 0;
+        if (!c.traceFile.empty())
+        {
+            const TraceConnections tc = ReadTraceConnections(c.traceFile);
+            if (tc.connections.empty())
+                throw std::invalid_argument(c.traceFile + ": no IPv4 TCP connection opens in it (a SYN without ACK)");
+            const double first = static_cast<double>(tc.connections.front().synNs) * 1e-9;
+            const double span = static_cast<double>(tc.connections.back().synNs) * 1e-9 - first;
+            const double n = static_cast<double>(tc.connections.size());
+            // a pass lasts n gaps of the mean spacing, so passes join evenly
+            const double scale = c.traceRescale && span > 0 ? (n - 1) / (c.offeredRps * span) : 1.0;
+            tracePass = n > 1 && span > 0 ? span * scale * n / (n - 1) : 1.0 / c.offeredRps;
+            for (const auto& conn : tc.connections)
+            {
+                traceAt.push_back((static_cast<double>(conn.synNs) * 1e-9 - first) * scale);
+                const uint64_t body = conn.responseBytes > c.responseHeaderBytes
+                                          ? conn.responseBytes - c.responseHeaderBytes : 0;
+                const std::string path = c.urlPrefix + "CLASS_" + std::to_string(body);
+                HttpClientApp::Request r = HttpClientApp::Get(path, true);
+                if (r.bytes.size() + 10 < conn.requestBytes)
+                    r = HttpClientApp::Get(path, true, "Accept: " + std::string(conn.requestBytes - r.bytes.size() - 10, 'x') + "\r\n");
+                traceRequests.push_back(r);
+            }
+        }
         for (uint64_t i = 0;; ++i)
         {
-            const double t = process.Next();
+            const size_t traced = traceAt.empty() ? 0 : i % traceAt.size();
+            const double t = traceAt.empty() ? process.Next()
+                                             : traceAt[traced] + static_cast<double>(i / traceAt.size()) * tracePass;
             if (t >= end)
                 break;
-            const uint32_t k = picker ? picker->Pick(i) : byShare.Sample(shareRng);
             const uint32_t h = static_cast<uint32_t>(i % c.clientHosts);
             Ptr<HttpClientApp> app = CreateObject<HttpClientApp>();
             app->SetAttribute("Remote", Ipv4AddressValue("198.18.1.1"));
-            app->AddRequest(byClass[k]);
+            if (traceAt.empty())
+                app->AddRequest(byClass[picker ? picker->Pick(i) : byShare.Sample(shareRng)]);
+            else
+                app->AddRequest(traceRequests[traced]);
             app->SetCpu(clientCpus[h], Seconds(c.clientCpuPerRequestS), Seconds(c.clientCpuPerConnectionS));
             clientNodes[h]->AddApplication(app);
             app->SetStartTime(Seconds(t));

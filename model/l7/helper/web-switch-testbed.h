@@ -143,6 +143,16 @@ struct WebBenchTestbedConfig
     std::string popularity = "shares";
     double zipfExponent = 1.0;
     double drainS = 0.5;
+    /// Open loop from a capture instead of the arrival process and the file
+    /// classes (lb-testers.h ReadTraceConnections, the lb kind's reader):
+    /// each IPv4 TCP connection of the pcap or pcapng file is a request at
+    /// its SYN's instant, asking for a body of the connection's server
+    /// payload less the response head (the path CLASS_<bytes>, no
+    /// extension: L7's default servers), its request padded to the client's
+    /// payload; rescaled so requests arrive at offeredRps (else as
+    /// captured), looped to the window's end.
+    std::string traceFile;
+    bool traceRescale = true;
 };
 
 struct WebBenchTestbedResult

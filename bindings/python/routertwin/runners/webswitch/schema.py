@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from routertwin.runners.lb.schema import ConnectionTrace
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 
@@ -41,6 +42,20 @@ class OpenLoop(ScenarioModel):
     mmpp_cycle_s: float = Field(default=0.1, gt=0, le=600)
     popularity: Literal["shares", "uniform", "zipf"] = "shares"
     zipf_exponent: float = Field(default=1.0, ge=0, le=100)
+    # requests from a capture instead (the lb kind's reader, ConnectionTrace):
+    # each IPv4 TCP connection a request at its SYN's instant (rescaled to
+    # each offered_rps, or as captured), for a body of its server payload
+    # less the testbed's response head, its request the client's payload;
+    # looped to the window's end
+    trace: ConnectionTrace | None = None
+
+    @model_validator(mode="after")
+    def _trace_brings_arrivals_and_sizes(self):
+        if self.trace is not None:
+            for key in ("arrivals", "popularity"):
+                if key in self.model_fields_set:
+                    raise FieldError((key,), f"a trace brings its own instants and sizes: no {key}")
+        return self
 
     @model_validator(mode="after")
     def _rates_once(self):
@@ -53,7 +68,8 @@ class OpenLoop(ScenarioModel):
         return {"arrivals": self.arrivals, "offered_rps": rps, "burst_mean_requests": self.burst_mean_requests,
                 "burst_peak_ratio": self.burst_peak_ratio, "mmpp_rate_ratio": self.mmpp_rate_ratio,
                 "mmpp_high_fraction": self.mmpp_high_fraction, "mmpp_cycle_s": self.mmpp_cycle_s,
-                "popularity": self.popularity, "zipf_exponent": self.zipf_exponent}
+                "popularity": self.popularity, "zipf_exponent": self.zipf_exponent,
+                **({"trace_file": str(self.trace.file), "trace_rescale": self.trace.rescale} if self.trace else {})}
 
 
 class Schema(ScenarioModel):

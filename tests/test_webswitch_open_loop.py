@@ -232,3 +232,20 @@ def test_a_traces_connections_arrive_looped_at_the_rate_with_their_response_byte
     captured = run_open(400.0, tb=tb, mode="l7", servers=2, warmup_s=0.101, duration_s=0.5,
                         trace={"file": pcap, "rescale": False})
     assert captured.counters["offered_requests"] == 100
+
+
+def test_a_truncated_trace_is_one_line_naming_the_file_and_packet(tmp_path):
+    pcap = write_http_pcap(tmp_path / "h.pcap", [(1.0, 200, 1250), (1.01, 200, 1250)])
+    pcap.write_bytes(pcap.read_bytes()[:-30])
+    path, _ = write_scenario(tmp_path, HEAD, f"""
+        mode: l7
+        servers: 2
+        http: ["1.0"]
+        engine: ns3
+        open_loop:
+          offered_rps: [100]
+          trace: {{file: {pcap}}}
+        products: [{NORTEL}]
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert str(pcap) in line and "packet" in line and "truncated" in line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from routertwin.distributions import latency_distribution, percentile_metrics
 from routertwin.results import CaseResult
+from routertwin.runners._shared.workload import trace_summary
 from routertwin.runners.webswitch.model import Case, evaluate
 from routertwin.runners.webswitch.profiles import load_webswitch
 from routertwin.runners.webswitch.schema import Ns3Options, Schema
@@ -21,6 +22,9 @@ def check(scenario) -> None:
     and in mode l4 with dr every product offers direct routing (table 4)."""
     cfg: Schema = scenario.config
     tb = load_testbed(cfg.testbed)
+    if cfg.open_loop is not None and cfg.open_loop.trace is not None:
+        # a malformed or truncated capture: one line naming it and the packet, before any case runs
+        trace_summary(cfg.open_loop.trace.file)
     if cfg.persistence == "cookie" and tb.cookie_test is None:
         raise FieldError(("persistence",), f"testbed {cfg.testbed} has no cookie_test section")
     seen: dict[str, int] = {}

@@ -2,6 +2,7 @@
 // ns-3 web switch (model/l7/helper/web-switch-testbed.h documents every key).
 #include "bindings.h"
 #include "dict-config.h"
+#include "distributions.h"
 #include "web-switch-profile.h"
 #include "web-switch-testbed.h"
 
@@ -102,7 +103,19 @@ FromDict(const py::dict& config)
           {"receive_window_bytes", [&](auto& k, auto& v) { c.receiveWindowBytes = Uint(k, v); }},
           {"warmup_s", [&](auto& k, auto& v) { c.warmupS = Num(k, v); }},
           {"duration_s", [&](auto& k, auto& v) { c.durationS = Num(k, v); }},
-          {"seed", [&](auto& k, auto& v) { c.seed = Uint(k, v); }}});
+          {"seed", [&](auto& k, auto& v) { c.seed = Uint(k, v); }},
+          {"arrivals", [&](auto& k, auto& v) { c.arrivals = Str(k, v); }},
+          {"offered_rps", [&](auto& k, auto& v) { c.offeredRps = Num(k, v); }},
+          {"burst_mean_requests", [&](auto& k, auto& v) { c.burstMeanRequests = Num(k, v); }},
+          {"burst_peak_ratio", [&](auto& k, auto& v) { c.burstPeakRatio = Num(k, v); }},
+          {"mmpp_rate_ratio", [&](auto& k, auto& v) { c.mmppRateRatio = Num(k, v); }},
+          {"mmpp_high_fraction", [&](auto& k, auto& v) { c.mmppHighFraction = Num(k, v); }},
+          {"mmpp_cycle_s", [&](auto& k, auto& v) { c.mmppCycleS = Num(k, v); }},
+          {"popularity", [&](auto& k, auto& v) { c.popularity = Str(k, v); }},
+          {"zipf_exponent", [&](auto& k, auto& v) { c.zipfExponent = Num(k, v); }},
+          {"drain_s", [&](auto& k, auto& v) { c.drainS = Num(k, v); }},
+          {"trace_file", [&](auto& k, auto& v) { c.traceFile = Str(k, v); }},
+          {"trace_rescale", [&](auto& k, auto& v) { c.traceRescale = Bool(k, v); }}});
     if (!profile)
     {
         throw std::invalid_argument("key 'profile': missing");
@@ -130,6 +143,16 @@ ToDict(const WebBenchTestbedResult& r)
     d["utilization"] = r.utilization;
     d["drops"] = r.drops;
     d["events"] = r.events;
+    if (r.offered > 0)
+    {
+        // open loop: the requests arrived in the window and their response times
+        d["offered"] = r.offered;
+        d["answered"] = r.answered;
+        d["refused"] = r.refused;
+        d["unanswered"] = r.unanswered;
+        AddPercentiles(d, r.responseTimes, "latency");
+        d["latency_histogram"] = HistogramDict(r.responseTimes);
+    }
     return d;
 }
 

@@ -66,6 +66,12 @@ def rtt_distribution(out: dict) -> dict[str, Any]:
     return {"rtt_histogram": _hist(out["rtt_histogram"])}
 
 
+def latency_distribution(out: dict) -> dict[str, Any]:
+    """The `distributions` of a run with one latency histogram and no queue
+    (the webswitch kind's open-loop response times)."""
+    return {"latency_histogram": _hist(out["latency_histogram"])}
+
+
 def lb_distributions(out: dict) -> dict[str, Any]:
     """The `distributions` of an lb load step (native run_lb result)."""
     return {"latency_histogram": _hist(out["latency_histogram"]),

@@ -1,6 +1,8 @@
 #include "web-switch-testbed.h"
 
+#include "lb-testers.h"
 #include "path-link.h"
+#include "traffic-profile.h"
 
 #include <ns3/boolean.h>
 #include <ns3/double.h>
@@ -17,6 +19,7 @@
 #include <ns3/uinteger.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -244,6 +247,35 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         throw std::invalid_argument("duration must be positive and warmup not negative");
     const bool l4 = c.mode == "l4";
     const bool dr = l4 && c.forwarding == "dr";
+    const bool open = !c.arrivals.empty();
+    ArrivalConfig arrivalCfg;
+    FlowPopularity popularity = FlowPopularity::kUniform;
+    if (open)
+    {
+        if (c.http11)
+            throw std::invalid_argument("open-loop arrivals are one HTTP/1.0 connection per request: http11 off");
+        if (cookie)
+            throw std::invalid_argument("open-loop arrivals have no client to keep cookies: no cookie test");
+        if (!(c.offeredRps > 0) || !std::isfinite(c.offeredRps))
+            throw std::invalid_argument("offered_rps must be positive");
+        if (!(c.drainS >= 0))
+            throw std::invalid_argument("drain_s must not be negative");
+        arrivalCfg.kind = ParseArrivalKind(c.arrivals);
+        arrivalCfg.meanPps = c.offeredRps;
+        arrivalCfg.burstMeanFrames = c.burstMeanRequests;
+        arrivalCfg.peakPps = c.offeredRps * c.burstPeakRatio;
+        arrivalCfg.mmppRateRatio = c.mmppRateRatio;
+        arrivalCfg.mmppHighFraction = c.mmppHighFraction;
+        arrivalCfg.mmppCycleSeconds = c.mmppCycleS;
+        arrivalCfg.Validate();
+        if (c.popularity != "shares")
+            popularity = ParseFlowPopularity(c.popularity);
+        if (popularity == FlowPopularity::kRoundRobin)
+            throw std::invalid_argument("popularity must be shares, uniform or zipf");
+        // every arrival is an application with its socket: bound the memory
+        if (c.offeredRps * (c.warmupS + c.durationS) > 2e6)
+            throw std::invalid_argument("at most 2e6 requests a run (offered_rps x (warmup_s + duration_s))");
+    }
 
     RngSeedManager::SetSeed(c.seed);
     GlobalValue::Bind("ChecksumEnabled", BooleanValue(true));
@@ -404,6 +436,8 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     }
 
     std::vector<Ptr<HttpClientApp>> apps;
+    std::vector<Ptr<Node>> clientNodes;
+    std::vector<Ptr<HostCpu>> clientCpus;
     for (uint32_t h = 0; h < c.clientHosts; ++h)
     {
         Ptr<Node> n = clients.Get(h);
@@ -416,7 +450,9 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         Ptr<HostCpu> cpu = Create<HostCpu>();
         cpus.push_back(cpu);
         cpuNames.push_back("client" + std::to_string(h + 1) + ".cpu");
-        for (uint32_t t = 0; t < c.threadsPerHost; ++t)
+        clientNodes.push_back(n);
+        clientCpus.push_back(cpu);
+        for (uint32_t t = 0; t < (open ? 0 : c.threadsPerHost); ++t)
         {
             Ptr<HttpClientApp> app = CreateObject<HttpClientApp>();
             app->SetAttribute("Remote", Ipv4AddressValue("198.18.1.1"));
@@ -438,6 +474,76 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         }
     }
 
+    // open loop: every arrival up to the window's end, drawn before the run
+    // (its own random streams: the arrival instants of a seed do not
+    // depend on the popularity, nor either on ns-3's streams)
+    const double end = c.warmupS + c.durationS;
+    std::vector<double> arrivedAt;
+    if (open)
+    {
+        ArrivalProcess process(arrivalCfg, c.seed, 1);
+        std::unique_ptr<FlowPicker> picker;
+        DiscreteSampler byShare;
+        RandomStream shareRng(c.seed, 2);
+        if (c.popularity == "shares")
+        {
+            std::vector<double> shares;
+            for (const auto& f : c.files)
+                shares.push_back(f.share);
+            byShare = DiscreteSampler(shares);
+        }
+        else
+            picker = std::make_unique<FlowPicker>(static_cast<uint32_t>(c.files.size()), popularity,
+                                                  c.zipfExponent, c.seed, 2);
+        // a trace: its connections' instants (s from the first SYN) and requests
+        std::vector<double> traceAt;
+        std::vector<HttpClientApp::Request> traceRequests;
+        double tracePass = 0;
+        if (!c.traceFile.empty())
+        {
+            const TraceConnections tc = ReadTraceConnections(c.traceFile);
+            if (tc.connections.empty())
+                throw std::invalid_argument(c.traceFile + ": no IPv4 TCP connection opens in it (a SYN without ACK)");
+            const double first = static_cast<double>(tc.connections.front().synNs) * 1e-9;
+            const double span = static_cast<double>(tc.connections.back().synNs) * 1e-9 - first;
+            const double n = static_cast<double>(tc.connections.size());
+            // a pass lasts n gaps of the mean spacing, so passes join evenly
+            const double scale = c.traceRescale && span > 0 ? (n - 1) / (c.offeredRps * span) : 1.0;
+            tracePass = n > 1 && span > 0 ? span * scale * n / (n - 1) : 1.0 / c.offeredRps;
+            for (const auto& conn : tc.connections)
+            {
+                traceAt.push_back((static_cast<double>(conn.synNs) * 1e-9 - first) * scale);
+                const uint64_t body = conn.responseBytes > c.responseHeaderBytes
+                                          ? conn.responseBytes - c.responseHeaderBytes : 0;
+                const std::string path = c.urlPrefix + "CLASS_" + std::to_string(body);
+                HttpClientApp::Request r = HttpClientApp::Get(path, true);
+                if (r.bytes.size() + 10 < conn.requestBytes)
+                    r = HttpClientApp::Get(path, true, "Accept: " + std::string(conn.requestBytes - r.bytes.size() - 10, 'x') + "\r\n");
+                traceRequests.push_back(r);
+            }
+        }
+        for (uint64_t i = 0;; ++i)
+        {
+            const size_t traced = traceAt.empty() ? 0 : i % traceAt.size();
+            const double t = traceAt.empty() ? process.Next()
+                                             : traceAt[traced] + static_cast<double>(i / traceAt.size()) * tracePass;
+            if (t >= end)
+                break;
+            const uint32_t h = static_cast<uint32_t>(i % c.clientHosts);
+            Ptr<HttpClientApp> app = CreateObject<HttpClientApp>();
+            app->SetAttribute("Remote", Ipv4AddressValue("198.18.1.1"));
+            if (traceAt.empty())
+                app->AddRequest(byClass[picker ? picker->Pick(i) : byShare.Sample(shareRng)]);
+            else
+                app->AddRequest(traceRequests[traced]);
+            app->SetCpu(clientCpus[h], Seconds(c.clientCpuPerRequestS), Seconds(c.clientCpuPerConnectionS));
+            clientNodes[h]->AddApplication(app);
+            app->SetStartTime(Seconds(t));
+            apps.push_back(app);
+            arrivedAt.push_back(t);
+        }
+    }
+
     // the measured window starts after the warm-up
     WebSwitch::Counters atWarmup;
     std::vector<Time> cpuAtWarmup(cpus.size());
@@ -448,22 +554,67 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         for (size_t i = 0; i < cpus.size(); ++i)
             cpuAtWarmup[i] = cpus[i]->Busy();
     });
-    const double end = c.warmupS + c.durationS;
-    Simulator::Stop(Seconds(end));
+    // open loop: the window's busy times and switch counters at its end,
+    // before the drain
+    WebSwitch::Counters atEnd;
+    std::vector<std::pair<std::string, double>> busyAtEnd;
+    std::vector<Time> cpuAtEnd(cpus.size());
+    if (open)
+        Simulator::Schedule(Seconds(end), [&]() {
+            atEnd = ws->GetCounters();
+            for (auto& [name, w] : wires)
+                busyAtEnd.emplace_back(name, w->BusyTime().GetSeconds());
+            for (size_t i = 0; i < cpus.size(); ++i)
+                cpuAtEnd[i] = cpus[i]->Busy();
+        });
+    Simulator::Stop(Seconds(end + (open ? c.drainS : 0.0)));
     Simulator::Run();
 
     double cycleSum = 0;
     uint64_t bytes = 0;
-    for (const auto& a : apps)
+    if (open)
     {
-        out.requests += a->Completed();
-        cycleSum += a->CycleSecondsSum();
-        bytes += a->ResponseBytes();
+        // throughput: answers in the window; response times: the requests
+        // arrived in it (answered in it or in the drain)
+        for (size_t i = 0; i < apps.size(); ++i)
+        {
+            const HttpClientApp::Response* answer = nullptr;
+            for (const auto& r : apps[i]->Responses())
+                if (r.status != 302)
+                    answer = &r;
+            if (answer && answer->at.GetSeconds() >= c.warmupS && answer->at.GetSeconds() < end)
+            {
+                ++out.requests;
+                bytes += answer->bodyBytes + c.responseHeaderBytes;
+            }
+            if (arrivedAt[i] < c.warmupS)
+                continue;
+            ++out.offered;
+            if (answer)
+            {
+                const double rt = answer->at.GetSeconds() - arrivedAt[i];
+                ++out.answered;
+                cycleSum += rt;
+                out.responseTimes.Add(rt);
+            }
+            else if (apps[i]->ResetsReceived() > 0 || apps[i]->ConnectFailures() > 0)
+                ++out.refused;
+            else
+                ++out.unanswered;
+        }
     }
-    const WebSwitch::Counters& n = ws->GetCounters();
+    else
+        for (const auto& a : apps)
+        {
+            out.requests += a->Completed();
+            cycleSum += a->CycleSecondsSum();
+            bytes += a->ResponseBytes();
+        }
+    const WebSwitch::Counters& n = open ? atEnd : ws->GetCounters();
     const double req = static_cast<double>(std::max<uint64_t>(out.requests, 1));
     out.requestsPerS = static_cast<double>(out.requests) / c.durationS;
-    out.latencyMs = out.requests ? cycleSum / req * 1e3 : 0.0;
+    out.latencyMs = open ? (out.answered ? cycleSum / static_cast<double>(out.answered) * 1e3 : 0.0)
+                         : (out.requests ? cycleSum / req * 1e3 : 0.0);
     out.responseMbps = static_cast<double>(bytes) * 8.0 / c.durationS / 1e6;
     const double cycles = n.cycles - atWarmup.cycles;
     out.switchUtilization = c.profile.clockHz > 0 ? cycles / c.profile.clockHz / c.durationS : 0.0;
@@ -476,10 +627,15 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     out.cookiesInsertedPerRequest = static_cast<double>(n.cookiesInserted - atWarmup.cookiesInserted) / req;
     out.cookiesLearnedPerRequest = static_cast<double>(n.cookiesLearned - atWarmup.cookiesLearned) / req;
     out.utilization["switch.cpu"] = out.switchUtilization;
-    for (auto& [name, w] : wires)
-        out.utilization[name] = w->BusyTime().GetSeconds() / c.durationS;
+    if (open)
+        for (auto& [name, busy] : busyAtEnd)
+            out.utilization[name] = busy / c.durationS;
+    else
+        for (auto& [name, w] : wires)
+            out.utilization[name] = w->BusyTime().GetSeconds() / c.durationS;
     for (size_t i = 0; i < cpus.size(); ++i)
-        out.utilization[cpuNames[i]] = std::min(1.0, (cpus[i]->Busy() - cpuAtWarmup[i]).GetSeconds() / c.durationS);
+        out.utilization[cpuNames[i]] =
+            std::min(1.0, ((open ? cpuAtEnd[i] : cpus[i]->Busy()) - cpuAtWarmup[i]).GetSeconds() / c.durationS);
     out.drops = ws->DropCounts();
     out.events = Simulator::GetEventCount();
     Simulator::Destroy();

@@ -11,6 +11,7 @@
 #define ROUTERTWIN_WEB_SWITCH_TESTBED_H
 
 #include "http-apps.h"
+#include "latency-histogram.h"
 #include "web-switch.h"
 
 #include <ns3/node-container.h>
@@ -119,6 +120,39 @@ struct WebBenchTestbedConfig
     uint32_t receiveWindowBytes = 17520;
     double warmupS = 0.2, durationS = 1.0;
     uint32_t seed = 1;
+
+    /// "" = WebBench's closed loop above. Otherwise open loop (issue 16):
+    /// requests arrive by traffic-profile.h's ArrivalProcess of this kind
+    /// ("constant", "poisson", "onoff", "mmpp") at offeredRps from time 0
+    /// to the window's end, each a new HTTP/1.0 connection of one request
+    /// from client host (arrival index mod clientHosts), whatever the load
+    /// (threadsPerHost unused). A request's response time runs from its
+    /// arrival (the client CPU's per-connection and per-request time
+    /// included) to its response's last byte; the run goes on drainS past
+    /// the window so that requests arrived in the window can finish.
+    std::string arrivals;
+    double offeredRps = 0;
+    double burstMeanRequests = 16; ///< onoff: mean requests a burst
+    double burstPeakRatio = 4;     ///< onoff: the rate in a burst over offeredRps
+    double mmppRateRatio = 4;      ///< mmpp: high rate over low
+    double mmppHighFraction = 0.2; ///< mmpp: share of time in the high state
+    double mmppCycleS = 0.1;       ///< mmpp: mean high + low sojourn
+    /// Which file class a request asks for: "shares" (the classes' shares,
+    /// WebBench's mix), "uniform", or "zipf" (class k as listed, rank k + 1,
+    /// with weight (k + 1)^-zipfExponent): traffic-profile.h's FlowPicker.
+    std::string popularity = "shares";
+    double zipfExponent = 1.0;
+    double drainS = 0.5;
+    /// Open loop from a capture instead of the arrival process and the file
+    /// classes (lb-testers.h ReadTraceConnections, the lb kind's reader):
+    /// each IPv4 TCP connection of the pcap or pcapng file is a request at
+    /// its SYN's instant, asking for a body of the connection's server
+    /// payload less the response head (the path CLASS_<bytes>, no
+    /// extension: L7's default servers), its request padded to the client's
+    /// payload; rescaled so requests arrive at offeredRps (else as
+    /// captured), looped to the window's end.
+    std::string traceFile;
+    bool traceRescale = true;
 };
 
 struct WebBenchTestbedResult
@@ -141,6 +175,13 @@ struct WebBenchTestbedResult
     std::map<std::string, double> utilization;
     std::map<std::string, uint64_t> drops;
     uint64_t events = 0; ///< ns-3 events run
+
+    // open loop only: of the requests arrived in the measured window, those
+    // answered (at any time up to drainS after it), refused (the connection
+    // reset or never opened, no answer) and still unanswered at the end;
+    // the answered ones' response times (latencyMs is their mean)
+    uint64_t offered = 0, answered = 0, refused = 0, unanswered = 0;
+    LatencyHistogram responseTimes;
 };
 
 /// Builds and runs the testbed (Simulator run and destroyed); throws

@@ -405,6 +405,7 @@ void
 HttpClientApp::ConnectFailed(Ptr<Socket>)
 {
     m_connected = false;
+    ++m_connectFailures;
 }
 
 void

@@ -179,6 +179,8 @@ class HttpClientApp : public ns3::Application
     const std::vector<Response>& Responses() const { return m_responses; }
     uint32_t Connections() const { return m_connections; }
     uint32_t ResetsReceived() const { return m_resets; }
+    /// Connection attempts refused (a RST to the SYN) or abandoned (SYN retries exhausted).
+    uint32_t ConnectFailures() const { return m_connectFailures; }
     uint32_t Redirects() const { return m_redirects; }
     /// Requests given up (GiveUpAfter).
     uint32_t GaveUp() const { return m_gaveUp; }
@@ -229,7 +231,7 @@ class HttpClientApp : public ns3::Application
     Response m_current;
     std::string m_currentPath;
     std::vector<Response> m_responses;
-    uint32_t m_connections = 0, m_resets = 0, m_redirects = 0, m_gaveUp = 0;
+    uint32_t m_connections = 0, m_resets = 0, m_redirects = 0, m_gaveUp = 0, m_connectFailures = 0;
 };
 
 } // namespace routertwin

@@ -37,10 +37,13 @@ from routertwin.runners.webswitch.schema import Schema
 
 # Every metric a case may report (validation mappings are checked against it).
 METRICS = ("requests_per_s", "latency_avg", "throughput_mbps", "switch_utilization", "switch_us_per_request",
-           "gain", "drop")
+           "gain", "drop", "offered_rps", "latency_p50_us", "latency_p99_us", "latency_p999_us", "latency_max_us",
+           "refused_pct", "unanswered_pct")
 # Units (Results.to_dataframe's df.attrs["units"]).
 UNITS = {"requests_per_s": "requests/s", "latency_avg": "ms", "throughput_mbps": "Mbit/s",
          "switch_utilization": "fraction", "switch_us_per_request": "us", "gain": "%", "drop": "%",
-         "rules": "rules", "clients": "PCs", "servers": "PCs", "threads": "threads"}
+         "rules": "rules", "clients": "PCs", "servers": "PCs", "threads": "threads",
+         "offered_rps": "requests/s", "latency_p50_us": "us", "latency_p99_us": "us", "latency_p999_us": "us",
+         "latency_max_us": "us", "refused_pct": "%", "unanswered_pct": "%"}
 
 __all__ = ["METRICS", "UNITS", "Schema", "check", "run"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from routertwin.distributions import latency_distribution, percentile_metrics
 from routertwin.results import CaseResult
+from routertwin.runners._shared.workload import trace_summary
 from routertwin.runners.webswitch.model import Case, evaluate
 from routertwin.runners.webswitch.profiles import load_webswitch
 from routertwin.runners.webswitch.schema import Ns3Options, Schema
@@ -20,6 +22,9 @@ def check(scenario) -> None:
     and in mode l4 with dr every product offers direct routing (table 4)."""
     cfg: Schema = scenario.config
     tb = load_testbed(cfg.testbed)
+    if cfg.open_loop is not None and cfg.open_loop.trace is not None:
+        # a malformed or truncated capture: one line naming it and the packet, before any case runs
+        trace_summary(cfg.open_loop.trace.file)
     if cfg.persistence == "cookie" and tb.cookie_test is None:
         raise FieldError(("persistence",), f"testbed {cfg.testbed} has no cookie_test section")
     seen: dict[str, int] = {}
@@ -81,7 +86,8 @@ def case_result(cid: str, case: Case, tb: Testbed) -> tuple[CaseResult, float]:
     return result, r.requests_per_s
 
 
-def ns3_config(case: Case, profile_path, tb: Testbed, options: Ns3Options, seed: int) -> dict:
+def ns3_config(case: Case, profile_path, tb: Testbed, options: Ns3Options, seed: int,
+               open_keys: dict | None = None) -> dict:
     """The ns-3 engine's configuration of one case: the same testbed and
     workload numbers as the MVA (webbench-nctu.yaml), nothing fitted.
 
@@ -116,15 +122,21 @@ def ns3_config(case: Case, profile_path, tb: Testbed, options: Ns3Options, seed:
         "ack_every_segments": net.ack_every_segments, "l2_latency_s": net.l2_switch_latency_us * 1e-6,
         "host_round_trip_s": net.host_round_trip_us * 1e-6,
         "warmup_s": options.warmup_s, "duration_s": options.duration_s, "seed": seed,
+        **({**open_keys, "drain_s": options.drain_s} if open_keys else {}),
     }
 
 
 def case_result_ns3(cid: str, case: Case, profile_path, tb: Testbed, options: Ns3Options,
-                    seed: int) -> tuple[CaseResult, float]:
-    """One case on the ns-3 engine: the same metrics as case_result."""
+                    seed: int, open_keys: dict | None = None) -> tuple[CaseResult, float]:
+    """One case on the ns-3 engine: the same metrics as case_result. Open
+    loop (open_keys, OpenLoop.native_keys): also the offered rate, the
+    response times of the requests arrived in the window (latency_avg their
+    mean; p50/p99/p99.9/max in us from the model's Boost.Histogram, as
+    routertwin.distributions reads the other kinds') and the shares of them
+    refused or still unanswered after the drain."""
     from routertwin import _core
 
-    r = _core.run_webbench_testbed(ns3_config(case, profile_path, tb, options, seed))
+    r = _core.run_webbench_testbed(ns3_config(case, profile_path, tb, options, seed, open_keys))
     p = case.product
     util = r["utilization"]
     bottleneck = max(util, key=lambda k: (util[k], k))
@@ -151,13 +163,53 @@ def case_result_ns3(cid: str, case: Case, profile_path, tb: Testbed, options: Ns
                  "throughput_mbps": r["response_mbps"], "switch_utilization": r["switch_utilization"],
                  "switch_us_per_request": p.us(r["switch_cycles_per_request"])},
         bottleneck=bottleneck, counters=counters)
+    if open_keys:
+        offered = r.get("offered", 0)
+        result.params["offered_rps"] = open_keys["offered_rps"]
+        result.params["arrivals"] = open_keys["arrivals"]
+        result.params["popularity"] = open_keys["popularity"]
+        result.params["threads"] = None  # no WebBench threads: requests arrive by themselves
+        result.counters.update({"offered_requests": float(offered), "answered_requests": float(r.get("answered", 0)),
+                                "refused_requests": float(r.get("refused", 0)),
+                                "unanswered_requests": float(r.get("unanswered", 0))})
+        result.metrics["offered_rps"] = offered / options.duration_s
+        result.metrics["refused_pct"] = 100.0 * r.get("refused", 0) / offered if offered else 0.0
+        result.metrics["unanswered_pct"] = 100.0 * r.get("unanswered", 0) / offered if offered else 0.0
+        if offered:
+            result.metrics.update(percentile_metrics(r, "_us"))
+            result.metrics["latency_max_us"] = float(r["latency_max_us"])
+            result.distributions = latency_distribution(r)
     return result, r["requests_per_s"]
+
+
+def open_case_id(key: str, mode: str, forwarding: str, rules: int, rps: float) -> str:
+    return f"{case_id(key, mode, forwarding, '1.0', rules)}-o{rps:g}"
+
+
+def run_open_loop(scenario, progress, tb: Testbed, products) -> list[CaseResult]:
+    """Every product, rule count and offered rate of an open_loop scenario."""
+    cfg: Schema = scenario.config
+    ol = cfg.open_loop
+    progress.set_total(len(products) * len(cfg.rules) * len(ol.offered_rps))
+    out: list[CaseResult] = []
+    for path, p in zip(cfg.products, products):
+        for rules in cfg.rules:
+            for rps in ol.offered_rps:
+                cid = open_case_id(product_key(p.platform), cfg.mode, cfg.forwarding, rules, rps)
+                case = Case(p, cfg.mode, cfg.forwarding, "1.0", rules, cfg.clients, cfg.servers, cfg.persistence)
+                result, _ = case_result_ns3(cid, case, path, tb, cfg.ns3 or Ns3Options(), scenario.seed,
+                                            ol.native_keys(rps))
+                out.append(result)
+                progress.advance(status=cid)
+    return out
 
 
 def run(scenario, progress) -> list[CaseResult]:
     cfg: Schema = scenario.config
     tb = load_testbed(cfg.testbed)
     products = [load_webswitch(p) for p in cfg.products]
+    if cfg.open_loop is not None:
+        return run_open_loop(scenario, progress, tb, products)
     mixes = cfg.mixes or [None]  # None: one mix of every client PC, no case-id suffix
     progress.set_total(len(products) * len(cfg.http) * len(cfg.rules) * len(mixes))
     out: list[CaseResult] = []

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from routertwin.runners.lb.schema import ConnectionTrace
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 
@@ -14,6 +15,61 @@ class Ns3Options(ScenarioModel):
     # thread in its loop) and of the window itself.
     warmup_s: float = Field(default=0.2, ge=0.0, le=60.0)
     duration_s: float = Field(default=1.0, gt=0.0, le=600.0)
+    # open_loop only: simulated seconds after the window in which the
+    # requests that arrived in it may still be answered (their response
+    # times count; those still waiting are `unanswered`)
+    drain_s: float = Field(default=0.5, ge=0.0, le=600.0)
+
+
+class OpenLoop(ScenarioModel):
+    """Open-loop offered requests instead of WebBench's closed loop (issue
+    16; engine ns3): requests arrive at each `offered_rps` (a case each,
+    suffix -o<rps>) by the arrival process the lb kind uses
+    (model/testers/model/traffic-profile.h ArrivalProcess: constant,
+    Poisson, on/off bursts of a geometric number of requests at
+    burst_peak_ratio x the rate, or a two-state MMPP), each request a new
+    HTTP/1.0 connection from the client PCs in turn, for a file class drawn
+    by `popularity`: the testbed's shares (WebBench's mix), uniform over the
+    classes, or Zipf (class k as listed in the testbed, rank k + 1, weight
+    (k + 1)^-zipf_exponent; traffic-profile.h FlowPicker)."""
+
+    arrivals: Literal["constant", "poisson", "onoff", "mmpp"] = "poisson"
+    offered_rps: list[Annotated[float, Field(gt=0, le=1e6)]] = Field(min_length=1)
+    burst_mean_requests: float = Field(default=16.0, ge=1)
+    burst_peak_ratio: float = Field(default=4.0, gt=1, le=1e6)
+    mmpp_rate_ratio: float = Field(default=4.0, ge=1)
+    mmpp_high_fraction: float = Field(default=0.2, gt=0, lt=1)
+    mmpp_cycle_s: float = Field(default=0.1, gt=0, le=600)
+    popularity: Literal["shares", "uniform", "zipf"] = "shares"
+    zipf_exponent: float = Field(default=1.0, ge=0, le=100)
+    # requests from a capture instead (the lb kind's reader, ConnectionTrace):
+    # each IPv4 TCP connection a request at its SYN's instant (rescaled to
+    # each offered_rps, or as captured), for a body of its server payload
+    # less the testbed's response head, its request the client's payload;
+    # looped to the window's end
+    trace: ConnectionTrace | None = None
+
+    @model_validator(mode="after")
+    def _trace_brings_arrivals_and_sizes(self):
+        if self.trace is not None:
+            for key in ("arrivals", "popularity"):
+                if key in self.model_fields_set:
+                    raise FieldError((key,), f"a trace brings its own instants and sizes: no {key}")
+        return self
+
+    @model_validator(mode="after")
+    def _rates_once(self):
+        if len(set(self.offered_rps)) != len(self.offered_rps):
+            raise FieldError(("offered_rps",), f"a rate is listed twice: {self.offered_rps}")
+        return self
+
+    def native_keys(self, rps: float) -> dict:
+        """run_webbench_testbed's keys of one offered rate."""
+        return {"arrivals": self.arrivals, "offered_rps": rps, "burst_mean_requests": self.burst_mean_requests,
+                "burst_peak_ratio": self.burst_peak_ratio, "mmpp_rate_ratio": self.mmpp_rate_ratio,
+                "mmpp_high_fraction": self.mmpp_high_fraction, "mmpp_cycle_s": self.mmpp_cycle_s,
+                "popularity": self.popularity, "zipf_exponent": self.zipf_exponent,
+                **({"trace_file": str(self.trace.file), "trace_rescale": self.trace.rescale} if self.trace else {})}
 
 
 class Schema(ScenarioModel):
@@ -56,6 +112,9 @@ class Schema(ScenarioModel):
     engine: Literal["mva", "ns3"] = "mva"
     # engine ns3 only: the simulated warm-up and measured window.
     ns3: Ns3Options | None = None
+    # engine ns3 only: open-loop requests (OpenLoop) instead of WebBench's
+    # closed-loop threads; http 1.0 only, no mixes, no cookie test
+    open_loop: OpenLoop | None = None
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -72,6 +131,15 @@ class Schema(ScenarioModel):
                                              "partition)")
         if self.ns3 is not None and self.engine != "ns3":
             raise FieldError(("ns3",), "ns3 options need engine: ns3")
+        if self.open_loop is not None:
+            if self.engine != "ns3":
+                raise FieldError(("open_loop",), "open-loop arrivals run on engine: ns3 (the MVA is a closed network)")
+            if self.http != ["1.0"]:
+                raise FieldError(("http",), "open-loop requests are one HTTP/1.0 connection each: http: [\"1.0\"]")
+            if self.mixes is not None:
+                raise FieldError(("mixes",), "mixes step WebBench's closed loop: open_loop steps offered_rps")
+            if self.persistence != "none":
+                raise FieldError(("persistence",), "the cookie test needs WebBench's clients, not open-loop requests")
         if self.mode == "l7" and self.servers < 2:
             raise FieldError(("servers",), "L7 splits the servers between .gif and .htm: at least 2")
         if self.mixes is not None:

@@ -1,0 +1,251 @@
+"""Open-loop offered requests on the webswitch kind's ns-3 engine (issue 16):
+the arrival counts are those of the process (Poisson, MMPP: within 4 sd of
+rate x T), the response time tends to the unloaded path's at low load and
+follows Pollaczek-Khinchine's M/D/1 mean in front of one deterministic
+server CPU, the throughput is capped by that CPU above it, the bytes per
+request are those of the file popularity, a seed gives the same numbers,
+and the keys are checked (FILE:LINE: key)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from conftest import ROOT, line_of, one_line, run_cli, write_scenario
+from routertwin.runners.webswitch.model import Case
+from routertwin.runners.webswitch.profiles import load_webswitch
+from routertwin.runners.webswitch.runner import case_result_ns3
+from routertwin.runners.webswitch.schema import Ns3Options, OpenLoop
+from routertwin.runners.webswitch.testbed import load_testbed
+
+PLATFORMS = ROOT / "scenarios" / "platforms"
+TESTBED = ROOT / "scenarios" / "workloads" / "webbench-nctu.yaml"
+NORTEL = PLATFORMS / "nctu-nortel-ace180e.yaml"
+HEAD = f"""
+    scenario: s
+    kind: webswitch
+    seed: 1
+    testbed: {TESTBED}
+"""
+# one server whose CPU takes 2 ms a request (nothing a connection): a
+# deterministic FIFO server of 500 requests/s, far below every link
+SERVICE_S = 2e-3
+
+
+def one_server_testbed(one_class: bool = True):
+    tb = load_testbed(TESTBED)
+    tb = tb.model_copy(update={"server": tb.server.model_copy(update={"cpu_per_request_us": SERVICE_S * 1e6,
+                                                                        "cpu_per_connection_us": 0.0})})
+    if one_class:  # every request the same: the response time has no size spread
+        tb = tb.model_copy(update={"file_classes": [tb.file_classes[0].model_copy(update={"share": 1.0})]})
+    return tb
+
+
+def run_open(rps: float, tb=None, arrivals: str = "poisson", seed: int = 1, duration_s: float = 1.0,
+             warmup_s: float = 0.1, mode: str = "l4", servers: int = 1, **open_keys):
+    tb = tb or one_server_testbed()
+    ol = OpenLoop(offered_rps=[rps], **open_keys) if "trace" in open_keys else \
+        OpenLoop(arrivals=arrivals, offered_rps=[rps], **open_keys)
+    case = Case(load_webswitch(NORTEL), mode, "nat", "1.0", 3, 14, servers, "none")
+    result, _ = case_result_ns3("o", case, NORTEL, tb, Ns3Options(warmup_s=warmup_s, duration_s=duration_s), seed,
+                                ol.native_keys(rps))
+    return result
+
+
+def test_poisson_arrivals_in_the_window_are_within_4_sd_of_rate_times_t():
+    # Poisson: Var N(T) = rate x T
+    r = run_open(300.0, duration_s=1.0)
+    n = r.counters["offered_requests"]
+    assert abs(n - 300.0) <= 4 * math.sqrt(300.0)
+    assert r.counters["answered_requests"] == n  # a light load: every one answered
+
+
+def test_mmpp_arrivals_are_within_4_sd_of_rate_times_t_with_the_mmpp_dispersion():
+    # the asymptotic index of dispersion of a two-state MMPP (Fischer and
+    # Meier-Hellstern, "The MMPP cookbook", 1993), computed here by hand; it
+    # bounds Var N(T) / E N(T) from above for any window
+    rate, ratio, high, cycle, t = 300.0, 4.0, 0.2, 0.1, 1.0
+    low = rate / (high * ratio + 1 - high)
+    l1, l2 = ratio * low, low
+    r1, r2 = 1 / (high * cycle), 1 / ((1 - high) * cycle)
+    idc = 1 + 2 * r1 * r2 * (l1 - l2) ** 2 / ((r1 + r2) ** 2 * (l1 * r2 + l2 * r1))
+    assert idc > 2  # bursty enough that a Poisson bound would be the wrong one
+    counts = [run_open(rate, arrivals="mmpp", seed=s, duration_s=t, mmpp_rate_ratio=ratio, mmpp_high_fraction=high,
+                       mmpp_cycle_s=cycle).counters["offered_requests"] for s in (1, 2)]
+    for n in counts:
+        assert abs(n - rate * t) <= 4 * math.sqrt(idc * rate * t)
+    assert counts[0] != counts[1]
+
+
+def test_low_load_response_time_is_the_unloaded_path_and_poisson_load_follows_md1():
+    # At 10 requests/s (server CPU 2 % busy) a request meets nobody: its
+    # response time is the unloaded path's, which WebBench's closed loop of
+    # one thread on one client PC measures another way (its cycle: client
+    # CPU, connection, request, response; a different client code path).
+    # At 250/s the server CPU is a FIFO server of deterministic service
+    # D = 2 ms under (nearly) Poisson arrivals, rho = 0.5: Pollaczek-
+    # Khinchine's M/D/1 mean wait rho D / (2 (1 - rho)) = 1 ms comes on top
+    # of the unloaded path (the links, below 15 % busy, add little).
+    # Tolerance 20 % of that wait: about 3 sd of a 10-second window's mean
+    # (seeds 1-4 over 40 s gave 0.96, 0.96, 1.02, 0.98 ms).
+    tb = one_server_testbed()
+    idle = run_open(10.0, tb=tb, duration_s=2.0)
+    assert idle.metrics["latency_p999_us"] <= idle.metrics["latency_p50_us"] * 1.05  # nobody waits
+    one_thread = tb.model_copy(update={"client": tb.client.model_copy(update={"threads": 1})})
+    closed, _ = case_result_ns3("c", Case(load_webswitch(NORTEL), "l4", "nat", "1.0", 3, 1, 1, "none"), NORTEL,
+                                one_thread, Ns3Options(warmup_s=0.1, duration_s=0.5), 1)
+    unloaded_ms = closed.metrics["latency_avg"]
+    assert idle.metrics["latency_avg"] == pytest.approx(unloaded_ms, rel=0.01)
+    assert unloaded_ms > SERVICE_S * 1e3  # the server's 2 ms are inside it
+    lam, rho = 250.0, 250.0 * SERVICE_S
+    busy = run_open(lam, tb=tb, duration_s=10.0)
+    wait_ms = rho * SERVICE_S / (2 * (1 - rho)) * 1e3
+    assert busy.counters["answered_requests"] == busy.counters["offered_requests"]
+    assert busy.metrics["latency_avg"] - unloaded_ms == pytest.approx(wait_ms, rel=0.2)
+    assert busy.metrics["latency_p99_us"] > busy.metrics["latency_p50_us"]
+
+
+def test_offered_above_the_server_cpu_is_served_at_its_rate_and_the_rest_wait():
+    # 800 requests/s at a 500/s server CPU: it is busy all the window, the
+    # answers come at 1 / D, and the backlog is unanswered after the drain
+    r = run_open(800.0, duration_s=1.0, warmup_s=0.2)
+    assert r.metrics["requests_per_s"] == pytest.approx(1 / SERVICE_S, rel=0.03)
+    assert r.counters["unanswered_requests"] + r.counters["refused_requests"] > 0
+    assert r.metrics["latency_p99_us"] > 100 * SERVICE_S * 1e6  # a growing queue: p99 over 200 ms
+
+
+@pytest.mark.parametrize("popularity", ["uniform", "zipf"])
+def test_bytes_per_answer_are_those_of_the_popularity_over_the_file_classes(popularity):
+    # The mean response bytes (head + body) of the answered requests is
+    # sum_k p_k (head + bytes_k), p_k uniform or Zipf(1) over the classes as
+    # listed; within 4 standard errors of the class sizes' spread.
+    tb = load_testbed(TESTBED)
+    classes = tb.file_classes
+    w = [1.0] * len(classes) if popularity == "uniform" else [(k + 1) ** -1.0 for k in range(len(classes))]
+    p = [x / sum(w) for x in w]
+    size = [tb.response_header_bytes + f.bytes for f in classes]
+    mean = sum(pk * s for pk, s in zip(p, size))
+    sd = math.sqrt(sum(pk * (s - mean) ** 2 for pk, s in zip(p, size)))
+    r = run_open(600.0, tb=tb, mode="l7", servers=6, duration_s=1.0, popularity=popularity, zipf_exponent=1.0)
+    n = r.metrics["requests_per_s"] * 1.0
+    got = r.metrics["throughput_mbps"] * 1e6 / 8 / r.metrics["requests_per_s"]
+    assert got == pytest.approx(mean, abs=4 * sd / math.sqrt(n))
+    assert r.metrics["refused_pct"] == 0.0
+
+
+def test_the_same_seed_gives_the_same_numbers_and_another_seed_others():
+    a, b, c = (run_open(300.0, seed=s, duration_s=0.3, arrivals="onoff") for s in (7, 7, 8))
+    assert a.metrics == b.metrics and a.counters == b.counters and a.distributions == b.distributions
+    assert a.metrics != c.metrics
+
+
+def test_an_open_loop_scenario_runs_and_reports_percentiles(tmp_path):
+    path, _ = write_scenario(tmp_path, HEAD, f"""
+        mode: l7
+        servers: 2
+        clients: 2
+        http: ["1.0"]
+        engine: ns3
+        ns3: {{warmup_s: 0.02, duration_s: 0.1, drain_s: 0.1}}
+        open_loop:
+          arrivals: poisson
+          offered_rps: [100, 200]
+          popularity: zipf
+        products: [{NORTEL}]
+    """)
+    proc = run_cli("run", path, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    doc = json.loads(next((tmp_path / "out").rglob("*.json")).read_text())
+    cases = {c["case"]: c for c in doc["cases"]}
+    assert set(cases) == {"nortel-ace180e-l7-nat-http10-r3-o100", "nortel-ace180e-l7-nat-http10-r3-o200"}
+    for c in cases.values():
+        assert c["metrics"]["latency_p50_us"] <= c["metrics"]["latency_p99_us"] <= c["metrics"]["latency_max_us"]
+
+
+@pytest.mark.parametrize("body,key,words", [
+    ("engine: mva\nopen_loop: {offered_rps: [10]}", "open_loop:", "engine: ns3"),
+    ("engine: ns3\nhttp: ['1.1']\nopen_loop: {offered_rps: [10]}", "http:", "HTTP/1.0"),
+    ("engine: ns3\nhttp: ['1.0']\nopen_loop: {offered_rps: [10], arivals: poisson}", "open_loop:", "arivals"),
+])
+def test_bad_open_loop_keys_name_file_line_and_key(tmp_path, body, key, words):
+    path, text = write_scenario(tmp_path, HEAD, f"mode: l4\nproducts: [{NORTEL}]\n" + body)
+    proc = run_cli("run", path, "--out", tmp_path / "out")
+    assert proc.returncode == 2
+    line = one_line(proc, tmp_path / "out")
+    assert f"s.yaml:{line_of(text, key)}:" in line and words in line
+
+
+def write_http_pcap(path, conns, mss=1460):
+    """A pcap (Ethernet) of HTTP/1.0 connections: (syn_s, request_bytes,
+    response_bytes) each, from 10.0.0.2:(40000 + k) to 10.0.0.1:80: the
+    handshake, the request, the response in mss segments, both FINs."""
+    import struct
+
+    def frame(t, src, dst, sport, dport, flags, payload=0):
+        tcp = struct.pack("!HHIIBBHHH", sport, dport, 1, 1, 5 << 4, flags, 65535, 0, 0)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 20 + payload, 0, 0, 64, 6, 0, bytes(src), bytes(dst))
+        eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
+        pkt = eth + ip + tcp + b"x" * payload
+        sec = int(t)
+        return struct.pack("<IIII", sec, int(round((t - sec) * 1e6)), len(pkt), len(pkt)) + pkt
+
+    client, server = (10, 0, 0, 2), (10, 0, 0, 1)
+    SYN, ACK, FIN, PSH = 0x02, 0x10, 0x01, 0x08
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for k, (t, req, resp) in enumerate(conns):
+        port = 40000 + k
+        c2s = (client, server, port, 80)
+        s2c = (server, client, 80, port)
+        out += [frame(t, *c2s, SYN), frame(t + 1e-4, *s2c, SYN | ACK), frame(t + 2e-4, *c2s, ACK),
+                frame(t + 3e-4, *c2s, PSH | ACK, req)]
+        sent, dt = 0, 4e-4
+        while sent < resp:
+            n = min(mss, resp - sent)
+            out.append(frame(t + dt, *s2c, ACK, n))
+            sent, dt = sent + n, dt + 1e-5
+        out += [frame(t + dt, *s2c, FIN | ACK), frame(t + dt + 1e-5, *c2s, FIN | ACK), frame(t + dt + 2e-5, *c2s, ACK)]
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def test_a_traces_connections_arrive_looped_at_the_rate_with_their_response_bytes(tmp_path):
+    # 20 connections, SYNs 5 ms apart, responses of 1,250, 5,250 and 20,250
+    # bytes (head + body) in turn. Rescaled to 400/s a pass lasts 50 ms:
+    # the 0.5 s window holds exactly 10 passes, 200 requests, and the bytes
+    # of an answer average the trace's (the window's edges move a few
+    # answers: 2 %). As captured: 200/s, 100 requests. (The window, from
+    # 0.101 s, keeps its edges 1 ms off every instant.)
+    sizes = [1250, 5250, 20250]
+    conns = [(1.0 + 0.005 * k, 200, sizes[k % 3]) for k in range(20)]
+    pcap = write_http_pcap(tmp_path / "http.pcap", conns)
+    mean = sum(c[2] for c in conns) / len(conns)
+    tb = load_testbed(TESTBED)
+    assert tb.response_header_bytes < min(sizes)
+    r = run_open(400.0, tb=tb, mode="l7", servers=2, warmup_s=0.101, duration_s=0.5, trace={"file": pcap})
+    assert r.counters["offered_requests"] == 200
+    assert r.counters["answered_requests"] == 200
+    got = r.metrics["throughput_mbps"] * 1e6 / 8 / r.metrics["requests_per_s"]
+    assert got == pytest.approx(mean, rel=0.02)
+    captured = run_open(400.0, tb=tb, mode="l7", servers=2, warmup_s=0.101, duration_s=0.5,
+                        trace={"file": pcap, "rescale": False})
+    assert captured.counters["offered_requests"] == 100
+
+
+def test_a_truncated_trace_is_one_line_naming_the_file_and_packet(tmp_path):
+    pcap = write_http_pcap(tmp_path / "h.pcap", [(1.0, 200, 1250), (1.01, 200, 1250)])
+    pcap.write_bytes(pcap.read_bytes()[:-30])
+    path, _ = write_scenario(tmp_path, HEAD, f"""
+        mode: l7
+        servers: 2
+        http: ["1.0"]
+        engine: ns3
+        open_loop:
+          offered_rps: [100]
+          trace: {{file: {pcap}}}
+        products: [{NORTEL}]
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert str(pcap) in line and "packet" in line and "truncated" in line

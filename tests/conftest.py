@@ -1,7 +1,10 @@
 """Shared helpers for the Python tests: the project root, scenario files
-written into tmp_path, and running the real CLI as a subprocess."""
+written into tmp_path, running the real CLI as a subprocess, and the live
+HAProxy tests' network namespace and stats socket."""
 
 import json
+import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -62,6 +65,36 @@ def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
     """`python -m routertwin ARGS` as a user runs it."""
     return subprocess.run([sys.executable, "-m", "routertwin", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300)
+
+
+def in_namespace(tag: str, module: str, expression: str) -> str:
+    """What `expression` prints, evaluated (with `t` the test module `module`,
+    `json` and `Path` imported) in a network namespace made for it
+    (198.18.0.1/16 on its loopback); the namespace is deleted whatever happens."""
+    ns = f"rt-{tag}-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
+            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
+        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; import %s as t; print(%s, end='')"
+                % (str(Path(__file__).parent), module, expression))
+        return subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, check=True).stdout
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def haproxy_command(sock_path, command: str) -> str:
+    """One command on a live HAProxy's stats socket (management guide 9.3):
+    its whole answer, read until HAProxy closes the connection."""
+    u = socket.socket(socket.AF_UNIX)
+    u.connect(str(sock_path))
+    u.sendall(command.encode() + b"\n")
+    data = b""
+    while chunk := u.recv(65536):
+        data += chunk
+    u.close()
+    return data.decode()
 
 
 def write_scenario(tmp_path, head: str, body: str, name: str = "s.yaml"):

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import one_line, run_cli
+from conftest import haproxy_command, in_namespace, one_line, run_cli
 from routertwin.importers import haproxy, haproxy_stat, ipvs
 from routertwin.importers._lbcommon import ImportFileError
 from routertwin.scenario_loader import load_scenario
@@ -465,14 +465,7 @@ def _live_show_stat(workdir: Path, weights: list[int], connections: int) -> str:
             c = socket.create_connection(("198.18.0.1", 21999), timeout=5)
             c.recv(16)
             c.close()
-        u = socket.socket(socket.AF_UNIX)
-        u.connect(str(sock_path))
-        u.sendall(b"show stat\n")
-        data = b""
-        while chunk := u.recv(65536):
-            data += chunk
-        u.close()
-        return data.decode()
+        return haproxy_command(sock_path, "show stat")
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -484,18 +477,7 @@ def _live_show_stat(workdir: Path, weights: list[int], connections: int) -> str:
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for its network namespace")
 def test_show_stat_of_a_real_haproxy_becomes_calibrate_rows(tmp_path):
     weights = [3, 2, 1]
-    ns = f"rt-imptest-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
-            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
-        code = ("import sys; sys.path.insert(0, %r); from pathlib import Path; import test_import_lb as t; "
-                "print(t._live_show_stat(Path(%r), %r, 60), end='')" % (str(Path(__file__).parent), str(tmp_path),
-                                                                        weights))
-        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=120, check=True).stdout
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
+    out = in_namespace("imptest", "test_import_lb", "t._live_show_stat(Path(%r), %r, 60)" % (str(tmp_path), weights))
     csv_path = tmp_path / "stat.csv"
     csv_path.write_text(out)
     calib = tmp_path / "calib.csv"

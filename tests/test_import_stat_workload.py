@@ -45,7 +45,6 @@ import selectors
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -53,7 +52,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import one_line, run_cli
+from conftest import haproxy_command, in_namespace, one_line, run_cli
 from routertwin.importers import haproxy, haproxy_stat
 from routertwin.scenario_loader import load_scenario
 
@@ -190,17 +189,6 @@ def test_bad_stat_csv_is_refused_at_its_line(tmp_path, edit, message):
 # ---------------------------------------------------------------- live: a real haproxy under a known workload
 
 
-def _show_stat(sock_path: Path) -> str:
-    u = socket.socket(socket.AF_UNIX)
-    u.connect(str(sock_path))
-    u.sendall(b"show stat\n")
-    data = b""
-    while chunk := u.recv(65536):
-        data += chunk
-    u.close()
-    return data.decode()
-
-
 def _live(workdir: Path) -> dict:
     """Run inside the namespace: haproxy, two backends that hold a
     connection until its client closes it, the seeded Poisson client (one
@@ -244,7 +232,7 @@ def _live(workdir: Path) -> dict:
                 c.close()
                 lags.append(time.monotonic() - opened_at - life)
             if due and due[0] <= now:
-                snapshots.append({"t_s": now - t0, "csv": _show_stat(sock_path)})
+                snapshots.append({"t_s": now - t0, "csv": haproxy_command(sock_path, "show stat")})
                 due.pop(0)
             if now >= t0 + END_S and not closes:
                 break
@@ -277,19 +265,8 @@ def _live(workdir: Path) -> dict:
 @pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for its network namespace")
 def test_show_stat_of_a_real_haproxy_gives_the_workload_it_carried(tmp_path):
-    ns = f"rt-stattest-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
-            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
-        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; "
-                "import test_import_stat_workload as t; print(json.dumps(t._live(Path(%r))))"
-                % (str(Path(__file__).parent), str(tmp_path)))
-        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=120, check=True).stdout
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
-    live = json.loads(out)
+    live = json.loads(in_namespace("stattest", "test_import_stat_workload",
+                                   "json.dumps(t._live(Path(%r)))" % str(tmp_path)))
     assert len(live["snapshots"]) == len(SNAPSHOTS_S)
     truth_ms = MEAN_MS + live["lag_ms"]
     cfg = _config(tmp_path, str(tmp_path / "stats.sock"))

@@ -31,12 +31,13 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import haproxy_command, in_namespace
 
 HAPROXY = shutil.which("haproxy")
 REQUESTS, SPACING_S, HOLD_MS = 10, 0.010, 500
@@ -130,19 +131,13 @@ def _live(workdir: Path) -> dict:
             for t in threads:
                 t.join(timeout=15)
             statuses[name] = out
-        u = socket.socket(socket.AF_UNIX)
-        u.connect(str(sock_path))
-        u.sendall(b"show stat\n")
-        data = b""
-        while chunk := u.recv(65536):
-            data += chunk
-        u.close()
+        shown = haproxy_command(sock_path, "show stat")
     finally:
         proc.terminate()
         proc.wait(timeout=10)
         for s in servers:
             s.close()
-    lines = data.decode().splitlines()
+    lines = shown.splitlines()
     head = lines[0][2:].split(",")
     qmax = {}
     for line in lines[1:]:
@@ -154,21 +149,8 @@ def _live(workdir: Path) -> dict:
 
 def _in_namespace(tag: str, live: str, workdir: Path) -> dict:
     """This module's function `live`(workdir) run in a network namespace made
-    for it (198.18.0.1/16 on its loopback), its JSON answer; the namespace
-    is deleted whatever happens."""
-    ns = f"rt-{tag}-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "198.18.0.1/16", "dev", "lo"]):
-            subprocess.run(["ip", "netns", "exec", ns, *cmd], check=True)
-        code = ("import sys, json; sys.path.insert(0, %r); from pathlib import Path; "
-                "import test_lab_haproxy_queue as t; print(json.dumps(t.%s(Path(%r))))"
-                % (str(Path(__file__).parent), live, str(workdir)))
-        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=120, check=True).stdout
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
-    return json.loads(out)
+    for it, its JSON answer."""
+    return json.loads(in_namespace(tag, "test_lab_haproxy_queue", "json.dumps(t.%s(Path(%r)))" % (live, str(workdir))))
 
 
 def _twin(scheduler: str, maxqueue: int, timeout_ms: int, **extra) -> dict:
@@ -253,15 +235,6 @@ def _drain_request(port: int, out: list, k: int, cookie: str) -> None:
     out[k] = (status, int(data.split(b"\r\n\r\n", 1)[1]) if status == 200 else None)
 
 
-def _admin(sock_path: Path, command: str) -> None:
-    u = socket.socket(socket.AF_UNIX)
-    u.connect(str(sock_path))
-    u.sendall(command.encode() + b"\n")
-    while u.recv(65536):
-        pass
-    u.close()
-
-
 def _live_drain(workdir: Path) -> dict:
     """Run inside the namespace: per case, each request's (status, server index or None)."""
     ports = {name: (24000 + 2 * i, 24001 + 2 * i) for i, name in enumerate(DRAIN_CASES)}
@@ -295,7 +268,7 @@ def _live_drain(workdir: Path) -> dict:
                 threads.append(t)
             time.sleep(max(0.0, start + DRAIN_AT_S - time.monotonic()))
             for command in commands:
-                _admin(sock_path, command.format(b=name))
+                haproxy_command(sock_path, command.format(b=name))
             for t in threads:
                 t.join(timeout=15)
             got[name] = [(s, ports[name].index(p) if p is not None else None) for s, p in out]

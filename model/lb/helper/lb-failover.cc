@@ -78,17 +78,10 @@ PerServer(S k, V v, int64_t lo, int64_t hi)
 const std::vector<Key>&
 Keys()
 {
-    static const std::vector<Key> keys = {
+    static const std::vector<Key> keys = WithSchedHashKeys<C>({
         {"servers", [](C& c, S k, V v) { c.servers = static_cast<uint32_t>(AsInt(k, v, 1, DP_SCHED_MAX_SERVERS)); }},
         {"weights", [](C& c, S k, V v) { c.weights = PerServer(k, v, 1, DP_SCHED_MAX_WEIGHT); }},
-        {"scheduler",
-         [](C& c, S k, V v) {
-             c.scheduler = AsString(k, v);
-             if (dp_sched_algo_from_name(c.scheduler.c_str()) < 0)
-             {
-                 Bad(k, "unknown algorithm '" + c.scheduler + "'");
-             }
-         }},
+        {"scheduler", [](C& c, S k, V v) { c.scheduler = SchedulerName(k, v); }},
         {"check",
          [](C& c, S k, V v) {
              c.check = AsString(k, v);
@@ -148,14 +141,7 @@ Keys()
          [](C& c, S k, V v) { c.clientIpBase = static_cast<uint32_t>(AsInt(k, v, 0, 0xFFFFFFFFLL)); }},
         {"stick_size", [](C& c, S k, V v) { c.stickSize = static_cast<uint32_t>(AsInt(k, v, 1, 1 << 24)); }},
         {"stick_expire_ms", [](C& c, S k, V v) { c.stickExpireMs = Ms(k, v); }},
-        {"hash_function", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"hash_avalanche", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"uri_whole", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"uri_path_only", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"uri_len", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"uri_depth", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"hdr_domain_only", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-    };
+    });
     return keys;
 }
 
@@ -187,19 +173,10 @@ class FailoverRun
     explicit FailoverRun(const LbFailoverConfig& c)
         : m_c(c)
     {
-        dp_sched_config_t sc{};
-        sc.algo = static_cast<uint32_t>(dp_sched_algo_from_name(c.scheduler.c_str()));
-        sc.max_servers = c.servers;
-        sc.seed = 1;
-        c.hash.Apply(sc);
-        m_request = SchedHashesRequest(sc.algo);
-        m_poolMem.resize(dp_sched_memory_size(&sc));
-        m_pool = dp_sched_create(m_poolMem.data(), m_poolMem.size(), &sc);
-        if (!m_pool)
-        {
-            Bad("scheduler", "cannot build a pool of " + std::to_string(c.servers) + " servers");
-        }
-        m_hashes = IsHash(sc.algo);
+        uint32_t algo = 0;
+        m_pool = CreateSchedPool(c.scheduler, c.servers, 1, c.hash, m_poolMem, algo);
+        m_request = SchedHashesRequest(algo);
+        m_hashes = IsHash(algo);
         m_checker = CreateObject<LbHealthChecker>();
         m_checker->SetAttribute("Kind", StringValue(c.check));
         for (uint32_t i = 0; i < c.servers; ++i)

@@ -96,6 +96,36 @@ SchedHashOptions::Apply(dp_sched_config_t& c) const
     }
 }
 
+std::string
+SchedulerName(const std::string& key, const ConfigValue& v)
+{
+    std::string name = config::AsString(key, v);
+    if (dp_sched_algo_from_name(name.c_str()) < 0)
+    {
+        Bad(key, "unknown algorithm '" + name + "'");
+    }
+    return name;
+}
+
+dp_sched_t*
+CreateSchedPool(const std::string& scheduler, uint32_t slots, uint64_t seed, const SchedHashOptions& hash,
+                std::vector<uint8_t>& mem, uint32_t& algo)
+{
+    dp_sched_config_t sc{};
+    sc.algo = static_cast<uint32_t>(dp_sched_algo_from_name(scheduler.c_str()));
+    sc.max_servers = slots;
+    sc.seed = seed;
+    hash.Apply(sc);
+    algo = sc.algo;
+    mem.resize(dp_sched_memory_size(&sc));
+    dp_sched_t* pool = dp_sched_create(mem.data(), mem.size(), &sc);
+    if (!pool)
+    {
+        Bad("scheduler", "cannot build a pool of " + std::to_string(slots) + " servers");
+    }
+    return pool;
+}
+
 bool
 SchedHashesRequest(uint32_t algo)
 {

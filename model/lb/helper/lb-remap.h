@@ -33,6 +33,7 @@
 #ifndef ROUTERTWIN_LB_REMAP_H
 #define ROUTERTWIN_LB_REMAP_H
 
+#include "config-keys.h"
 #include "forwarding-scenario.h" // ConfigValue
 #include "dp_sched.h"
 
@@ -77,6 +78,30 @@ struct SchedHashOptions
     /// Sets the fields and flags of c (c.algo already set).
     void Apply(dp_sched_config_t& c) const;
 };
+
+/// The key-table rows of SchedHashOptions's keys, for a scenario Config
+/// whose member `hash` takes them; appended after `rows` (documentation order).
+template <typename Config>
+std::vector<config::Key<Config>>
+WithSchedHashKeys(std::vector<config::Key<Config>> rows)
+{
+    for (const char* name : {"hash_function", "hash_avalanche", "uri_whole", "uri_path_only", "uri_len", "uri_depth",
+                             "hdr_domain_only"})
+    {
+        rows.push_back({name, [](Config& c, const std::string& k, const ConfigValue& v) { c.hash.Take(k, v); }});
+    }
+    return rows;
+}
+
+/// The value of a `scheduler` key: a name dp_sched knows (throws
+/// std::invalid_argument "key 'K': unknown algorithm ..." otherwise).
+std::string SchedulerName(const std::string& key, const ConfigValue& v);
+
+/// A dp_sched pool of `slots` servers for `scheduler` (a SchedulerName) with
+/// the hash options, built in `mem`; `algo` gets its dp_sched algorithm.
+/// Throws std::invalid_argument "key 'scheduler': ..." when dp_sched refuses it.
+dp_sched_t* CreateSchedPool(const std::string& scheduler, uint32_t slots, uint64_t seed,
+                            const SchedHashOptions& hash, std::vector<uint8_t>& mem, uint32_t& algo);
 
 /// True for the dp_sched algorithms that hash a request string (uri, hdr).
 bool SchedHashesRequest(uint32_t algo);

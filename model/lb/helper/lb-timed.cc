@@ -42,15 +42,8 @@ PerServerMap(S k, V v)
 const std::vector<Key>&
 Keys()
 {
-    static const std::vector<Key> keys = {
-        {"scheduler",
-         [](C& c, S k, V v) {
-             c.scheduler = AsString(k, v);
-             if (dp_sched_algo_from_name(c.scheduler.c_str()) < 0)
-             {
-                 Bad(k, "unknown algorithm '" + c.scheduler + "'");
-             }
-         }},
+    static const std::vector<Key> keys = WithSchedHashKeys<C>({
+        {"scheduler", [](C& c, S k, V v) { c.scheduler = SchedulerName(k, v); }},
         {"servers",
          [](C& c, S k, V v) { c.servers = static_cast<uint32_t>(AsInt(k, v, 1, DP_SCHED_MAX_SERVERS - 1)); }},
         {"weights", [](C& c, S k, V v) { c.given.weights = PerServerMap(k, v); }},
@@ -114,14 +107,7 @@ Keys()
         {"arrivals_s", [](C& c, S k, V v) { c.given.arrivals = PerServerMap(k, v); }},
         {"lifetimes_ms", [](C& c, S k, V v) { c.given.lifetimes = PerServerMap(k, v); }},
         {"cookies", [](C& c, S k, V v) { c.given.cookies = PerServerMap(k, v); }},
-        {"hash_function", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"hash_avalanche", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"uri_whole", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"uri_path_only", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"uri_len", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"uri_depth", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-        {"hdr_domain_only", [](C& c, S k, V v) { c.hash.Take(k, v); }},
-    };
+    });
     return keys;
 }
 
@@ -194,19 +180,8 @@ class TimedRun
           m_lifetimes(c.seed, 2),
           m_clients(c.seed, 3)
     {
-        dp_sched_config_t sc{};
-        sc.algo = static_cast<uint32_t>(dp_sched_algo_from_name(c.scheduler.c_str()));
-        sc.max_servers = c.Slots();
-        sc.seed = c.seed;
-        c.hash.Apply(sc);
-        m_algo = sc.algo;
-        m_request = SchedHashesRequest(sc.algo);
-        m_poolMem.resize(dp_sched_memory_size(&sc));
-        m_pool = dp_sched_create(m_poolMem.data(), m_poolMem.size(), &sc);
-        if (!m_pool)
-        {
-            Bad("scheduler", "cannot build a pool of " + std::to_string(c.Slots()) + " servers");
-        }
+        m_pool = CreateSchedPool(c.scheduler, c.Slots(), c.seed, c.hash, m_poolMem, m_algo);
+        m_request = SchedHashesRequest(m_algo);
         for (uint32_t i = 0; i < c.servers; ++i)
         {
             AddServer(i);

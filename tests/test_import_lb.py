@@ -34,7 +34,8 @@ HAPROXY = shutil.which("haproxy")
 needs_haproxy = pytest.mark.skipif(HAPROXY is None or not EXAMPLES[:-1], reason="Debian's haproxy is not installed")
 # Statements that map to scenario keys (the rest must be listed by line).
 MODELLED_HEADS = {"mode", "balance", "hash-type", "bind", "default_backend", "server", "default-server",
-                  "frontend", "backend", "listen", "defaults", "global", "retries", "cookie", "stick-table", "stick"}
+                  "frontend", "backend", "listen", "defaults", "global", "retries", "cookie", "stick-table", "stick",
+                  "maxconn", "backlog", "tune.bufsize"}  # the last three: the fill-SERVICE case
 
 
 def cfg(tmp_path, text: str, name: str = "h.cfg") -> Path:

@@ -995,8 +995,8 @@ def _fill_cases(parser: "_Parser") -> list[dict]:
             limit, source = g[0], f"{shown}:{g[1]}: global maxconn {g[0]}"
         else:
             limit = ASSUMED_ULIMIT_N // 2
-            source = (f"assumption: no maxconn in {shown}; HAProxy 2.6 derives the global maxconn from ulimit -n, "
-                      f"about two descriptors a connection; ulimit -n {ASSUMED_ULIMIT_N} assumed: edit it")
+            source = ("assumption: no maxconn in the configuration; HAProxy 2.6 derives the global maxconn from "
+                      f"ulimit -n, about two descriptors a connection; ulimit -n {ASSUMED_ULIMIT_N} assumed: edit it")
         bl = p.fill.get("backlog")
         if bl is not None and bl[0] > 0:
             backlog, qsource = bl[0], f"{shown}:{bl[1]}: backlog {bl[0]}"

@@ -43,7 +43,9 @@ timeouts) are parsed and checked, listed as "not modelled yet", and switch
 on when the schema gains their key. Health checks, retries, redispatch and
 persistence are keys, and each pool whose servers are checked gets a
 `failover-POOL` case: model/lb's failover model (lb-failover.h) run with
-those settings (_failover_cases).
+those settings (_failover_cases). Global maxconn and tune.bufsize, and a
+frontend's maxconn and backlog, set each frontend's `fill-SERVICE` case
+(_fill_cases: the connection table against memory and rate, docs/import-lb.md 5e).
 """
 
 from __future__ import annotations

@@ -226,3 +226,9 @@ def test_ipvs_table_is_bounded_by_memory(tmp_path):
     assert model.held_limit() == (1 << 30) // 320 == 3_355_443
     # Little's law: 3,355,443 entries held for 1 s + 120 s fill at 27,731 new connections/s
     assert model.held_limit() / 121.0 == pytest.approx(27731, rel=1e-4)
+
+
+def test_same_seed_same_run_other_seed_other_run():
+    a = tablefill.simulate(25.0, 1.0, 20, 3, seed=7, measure_holdings=50)
+    assert a == tablefill.simulate(25.0, 1.0, 20, 3, seed=7, measure_holdings=50)
+    assert a != tablefill.simulate(25.0, 1.0, 20, 3, seed=8, measure_holdings=50)

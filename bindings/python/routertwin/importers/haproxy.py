@@ -1049,9 +1049,21 @@ def export(scenario) -> str:
                         "(the imported configuration had no proxy the twin models)")
     out = [f"# written by routertwin export haproxy from {Path(where).name}: what the scenario models.",
            "# Timeouts are in it only when the scenario has them (HAProxy warns when they are missing).", "",
-           "defaults", "    mode tcp", ""]
+           ]
+    fills = _export_fills(scenario)
+    bufsizes = {f.bytes_per_connection for f in fills.values()}
+    if bufsizes and bufsizes != {2 * BUFSIZE_DEFAULT + OTHER_BYTES}:
+        # one tune.bufsize for the whole process: every fill case was imported with the same one
+        out += ["global", f"    tune.bufsize {(max(bufsizes) - OTHER_BYTES) // 2}", ""]
+    out += ["defaults", "    mode tcp", ""]
     for svc in bal.services:
         out += [f"frontend {svc.name}", f"    mode {svc.mode if svc.mode != 'udp' else 'tcp'}"]
+        fill = fills.get(re.sub(r"[^A-Za-z0-9._-]", "-", svc.name))
+        if fill is not None and not fill.limit_source.startswith("assumption"):
+            # the limit the fill case holds (the frontend's maxconn, or the global one below it)
+            out.append(f"    maxconn {fill.limit}")
+        if fill is not None and ": backlog " in fill.queue_source:
+            out.append(f"    backlog {fill.accept_queue}")
         if svc.mode == "udp":
             raise UserError(f"{where}: service '{svc.name}': HAProxy does not balance UDP")
         out += [f"    bind {ep}" for ep in svc.listen]
@@ -1086,6 +1098,14 @@ def export(scenario) -> str:
             out.append(line)
         out.append("")
     return "\n".join(out)
+
+
+def _export_fills(scenario) -> dict:
+    """The fill-SERVICE cases' settings by service name: export writes back
+    what they model (the connections held, the accept queue, tune.bufsize),
+    so that import, export and import again give the same fill cases."""
+    return {c.id[len("fill-"):]: c.tablefill for c in scenario.config.cases
+            if c.method == "tablefill" and c.tablefill is not None and c.tablefill.limit is not None}
 
 
 def _export_balance(pool) -> str:

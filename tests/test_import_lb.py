@@ -886,7 +886,8 @@ def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch
     first = haproxy.import_file(path, env={})
     assert first.not_modelled == []
     bal = FullBalancer.model_validate(first.scenario["balancer"])
-    text = haproxy.export(SimpleNamespace(config=SimpleNamespace(balancer=bal), path=None, name="switched"))
+    text = haproxy.export(SimpleNamespace(config=SimpleNamespace(balancer=bal, cases=[]), path=None,
+                                           name="switched"))
     out = tmp_path / "out.cfg"
     out.write_text(text)
     check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)

@@ -34,7 +34,8 @@ HAPROXY = shutil.which("haproxy")
 needs_haproxy = pytest.mark.skipif(HAPROXY is None or not EXAMPLES[:-1], reason="Debian's haproxy is not installed")
 # Statements that map to scenario keys (the rest must be listed by line).
 MODELLED_HEADS = {"mode", "balance", "hash-type", "bind", "default_backend", "server", "default-server",
-                  "frontend", "backend", "listen", "defaults", "global", "retries", "cookie", "stick-table", "stick"}
+                  "frontend", "backend", "listen", "defaults", "global", "retries", "cookie", "stick-table", "stick",
+                  "maxconn", "backlog", "tune.bufsize"}  # the last three: the fill-SERVICE case
 
 
 def cfg(tmp_path, text: str, name: str = "h.cfg") -> Path:
@@ -266,6 +267,33 @@ def test_export_is_accepted_by_haproxy_and_round_trips(tmp_path, path):
     assert check.returncode == 0, check.stdout + check.stderr
     again = load_imported(tmp_path, haproxy.import_file(out, env={}), "again.yaml")
     assert again.config.balancer.model_dump() == first.config.balancer.model_dump()
+    assert _fills(again) == _fills(first)
+
+
+def _fills(scenario):
+    """What the fill cases model: connections held, bytes each, accept queue."""
+    return [(c.id, c.tablefill.limit, c.tablefill.bytes_per_connection, c.tablefill.accept_queue)
+            for c in scenario.config.cases if c.method == "tablefill"]
+
+
+@needs_haproxy
+def test_fill_settings_survive_export_and_import(tmp_path):
+    cfg = tmp_path / "fill.cfg"
+    cfg.write_text("global\n    maxconn 3000\n    tune.bufsize 32768\n\n"
+                   "frontend big\n    bind 198.18.0.1:80\n    maxconn 5000\n    backlog 700\n"
+                   "    default_backend b\n\n"
+                   "frontend small\n    bind 198.18.0.1:81\n    maxconn 1200\n    default_backend b\n\n"
+                   "backend b\n    server s1 198.18.0.2:80\n")
+    first = load_imported(tmp_path, haproxy.import_file(cfg, env={}), "first.yaml")
+    # the global maxconn caps 'big'; 'small' keeps its own; 2 x 32768 buffers + the manual's other ~1 kB
+    assert _fills(first) == [("fill-big", 3000, 2 * 32768 + 1024, 700), ("fill-small", 1200, 2 * 32768 + 1024, 1200)]
+    out = tmp_path / "exported.cfg"
+    proc = run_cli("export", "haproxy", tmp_path / "first.yaml", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    again = load_imported(tmp_path, haproxy.import_file(out, env={}), "again.yaml")
+    assert _fills(again) == _fills(first)
 
 
 # ---------------------------------------------------------------- bad input
@@ -840,7 +868,8 @@ def test_settings_switch_on_when_the_schema_has_their_keys(tmp_path, monkeypatch
     first = haproxy.import_file(path, env={})
     assert first.not_modelled == []
     bal = FullBalancer.model_validate(first.scenario["balancer"])
-    text = haproxy.export(SimpleNamespace(config=SimpleNamespace(balancer=bal), path=None, name="switched"))
+    text = haproxy.export(SimpleNamespace(config=SimpleNamespace(balancer=bal, cases=[]), path=None,
+                                           name="switched"))
     out = tmp_path / "out.cfg"
     out.write_text(text)
     check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)

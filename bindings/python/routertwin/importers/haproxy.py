@@ -43,7 +43,9 @@ timeouts) are parsed and checked, listed as "not modelled yet", and switch
 on when the schema gains their key. Health checks, retries, redispatch and
 persistence are keys, and each pool whose servers are checked gets a
 `failover-POOL` case: model/lb's failover model (lb-failover.h) run with
-those settings (_failover_cases).
+those settings (_failover_cases). Global maxconn and tune.bufsize, and a
+frontend's maxconn and backlog, set each frontend's `fill-SERVICE` case
+(_fill_cases: the connection table against memory and rate, docs/import-lb.md 5e).
 """
 
 from __future__ import annotations
@@ -275,7 +277,7 @@ _ALGOS_MODELLED = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastc
 # The keywords _directive reads (the rest of the manual's are listed as not modelled).
 _HANDLED = {"mode", "balance", "hash-type", "option allbackups", "bind", "default_backend", "use_backend",
             "use-server", "server", "default-server", "option httpchk", "option redispatch", "retries", "cookie",
-            "stick-table", "stick on"} | {k for k in kw.PROXY if k.startswith("timeout ")}
+            "stick-table", "stick on", "maxconn", "backlog"} | {k for k in kw.PROXY if k.startswith("timeout ")}
 _ALGOS_KNOWN = ("url_param", "rdp-cookie", "hash")
 # The pool keys a balance line sets (cleared by the next balance line, as HAProxy resets them).
 _BALANCE_KEYS = ("uri_whole", "uri_path_only", "uri_len", "uri_depth", "hdr_name", "hdr_domain_only")
@@ -298,6 +300,7 @@ class _Proxy:
     servers: list = field(default_factory=list)  # server dicts (with '_line')
     refs: list = field(default_factory=list)  # (what, name, line): use_backend, use-server, track
     redispatch_line: int = 0  # the line of its (or its defaults') option redispatch
+    fill: dict = field(default_factory=dict)  # maxconn, backlog -> (value, line): the fill-SERVICE case
 
     def inherit(self, kind: str, name: str, line: int) -> "_Proxy":
         import copy
@@ -317,6 +320,7 @@ class _Parser:
         self.defaults: dict[str, _Proxy] = {}
         self.last_defaults = _Proxy("defaults", "", 0)
         self.proxies: list[_Proxy] = []
+        self.process: dict = {}  # global maxconn, tune.bufsize -> (value, line): the fill-SERVICE case
 
     def fail(self, line: int, message: str):
         raise ImportFileError(self.shown, line, message)
@@ -360,6 +364,16 @@ class _Parser:
             if other is not None:
                 if other == "global" and head not in kw.GLOBAL:
                     self.fail(no, f"unknown keyword '{head}' in section 'global'")
+                if other == "global" and head in ("maxconn", "tune.bufsize"):
+                    if len(words) != 2:
+                        self.fail(no, f"{head} takes one number")
+                    try:
+                        # manual 3.2: maxconn per process; tune.bufsize in bytes (at least a few kB in practice)
+                        self.process[head] = (parse_int(words[1], head, 1 if head == "maxconn" else 1024,
+                                                        2**31 - 1), no)
+                    except _Bad as exc:
+                        self.fail(no, str(exc))
+                    continue
                 self.note(no, words, f"{other} section: process settings" if other == "global"
                           else f"in a {other} section")
                 continue
@@ -510,6 +524,11 @@ class _Parser:
             else:
                 self.note(no, words, "stick on a pattern other than src, another backend's table or a condition "
                                      "is not modelled")
+        elif name in ("maxconn", "backlog"):
+            if len(args) != 1:
+                self.fail(no, f"{name} takes one number")
+            # manual 4.2: maxconn 0 (the default) means the global maxconn; backlog 0, the frontend's maxconn
+            p.fill[name] = (parse_int(args[0], name, 0, 2**31 - 1), no)
         elif name.startswith("timeout "):
             if len(args) != 1:
                 self.fail(no, f"{name} takes one time")
@@ -932,6 +951,69 @@ def _failover_cases(balancer: dict) -> list[dict]:
     return cases
 
 
+# HAProxy 2.6 numbers of the fill-SERVICE case (docs/import-lb.md, "Table fill")
+BUFSIZE_DEFAULT = 16384  # manual 3.2 tune.bufsize: "The default value is 16384"
+# manual 4.2 maxconn: "a connection contains two buffers of tune.bufsize (16kB by default) each, as well
+# as some other data resulting in about 33 kB": the other data taken as 33 x 1024 - 2 x 16384 = 1024
+# bytes (our reading of "about"; HAProxy's stream, connection and task structures are not measured here)
+OTHER_BYTES = 33 * 1024 - 2 * BUFSIZE_DEFAULT
+# global maxconn unset: HAProxy 2.6 derives it from ulimit -n, about two descriptors a connection
+# (compute_ideal_maxconn, src/haproxy.c); assumption: ulimit -n 1024, systemd's default soft limit
+ASSUMED_ULIMIT_N = 1024
+# the kernel caps listen()'s backlog at net.core.somaxconn: 4096 since Linux 5.4 (assumption: the host's)
+SOMAXCONN = 4096
+REFUSED_AS = ("at the limit HAProxy stops accepting (manual 3.2 maxconn: 'Proxies will stop accepting "
+              "connections'); the kernel completes handshakes into the listener's accept queue (manual 4.2 "
+              "maxconn: 'queued by the system in the socket's listen queue'); when that is full the kernel "
+              "drops the handshake (TcpExt ListenOverflows and ListenDrops in /proc/net/netstat; the client "
+              "retransmits its SYN) or resets it with net.ipv4.tcp_abort_on_overflow=1; HAProxy's own "
+              "counters do not see them (show stat scur stays at slim)")
+
+
+def _fill_cases(parser: "_Parser") -> list[dict]:
+    """Per frontend or listen section with an IP listener: how many
+    connections it holds (its maxconn, else the global maxconn, both capped
+    by the global one), their memory (two tune.bufsize buffers and about
+    1 kB more each: manual 4.2 maxconn), the accept queue beyond it (its
+    backlog, else its maxconn, capped by somaxconn) and what is refused
+    (runners/lb/tablefill.py). The workload (1 s mean lifetimes) is the
+    what-if's assumption, as the timed case's."""
+    shown = parser.shown
+    g = parser.process.get("maxconn")
+    buf, buf_line = parser.process.get("tune.bufsize", (BUFSIZE_DEFAULT, None))
+    bytes_source = (f"2 x tune.bufsize {buf}" + (f" ({shown}:{buf_line})" if buf_line else " (HAProxy's default)")
+                    + f" + {OTHER_BYTES} (manual 4.2 maxconn: 'about 33 kB' a connection with 16 kB buffers; "
+                    "the rest is our reading); kernel socket buffers not counted")
+    cases = []
+    for p in parser.proxies:
+        if p.kind not in ("frontend", "listen") or not p.binds:
+            continue
+        fe = p.fill.get("maxconn")
+        if fe is not None and fe[0] > 0:
+            limit, source = fe[0], f"{shown}:{fe[1]}: maxconn {fe[0]}"
+            if g is not None and g[0] < limit:
+                limit, source = g[0], f"{shown}:{g[1]}: global maxconn {g[0]} (below the frontend's {fe[0]})"
+        elif g is not None:
+            limit, source = g[0], f"{shown}:{g[1]}: global maxconn {g[0]}"
+        else:
+            limit = ASSUMED_ULIMIT_N // 2
+            source = ("assumption: no maxconn in the configuration; HAProxy 2.6 derives the global maxconn from "
+                      f"ulimit -n, about two descriptors a connection; ulimit -n {ASSUMED_ULIMIT_N} assumed: edit it")
+        bl = p.fill.get("backlog")
+        if bl is not None and bl[0] > 0:
+            backlog, qsource = bl[0], f"{shown}:{bl[1]}: backlog {bl[0]}"
+        else:
+            backlog, qsource = limit, f"the frontend's maxconn {limit} (manual 4.2 backlog: its default)"
+        if backlog > SOMAXCONN:
+            qsource += f", capped by net.core.somaxconn {SOMAXCONN} (Linux 5.4+ default; assumption)"
+        name = re.sub(r"[^A-Za-z0-9._-]", "-", p.name)
+        cases.append({"id": f"fill-{name}", "method": "tablefill", "tablefill": {
+            "limit": limit, "limit_source": source, "bytes_per_connection": 2 * buf + OTHER_BYTES,
+            "bytes_source": bytes_source, "accept_queue": min(backlog, SOMAXCONN), "queue_source": qsource,
+            "refused_as": REFUSED_AS, "counter": "listen_overflows"}})
+    return cases
+
+
 def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, str] | None = None) -> Imported:
     """Read a haproxy.cfg into an lb scenario. Raises ImportFileError (FILE:LINE)."""
     shown = shown or str(path)
@@ -943,7 +1025,7 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
                 "description": f"HAProxy configuration {Path(path).name}, imported",
                 "balancer": balancer,
                 "cases": _remap_cases(balancer) + _timed_cases(balancer) + _failover_cases(balancer)
-                + _ecmp_cases(balancer)}
+                + _ecmp_cases(balancer) + _fill_cases(parser)}
     return Imported(scenario, parser.listed, shown)
 
 
@@ -967,9 +1049,21 @@ def export(scenario) -> str:
                         "(the imported configuration had no proxy the twin models)")
     out = [f"# written by routertwin export haproxy from {Path(where).name}: what the scenario models.",
            "# Timeouts are in it only when the scenario has them (HAProxy warns when they are missing).", "",
-           "defaults", "    mode tcp", ""]
+           ]
+    fills = _export_fills(scenario)
+    bufsizes = {f.bytes_per_connection for f in fills.values()}
+    if bufsizes and bufsizes != {2 * BUFSIZE_DEFAULT + OTHER_BYTES}:
+        # one tune.bufsize for the whole process: every fill case was imported with the same one
+        out += ["global", f"    tune.bufsize {(max(bufsizes) - OTHER_BYTES) // 2}", ""]
+    out += ["defaults", "    mode tcp", ""]
     for svc in bal.services:
         out += [f"frontend {svc.name}", f"    mode {svc.mode if svc.mode != 'udp' else 'tcp'}"]
+        fill = fills.get(re.sub(r"[^A-Za-z0-9._-]", "-", svc.name))
+        if fill is not None and not fill.limit_source.startswith("assumption"):
+            # the limit the fill case holds (the frontend's maxconn, or the global one below it)
+            out.append(f"    maxconn {fill.limit}")
+        if fill is not None and ": backlog " in fill.queue_source:
+            out.append(f"    backlog {fill.accept_queue}")
         if svc.mode == "udp":
             raise UserError(f"{where}: service '{svc.name}': HAProxy does not balance UDP")
         out += [f"    bind {ep}" for ep in svc.listen]
@@ -1004,6 +1098,14 @@ def export(scenario) -> str:
             out.append(line)
         out.append("")
     return "\n".join(out)
+
+
+def _export_fills(scenario) -> dict:
+    """The fill-SERVICE cases' settings by service name: export writes back
+    what they model (the connections held, the accept queue, tune.bufsize),
+    so that import, export and import again give the same fill cases."""
+    return {c.id[len("fill-"):]: c.tablefill for c in scenario.config.cases
+            if c.method == "tablefill" and c.tablefill is not None and c.tablefill.limit is not None}
 
 
 def _export_balance(pool) -> str:

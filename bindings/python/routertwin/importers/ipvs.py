@@ -51,6 +51,35 @@ _VALUE = {"-s": 1, "--scheduler": 1, "-M": 1, "--netmask": 1, "-b": 1, "--sched-
           "--tun-csum": 0, "--tun-remcsum": 0, "-6": 0, "--ipv6": 0}
 
 
+# The fill-SERVICE case (docs/import-lb.md, "Table fill"). IPVS has no connection limit: its table
+# (conn_tab, chained buckets) grows until memory runs out. An entry is a struct ip_vs_conn from the
+# "ip_vs_conn" slab cache: about 272 bytes on x86-64 by our sum of the fields of include/net/ip_vs.h
+# (torvalds/linux as stored at 0134e89c, a Linux 3.x version; no debug options), rounded to 320 by the
+# cache's hardware-cache alignment. Approximate: later kernels add fields (an RCU head, ...), a
+# netfilter conntrack entry may come on top; not measured on a running kernel.
+CONN_BYTES = 320
+MEMORY_ASSUMED = 1 << 30  # assumption: 1 GiB given over to the entries (the rules do not say)
+# ip_vs_proto_tcp.c tcp_timeouts: FIN_WAIT and TIME_WAIT 2 min: a closed connection's entry stays
+LINGER_MS = 120_000
+REFUSED_AS = ("an entry that cannot be allocated: ip_vs_conn_new fails, the scheduler returns no "
+              "connection and the packet is dropped (NF_DROP); IPVS counts it nowhere (ipvsadm -L --stats "
+              "does not see it); the drop_entry/drop_packet defenses (amemthresh) are not modelled")
+
+
+def _fill_cases(services: list[dict], shown: str) -> list[dict]:
+    """Per virtual service: the entries MEMORY_ASSUMED holds at CONN_BYTES
+    each, held a lifetime plus LINGER_MS (runners/lb/tablefill.py)."""
+    return [{"id": "fill-" + re.sub(r"[^A-Za-z0-9._-]", "-", s["name"]), "method": "tablefill", "tablefill": {
+        "memory_bytes": MEMORY_ASSUMED,
+        "limit_source": f"memory only (IPVS has no connection limit); {MEMORY_ASSUMED >> 20} MiB assumed: edit "
+                        "memory_bytes",
+        "bytes_per_connection": CONN_BYTES,
+        "bytes_source": "struct ip_vs_conn, about 272 bytes (x86-64, Linux 3.x include/net/ip_vs.h) in a "
+                        "cache-aligned slab: 320 (approximate; conntrack not counted)",
+        "linger_ms": LINGER_MS, "refused_as": REFUSED_AS, "counter": "ipvs_conn_alloc_failed"}}
+        for s in services]
+
+
 def _endpoint(shown: str, no: int, text: str, what: str, port_needed: bool) -> tuple[str, int | None]:
     try:
         host, port = split_endpoint(text)
@@ -186,7 +215,7 @@ def import_file(path: str | Path, shown: str | None = None) -> Imported:
     balancer = {"source": "ipvs", "services": svc_list, "pools": list(pools.values())}
     from routertwin.importers.haproxy import _ecmp_cases, _remap_cases, _timed_cases
 
-    cases = _remap_cases(balancer) + _timed_cases(balancer) + _ecmp_cases(balancer)
+    cases = _remap_cases(balancer) + _timed_cases(balancer) + _ecmp_cases(balancer) + _fill_cases(svc_list, shown)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem).strip("-.") or "rules"
     scenario = {"scenario": f"ipvs-{stem}", "kind": "lb", "description": f"IPVS rules {Path(path).name}, imported",
                 "balancer": balancer, "cases": cases}

@@ -158,6 +158,8 @@ def run(scenario, progress) -> list[CaseResult]:
             results.append(_ecmp(scenario, c))
         elif c.method == "timed":
             results.extend(_timed(scenario, c))
+        elif c.method == "tablefill":
+            results.extend(_tablefill(scenario, c))
         elif c.method == "step":
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
@@ -432,6 +434,52 @@ def _timed(scenario, c: Case) -> list[CaseResult]:
             cases.append(CaseResult(f"{c.id}-t-{k}", {**params, "t_s": round(k * t.sample_s, 9), "phase": "drain"},
                                     {"connections": _mean([float(o["samples"][k]) for o in outs])}, "", {}))
     return cases
+
+
+def _tablefill(scenario, c: Case) -> list[CaseResult]:
+    """The connection table against memory and new-connection rate
+    (runners/lb/tablefill.py): the limit, its memory, the rate that reaches
+    it (Little's law: held = rate x holding time), then per load factor the
+    simulated system beside its closed form (<id>-x<factor>)."""
+    from routertwin.runners.lb import tablefill
+    from routertwin.validation.intervals import replication_seeds
+
+    f = c.tablefill
+    limit = f.held_limit()
+    holding_s = (f.lifetime_mean_ms + f.linger_ms) / 1000.0
+    at_limit = limit / holding_s
+    params = {"method": "tablefill", "limit": limit, "limit_source": f.limit_source,
+              "bytes_per_connection": f.bytes_per_connection, "bytes_source": f.bytes_source,
+              "accept_queue": f.accept_queue, "queue_source": f.queue_source, "overflow": f.overflow,
+              "refused_as": f.refused_as,
+              "lifetime_mean_ms": f.lifetime_mean_ms, "linger_ms": f.linger_ms,
+              "workload": "assumption (exponential lifetimes, Poisson arrivals)"}
+    m = {"limit": float(limit), "memory_at_limit_bytes": float(limit * f.bytes_per_connection),
+         "holding_s": holding_s, "rate_at_limit_per_s": at_limit}
+    results = [CaseResult(c.id, params, m, "", {})]
+    seeds = replication_seeds(scenario.seed, len(f.load_factors))
+    for factor, seed in zip(f.load_factors, seeds):
+        rate = factor * at_limit
+        warmup, measured, start = tablefill.spans(rate * holding_s, limit, f.accept_queue, f.measure_holdings)
+        out = tablefill.simulate(rate, holding_s, limit, f.accept_queue, seed, warmup_holdings=warmup,
+                                 measure_holdings=measured, start=start)
+        closed = tablefill.blocking(rate * holding_s, limit, f.accept_queue)
+        refused = out["refused"] / out["arrivals"] if out["arrivals"] else 0.0
+        mk = {"rate_per_s": rate, "offered_erlangs": rate * holding_s, "arrivals": float(out["arrivals"]),
+              "simulated_holdings": measured,
+              "refused_pct": 100.0 * refused, "refused_closed_form_pct": 100.0 * closed,
+              "refused_per_s": out["refused"] / out["seconds"],
+              "queued_pct": 100.0 * out["queued"] / out["arrivals"] if out["arrivals"] else 0.0,
+              "held_mean": out["held_mean"], "held_littles_law": rate * (1 - closed) * holding_s,
+              "held_max": float(out["held_max"]), "waiting_mean": out["waiting_mean"],
+              "memory_mean_bytes": out["held_mean"] * f.bytes_per_connection}
+        if out["arrivals"] > out["refused"] and out["waiting_mean"] > 0:
+            # Little's law on the queue: mean wait = waiting / accepted rate
+            mk["queue_wait_mean_ms"] = 1000.0 * out["waiting_mean"] / (rate * (1 - refused))
+        short = {k: params[k] for k in ("method", "limit", "accept_queue", "overflow", "lifetime_mean_ms", "linger_ms")}
+        results.append(CaseResult(f"{c.id}-x{factor:g}", {**short, "load_factor": factor}, mk,
+                                  "connection limit" if refused > 0 else "", {f.counter: float(out["refused"])}))
+    return results
 
 
 def _check_failover(c: Case, i: int) -> None:

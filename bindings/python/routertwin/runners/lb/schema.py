@@ -205,6 +205,47 @@ class TimedWhatIf(ScenarioModel):
         return self
 
 
+class TableFillWhatIf(ScenarioModel):
+    """How full a balancer's connection table gets (runners/lb/tablefill.py):
+    `limit` connections held at most (HAProxy: the frontend's maxconn, else
+    global maxconn; IPVS: `memory_bytes` / bytes_per_connection), each held
+    an exponential lifetime of mean lifetime_mean_ms plus linger_ms; beyond
+    the limit up to `accept_queue` wait (HAProxy: the kernel's accept queue of
+    the paused listener) and the rest are refused (`overflow`: the kernel drops
+    the handshake, or resets it with tcp_abort_on_overflow=1). Offered at
+    `load_factors` x limit / holding time connections per second."""
+
+    limit: int | None = Field(default=None, ge=1, le=2**31 - 1)  # None: memory_bytes // bytes_per_connection
+    limit_source: str = Field(min_length=1)  # where the limit comes from (FILE:LINE or the assumption)
+    bytes_per_connection: int = Field(ge=1, le=2**30)
+    bytes_source: str = Field(min_length=1)  # what the bytes count and where the number comes from
+    memory_bytes: int | None = Field(default=None, ge=1, le=2**50)  # IPVS: memory given to the entries
+    accept_queue: int = Field(default=0, ge=0, le=2**31 - 1)
+    queue_source: str = "no queue"
+    overflow: Literal["drop", "reset"] = "drop"
+    # what a refusal is on the real system and where it is counted there; the twin's counter name
+    refused_as: str = "refused"
+    counter: str = Field(default="refused", pattern=r"^[a-z][a-z0-9_]*$")
+    lifetime_mean_ms: float = Field(default=1000.0, gt=0, le=3.6e6)  # an assumption, as timed's
+    linger_ms: float = Field(default=0.0, ge=0, le=3.6e6)  # IPVS: TIME_WAIT/FIN_WAIT entry lifetime
+    load_factors: list[Annotated[float, Field(gt=0, le=100)]] = Field(
+        default_factory=lambda: [0.5, 0.9, 1.0, 1.25, 2.0], min_length=1, max_length=20)
+    # the simulated span per load factor, in holding times (after a warm-up of 3)
+    measure_holdings: float = Field(default=12.0, gt=0, le=1000)
+
+    @model_validator(mode="after")
+    def _limit_or_memory(self):
+        if (self.limit is None) == (self.memory_bytes is None):
+            raise FieldError(("limit",), "give 'limit' (connections) or 'memory_bytes' (IPVS), one of them")
+        if self.held_limit() > 10_000_000:
+            raise FieldError(("limit",) if self.limit else ("memory_bytes",),
+                             f"{self.held_limit()} connections: the simulation follows at most 10,000,000")
+        return self
+
+    def held_limit(self) -> int:
+        return self.limit if self.limit is not None else self.memory_bytes // self.bytes_per_connection
+
+
 _LIFETIME_KEYS = {"exponential": ("lifetime_mean_ms",), "pareto": ("pareto_alpha", "pareto_min_ms"),
                   "lognormal": ("lognormal_mu", "lognormal_sigma")}
 
@@ -212,7 +253,7 @@ _LIFETIME_KEYS = {"exponential": ("lifetime_mean_ms",), "pareto": ("pareto_alpha
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent", "failover",
-                    "ecmp", "timed"] = "step"
+                    "ecmp", "timed", "tablefill"] = "step"
     rate: Rate | None = None  # step: units/s
     steps: list[Rate] | None = None  # tolly: the load steps, units/s
     saturation: bool = True  # tolly: also run to true saturation
@@ -246,6 +287,8 @@ class Case(ScenarioModel):
     ecmp: EcmpWhatIf | None = None
     # timed: the workload and the timing of a drain/remove/add (with `pool`, or `scheduler` and `servers`)
     timed: TimedWhatIf | None = None
+    # tablefill: the connection table against memory and new-connection rate (runners/lb/tablefill.py)
+    tablefill: TableFillWhatIf | None = None
 
     @model_validator(mode="after")
     def _keys_of_method(self):
@@ -282,6 +325,11 @@ class Case(ScenarioModel):
                 raise FieldError(("method",), "a timed case needs 'pool' (a pool of `balancer`) or 'scheduler'")
         elif self.action in ("remove", "none"):
             raise FieldError(("action",), f"action {self.action} belongs to timed cases")
+        if (self.method == "tablefill") != (self.tablefill is not None):
+            raise FieldError(("tablefill",) if self.tablefill is not None else ("method",),
+                             f"'tablefill' belongs to tablefill cases, not {self.method}"
+                             if self.tablefill is not None else "a tablefill case needs 'tablefill' (its limit, "
+                             "bytes per connection and their sources)")
         if (self.method == "ecmp") != (self.ecmp is not None):
             raise FieldError(("ecmp",) if self.ecmp is not None else ("method",),
                              f"'ecmp' belongs to ecmp cases, not {self.method}" if self.ecmp is not None
@@ -404,7 +452,8 @@ class Schema(ScenarioModel):
             raise FieldError(("cases",), "at least one case (or a `balancer` to describe)")
         for i, c in enumerate(self.cases):
             needs_platform = not (c.method in ("remap", "ecmp", "timed")
-                                  and (c.pool is not None or c.scheduler is not None) or c.method == "failover")
+                                  and (c.pool is not None or c.scheduler is not None)
+                                  or c.method in ("failover", "tablefill"))
             if needs_platform and self.platform is None:
                 raise FieldError(("cases", i), f"case '{c.id}' ({c.method}) needs the platform profile: "
                                                "give `platform` (only remap cases run without one)")

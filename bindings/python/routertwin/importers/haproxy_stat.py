@@ -84,13 +84,7 @@ def import_file(path: str | Path, shown: str | None = None, prefix: str | None =
     prefix = prefix or "haproxy-" + _id(Path(path).stem)
     servers: list[tuple[int, dict]] = []
     backend_picks: dict[str, float] = {}
-    for no, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        rec = next(csv.reader([line]))
-        if len(rec) < len(header) - 1:  # the 2.6 header ends in a comma: one empty name
-            raise ImportFileError(shown, no, f"{len(rec)} fields, the header has {len(header)}")
-        row = dict(zip(header, rec))
+    for no, row in _rows(shown, lines, header):
         for col in ("stot", "lbtot") + tuple(m[1] for m in METRICS):
             v = row.get(col, "")
             if v != "" and not re.fullmatch(r"\d+(\.\d+)?", v):
@@ -159,6 +153,17 @@ class PoolWorkload:
     ttime_ms: Derived | None = None
 
 
+def _rows(shown: str, lines: list[str], header: list[str]):
+    """(line number, {column: text}) of each data line of a show stat CSV."""
+    for no, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        rec = next(csv.reader([line]))
+        if len(rec) < len(header) - 1:  # the 2.6 header ends in a comma: one empty name
+            raise ImportFileError(shown, no, f"{len(rec)} fields, the header has {len(header)}")
+        yield no, dict(zip(header, rec))
+
+
 def _number(shown: str, no: int, header: list[str], row: dict, col: str) -> float | None:
     v = row.get(col, "")
     if v == "":
@@ -208,13 +213,7 @@ def workloads(path: str | Path, balancer: dict, shown: str | None = None) -> tup
     pools = {p["name"]: p for p in balancer.get("pools", [])}
     rows: dict[str, list[tuple[int, dict, dict]]] = {}
     backend_rows: dict[str, tuple[int, dict, dict]] = {}
-    for no, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        rec = next(csv.reader([line]))
-        if len(rec) < len(header) - 1:  # the 2.6 header ends in a comma: one empty name
-            raise ImportFileError(shown, no, f"{len(rec)} fields, the header has {len(header)}")
-        row = dict(zip(header, rec))
+    for no, row in _rows(shown, lines, header):
         values = {c: _number(shown, no, header, row, c) for c in _NUMERIC if c in header}
         px, sv = row["pxname"], row["svname"]
         if sv == "BACKEND":

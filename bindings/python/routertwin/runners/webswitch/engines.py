@@ -87,14 +87,19 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m routertwin.runners.webswitch.engines", description=__doc__.split("\n\n")[0])
+def replay_cli(module: str, doc: str, replay_fn, markdown_fn, argv: list[str] | None = None) -> int:
+    """`python -m MODULE [--warmup S] [--duration S] [--root DIR]`: replay both engines and print markdown."""
+    ap = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n\n")[0])
     ap.add_argument("--warmup", type=float, default=None, help="simulated warm-up seconds (default: the scenario's)")
     ap.add_argument("--duration", type=float, default=None, help="simulated measured seconds (default: the scenario's)")
     ap.add_argument("--root", type=Path, default=None, help="the project's checkout (default: this one)")
     a = ap.parse_args(argv)
-    print(markdown(replay(a.root, a.warmup, a.duration)))
+    print(markdown_fn(replay_fn(a.root, a.warmup, a.duration)))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return replay_cli("routertwin.runners.webswitch.engines", __doc__, replay, markdown, argv)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,12 @@ is judged on each engine from the rates; nothing is fitted."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from routertwin.runners.webswitch.engines import _root
+from routertwin.runners.webswitch.engines import _root, replay_cli
 from routertwin.runners.webswitch.profiles import load_webswitch
 
 SCENARIO = Path("scenarios") / "nctu" / "nctu-cookie.yaml"
@@ -129,14 +128,7 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m routertwin.runners.webswitch.figure12",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("--warmup", type=float, default=None, help="simulated warm-up seconds (default: the scenario's)")
-    ap.add_argument("--duration", type=float, default=None, help="simulated measured seconds (default: the scenario's)")
-    ap.add_argument("--root", type=Path, default=None, help="the project's checkout (default: this one)")
-    a = ap.parse_args(argv)
-    print(markdown(replay(a.root, a.warmup, a.duration)))
-    return 0
+    return replay_cli("routertwin.runners.webswitch.figure12", __doc__, replay, markdown, argv)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,12 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from routertwin.errors import UserError
+
+
+def case_suffix(name: str) -> str:
+    """A pool's or service's name as the tail of a case id (fill-NAME,
+    drain-timed-NAME, ...): characters a case id cannot hold become '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", name)
 
 
 def as_import(result, args, suffix: str = ".yaml"):

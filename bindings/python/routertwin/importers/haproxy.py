@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Mapping
 
 from routertwin.importers import _haproxy_keywords as kw
-from routertwin.importers._lbcommon import Imported, ImportFileError, NotModelled, read_text
+from routertwin.importers._lbcommon import Imported, ImportFileError, NotModelled, case_suffix, read_text
 from routertwin.runners.lb.balancer import Pool, Server, Service, check_host, join_endpoint
 
 KIND = "haproxy"
@@ -843,7 +843,7 @@ def _remap_cases(balancer: dict) -> list[dict]:
         usable = [s for s in pool["servers"] if not s.get("disabled") and not s.get("backup")
                   and s.get("weight", 1) > 0]
         if pool.get("scheduler") and len(usable) >= 2:
-            name = re.sub(r"[^A-Za-z0-9._-]", "-", pool["name"])
+            name = case_suffix(pool["name"])
             cases.append({"id": f"fail-{name}", "method": "remap", "pool": pool["name"],
                           "server": usable[0]["name"]})
             cases.append({"id": f"drain-{name}", "method": "remap", "pool": pool["name"],
@@ -946,7 +946,7 @@ def _failover_cases(balancer: dict) -> list[dict]:
         if "persistence" in keys:
             # assumption: 10 clients per server, each returning; the model cycles over them
             keys["clients"] = 10 * len(usable)
-        name = re.sub(r"[^A-Za-z0-9._-]", "-", pool["name"])
+        name = case_suffix(pool["name"])
         cases.append({"id": f"failover-{name}", "method": "failover", "failover": keys})
     return cases
 
@@ -1006,7 +1006,7 @@ def _fill_cases(parser: "_Parser") -> list[dict]:
             backlog, qsource = limit, f"the frontend's maxconn {limit} (manual 4.2 backlog: its default)"
         if backlog > SOMAXCONN:
             qsource += f", capped by net.core.somaxconn {SOMAXCONN} (Linux 5.4+ default; assumption)"
-        name = re.sub(r"[^A-Za-z0-9._-]", "-", p.name)
+        name = case_suffix(p.name)
         cases.append({"id": f"fill-{name}", "method": "tablefill", "tablefill": {
             "limit": limit, "limit_source": source, "bytes_per_connection": 2 * buf + OTHER_BYTES,
             "bytes_source": bytes_source, "accept_queue": min(backlog, SOMAXCONN), "queue_source": qsource,
@@ -1058,7 +1058,7 @@ def export(scenario) -> str:
     out += ["defaults", "    mode tcp", ""]
     for svc in bal.services:
         out += [f"frontend {svc.name}", f"    mode {svc.mode if svc.mode != 'udp' else 'tcp'}"]
-        fill = fills.get(re.sub(r"[^A-Za-z0-9._-]", "-", svc.name))
+        fill = fills.get(case_suffix(svc.name))
         if fill is not None and not fill.limit_source.startswith("assumption"):
             # the limit the fill case holds (the frontend's maxconn, or the global one below it)
             out.append(f"    maxconn {fill.limit}")

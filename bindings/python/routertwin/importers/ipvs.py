@@ -30,7 +30,7 @@ import re
 import shlex
 from pathlib import Path
 
-from routertwin.importers._lbcommon import Imported, ImportFileError, NotModelled, read_text
+from routertwin.importers._lbcommon import Imported, ImportFileError, NotModelled, case_suffix, read_text
 from routertwin.runners.lb.balancer import check_host, join_endpoint, split_endpoint
 
 KIND = "ipvs"
@@ -69,7 +69,7 @@ REFUSED_AS = ("an entry that cannot be allocated: ip_vs_conn_new fails, the sche
 def _fill_cases(services: list[dict], shown: str) -> list[dict]:
     """Per virtual service: the entries MEMORY_ASSUMED holds at CONN_BYTES
     each, held a lifetime plus LINGER_MS (runners/lb/tablefill.py)."""
-    return [{"id": "fill-" + re.sub(r"[^A-Za-z0-9._-]", "-", s["name"]), "method": "tablefill", "tablefill": {
+    return [{"id": "fill-" + case_suffix(s["name"]), "method": "tablefill", "tablefill": {
         "memory_bytes": MEMORY_ASSUMED,
         "limit_source": f"memory only (IPVS has no connection limit); {MEMORY_ASSUMED >> 20} MiB assumed: edit "
                         "memory_bytes",

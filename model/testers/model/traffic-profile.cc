@@ -598,6 +598,8 @@ FlowLevelProcess::Start(double at, uint64_t packets)
 double
 FlowLevelProcess::Next(uint32_t& flow)
 {
+    // Flows queued since the last instant (a flow starting now joins at it).
+    const size_t queued = m_active.size();
     // A flow that starts before (or with) the front's next packet sends first.
     if (m_active.empty() || m_nextStart <= m_active.front().next)
     {
@@ -609,8 +611,16 @@ FlowLevelProcess::Next(uint32_t& flow)
     m_active.pop_front();
     flow = a.id;
     const double at = a.next;
+    m_queuedIntegral += static_cast<double>(queued) * (at - m_lastAt);
+    m_lastAt = at;
+    while (!m_recentEnds.empty() && m_recentEnds.front() + m_gap <= at)
+    {
+        m_recentEnds.pop_front();
+    }
     if (--a.left == 0)
     {
+        ++m_ended;
+        m_recentEnds.push_back(at);
         if (a.owned)
         {
             m_freed.push_back(a.id);
@@ -621,7 +631,22 @@ FlowLevelProcess::Next(uint32_t& flow)
         a.next += m_gap;
         m_active.push_back(a);
     }
+    m_maxActive = std::max<uint64_t>(m_maxActive, m_active.size() + m_recentEnds.size());
     return at;
+}
+
+double
+FlowLevelProcess::ActiveFlowSeconds(double until) const
+{
+    // Queued flows are active; an ended flow is active for one gap after
+    // its last packet: whole gaps, less what lies beyond `until`.
+    double integral = m_queuedIntegral + static_cast<double>(m_active.size()) * (until - m_lastAt) +
+                      static_cast<double>(m_ended) * m_gap;
+    for (double end : m_recentEnds)
+    {
+        integral -= std::max(0.0, end + m_gap - until);
+    }
+    return integral;
 }
 
 } // namespace routertwin

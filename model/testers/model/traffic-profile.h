@@ -28,6 +28,7 @@
 
 #include "random-stream.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -235,6 +236,13 @@ struct FlowSizeDistribution
 /// of their next packets (a new flow starts no later than the queue's
 /// front and joins there), O(1) a packet, no heap.
 ///
+/// Active flows: a flow of S packets is active from its first packet for
+/// S / flowPps (it sends one packet a gap, the last gap included), so by
+/// Little's law the time-average of flows active is startsPerSecond x
+/// MeanPackets() / flowPps. ActiveFlowSeconds counts it from the process's
+/// own events (flows queued, plus flows whose last gap has not run out),
+/// independently of that formula, which tests hold it to.
+///
 /// Flow ids: unused ids of 0..idSpace-1 first, then ids of ended flows,
 /// first ended first reused (as clients reuse ports), so two active flows
 /// never share an id unless more than idSpace are active at once (then the
@@ -247,6 +255,12 @@ class FlowLevelProcess
                      double unitsPerSecond = 1.0);
     /// The next packet's instant (nondecreasing) and its flow.
     double Next(uint32_t& flow);
+    /// The instant the next Next() returns, without taking it (a caller
+    /// that stops at a time leaves the process, and its accounting, there).
+    double NextInstant() const
+    {
+        return m_active.empty() ? m_nextStart : std::min(m_nextStart, m_active.front().next);
+    }
     /// Flows active at instant 0 (the stationary start).
     uint64_t InitialFlows() const { return m_initial; }
     /// Flows started after instant 0.
@@ -254,6 +268,13 @@ class FlowLevelProcess
     size_t ActiveFlows() const { return m_active.size(); }
     /// Flows that had to share an id (more than idSpace active).
     uint64_t SharedIds() const { return m_sharedIds; }
+    /// Integral over [0, until] of the flows active (flow x units), `until`
+    /// no earlier than the last instant Next returned.
+    double ActiveFlowSeconds(double until) const;
+    /// Most flows active at once at the instants Next returned.
+    uint64_t MaxActiveFlows() const { return m_maxActive; }
+    /// The last instant Next returned (0 before the first).
+    double LastInstant() const { return m_lastAt; }
 
   private:
     struct Active
@@ -278,6 +299,12 @@ class FlowLevelProcess
     double m_nextStart;
     uint64_t m_order = 0, m_initial = 0, m_sharedIds = 0;
     std::deque<Active> m_active; // in the order of their next packets
+    // Active-flow accounting (see the class comment).
+    double m_lastAt = 0;          // the last instant Next returned
+    double m_queuedIntegral = 0;  // integral of m_active.size() up to m_lastAt
+    uint64_t m_ended = 0;         // flows whose last packet has been sent
+    std::deque<double> m_recentEnds; // last packets less than a gap before m_lastAt
+    uint64_t m_maxActive = 0;
 };
 
 } // namespace routertwin

@@ -540,3 +540,48 @@ TEST(FlowLevelProcess, StationaryStartOffersTheLongRunRateFromTheFirstInstant)
     EXPECT_NEAR(static_cast<double>(packets), pps * window, 4 * (10 * std::sqrt(m) + std::sqrt(500.0) * 10));
     EXPECT_EQ(p.SharedIds(), 0u);
 }
+
+namespace
+{
+// The time-average of the flows active over [0, T] against Little's law,
+// L = lambda E[S] / flowPps (a flow of S packets is active S / flowPps).
+// The process starts stationary, so the law holds over any window; the
+// average's variance over T is about lambda E[D^2] / T for an M/G/infinity
+// occupancy (D = S / flowPps the flow's duration: the integral of its
+// autocovariance lambda E[(D - tau)+] is lambda E[D^2] / 2), bounded here
+// with E[S^2] <= E[(X + 1)^2].
+void
+ExpectLittlesLaw(const FlowSizeDistribution& d, double es2Bound, double startsPerSecond, double flowPps,
+                 double seconds, uint64_t seed)
+{
+    ArrivalConfig starts;
+    starts.kind = ArrivalKind::kPoisson;
+    starts.meanPps = startsPerSecond;
+    FlowLevelProcess p(d, starts, flowPps, 1u << 24, seed, 1, 2);
+    uint32_t flow;
+    while (p.Next(flow) < seconds)
+    {
+    }
+    const double mean = p.ActiveFlowSeconds(seconds) / seconds;
+    const double little = startsPerSecond * d.MeanPackets() / flowPps;
+    const double sd = std::sqrt(startsPerSecond * es2Bound / (flowPps * flowPps) / seconds);
+    EXPECT_NEAR(mean, little, 4 * sd) << "Little: " << little << " sd " << sd;
+    EXPECT_GE(static_cast<double>(p.MaxActiveFlows()), mean);
+}
+} // namespace
+
+TEST(FlowLevelProcess, ActiveFlowsObeyLittlesLaw)
+{
+    FlowSizeDistribution l;
+    l.kind = FlowSizeKind::kLognormal;
+    l.lognormalMu = 2;
+    l.lognormalSigma = 1;
+    // E[X^2] = exp(2 mu + 2 sigma^2): about 127 flows active, sd ~0.5.
+    ExpectLittlesLaw(l, std::exp(6.0) + 2 * l.Mean() + 1, 1e5, 1e4, 2, 41);
+    FlowSizeDistribution p;
+    p.kind = FlowSizeKind::kPareto;
+    p.paretoAlpha = 2.5;
+    p.paretoMinPackets = 4;
+    // E[X^2] = alpha xm^2 / (alpha - 2) = 80: about 67 flows active.
+    ExpectLittlesLaw(p, 80 + 2 * p.Mean() + 1, 1e5, 1e4, 2, 42);
+}

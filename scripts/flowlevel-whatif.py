@@ -5,9 +5,10 @@ and flows that come and go with heavy-tailed sizes (docs/workloads.md,
 
 - CN78xx simple executive, ATOMIC tags, simple IMIX at 80 % of 100G: cores
   against latency and loss for 16 or 1000 flows, fixed (the tester's
-  rotation at constant spacing) or flow-level (Poisson flow starts,
-  Pareto(1.2) or lognormal(2, 1.5) packets a flow, the same mean number
-  active): scenarios/whatif/flowlevel-cn78-{fixed,pareto,lognormal}.yaml;
+  rotation at constant spacing, or with Poisson packets) or flow-level
+  (Poisson flow starts, Pareto(1.2) or lognormal(2, 1.5) packets a flow,
+  the same mean number active):
+  scenarios/whatif/flowlevel-cn78-{fixed,poisson,pareto,lognormal}.yaml;
 - T640, 32 x OC-192c, 40-byte packets at 90 % of the line rate, packet mode:
   constant spacing, Poisson packets, and Pareto(1.2) flows of 16 or 1000
   flows a port (scenarios/whatif/flowlevel-t640.yaml's cases, run here with
@@ -34,7 +35,7 @@ def octeon() -> list[dict]:
     from routertwin.scenario_loader import load_scenario
 
     rows = []
-    for law in ("fixed", "pareto", "lognormal"):
+    for law in ("fixed", "poisson", "pareto", "lognormal"):
         for c in pipeline.run(load_scenario(WHATIF / f"flowlevel-cn78-{law}.yaml"), silent()):
             m = c.metrics
             rows.append({"flows": law, "flows_mean": c.params["flows"], "cores": c.params["cores"],
@@ -105,7 +106,7 @@ def plot(rows: list[dict], path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
     for ax, flows in zip(axes, (16, 1000)):
-        for law, style in (("fixed", "o-"), ("pareto", "s-"), ("lognormal", "^-")):
+        for law, style in (("fixed", "o-"), ("poisson", "x--"), ("pareto", "s-"), ("lognormal", "^-")):
             pts = [r for r in rows if r["flows"] == law and r["flows_mean"] == flows]
             ax.plot([r["cores"] for r in pts], [max(r["latency_p99_us"], 0.1) for r in pts], style, label=law)
         ax.set_yscale("log")

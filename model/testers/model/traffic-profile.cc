@@ -551,6 +551,14 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
     {
         ++n; // Poisson(mean): unit-rate arrivals before `mean`
     }
+    // A flow seen at a random instant has S = s packets with probability
+    // s P(S = s) / E[S] (size-biased). Drawn exactly: S = 1 with its share
+    // P(X <= 1) / E[S]; otherwise X from its size-biased law x f(x) / E[X]
+    // (Pareto(alpha - 1, xm); lognormal(mu + sigma^2, sigma)) above 1,
+    // kept with probability ceil(X) / (2 X) (at most 1 above 1), which turns
+    // the weight x into ceil(x). Biasing X alone weighs a long flow
+    // E[S] / E[X] too much (8 % for Pareto(1.2, 1)), and with alpha < 2 the
+    // flows active at 0 carry much of a run's packets.
     FlowSizeDistribution biased = m_sizes;
     if (biased.kind == FlowSizeKind::kPareto)
     {
@@ -560,9 +568,19 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
     {
         biased.lognormalMu += biased.lognormalSigma * biased.lognormalSigma;
     }
+    const double onePacketShare = (1.0 - m_sizes.Survival(1.0)) / m_sizes.MeanPackets();
     for (uint64_t k = 0; k < n; ++k)
     {
-        const double length = std::clamp(std::ceil(biased.Draw(init)), 1.0, kMaxFlowPackets);
+        double length = 1;
+        if (!(init.Uniform01() < onePacketShare))
+        {
+            double x;
+            do
+            {
+                x = biased.Draw(init);
+            } while (!(x > 1) || init.Uniform01() * 2 * x >= std::ceil(x));
+            length = std::min(std::ceil(x), kMaxFlowPackets);
+        }
         const uint64_t left = 1 + static_cast<uint64_t>(init.Uniform01() * length);
         m_active.push_back(Start(init.Uniform01() * m_gap, std::min(left, static_cast<uint64_t>(length))));
     }

@@ -225,8 +225,9 @@ struct FlowSizeDistribution
 /// Stationary start: at instant 0 the process is already in its stationary
 /// regime, as an M/G/infinity system is: Poisson(m) flows are active, each
 /// of a size-biased length (a flow seen at a random instant is picked in
-/// proportion to its length: Pareto(alpha - 1, xm), lognormal(mu + sigma^2,
-/// sigma) for X; S its ceiling), with a uniform number 1..S of its packets
+/// proportion to its length S: s P(S = s) / E[S], drawn exactly by rejection
+/// from the size-biased X, Pareto(alpha - 1, xm) or lognormal(mu + sigma^2,
+/// sigma)), with a uniform number 1..S of its packets
 /// left, the next a uniform fraction of a gap away. Without it, heavy-tailed
 /// flows would take as long as their longest flows to reach the long-run
 /// rate (the long flows carry most packets).

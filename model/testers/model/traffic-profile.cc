@@ -588,6 +588,7 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
         return a.next < b.next || (a.next == b.next && a.order < b.order);
     });
     m_initial = m_order;
+    m_queued = m_maxActive = n;
     m_nextStart = m_starts.Next();
 }
 
@@ -617,12 +618,13 @@ double
 FlowLevelProcess::Next(uint32_t& flow)
 {
     // Flows queued since the last instant (a flow starting now joins at it).
-    const size_t queued = m_active.size();
+    const uint64_t queued = m_queued;
     // A flow that starts before (or with) the front's next packet sends first.
     if (m_active.empty() || m_nextStart <= m_active.front().next)
     {
         m_active.push_front(Start(m_nextStart, m_sizes.DrawPackets(m_sizeRng)));
         m_nextStart = m_starts.Next();
+        m_maxActive = std::max(m_maxActive, ++m_queued);
     }
     // The front sends; it is then due after every other active flow.
     Active a = m_active.front();
@@ -631,13 +633,15 @@ FlowLevelProcess::Next(uint32_t& flow)
     const double at = a.next;
     m_queuedIntegral += static_cast<double>(queued) * (at - m_lastAt);
     m_lastAt = at;
-    while (!m_recentEnds.empty() && m_recentEnds.front() + m_gap <= at)
-    {
-        m_recentEnds.pop_front();
-    }
     if (--a.left == 0)
     {
+        // Its last gap runs on: kept while it may reach past a query's end.
+        --m_queued;
         ++m_ended;
+        while (!m_recentEnds.empty() && m_recentEnds.front() + m_gap <= at)
+        {
+            m_recentEnds.pop_front();
+        }
         m_recentEnds.push_back(at);
         if (a.owned)
         {
@@ -649,7 +653,6 @@ FlowLevelProcess::Next(uint32_t& flow)
         a.next += m_gap;
         m_active.push_back(a);
     }
-    m_maxActive = std::max<uint64_t>(m_maxActive, m_active.size() + m_recentEnds.size());
     return at;
 }
 
@@ -658,7 +661,7 @@ FlowLevelProcess::ActiveFlowSeconds(double until) const
 {
     // Queued flows are active; an ended flow is active for one gap after
     // its last packet: whole gaps, less what lies beyond `until`.
-    double integral = m_queuedIntegral + static_cast<double>(m_active.size()) * (until - m_lastAt) +
+    double integral = m_queuedIntegral + static_cast<double>(m_queued) * (until - m_lastAt) +
                       static_cast<double>(m_ended) * m_gap;
     for (double end : m_recentEnds)
     {

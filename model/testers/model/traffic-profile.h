@@ -272,7 +272,9 @@ class FlowLevelProcess
     /// Integral over [0, until] of the flows active (flow x units), `until`
     /// no earlier than the last instant Next returned.
     double ActiveFlowSeconds(double until) const;
-    /// Most flows active at once at the instants Next returned.
+    /// Most flows with packets still to send at once (those in their last
+    /// gap left out: counting them would cost every packet a look at the
+    /// ended flows).
     uint64_t MaxActiveFlows() const { return m_maxActive; }
     /// The last instant Next returned (0 before the first).
     double LastInstant() const { return m_lastAt; }
@@ -302,9 +304,10 @@ class FlowLevelProcess
     std::deque<Active> m_active; // in the order of their next packets
     // Active-flow accounting (see the class comment).
     double m_lastAt = 0;          // the last instant Next returned
-    double m_queuedIntegral = 0;  // integral of m_active.size() up to m_lastAt
+    uint64_t m_queued = 0;        // m_active.size(), kept by hand: deque::size() costs a packet more
+    double m_queuedIntegral = 0;  // integral of m_queued up to m_lastAt
     uint64_t m_ended = 0;         // flows whose last packet has been sent
-    std::deque<double> m_recentEnds; // last packets less than a gap before m_lastAt
+    std::deque<double> m_recentEnds; // last packets of ended flows, pruned (a gap old) as flows end
     uint64_t m_maxActive = 0;
 };
 

@@ -581,14 +581,32 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
             } while (!(x > 1) || init.Uniform01() * 2 * x >= std::ceil(x));
             length = std::min(std::ceil(x), kMaxFlowPackets);
         }
-        const uint64_t left = 1 + static_cast<uint64_t>(init.Uniform01() * length);
-        m_active.push_back(Start(init.Uniform01() * m_gap, std::min(left, static_cast<uint64_t>(length))));
+        // Its time since its start is uniform over its S gaps: it has sent
+        // 1..S packets (uniform), so 0..S-1 are left, and its next packet
+        // (or, with none left, the end of its last gap) is a uniform
+        // fraction of a gap away.
+        const auto left = std::min(static_cast<uint64_t>(init.Uniform01() * length),
+                                   static_cast<uint64_t>(length) - 1);
+        const double next = (1.0 - init.Uniform01()) * m_gap; // (0, gap]
+        if (left > 0)
+        {
+            m_active.push_back(Start(next, left));
+        }
+        else
+        {
+            // Ended before 0, active until `next`: counted as an ended flow
+            // whose last packet was at next - gap, less its time before 0.
+            ++m_ended;
+            m_recentEnds.push_back(next - m_gap);
+            m_queuedIntegral -= m_gap - next;
+        }
     }
     std::sort(m_active.begin(), m_active.end(), [](const Active& a, const Active& b) {
         return a.next < b.next || (a.next == b.next && a.order < b.order);
     });
+    std::sort(m_recentEnds.begin(), m_recentEnds.end());
     m_initial = m_order;
-    m_queued = m_maxActive = n;
+    m_queued = m_maxActive = m_active.size();
     m_nextStart = m_starts.Next();
 }
 

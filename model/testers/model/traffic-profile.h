@@ -227,8 +227,9 @@ struct FlowSizeDistribution
 /// of a size-biased length (a flow seen at a random instant is picked in
 /// proportion to its length S: s P(S = s) / E[S], drawn exactly by rejection
 /// from the size-biased X, Pareto(alpha - 1, xm) or lognormal(mu + sigma^2,
-/// sigma)), with a uniform number 1..S of its packets
-/// left, the next a uniform fraction of a gap away. Without it, heavy-tailed
+/// sigma)), with a uniform number 0..S-1 of its packets
+/// left (its time since its start is uniform over its S gaps), the next
+/// packet (or the end of its last gap) a uniform fraction of a gap away. Without it, heavy-tailed
 /// flows would take as long as their longest flows to reach the long-run
 /// rate (the long flows carry most packets).
 ///
@@ -262,7 +263,8 @@ class FlowLevelProcess
     {
         return m_active.empty() ? m_nextStart : std::min(m_nextStart, m_active.front().next);
     }
-    /// Flows active at instant 0 (the stationary start).
+    /// Flows active at instant 0 with packets left (the stationary start;
+    /// those in their last gap at 0 send nothing more and take no id).
     uint64_t InitialFlows() const { return m_initial; }
     /// Flows started after instant 0.
     uint64_t FlowsStarted() const { return m_order - m_initial; }

@@ -582,9 +582,8 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
             length = std::min(std::ceil(x), kMaxFlowPackets);
         }
         // Its time since its start is uniform over its S gaps: it has sent
-        // 1..S packets (uniform), so 0..S-1 are left, and its next packet
-        // (or, with none left, the end of its last gap) is a uniform
-        // fraction of a gap away.
+        // 1..S packets (uniform), so 0..S-1 are left (none: it has ended),
+        // and its next packet is a uniform fraction of a gap away.
         const auto left = std::min(static_cast<uint64_t>(init.Uniform01() * length),
                                    static_cast<uint64_t>(length) - 1);
         const double next = (1.0 - init.Uniform01()) * m_gap; // (0, gap]
@@ -592,19 +591,10 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
         {
             m_active.push_back(Start(next, left));
         }
-        else
-        {
-            // Ended before 0, active until `next`: counted as an ended flow
-            // whose last packet was at next - gap, less its time before 0.
-            ++m_ended;
-            m_recentEnds.push_back(next - m_gap);
-            m_queuedIntegral -= m_gap - next;
-        }
     }
     std::sort(m_active.begin(), m_active.end(), [](const Active& a, const Active& b) {
         return a.next < b.next || (a.next == b.next && a.order < b.order);
     });
-    std::sort(m_recentEnds.begin(), m_recentEnds.end());
     m_initial = m_order;
     m_queued = m_maxActive = m_active.size();
     m_nextStart = m_starts.Next();
@@ -653,14 +643,7 @@ FlowLevelProcess::Next(uint32_t& flow)
     m_lastAt = at;
     if (--a.left == 0)
     {
-        // Its last gap runs on: kept while it may reach past a query's end.
-        --m_queued;
-        ++m_ended;
-        while (!m_recentEnds.empty() && m_recentEnds.front() + m_gap <= at)
-        {
-            m_recentEnds.pop_front();
-        }
-        m_recentEnds.push_back(at);
+        --m_queued; // its last packet: no longer active
         if (a.owned)
         {
             m_freed.push_back(a.id);
@@ -677,15 +660,7 @@ FlowLevelProcess::Next(uint32_t& flow)
 double
 FlowLevelProcess::ActiveFlowSeconds(double until) const
 {
-    // Queued flows are active; an ended flow is active for one gap after
-    // its last packet: whole gaps, less what lies beyond `until`.
-    double integral = m_queuedIntegral + static_cast<double>(m_queued) * (until - m_lastAt) +
-                      static_cast<double>(m_ended) * m_gap;
-    for (double end : m_recentEnds)
-    {
-        integral -= std::max(0.0, end + m_gap - until);
-    }
-    return integral;
+    return m_queuedIntegral + static_cast<double>(m_queued) * (until - m_lastAt);
 }
 
 } // namespace routertwin

@@ -228,8 +228,8 @@ struct FlowSizeDistribution
 /// proportion to its length S: s P(S = s) / E[S], drawn exactly by rejection
 /// from the size-biased X, Pareto(alpha - 1, xm) or lognormal(mu + sigma^2,
 /// sigma)), with a uniform number 0..S-1 of its packets
-/// left (its time since its start is uniform over its S gaps), the next
-/// packet (or the end of its last gap) a uniform fraction of a gap away. Without it, heavy-tailed
+/// left (its time since its start is uniform over its S gaps; with none
+/// left it has ended), the next a uniform fraction of a gap away. Without it, heavy-tailed
 /// flows would take as long as their longest flows to reach the long-run
 /// rate (the long flows carry most packets).
 ///
@@ -238,12 +238,12 @@ struct FlowSizeDistribution
 /// of their next packets (a new flow starts no later than the queue's
 /// front and joins there), O(1) a packet, no heap.
 ///
-/// Active flows: a flow of S packets is active from its first packet for
-/// S / flowPps (it sends one packet a gap, the last gap included), so by
-/// Little's law the time-average of flows active is startsPerSecond x
-/// MeanPackets() / flowPps. ActiveFlowSeconds counts it from the process's
-/// own events (flows queued, plus flows whose last gap has not run out),
-/// independently of that formula, which tests hold it to.
+/// Active flows: a flow is active from its first packet to its last (its
+/// duration (S - 1) / flowPps, as NetFlow measures one), so by Little's law
+/// the time-average of flows active is startsPerSecond x (MeanPackets() - 1)
+/// / flowPps. ActiveFlowSeconds integrates the count of flows with packets
+/// left from the process's own events, independently of that formula,
+/// which tests hold it to.
 ///
 /// Flow ids: unused ids of 0..idSpace-1 first, then ids of ended flows,
 /// first ended first reused (as clients reuse ports), so two active flows
@@ -274,9 +274,7 @@ class FlowLevelProcess
     /// Integral over [0, until] of the flows active (flow x units), `until`
     /// no earlier than the last instant Next returned.
     double ActiveFlowSeconds(double until) const;
-    /// Most flows with packets still to send at once (those in their last
-    /// gap left out: counting them would cost every packet a look at the
-    /// ended flows).
+    /// Most flows active at once.
     uint64_t MaxActiveFlows() const { return m_maxActive; }
     /// The last instant Next returned (0 before the first).
     double LastInstant() const { return m_lastAt; }
@@ -308,8 +306,6 @@ class FlowLevelProcess
     double m_lastAt = 0;          // the last instant Next returned
     uint64_t m_queued = 0;        // m_active.size(), kept by hand: deque::size() costs a packet more
     double m_queuedIntegral = 0;  // integral of m_queued up to m_lastAt
-    uint64_t m_ended = 0;         // flows whose last packet has been sent
-    std::deque<double> m_recentEnds; // last packets of ended flows, pruned (a gap old) as flows end
     uint64_t m_maxActive = 0;
 };
 

@@ -121,10 +121,10 @@ def write_scenario(tmp_path, mode: str, flow_mix: str):
 def test_a_scenario_runs_heavy_tailed_flows_and_reports_them(tmp_path):
     sc = load_scenario(write_scenario(tmp_path, "packet", "{sizes: pareto, pareto_alpha: 1.5, flows: 100}"))
     [case] = router.run(sc, silent())
-    # 32 ports with about 100 (1 - 1 / E[S]) flows each, E[S] about 3.5 for
-    # Pareto(1.5, 1) (E[X] = 3, ceil adds about half a packet): the 200 us
+    # 32 ports with about 100 (1 - 1 / E[S]) flows each, E[S] = 1 +
+    # zeta(1.5) = 3.61 for Pareto(1.5, 1): the 200 us
     # window's time-average, within 25 % (a heavy tail over 0.2 ms)
-    assert case.metrics["flows_active_mean"] == pytest.approx(3200 * (1 - 1 / 3.5), rel=0.25)
+    assert case.metrics["flows_active_mean"] == pytest.approx(3200 * (1 - 1 / 3.61), rel=0.25)
     assert case.metrics["flows_started"] > 0 and case.metrics["loss_pct"] == 0
 
 

@@ -111,7 +111,7 @@ def plot(rows: list[dict], path: Path) -> None:
             ax.plot([r["cores"] for r in pts], [max(r["latency_p99_us"], 0.1) for r in pts], style, label=law)
         ax.set_yscale("log")
         ax.set_xlabel("cores")
-        ax.set_title(f"{flows} flows active on average")
+        ax.set_title(f"flows: {flows} (each at offered rate / {flows})")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("p99 latency (us)")
     axes[0].legend()

@@ -67,7 +67,8 @@ def t640(out: Path) -> list[dict]:
         scen = out / f"t640-{form}.yaml"
         # the scenario's own keys, with this arrival form appended (paths
         # made absolute: the copy lives elsewhere)
-        text = base.replace("../platforms/", f"{ROOT}/scenarios/platforms/")
+        text = base.replace("../platforms/", f"{ROOT}/scenarios/platforms/").replace(
+            "route_file: ", f"route_file: {WHATIF}/")
         scen.write_text(text + ("\n" + keys + "\n" if keys else ""), encoding="utf-8")
         for c in router.run(load_scenario(scen), silent()):
             m = c.metrics

@@ -68,7 +68,7 @@ def rtt_distribution(out: dict) -> dict[str, Any]:
 
 def latency_distribution(out: dict) -> dict[str, Any]:
     """The `distributions` of a run with one latency histogram and no queue
-    (the webswitch kind's open-loop response times)."""
+    (the webswitch kind's response times, closed or open loop)."""
     return {"latency_histogram": _hist(out["latency_histogram"])}
 
 

@@ -44,6 +44,22 @@ def test_engines_agree_when_the_servers_cpus_are_the_one_bottleneck():
     assert ns3.metrics["requests_per_s"] == pytest.approx(mva.metrics["requests_per_s"], rel=0.02)
     assert ns3.metrics["latency_avg"] == pytest.approx(mva.metrics["latency_avg"], rel=0.03)
     assert ns3.bottleneck == "server1.cpu"
+    # issue 15: at a saturated FIFO server of deterministic service every
+    # thread's cycle is the same, its own request and the other 27
+    # threads': N S = 28 x 2 ms (the MVA's bound), so p50 and p99 are that
+    # within one bin of the histogram (2.33 %) and a little more for the
+    # server's per-connection time; only the first round's cycles, ending
+    # in the window as they ramp up, are shorter (a warm-up of 50 ms < 56)
+    hist = ns3.distributions["latency_histogram"]
+    assert hist["count"] == ns3.counters["requests_measured"]
+    mean_us = ns3.metrics["latency_avg"] * 1e3
+    for q in ("p50", "p99"):
+        assert ns3.metrics[f"latency_{q}_us"] == pytest.approx(28 * 2000.0, rel=0.03), q
+    assert ns3.metrics["latency_p999_us"] <= ns3.metrics["latency_max_us"] <= 1.1 * 28 * 2000.0
+    # the histogram's own mean (each bin's count at its middle: within half
+    # a bin, 1.17 %) is the separately summed mean
+    mid = sum(n * (lo + hi) / 2 for lo, hi, n in hist["bins"]) / hist["count"]
+    assert mid == pytest.approx(mean_us, rel=0.0117)
 
 
 def test_an_unknown_ns3_key_names_file_line_and_key(tmp_path):
@@ -91,6 +107,12 @@ def test_a_short_l7_scenario_runs_on_ns3_with_its_gain_and_drop_cases(tmp_path):
     # a closed loop of 4 threads: X R = 4 (Little's law)
     x, r = one["metrics"]["requests_per_s"], one["metrics"]["latency_avg"] * 1e-3
     assert x * r == pytest.approx(4, rel=0.05)
+    # issue 15: the cycle times behind the mean, in the JSON and on the console
+    hist = one["distributions"]["latency_histogram"]
+    assert hist["count"] == one["counters"]["requests_measured"] == sum(n for _, _, n in hist["bins"])
+    m = one["metrics"]
+    assert m["latency_p50_us"] < m["latency_p99_us"] <= m["latency_p999_us"] <= m["latency_max_us"]
+    assert "latency distribution" in proc.stdout and "nortel-ace180e-l7-nat-http11-r3" in proc.stdout
 
 
 def test_the_cookie_test_runs_on_ns3_and_every_request_follows_its_cookie(tmp_path):

@@ -270,9 +270,8 @@ ReadHttpTrace(const std::string& path)
             const dp_http_config_t cfg{8190, 101};
             dp_http_init(&h, &cfg, buf.data(), static_cast<uint32_t>(buf.size()), 0);
             dp_ops_t ops{};
-            size_t used = 0;
             const int rc = dp_http_feed(&h, reinterpret_cast<const uint8_t*>(e.request.data()), e.request.size(),
-                                        &used, &ops);
+                                        nullptr, &ops);
             if (rc == DP_HTTP_MORE)
                 fail("the HTTP request head is not whole in the capture (" + std::to_string(e.request.size()) +
                      " of the request's " + std::to_string(e.requestBytes) + " payload octets captured: a snaplen "

@@ -381,3 +381,22 @@ def test_each_products_keepalive_strategy_applies_to_every_replayed_request(tmp_
         assert r["connection_sides_per_request"] == pytest.approx(sides, abs=0.1), product
         per_answer = r["response_mbps"] * 1e6 / 8 / r["requests_per_s"]
         assert per_answer == pytest.approx(sum(sizes) / 4, rel=0.03), product
+
+
+def test_a_connection_alternating_gif_and_htm_moves_between_server_groups_as_each_strategy_says(tmp_path):
+    # .gif, .htm, .gif, .htm on each connection: three of its four requests
+    # go to the other group. Cisco answers each of those with a 302 and a
+    # reset to the old server (0.75 redirects a request) and binds a new
+    # server connection: (1 + 4) / 4 = 1.25 sides a request; F5 keeps one
+    # server connection per group for the client connection: (1 + 2) / 4
+    sizes = [1200, 5200, 20200, 2200]
+    conns = [(1.0 + 0.02 * k, [(http_head(f"/c{k}/o{j}.{'gif' if j % 2 == 0 else 'htm'}", 250), sizes[j])
+                               for j in range(4)]) for k in range(20)]
+    pcap, _ = write_keepalive_pcap(tmp_path / "mixed.pcap", conns)
+    cisco = run_trace_native(pcap, "cisco-css11154-v510", 400.0)
+    assert cisco["answered"] == cisco["offered"] > 100
+    assert cisco["redirects_per_request"] == pytest.approx(0.75, abs=0.05)
+    assert cisco["connection_sides_per_request"] == pytest.approx(1.25, abs=0.1)
+    f5 = run_trace_native(pcap, "f5-bigip-ha", 400.0)
+    assert f5["redirects_per_request"] == 0
+    assert f5["connection_sides_per_request"] == pytest.approx(0.75, abs=0.1)

@@ -116,8 +116,8 @@ def plot(rows: list[dict], path: Path) -> Path | None:
 
     cases = [WindowCase(r["id"], r["ns3_case"].metrics, r["ns3_case"].distributions)
              for r in rows if "ns3_case" in r]
-    return latency_plot(cases, path, "NCTU testbed on the ns-3 engine: WebBench response time of the latency rows' "
-                        "cases", what="requests", xlabel="response time (us)")
+    return latency_plot(cases, path, "NCTU, ns-3 engine: WebBench response times, latency rows", what="requests",
+                        xlabel="response time (us)")
 
 
 def replay_cli(module: str, doc: str, replay_fn, markdown_fn, argv: list[str] | None = None, plot_fn=None) -> int:

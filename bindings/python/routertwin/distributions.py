@@ -374,6 +374,13 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     return save_png(fig, path, dpi=110)
 
 
+def distribution_source(mapped) -> Path:
+    """The scenario whose case of a mapped row's id holds the distribution
+    behind it: its distribution_scenario (the same cases on an engine that
+    has one; the webswitch kind's ns-3 twins of MVA rows), else its own."""
+    return getattr(mapped, "distribution_scenario", None) or mapped.scenario
+
+
 def markdown_study(rows, outcomes) -> list[str]:
     """REPORT.md lines for one study: the latency percentiles and loss
     clustering of every case its rows replay (once per case, with the rows
@@ -383,10 +390,11 @@ def markdown_study(rows, outcomes) -> list[str]:
     by_case: dict[tuple, list[str]] = {}
     cases: dict[tuple, Any] = {}
     for r in rows:
-        outcome = outcomes.get(r.mapped.scenario)
+        source = distribution_source(r.mapped)
+        outcome = outcomes.get(source)
         if outcome is None or outcome.error:
             continue
-        key = (r.mapped.scenario, r.mapped.case)
+        key = (source, r.mapped.case)
         case = next((c for c in outcome.cases if c.case == r.mapped.case and c.distributions), None)
         if case is None:
             continue

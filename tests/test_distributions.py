@@ -273,8 +273,8 @@ def test_a_rows_distribution_scenario_gives_the_report_its_distribution(tmp_path
                 ns3: SimpleNamespace(error=None, cases=[twin])}
     row = SimpleNamespace(mapped=SimpleNamespace(scenario=mva, distribution_scenario=ns3, case="c"),
                           ref=SimpleNamespace(id="row-a"))
-    table = [line for line in markdown_study([row], outcomes) if line.startswith("| c |")]
-    assert table == ["| c | `row-a` | 1011 | 2040 | 2046 | 2047 |  |  |  |  |  |  |  |  |"]
+    table = [line for line in markdown_study([row], outcomes) if line.startswith("| c ")]
+    assert table == ["| c (ns3/nctu-l4-dr.yaml) | `row-a` | 1011 | 2040 | 2046 | 2047 |  |  |  |  |  |  |  |  |"]
     # without it, the MVA case: no distribution, no line
     alone = SimpleNamespace(mapped=SimpleNamespace(scenario=mva, case="c"), ref=SimpleNamespace(id="row-a"))
     assert markdown_study([alone], outcomes) == []

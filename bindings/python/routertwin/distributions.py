@@ -389,6 +389,7 @@ def markdown_study(rows, outcomes) -> list[str]:
 
     by_case: dict[tuple, list[str]] = {}
     cases: dict[tuple, Any] = {}
+    labels: dict[tuple, str] = {}
     for r in rows:
         source = distribution_source(r.mapped)
         outcome = outcomes.get(source)
@@ -399,6 +400,8 @@ def markdown_study(rows, outcomes) -> list[str]:
         if case is None:
             continue
         cases[key] = case
+        if source != r.mapped.scenario:  # another engine's twin of the row's case: say which
+            labels[key] = f"{case.case} ({Path(source).parent.name}/{Path(source).name})"
         by_case.setdefault(key, []).append(r.ref.id)
     if not cases:
         return []
@@ -432,7 +435,7 @@ def markdown_study(rows, outcomes) -> list[str]:
         lost = g("lost_packets") or (f"{fmt(m['loss_pct'])} %" if "loss_pct" in m else "")
         qname, q = queue_of(case.distributions)
         qcells = f"{fmt(q['mean'])} | {q['p99']} | {q['max']}" if q else " |  | "
-        out.append(f"| {case.case} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50')} "
+        out.append(f"| {labels.get(key, case.case)} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50')} "
                    f"| {g('latency_p99')} | {g('latency_p999')} | {g('latency_max')} | {lost} "
                    f"| {g('loss_ports')} | {g('loss_top_port_share')} | {g('loss_bins')} | {qname} | {qcells} |")
     if len(out) == header:

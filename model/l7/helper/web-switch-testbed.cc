@@ -220,6 +220,7 @@ RuleList(uint32_t count)
     out.emplace_back(DP_URL_PATH_BEG, "/");
     return out;
 }
+
 /// The request a trace's HTTP request replays: a GET of the captured
 /// target, with its Host and version, "Connection: close" where the
 /// captured request was not persistent ("keep-alive" for a persistent

@@ -187,3 +187,23 @@ def test_one_thread_asking_for_one_file_has_a_degenerate_cycle_time_distribution
         assert one.metrics[f"latency_{q}_us"] == pytest.approx(mean_us, rel=0.0233), q
     mid = sum(n * (lo + hi) / 2 for lo, hi, n in hist["bins"]) / hist["count"]
     assert mid == pytest.approx(mean_us, rel=0.0117)
+
+
+def test_the_engines_replay_prints_and_plots_the_ns3_distribution_of_a_latency_row(tmp_path):
+    # engines.markdown and engines.plot on a row as engines.replay builds
+    # it, its ns-3 case from a short closed-loop run: the table prints the
+    # case's own percentiles in ms, and the plot is written
+    from routertwin.runners.webswitch import engines
+
+    path = PLATFORMS / "nctu-nortel-ace180e.yaml"
+    case, _ = case_result_ns3("c", Case(load_webswitch(path), "l4", "dr", "1.1", 3, 2, 2, "none"), path,
+                              load_testbed(TESTBED), SHORT, 1)
+    q = {k: case.metrics[f"latency_{k}_us"] / 1e3 for k in engines.QUANTILES}
+    row = {"id": "nctu-l4dr-lat-nortel", "metric": "latency_avg", "unit": "ms", "reference": 5.218,
+           "tolerance_pct": 10, "tolerance_abs": None, "mva": 2.43, "ns3": case.metrics["latency_avg"],
+           "ns3_quantiles": q, "ns3_case": case}
+    line = next(x for x in engines.markdown([row]).splitlines() if x.startswith("| nctu-l4dr-lat-nortel | 5.218 |"))
+    assert line == (f"| nctu-l4dr-lat-nortel | 5.218 | {case.metrics['latency_avg']:.3g} | "
+                    + " | ".join(f"{q[k]:.3g}" for k in engines.QUANTILES) + " |")
+    assert q["p50"] <= q["p99"] <= q["p999"] <= q["max"]
+    assert engines.plot([row], tmp_path / "d.png").stat().st_size > 0

@@ -177,6 +177,7 @@ HttpTraceList(const std::vector<HttpTraceConnection>& conns)
             d["request_bytes"] = q.requestBytes;
             d["response_bytes"] = q.responseBytes;
             d["packet"] = q.packet;
+            d["think_ns"] = q.thinkNs;
             requests.append(d);
         }
         py::dict d;
@@ -197,7 +198,7 @@ BindL7(py::module_& m)
         py::arg("path"),
         "The HTTP requests of a pcap or pcapng capture, connection by connection, as the web switch's trace replay "
         "sends them (model/l7/helper/web-switch-testbed.h ReadHttpTrace): [{syn_ns, requests: [{method, target, "
-        "host, version, keep_alive, head_bytes, request_bytes, response_bytes, packet}]}]. A malformed file or "
+        "host, version, keep_alive, head_bytes, request_bytes, response_bytes, packet, think_ns}]}]. A malformed file or "
         "request head raises ValueError naming the file and the packet.");
     m.def(
         "run_webbench_testbed",

@@ -188,10 +188,12 @@ def http_head(target: str, size: int, version: str = "1.1", host: str = "www.exa
 
 def write_keepalive_pcap(path, conns, mss=1460, snaplen=65535):
     """A pcap (Ethernet) of TCP connections from 10.0.0.2:(40000 + k) to
-    10.0.0.1:80, each (syn_s, [(request octets, response_bytes), ...]): the
-    handshake, then per exchange the request (one segment) and the response
-    in mss segments, then both FINs. Returns (path, the 0-based packet
-    index of every request, connection by connection)."""
+    10.0.0.1:80, each (syn_s, [(request octets, response_bytes[, think_s]),
+    ...]): the handshake, then per exchange the request (one segment; a
+    later one think_s, default 10 us, after the previous response's last
+    segment) and the response in mss segments 10 us apart, then both FINs.
+    Returns (path, the 0-based packet index of every request, connection
+    by connection)."""
     import struct
 
     records, index = [], []
@@ -212,7 +214,9 @@ def write_keepalive_pcap(path, conns, mss=1460, snaplen=65535):
         frame(t + 1e-4, *s2c, SYN | ACK)
         frame(t + 2e-4, *c2s, ACK)
         dt, mine = 3e-4, []
-        for request, resp in exchanges:
+        for j, (request, resp, *think) in enumerate(exchanges):
+            if j and think:
+                dt += think[0] - 1e-5  # from the last response segment
             mine.append(len(records))
             frame(t + dt, *c2s, PSH | ACK, request)
             sent, dt = 0, dt + 1e-4
@@ -283,16 +287,22 @@ def test_a_traces_keepalive_requests_are_read_with_their_real_targets_hosts_and_
     # head's octets, the server's payload of the exchange and the packet
     # the request came in (the generator's own record count)
     conns = [(1.0, [(http_head("/img/a.gif", 300), 2000),
-                    (http_head("/doc/b.htm?x=1", 280, host="shop.example.org"), 9000),
-                    (http_head("/c", 250, extra="Connection: close\r\n"), 500)]),
+                    (http_head("/doc/b.htm?x=1", 280, host="shop.example.org"), 9000, 0.03),
+                    (http_head("/c", 250, extra="Connection: close\r\n"), 500, 0.2)]),
              (1.01, [(http_head("/d.gif", 220, "1.0"), 800)]),
              (1.02, [(http_head("/e.htm", 240, "1.0", extra="Connection: keep-alive\r\n"), 700),
                      (http_head("/f.gif", 240, "1.0", extra="Connection: keep-alive\r\n"), 600)])]
     pcap, index = write_keepalive_pcap(tmp_path / "ka.pcap", conns)
     from routertwin.runners.webswitch.runner import http_trace
 
+    trace = http_trace(pcap)
     got = [[(q["target"], q["host"], q["version"], q["keep_alive"], q["head_bytes"], q["response_bytes"],
-             q["packet"]) for q in c["requests"]] for c in http_trace(pcap)]
+             q["packet"]) for q in c["requests"]] for c in trace]
+    # think times from the previous answer's last segment (microsecond stamps)
+    think = [[q["think_ns"] for q in c["requests"]] for c in trace]
+    assert think[0][0] == think[1][0] == think[2][0] == 0
+    assert think[0][1] == pytest.approx(30e6, abs=2e3) and think[0][2] == pytest.approx(200e6, abs=2e3)
+    assert think[2][1] == pytest.approx(10e3, abs=2e3)
     assert got == [
         [("/img/a.gif", "www.example.com", "1.1", True, 300, 2000, index[0][0]),
          ("/doc/b.htm?x=1", "shop.example.org", "1.1", True, 280, 9000, index[0][1]),
@@ -400,3 +410,22 @@ def test_a_connection_alternating_gif_and_htm_moves_between_server_groups_as_eac
     f5 = run_trace_native(pcap, "f5-bigip-ha", 400.0)
     assert f5["redirects_per_request"] == 0
     assert f5["connection_sides_per_request"] == pytest.approx(0.75, abs=0.1)
+
+
+def test_a_replayed_client_thinks_as_captured_before_its_next_request(tmp_path):
+    # one connection of three requests 100 ms of think time apart, as
+    # captured (rescale: false), arriving at 0: its answers come at about
+    # 2 ms, 104 ms and 206 ms, so a window of [50, 150) ms holds exactly
+    # the second (10 answers/s); sent back to back, all three would come
+    # before 10 ms and the window would hold none
+    pcap, _ = write_keepalive_pcap(tmp_path / "think.pcap", [
+        (1.0, [(http_head(f"/t{j}.gif", 250), 1500, 0.1) for j in range(3)])])
+    from routertwin import _core
+    from routertwin.runners.webswitch.runner import ns3_config
+
+    tb = load_testbed(TESTBED)
+    case = Case(load_webswitch(NORTEL), "l7", "nat", "1.0", 3, 14, 2, "none")
+    keys = OpenLoop(offered_rps=[1.0], trace={"file": pcap, "rescale": False}).native_keys(1.0)
+    r = _core.run_webbench_testbed(ns3_config(case, NORTEL, tb, Ns3Options(warmup_s=0.05, duration_s=0.1), 1,
+                                              keys))
+    assert r["requests"] == 1 and r["requests_per_s"] == pytest.approx(10.0)

@@ -226,7 +226,8 @@ RuleList(uint32_t count)
 /// captured request was not persistent ("keep-alive" for a persistent
 /// HTTP/1.0 one), the captured answer's body size for the server
 /// (X-Replay-Body-Bytes: the head's length is the testbed's), padded with
-/// an Accept line to the captured head's octets when it is shorter.
+/// an Accept line to the captured head's octets when it is shorter; sent
+/// after the captured think time.
 HttpClientApp::Request
 ReplayedRequest(const HttpTraceRequest& q, uint64_t bodyBytes)
 {
@@ -243,6 +244,7 @@ ReplayedRequest(const HttpTraceRequest& q, uint64_t bodyBytes)
         head += "Accept: " + std::string(q.headBytes - head.size() - accept, 'x') + "\r\n";
     HttpClientApp::Request r;
     r.bytes = head + "\r\n";
+    r.pause = NanoSeconds(static_cast<int64_t>(q.thinkNs));
     return r;
 }
 
@@ -295,6 +297,7 @@ ReadHttpTrace(const std::string& path)
             q.requestBytes = e.requestBytes;
             q.responseBytes = e.responseBytes;
             q.packet = e.requestPacket;
+            q.thinkNs = hc.requests.empty() ? 0 : e.thinkNs;
             hc.requests.push_back(std::move(q));
         }
         if (!hc.requests.empty())

@@ -147,8 +147,9 @@ struct WebBenchTestbedConfig
     /// classes (ReadHttpTrace below): each IPv4 TCP connection of the pcap
     /// or pcapng file opens at its SYN's instant and sends its HTTP
     /// requests one after another on it (keep-alive as captured: a new
-    /// connection where a request or its answer said close), each the
-    /// captured request's target, Host and version, asking for the body
+    /// connection where a request or its answer said close), each after
+    /// its captured think time and with the captured request's target,
+    /// Host and version, asking for the body
     /// the capture's server sent (its payload of the exchange less the
     /// response head); rescaled so requests arrive at offeredRps on
     /// average (else as captured), looped to the window's end.
@@ -200,6 +201,7 @@ struct HttpTraceRequest
     uint64_t requestBytes = 0;  ///< the client's payload of the exchange (head and any body)
     uint64_t responseBytes = 0; ///< the server's payload of the exchange
     uint64_t packet = 0;      ///< 0-based index of the packet with its first octet
+    uint64_t thinkNs = 0;     ///< the client's think time before it, as captured (0 for a connection's first)
 };
 
 struct HttpTraceConnection

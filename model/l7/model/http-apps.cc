@@ -531,14 +531,38 @@ HttpClientApp::ResponseDone()
         m_socket->Close();
         return;
     }
+    // a replayed client's think time before its next request (not before
+    // a 302's repeat of the same one); the next cycle starts after it
+    const Time pause = m_current.status == 302 || m_source || Done() ? Time(0) : m_requests[m_next].pause;
+    if (pause.IsStrictlyPositive())
+    {
+        if (m_closeAfter)
+        {
+            m_connected = false;
+            m_socket->Close();
+        }
+        Simulator::Schedule(pause, &HttpClientApp::StartNext, this, true);
+        return;
+    }
+    StartNext(false);
+}
+
+void
+HttpClientApp::StartNext(bool afterPause)
+{
+    if (afterPause)
+        m_cycleStart = Simulator::Now();
     // WebBench's work for the next request (and a new connection) first
     Time cpu(0);
     if (m_cpu)
         cpu = m_cpu->Reserve(m_cpuPerRequest + (m_closeAfter ? m_cpuPerConnection : Time(0)));
     if (m_closeAfter)
     {
-        m_connected = false;
-        m_socket->Close();
+        if (!afterPause)
+        {
+            m_connected = false;
+            m_socket->Close();
+        }
         Simulator::Schedule(cpu, &HttpClientApp::Connect, this);
         return;
     }

@@ -151,6 +151,9 @@ class HttpClientApp : public ns3::Application
     {
         std::string bytes;
         std::vector<uint32_t> pieces;
+        /// The client's think time before it, from the previous answer (a
+        /// replayed capture's; its cycle and response time start after it)
+        ns3::Time pause;
     };
     /// A GET of path (HTTP/1.1 unless http10), optionally with extra header lines.
     static Request Get(const std::string& path, bool http10 = false, const std::string& extra = "");
@@ -213,6 +216,9 @@ class HttpClientApp : public ns3::Application
     void Closed(ns3::Ptr<ns3::Socket> s);
     void Reset(ns3::Ptr<ns3::Socket> s);
     void ResponseDone();
+    /// The CPU time, then the next request (or a new connection for it);
+    /// afterPause: its think time has passed, its cycle starts now.
+    void StartNext(bool afterPause);
     void GiveUp(size_t request, uint32_t responses);
     /// The current request's bytes, with the jar's Cookie header.
     std::string RequestBytes() const;

@@ -46,10 +46,10 @@ class OpenLoop(ScenarioModel):
     # each IPv4 TCP connection opens at its SYN's instant (rescaled so its
     # requests come at each offered_rps, or as captured) and sends its HTTP
     # requests on it one after another (keep-alive) after the captured think
-    # times, each the captured
-    # target, Host and version as the C core's HTTP parser reads them, for
-    # a body of the exchange's server payload less the testbed's response
-    # head; looped to the window's end (docs/workloads.md)
+    # times, each the captured target, Host and version as the C core's
+    # HTTP parser reads them, for a body of the exchange's server payload
+    # less the testbed's response head; looped to the window's end
+    # (docs/workloads.md)
     trace: ConnectionTrace | None = None
 
     @model_validator(mode="after")

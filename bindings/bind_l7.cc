@@ -150,10 +150,42 @@ ToDict(const WebBenchTestbedResult& r)
         d["answered"] = r.answered;
         d["refused"] = r.refused;
         d["unanswered"] = r.unanswered;
-        AddPercentiles(d, r.responseTimes, "latency");
-        d["latency_histogram"] = HistogramDict(r.responseTimes);
     }
+    // the distribution behind latency_ms: the closed loop's cycle times or
+    // the open loop's response times
+    AddPercentiles(d, r.responseTimes, "latency");
+    d["latency_histogram"] = HistogramDict(r.responseTimes);
     return d;
+}
+
+py::list
+HttpTraceList(const std::vector<HttpTraceConnection>& conns)
+{
+    py::list out;
+    for (const HttpTraceConnection& c : conns)
+    {
+        py::list requests;
+        for (const HttpTraceRequest& q : c.requests)
+        {
+            py::dict d;
+            d["method"] = q.method;
+            d["target"] = q.target;
+            d["host"] = q.host;
+            d["version"] = "1." + std::to_string(q.versionMinor);
+            d["keep_alive"] = q.keepAlive;
+            d["head_bytes"] = q.headBytes;
+            d["request_bytes"] = q.requestBytes;
+            d["response_bytes"] = q.responseBytes;
+            d["packet"] = q.packet;
+            d["think_ns"] = q.thinkNs;
+            requests.append(d);
+        }
+        py::dict d;
+        d["syn_ns"] = c.synNs;
+        d["requests"] = requests;
+        out.append(d);
+    }
+    return out;
 }
 
 } // namespace
@@ -161,6 +193,13 @@ ToDict(const WebBenchTestbedResult& r)
 void
 BindL7(py::module_& m)
 {
+    m.def(
+        "read_http_trace", [](const std::string& path) { return HttpTraceList(ReadHttpTrace(path)); },
+        py::arg("path"),
+        "The HTTP requests of a pcap or pcapng capture, connection by connection, as the web switch's trace replay "
+        "sends them (model/l7/helper/web-switch-testbed.h ReadHttpTrace): [{syn_ns, requests: [{method, target, "
+        "host, version, keep_alive, head_bytes, request_bytes, response_bytes, packet, think_ns}]}]. A malformed file or "
+        "request head raises ValueError naming the file and the packet.");
     m.def(
         "run_webbench_testbed",
         [](const py::dict& config) {

@@ -246,3 +246,37 @@ def test_report_lines_and_plots_of_an_lb_case(tmp_path):
     assert queue_length_plot([case], tmp_path / "queue.png", "t").stat().st_size > 0
     assert latency_plot([case], tmp_path / "resp.png", "t", key="unit_latency_histogram").stat().st_size > 0
     assert queue_length_plot([CaseResult(case="none")], tmp_path / "none.png", "t") is None
+
+
+def test_a_rows_distribution_scenario_gives_the_report_its_distribution(tmp_path):
+    # issue 15, seed 003: the NCTU latency rows are judged on the MVA engine
+    # (means only); their mapping names the ns-3 twin of the same cases,
+    # whose case of the row's id the report's table and plots then show
+    from types import SimpleNamespace
+
+    from routertwin.distributions import markdown_study
+    from routertwin.results import CaseResult
+    from routertwin.validation.mapping import load_mappings
+    from routertwin.validation.plots import distribution_plots
+
+    rows = {rid: m for rid, m in load_mappings(ROOT)["nctu"].rows.items() if m.metric == "latency_avg"}
+    assert len(rows) == 7
+    for rid, m in rows.items():
+        assert m.distribution_scenario == m.scenario.parent / "ns3" / m.scenario.name, rid
+
+    mva, ns3 = Path("/x/nctu-l4-dr.yaml"), Path("/x/ns3/nctu-l4-dr.yaml")
+    hist = {"count": 3.0, "bins": [[1000.0, 1023.3, 2.0], [2000.0, 2046.6, 1.0]]}
+    twin = CaseResult(case="c", metrics={"latency_avg": 1.4, "latency_p50_us": 1011.0, "latency_p99_us": 2040.0,
+                                         "latency_p999_us": 2046.0, "latency_max_us": 2046.6},
+                      distributions={"latency_histogram": hist})
+    outcomes = {mva: SimpleNamespace(error=None, cases=[CaseResult(case="c", metrics={"latency_avg": 2.5})]),
+                ns3: SimpleNamespace(error=None, cases=[twin])}
+    row = SimpleNamespace(mapped=SimpleNamespace(scenario=mva, distribution_scenario=ns3, case="c"),
+                          ref=SimpleNamespace(id="row-a"))
+    table = [line for line in markdown_study([row], outcomes) if line.startswith("| c ")]
+    assert table == ["| c (ns3/nctu-l4-dr.yaml) | `row-a` | 1011 | 2040 | 2046 | 2047 |  |  |  |  |  |  |  |  |"]
+    # without it, the MVA case: no distribution, no line
+    alone = SimpleNamespace(mapped=SimpleNamespace(scenario=mva, case="c"), ref=SimpleNamespace(id="row-a"))
+    assert markdown_study([alone], outcomes) == []
+    report = SimpleNamespace(by_study={"nctu": [row]})
+    assert distribution_plots(report, outcomes, tmp_path) == ["nctu-latency-distribution.png"]

@@ -119,6 +119,8 @@ def test_metric_missing_from_the_case_is_a_row_error_naming_mapping_line(project
     (("scenarios/cores.yaml\n    case: c16", "scenarios/core.yaml\n    case: c16"), 10, "rows.cn68-se-64b-16c.scenario",
      "scenario file not found: scenarios/core.yaml"),
     (("    y: throughput", "    y: throughput\n    colour: red"), 20, "plots[0].colour", "unknown key"),
+    (("scenarios/cores.yaml\n    case: c16", "scenarios/cores.yaml\n    distribution_scenario: scenarios/twin.yaml\n"
+      "    case: c16"), 11, "rows.cn68-se-64b-16c.distribution_scenario", "scenario file not found: scenarios/twin.yaml"),
 ])
 def test_mapping_mistakes_are_one_line_with_file_line_key(project, edit, line, key, message):
     mapping(project, MAPPING.replace(*edit))

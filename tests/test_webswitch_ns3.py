@@ -44,6 +44,24 @@ def test_engines_agree_when_the_servers_cpus_are_the_one_bottleneck():
     assert ns3.metrics["requests_per_s"] == pytest.approx(mva.metrics["requests_per_s"], rel=0.02)
     assert ns3.metrics["latency_avg"] == pytest.approx(mva.metrics["latency_avg"], rel=0.03)
     assert ns3.bottleneck == "server1.cpu"
+    # issue 15: at a saturated FIFO server of deterministic service a
+    # thread's cycle is its own request and the other 27 threads': N S = 28
+    # x 2 ms (the MVA's bound), the median within 3 %. A cycle is longer
+    # only by what shifts a thread's place in the server's queue: at most
+    # every connection's first-request CPU (28 x 150 us, in the first
+    # rounds) and the longest response's transfer on a 100 Mbit/s link
+    # (22,132 bytes: 1.77 ms), which decides when its next request queues
+    hist = ns3.distributions["latency_histogram"]
+    assert hist["count"] == ns3.counters["requests_measured"]
+    mean_us = ns3.metrics["latency_avg"] * 1e3
+    assert ns3.metrics["latency_p50_us"] == pytest.approx(28 * 2000.0, rel=0.03)
+    longest = 28 * 2000.0 + 28 * 150.0 + 22132 * 8 / 1e8 * 1e6
+    assert (ns3.metrics["latency_p50_us"] <= ns3.metrics["latency_p99_us"] <= ns3.metrics["latency_p999_us"]
+            <= ns3.metrics["latency_max_us"] <= longest)
+    # the histogram's own mean (each bin's count at its middle: within half
+    # a bin, 1.17 %) is the separately summed mean
+    mid = sum(n * (lo + hi) / 2 for lo, hi, n in hist["bins"]) / hist["count"]
+    assert mid == pytest.approx(mean_us, rel=0.0117)
 
 
 def test_an_unknown_ns3_key_names_file_line_and_key(tmp_path):
@@ -91,6 +109,12 @@ def test_a_short_l7_scenario_runs_on_ns3_with_its_gain_and_drop_cases(tmp_path):
     # a closed loop of 4 threads: X R = 4 (Little's law)
     x, r = one["metrics"]["requests_per_s"], one["metrics"]["latency_avg"] * 1e-3
     assert x * r == pytest.approx(4, rel=0.05)
+    # issue 15: the cycle times behind the mean, in the JSON and on the console
+    hist = one["distributions"]["latency_histogram"]
+    assert hist["count"] == one["counters"]["requests_measured"] == sum(n for _, _, n in hist["bins"])
+    m = one["metrics"]
+    assert m["latency_p50_us"] < m["latency_p99_us"] <= m["latency_p999_us"] <= m["latency_max_us"]
+    assert "latency distribution" in proc.stdout and "nortel-ace180e-l7-nat-http11-r3" in proc.stdout
 
 
 def test_the_cookie_test_runs_on_ns3_and_every_request_follows_its_cookie(tmp_path):
@@ -141,3 +165,45 @@ def test_figure12_claims_are_judged_from_the_rates_with_a_one_percent_tie():
     rows[0]["mva"]["rps"] = 3500  # Nortel now 4th: "do well" fails
     rows[3]["mva"]["rps"] = 3900  # Foundry (400 MHz) now below Radware (266 MHz)
     assert [v for _, _, v in claims(rows, "mva")] == ["holds", "fails", "fails", "holds"]
+
+
+def test_one_thread_asking_for_one_file_has_a_degenerate_cycle_time_distribution():
+    # issue 15: one WebBench thread on one client PC, one file class, a new
+    # HTTP/1.0 connection each time: every cycle is the same path (client
+    # CPU, handshake, request, server CPU, response), so its p50, p99, p99.9
+    # and max are the mean within one bin of the histogram (2.33 %); the
+    # bins' own mean (each bin's count at its middle, within half a bin) is
+    # the mean summed apart from them
+    tb = load_testbed(TESTBED)
+    tb = tb.model_copy(update={"client": tb.client.model_copy(update={"threads": 1}),
+                               "file_classes": [tb.file_classes[0].model_copy(update={"share": 1.0})]})
+    path = PLATFORMS / "nctu-radware-wsdpro.yaml"
+    one, _ = case_result_ns3("o", Case(load_webswitch(path), "l4", "nat", "1.0", 3, 1, 1, "none"), path, tb,
+                             SHORT, 1)
+    mean_us = one.metrics["latency_avg"] * 1e3
+    hist = one.distributions["latency_histogram"]
+    assert hist["count"] == one.counters["requests_measured"] > 50
+    for q in ("p50", "p99", "p999", "max"):
+        assert one.metrics[f"latency_{q}_us"] == pytest.approx(mean_us, rel=0.0233), q
+    mid = sum(n * (lo + hi) / 2 for lo, hi, n in hist["bins"]) / hist["count"]
+    assert mid == pytest.approx(mean_us, rel=0.0117)
+
+
+def test_the_engines_replay_prints_and_plots_the_ns3_distribution_of_a_latency_row(tmp_path):
+    # engines.markdown and engines.plot on a row as engines.replay builds
+    # it, its ns-3 case from a short closed-loop run: the table prints the
+    # case's own percentiles in ms, and the plot is written
+    from routertwin.runners.webswitch import engines
+
+    path = PLATFORMS / "nctu-nortel-ace180e.yaml"
+    case, _ = case_result_ns3("c", Case(load_webswitch(path), "l4", "dr", "1.1", 3, 2, 2, "none"), path,
+                              load_testbed(TESTBED), SHORT, 1)
+    q = {k: case.metrics[f"latency_{k}_us"] / 1e3 for k in engines.QUANTILES}
+    row = {"id": "nctu-l4dr-lat-nortel", "metric": "latency_avg", "unit": "ms", "reference": 5.218,
+           "tolerance_pct": 10, "tolerance_abs": None, "mva": 2.43, "ns3": case.metrics["latency_avg"],
+           "ns3_quantiles": q, "ns3_case": case}
+    line = next(x for x in engines.markdown([row]).splitlines() if x.startswith("| nctu-l4dr-lat-nortel | 5.218 |"))
+    assert line == (f"| nctu-l4dr-lat-nortel | 5.218 | {case.metrics['latency_avg']:.3g} | "
+                    + " | ".join(f"{q[k]:.3g}" for k in engines.QUANTILES) + " |")
+    assert q["p50"] <= q["p99"] <= q["p999"] <= q["max"]
+    assert engines.plot([row], tmp_path / "d.png").stat().st_size > 0

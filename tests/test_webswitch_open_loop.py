@@ -178,37 +178,66 @@ def test_bad_open_loop_keys_name_file_line_and_key(tmp_path, body, key, words):
     assert f"s.yaml:{line_of(text, key)}:" in line and words in line
 
 
-def write_http_pcap(path, conns, mss=1460):
-    """A pcap (Ethernet) of HTTP/1.0 connections: (syn_s, request_bytes,
-    response_bytes) each, from 10.0.0.2:(40000 + k) to 10.0.0.1:80: the
-    handshake, the request, the response in mss segments, both FINs."""
+def http_head(target: str, size: int, version: str = "1.1", host: str = "www.example.com", extra: str = "") -> bytes:
+    """A GET head of `target`, padded with an X-Pad line to `size` octets."""
+    head = f"GET {target} HTTP/{version}\r\nHost: {host}\r\n{extra}"
+    pad = size - len(head) - len("X-Pad: \r\n\r\n")
+    assert pad >= 0, (target, size)
+    return (head + f"X-Pad: {'p' * pad}\r\n\r\n").encode()
+
+
+def write_keepalive_pcap(path, conns, mss=1460, snaplen=65535):
+    """A pcap (Ethernet) of TCP connections from 10.0.0.2:(40000 + k) to
+    10.0.0.1:80, each (syn_s, [(request octets, response_bytes[, think_s]),
+    ...]): the handshake, then per exchange the request (one segment; a
+    later one think_s, default 10 us, after the previous response's last
+    segment) and the response in mss segments 10 us apart, then both FINs.
+    Returns (path, the 0-based packet index of every request, connection
+    by connection)."""
     import struct
 
-    def frame(t, src, dst, sport, dport, flags, payload=0):
+    records, index = [], []
+
+    def frame(t, src, dst, sport, dport, flags, payload=b""):
         tcp = struct.pack("!HHIIBBHHH", sport, dport, 1, 1, 5 << 4, flags, 65535, 0, 0)
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 20 + payload, 0, 0, 64, 6, 0, bytes(src), bytes(dst))
-        eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
-        pkt = eth + ip + tcp + b"x" * payload
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 20 + len(payload), 0, 0, 64, 6, 0, bytes(src), bytes(dst))
+        pkt = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ip + tcp + payload
         sec = int(t)
-        return struct.pack("<IIII", sec, int(round((t - sec) * 1e6)), len(pkt), len(pkt)) + pkt
+        cap = pkt[:snaplen]
+        records.append(struct.pack("<IIII", sec, int(round((t - sec) * 1e6)), len(cap), len(pkt)) + cap)
 
     client, server = (10, 0, 0, 2), (10, 0, 0, 1)
     SYN, ACK, FIN, PSH = 0x02, 0x10, 0x01, 0x08
-    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
-    for k, (t, req, resp) in enumerate(conns):
-        port = 40000 + k
-        c2s = (client, server, port, 80)
-        s2c = (server, client, 80, port)
-        out += [frame(t, *c2s, SYN), frame(t + 1e-4, *s2c, SYN | ACK), frame(t + 2e-4, *c2s, ACK),
-                frame(t + 3e-4, *c2s, PSH | ACK, req)]
-        sent, dt = 0, 4e-4
-        while sent < resp:
-            n = min(mss, resp - sent)
-            out.append(frame(t + dt, *s2c, ACK, n))
-            sent, dt = sent + n, dt + 1e-5
-        out += [frame(t + dt, *s2c, FIN | ACK), frame(t + dt + 1e-5, *c2s, FIN | ACK), frame(t + dt + 2e-5, *c2s, ACK)]
-    path.write_bytes(b"".join(out))
-    return path
+    for k, (t, exchanges) in enumerate(conns):
+        c2s, s2c = (client, server, 40000 + k, 80), (server, client, 80, 40000 + k)
+        frame(t, *c2s, SYN)
+        frame(t + 1e-4, *s2c, SYN | ACK)
+        frame(t + 2e-4, *c2s, ACK)
+        dt, mine = 3e-4, []
+        for j, (request, resp, *think) in enumerate(exchanges):
+            if j and think:
+                dt += think[0] - 1e-5  # from the last response segment
+            mine.append(len(records))
+            frame(t + dt, *c2s, PSH | ACK, request)
+            sent, dt = 0, dt + 1e-4
+            while sent < resp:
+                n = min(mss, resp - sent)
+                frame(t + dt, *s2c, ACK, b"r" * n)
+                sent, dt = sent + n, dt + 1e-5
+        frame(t + dt, *s2c, FIN | ACK)
+        frame(t + dt + 1e-5, *c2s, FIN | ACK)
+        frame(t + dt + 2e-5, *c2s, ACK)
+        index.append(mine)
+    path.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, 1) + b"".join(records))
+    return path, index
+
+
+def write_http_pcap(path, conns, mss=1460):
+    """A pcap of HTTP/1.0 connections of one request each: (syn_s,
+    request_bytes, response_bytes), the request a GET of /f<k> padded to
+    request_bytes."""
+    return write_keepalive_pcap(path, [(t, [(http_head(f"/f{k}", req, "1.0"), resp)])
+                                       for k, (t, req, resp) in enumerate(conns)], mss)[0]
 
 
 def test_a_traces_connections_arrive_looped_at_the_rate_with_their_response_bytes(tmp_path):
@@ -249,3 +278,154 @@ def test_a_truncated_trace_is_one_line_naming_the_file_and_packet(tmp_path):
     """)
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
     assert str(pcap) in line and "packet" in line and "truncated" in line
+
+
+def test_a_traces_keepalive_requests_are_read_with_their_real_targets_hosts_and_packets(tmp_path):
+    # what the C core's HTTP parser must read from the payload: each
+    # exchange's request-target, Host and version as written, persistence
+    # by RFC 7230 6.3 (1.1 unless "close"; 1.0 only with "keep-alive"), the
+    # head's octets, the server's payload of the exchange and the packet
+    # the request came in (the generator's own record count)
+    conns = [(1.0, [(http_head("/img/a.gif", 300), 2000),
+                    (http_head("/doc/b.htm?x=1", 280, host="shop.example.org"), 9000, 0.03),
+                    (http_head("/c", 250, extra="Connection: close\r\n"), 500, 0.2)]),
+             (1.01, [(http_head("/d.gif", 220, "1.0"), 800)]),
+             (1.02, [(http_head("/e.htm", 240, "1.0", extra="Connection: keep-alive\r\n"), 700),
+                     (http_head("/f.gif", 240, "1.0", extra="Connection: keep-alive\r\n"), 600)])]
+    pcap, index = write_keepalive_pcap(tmp_path / "ka.pcap", conns)
+    from routertwin.runners.webswitch.runner import http_trace
+
+    trace = http_trace(pcap)
+    got = [[(q["target"], q["host"], q["version"], q["keep_alive"], q["head_bytes"], q["response_bytes"],
+             q["packet"]) for q in c["requests"]] for c in trace]
+    # think times from the previous answer's last segment (microsecond stamps)
+    think = [[q["think_ns"] for q in c["requests"]] for c in trace]
+    assert think[0][0] == think[1][0] == think[2][0] == 0
+    assert think[0][1] == pytest.approx(30e6, abs=2e3) and think[0][2] == pytest.approx(200e6, abs=2e3)
+    assert think[2][1] == pytest.approx(10e3, abs=2e3)
+    assert got == [
+        [("/img/a.gif", "www.example.com", "1.1", True, 300, 2000, index[0][0]),
+         ("/doc/b.htm?x=1", "shop.example.org", "1.1", True, 280, 9000, index[0][1]),
+         ("/c", "www.example.com", "1.1", False, 250, 500, index[0][2])],
+        [("/d.gif", "www.example.com", "1.0", False, 220, 800, index[1][0])],
+        [("/e.htm", "www.example.com", "1.0", True, 240, 700, index[2][0]),
+         ("/f.gif", "www.example.com", "1.0", True, 240, 600, index[2][1])]]
+
+
+@pytest.mark.parametrize("what", ["malformed", "cut"])
+def test_a_request_the_parser_refuses_is_one_line_naming_the_file_and_packet(tmp_path, what):
+    # an HTTP/2.0 request line (the parser takes 1.0 and 1.1 only) in the
+    # second exchange, or every head cut by an 80-octet snaplen (26 octets
+    # of payload captured): refused before any case runs, exit 2
+    good = (http_head("/a.gif", 200), 1000)
+    if what == "malformed":
+        pcap, index = write_keepalive_pcap(tmp_path / "h.pcap", [(1.0, [good, (b"GET /b HTTP/2.0\r\n\r\n", 900)])])
+        packet, words = index[0][1], "bad_version"
+    else:
+        pcap, index = write_keepalive_pcap(tmp_path / "h.pcap", [(1.0, [good])], snaplen=80)
+        packet, words = index[0][0], "not whole in the capture"
+    path, _ = write_scenario(tmp_path, HEAD, f"""
+        mode: l7
+        servers: 2
+        http: ["1.0"]
+        engine: ns3
+        open_loop:
+          offered_rps: [100]
+          trace: {{file: {pcap}}}
+        products: [{NORTEL}]
+    """)
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert f"{pcap}: packet {packet}: " in line and words in line
+
+
+def run_trace_native(pcap, product: str, rps: float, servers: int = 4, duration_s: float = 0.5):
+    """_core.run_webbench_testbed of a trace in mode l7 (every utilization)."""
+    from routertwin import _core
+    from routertwin.runners.webswitch.runner import ns3_config
+
+    path = PLATFORMS / f"nctu-{product}.yaml"
+    tb = load_testbed(TESTBED)
+    case = Case(load_webswitch(path), "l7", "nat", "1.0", 3, 14, servers, "none")
+    keys = OpenLoop(offered_rps=[rps], trace={"file": pcap}).native_keys(rps)
+    return _core.run_webbench_testbed(ns3_config(case, path, tb, Ns3Options(warmup_s=0.101, duration_s=duration_s),
+                                                 1, keys))
+
+
+@pytest.mark.parametrize("kind,busy,idle", [("gif", (1, 2), (3, 4)), ("htm", (3, 4), (1, 2))])
+def test_url_rules_switch_the_replayed_requests_by_their_real_urls(tmp_path, kind, busy, idle):
+    # section 3.4's rules: .gif to the first half of the servers, .htm to
+    # the second. A trace whose keep-alive connections ask only for .gif
+    # (or only .htm) paths must leave the other half's links idle; the
+    # synthetic CLASS_<bytes> path a trace used to get (no extension: the
+    # default rule, any server) would load all four
+    conns = [(1.0 + 0.01 * k, [(http_head(f"/p{k}/i{j}.{kind}", 260), 3000 + 500 * j) for j in range(3)])
+             for k in range(10)]
+    pcap, _ = write_keepalive_pcap(tmp_path / f"{kind}.pcap", conns)
+    r = run_trace_native(pcap, "nortel-ace180e", 300.0)
+    assert r["answered"] == r["offered"] > 0
+    for k in busy:
+        assert r["utilization"][f"server{k}.link_out"] > 0.005
+    for k in idle:
+        assert r["utilization"][f"server{k}.link_out"] == 0.0
+
+
+def test_each_products_keepalive_strategy_applies_to_every_replayed_request(tmp_path):
+    # seed 003 section 5.4 per request, on connections of 4 HTTP/1.1
+    # requests each (the switch counts a connection side at each open):
+    # Nortel keeps the client side and resets the server side after each
+    # request: 1/4 + 1 sides a request; Foundry downgrades to close: a new
+    # connection each way for every request, 2; F5 keeps the server
+    # connection of a client connection and rebinds it (docs/nctu.md, "The
+    # ns-3 web switch" step 5): all four .gif requests go to one server, so
+    # one side each way per connection, 2/4. Every request is answered
+    # with the captured body. Tolerance 0.1: connections cut by the
+    # window's edges.
+    sizes = [1200, 5200, 20200, 2200]
+    conns = [(1.0 + 0.02 * k, [(http_head(f"/c{k}/o{j}.gif", 250), sizes[j]) for j in range(4)]) for k in range(20)]
+    pcap, _ = write_keepalive_pcap(tmp_path / "ka.pcap", conns)
+    expect = {"nortel-ace180e": 1.25, "foundry-serveironxl": 2.0, "f5-bigip-ha": 0.5}
+    for product, sides in expect.items():
+        r = run_trace_native(pcap, product, 400.0)
+        assert r["answered"] == r["offered"] > 100, product
+        assert r["offered"] % 4 == 0, product  # whole connections arrive in the window
+        assert r["connection_sides_per_request"] == pytest.approx(sides, abs=0.1), product
+        per_answer = r["response_mbps"] * 1e6 / 8 / r["requests_per_s"]
+        assert per_answer == pytest.approx(sum(sizes) / 4, rel=0.03), product
+
+
+def test_a_connection_alternating_gif_and_htm_moves_between_server_groups_as_each_strategy_says(tmp_path):
+    # .gif, .htm, .gif, .htm on each connection: three of its four requests
+    # go to the other group. Cisco answers each of those with a 302 and a
+    # reset to the old server (0.75 redirects a request) and binds a new
+    # server connection: (1 + 4) / 4 = 1.25 sides a request; F5 keeps one
+    # server connection per group for the client connection: (1 + 2) / 4
+    sizes = [1200, 5200, 20200, 2200]
+    conns = [(1.0 + 0.02 * k, [(http_head(f"/c{k}/o{j}.{'gif' if j % 2 == 0 else 'htm'}", 250), sizes[j])
+                               for j in range(4)]) for k in range(20)]
+    pcap, _ = write_keepalive_pcap(tmp_path / "mixed.pcap", conns)
+    cisco = run_trace_native(pcap, "cisco-css11154-v510", 400.0)
+    assert cisco["answered"] == cisco["offered"] > 100
+    assert cisco["redirects_per_request"] == pytest.approx(0.75, abs=0.05)
+    assert cisco["connection_sides_per_request"] == pytest.approx(1.25, abs=0.1)
+    f5 = run_trace_native(pcap, "f5-bigip-ha", 400.0)
+    assert f5["redirects_per_request"] == 0
+    assert f5["connection_sides_per_request"] == pytest.approx(0.75, abs=0.1)
+
+
+def test_a_replayed_client_thinks_as_captured_before_its_next_request(tmp_path):
+    # one connection of three requests 100 ms of think time apart, as
+    # captured (rescale: false), arriving at 0: its answers come at about
+    # 2 ms, 104 ms and 206 ms, so a window of [50, 150) ms holds exactly
+    # the second (10 answers/s); sent back to back, all three would come
+    # before 10 ms and the window would hold none
+    pcap, _ = write_keepalive_pcap(tmp_path / "think.pcap", [
+        (1.0, [(http_head(f"/t{j}.gif", 250), 1500, 0.1) for j in range(3)])])
+    from routertwin import _core
+    from routertwin.runners.webswitch.runner import ns3_config
+
+    tb = load_testbed(TESTBED)
+    case = Case(load_webswitch(NORTEL), "l7", "nat", "1.0", 3, 14, 2, "none")
+    keys = OpenLoop(offered_rps=[1.0], trace={"file": pcap, "rescale": False}).native_keys(1.0)
+    r = _core.run_webbench_testbed(ns3_config(case, NORTEL, tb, Ns3Options(warmup_s=0.05, duration_s=0.1), 1,
+                                              keys))
+    assert r["requests"] == 1 and r["requests_per_s"] == pytest.approx(10.0)

@@ -68,7 +68,7 @@ def rtt_distribution(out: dict) -> dict[str, Any]:
 
 def latency_distribution(out: dict) -> dict[str, Any]:
     """The `distributions` of a run with one latency histogram and no queue
-    (the webswitch kind's open-loop response times)."""
+    (the webswitch kind's response times, closed or open loop)."""
     return {"latency_histogram": _hist(out["latency_histogram"])}
 
 
@@ -374,6 +374,13 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     return save_png(fig, path, dpi=110)
 
 
+def distribution_source(mapped) -> Path:
+    """The scenario whose case of a mapped row's id holds the distribution
+    behind it: its distribution_scenario (the same cases on an engine that
+    has one; the webswitch kind's ns-3 twins of MVA rows), else its own."""
+    return getattr(mapped, "distribution_scenario", None) or mapped.scenario
+
+
 def markdown_study(rows, outcomes) -> list[str]:
     """REPORT.md lines for one study: the latency percentiles and loss
     clustering of every case its rows replay (once per case, with the rows
@@ -382,15 +389,19 @@ def markdown_study(rows, outcomes) -> list[str]:
 
     by_case: dict[tuple, list[str]] = {}
     cases: dict[tuple, Any] = {}
+    labels: dict[tuple, str] = {}
     for r in rows:
-        outcome = outcomes.get(r.mapped.scenario)
+        source = distribution_source(r.mapped)
+        outcome = outcomes.get(source)
         if outcome is None or outcome.error:
             continue
-        key = (r.mapped.scenario, r.mapped.case)
+        key = (source, r.mapped.case)
         case = next((c for c in outcome.cases if c.case == r.mapped.case and c.distributions), None)
         if case is None:
             continue
         cases[key] = case
+        if source != r.mapped.scenario:  # another engine's twin of the row's case: say which
+            labels[key] = f"{case.case} ({Path(source).parent.name}/{Path(source).name})"
         by_case.setdefault(key, []).append(r.ref.id)
     if not cases:
         return []
@@ -424,7 +435,7 @@ def markdown_study(rows, outcomes) -> list[str]:
         lost = g("lost_packets") or (f"{fmt(m['loss_pct'])} %" if "loss_pct" in m else "")
         qname, q = queue_of(case.distributions)
         qcells = f"{fmt(q['mean'])} | {q['p99']} | {q['max']}" if q else " |  | "
-        out.append(f"| {case.case} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50')} "
+        out.append(f"| {labels.get(key, case.case)} | {', '.join(f'`{i}`' for i in by_case[key])} | {g('latency_p50')} "
                    f"| {g('latency_p99')} | {g('latency_p999')} | {g('latency_max')} | {lost} "
                    f"| {g('loss_ports')} | {g('loss_top_port_share')} | {g('loss_bins')} | {qname} | {qcells} |")
     if len(out) == header:

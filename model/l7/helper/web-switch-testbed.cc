@@ -1,7 +1,9 @@
 #include "web-switch-testbed.h"
 
+#include "dp_http.h"
 #include "lb-testers.h"
 #include "path-link.h"
+#include "pcap-trace.h"
 #include "traffic-profile.h"
 
 #include <ns3/boolean.h>
@@ -218,7 +220,93 @@ RuleList(uint32_t count)
     out.emplace_back(DP_URL_PATH_BEG, "/");
     return out;
 }
+
+/// The request a trace's HTTP request replays: a GET of the captured
+/// target, with its Host and version, "Connection: close" where the
+/// captured request was not persistent ("keep-alive" for a persistent
+/// HTTP/1.0 one), the captured answer's body size for the server
+/// (X-Replay-Body-Bytes: the head's length is the testbed's), padded with
+/// an Accept line to the captured head's octets when it is shorter; sent
+/// after the captured think time.
+HttpClientApp::Request
+ReplayedRequest(const HttpTraceRequest& q, uint64_t bodyBytes)
+{
+    std::string head = "GET " + q.target + " HTTP/1." + std::to_string(q.versionMinor) + "\r\n";
+    if (!q.host.empty())
+        head += "Host: " + q.host + "\r\n";
+    if (!q.keepAlive)
+        head += "Connection: close\r\n";
+    else if (q.versionMinor == 0)
+        head += "Connection: keep-alive\r\n";
+    head += "X-Replay-Body-Bytes: " + std::to_string(bodyBytes) + "\r\n";
+    const size_t accept = std::string("Accept: \r\n\r\n").size();
+    if (head.size() + accept < q.headBytes)
+        head += "Accept: " + std::string(q.headBytes - head.size() - accept, 'x') + "\r\n";
+    HttpClientApp::Request r;
+    r.bytes = head + "\r\n";
+    r.pause = NanoSeconds(static_cast<int64_t>(q.thinkNs));
+    return r;
+}
+
 } // namespace
+
+std::vector<HttpTraceConnection>
+ReadHttpTrace(const std::string& path)
+{
+    const TraceConnections tc = ReadTraceConnections(path, true);
+    std::vector<HttpTraceConnection> out;
+    std::vector<uint8_t> buf(kKeptRequestBytes);
+    for (const TraceConnection& conn : tc.connections)
+    {
+        HttpTraceConnection hc;
+        hc.synNs = conn.synNs;
+        for (const TraceExchange& e : conn.exchanges)
+        {
+            if (e.requestBytes == 0)
+                continue; // the server spoke first, or nothing was sent
+            const auto fail = [&](const std::string& what) {
+                throw TraceError(path + ": packet " + std::to_string(e.requestPacket) + ": " + what);
+            };
+            // the switch's limits (web-switch.cc: a head of up to kHeadCap
+            // octets, Apache's 8,190-octet lines, HAProxy's 101 headers)
+            dp_http_t h;
+            const dp_http_config_t cfg{8190, 101};
+            dp_http_init(&h, &cfg, buf.data(), static_cast<uint32_t>(buf.size()), 0);
+            dp_ops_t ops{};
+            const int rc = dp_http_feed(&h, reinterpret_cast<const uint8_t*>(e.request.data()), e.request.size(),
+                                        nullptr, &ops);
+            if (rc == DP_HTTP_MORE)
+                fail("the HTTP request head is not whole in the capture (" + std::to_string(e.request.size()) +
+                     " of the request's " + std::to_string(e.requestBytes) + " payload octets captured: a snaplen "
+                     "or a lost segment?)");
+            if (rc != DP_HTTP_DONE)
+                fail(std::string("not an HTTP request head: ") + dp_http_status_name(rc) +
+                     (rc == DP_HTTP_EMALFORMED ? std::string(" (") +
+                                                     dp_http_error_name(static_cast<dp_http_error_t>(h.error)) + ")"
+                                               : std::string()));
+            const auto span = [&](const dp_http_span_t& x) {
+                return std::string(reinterpret_cast<const char*>(buf.data()) + x.off, x.len);
+            };
+            HttpTraceRequest q;
+            q.method = span(h.method_s);
+            q.target = span(h.target);
+            q.host = span(h.host);
+            q.versionMinor = h.version_minor;
+            q.keepAlive = (h.flags & DP_HTTP_F_KEEPALIVE) != 0;
+            q.headBytes = h.len;
+            q.requestBytes = e.requestBytes;
+            q.responseBytes = e.responseBytes;
+            q.packet = e.requestPacket;
+            q.thinkNs = hc.requests.empty() ? 0 : e.thinkNs;
+            hc.requests.push_back(std::move(q));
+        }
+        if (!hc.requests.empty())
+            out.push_back(std::move(hc));
+    }
+    if (out.empty())
+        throw TraceError(path + ": no HTTP request on an IPv4 TCP connection that opens in it (a SYN without ACK)");
+    return out;
+}
 
 WebBenchTestbedResult
 RunWebBenchTestbed(const WebBenchTestbedConfig& c)
@@ -495,31 +583,33 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         else
             picker = std::make_unique<FlowPicker>(static_cast<uint32_t>(c.files.size()), popularity,
                                                   c.zipfExponent, c.seed, 2);
-        // a trace: its connections' instants (s from the first SYN) and requests
+        // a trace: its connections' instants (s from the first SYN) and
+        // each one's requests, sent one after another on it (keep-alive)
         std::vector<double> traceAt;
-        std::vector<HttpClientApp::Request> traceRequests;
+        std::vector<std::vector<HttpClientApp::Request>> traceRequests;
         double tracePass = 0;
         if (!c.traceFile.empty())
         {
-            const TraceConnections tc = ReadTraceConnections(c.traceFile);
-            if (tc.connections.empty())
-                throw std::invalid_argument(c.traceFile + ": no IPv4 TCP connection opens in it (a SYN without ACK)");
-            const double first = static_cast<double>(tc.connections.front().synNs) * 1e-9;
-            const double span = static_cast<double>(tc.connections.back().synNs) * 1e-9 - first;
-            const double n = static_cast<double>(tc.connections.size());
-            // a pass lasts n gaps of the mean spacing, so passes join evenly
-            const double scale = c.traceRescale && span > 0 ? (n - 1) / (c.offeredRps * span) : 1.0;
-            tracePass = n > 1 && span > 0 ? span * scale * n / (n - 1) : 1.0 / c.offeredRps;
-            for (const auto& conn : tc.connections)
+            const std::vector<HttpTraceConnection> conns = ReadHttpTrace(c.traceFile);
+            const double first = static_cast<double>(conns.front().synNs) * 1e-9;
+            const double span = static_cast<double>(conns.back().synNs) * 1e-9 - first;
+            const double n = static_cast<double>(conns.size());
+            double requests = 0;
+            for (const auto& conn : conns)
+                requests += static_cast<double>(conn.requests.size());
+            // a pass offers its requests at offeredRps on average and lasts
+            // n gaps of the connections' mean spacing, so passes join evenly
+            const double pass = requests / c.offeredRps;
+            const double scale = c.traceRescale && span > 0 ? pass * (n - 1) / (n * span) : 1.0;
+            tracePass = n > 1 && span > 0 ? span * scale * n / (n - 1) : pass;
+            for (const auto& conn : conns)
             {
                 traceAt.push_back((static_cast<double>(conn.synNs) * 1e-9 - first) * scale);
-                const uint64_t body = conn.responseBytes > c.responseHeaderBytes
-                                          ? conn.responseBytes - c.responseHeaderBytes : 0;
-                const std::string path = c.urlPrefix + "CLASS_" + std::to_string(body);
-                HttpClientApp::Request r = HttpClientApp::Get(path, true);
-                if (r.bytes.size() + 10 < conn.requestBytes)
-                    r = HttpClientApp::Get(path, true, "Accept: " + std::string(conn.requestBytes - r.bytes.size() - 10, 'x') + "\r\n");
-                traceRequests.push_back(r);
+                std::vector<HttpClientApp::Request> rs;
+                for (const HttpTraceRequest& q : conn.requests)
+                    rs.push_back(ReplayedRequest(q, q.responseBytes > c.responseHeaderBytes
+                                                        ? q.responseBytes - c.responseHeaderBytes : 0));
+                traceRequests.push_back(std::move(rs));
             }
         }
         for (uint64_t i = 0;; ++i)
@@ -535,7 +625,11 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
             if (traceAt.empty())
                 app->AddRequest(byClass[picker ? picker->Pick(i) : byShare.Sample(shareRng)]);
             else
-                app->AddRequest(traceRequests[traced]);
+            {
+                for (const auto& r : traceRequests[traced])
+                    app->AddRequest(r);
+                app->SetAttribute("CloseWhenDone", BooleanValue(true)); // as the captured client's FIN
+            }
             app->SetCpu(clientCpus[h], Seconds(c.clientCpuPerRequestS), Seconds(c.clientCpuPerConnectionS));
             clientNodes[h]->AddApplication(app);
             app->SetStartTime(Seconds(t));
@@ -575,32 +669,38 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     if (open)
     {
         // throughput: answers in the window; response times: the requests
-        // arrived in it (answered in it or in the drain)
+        // of the connections arrived in it (answered in it or in the drain),
+        // the first from its connection's arrival, a kept-alive one's from
+        // the previous answer (its client CPU time included)
         for (size_t i = 0; i < apps.size(); ++i)
         {
-            const HttpClientApp::Response* answer = nullptr;
+            std::vector<const HttpClientApp::Response*> answers;
             for (const auto& r : apps[i]->Responses())
                 if (r.status != 302)
-                    answer = &r;
-            if (answer && answer->at.GetSeconds() >= c.warmupS && answer->at.GetSeconds() < end)
-            {
-                ++out.requests;
-                bytes += answer->bodyBytes + c.responseHeaderBytes;
-            }
+                    answers.push_back(&r);
+            for (const auto* answer : answers)
+                if (answer->at.GetSeconds() >= c.warmupS && answer->at.GetSeconds() < end)
+                {
+                    ++out.requests;
+                    bytes += answer->bodyBytes + c.responseHeaderBytes;
+                }
             if (arrivedAt[i] < c.warmupS)
                 continue;
-            ++out.offered;
-            if (answer)
+            const uint64_t asked = apps[i]->Requested();
+            out.offered += asked;
+            for (size_t k = 0; k < answers.size(); ++k)
             {
-                const double rt = answer->at.GetSeconds() - arrivedAt[i];
+                const double rt = answers[k]->at.GetSeconds() -
+                                  (k == 0 ? arrivedAt[i] : answers[k]->started.GetSeconds());
                 ++out.answered;
                 cycleSum += rt;
                 out.responseTimes.Add(rt);
             }
-            else if (apps[i]->ResetsReceived() > 0 || apps[i]->ConnectFailures() > 0)
-                ++out.refused;
+            const uint64_t left = asked - answers.size();
+            if (apps[i]->ResetsReceived() > 0 || apps[i]->ConnectFailures() > 0)
+                out.refused += left;
             else
-                ++out.unanswered;
+                out.unanswered += left;
         }
     }
     else
@@ -609,6 +709,7 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
             out.requests += a->Completed();
             cycleSum += a->CycleSecondsSum();
             bytes += a->ResponseBytes();
+            out.responseTimes += *a->CycleTimes();
         }
     const WebSwitch::Counters& n = open ? atEnd : ws->GetCounters();
     const double req = static_cast<double>(std::max<uint64_t>(out.requests, 1));

@@ -144,13 +144,15 @@ struct WebBenchTestbedConfig
     double zipfExponent = 1.0;
     double drainS = 0.5;
     /// Open loop from a capture instead of the arrival process and the file
-    /// classes (lb-testers.h ReadTraceConnections, the lb kind's reader):
-    /// each IPv4 TCP connection of the pcap or pcapng file is a request at
-    /// its SYN's instant, asking for a body of the connection's server
-    /// payload less the response head (the path CLASS_<bytes>, no
-    /// extension: L7's default servers), its request padded to the client's
-    /// payload; rescaled so requests arrive at offeredRps (else as
-    /// captured), looped to the window's end.
+    /// classes (ReadHttpTrace below): each IPv4 TCP connection of the pcap
+    /// or pcapng file opens at its SYN's instant and sends its HTTP
+    /// requests one after another on it (keep-alive as captured: a new
+    /// connection where a request or its answer said close), each after
+    /// its captured think time and with the captured request's target,
+    /// Host and version, asking for the body
+    /// the capture's server sent (its payload of the exchange less the
+    /// response head); rescaled so requests arrive at offeredRps on
+    /// average (else as captured), looped to the window's end.
     std::string traceFile;
     bool traceRescale = true;
 };
@@ -178,11 +180,45 @@ struct WebBenchTestbedResult
 
     // open loop only: of the requests arrived in the measured window, those
     // answered (at any time up to drainS after it), refused (the connection
-    // reset or never opened, no answer) and still unanswered at the end;
-    // the answered ones' response times (latencyMs is their mean)
+    // reset or never opened, no answer) and still unanswered at the end
     uint64_t offered = 0, answered = 0, refused = 0, unanswered = 0;
+    /// The distribution behind latencyMs (issue 15): closed loop, every
+    /// request completed in the window, its cycle time; open loop, the
+    /// answered requests' response times
     LatencyHistogram responseTimes;
 };
+
+/// One HTTP request of a trace (an exchange of ReadTraceConnections with
+/// its head parsed by the C core's dp_http, as the switch parses it).
+struct HttpTraceRequest
+{
+    std::string method;       ///< as captured (the replay sends GET: the server answers heads only)
+    std::string target;       ///< request-target as captured
+    std::string host;         ///< the Host header's value ("" = none)
+    uint8_t versionMinor = 1; ///< HTTP/1.x
+    bool keepAlive = true;    ///< persistent (RFC 7230 6.3: 1.1 without close, 1.0 with keep-alive)
+    uint64_t headBytes = 0;   ///< the head's octets (request line to the blank line)
+    uint64_t requestBytes = 0;  ///< the client's payload of the exchange (head and any body)
+    uint64_t responseBytes = 0; ///< the server's payload of the exchange
+    uint64_t packet = 0;      ///< 0-based index of the packet with its first octet
+    uint64_t thinkNs = 0;     ///< the client's think time before it, as captured (0 for a connection's first)
+};
+
+struct HttpTraceConnection
+{
+    uint64_t synNs = 0;
+    std::vector<HttpTraceRequest> requests; ///< in order; at least one
+};
+
+/// The HTTP requests of a capture, connection by connection (IPv4 TCP;
+/// lb-testers.h ReadTraceConnections with each exchange's request octets):
+/// every exchange the client sent payload in is a request whose head must
+/// parse (dp_http_feed) from the captured octets. Exchanges without
+/// client payload and connections without one are left out. Throws
+/// TraceError naming the file and the packet: the pcap's own faults, a
+/// head the parser refuses (its error's name), a head not whole in the
+/// capture (a snaplen cut it), or no request in the file.
+std::vector<HttpTraceConnection> ReadHttpTrace(const std::string& path);
 
 /// Builds and runs the testbed (Simulator run and destroyed); throws
 /// std::invalid_argument on an inconsistent configuration.

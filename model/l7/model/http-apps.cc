@@ -225,7 +225,11 @@ HttpServerApp::Read(Ptr<Socket> s)
         const bool closeAfter = conn.find("close") != std::string::npos ||
                                 (http10 && conn.find("keep-alive") == std::string::npos);
         const bool health = !m_healthBody.empty() && path == "/health";
-        const uint64_t n = health ? m_healthBody.size() : HttpBodyBytesOfPath(path, m_defaultBody);
+        // a replayed request carries the captured answer's body size (its path is the captured one)
+        const std::string replayed = HeaderValue(head, "x-replay-body-bytes");
+        const uint64_t n = health              ? m_healthBody.size()
+                           : !replayed.empty() ? std::strtoull(replayed.c_str(), nullptr, 10)
+                                               : HttpBodyBytesOfPath(path, m_defaultBody);
         const std::string cookie = HeaderValue(head, "cookie");
         if (m_record)
             m_cookies.push_back(cookie);
@@ -329,6 +333,11 @@ HttpClientApp::GetTypeId()
                                           "(connection closed); 0 = wait for ever.",
                                           TimeValue(Time(0)), MakeTimeAccessor(&HttpClientApp::m_giveUpAfter),
                                           MakeTimeChecker())
+                            .AddAttribute("CloseWhenDone",
+                                          "Close the connection after the last request's answer (else it stays "
+                                          "open, idle).",
+                                          BooleanValue(false), MakeBooleanAccessor(&HttpClientApp::m_closeWhenDone),
+                                          MakeBooleanChecker())
                             .AddAttribute("Cookies",
                                           "Keep the cookies responses set and send them on later requests.",
                                           BooleanValue(false), MakeBooleanAccessor(&HttpClientApp::m_useCookies),
@@ -499,8 +508,10 @@ HttpClientApp::ResponseDone()
     {
         if (m_summaryOnly && m_current.at >= m_summaryFrom)
         {
+            const double cycle = (m_current.at - m_cycleStart).GetSeconds();
             ++m_completed;
-            m_cycleSum += (m_current.at - m_cycleStart).GetSeconds();
+            m_cycleSum += cycle;
+            m_cycleTimes->Add(cycle);
             m_responseBytes += m_current.bodyBytes + m_headBytes;
         }
         m_cycleStart = Simulator::Now();
@@ -512,14 +523,46 @@ HttpClientApp::ResponseDone()
             m_next = 0;
         }
     }
+    if (m_closeWhenDone && Done())
+    {
+        // no next request: the client ends its connection (a replayed
+        // capture's client, whose FIN ended it)
+        m_connected = false;
+        m_socket->Close();
+        return;
+    }
+    // a replayed client's think time before its next request (not before
+    // a 302's repeat of the same one); the next cycle starts after it
+    const Time pause = m_current.status == 302 || m_source || Done() ? Time(0) : m_requests[m_next].pause;
+    if (pause.IsStrictlyPositive())
+    {
+        if (m_closeAfter)
+        {
+            m_connected = false;
+            m_socket->Close();
+        }
+        Simulator::Schedule(pause, &HttpClientApp::StartNext, this, true);
+        return;
+    }
+    StartNext(false);
+}
+
+void
+HttpClientApp::StartNext(bool afterPause)
+{
+    if (afterPause)
+        m_cycleStart = Simulator::Now();
     // WebBench's work for the next request (and a new connection) first
     Time cpu(0);
     if (m_cpu)
         cpu = m_cpu->Reserve(m_cpuPerRequest + (m_closeAfter ? m_cpuPerConnection : Time(0)));
     if (m_closeAfter)
     {
-        m_connected = false;
-        m_socket->Close();
+        if (!afterPause)
+        {
+            m_connected = false;
+            m_socket->Close();
+        }
         Simulator::Schedule(cpu, &HttpClientApp::Connect, this);
         return;
     }

@@ -5,7 +5,8 @@
 // HttpServerApp listens on a port and answers every request head (up to the
 // blank line) with "HTTP/1.1 200 OK", a Content-Length and a body whose
 // size the request's path names ("/x/CLASS_<bytes>.<ext>"; otherwise
-// DefaultBodyBytes). Body byte i of server k's answer to a path of n bytes
+// DefaultBodyBytes; a request with an "X-Replay-Body-Bytes: <n>" header,
+// as a trace replay writes it, gets n whatever its path). Body byte i of server k's answer to a path of n bytes
 // is (i + 7k + 13n) mod 251 + 1: the client checks every byte it gets
 // against it, so a byte misplaced by a wrong sequence translation shows. A request with "Connection: close" (or HTTP/1.0 without
 // keep-alive) is answered and the connection closed.
@@ -18,6 +19,7 @@
 // the same request again (the web switch's keep-alive redirect). With
 // GiveUpAfter set, a request not answered that long after it started ends
 // the client: it closes the connection (a FIN) and sends nothing more.
+// With CloseWhenDone set it closes its connection after its last answer.
 //
 // Cookies (seed 003 section 5.6): with the server's SessionCookie set, a
 // request without that cookie starts a session: the answer sets
@@ -39,6 +41,8 @@
 #ifndef ROUTERTWIN_HTTP_APPS_H
 #define ROUTERTWIN_HTTP_APPS_H
 
+#include "latency-histogram.h"
+
 #include <ns3/application.h>
 #include <ns3/ipv4-address.h>
 #include <ns3/nstime.h>
@@ -47,6 +51,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -146,6 +151,9 @@ class HttpClientApp : public ns3::Application
     {
         std::string bytes;
         std::vector<uint32_t> pieces;
+        /// The client's think time before it, from the previous answer (a
+        /// replayed capture's; its cycle and response time start after it)
+        ns3::Time pause;
     };
     /// A GET of path (HTTP/1.1 unless http10), optionally with extra header lines.
     static Request Get(const std::string& path, bool http10 = false, const std::string& extra = "");
@@ -158,12 +166,21 @@ class HttpClientApp : public ns3::Application
     void SetCpu(ns3::Ptr<HostCpu> cpu, ns3::Time perRequest, ns3::Time perConnection);
     /// Keeps only counts and the sum of cycle times of responses after
     /// `from`, not each response (long runs).
-    void SetSummaryOnly(ns3::Time from) { m_summaryOnly = true; m_summaryFrom = from; }
+    void SetSummaryOnly(ns3::Time from)
+    {
+        m_summaryOnly = true;
+        m_summaryFrom = from;
+        m_cycleTimes = std::make_unique<LatencyHistogram>();
+    }
     /// Summary mode: requests completed after `from`, and the sum of their
     /// cycle times (from the previous answer to this one: client CPU,
     /// connection, request, response) in seconds, and their response bytes.
     uint64_t Completed() const { return m_completed; }
     double CycleSecondsSum() const { return m_cycleSum; }
+    /// Summary mode: the same cycle times, one sample each (issue 15: the
+    /// distribution behind CycleSecondsSum's mean); nullptr otherwise (an
+    /// open loop's one-request clients keep no histogram of 1,000 bins each).
+    const LatencyHistogram* CycleTimes() const { return m_cycleTimes.get(); }
     uint64_t ResponseBytes() const { return m_responseBytes; }
 
     struct Response
@@ -185,6 +202,8 @@ class HttpClientApp : public ns3::Application
     /// Requests given up (GiveUpAfter).
     uint32_t GaveUp() const { return m_gaveUp; }
     bool Done() const { return !m_source && m_next >= m_requests.size(); }
+    /// Requests given (AddRequest) or, with a source, taken from it so far.
+    uint64_t Requested() const { return m_source ? m_sourced : m_requests.size(); }
 
   private:
     void StartApplication() override;
@@ -197,6 +216,9 @@ class HttpClientApp : public ns3::Application
     void Closed(ns3::Ptr<ns3::Socket> s);
     void Reset(ns3::Ptr<ns3::Socket> s);
     void ResponseDone();
+    /// The CPU time, then the next request (or a new connection for it);
+    /// afterPause: its think time has passed, its cycle starts now.
+    void StartNext(bool afterPause);
     void GiveUp(size_t request, uint32_t responses);
     /// The current request's bytes, with the jar's Cookie header.
     std::string RequestBytes() const;
@@ -212,12 +234,14 @@ class HttpClientApp : public ns3::Application
     ns3::Time m_summaryFrom;
     uint64_t m_completed = 0, m_responseBytes = 0, m_headBytes = 0;
     double m_cycleSum = 0;
+    std::unique_ptr<LatencyHistogram> m_cycleTimes;
 
     ns3::Ipv4Address m_vip;
     uint16_t m_port = 80;
     ns3::Time m_gap;
     ns3::Time m_giveUpAfter;
     bool m_useCookies = false;
+    bool m_closeWhenDone = false;
     std::map<std::string, std::string> m_jar; ///< cookie name -> value
     ns3::Ptr<ns3::Socket> m_socket;
     std::vector<Request> m_requests;

@@ -241,3 +241,46 @@ TEST(WebBenchTestbed, EveryCookieTestRequestFollowsItsCookieAndEveryInsertLength
     c.cookieMethod = "insert"; // Foundry offers pre-arranged cookies only (section 5.6)
     EXPECT_THROW(RunWebBenchTestbed(c), std::invalid_argument);
 }
+
+// Issue 15: the closed loop's cycle times as a distribution. One thread on
+// one client host asking for one file over HTTP/1.0 repeats the same cycle
+// (a connection, the request, the response, the client's CPU time), so
+// its distribution is degenerate: every percentile and the exact minimum
+// and maximum equal the mean, within one bin width (2.33 %). With many
+// threads the histogram holds exactly the requests the mean is taken
+// over, and the mean read from its bins (each bin's count at its middle,
+// within half a bin: 1.17 %) agrees with the separately summed mean.
+TEST(WebBenchTestbed, OneThreadsCycleTimesAreDegenerateAndManyThreadsHistogramHoldsTheMeansRequests)
+{
+    WebBenchTestbedConfig one = Small("nctu-foundry-serveironxl", "l4", "nat");
+    one.clientHosts = 1;
+    one.threadsPerHost = 1;
+    one.http11 = false;
+    one.files = {{"CLASS_6040.htm", 6040, 1, "htm"}};
+    const WebBenchTestbedResult r = RunWebBenchTestbed(one);
+    ASSERT_GT(r.requests, 100u);
+    EXPECT_EQ(r.responseTimes.Count(), static_cast<double>(r.requests));
+    const double mean = r.latencyMs * 1e-3;
+    const double bin = LatencyHistogram::BinWidthAt(mean);
+    EXPECT_NEAR(r.responseTimes.Min(), mean, bin);
+    EXPECT_NEAR(r.responseTimes.Max(), mean, bin);
+    for (const double q : {0.5, 0.99, 0.999})
+        EXPECT_NEAR(r.responseTimes.Quantile(q), mean, bin) << q;
+
+    for (const auto& [profile, mode] : {std::make_pair("nctu-radware-wsdpro", "l4"),
+                                        std::make_pair("nctu-cisco-css11154-v510", "l7")})
+    {
+        const WebBenchTestbedResult m = RunWebBenchTestbed(Small(profile, mode, "nat"));
+        ASSERT_GT(m.requests, 500u) << profile;
+        EXPECT_EQ(m.responseTimes.Count(), static_cast<double>(m.requests)) << profile;
+        double weighted = 0;
+        for (const LatencyHistogram::Bin& b : m.responseTimes.Bins())
+            weighted += b.count * 0.5 * (b.lower + b.upper);
+        EXPECT_NEAR(weighted / m.responseTimes.Count(), m.latencyMs * 1e-3, 0.0117 * m.latencyMs * 1e-3) << profile;
+        // the closed loop's requests differ (file sizes from 223 to 22,132
+        // bytes): a spread, ordered percentiles
+        EXPECT_LT(m.responseTimes.Quantile(0.5), m.responseTimes.Quantile(0.99)) << profile;
+        EXPECT_LE(m.responseTimes.Quantile(0.99), m.responseTimes.Quantile(0.999)) << profile;
+        EXPECT_LE(m.responseTimes.Quantile(0.999), m.responseTimes.Max()) << profile;
+    }
+}

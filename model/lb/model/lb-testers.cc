@@ -109,7 +109,7 @@ TableSampler(const PayloadSizes& sizes)
 } // namespace
 
 TraceConnections
-ReadTraceConnections(const std::string& path)
+ReadTraceConnections(const std::string& path, bool keepRequests)
 {
     TraceConnections out;
     struct Open
@@ -123,6 +123,17 @@ ReadTraceConnections(const std::string& path)
     using Key = std::pair<uint64_t, uint32_t>;
     std::map<Key, Open> open;
     PcapTrace trace(path, 1);
+    trace.KeepPayload(keepRequests);
+    // the client's payload of this packet onto exchange e's request
+    const auto keep = [&](TraceExchange& e) {
+        if (!keepRequests)
+            return;
+        if (e.request.empty())
+            e.requestPacket = trace.PacketIndex() - 1;
+        const auto& octets = trace.Payload();
+        e.request.append(octets.begin(),
+                         octets.begin() + std::min(octets.size(), kKeptRequestBytes - e.request.size()));
+    };
     TracePacket p;
     while (trace.Next(p))
     {
@@ -148,6 +159,7 @@ ReadTraceConnections(const std::string& path)
             if (p.tcpPayload)
             {
                 c.exchanges.push_back({p.tcpPayload, 0, 0}); // data on the SYN (TCP Fast Open)
+                keep(c.exchanges.back());
             }
             out.connections.push_back(std::move(c));
             continue;
@@ -175,6 +187,7 @@ ReadTraceConnections(const std::string& path)
                 it->second.serverSpoke = false;
             }
             c.exchanges.back().requestBytes += p.tcpPayload;
+            keep(c.exchanges.back());
         }
         else if (p.tcpPayload)
         {

@@ -170,13 +170,27 @@ struct PayloadSizes
 /// A request and its response on one connection: payload octets each way.
 struct TraceExchange
 {
+    TraceExchange(uint64_t request = 0, uint64_t response = 0, uint64_t think = 0)
+        : requestBytes(request), responseBytes(response), thinkNs(think)
+    {
+    }
     uint64_t requestBytes = 0;  ///< client to server
     uint64_t responseBytes = 0; ///< server to client
     /// The client's think time before this request: from the previous
     /// exchange's last server payload to this request's first payload, as
     /// captured (0 for the first exchange)
     uint64_t thinkNs = 0;
+    /// With ReadTraceConnections' keepRequests: the client's payload octets
+    /// of this exchange as captured, in capture order, at most
+    /// kKeptRequestBytes of them (a request head the web switch accepts is
+    /// no longer: its kHeadCap), and the 0-based index of the packet that
+    /// carried its first octet (for an error naming it)
+    std::string request;
+    uint64_t requestPacket = 0;
 };
+
+/// Most request octets an exchange keeps (ReadTraceConnections keepRequests).
+constexpr size_t kKeptRequestBytes = 16384;
 
 /// One TCP connection of a trace: its SYN's instant and the payload octets
 /// each side sent on it, in total and exchange by exchange (a new exchange
@@ -205,8 +219,9 @@ struct TraceConnections
 
 /// Streams the file once (pcap-trace.h). A client is the sender of a SYN
 /// without ACK; a connection ends at its second FIN or a RST, and a new SYN
-/// on its 4-tuple opens another. Throws TraceError.
-TraceConnections ReadTraceConnections(const std::string& path);
+/// on its 4-tuple opens another. keepRequests: each exchange also keeps
+/// its request's octets (TraceExchange::request). Throws TraceError.
+TraceConnections ReadTraceConnections(const std::string& path, bool keepRequests = false);
 
 struct LbTesterConfig
 {

@@ -10,8 +10,11 @@
 //   - every packet has a frame of 64..9216 bytes and a flow below the cap;
 //   - the packet index counts the packets returned;
 //   - a rewind replays exactly the same packets (times, sizes, flows,
-//     addresses, ports, TCP flags and payload) as the first pass, and
-//     Scan() counts and sums what Next() returns;
+//     addresses, ports, TCP flags and payload) as the first pass, the
+//     second with the payload kept (KeepPayload), and Scan() counts and
+//     sums what Next() returns;
+//   - a kept payload is no longer than the segment's payload, empty on
+//     anything but TCP, and nothing is kept unless asked for;
 //   - addresses only on IPv4 packets, flags and payload only on TCP ones;
 //   - the reader never reads beyond the file (ASan on its buffer).
 #include "pcap-trace.h"
@@ -70,7 +73,7 @@ struct Pass
 };
 
 Pass
-ReadAll(routertwin::PcapTrace& t, const std::string& path)
+ReadAll(routertwin::PcapTrace& t, const std::string& path, bool kept)
 {
     Pass pass;
     try
@@ -80,6 +83,8 @@ ReadAll(routertwin::PcapTrace& t, const std::string& path)
         {
             CHECK(p.frameBytes >= 64 && p.frameBytes <= 9216);
             CHECK(p.flow < kMaxFlows);
+            CHECK(t.Payload().size() <= p.tcpPayload);
+            CHECK((kept && p.tcp) || t.Payload().empty());
             pass.packets.push_back(p);
             CHECK(t.PacketIndex() == pass.packets.size());
         }
@@ -105,9 +110,11 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     try
     {
         routertwin::PcapTrace t(path, kMaxFlows);
-        const Pass first = ReadAll(t, path);
+        const Pass first = ReadAll(t, path, false);
         t.Rewind();
-        const Pass second = ReadAll(t, path);
+        t.KeepPayload(true);
+        const Pass second = ReadAll(t, path, true);
+        t.KeepPayload(false);
         CHECK(first.error == second.error);
         CHECK(first.packets.size() == second.packets.size());
         for (size_t i = 0; i < first.packets.size(); ++i)

@@ -255,9 +255,11 @@ PcapTrace::NextPcap(TracePacket& p)
 void
 PcapTrace::TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, TracePacket& p)
 {
-    // The flow key's headers are in the record's first bytes; the rest is skipped.
+    // The flow key's headers are in the record's first bytes; the rest is
+    // skipped, unless the payload is kept (the whole record then buffered).
     const size_t head = std::min<size_t>(capLen, kHeadBytes);
-    if (Fill(head) < head)
+    const size_t need = m_keepPayload ? capLen : head;
+    if (Fill(need) < need)
     {
         Fail("truncated record data (file ends inside its " + std::to_string(capLen) + " bytes)");
     }
@@ -265,6 +267,10 @@ PcapTrace::TakePacket(uint32_t capLen, uint32_t origLen, uint32_t linkType, Trac
     const uint8_t* pkt = m_buf.data() + m_pos;
     const uint32_t flow = FlowOf(pkt, static_cast<uint32_t>(head), p);
     const uint32_t linkHeader = LinkHeaderBytes(pkt, head, linkType);
+    if (m_keepPayload)
+    {
+        KeepPayloadOf(pkt, capLen, p);
+    }
     if (!Skip(capLen))
     {
         Fail("truncated record data (file ends inside its " + std::to_string(capLen) + " bytes)");
@@ -535,6 +541,10 @@ PcapTrace::NextEnhancedFast(TracePacket& p)
     m_linkType = i.linkType;
     const uint32_t flow = FlowOf(pkt, static_cast<uint32_t>(head), p);
     SetFrame(origLen, i.linkType, LinkHeaderBytes(pkt, head, i.linkType), flow, p);
+    if (m_keepPayload)
+    {
+        KeepPayloadOf(pkt, capLen, p); // the whole block is buffered on this path
+    }
     m_pos += length;
     p.ns = ns;
     m_lastNs = ns;
@@ -745,6 +755,7 @@ PcapTrace::FlowOf(const uint8_t* pkt, uint32_t capLen, TracePacket& p) const
             p.tcp = true;
             p.tcpFlags = ip[l4 + 13];
             p.tcpPayload = ipPayload > tcpHeader ? ipPayload - tcpHeader : 0;
+            m_payloadAt = l3 + l4 + tcpHeader;
         }
     }
     if (key.h == m_lastKey && m_lastFlow != UINT32_MAX)

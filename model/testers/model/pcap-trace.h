@@ -45,6 +45,7 @@
 
 #include "ethernet-framing.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -109,6 +110,16 @@ class PcapTrace
     };
     Summary Scan();
 
+    /// Keeps each TCP segment's payload octets as captured, for a replay
+    /// that reads what the segments say (the web switch's HTTP requests);
+    /// off by default: a replay of sizes and flows reads only a record's
+    /// first 128 octets.
+    void KeepPayload(bool on) { m_keepPayload = on; }
+    /// With KeepPayload: the last packet's TCP payload as captured (fewer
+    /// octets than TracePacket::tcpPayload where the capture cut it, its
+    /// snaplen); empty for anything else. Valid until the next call to Next.
+    const std::vector<uint8_t>& Payload() const { return m_payload; }
+
     uint64_t PacketIndex() const { return m_index; } ///< packets returned since the last rewind
     uint32_t DistinctFlows() const { return static_cast<uint32_t>(m_flows.size()); }
     const std::string& Path() const { return m_path; }
@@ -156,6 +167,17 @@ class PcapTrace
         p.ipBytes = origLen > linkHeader ? origLen - linkHeader : 0;
     }
     [[noreturn]] void FailFrame(uint64_t frameBytes) const;
+    // With KeepPayload: copies the TCP payload of the packet at pkt (capLen
+    // octets buffered; FlowOf has set m_payloadAt) into m_payload.
+    void KeepPayloadOf(const uint8_t* pkt, uint32_t capLen, const TracePacket& p)
+    {
+        m_payload.clear();
+        if (p.tcp && m_payloadAt < capLen)
+        {
+            const uint32_t n = std::min<uint32_t>(capLen - m_payloadAt, p.tcpPayload);
+            m_payload.assign(pkt + m_payloadAt, pkt + m_payloadAt + n);
+        }
+    }
     static constexpr uint32_t kLinkEthernetType = 1; // LINKTYPE_ETHERNET (the .cc's kLinkEthernet)
     static constexpr uint32_t kEthernetHeaderBytes = 14;
     void RewindPcap();
@@ -256,6 +278,9 @@ class PcapTrace
     mutable std::unordered_map<uint64_t, uint32_t> m_flows;
     mutable uint64_t m_lastKey = 0;  // consecutive packets are often of one flow
     mutable uint32_t m_lastFlow = UINT32_MAX;
+    bool m_keepPayload = false;
+    std::vector<uint8_t> m_payload;  // KeepPayload: the last TCP payload
+    mutable uint32_t m_payloadAt = 0; // a TCP segment's payload offset in its record (FlowOf)
 };
 
 } // namespace routertwin

@@ -664,3 +664,83 @@ TEST(Pcapng, MutatedFilesGiveATraceErrorOrPacketsNeverACrash)
     EXPECT_GT(errors, 0u);
     EXPECT_GT(reads, 0u);
 }
+
+namespace
+{
+// An Ethernet + IPv4 + TCP frame (no FCS; a 20-byte IP and a 20-byte TCP
+// header) carrying `payload`.
+std::vector<uint8_t>
+TcpFrame(const std::string& payload)
+{
+    std::vector<uint8_t> f(54, 0);
+    f[12] = 0x08; // EtherType IPv4
+    f[14] = 0x45;
+    const uint32_t ipLen = 40 + static_cast<uint32_t>(payload.size());
+    f[16] = static_cast<uint8_t>(ipLen >> 8), f[17] = static_cast<uint8_t>(ipLen);
+    f[23] = 6; // TCP
+    f[26] = 198, f[27] = 18, f[28] = 0, f[29] = 2;
+    f[30] = 198, f[31] = 18, f[32] = 0, f[33] = 1;
+    f[34] = 0x9C, f[35] = 0x40; // port 40000
+    f[36] = 0, f[37] = 80;
+    f[46] = 5 << 4;      // data offset: 20 bytes
+    f[47] = 0x18;        // PSH ACK
+    f.insert(f.end(), payload.begin(), payload.end());
+    return f;
+}
+} // namespace
+
+// KeepPayload gives each TCP segment's payload octets as written, in pcap
+// and in pcapng (the Enhanced Packet Block's fast path), only the captured
+// part of a segment a snaplen cut, nothing for UDP, and nothing at all
+// unless asked for (the flow and size replay reads 128 octets a record).
+TEST(PcapTrace, KeptPayloadIsEachTcpSegmentsCapturedOctets)
+{
+    const std::string get = "GET /a.gif HTTP/1.1\r\nHost: h\r\n\r\n";
+    const std::string big(3000, 'b'); // past the 128 octets the flow key reads
+    Writer w;
+    w.Header(0xA1B2C3D4u);
+    for (const std::string& payload : {get, big})
+    {
+        const std::vector<uint8_t> f = TcpFrame(payload);
+        w.U32(1), w.U32(0), w.U32(static_cast<uint32_t>(f.size())), w.U32(static_cast<uint32_t>(f.size()));
+        w.bytes.insert(w.bytes.end(), f.begin(), f.end());
+    }
+    const std::vector<uint8_t> cut = TcpFrame(get);
+    w.U32(1), w.U32(0), w.U32(64), w.U32(static_cast<uint32_t>(cut.size())); // 10 payload octets captured
+    w.bytes.insert(w.bytes.end(), cut.begin(), cut.begin() + 64);
+    w.Udp(1, 0, 100, 1, 1000);
+    const std::string pcap = w.Save("payload.pcap");
+
+    NgWriter n;
+    n.Section();
+    n.Interface(1);
+    n.Enhanced(0, 1, TcpFrame(get), static_cast<uint32_t>(TcpFrame(get).size()));
+    n.Enhanced(0, 2, TcpFrame(big), static_cast<uint32_t>(TcpFrame(big).size()));
+    n.Enhanced(0, 3, std::vector<uint8_t>(cut.begin(), cut.begin() + 64), static_cast<uint32_t>(cut.size()));
+    n.Enhanced(0, 4, UdpFrame(100, 1, 1000), 100);
+    const std::string pcapng = n.w.Save("payload.pcapng");
+
+    for (const std::string& path : {pcap, pcapng})
+    {
+        PcapTrace t(path, 16);
+        t.KeepPayload(true);
+        TracePacket p;
+        std::vector<std::string> got;
+        std::vector<uint32_t> sent;
+        while (t.Next(p))
+        {
+            got.emplace_back(t.Payload().begin(), t.Payload().end());
+            sent.push_back(p.tcpPayload);
+        }
+        ASSERT_EQ(got.size(), 4u) << path;
+        EXPECT_EQ(got[0], get) << path;
+        EXPECT_EQ(got[1], big) << path;
+        EXPECT_EQ(got[2], get.substr(0, 10)) << path;
+        EXPECT_EQ(sent[2], get.size()) << path; // the size sent, beyond what was captured
+        EXPECT_EQ(got[3], "") << path;
+
+        PcapTrace off(path, 16);
+        while (off.Next(p))
+            EXPECT_TRUE(off.Payload().empty()) << path;
+    }
+}

@@ -38,6 +38,11 @@ class RowSpec(BaseModel):
     # still judged, but reported as a consistency check and kept out of the
     # predict statistics, which must measure predictions only.
     consistency_check: bool = False
+    # The same cases on another engine (e.g. scenarios/nctu/ns3/ beside an
+    # MVA row): run beside the row's scenario, never judged; its case of the
+    # row's id gives the distribution behind the row's mean in the report's
+    # distribution table and plots, where the row's own engine has none.
+    distribution_scenario: str | None = None
 
     @model_validator(mode="after")
     def _one_tolerance(self):
@@ -115,6 +120,7 @@ class MappedRow:
     where: str  # "FILE:LINE" of the row in the mapping
     metric_where: str  # "FILE:LINE" of its metric (or of the row when defaulted)
     consistency_check: bool = False  # see RowSpec.consistency_check
+    distribution_scenario: Path | None = None  # absolute; see RowSpec.distribution_scenario
 
     def tolerance_text(self) -> str:
         if self.tolerance_pct is not None:
@@ -191,6 +197,8 @@ def load_mapping(path: Path, root: Path, reference: dict[str, ReferenceRow]) -> 
             tolerance_pct=row.tolerance_pct, tolerance_abs=row.tolerance_abs, reason=row.reason,
             where=f"{shown}:{where.line(loc)}", metric_where=f"{shown}:{where.line(metric_loc)}",
             consistency_check=row.consistency_check,
+            distribution_scenario=(scenario_file(row.distribution_scenario, (*loc, "distribution_scenario"))
+                                   if row.distribution_scenario is not None else None),
         )
     for i, plot in enumerate(spec.plots):
         loc = ("plots", i)

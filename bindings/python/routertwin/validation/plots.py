@@ -248,17 +248,18 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
     queue lengths, a drops-per-port-and-time heat map of each such case
     that lost packets, and the latency per port of each such case whose
     ports differ (routertwin.distributions); file names written."""
-    from routertwin.distributions import (WindowCase, latency_plot, loss_timeline_plot, ports_plot,
-                                          queue_length_plot, with_packet_windows)
+    from routertwin.distributions import (WindowCase, distribution_source, latency_plot, loss_timeline_plot,
+                                          ports_plot, queue_length_plot, with_packet_windows)
 
     written = []
     for study, rows in report.by_study.items():
         cases, rtt_cases, seen = [], [], set()
         for r in rows:
-            outcome = outcomes.get(r.mapped.scenario)
-            if outcome is None or outcome.error or (r.mapped.scenario, r.mapped.case) in seen:
+            source = distribution_source(r.mapped)
+            outcome = outcomes.get(source)
+            if outcome is None or outcome.error or (source, r.mapped.case) in seen:
                 continue
-            seen.add((r.mapped.scenario, r.mapped.case))
+            seen.add((source, r.mapped.case))
             cases += [c for c in outcome.cases if c.case == r.mapped.case and c.distributions]
             # TCP paths name their one case alike (ixchariot): label by scenario
             rtt_cases += [WindowCase(f"{Path(r.mapped.scenario).stem} {c.case}", c.metrics, c.distributions)

@@ -326,7 +326,9 @@ def replay(root: Path, *, studies: list[str] = (), jobs: int | None = None, sche
         raise UserError(f"--intervals {intervals}: expected one of {', '.join(MODES)}")
     selected = list(studies) or sorted(mappings)
     row_files = sorted({row.scenario for s in selected for row in mappings[s].rows.values()})
-    scenario_files = sorted(set(row_files) | {p.scenario for s in selected for p in mappings[s].plots})
+    scenario_files = sorted(set(row_files) | {p.scenario for s in selected for p in mappings[s].plots}
+                            | {row.distribution_scenario for s in selected for row in mappings[s].rows.values()
+                               if row.distribution_scenario is not None})
     jobs_list = [Job(str(p)) for p in scenario_files]
     plan = None
     tmp = None

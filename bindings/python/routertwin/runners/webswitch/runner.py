@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from routertwin.distributions import latency_distribution, percentile_metrics
 from routertwin.results import CaseResult
-from routertwin.runners._shared.workload import trace_summary
 from routertwin.runners.webswitch.model import Case, evaluate
 from routertwin.runners.webswitch.profiles import load_webswitch
 from routertwin.runners.webswitch.schema import Ns3Options, Schema
 from routertwin.runners.webswitch.testbed import Testbed, cookie_testbed, load_testbed
 from routertwin.scenario_loader import FieldError
+
+
+def http_trace(path) -> list[dict]:
+    """The HTTP requests of a capture, connection by connection, as the
+    trace replay sends them (`_core.read_http_trace`: target, Host, version,
+    keep-alive, sizes, packet index). A malformed or truncated file, or a
+    request head the C core's HTTP parser refuses, is a UserError naming
+    the file and the packet."""
+    from routertwin import _core
+    from routertwin.errors import UserError
+
+    try:
+        return _core.read_http_trace(str(path))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def product_key(platform: str) -> str:
@@ -23,8 +37,9 @@ def check(scenario) -> None:
     cfg: Schema = scenario.config
     tb = load_testbed(cfg.testbed)
     if cfg.open_loop is not None and cfg.open_loop.trace is not None:
-        # a malformed or truncated capture: one line naming it and the packet, before any case runs
-        trace_summary(cfg.open_loop.trace.file)
+        # a malformed or truncated capture, or a request that is not HTTP: one
+        # line naming it and the packet, before any case runs
+        http_trace(cfg.open_loop.trace.file)
     if cfg.persistence == "cookie" and tb.cookie_test is None:
         raise FieldError(("persistence",), f"testbed {cfg.testbed} has no cookie_test section")
     seen: dict[str, int] = {}
@@ -128,12 +143,14 @@ def ns3_config(case: Case, profile_path, tb: Testbed, options: Ns3Options, seed:
 
 def case_result_ns3(cid: str, case: Case, profile_path, tb: Testbed, options: Ns3Options,
                     seed: int, open_keys: dict | None = None) -> tuple[CaseResult, float]:
-    """One case on the ns-3 engine: the same metrics as case_result. Open
-    loop (open_keys, OpenLoop.native_keys): also the offered rate, the
-    response times of the requests arrived in the window (latency_avg their
-    mean; p50/p99/p99.9/max in us from the model's Boost.Histogram, as
-    routertwin.distributions reads the other kinds') and the shares of them
-    refused or still unanswered after the drain."""
+    """One case on the ns-3 engine: the same metrics as case_result, and the
+    distribution behind latency_avg (p50/p99/p99.9/max in us from the
+    model's Boost.Histogram, as routertwin.distributions reads the other
+    kinds'): closed loop, every request completed in the window, its
+    WebBench cycle (client CPU to the response's last byte). Open loop
+    (open_keys, OpenLoop.native_keys): also the offered rate, the response
+    times of the requests arrived in the window (latency_avg their mean)
+    and the shares of them refused or still unanswered after the drain."""
     from routertwin import _core
 
     r = _core.run_webbench_testbed(ns3_config(case, profile_path, tb, options, seed, open_keys))
@@ -175,10 +192,14 @@ def case_result_ns3(cid: str, case: Case, profile_path, tb: Testbed, options: Ns
         result.metrics["offered_rps"] = offered / options.duration_s
         result.metrics["refused_pct"] = 100.0 * r.get("refused", 0) / offered if offered else 0.0
         result.metrics["unanswered_pct"] = 100.0 * r.get("unanswered", 0) / offered if offered else 0.0
-        if offered:
-            result.metrics.update(percentile_metrics(r, "_us"))
-            result.metrics["latency_max_us"] = float(r["latency_max_us"])
-            result.distributions = latency_distribution(r)
+        if not offered:
+            return result, r["requests_per_s"]
+    if r["latency_histogram"]["count"]:
+        # the distribution behind latency_avg (issue 15): the closed loop's
+        # cycle times, the open loop's response times
+        result.metrics.update(percentile_metrics(r, "_us"))
+        result.metrics["latency_max_us"] = float(r["latency_max_us"])
+        result.distributions = latency_distribution(r)
     return result, r["requests_per_s"]
 
 

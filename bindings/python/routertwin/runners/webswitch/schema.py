@@ -42,11 +42,14 @@ class OpenLoop(ScenarioModel):
     mmpp_cycle_s: float = Field(default=0.1, gt=0, le=600)
     popularity: Literal["shares", "uniform", "zipf"] = "shares"
     zipf_exponent: float = Field(default=1.0, ge=0, le=100)
-    # requests from a capture instead (the lb kind's reader, ConnectionTrace):
-    # each IPv4 TCP connection a request at its SYN's instant (rescaled to
-    # each offered_rps, or as captured), for a body of its server payload
-    # less the testbed's response head, its request the client's payload;
-    # looped to the window's end
+    # requests from a capture instead (ConnectionTrace; C++ ReadHttpTrace):
+    # each IPv4 TCP connection opens at its SYN's instant (rescaled so its
+    # requests come at each offered_rps, or as captured) and sends its HTTP
+    # requests on it one after another (keep-alive) after the captured think
+    # times, each the captured target, Host and version as the C core's
+    # HTTP parser reads them, for a body of the exchange's server payload
+    # less the testbed's response head; looped to the window's end
+    # (docs/workloads.md)
     trace: ConnectionTrace | None = None
 
     @model_validator(mode="after")

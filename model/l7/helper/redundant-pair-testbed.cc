@@ -77,7 +77,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
         for (uint32_t v = 0; v < (c.activeActive ? 2u : 1u); ++v)
         {
             Ptr<VrrpRouter> r = CreateObject<VrrpRouter>();
-            r->SetAttribute("AdvertisementInterval", TimeValue(c.advertisementInterval));
+            r->SetAttribute("AdvertisementInterval", TimeValue(c.AdvertisementInterval()));
             r->SetAttribute("Priority", UintegerValue(v == own && (c.activeActive || i == 0) ? 200 : 100));
             r->Attach(w, seg.Get(0), Ipv4Address(i == 0 ? "198.18.1.251" : "198.18.1.252"), vip[v],
                       static_cast<uint8_t>(v + 1), c.activeActive);
@@ -220,7 +220,7 @@ RunRedundantPair(const RedundantPairRunConfig& c)
 {
     if (c.killAtS <= c.windowS || c.windowS <= 0 || c.loadStartS > c.killAtS - c.windowS)
         throw std::invalid_argument("the window before the death must fit between load_start_s and kill_at_s");
-    const double interval = c.pair.advertisementInterval.GetSeconds();
+    const double interval = c.pair.AdvertisementInterval().GetSeconds();
     // switch 0 (priority 200) is master of VIP 1 from its own
     // Master_Down_Interval after the start and advertises every interval;
     // the backup (priority 100) takes over its interval after the last one

@@ -46,7 +46,14 @@ struct RedundantPairConfig
     WebSwitchProfile profile;
     bool activeActive = false;
     uint32_t servers = 2;
-    ns3::Time advertisementInterval = ns3::Seconds(1); ///< RFC 5798's default
+    /// The master's advertisement interval; zero: the profile's
+    /// (behaviour.failover_advert_interval_s).
+    ns3::Time advertisementInterval = ns3::Time(0);
+    ns3::Time AdvertisementInterval() const
+    {
+        return advertisementInterval.IsStrictlyPositive() ? advertisementInterval
+                                                           : ns3::Seconds(profile.failoverAdvertIntervalS);
+    }
     ns3::Time stop = ns3::Seconds(10);
     /// L4 NAT (active/backup only) or direct routing instead of URL
     /// switching. NAT: both switches

@@ -120,8 +120,8 @@ ToDict(const RedundantPairRunResult& r)
     d["requests_per_s_after"] = r.requestsPerSAfter;
     d["open_at_death"] = r.openAtDeath;
     d["survived"] = r.survived;
-    d["reset"] = r.reset;
-    d["client_resets"] = r.clientResets;
+    d["lost"] = r.lost;
+    d["survivor_resets"] = r.survivorResets;
     d["sync_updates"] = r.syncSent;
     d["splice_mirrors"] = r.spliceMirrors;
     d["survivor_no_session"] = r.survivorNoSession;

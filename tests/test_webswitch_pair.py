@@ -50,8 +50,8 @@ def test_takeover_and_survivors_against_the_closed_form_and_the_same_twice(tmp_p
         assert abs(m["closed_form_takeover_s"] - closed) < 1e-12
         assert closed <= m["takeover_s"] < closed + 2e-3
         assert m["open_at_death"] > 0
-    assert sync["survived"] == sync["open_at_death"] and sync["reset"] == 0
-    assert none["survived"] == 0 and none["reset"] == none["open_at_death"]
+    assert sync["survived"] == sync["open_at_death"] and sync["lost"] == 0
+    assert none["survived"] == 0 and none["lost"] == none["open_at_death"]
 
 
 def test_unknown_key_is_one_line(tmp_path):

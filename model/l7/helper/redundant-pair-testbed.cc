@@ -281,11 +281,9 @@ RunRedundantPair(const RedundantPairRunConfig& c)
         const bool whole = d->Responses().size() == 1 && d->Responses()[0].bodyBytes == c.downloadBytes &&
                            d->Responses()[0].bodyMatches;
         out.survived += whole;
-        out.reset += !whole && d->ResetsReceived() > 0;
+        out.lost += d->Responses().empty();
     }
-    for (const auto* set : {&threads, &downloads})
-        for (const auto& a : *set)
-            out.clientResets += a->ResetsReceived();
+    out.survivorResets = bed.Switch(1)->GetCounters().resetsWithoutSession;
     out.syncSent = bed.Switch(0)->GetCounters().syncSent;
     out.spliceMirrors = bed.Switch(0)->GetCounters().spliceMirrorsSent;
     out.survivorNoSession = bed.Switch(1)->DropCount("no_session");

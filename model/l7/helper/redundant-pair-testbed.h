@@ -92,7 +92,7 @@ struct RedundantPairRunConfig
     /// Long downloads (each its own connection, to VIP 1) started at
     /// downloadStartS + i x downloadSpacingS: those whose request went
     /// before the death and whose answer had not ended at it are "open at
-    /// the death" (the client's own record), and survive or are reset.
+    /// the death" (the client's own record), and survive or are lost.
     uint32_t downloads = 10;
     double downloadStartS = 4.5;
     double downloadSpacingS = 0.1;
@@ -108,8 +108,11 @@ struct RedundantPairRunResult
     double requestsPerSAfter = 0;   ///< the same after the takeover
     uint32_t openAtDeath = 0;       ///< downloads open at the death
     uint32_t survived = 0;          ///< of those, answered whole with every body byte right
-    uint32_t reset = 0;             ///< of those, reset
-    uint64_t clientResets = 0;      ///< RSTs every client got (downloads and threads)
+    /// of those, not answered: the survivor knew no connection and reset
+    /// it (the server at its next retransmission, the client when it next
+    /// sends; a client only waiting for the body is never told)
+    uint32_t lost = 0;
+    uint64_t survivorResets = 0;    ///< RSTs the survivor sent for segments of no known connection
     uint64_t syncSent = 0;          ///< updates switch 0 sent its peer
     uint64_t spliceMirrors = 0;     ///< of those, L7 connection mirrors
     uint64_t survivorNoSession = 0; ///< segments the survivor knew no connection of

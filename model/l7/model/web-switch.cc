@@ -722,13 +722,15 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     if ((flags & kSyn) && !(flags & kAck))
     {
         auto old = m_clients.find(key);
-        if (old != m_clients.end())
+        if (old != m_clients.end() && old->second.sp.client_isn == seq)
         {
             // a retransmitted SYN: the same answer again
             m_counters.handshakeSegments += 2;
             ToClient(old->second, old->second.sp.vip_isn, seq + 1, kSyn | kAck);
             return;
         }
+        if (old != m_clients.end())
+            Remove(key); // a new connection from the same port (another ISN): what was kept of the old one is stale
         ClientConn& c = m_clients[key];
         c.vip = p.dst_ip;
         c.clientIp = p.src_ip;

@@ -2,7 +2,8 @@
 table 6: active/backup and active/active) on the ns-3 engine, and what a
 switch's death costs: the takeover time (VRRPv3, RFC 5798: the seed names
 no protocol; the product profile's behaviour.failover_advert_interval_s),
-the connections open at the death that survive or are reset under each
+the connections open at the death that survive or are lost (reset by the
+survivor, which knows nothing of them) under each
 kind of state synchronisation (behaviour.session_sync: none, persistence,
 connections; with connections, L4 sessions are copied and spliced L7
 connections mirrored), and the closed-loop throughput before the death and
@@ -34,10 +35,10 @@ from routertwin.runners.webswitch.profiles import load_webswitch
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 METRICS = ("takeover_s", "closed_form_takeover_s", "master_down_interval_s", "requests_per_s_before",
-           "requests_per_s_after", "capacity_ratio", "open_at_death", "survived", "reset")
+           "requests_per_s_after", "capacity_ratio", "open_at_death", "survived", "lost")
 UNITS = {"requests_per_s_before": "requests/s", "requests_per_s_after": "requests/s",
          "capacity_ratio": "fraction", "open_at_death": "connections", "survived": "connections",
-         "reset": "connections", "link_mbps": "Mbit/s", "threads_per_vip": "threads"}
+         "lost": "connections", "link_mbps": "Mbit/s", "threads_per_vip": "threads"}
 
 
 class Schema(ScenarioModel):
@@ -138,8 +139,8 @@ def run(scenario, progress) -> list[CaseResult]:
                      "master_down_interval_s": r["master_down_interval_s"], "requests_per_s_before": before,
                      "requests_per_s_after": after, "capacity_ratio": after / before if before > 0 else 0.0,
                      "open_at_death": float(r["open_at_death"]), "survived": float(r["survived"]),
-                     "reset": float(r["reset"])},
-            counters={"client_resets": float(r["client_resets"]), "sync_updates": float(r["sync_updates"]),
+                     "lost": float(r["lost"])},
+            counters={"survivor_resets": float(r["survivor_resets"]), "sync_updates": float(r["sync_updates"]),
                       "splice_mirrors": float(r["splice_mirrors"]),
                       "survivor_no_session": float(r["survivor_no_session"])}))
         progress.advance(status=cid)

@@ -42,7 +42,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
         stack.Install(m_nodes.Get(4 + k));
 
     CsmaHelper csma;
-    csma.SetChannelAttribute("DataRate", StringValue(c.linkRate));
+    csma.SetChannelAttribute("DataRate", StringValue(c.segmentRate.empty() ? c.linkRate : c.segmentRate));
     csma.SetChannelAttribute("Delay", TimeValue(MicroSeconds(10)));
     NetDeviceContainer ports;
     NetDeviceContainer cl = csma.Install(NodeContainer(client, l2));
@@ -261,7 +261,9 @@ RunRedundantPair(const RedundantPairRunConfig& c)
     {
         auto app = CreateObject<HttpClientApp>();
         app->SetAttribute("Remote", Ipv4AddressValue(Ipv4Address(vips[0])));
-        app->AddRequest(HttpClientApp::Get("/a/CLASS_" + std::to_string(c.downloadBytes) + ".gif", true));
+        // L7: .gif to server 0, .htm to server 1 (the URL rules), in turn
+        app->AddRequest(HttpClientApp::Get("/a/CLASS_" + std::to_string(c.downloadBytes) + (i % 2 ? ".htm" : ".gif"),
+                                           true));
         bed.ClientNode()->AddApplication(app);
         app->SetStartTime(Seconds(c.downloadStartS + i * c.downloadSpacingS));
         downloads.push_back(app);

@@ -66,8 +66,13 @@ struct RedundantPairConfig
     /// One connection-state update between the switches (SetSyncPeer):
     /// an assumption, a small frame on a 100 Mbit/s inter-switch link.
     ns3::Time syncDelay = ns3::MicroSeconds(20);
-    /// Every link's rate (the seed's testbed: 100 Mbit/s ports).
+    /// The switches' links to the servers (the seed's testbed: 100 Mbit/s ports).
     std::string linkRate = "100Mbps";
+    /// The client segment's links (the seed's gigabit uplink, section 3.3);
+    /// empty: linkRate. At linkRate, a switch's frames to the clients share
+    /// the CSMA channel with the clients' ACKs and queue past 100 frames
+    /// when two servers' downloads meet there (then dropped).
+    std::string segmentRate;
 };
 
 /// A failover run on the pair (RunRedundantPair; the `webswitch_pair`

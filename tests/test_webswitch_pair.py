@@ -25,8 +25,9 @@ SMALL = """
     forwarding: dr
     redundancy: [active_active]
     session_sync: [connections, none]
-    threads_per_vip: 1
-    downloads: 6
+    threads_per_vip: 0
+    downloads: 4
+    download_spacing_s: 0.3
 """
 
 

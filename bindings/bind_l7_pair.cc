@@ -27,7 +27,7 @@ FromDict(const py::dict& config)
     RedundantPairRunConfig c;
     bool profile = false;
     std::string sync = "profile", mode = "l7", forwarding = "nat", redundancy = "active_backup";
-    double advertS = 0, linkMbps = 100;
+    double advertS = 0, linkMbps = 100, segmentMbps = 0, clockScale = 1;
     using Setter = std::function<void(const std::string&, const py::handle&)>;
     const std::map<std::string, Setter> table{
         {"profile",
@@ -48,6 +48,8 @@ FromDict(const py::dict& config)
         {"session_sync", [&](auto& k, auto& v) { sync = Str(k, v); }},
         {"advert_interval_s", [&](auto& k, auto& v) { advertS = Num(k, v); }},
         {"link_mbps", [&](auto& k, auto& v) { linkMbps = Num(k, v); }},
+        {"segment_mbps", [&](auto& k, auto& v) { segmentMbps = Num(k, v); }},
+        {"clock_scale", [&](auto& k, auto& v) { clockScale = Num(k, v); }},
         {"servers", [&](auto& k, auto& v) { c.pair.servers = Uint(k, v); }},
         {"kill_at_s", [&](auto& k, auto& v) { c.killAtS = Num(k, v); }},
         {"threads_per_vip", [&](auto& k, auto& v) { c.threadsPerVip = Uint(k, v); }},
@@ -106,6 +108,15 @@ FromDict(const py::dict& config)
         throw std::invalid_argument("key 'link_mbps': must be positive");
     }
     c.pair.linkRate = std::to_string(static_cast<uint64_t>(linkMbps * 1e6)) + "bps";
+    if (segmentMbps > 0)
+    {
+        c.pair.segmentRate = std::to_string(static_cast<uint64_t>(segmentMbps * 1e6)) + "bps";
+    }
+    if (!(clockScale > 0))
+    {
+        throw std::invalid_argument("key 'clock_scale': must be positive");
+    }
+    c.pair.profile.clockHz *= clockScale;
     return c;
 }
 

@@ -57,6 +57,11 @@ class Schema(ScenarioModel):
     advert_interval_s: float | None = Field(default=None, ge=0.01, le=40.95)
     # every link of the testbed (the seed's ports: 100 Mbit/s, section 3.3)
     link_mbps: float = Field(default=100.0, gt=0, le=100_000)
+    # the client segment's links (the seed's gigabit uplink); absent: link_mbps
+    segment_mbps: float | None = Field(default=None, gt=0, le=100_000)
+    # what if each switch's processor ran at this multiple of its profile's
+    # clock (a slow switch makes the capacity step show with few connections)
+    clock_scale: float = Field(default=1.0, gt=0, le=1000)
     servers: int = Field(default=2, ge=2, le=64)
     # switch 0 dies at kill_at_s; closed-loop threads (HTTP/1.0, a new
     # connection per request) per virtual address from load_start_s
@@ -121,11 +126,14 @@ def run(scenario, progress) -> list[CaseResult]:
         cid = f"{key}-{cfg.mode}-{fwd}-{red.replace('_', '-')}-{used_sync}"
         native = {"profile": str(path), "mode": cfg.mode, "forwarding": cfg.forwarding, "redundancy": red,
                   "session_sync": used_sync, "link_mbps": cfg.link_mbps, "servers": cfg.servers,
+                  "clock_scale": cfg.clock_scale,
                   "kill_at_s": cfg.kill_at_s, "threads_per_vip": cfg.threads_per_vip,
                   "load_start_s": cfg.load_start_s, "load_path": f"/a/CLASS_{cfg.load_bytes}.gif",
                   "window_s": cfg.window_s, "settle_s": cfg.settle_s, "downloads": cfg.downloads,
                   "download_start_s": cfg.download_start_s, "download_spacing_s": cfg.download_spacing_s,
                   "download_bytes": cfg.download_bytes}
+        if cfg.segment_mbps is not None:
+            native["segment_mbps"] = cfg.segment_mbps
         if cfg.advert_interval_s is not None:
             native["advert_interval_s"] = cfg.advert_interval_s
         r = _core.run_redundant_pair(native)
@@ -134,6 +142,7 @@ def run(scenario, progress) -> list[CaseResult]:
             case=cid,
             params={"product": profile.platform, "mode": cfg.mode, "forwarding": cfg.forwarding, "redundancy": red,
                     "session_sync": used_sync, "link_mbps": cfg.link_mbps, "threads_per_vip": cfg.threads_per_vip,
+                    "clock_scale": cfg.clock_scale,
                     "advert_interval_s": cfg.advert_interval_s or profile.behaviour.failover_advert_interval_s},
             metrics={"takeover_s": r["takeover_s"], "closed_form_takeover_s": r["closed_form_takeover_s"],
                      "master_down_interval_s": r["master_down_interval_s"], "requests_per_s_before": before,

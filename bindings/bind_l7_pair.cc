@@ -52,6 +52,7 @@ FromDict(const py::dict& config)
         {"clock_scale", [&](auto& k, auto& v) { clockScale = Num(k, v); }},
         {"servers", [&](auto& k, auto& v) { c.pair.servers = Uint(k, v); }},
         {"kill_at_s", [&](auto& k, auto& v) { c.killAtS = Num(k, v); }},
+        {"seed", [&](auto& k, auto& v) { c.seed = Uint(k, v); }},
         {"threads_per_vip", [&](auto& k, auto& v) { c.threadsPerVip = Uint(k, v); }},
         {"load_start_s", [&](auto& k, auto& v) { c.loadStartS = Num(k, v); }},
         {"load_path", [&](auto& k, auto& v) { c.loadPath = Str(k, v); }},

@@ -12,6 +12,7 @@
 #include <ns3/ipv4-address-helper.h>
 #include <ns3/point-to-point-helper.h>
 #include <ns3/pointer.h>
+#include <ns3/rng-seed-manager.h>
 #include <ns3/simulator.h>
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
@@ -234,6 +235,7 @@ RunRedundantPair(const RedundantPairRunConfig& c)
     out.closedFormTakeoverS = backupMdi - (c.killAtS - lastAdvert);
     const double afterFrom = c.killAtS + backupMdi + c.settleS, afterTo = afterFrom + c.windowS;
 
+    RngSeedManager::SetSeed(c.seed);
     RedundantPairConfig pc = c.pair;
     pc.stop = Seconds(std::max(c.pair.stop.GetSeconds(), afterTo + 15.0));
     RedundantPairTestbed bed(pc);

@@ -82,6 +82,10 @@ struct RedundantPairRunConfig
 {
     RedundantPairConfig pair;
     double killAtS = 5.5;          ///< switch 0 dies (every link cut)
+    /// ns-3's seed (RngSeedManager: CSMA backoff). Streams are numbered in
+    /// the order objects are made in the process, so the same seed gives
+    /// the same run in a fresh process (what `routertwin run` does).
+    uint32_t seed = 1;
     /// Closed-loop client threads per virtual address (HTTP/1.0: a new
     /// connection per request), from loadStartS, for loadPath; as many
     /// again start at killAtS + the backup's Master_Down_Interval +

@@ -126,7 +126,7 @@ def run(scenario, progress) -> list[CaseResult]:
         cid = f"{key}-{cfg.mode}-{fwd}-{red.replace('_', '-')}-{used_sync}"
         native = {"profile": str(path), "mode": cfg.mode, "forwarding": cfg.forwarding, "redundancy": red,
                   "session_sync": used_sync, "link_mbps": cfg.link_mbps, "servers": cfg.servers,
-                  "clock_scale": cfg.clock_scale,
+                  "clock_scale": cfg.clock_scale, "seed": scenario.seed,
                   "kill_at_s": cfg.kill_at_s, "threads_per_vip": cfg.threads_per_vip,
                   "load_start_s": cfg.load_start_s, "load_path": f"/a/CLASS_{cfg.load_bytes}.gif",
                   "window_s": cfg.window_s, "settle_s": cfg.settle_s, "downloads": cfg.downloads,

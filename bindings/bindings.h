@@ -20,6 +20,8 @@ void BindLb(pybind11::module_& m);
 void BindHosts(pybind11::module_& m);
 /// routertwin._core.run_webbench_testbed: seed 003's testbed on the ns-3 web switch (bind_l7.cc).
 void BindL7(pybind11::module_& m);
+/// routertwin._core.run_redundant_pair: a failover on a pair of ns-3 web switches (bind_l7_pair.cc).
+void BindL7Pair(pybind11::module_& m);
 } // namespace routertwin::bindings
 
 #endif

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_core, m)
     routertwin::bindings::BindLb(m);
     routertwin::bindings::BindHosts(m);
     routertwin::bindings::BindL7(m);
+    routertwin::bindings::BindL7Pair(m);
 }

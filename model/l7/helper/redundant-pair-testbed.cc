@@ -12,10 +12,13 @@
 #include <ns3/ipv4-address-helper.h>
 #include <ns3/point-to-point-helper.h>
 #include <ns3/pointer.h>
+#include <ns3/rng-seed-manager.h>
 #include <ns3/simulator.h>
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -26,9 +29,10 @@ using namespace ns3;
 RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     : m_config(c)
 {
-    if (c.l4 == L4Forwarding::DirectRouting || (c.l4 != L4Forwarding::Off && c.activeActive))
-        throw std::invalid_argument("a redundant pair in L4 is built for NAT, active/backup: the servers "
-                                    "return through one gateway at a time");
+    if (c.l4 == L4Forwarding::Nat && c.activeActive)
+        throw std::invalid_argument("an L4 NAT pair is built active/backup: the servers route the clients' "
+                                    "answers through one gateway at a time, not by the virtual address they "
+                                    "came to (active/active NAT needs source NAT; direct routing does it)");
     GlobalValue::Bind("ChecksumEnabled", BooleanValue(true));
     m_nodes.Create(4 + c.servers);
     Ptr<Node> client = m_nodes.Get(0);
@@ -39,7 +43,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
         stack.Install(m_nodes.Get(4 + k));
 
     CsmaHelper csma;
-    csma.SetChannelAttribute("DataRate", StringValue("100Mbps"));
+    csma.SetChannelAttribute("DataRate", StringValue(c.segmentRate.empty() ? c.linkRate : c.segmentRate));
     csma.SetChannelAttribute("Delay", TimeValue(MicroSeconds(10)));
     NetDeviceContainer ports;
     NetDeviceContainer cl = csma.Install(NodeContainer(client, l2));
@@ -50,7 +54,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
 
     Ipv4StaticRoutingHelper routing;
     PointToPointHelper p2p;
-    p2p.SetDeviceAttribute("DataRate", StringValue("100Mbps"));
+    p2p.SetDeviceAttribute("DataRate", StringValue(c.linkRate));
     p2p.SetChannelAttribute("Delay", TimeValue(MicroSeconds(10)));
     const Ipv4Address vip[2] = {Ipv4Address("198.18.1.1"), Ipv4Address("198.18.1.3")};
     m_links.resize(2);
@@ -63,6 +67,9 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
         Ptr<WebSwitch> w = CreateObject<WebSwitch>();
         w->SetProfile(c.profile);
         w->SetL4Forwarding(c.l4);
+        w->SetAttribute("FirstLocalPort", UintegerValue(20000 + 20000 * i));
+        // a takeover without synchronisation: the clients and servers hear of it
+        w->SetAttribute("ResetWithoutSession", BooleanValue(true));
         sw->AggregateObject(w);
         m_switches.push_back(w);
         // active/active: each switch's own VIP first; active/backup: both VIP 1
@@ -71,7 +78,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
         for (uint32_t v = 0; v < (c.activeActive ? 2u : 1u); ++v)
         {
             Ptr<VrrpRouter> r = CreateObject<VrrpRouter>();
-            r->SetAttribute("AdvertisementInterval", TimeValue(c.advertisementInterval));
+            r->SetAttribute("AdvertisementInterval", TimeValue(c.AdvertisementInterval()));
             r->SetAttribute("Priority", UintegerValue(v == own && (c.activeActive || i == 0) ? 200 : 100));
             r->Attach(w, seg.Get(0), Ipv4Address(i == 0 ? "198.18.1.251" : "198.18.1.252"), vip[v],
                       static_cast<uint8_t>(v + 1), c.activeActive);
@@ -94,14 +101,28 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
             addr.SetBase((net + "0").c_str(), "255.255.255.0", "0.0.0.2");
             Ipv4InterfaceContainer ifc = addr.Assign(NetDeviceContainer(sl.Get(0)));
             m_serverIfs[i].emplace_back(srv, ifc.Get(0).second);
-            // L4: both switches rewrite to the server's one address
-            const std::string serverAddr =
-                c.l4 == L4Forwarding::Off ? net + "2" : "198.18." + std::to_string(10 + k) + ".2";
-            w->AddServer(sl.Get(1), Ipv4Address((net + "1").c_str()), Ipv4Address(serverAddr.c_str()));
-            if (c.l4 != L4Forwarding::Off)
-                routing.GetStaticRouting(srv->GetObject<Ipv4>())
-                    ->AddNetworkRouteTo(Ipv4Address("198.18.1.0"), Ipv4Mask("/24"), Ipv4Address((net + "1").c_str()),
-                                        ifc.Get(0).second, i);
+            // both switches rewrite to (L4 NAT) or reach (L7) the server's
+            // one address, the one on its link to switch 0
+            const std::string serverAddr = "198.18." + std::to_string(10 + k) + ".2";
+            // L7: the floating self address of the switch's own virtual
+            // address (active/backup: VIP 1's on both); L4: its own
+            const auto floating = [k](uint32_t v) { return "198.18." + std::to_string(10 * (v + 1) + k) + ".1"; };
+            const std::string self = c.l4 == L4Forwarding::Off ? floating(own) : net + "1";
+            w->AddServer(sl.Get(1), Ipv4Address(self.c_str()), Ipv4Address(serverAddr.c_str()));
+            if (c.l4 == L4Forwarding::Off && c.activeActive)
+                w->SetVipServerAddress(vip[1 - own], k, Ipv4Address(floating(1 - own).c_str()));
+            Ptr<Ipv4StaticRouting> sr = routing.GetStaticRouting(srv->GetObject<Ipv4>());
+            if (c.l4 == L4Forwarding::Nat)
+                sr->AddNetworkRouteTo(Ipv4Address("198.18.1.0"), Ipv4Mask("/24"), Ipv4Address((net + "1").c_str()),
+                                      ifc.Get(0).second, i);
+            else if (c.l4 == L4Forwarding::Off)
+            {
+                // the other switch's floating subnet through this link, after
+                // the connected route through its owner (metric 1)
+                const std::string other = "198.18." + std::to_string(10 * (2 - i) + k) + ".0";
+                sr->AddNetworkRouteTo(Ipv4Address(other.c_str()), Ipv4Mask("/24"), Ipv4Address((net + "1").c_str()),
+                                      ifc.Get(0).second, 1);
+            }
         }
         if (c.l4 == L4Forwarding::Off)
         {
@@ -109,6 +130,20 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
             w->AddUrlRule(DP_URL_EXT, "htm", 1 % c.servers);
         }
     }
+    if (c.l4 == L4Forwarding::DirectRouting)
+        for (uint32_t k = 0; k < c.servers; ++k)
+        {
+            // figure 4: the server on the clients' segment, holding the
+            // virtual addresses on its loopback (answering no ARP for them)
+            Ptr<Node> srv = m_nodes.Get(4 + k);
+            NetDeviceContainer seg = csma.Install(NodeContainer(srv, l2));
+            ports.Add(seg.Get(1));
+            addr.SetBase("198.18.1.0", "255.255.255.0", ("0.0.0." + std::to_string(10 + k)).c_str());
+            addr.Assign(NetDeviceContainer(seg.Get(0)));
+            Ptr<Ipv4> ip = srv->GetObject<Ipv4>();
+            for (uint32_t v = 0; v < (c.activeActive ? 2u : 1u); ++v)
+                ip->AddAddress(0, Ipv4InterfaceAddress(vip[v], Ipv4Mask("/32")));
+        }
     m_switches[0]->SetSyncPeer(m_switches[1], c.syncDelay);
     m_switches[1]->SetSyncPeer(m_switches[0], c.syncDelay);
     BridgeHelper bridge;
@@ -151,6 +186,113 @@ RedundantPairTestbed::Run()
 {
     Simulator::Stop(m_config.stop);
     Simulator::Run();
+}
+
+} // namespace routertwin
+
+namespace routertwin
+{
+using namespace ns3;
+
+namespace
+{
+/// RFC 5798 section 6.1, with Skew_Time in centiseconds as the protocol
+/// carries the interval: 3 x interval + ((256 - priority) x interval) / 256.
+double
+MasterDownS(double intervalS, uint32_t priority)
+{
+    return 3 * intervalS + (256.0 - priority) * intervalS / 256.0;
+}
+
+/// Closed-loop answers of apps completed in [from, to), per second.
+double
+Rate(const std::vector<Ptr<HttpClientApp>>& apps, double from, double to)
+{
+    uint64_t n = 0;
+    for (const auto& a : apps)
+        for (const auto& r : a->Responses())
+            n += r.at.GetSeconds() >= from && r.at.GetSeconds() < to;
+    return static_cast<double>(n) / (to - from);
+}
+} // namespace
+
+RedundantPairRunResult
+RunRedundantPair(const RedundantPairRunConfig& c)
+{
+    if (c.killAtS <= c.windowS || c.windowS <= 0 || c.loadStartS > c.killAtS - c.windowS)
+        throw std::invalid_argument("the window before the death must fit between load_start_s and kill_at_s");
+    const double interval = c.pair.AdvertisementInterval().GetSeconds();
+    // switch 0 (priority 200) is master of VIP 1 from its own
+    // Master_Down_Interval after the start and advertises every interval;
+    // the backup (priority 100) takes over its interval after the last one
+    const double masterAt = MasterDownS(interval, 200), backupMdi = MasterDownS(interval, 100);
+    if (c.killAtS <= masterAt)
+        throw std::invalid_argument("kill_at_s must come after switch 0 is master (" + std::to_string(masterAt) +
+                                    " s)");
+    RedundantPairRunResult out;
+    out.masterDownIntervalS = backupMdi;
+    const double lastAdvert = masterAt + std::floor((c.killAtS - masterAt) / interval) * interval;
+    out.closedFormTakeoverS = backupMdi - (c.killAtS - lastAdvert);
+    const double afterFrom = c.killAtS + backupMdi + c.settleS, afterTo = afterFrom + c.windowS;
+
+    RngSeedManager::SetSeed(c.seed);
+    RedundantPairConfig pc = c.pair;
+    pc.stop = Seconds(std::max(c.pair.stop.GetSeconds(), afterTo + 15.0));
+    RedundantPairTestbed bed(pc);
+    bed.Router(1, 1)->TraceConnectWithoutContext(
+        "State", Callback<void, uint8_t, uint8_t, Time>([&out, &c](uint8_t, uint8_t state, Time at) {
+            if (state == VrrpRouter::Master && at.GetSeconds() > c.killAtS && out.takeoverS < 0)
+                out.takeoverS = at.GetSeconds() - c.killAtS;
+        }));
+    const char* vips[2] = {"198.18.1.1", "198.18.1.3"};
+    const std::string path = c.loadPath;
+    std::vector<Ptr<HttpClientApp>> threads, downloads;
+    for (const double start : {c.loadStartS, c.killAtS + backupMdi})
+        for (uint32_t v = 0; v < (pc.activeActive ? 2u : 1u); ++v)
+            for (uint32_t t = 0; t < c.threadsPerVip; ++t)
+            {
+                auto app = CreateObject<HttpClientApp>();
+                app->SetAttribute("Remote", Ipv4AddressValue(Ipv4Address(vips[v])));
+                app->SetRequestSource([path](uint64_t) { return HttpClientApp::Get(path, true); });
+                bed.ClientNode()->AddApplication(app);
+                app->SetStartTime(Seconds(start));
+                app->SetStopTime(Seconds(afterTo));
+                threads.push_back(app);
+            }
+    for (uint32_t i = 0; i < c.downloads; ++i)
+    {
+        auto app = CreateObject<HttpClientApp>();
+        app->SetAttribute("Remote", Ipv4AddressValue(Ipv4Address(vips[0])));
+        // L7: .gif to server 0, .htm to server 1 (the URL rules), in turn
+        app->AddRequest(HttpClientApp::Get("/a/CLASS_" + std::to_string(c.downloadBytes) + (i % 2 ? ".htm" : ".gif"),
+                                           true));
+        bed.ClientNode()->AddApplication(app);
+        app->SetStartTime(Seconds(c.downloadStartS + i * c.downloadSpacingS));
+        downloads.push_back(app);
+    }
+    bed.Kill(0, Seconds(c.killAtS));
+    bed.Run();
+
+    out.requestsPerSBefore = Rate(threads, c.killAtS - c.windowS, c.killAtS);
+    out.requestsPerSAfter = Rate(threads, afterFrom, afterTo);
+    for (uint32_t i = 0; i < c.downloads; ++i)
+    {
+        const auto& d = downloads[i];
+        const bool endedBefore = !d->Responses().empty() && d->Responses()[0].at.GetSeconds() < c.killAtS;
+        if (c.downloadStartS + i * c.downloadSpacingS >= c.killAtS || endedBefore)
+            continue;
+        ++out.openAtDeath;
+        const bool whole = d->Responses().size() == 1 && d->Responses()[0].bodyBytes == c.downloadBytes &&
+                           d->Responses()[0].bodyMatches;
+        out.survived += whole;
+        out.lost += d->Responses().empty();
+    }
+    out.survivorResets = bed.Switch(1)->GetCounters().resetsWithoutSession;
+    out.syncSent = bed.Switch(0)->GetCounters().syncSent;
+    out.spliceMirrors = bed.Switch(0)->GetCounters().spliceMirrorsSent;
+    out.survivorNoSession = bed.Switch(1)->DropCount("no_session");
+    Simulator::Destroy();
+    return out;
 }
 
 } // namespace routertwin

@@ -9,7 +9,23 @@
 // 198.18.1.2, the switches' own 198.18.1.251 and .252; server k
 // 198.18.(10+k).2 toward switch 0 and 198.18.(20+k).2 toward switch 1.
 // With the profile's session_sync (behaviour.session_sync: connections),
-// each switch copies its L4 sessions to the other (WebSwitch::SetSyncPeer).
+// each switch copies its L4 sessions and mirrors its spliced L7
+// connections to the other (WebSwitch::SetSyncPeer).
+//
+// L7: the switches reach server k from floating self addresses, as a
+// pair on a shared server segment does (assumption: the seed does not say
+// how its products were wired in a pair; BIG-IP's floating self IP is the
+// documented way): 198.18.(10+k).1 for the connections to VIP 1 and, in
+// active/active, 198.18.(20+k).1 for those to VIP 2, from either switch;
+// the server (198.18.(10+k).2 on both links) routes each floating subnet
+// through its owner (metric 0) and the peer (metric 1), so when a switch
+// dies (its links lose carrier, the server's interfaces toward it go
+// down) the answers of its connections go to the survivor. The switches
+// take separate local port ranges (20000 and 40000).
+// L4 direct routing: each server also has a port on the L2 switch
+// (198.18.1.(10+k)) and holds the virtual addresses on its loopback (no
+// ARP for them), so it answers the clients directly; the web switches
+// see only the clients' segments (active/backup and active/active).
 #ifndef ROUTERTWIN_REDUNDANT_PAIR_TESTBED_H
 #define ROUTERTWIN_REDUNDANT_PAIR_TESTBED_H
 
@@ -30,9 +46,17 @@ struct RedundantPairConfig
     WebSwitchProfile profile;
     bool activeActive = false;
     uint32_t servers = 2;
-    ns3::Time advertisementInterval = ns3::Seconds(1); ///< RFC 5798's default
+    /// The master's advertisement interval; zero: the profile's
+    /// (behaviour.failover_advert_interval_s).
+    ns3::Time advertisementInterval = ns3::Time(0);
+    ns3::Time AdvertisementInterval() const
+    {
+        return advertisementInterval.IsStrictlyPositive() ? advertisementInterval
+                                                           : ns3::Seconds(profile.failoverAdvertIntervalS);
+    }
     ns3::Time stop = ns3::Seconds(10);
-    /// L4 NAT instead of URL switching (active/backup only): both switches
+    /// L4 NAT (active/backup only) or direct routing instead of URL
+    /// switching. NAT: both switches
     /// rewrite to the server's one address (198.18.(10+k).2, which it also
     /// accepts on its link to switch 1, as on a shared server segment) and
     /// the servers route the clients' subnet through switch 0 (metric 0)
@@ -42,7 +66,68 @@ struct RedundantPairConfig
     /// One connection-state update between the switches (SetSyncPeer):
     /// an assumption, a small frame on a 100 Mbit/s inter-switch link.
     ns3::Time syncDelay = ns3::MicroSeconds(20);
+    /// The switches' links to the servers (the seed's testbed: 100 Mbit/s ports).
+    std::string linkRate = "100Mbps";
+    /// The client segment's links (the seed's gigabit uplink, section 3.3);
+    /// empty: linkRate. At linkRate, a switch's frames to the clients share
+    /// the CSMA channel with the clients' ACKs and queue past 100 frames
+    /// when two servers' downloads meet there (then dropped).
+    std::string segmentRate;
 };
+
+/// A failover run on the pair (RunRedundantPair; the `webswitch_pair`
+/// kind): closed-loop clients on every virtual address, long downloads
+/// open when switch 0 dies, and the throughput either side of the death.
+struct RedundantPairRunConfig
+{
+    RedundantPairConfig pair;
+    double killAtS = 5.5;          ///< switch 0 dies (every link cut)
+    /// ns-3's seed (RngSeedManager: CSMA backoff). Streams are numbered in
+    /// the order objects are made in the process, so the same seed gives
+    /// the same run in a fresh process (what `routertwin run` does).
+    uint32_t seed = 1;
+    /// Closed-loop client threads per virtual address (HTTP/1.0: a new
+    /// connection per request), from loadStartS, for loadPath; as many
+    /// again start at killAtS + the backup's Master_Down_Interval +
+    /// settleS (the threads whose connection was reset stop, as WebBench's
+    /// would report an error).
+    uint32_t threadsPerVip = 8;
+    double loadStartS = 3.5;
+    std::string loadPath = "/a/CLASS_2000.gif";
+    /// Throughput windows: [killAtS - windowS, killAtS) and
+    /// [killAtS + MDI + settleS, + windowS).
+    double windowS = 1.0;
+    double settleS = 0.5;
+    /// Long downloads (each its own connection, to VIP 1) started at
+    /// downloadStartS + i x downloadSpacingS: those whose request went
+    /// before the death and whose answer had not ended at it are "open at
+    /// the death" (the client's own record), and survive or are lost.
+    uint32_t downloads = 10;
+    double downloadStartS = 4.5;
+    double downloadSpacingS = 0.1;
+    uint64_t downloadBytes = 2000000;
+};
+
+struct RedundantPairRunResult
+{
+    double takeoverS = -1;         ///< the backup's master state after the death (s after it; -1: never)
+    double masterDownIntervalS = 0; ///< RFC 5798 6.1 for the backup
+    double closedFormTakeoverS = 0; ///< MDI - (death - the master's last advertisement before it)
+    double requestsPerSBefore = 0;  ///< closed-loop answers per second, window before the death
+    double requestsPerSAfter = 0;   ///< the same after the takeover
+    uint32_t openAtDeath = 0;       ///< downloads open at the death
+    uint32_t survived = 0;          ///< of those, answered whole with every body byte right
+    /// of those, not answered: the survivor knew no connection and reset
+    /// it (the server at its next retransmission, the client when it next
+    /// sends; a client only waiting for the body is never told)
+    uint32_t lost = 0;
+    uint64_t survivorResets = 0;    ///< RSTs the survivor sent for segments of no known connection
+    uint64_t syncSent = 0;          ///< updates switch 0 sent its peer
+    uint64_t spliceMirrors = 0;     ///< of those, L7 connection mirrors
+    uint64_t survivorNoSession = 0; ///< segments the survivor knew no connection of
+};
+
+RedundantPairRunResult RunRedundantPair(const RedundantPairRunConfig& c);
 
 class RedundantPairTestbed
 {

@@ -140,6 +140,7 @@ void
 VrrpRouter::Set(State s)
 {
     m_state = s;
+    m_switch->SetVipActive(m_vip.Get(), s == Master);
     m_stateTrace(m_vrid, s, Simulator::Now());
 }
 

@@ -17,9 +17,11 @@
 //     fires the backup becomes master: an advertisement and a gratuitous
 //     ARP (the virtual MAC for the VIP, broadcast), so a learning L2 switch
 //     moves the virtual MAC to its port (section 6.4.2).
-// The switches share no connection state: connections the old master had
-// bound break (the new master has no session for their segments and
-// counts them as no_session).
+// Each state change tells the switch whether it serves the virtual
+// address (WebSwitch::SetVipActive). What connection state the switches
+// share is the profile's behaviour.session_sync (WebSwitch::SetSyncPeer):
+// without it, connections the old master had bound break (the new master
+// has no session for their segments: no_session, an RST).
 #ifndef ROUTERTWIN_VRRP_ROUTER_H
 #define ROUTERTWIN_VRRP_ROUTER_H
 

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 #include <stdexcept>
@@ -172,6 +173,15 @@ LoadWebSwitchProfile(const std::string& path)
                                  ": key 'behaviour.session_sync': unknown '" + sync + "'");
     p.sessionSync = sync == "connections";
     p.persistenceSync = sync != "none";
+    const auto [advert, advertLine] = get("behaviour", "failover_advert_interval_s");
+    char* advertEnd = nullptr;
+    p.failoverAdvertIntervalS = std::strtod(advert.c_str(), &advertEnd);
+    // VRRPv3 carries it in centiseconds, 12 bits (RFC 5798 5.2.7)
+    if (advert.empty() || *advertEnd != '\0' || !(p.failoverAdvertIntervalS >= 0.01) ||
+        p.failoverAdvertIntervalS > 40.95)
+        throw std::runtime_error(path + ":" + std::to_string(advertLine) +
+                                 ": key 'behaviour.failover_advert_interval_s': a number of seconds in [0.01, 40.95], "
+                                 "not '" + advert + "'");
     return p;
 }
 

@@ -96,6 +96,10 @@ struct WebSwitchProfile
     /// "connections" too): learned cookies and SSL session IDs copied to
     /// the other switch as they are stored.
     bool persistenceSync = false;
+    /// Redundant pair: the master's advertisement interval
+    /// (behaviour.failover_advert_interval_s; VrrpRouter's
+    /// AdvertisementInterval in RedundantPairTestbed).
+    double failoverAdvertIntervalS = 1;
 };
 
 /// Reads path; throws std::runtime_error "FILE:LINE: key 'x': ..." on a

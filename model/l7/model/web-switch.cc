@@ -123,7 +123,9 @@ WebSwitch::GetTypeId()
                           MakeBooleanChecker())
             .AddAttribute("SessionSync",
                           "Redundant pair: copy each L4 session to the peer (SetSyncPeer) as it is made or "
-                          "starts closing, so the peer's takeover keeps established connections. Set by "
+                          "starts closing, and mirror each L7 spliced connection (SpliceMirror) when its "
+                          "binding, response, edits or FINs change, so the peer's takeover keeps established "
+                          "connections. Set by "
                           "SetProfile from behaviour.session_sync; this attribute overrides it when set "
                           "afterwards.",
                           BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_sessionSync),
@@ -135,6 +137,18 @@ WebSwitch::GetTypeId()
                           "(persistence or connections); this attribute overrides it when set afterwards.",
                           BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_persistSync),
                           MakeBooleanChecker())
+            .AddAttribute("ResetWithoutSession",
+                          "A TCP segment of no connection the switch knows (after a takeover without "
+                          "synchronisation: no_session) gets an RST, as RFC 793 section 3.4 (Reset Generation, "
+                          "case 1) says of a segment to a closed connection; false: dropped silently.",
+                          BooleanValue(false), MakeBooleanAccessor(&WebSwitch::m_resetWithoutSession),
+                          MakeBooleanChecker())
+            .AddAttribute("FirstLocalPort",
+                          "The switch's first port toward the servers (one per server connection, then the "
+                          "next). The two switches of a pair that share their server-side address take "
+                          "separate ranges, so a mirrored connection's port is never reused by the peer.",
+                          UintegerValue(20000), MakeUintegerAccessor(&WebSwitch::m_nextPort),
+                          MakeUintegerChecker<uint16_t>(1024))
             .AddAttribute("PersistEntries",
                           "Capacity of the learned-cookie table (dp_persist; the oldest entry of a full set "
                           "is replaced). Assumption: 4,096, the paper gives no table size.",
@@ -206,6 +220,116 @@ WebSwitch::ReceiveL4Session(uint64_t key, const L4Session& s)
     ++m_counters.syncReceived;
 }
 
+void
+WebSwitch::SyncSplice(ClientConn& c, bool gone)
+{
+    if (!m_sessionSync || !m_syncPeer || m_l4 != L4Forwarding::Off || (gone && !c.mirrored) ||
+        (!gone && c.bound < 0))
+        return;
+    SpliceMirror m;
+    m.gone = gone;
+    if (!gone)
+    {
+        const ServerConn& s = c.sconns[c.bound];
+        m.vip = c.vip;
+        m.clientIp = c.clientIp;
+        m.clientPort = c.clientPort;
+        const auto mac = m_clientMacs.find(c.clientIp);
+        if (mac != m_clientMacs.end())
+            m.clientMac = mac->second;
+        m.port = c.port;
+        m.tls = c.tls;
+        m.sp = c.sp;
+        m.server = s.server;
+        m.localPort = s.localPort;
+        m.localNext = s.localNext;
+        m.serverNext = s.serverNext;
+        m.respActive = c.respActive;
+        m.respFramed = c.respActive && c.resp.status == DP_HTTP_DONE && c.bodyLeft != UINT64_MAX;
+        m.respEnd = c.respEnd;
+        m.clientFinSeen = c.clientFinSeen;
+        m.serverFinSeen = c.serverFinSeen;
+        m.clientFinEnd = c.clientFinEnd;
+        m.serverFinEnd = c.serverFinEnd;
+    }
+    // one update on the inter-switch link, priced as one packet built (an
+    // assumption, as for an L4 session)
+    ++m_counters.packets;
+    ++m_counters.syncSent;
+    ++m_counters.spliceMirrorsSent;
+    c.mirrored = true;
+    Ptr<WebSwitch> peer = m_syncPeer;
+    const uint64_t key = ClientKey(c.clientIp, c.clientPort);
+    Simulator::Schedule(m_syncDelay, [peer, key, m]() { peer->ReceiveSpliceMirror(key, m); });
+}
+
+void
+WebSwitch::ReceiveSpliceMirror(uint64_t key, const SpliceMirror& m)
+{
+    ++m_counters.syncReceived;
+    if (m.gone)
+    {
+        Remove(key);
+        return;
+    }
+    ClientConn& c = m_clients[key];
+    for (const ServerConn& old : c.sconns)
+        m_byLocalPort.erase(old.localPort);
+    if (!c.head)
+        c.head = TakeHeadBuffer();
+    c.vip = m.vip;
+    c.clientIp = m.clientIp;
+    if (m_segment && m.clientMac != Mac48Address())
+        m_clientMacs[m.clientIp] = m.clientMac;
+    c.clientPort = m.clientPort;
+    c.port = m.port;
+    c.tls = m.tls;
+    c.sp = m.sp;
+    ServerConn s;
+    s.server = m.server;
+    s.localPort = m.localPort;
+    s.localNext = m.localNext;
+    s.serverNext = m.serverNext;
+    s.state = ServerConn::Open;
+    c.sconns.assign(1, s);
+    c.bound = 0;
+    c.pending = -1;
+    c.reading = false;
+    m_byLocalPort[m.localPort] = key;
+    // the response under way, framed as the master framed it: the body
+    // left counts from the server byte this switch expects next (the
+    // server segments after the takeover take off what the peer passed)
+    c.respActive = m.respActive;
+    c.respEnd = m.respEnd;
+    c.resp.status = m.respActive ? DP_HTTP_DONE : DP_HTTP_MORE;
+    c.bodyLeft = !m.respActive ? 0 : m.respFramed ? uint64_t(m.respEnd - m.serverNext) : UINT64_MAX;
+    c.clientFinSeen = m.clientFinSeen;
+    c.serverFinSeen = m.serverFinSeen;
+    c.clientFinEnd = m.clientFinEnd;
+    c.serverFinEnd = m.serverFinEnd;
+}
+
+void
+WebSwitch::ResetWithoutSession(const std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<NetDevice> dev)
+{
+    if (!m_resetWithoutSession || (p.tcp_flags & kRst))
+        return;
+    const uint8_t* tcp = f.data() + p.l4_offset;
+    const uint32_t seq = Rd32(tcp + 4), ack = Rd32(tcp + 8);
+    ++m_counters.resetsWithoutSession;
+    // RFC 793 3.4: "If the incoming segment has an ACK field, the reset
+    // takes its sequence number from the ACK field of the segment,
+    // otherwise the reset has sequence number zero and the ACK field is set
+    // to the sum of the sequence number and segment length"
+    if (p.tcp_flags & kAck)
+        SendTcp(dev, p.dst_ip, p.dst_port, p.src_ip, p.src_port, ack, 0, kRst, nullptr, 0);
+    else
+    {
+        const uint32_t segLen = p.payload_len + ((p.tcp_flags & kSyn) ? 1u : 0u) + ((p.tcp_flags & kFin) ? 1u : 0u);
+        SendTcp(dev, p.dst_ip, p.dst_port, p.src_ip, p.src_port, 0, seq + segLen, kRst | kAck, nullptr, 0);
+    }
+}
+
 int
 WebSwitch::Store(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server)
 {
@@ -253,6 +377,32 @@ WebSwitch::AddVirtualAddress(Ipv4Address vip, Mac48Address vmac)
         throw std::invalid_argument("a second virtual address needs a client segment (AttachClientSegment)");
     m_moreVips.push_back(vip.Get());
     m_vmacs[vip.Get()] = vmac;
+}
+
+void
+WebSwitch::SetVipActive(uint32_t vip, bool active)
+{
+    m_standbyVips.erase(std::remove(m_standbyVips.begin(), m_standbyVips.end(), vip), m_standbyVips.end());
+    if (!active)
+        m_standbyVips.push_back(vip);
+}
+
+void
+WebSwitch::SetVipServerAddress(Ipv4Address vip, uint32_t server, Ipv4Address self)
+{
+    std::vector<uint32_t>& v = m_vipSelf[vip.Get()];
+    if (v.size() <= server)
+        v.resize(server + 1, 0);
+    v[server] = self.Get();
+}
+
+uint32_t
+WebSwitch::SelfAddress(uint32_t vip, uint32_t server) const
+{
+    const auto it = m_vipSelf.find(vip);
+    if (it != m_vipSelf.end() && server < it->second.size() && it->second[server] != 0)
+        return it->second[server];
+    return m_servers[server].switchIp;
 }
 
 void
@@ -399,6 +549,7 @@ WebSwitch::Remove(uint64_t key)
     auto it = m_clients.find(key);
     if (it == m_clients.end())
         return;
+    SyncSplice(it->second, true);
     for (const ServerConn& s : it->second.sconns)
         m_byLocalPort.erase(s.localPort);
     for (auto* buf : {&it->second.head, &it->second.respHead})
@@ -524,6 +675,7 @@ WebSwitch::HandleL4Client(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<con
     else if (it == m_l4Sessions.end())
     {
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+        ResetWithoutSession(f, p, m_clientDev);
         return;
     }
     if ((p.tcp_flags & (kFin | kRst)) && !it->second.closing)
@@ -546,6 +698,11 @@ WebSwitch::HandleL4Server(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<con
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
         return;
     }
+    if (Standby(it->second.vip))
+    {
+        Drop("standby", pkt);
+        return;
+    }
     // from the virtual address the client opened the connection to
     Rewrite(f, p, it->second.vip, p.src_port, p.dst_ip, p.dst_port);
     Emit(m_clientDev, f, static_cast<uint16_t>(f.size() - DP_ETH_HDR_LEN));
@@ -565,13 +722,15 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     if ((flags & kSyn) && !(flags & kAck))
     {
         auto old = m_clients.find(key);
-        if (old != m_clients.end())
+        if (old != m_clients.end() && old->second.sp.client_isn == seq)
         {
             // a retransmitted SYN: the same answer again
             m_counters.handshakeSegments += 2;
             ToClient(old->second, old->second.sp.vip_isn, seq + 1, kSyn | kAck);
             return;
         }
+        if (old != m_clients.end())
+            Remove(key); // a new connection from the same port (another ISN): what was kept of the old one is stale
         ClientConn& c = m_clients[key];
         c.vip = p.dst_ip;
         c.clientIp = p.src_ip;
@@ -589,6 +748,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     if (it == m_clients.end())
     {
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+        ResetWithoutSession(f, p, m_clientDev);
         return;
     }
     ClientConn& c = it->second;
@@ -601,7 +761,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         if (boundOpen)
         {
             ServerConn& s = c.sconns[c.bound];
-            Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, c.port);
+            Rewrite(f, p, SelfAddress(c.vip, s.server), s.localPort, m_servers[s.server].serverIp, c.port);
             dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
             Emit(m_servers[s.server].dev, f, p.ip_total_len);
         }
@@ -669,7 +829,7 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
     if (spliced && boundOpen && !c.reading && !c.switchFin)
     {
         ServerConn& s = c.sconns[c.bound];
-        Rewrite(f, p, m_servers[s.server].switchIp, s.localPort, m_servers[s.server].serverIp, c.port);
+        Rewrite(f, p, SelfAddress(c.vip, s.server), s.localPort, m_servers[s.server].serverIp, c.port);
         dp_splice_xlate(&c.sp, DP_SPLICE_C2S, f.data(), f.size(), &p, &m_counters.spliceOps);
         const uint32_t end = Rd32(f.data() + p.l4_offset + 4) + plen + ((flags & kFin) ? 1u : 0u);
         if (dp_splice_after(end, s.localNext))
@@ -677,10 +837,11 @@ WebSwitch::HandleClient(std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const
         Emit(m_servers[s.server].dev, f, p.ip_total_len);
         if (c.serverFinSeen && (flags & kAck) && ack == c.serverFinEnd)
             c.serverFinAcked = true;
-        if (flags & kFin)
+        if ((flags & kFin) && !c.clientFinSeen)
         {
             c.clientFinSeen = true;
             c.clientFinEnd = c.sp.c_next;
+            SyncSplice(c);
         }
         if (c.clientFinAcked && c.serverFinAcked)
             Remove(key); // the close is complete both ways
@@ -1049,6 +1210,7 @@ WebSwitch::BindAndSend(ClientConn& c, int idx)
     }
     c.reqRaw.clear();
     c.respActive = false;
+    SyncSplice(c);
 }
 
 void
@@ -1074,9 +1236,15 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
     if (it == m_clients.end())
     {
         Drop(dp_drop_reason_name(DP_DROP_NO_SESSION), pkt);
+        ResetWithoutSession(f, p, m_servers[server].dev);
         return;
     }
     ClientConn& c = it->second;
+    if (Standby(c.vip))
+    {
+        Drop("standby", pkt);
+        return;
+    }
     int idx = -1;
     for (size_t i = 0; i < c.sconns.size(); ++i)
         if (c.sconns[i].localPort == p.dst_port && c.sconns[i].server == server)
@@ -1124,14 +1292,24 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
     }
     const uint32_t end = seq + plen + ((flags & kFin) ? 1u : 0u);
     const bool fresh = dp_splice_after(end, s.serverNext); // not a retransmission
+    // the bytes before serverNext were read already (a retransmission that
+    // also carries new bytes reads only those)
+    const uint32_t seen = fresh && dp_splice_after(s.serverNext, seq) ? std::min(s.serverNext - seq, plen) : 0;
+    if (fresh && dp_splice_after(seq, s.serverNext) && c.respActive && c.bodyLeft != UINT64_MAX)
+    {
+        // bytes this switch never saw: a mirrored connection's, which the
+        // peer passed before the takeover (on one switch, the server does
+        // not send past a gap)
+        c.bodyLeft -= std::min<uint64_t>(c.bodyLeft, seq - s.serverNext);
+    }
     if (fresh)
         s.serverNext = end;
     if (flags & kRst)
         s.state = ServerConn::Closed;
-    else if (plen > 0 && fresh && c.tls)
-        ServerHelloBytes(c, f.data() + p.payload_offset, plen);
-    else if (plen > 0 && fresh)
-        ResponseBytes(c, f.data() + p.payload_offset, plen, seq); // read before any edit
+    else if (plen > seen && fresh && c.tls)
+        ServerHelloBytes(c, f.data() + p.payload_offset + seen, plen - seen);
+    else if (plen > seen && fresh)
+        ResponseBytes(c, f.data() + p.payload_offset + seen, plen - seen, seq + seen); // read before any edit
     dp_parsed_t q = p;
     if (c.edit)
         ApplyEdit(c, f, q, seq, pkt);
@@ -1140,10 +1318,11 @@ WebSwitch::HandleServer(uint32_t server, std::vector<uint8_t>& f, const dp_parse
     EmitToClient(c, f, q);
     if (c.clientFinSeen && (flags & kAck) && Rd32(f.data() + p.l4_offset + 8) == c.clientFinEnd)
         c.clientFinAcked = true; // (the ack, translated, is in the client's space)
-    if (flags & kFin)
+    if ((flags & kFin) && !c.serverFinSeen)
     {
         c.serverFinSeen = true;
         c.serverFinEnd = c.sp.v_next;
+        SyncSplice(c);
     }
     if (c.clientFinAcked && c.serverFinAcked)
         Remove(port->second); // the close is complete both ways
@@ -1180,7 +1359,9 @@ WebSwitch::ResponseBytes(ClientConn& c, const uint8_t* data, uint32_t len, uint3
             if (rc == DP_HTTP_MORE)
                 return;
             c.bodyLeft = c.resp.content_length;
+            c.respEnd = endSeq - len + static_cast<uint32_t>(c.bodyLeft);
             ResponseHead(c);
+            SyncSplice(c); // after ResponseHead: a pending insert is mirrored once made (ApplyEdit)
         }
         const uint32_t body = static_cast<uint32_t>(std::min<uint64_t>(c.bodyLeft, len));
         c.bodyLeft -= body;
@@ -1271,6 +1452,7 @@ WebSwitch::ApplyEdit(ClientConn& c, std::vector<uint8_t>& f, dp_parsed_t& p, uin
         return false;
     }
     f.resize(outLen);
+    SyncSplice(c); // the offsets moved by the insert
     ++m_counters.cookiesInserted;
     ++m_counters.rewrites;
     const ServerConn& s = c.sconns[c.bound];
@@ -1656,7 +1838,8 @@ WebSwitch::ToServer(ClientConn& c, const ServerConn& s, uint32_t seq, uint32_t a
                     const uint8_t* payload, uint16_t len)
 {
     const Server& srv = m_servers[s.server];
-    SendTcp(srv.dev, srv.switchIp, s.localPort, srv.serverIp, c.port, seq, ack, flags, payload, len);
+    SendTcp(srv.dev, SelfAddress(c.vip, s.server), s.localPort, srv.serverIp, c.port, seq, ack, flags, payload,
+            len);
 }
 
 void

@@ -179,6 +179,16 @@ class WebSwitch : public ns3::Object
     /// VIP of the other switch, served while this one is its master); a
     /// client connection answers from the address it was opened to.
     void AddVirtualAddress(ns3::Ipv4Address vip, ns3::Mac48Address vmac);
+    /// Whether this switch serves the virtual address vip now (its VRRP
+    /// router is master): a standby switch passes no server segment of a
+    /// connection to it (counted as `standby`), so that a mirrored
+    /// connection moves only at the takeover. Every address is served
+    /// unless told otherwise (VrrpRouter tells it).
+    void SetVipActive(uint32_t vip, bool active);
+    /// The switch's own address toward server k for the connections to
+    /// vip (active/active pairs: each virtual address's floating self
+    /// address on the server segment), instead of AddServer's.
+    void SetVipServerAddress(ns3::Ipv4Address vip, uint32_t server, ns3::Ipv4Address self);
     /// An IPv4 packet from the client segment, sent by MAC from.
     void ClientFrame(ns3::Ptr<const ns3::Packet> p, const ns3::Mac48Address& from);
     /// A server behind dev: its address and the switch's own on that link.
@@ -200,12 +210,15 @@ class WebSwitch : public ns3::Object
     /// update on an inter-switch link; the client and server addresses and
     /// the server chosen), so that the peer, on taking over the virtual
     /// address, forwards the established connection's next segments where
-    /// they went. Without it the peer has no session for them
-    /// (`no_session`): the connection is lost. L7 connections are not
-    /// synchronised (their server side belongs to this switch's links);
-    /// with PersistenceSync every learned-cookie and SSL session-ID entry
-    /// is copied the same way, so a client's next connection after the
-    /// takeover still goes to its server.
+    /// they went. L7 (spliced) connections are mirrored too (SpliceMirror:
+    /// at each binding, response head, inserted cookie, FIN and end), so
+    /// the peer goes on splicing them; that needs the peer to reach the
+    /// servers from the same address (a floating self address on a shared
+    /// server segment, RedundantPairTestbed). Without it the peer has no
+    /// session for them (`no_session`; an RST with ResetWithoutSession):
+    /// the connection is lost. With PersistenceSync every learned-cookie and
+    /// SSL session-ID entry is copied the same way, so a client's next
+    /// connection after the takeover still goes to its server.
     void SetSyncPeer(ns3::Ptr<WebSwitch> peer, ns3::Time delay);
     size_t L4Sessions() const { return m_l4Sessions.size(); }
     /// Server groups (seed 003 section 3.4: .gif on half the servers, .htm
@@ -288,8 +301,10 @@ class WebSwitch : public ns3::Object
         uint64_t sslLearned = 0;        ///< session IDs stored from ServerHellos
         uint64_t probes = 0;            ///< server checks made
         uint64_t notFollowedDown = 0;   ///< requests whose rule, cookie or session ID named a down server
-        uint64_t syncSent = 0;          ///< updates sent to the peer (L4 sessions and persistence entries)
-        uint64_t syncReceived = 0;      ///< updates taken from the peer (L4 sessions and persistence entries)
+        uint64_t syncSent = 0;          ///< updates sent to the peer (L4 sessions, splice mirrors, persistence entries)
+        uint64_t syncReceived = 0;      ///< updates taken from the peer (the same)
+        uint64_t spliceMirrorsSent = 0; ///< of syncSent, L7 connection mirrors (SpliceMirror)
+        uint64_t resetsWithoutSession = 0; ///< RSTs answering a segment of no known connection (ResetWithoutSession)
         dp_ops_t healthOps{};           ///< dp_health
         dp_ops_t persistOps{};          ///< dp_persist (stick table, cookie decisions)
         dp_ops_t httpOps{};             ///< dp_http
@@ -312,6 +327,35 @@ class WebSwitch : public ns3::Object
     };
     /// A session from the peer (SetSyncPeer).
     void ReceiveL4Session(uint64_t key, const L4Session& s);
+    /// What the peer needs to go on splicing an L7 connection after a
+    /// takeover (SessionSync): the client side, the splice state (offsets
+    /// and edits of the current binding, dp_splice_t), the bound server
+    /// connection and where the current response ends. Sent when one of
+    /// them changes, not per segment: the sequence numbers the switch
+    /// tracks (c_next, v_next, the server side's next numbers) are as they
+    /// were then and catch up with the first segments after the takeover.
+    struct SpliceMirror
+    {
+        uint32_t vip = 0;
+        uint32_t clientIp = 0;
+        ns3::Mac48Address clientMac; ///< on a client segment: where its answers go
+        uint16_t clientPort = 0;
+        uint16_t port = 0;
+        bool tls = false;
+        dp_splice_t sp{};
+        uint32_t server = 0;       ///< the bound server
+        uint16_t localPort = 0;    ///< the switch's port toward it
+        uint32_t localNext = 0;    ///< server space: next sequence number toward the server
+        uint32_t serverNext = 0;   ///< server space: next server byte expected
+        bool respActive = false;   ///< a response is under way
+        bool respFramed = false;   ///< its head was read and gave a length: respEnd holds
+        uint32_t respEnd = 0;      ///< server space: the sequence number after the response's body
+        bool clientFinSeen = false, serverFinSeen = false;
+        uint32_t clientFinEnd = 0, serverFinEnd = 0;
+        bool gone = false;         ///< the connection ended: the peer forgets it
+    };
+    /// A mirror from the peer (SetSyncPeer, SessionSync, L7).
+    void ReceiveSpliceMirror(uint64_t key, const SpliceMirror& m);
     /// The persistence tables a pair can copy (PersistenceSync).
     enum class PersistTable : uint8_t { LearnedCookies, SslIds };
     /// A persistence entry from the peer: stored when this switch keeps
@@ -321,6 +365,12 @@ class WebSwitch : public ns3::Object
   private:
     /// Sends the session to the peer when SessionSync is on.
     void SyncL4Session(uint64_t key, const L4Session& s);
+    struct ClientConn;
+    /// Sends c's mirror to the peer when SessionSync is on (L7, once bound).
+    void SyncSplice(ClientConn& c, bool gone = false);
+    /// RFC 793 section 3.4 "Reset Generation" (1): a segment of no known
+    /// connection gets an RST, sent back on dev, when ResetWithoutSession is on.
+    void ResetWithoutSession(const std::vector<uint8_t>& f, const dp_parsed_t& p, ns3::Ptr<ns3::NetDevice> dev);
     /// dp_persist_store into the table, and to the peer when PersistenceSync is on.
     int Store(PersistTable table, const uint8_t key[DP_PERSIST_MAX_KEY], int32_t server);
     struct ServerConn
@@ -369,6 +419,8 @@ class WebSwitch : public ns3::Object
         /// only then: the connection stays small for the common case)
         std::unique_ptr<dp_cookie_edit_t> edit;
         std::vector<uint8_t> respRaw; ///< SSL: the server's first bytes until its record is whole
+        uint32_t respEnd = 0;        ///< server space: after the current response's body (framed)
+        bool mirrored = false;       ///< a mirror of it went to the peer (its end is sent too)
     };
 
     void DoDispose() override;
@@ -523,6 +575,15 @@ class WebSwitch : public ns3::Object
     L4Forwarding m_l4 = L4Forwarding::Off;
     std::map<uint64_t, L4Session> m_l4Sessions;               ///< by (client address, port)
     bool m_sessionSync = false;
+    bool m_resetWithoutSession = false;
+    std::vector<uint32_t> m_standbyVips;                      ///< virtual addresses not served now
+    std::map<uint32_t, std::vector<uint32_t>> m_vipSelf;      ///< vip -> own address toward each server
+    /// The switch's address toward server k for a connection to vip.
+    uint32_t SelfAddress(uint32_t vip, uint32_t server) const;
+    bool Standby(uint32_t vip) const
+    {
+        return std::find(m_standbyVips.begin(), m_standbyVips.end(), vip) != m_standbyVips.end();
+    }
     bool m_persistSync = false;
     ns3::Ptr<WebSwitch> m_syncPeer;
     ns3::Time m_syncDelay;

@@ -127,13 +127,17 @@ class Behaviour(ScenarioModel):
     ssl_unparsed: Literal["forward", "reset"]
     # a request head that cannot be parsed: an RST to the client or a 400 (model/l7)
     malformed_request: Literal["reset", "bad_request"]
-    # redundant pair: "connections" copies each L4 session (and every
-    # persistence entry) to the other switch as it is made, so a takeover
-    # keeps established connections; "persistence" copies learned cookies
+    # redundant pair: "connections" copies each L4 session and mirrors each
+    # spliced L7 connection (and every persistence entry) to the other
+    # switch, so a takeover keeps established connections; "persistence" copies learned cookies
     # and SSL session IDs only, so clients keep their servers but
     # connections are lost; "none": both are lost (model/l7
     # WebSwitch::SetSyncPeer)
     session_sync: Literal["none", "persistence", "connections"]
+    # redundant pair: the master's advertisement (heartbeat) interval; the
+    # backup takes over Master_Down_Interval = 3 x it + Skew_Time after the
+    # last one (RFC 5798 6.1; VRRPv3 carries it in centiseconds, 12 bits)
+    failover_advert_interval_s: float = Field(ge=0.01, le=40.95)
 
 
 class Costs(ScenarioModel):

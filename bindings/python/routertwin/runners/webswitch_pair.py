@@ -1,0 +1,156 @@
+"""kind: webswitch_pair -- a redundant pair of NCTU web switches (seed 003
+table 6: active/backup and active/active) on the ns-3 engine, and what a
+switch's death costs: the takeover time (VRRPv3, RFC 5798: the seed names
+no protocol; the product profile's behaviour.failover_advert_interval_s),
+the connections open at the death that survive or are lost (reset by the
+survivor, which knows nothing of them) under each
+kind of state synchronisation (behaviour.session_sync: none, persistence,
+connections; with connections, L4 sessions are copied and spliced L7
+connections mirrored), and the closed-loop throughput before the death and
+after the takeover (the capacity step). docs/nctu.md "Switch redundancy".
+
+Each product runs each redundancy and each sync mode, a case each
+(`<product>-<mode>-<forwarding>-<redundancy>-<sync>`). The model:
+model/l7/helper/redundant-pair-testbed.h (RunRedundantPair).
+
+Example (scenarios/whatif/nctu-pair-failover.yaml):
+
+    scenario: nctu-pair-failover
+    kind: webswitch_pair
+    seed: 1
+    products: [../platforms/nctu-f5-bigip-ha.yaml]
+    mode: l7
+    redundancy: [active_backup, active_active]
+    session_sync: [none, connections]
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from routertwin.results import CaseResult
+from routertwin.runners.webswitch.profiles import load_webswitch
+from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
+
+METRICS = ("takeover_s", "closed_form_takeover_s", "master_down_interval_s", "requests_per_s_before",
+           "requests_per_s_after", "capacity_ratio", "open_at_death", "survived", "lost")
+UNITS = {"requests_per_s_before": "requests/s", "requests_per_s_after": "requests/s",
+         "capacity_ratio": "fraction", "open_at_death": "connections", "survived": "connections",
+         "lost": "connections", "link_mbps": "Mbit/s", "threads_per_vip": "threads"}
+
+
+class Schema(ScenarioModel):
+    # Product profiles (scenarios/platforms/nctu-*.yaml); each runs every case.
+    products: list[ScenarioPath] = Field(min_length=1)
+    # l7: URL switching with delayed binding; l4: connection balancing.
+    mode: Literal["l4", "l7"] = "l7"
+    # l4 only: nat (everything through the switch) or dr (servers answer
+    # the clients directly, figure 4). L7 terminates both connections.
+    forwarding: Literal["nat", "dr"] = "nat"
+    redundancy: list[Literal["active_backup", "active_active"]] = Field(default=["active_backup"], min_length=1)
+    # profile: each product's behaviour.session_sync; or every product with these.
+    session_sync: list[Literal["profile", "none", "persistence", "connections"]] = Field(default=["profile"],
+                                                                                        min_length=1)
+    # VRRP advertisement interval; absent: the profile's.
+    advert_interval_s: float | None = Field(default=None, ge=0.01, le=40.95)
+    # every link of the testbed (the seed's ports: 100 Mbit/s, section 3.3)
+    link_mbps: float = Field(default=100.0, gt=0, le=100_000)
+    # the client segment's links (the seed's gigabit uplink); absent: link_mbps
+    segment_mbps: float | None = Field(default=None, gt=0, le=100_000)
+    # what if each switch's processor ran at this multiple of its profile's
+    # clock (a slow switch makes the capacity step show with few connections)
+    clock_scale: float = Field(default=1.0, gt=0, le=1000)
+    servers: int = Field(default=2, ge=2, le=64)
+    # switch 0 dies at kill_at_s; closed-loop threads (HTTP/1.0, a new
+    # connection per request) per virtual address from load_start_s
+    kill_at_s: float = Field(default=5.55, gt=0, le=600)
+    threads_per_vip: int = Field(default=8, ge=0, le=1000)
+    load_start_s: float = Field(default=3.5, ge=0, le=600)
+    load_bytes: int = Field(default=2000, ge=1, le=10**9)
+    # throughput windows: [kill - window, kill) and [kill + MDI + settle, + window)
+    window_s: float = Field(default=1.0, gt=0, le=600)
+    settle_s: float = Field(default=0.5, ge=0, le=600)
+    # long downloads to VIP 1, one connection each, download_spacing_s apart
+    downloads: int = Field(default=10, ge=0, le=10_000)
+    download_start_s: float = Field(default=4.5, ge=0, le=600)
+    download_spacing_s: float = Field(default=0.1, gt=0, le=600)
+    download_bytes: int = Field(default=2_000_000, ge=1, le=10**10)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.mode == "l7" and self.forwarding == "dr":
+            raise FieldError(("forwarding",), "L7 switching terminates both connections: forwarding is nat")
+        if self.mode == "l4" and self.forwarding == "nat" and "active_active" in self.redundancy:
+            raise FieldError(("redundancy",), "an L4 NAT pair is active/backup: the servers route the answers "
+                                              "through one gateway, not by the virtual address (use dr)")
+        if self.load_start_s > self.kill_at_s - self.window_s:
+            raise FieldError(("load_start_s",), f"the window before the death ({self.window_s} s before kill_at_s "
+                                                f"{self.kill_at_s}) must start after load_start_s")
+        for key in ("redundancy", "session_sync"):
+            values = getattr(self, key)
+            if len(set(values)) != len(values):
+                raise FieldError((key,), f"a value is listed twice: {values}")
+        return self
+
+
+def check(scenario) -> None:
+    """Every product offers the mode and the redundancy asked for (its features)."""
+    cfg: Schema = scenario.config
+    for i, path in enumerate(cfg.products):
+        p = load_webswitch(path)
+        if cfg.mode == "l7" and not p.features.l7.url_switching:
+            raise FieldError(("products", i), f"{path.name}: no URL switching (features.l7.url_switching): mode l4")
+        if cfg.mode == "l4" and cfg.forwarding == "dr" and not p.features.l4.direct_routing:
+            raise FieldError(("products", i), f"{path.name}: no direct routing (features.l4.direct_routing)")
+        ft = p.features.fault_tolerance
+        for red in cfg.redundancy:
+            if not getattr(ft, red):
+                raise FieldError(("products", i), f"{path.name}: no {red.replace('_', '/')} redundancy "
+                                                  f"(features.fault_tolerance)")
+
+
+def run(scenario, progress) -> list[CaseResult]:
+    from routertwin import _core
+
+    cfg: Schema = scenario.config
+    cases = [(p, red, sync) for p in cfg.products for red in cfg.redundancy for sync in cfg.session_sync]
+    progress.set_total(len(cases))
+    out = []
+    for path, red, sync in cases:
+        profile = load_webswitch(path)
+        used_sync = profile.behaviour.session_sync if sync == "profile" else sync
+        key = profile.platform.removeprefix("nctu-")
+        fwd = cfg.forwarding if cfg.mode == "l4" else "splice"
+        cid = f"{key}-{cfg.mode}-{fwd}-{red.replace('_', '-')}-{used_sync}"
+        native = {"profile": str(path), "mode": cfg.mode, "forwarding": cfg.forwarding, "redundancy": red,
+                  "session_sync": used_sync, "link_mbps": cfg.link_mbps, "servers": cfg.servers,
+                  "clock_scale": cfg.clock_scale, "seed": scenario.seed,
+                  "kill_at_s": cfg.kill_at_s, "threads_per_vip": cfg.threads_per_vip,
+                  "load_start_s": cfg.load_start_s, "load_path": f"/a/CLASS_{cfg.load_bytes}.gif",
+                  "window_s": cfg.window_s, "settle_s": cfg.settle_s, "downloads": cfg.downloads,
+                  "download_start_s": cfg.download_start_s, "download_spacing_s": cfg.download_spacing_s,
+                  "download_bytes": cfg.download_bytes}
+        if cfg.segment_mbps is not None:
+            native["segment_mbps"] = cfg.segment_mbps
+        if cfg.advert_interval_s is not None:
+            native["advert_interval_s"] = cfg.advert_interval_s
+        r = _core.run_redundant_pair(native)
+        before, after = r["requests_per_s_before"], r["requests_per_s_after"]
+        out.append(CaseResult(
+            case=cid,
+            params={"product": profile.platform, "mode": cfg.mode, "forwarding": cfg.forwarding, "redundancy": red,
+                    "session_sync": used_sync, "link_mbps": cfg.link_mbps, "threads_per_vip": cfg.threads_per_vip,
+                    "clock_scale": cfg.clock_scale,
+                    "advert_interval_s": cfg.advert_interval_s or profile.behaviour.failover_advert_interval_s},
+            metrics={"takeover_s": r["takeover_s"], "closed_form_takeover_s": r["closed_form_takeover_s"],
+                     "master_down_interval_s": r["master_down_interval_s"], "requests_per_s_before": before,
+                     "requests_per_s_after": after, "capacity_ratio": after / before if before > 0 else 0.0,
+                     "open_at_death": float(r["open_at_death"]), "survived": float(r["survived"]),
+                     "lost": float(r["lost"])},
+            counters={"survivor_resets": float(r["survivor_resets"]), "sync_updates": float(r["sync_updates"]),
+                      "splice_mirrors": float(r["splice_mirrors"]),
+                      "survivor_no_session": float(r["survivor_no_session"])}))
+        progress.advance(status=cid)
+    return out

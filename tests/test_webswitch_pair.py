@@ -1,0 +1,84 @@
+"""The webswitch_pair kind end to end (routertwin run -> C++ RunRedundantPair
+on the ns-3 web switches): the takeover against RFC 5798's closed form
+(Master_Down_Interval = 3 x Advertisement_Interval + Skew_Time, Skew_Time =
+(256 - priority) x interval / 256, counted from the master's last
+advertisement), the downloads open at the death counted from the clients'
+own records, the same output for the same seed, and scenario mistakes as
+one FILE:LINE line with exit status 2."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import PLATFORMS, line_of, one_line, run_cli, write_scenario
+
+HEAD = f"""
+    scenario: s
+    kind: webswitch_pair
+    seed: 1
+    products: [{PLATFORMS / 'nctu-f5-bigip-ha.yaml'}]
+"""
+# L4 direct routing, active/active: the servers answer the clients
+# themselves, the switches see the clients' segments only (a short run)
+SMALL = """
+    mode: l4
+    forwarding: dr
+    redundancy: [active_active]
+    session_sync: [connections, none]
+    threads_per_vip: 0
+    downloads: 4
+    download_spacing_s: 0.3
+"""
+
+
+def test_takeover_and_survivors_against_the_closed_form_and_the_same_twice(tmp_path):
+    path, _ = write_scenario(tmp_path, HEAD, SMALL)
+    outs = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        proc = run_cli("run", path, "--out", out)
+        assert proc.returncode == 0, proc.stderr
+        outs.append((out / "s.json").read_text())
+    assert outs[0] == outs[1]
+    cases = {c["case"]: c["metrics"] for c in json.loads(outs[0])["cases"]}
+    sync, none = cases["f5-bigip-ha-l4-dr-active-active-connections"], cases["f5-bigip-ha-l4-dr-active-active-none"]
+    # the profile's 1 s interval; the master (priority 200) from 3 + 56/256 s,
+    # the backup's interval 3 + 156/256 s after its last advertisement
+    # before the death at 5.55 s, at 5.21875 s
+    closed = 3 + 156 / 256 - (5.55 - (3 + 56 / 256 + 2))
+    for m in (sync, none):
+        assert m["master_down_interval_s"] == 3 + 156 / 256
+        assert abs(m["closed_form_takeover_s"] - closed) < 1e-12
+        assert closed <= m["takeover_s"] < closed + 2e-3
+        assert m["open_at_death"] > 0
+    assert sync["survived"] == sync["open_at_death"] and sync["lost"] == 0
+    assert none["survived"] == 0 and none["lost"] == none["open_at_death"]
+
+
+def test_unknown_key_is_one_line(tmp_path):
+    path, text = write_scenario(tmp_path, HEAD, "kil_at_s: 5\n")
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert line.startswith(f"{path}:{line_of(text, 'kil_at_s')}: key 'kil_at_s'") and "unknown" in line
+
+
+def test_l7_direct_routing_is_refused_at_its_line(tmp_path):
+    path, text = write_scenario(tmp_path, HEAD, "mode: l7\nforwarding: dr\n")
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert line.startswith(f"{path}:{line_of(text, 'forwarding: dr')}: key 'forwarding'")
+
+
+def test_l4_nat_active_active_is_refused_at_its_line(tmp_path):
+    path, text = write_scenario(tmp_path, HEAD, "mode: l4\nredundancy: [active_active]\n")
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert line.startswith(f"{path}:{line_of(text, 'redundancy:')}: key 'redundancy'")
+
+
+def test_a_bad_advertisement_interval_in_a_profile_names_its_line(tmp_path):
+    text = (PLATFORMS / "nctu-f5-bigip-ha.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "f5.yaml"
+    bad.write_text(text.replace("failover_advert_interval_s: 1.0", "failover_advert_interval_s: 50"),
+                   encoding="utf-8")
+    path, _ = write_scenario(tmp_path, f"scenario: s\nkind: webswitch_pair\nseed: 1\nproducts: [{bad}]\n", "")
+    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    assert line.startswith(f"{bad}:{line_of(bad.read_text(), 'failover_advert_interval_s')}: "
+                           "key 'behaviour.failover_advert_interval_s'")

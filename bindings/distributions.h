@@ -94,9 +94,10 @@ LossTimelineDict(const LossTimeline& t)
     if (t.Reasons().size() > 1)
     {
         pybind11::dict reasons;
+        const std::vector<double> totals = t.ReasonTotals();
         for (unsigned r = 0; r < t.Reasons().size(); ++r)
         {
-            if (t.ReasonTotal(r) > 0)
+            if (totals[r] > 0)
             {
                 reasons[t.Reasons()[r].c_str()] = rows([&t, r](unsigned p, unsigned b) { return t.At(p, b, r); });
             }

@@ -213,22 +213,15 @@ LossTimeline::Total() const
     return s;
 }
 
-double
-LossTimeline::ReasonTotal(unsigned reason) const
+std::vector<double>
+LossTimeline::ReasonTotals() const
 {
-    if (reason >= m_reasons.size())
-    {
-        throw std::out_of_range("loss timeline: reason out of range");
-    }
-    double s = 0;
+    std::vector<double> totals(m_reasons.size(), 0.0);
     for (auto&& x : bh::indexed(m_hist))
     {
-        if (x.index(2) == static_cast<int>(reason))
-        {
-            s += *x;
-        }
+        totals[static_cast<size_t>(x.index(2))] += *x;
     }
-    return s;
+    return totals;
 }
 
 } // namespace routertwin

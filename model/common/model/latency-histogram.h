@@ -100,8 +100,8 @@ class LossTimeline
     /// Drops of a port in a time bin for one reason.
     double At(unsigned port, unsigned bin, unsigned reason) const;
     double Total() const;
-    /// Drops of one reason, all ports and bins.
-    double ReasonTotal(unsigned reason) const;
+    /// Drops of each reason (in Reasons() order), all ports and bins.
+    std::vector<double> ReasonTotals() const;
 
   private:
     using PortAxis = boost::histogram::axis::integer<int, boost::histogram::use_default,

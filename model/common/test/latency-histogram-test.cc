@@ -141,8 +141,7 @@ TEST(LossTimeline, KeepsEachDropReasonApartAndAddsThemPerBin)
     EXPECT_DOUBLE_EQ(t.At(1, 0, 1), 2);
     EXPECT_DOUBLE_EQ(t.At(1, 0), 5); // both reasons
     EXPECT_DOUBLE_EQ(t.At(0, 3), 1);
-    EXPECT_DOUBLE_EQ(t.ReasonTotal(0), 3);
-    EXPECT_DOUBLE_EQ(t.ReasonTotal(1), 3);
+    EXPECT_EQ(t.ReasonTotals(), (std::vector<double>{3, 3}));
     EXPECT_DOUBLE_EQ(t.Total(), 6);
     ASSERT_EQ(t.Reasons().size(), 2u);
     EXPECT_EQ(t.Reasons()[1], "no_route");

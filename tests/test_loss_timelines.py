@@ -129,3 +129,15 @@ def test_lb_distributions_carry_the_timeline():
     r = _core.run_lb(dict(LB_FLOOD, rate=1e5))
     d = lb_distributions(r)
     assert d["loss_timeline"]["ports"] == [[0.0] * 10 for _ in range(16)]
+
+
+def test_router_timeline_keeps_its_drop_reasons_apart():
+    # the router case of tests/test_distributions.py whose fabric drops at every PFE
+    cfg = {"ports": 4, "ports_per_pfe": 2, "ip_bytes": 40, "duration_s": 2e-5, "seed": 3, "fixed_latency_us": 18.0,
+           "fabric_gbps_per_pfe": 10.0, "ingress_buffer_us": 0.01, "loss_bins": 10}
+    r = _core.run_router(cfg)
+    tl = r["loss_timeline"]
+    assert set(tl["reasons"]) == {k for k, v in r["drops"].items() if v} == {"ingress_buffer_full"}
+    for port, row in enumerate(tl["ports"]):
+        assert row == tl["reasons"]["ingress_buffer_full"][port]
+    assert sum(map(sum, tl["ports"])) == r["tx_packets"] - r["rx_packets"]

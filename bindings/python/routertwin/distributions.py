@@ -15,9 +15,9 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   time bin] per port]}, drops counted at the port the packet came in on
   (the pipeline's tester has one port; the lb's are its LbPortMap ports),
   over the tester's transmit time (drops while queues drain count in the
-  last bin); pipeline and lb add "reasons": {VPP-style drop name: [[drops
-  per time bin] per port]} for each reason with a drop (the rows of all
-  reasons add up to "ports");
+  last bin); "reasons": {VPP-style drop name: [[drops per time bin] per
+  port]} for each reason with a drop (the rows of all reasons add up to
+  "ports");
 - `unit_latency_histogram` (lb): the response times of the transactions,
   connections or queries completed in the window (a unit's first packet
   sent to its last delivered), beside the frames' `latency_histogram`;

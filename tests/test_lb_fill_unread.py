@@ -34,3 +34,20 @@ def test_fill_reads_what_it_is_not_declared_to_skip():
     a = _core.run_lb(dict(FILL))
     b = _core.run_lb(dict(FILL, fixed_cycles_per_packet=600))
     assert a["fill_cycles_per_connection"] != b["fill_cycles_per_connection"]
+
+
+def test_interval_runs_differing_only_in_unread_keys_share_one_fill():
+    from routertwin.runners._shared.native import NativeMemo
+    from routertwin.runners.lb.native import call
+
+    NativeMemo.enable(None)
+    try:
+        hits, misses = NativeMemo.hits, NativeMemo.misses
+        first = call(dict(FILL), source=None, case_id="fill")
+        for key, value in OTHER.items():  # a replication's seed, a core_queue_depth variant, ...
+            assert call(dict(FILL, **{key: value}), source=None, case_id="fill") == first
+        assert (NativeMemo.hits - hits, NativeMemo.misses - misses) == (len(OTHER), 1)
+        call(dict(FILL, clock_hz=2e9), source=None, case_id="fill")  # a read key: run again
+        assert NativeMemo.misses - misses == 2
+    finally:
+        NativeMemo.disable()

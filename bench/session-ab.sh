@@ -13,7 +13,7 @@
 set -eu
 rev=${1:-main}
 rounds=${2:-3}
-filter=${FILTER:-Single|Bulk|Track}
+filter=${FILTER:-Single|Bulk|Track|Floor}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

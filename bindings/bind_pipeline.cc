@@ -54,6 +54,8 @@ ToDict(const ForwardingScenarioResult& r)
     d["trace_flows"] = r.traceFlows;
     d["trace_loops"] = r.traceLoops;
     d["flows_started"] = r.flowsStarted;
+    d["flows_active_mean"] = r.flowsActiveMean;
+    d["flows_active_max"] = r.flowsActiveMax;
     return d;
 }
 

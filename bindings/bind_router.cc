@@ -99,6 +99,13 @@ ParseRouterConfig(const py::dict& d)
         {"destination_popularity",
          [&](auto& k, auto& v) { c.destinationPopularity = ParseFlowPopularity(Str(k, v)); }},
         {"zipf_exponent", [&](auto& k, auto& v) { c.zipfExponent = Num(k, v); }},
+        {"flow_sizes", [&](auto& k, auto& v) { c.flowSizes.kind = ParseFlowSizeKind(Str(k, v)); }},
+        {"pareto_alpha", [&](auto& k, auto& v) { c.flowSizes.paretoAlpha = Num(k, v); }},
+        {"pareto_min_packets", [&](auto& k, auto& v) { c.flowSizes.paretoMinPackets = Num(k, v); }},
+        {"lognormal_mu", [&](auto& k, auto& v) { c.flowSizes.lognormalMu = Num(k, v); }},
+        {"lognormal_sigma", [&](auto& k, auto& v) { c.flowSizes.lognormalSigma = Num(k, v); }},
+        {"flow_pps", [&](auto& k, auto& v) { c.flowPps = Num(k, v); }},
+        {"flows", [&](auto& k, auto& v) { c.flowsPerPort = static_cast<uint32_t>(std::min<uint64_t>(Uint(k, v), UINT32_MAX)); }},
         {"burst_mean_frames", [&](auto& k, auto& v) { c.arrivals.burstMeanFrames = Num(k, v); }},
         {"burst_peak_load", [&](auto& k, auto& v) { c.burstPeakLoad = Num(k, v); }},
         {"mmpp_rate_ratio", [&](auto& k, auto& v) { c.arrivals.mmppRateRatio = Num(k, v); }},
@@ -153,6 +160,10 @@ ParseRouterConfig(const py::dict& d)
     {
         throw std::invalid_argument("key 'destination_popularity': runs in mode packet only");
     }
+    if (p.mode == "steady" && c.flowSizes.kind != FlowSizeKind::kNone)
+    {
+        throw std::invalid_argument("key 'flow_sizes': flow-level traffic runs in mode packet only");
+    }
     if (p.mode == "steady" && c.arrivals.kind != ArrivalKind::kConstant)
     {
         throw std::invalid_argument("key 'arrivals': random arrivals run in mode packet only (the steady "
@@ -193,6 +204,12 @@ ToDict(const RouterResult& r)
         d["tester_wait_avg_us"] = r.testerWaitAvg * 1e6;
         d["tester_wait_max_us"] = r.testerWaitMax * 1e6;
         d["tester_waited_fraction"] = r.testerWaitedFraction;
+    }
+    if (r.flowsStarted > 0 || r.flowsActiveMean > 0)
+    {
+        d["flows_started"] = r.flowsStarted;
+        d["flows_active_mean"] = r.flowsActiveMean;
+        d["flows_active_max_port"] = r.flowsActiveMaxPort;
     }
     d["fabric_load"] = r.fabricLoad;
     d["lookup_load"] = r.lookupLoad;

@@ -332,7 +332,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_lookup(t, &key);
         } else { /* bulk */
             dp_flow_key_t keys[40];
-            dp_sess_hit_t hits[40];
+            dp_sess_hit_t hits[41]; /* hits[n]: a sentinel the lookup must not write */
             dp_ops_t bulk_ops, single_ops;
             unsigned n, found = 0;
             if (size - i < 1)
@@ -347,7 +347,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 int dir, at = model_find(&keys[k], &dir);
                 found += at >= 0;
             }
+            memset(&hits[n], 0xA5, sizeof hits[n]);
             CHECK(dp_sess_lookup_bulk(t, keys, n, hits, NULL) == found);
+            CHECK(hits[n].server == 0xA5A5 && hits[n].conn.slot[0] == 0xA5A5A5A5u);
             /* the same ops as n single lookups */
             dp_ops_reset(&bulk_ops);
             dp_ops_reset(&single_ops);

@@ -787,30 +787,30 @@ int dp_sess_lookup(const dp_sess_table_t *t, const dp_flow_key_t *key, dp_sess_h
     return 0;
 }
 
-/* dp_sess_lookup_bulk's pipeline, two stages ahead of the compare: key j
- * is hashed and both lines of its home bucket prefetched BULK_AHEAD keys
- * before it is compared; halfway there its home bucket's header (by then
- * cached) is read, and when no tag there matches and its overflow count
- * says the walk goes on, the next BULK_WALK_AHEAD buckets are prefetched
- * too. The walk is what kept the earlier pipeline (home bucket only) at
- * about 12M lookups/s with 8M sessions resident: at full load 15% of keys
- * lie past their home bucket (7.7% one bucket on, 2.8% two, 1.5% three,
- * a tail beyond), 0.39 buckets per lookup on average, and each was a miss
- * waited for one lookup at a time. So the misses of BULK_AHEAD lookups,
- * walks included, overlap, as DPDK's rte_hash lookup_bulk and VPP's
- * bihash prefetch a group before probing it. The tag match found halfway
- * is kept for the compare, which does not scan the tags again, and the
- * steady-state loop (all three stages busy) tests no stage bounds. The
- * table's geometry and the op counts are kept in locals, so the stores
+/* dp_sess_lookup_bulk works on groups of BULK_GROUP keys in three stages,
+ * as DPDK's rte_hash lookup_bulk does, software-pipelined over the burst
+ * (step g hashes group g, reads the headers of group g - 1 and compares
+ * group g - 2):
+ *   1. hash every key of the group in one loop (independent multiply
+ *      chains side by side, where one key's ~60-cycle chain alone would
+ *      wait on itself), then prefetch both lines of each home bucket;
+ *   2. one group later, read each home header (by then cached), match its
+ *      tags, and when no tag matches and the overflow count says the walk
+ *      goes on, prefetch the next BULK_WALK_AHEAD buckets: at full load
+ *      15% of keys lie past their home bucket (7.7% one bucket on, 2.8%
+ *      two, 1.5% three), and each walk step not prefetched is a DRAM miss
+ *      waited for alone;
+ *   3. one group later again, compare, from the tag match stage 2 found.
+ * So the misses of about 2 x BULK_GROUP keys, walks included, overlap.
+ * The table's geometry and the op counts are kept in locals, so the stores
  * into hits[] force no reloads. */
-#define BULK_AHEAD 16u
-#define BULK_HALF (BULK_AHEAD / 2u)
+#define BULK_GROUP 8u
 #define BULK_WALK_AHEAD 3u /* buckets past home prefetched for a displaced key: 97% of keys lie within */
 
 typedef struct sess_ahead {
     const sess_bucket_t *home; /* the key's home bucket */
-    uint64_t header;         /* the home bucket's header word, read halfway */
-    uint64_t match;          /* its tag matches (slot_matches), found halfway and reused by the compare */
+    uint64_t header;           /* the home bucket's header word, read in stage 2 */
+    uint64_t match;            /* its tag matches (slot_matches), found in stage 2 and reused by the compare */
     uint32_t shard, bucket;
     uint8_t tag;
 } sess_ahead_t;
@@ -823,76 +823,84 @@ typedef struct sess_bulk {
     uint32_t shards, nb;
 } sess_bulk_t;
 
-/* Stage 1: hash the key, prefetch its home bucket. */
-SESS_INLINE void bulk_hash(const sess_bulk_t *g, const dp_flow_key_t *key, sess_ahead_t *a)
+/* Stage 1 for keys[0..n), n <= BULK_GROUP: the hashes first, then the
+ * positions and prefetches. */
+SESS_INLINE void bulk_hash(const sess_bulk_t *g, const dp_flow_key_t *keys, unsigned n, sess_ahead_t *a)
 {
-    const uint32_t h = key_hash(key);
-    const uint64_t m = (uint64_t)h * 0x9E3779B97F4A7C15ull;
-    a->shard = shard_of_hash(g->shards, h);
-    a->bucket = (uint32_t)(((m >> 32) * g->nb) >> 32);
-    a->tag = (uint8_t)(m >> 24);
-    a->home = (const sess_bucket_t *)(const void *)(g->first + (size_t)a->shard * g->stride + SHARD_HEADER_BYTES) +
-              a->bucket;
-    prefetch_bucket(a->home);
+    uint32_t h[BULK_GROUP];
+    unsigned i;
+    for (i = 0; i < n; i++)
+        h[i] = key_hash(&keys[i]);
+    for (i = 0; i < n; i++) {
+        const uint64_t m = (uint64_t)h[i] * 0x9E3779B97F4A7C15ull;
+        a[i].shard = shard_of_hash(g->shards, h[i]);
+        a[i].bucket = (uint32_t)(((m >> 32) * g->nb) >> 32);
+        a[i].tag = (uint8_t)(m >> 24);
+        a[i].home = (const sess_bucket_t *)(const void *)(g->first + (size_t)a[i].shard * g->stride +
+                                                          SHARD_HEADER_BYTES) +
+                    a[i].bucket;
+        prefetch_bucket(a[i].home);
+    }
 }
 
-/* Stage 2: read the home header, match its tags, and prefetch the walk of
- * a key that is not there. */
-SESS_INLINE void bulk_header(const sess_bulk_t *g, sess_ahead_t *a)
+/* Stage 2: read the home headers, match their tags, and prefetch the walk
+ * of each key that is not home. */
+SESS_INLINE void bulk_header(const sess_bulk_t *g, unsigned n, sess_ahead_t *a)
 {
-    a->header = header_word(a->home);
-    a->match = slot_matches(a->header, a->tag * 0x0101010101ull);
-    if ((a->header >> 48) != 0 && a->match == 0) {
-        uint32_t b = a->bucket, i;
-        for (i = 0; i < BULK_WALK_AHEAD; i++) {
-            b = b + 1u == g->nb ? 0 : b + 1u;
-            prefetch_bucket(a->home - a->bucket + b);
+    unsigned i;
+    for (i = 0; i < n; i++) {
+        a[i].header = header_word(a[i].home);
+        a[i].match = slot_matches(a[i].header, a[i].tag * 0x0101010101ull);
+        if ((a[i].header >> 48) != 0 && a[i].match == 0) {
+            uint32_t b = a[i].bucket, k;
+            for (k = 0; k < BULK_WALK_AHEAD; k++) {
+                b = b + 1u == g->nb ? 0 : b + 1u;
+                prefetch_bucket(a[i].home - a[i].bucket + b);
+            }
         }
     }
 }
 
-/* Stage 3: compare, from the match stage 2 found. 1 on a hit. */
-SESS_INLINE unsigned bulk_compare(const sess_bulk_t *g, const sess_ahead_t *a, const dp_flow_key_t *key,
-                                  dp_sess_hit_t *hit, sess_count_t *cnt)
+/* Stage 3: compare, from the matches stage 2 found. Returns the hits. */
+SESS_INLINE unsigned bulk_compare(const sess_bulk_t *g, const sess_ahead_t *a, const dp_flow_key_t *keys, unsigned n,
+                                  dp_sess_hit_t *hits, sess_count_t *cnt)
 {
-    uint32_t slot = 0;
-    const sess_rec_t *r = find_slot(a->home - a->bucket, g->nb, key, a->bucket, a->tag, a->header, a->match, &slot, cnt);
-    return report(r, a->shard, slot, hit);
+    unsigned i, found = 0;
+    for (i = 0; i < n; i++) {
+        uint32_t slot = 0;
+        const sess_rec_t *r = find_slot(a[i].home - a[i].bucket, g->nb, &keys[i], a[i].bucket, a[i].tag, a[i].header,
+                                        a[i].match, &slot, cnt);
+        found += report(r, a[i].shard, slot, &hits[i]);
+    }
+    return found;
 }
 
 unsigned dp_sess_lookup_bulk(const dp_sess_table_t *t, const dp_flow_key_t *keys, unsigned n,
                              dp_sess_hit_t *hits, dp_ops_t *ops)
 {
-    sess_ahead_t ring[BULK_AHEAD]; /* ring[j % BULK_AHEAD]: key j's home, from BULK_AHEAD keys before */
+    sess_ahead_t ring[3][BULK_GROUP]; /* ring[g % 3]: group g, from stage 1 on */
     sess_count_t cnt = {0, 0, 0};
     sess_bulk_t g;
-    unsigned j, found = 0;
+    unsigned groups, step, found = 0;
     if (!t || !keys || !hits)
         return 0;
     g.first = t->first_shard;
     g.stride = t->shard_stride;
     g.shards = t->shards;
     g.nb = t->nb;
-    /* Step j hashes key j, reads key j - BULK_HALF's header and compares
-     * key j - BULK_AHEAD, each when that key exists. The middle loop is the
-     * steady state, where all three exist, so it tests none of them. */
-    for (j = 0; j < BULK_AHEAD; j++) {
-        if (j >= BULK_HALF && j - BULK_HALF < n)
-            bulk_header(&g, &ring[(j - BULK_HALF) % BULK_AHEAD]);
-        if (j < n)
-            bulk_hash(&g, &keys[j], &ring[j % BULK_AHEAD]);
+    groups = n / BULK_GROUP + (n % BULK_GROUP != 0);
+    /* Group q holds keys [q x BULK_GROUP, min(n, (q + 1) x BULK_GROUP)). */
+#define GROUP_SIZE(q) ((q) + 1u < groups || n % BULK_GROUP == 0 ? BULK_GROUP : n % BULK_GROUP)
+    for (step = 0; step < groups + 2u; step++) {
+        if (step < groups)
+            bulk_hash(&g, keys + step * BULK_GROUP, GROUP_SIZE(step), ring[step % 3u]);
+        if (step >= 1u && step - 1u < groups)
+            bulk_header(&g, GROUP_SIZE(step - 1u), ring[(step - 1u) % 3u]);
+        if (step >= 2u)
+            found += bulk_compare(&g, ring[(step - 2u) % 3u], keys + (step - 2u) * BULK_GROUP, GROUP_SIZE(step - 2u),
+                                  hits + (step - 2u) * BULK_GROUP, &cnt);
     }
-    for (; j < n; j++) {
-        found += bulk_compare(&g, &ring[j % BULK_AHEAD], &keys[j - BULK_AHEAD], &hits[j - BULK_AHEAD], &cnt);
-        bulk_header(&g, &ring[(j - BULK_HALF) % BULK_AHEAD]);
-        bulk_hash(&g, &keys[j], &ring[j % BULK_AHEAD]);
-    }
-    for (; j - BULK_AHEAD < n; j++) { /* not j < n + BULK_AHEAD, which could wrap */
-        const unsigned k = j - BULK_AHEAD;
-        found += bulk_compare(&g, &ring[k % BULK_AHEAD], &keys[k], &hits[k], &cnt);
-        if (j - BULK_HALF < n)
-            bulk_header(&g, &ring[(j - BULK_HALF) % BULK_AHEAD]);
-    }
+#undef GROUP_SIZE
     cnt.hashes = n;
     count_add(ops, &cnt);
     return found;

@@ -749,6 +749,76 @@ TEST(SessionOps, BulkLookupEqualsSingleLookupsIncludingCounts)
         EXPECT_EQ(dp_ops_counter(&bulk_ops, i), dp_ops_counter(&single_ops, i)) << dp_ops_counter_name(i);
 }
 
+// Every burst size the bulk pipeline treats differently (none; fewer keys
+// than a group; group and pipeline boundaries; many groups with a partial
+// last one), a full shard (so 15% of keys lie past their home bucket and
+// walks are taken), misses, and a key repeated inside one burst, next to
+// itself and a group apart: each result and the batch's ops must be what
+// dp_sess_lookup says key by key.
+TEST(SessionOps, BulkLookupOfAnyBurstEqualsSingleLookups)
+{
+    SessTable t(1, 2000);
+    std::mt19937 rng(77);
+    std::vector<dp_flow_key_t> held;
+    while (t.stats(0).entries < t.stats(0).capacity) {
+        KeyPair p = Pair(t.get(), 1, rng);
+        if (dp_sess_open(t.get(), &p.in, &p.out, uint32_t(held.size() % 1000), 0, nullptr, nullptr) == 0) {
+            held.push_back(p.in);
+            held.push_back(p.out);
+        }
+    }
+    ASSERT_EQ(t.stats(0).refused_full, 0u);
+    for (unsigned n : {0u, 1u, 2u, 7u, 8u, 9u, 15u, 16u, 17u, 23u, 24u, 25u, 64u, 255u, 256u, 1000u, 4099u}) {
+        std::vector<dp_flow_key_t> keys;
+        for (unsigned i = 0; i < n; i++) {
+            const unsigned pick = rng() % 8;
+            if (pick == 0)
+                keys.push_back(Pair(t.get(), 1, rng).in); // absent (a miss)
+            else if (pick == 1 && i > 0)
+                keys.push_back(keys[i - 1]); // the previous key again
+            else if (pick == 2 && i >= 9)
+                keys.push_back(keys[i - 9]); // a key of the previous group again
+            else
+                keys.push_back(held[rng() % held.size()]);
+        }
+        std::vector<dp_sess_hit_t> bulk(n + 1);
+        bulk[n].server = 0xBEEF; // one past the burst: must stay untouched
+        dp_ops_t bulk_ops{}, single_ops{};
+        const unsigned found = dp_sess_lookup_bulk(t.get(), keys.data(), n, bulk.data(), &bulk_ops);
+        unsigned want_found = 0;
+        for (unsigned i = 0; i < n; i++) {
+            dp_sess_hit_t h;
+            if (dp_sess_lookup(t.get(), &keys[i], &h, &single_ops) == 0) {
+                want_found++;
+                EXPECT_EQ(bulk[i].dir, h.dir) << "n " << n << " key " << i;
+                EXPECT_EQ(bulk[i].state, h.state);
+                EXPECT_EQ(bulk[i].server, h.server);
+                EXPECT_EQ(bulk[i].conn.shard, h.conn.shard);
+                EXPECT_EQ(bulk[i].conn.slot[0], h.conn.slot[0]);
+                EXPECT_EQ(bulk[i].conn.slot[1], h.conn.slot[1]);
+            } else {
+                EXPECT_EQ(bulk[i].dir, DP_SESS_DIR_NONE) << "n " << n << " key " << i;
+            }
+        }
+        EXPECT_EQ(found, want_found) << "n " << n;
+        EXPECT_EQ(bulk[n].server, 0xBEEF) << "n " << n;
+        for (unsigned c = 0; c < DP_OPS_NUM_COUNTERS; c++)
+            EXPECT_EQ(dp_ops_counter(&bulk_ops, c), dp_ops_counter(&single_ops, c))
+                << "n " << n << " " << dp_ops_counter_name(c);
+        EXPECT_EQ(bulk_ops.hashes, n);
+    }
+    // A burst of one key repeated throughout: every copy finds the same record.
+    std::vector<dp_flow_key_t> same(40, held[5]);
+    std::vector<dp_sess_hit_t> hits(40);
+    EXPECT_EQ(dp_sess_lookup_bulk(t.get(), same.data(), 40, hits.data(), nullptr), 40u);
+    for (const dp_sess_hit_t &h : hits)
+        EXPECT_EQ(h.conn.slot[h.dir], hits[0].conn.slot[hits[0].dir]);
+    // Bad arguments find nothing and write nothing.
+    EXPECT_EQ(dp_sess_lookup_bulk(nullptr, same.data(), 40, hits.data(), nullptr), 0u);
+    EXPECT_EQ(dp_sess_lookup_bulk(t.get(), nullptr, 40, hits.data(), nullptr), 0u);
+    EXPECT_EQ(dp_sess_lookup_bulk(t.get(), same.data(), 40, nullptr, nullptr), 0u);
+}
+
 // ---- random operations against a reference model ---------------------------------
 
 struct RefConn {

@@ -211,13 +211,17 @@ int dp_sess_open(dp_sess_table_t *t, const dp_flow_key_t *in_key, const dp_flow_
 int dp_sess_lookup(const dp_sess_table_t *t, const dp_flow_key_t *key, dp_sess_hit_t *hit,
                    dp_ops_t *ops);
 
-/* Looks up n keys (any n): hits[i] as dp_sess_lookup sets it, with
- * hits[i].dir = DP_SESS_DIR_NONE on a miss. Key i is hashed and its home
- * bucket prefetched 16 keys before it is compared; 8 keys before, its home
- * header is read and, when no tag there matches and the walk goes on, the
- * next 3 buckets are prefetched too, so cache misses overlap, walks
- * included. Same results and ops as n calls of dp_sess_lookup. Returns the
- * number found. */
+/* Looks up n keys (any n, 0 included): hits[i] as dp_sess_lookup sets it,
+ * with hits[i].dir = DP_SESS_DIR_NONE on a miss; nothing past hits[n - 1]
+ * is written. Keys go in groups of 8, in three stages as in DPDK's
+ * rte_hash_lookup_bulk: a group's 8 hashes are computed together and its
+ * home buckets prefetched two groups before it is compared; one group
+ * before, its home headers are read and, for each key whose tags there do
+ * not match while the walk goes on, the next 3 buckets are prefetched too,
+ * so the cache misses of 16 keys overlap, walks included. Same results and
+ * ops as n calls of dp_sess_lookup (a key repeated in the burst is found
+ * each time). Returns the number found; 0 with nothing written when t,
+ * keys or hits is NULL. */
 unsigned dp_sess_lookup_bulk(const dp_sess_table_t *t, const dp_flow_key_t *keys, unsigned n,
                              dp_sess_hit_t *hits, dp_ops_t *ops);
 

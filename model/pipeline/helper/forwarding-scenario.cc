@@ -448,6 +448,8 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     r.traceFlows = t.traceFlows;
     r.traceLoops = t.traceLoops;
     r.flowsStarted = t.flowsStarted;
+    r.flowsActiveMean = t.flowsActiveMean;
+    r.flowsActiveMax = t.flowsActiveMax;
     r.latencyMinUs = t.latencyMinSeconds * 1e6;
     r.latencyAvgUs = t.latencyAvgSeconds * 1e6;
     r.latencyMaxUs = t.latencyMaxSeconds * 1e6;

@@ -169,6 +169,8 @@ struct ForwardingScenarioResult
     uint32_t traceFlows = 0;     ///< distinct 5-tuples of a replayed trace
     uint64_t traceLoops = 0;
     uint64_t flowsStarted = 0;   ///< flow-level traffic: flows started
+    double flowsActiveMean = 0;  ///< flow-level traffic: time-average of flows active
+    uint64_t flowsActiveMax = 0; ///< flow-level traffic: most flows active at once
     double latencyMinUs = 0, latencyAvgUs = 0, latencyMaxUs = 0;
     LatencyHistogram latency; ///< every received frame's latency (seconds)
     /// Time-weighted lengths of the cores' queue (PipelineEngine::CoreQueueLengths).

@@ -17,6 +17,11 @@
 //   instants, traffic-profile.h; random kinds in packet mode, not with a
 //   trace), burst_mean_frames, burst_peak_load (on/off: share of the port's rate),
 //   mmpp_rate_ratio, mmpp_high_fraction, mmpp_cycle_s,
+//   flow_sizes ("none" | "pareto" | "lognormal": flow-level traffic, flows
+//   starting by `arrivals` with heavy-tailed packet counts; packet mode; not
+//   with a trace nor destination_popularity), pareto_alpha, pareto_min_packets,
+//   lognormal_mu, lognormal_sigma, flow_pps (0: offered rate / flows), flows
+//   (mean flows active a port),
 //   ip_mix ({"<IP bytes>": weight}: every packet its own size; packet mode;
 //   ip_bytes is then the reference size of fixed_latency_us), ip_mix_order
 //   ("random" | "sequence"), trace_file (a pcap or pcapng file every port
@@ -38,7 +43,9 @@
 // throughput_gbps (IP octets), mean_ip_bytes, latency_{min,avg,max,p50,p99,p999}_us,
 // latency_histogram, loss_timeline (drops per port and time bin), mean escapes per
 // frame on each link, tester_wait_avg_us, tester_wait_max_us,
-// tester_waited_fraction (frames' wait for the tester's line; packet mode), fabric_load, lookup_load, bottleneck, drops by reason,
+// tester_waited_fraction (frames' wait for the tester's line; packet mode),
+// flows_started, flows_active_mean (all ports), flows_active_max_port
+// (flow-level traffic), fabric_load, lookup_load, bottleneck, drops by reason,
 // per-port counters (packet mode also egress_packets, egress_ip_bytes and
 // egress_load: what left each port, whichever port sent it); wall_s and
 // events (packet mode).

@@ -111,6 +111,33 @@ RouterConfig::Validate() const
     {
         bad("zipf_exponent must be >= 0");
     }
+    if (flowSizes.kind != FlowSizeKind::kNone)
+    {
+        try
+        {
+            flowSizes.Validate();
+        }
+        catch (const std::invalid_argument& e)
+        {
+            bad(e.what());
+        }
+        if (Traced())
+        {
+            bad("flow_sizes: a trace brings its own flows");
+        }
+        if (destinationPopularity != FlowPopularity::kRoundRobin)
+        {
+            bad("flow_sizes: flow-level traffic picks its own destinations (one per flow)");
+        }
+        if (!(flowPps >= 0) || !std::isfinite(flowPps))
+        {
+            bad("flow_pps must be >= 0 (0: the port's offered rate / flows)");
+        }
+        if (flowsPerPort < 1 || flowsPerPort > (1u << 24))
+        {
+            bad("flows must be in 1..2^24");
+        }
+    }
     if (Traced() && arrivals.kind != ArrivalKind::kConstant)
     {
         bad("arrivals: a trace brings its own instants (arrivals apply to ip_bytes and ip_mix)");
@@ -476,6 +503,8 @@ struct RouterEngine::Impl
         std::unique_ptr<RandomStream> sizeRng; // ip mix: this port's draws
         std::unique_ptr<ArrivalProcess> arrivals; // random instants: this port's
         std::unique_ptr<FlowPicker> destinations; // popularity of this port's destinations
+        std::unique_ptr<FlowLevelProcess> flowLevel; // flow-level traffic: this port's flows
+        uint32_t flow = 0;                        // flow-level traffic: the next frame's flow
         std::vector<double> mixCredit;         // ip mix in sequence order
         std::unique_ptr<PcapTrace> trace;      // trace: this port's reader
         std::string traceFile;                 // trace: its file
@@ -708,7 +737,27 @@ struct RouterEngine::Impl
                     cfg.zipfExponent, cfg.seed, 0xD5710000ull | (uint64_t{p} << 32));
             }
         }
-        if (!cfg.Traced() && cfg.arrivals.kind != ArrivalKind::kConstant)
+        if (!cfg.Traced() && cfg.flowSizes.kind != FlowSizeKind::kNone)
+        {
+            // Flow starts at a rate that makes starts x E[S] the offered rate.
+            const double perFlow = cfg.flowSizes.MeanPackets();
+            ArrivalConfig a = cfg.arrivals;
+            a.meanPps = cfg.offeredLoad * theoreticalPortPps / perFlow;
+            a.peakPps = cfg.burstPeakLoad * theoreticalPortPps / perFlow;
+            const double flowPps =
+                cfg.flowPps > 0 ? cfg.flowPps : cfg.offeredLoad * theoreticalPortPps / cfg.flowsPerPort;
+            const uint32_t ids = static_cast<uint32_t>(std::min<uint64_t>(1u << 24, 4ull * cfg.flowsPerPort + 64));
+            for (unsigned p = 0; p < cfg.ports; ++p)
+            {
+                // The arrival stream of the port (as for packet instants)
+                // drives its flow starts; sizes their own stream.
+                streams[p].flowLevel = std::make_unique<FlowLevelProcess>(
+                    cfg.flowSizes, a, flowPps, ids, cfg.seed, 0xA7710000ull | (uint64_t{p} << 32),
+                    0xF5170000ull | (uint64_t{p} << 32), 1.0);
+                streams[p].nextStart = streams[p].scheduled = streams[p].flowLevel->Next(streams[p].flow);
+            }
+        }
+        else if (!cfg.Traced() && cfg.arrivals.kind != ArrivalKind::kConstant)
         {
             ArrivalConfig a = cfg.arrivals;
             a.meanPps = cfg.offeredLoad * theoreticalPortPps;
@@ -893,7 +942,9 @@ struct RouterEngine::Impl
             s.tc.dstIps[0] = s.traceDst;
         }
         BuildTesterPacket(s.tc, s.seq, s.nextStart, pkt,
-                          s.destinations ? s.destinations->Pick(s.seq) : kCycleDestinations);
+                          s.flowLevel      ? s.flow
+                          : s.destinations ? s.destinations->Pick(s.seq)
+                                           : kCycleDestinations);
         PosFrameInfo in = enc.Frame(pkt.data(), pkt.size());
         Pending& pd = s.pending;
         pd.valid = true;
@@ -925,7 +976,11 @@ struct RouterEngine::Impl
             ReadTrace(s, pd.end);
             return;
         }
-        if (s.arrivals)
+        if (s.flowLevel)
+        {
+            s.scheduled = s.flowLevel->Next(s.flow);
+        }
+        else if (s.arrivals)
         {
             s.scheduled = s.arrivals->Next();
         }
@@ -1218,6 +1273,18 @@ RouterEngine::Result() const
     r.testerWaitAvg = m.frames ? m.testerWaitSum / m.frames : 0;
     r.testerWaitMax = m.testerWaitMax;
     r.testerWaitedFraction = m.frames ? double(m.testerWaited) / m.frames : 0;
+    for (const auto& s : m.streams)
+    {
+        if (s.flowLevel)
+        {
+            // Over [0, the port's last instant drawn] (one frame past the
+            // tester's time at most): the accounting holds up to it.
+            const double until = std::max(m.cfg.durationSeconds, s.flowLevel->LastInstant());
+            r.flowsStarted += s.flowLevel->FlowsStarted();
+            r.flowsActiveMean += s.flowLevel->ActiveFlowSeconds(until) / until;
+            r.flowsActiveMaxPort = std::max(r.flowsActiveMaxPort, s.flowLevel->MaxActiveFlows());
+        }
+    }
     r.lookups = m.lookups;
     r.tableProbes = m.ops.table_probes;
     // Offered loads of the busiest PFE from what the tester sent.
@@ -1464,6 +1531,10 @@ RunRouterSteadyState(const RouterConfig& cfg)
     {
         throw std::invalid_argument(cfg.ipMix.empty() ? "trace_file runs in packet mode only"
                                                       : "ip_mix runs in packet mode only");
+    }
+    if (cfg.flowSizes.kind != FlowSizeKind::kNone)
+    {
+        throw std::invalid_argument("flow_sizes (flow-level traffic) runs in packet mode only");
     }
     if (cfg.arrivals.kind != ArrivalKind::kConstant)
     {

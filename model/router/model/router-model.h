@@ -110,6 +110,18 @@ struct RouterConfig
     /// random stream of the seed. Packet mode; not with a trace.
     FlowPopularity destinationPopularity = FlowPopularity::kRoundRobin;
     double zipfExponent = 1.0;
+    /// Flow-level traffic when its kind is not kNone (FlowLevelProcess,
+    /// traffic-profile.h): each port's flows start at the instants of
+    /// `arrivals` (any kind) at offeredLoad x the theoretical rate / E[S]
+    /// flows/s, carry S = ceil(X) packets (X Pareto or lognormal) spaced
+    /// 1 / flowPps, then end. A flow's packets go to one destination (its
+    /// id mod the port's destinations, ids recycled first ended first
+    /// reused from 4 x flowsPerPort + 64), so what its heavy tail changes
+    /// is when packets come and, through a route file, where they go in
+    /// bursts. Packet mode; not with a trace nor a destination popularity.
+    FlowSizeDistribution flowSizes;
+    double flowPps = 0;           ///< each flow's packet rate; 0: the port's offered rate / flowsPerPort
+    uint32_t flowsPerPort = 1000; ///< mean flows active at once a port when flowPps is 0 (Little)
     uint32_t routes = 0;          ///< BGP routes installed, spread evenly over the peers
     bool routesAsDestinations = false; ///< else the peer's interface address is the destination
     uint32_t routeFirstPrefix = 0x10000000; ///< first /24 of the generated routes (16.0.0.0)
@@ -221,6 +233,13 @@ struct RouterResult
     double testerWaitAvg = 0;
     double testerWaitMax = 0;
     double testerWaitedFraction = 0;
+    /// Flow-level traffic (packet mode): flows started after instant 0 on
+    /// all ports, the time-average of flows active on all ports together
+    /// (each port's FlowLevelProcess accounting over its run), and the
+    /// largest number one port had active at once.
+    uint64_t flowsStarted = 0;
+    double flowsActiveMean = 0;
+    uint64_t flowsActiveMaxPort = 0;
     double fabricLoad = 0;          ///< offered cells / fabric capacity, busiest PFE
     double lookupLoad = 0;          ///< offered probes / probe rate, busiest PFE
     std::map<std::string, uint64_t> drops;

@@ -307,11 +307,11 @@ Rfc2544Tester::NextFrame(PacketDesc& d)
     double wishPs;
     if (m_flowLevel)
     {
-        wishPs = m_flowLevel->Next(d.flow);
-        if (wishPs >= static_cast<double>(m_windowEndPs - m_startPs))
+        if (m_flowLevel->NextInstant() >= static_cast<double>(m_windowEndPs - m_startPs))
         {
-            return false;
+            return false; // the process stays at the window's end (its active-flow count)
         }
+        wishPs = m_flowLevel->Next(d.flow);
         d.arrivalPs = TxEnd(wishPs, bytes, true);
         d.frameBytes = static_cast<uint16_t>(bytes);
         return true;
@@ -466,6 +466,12 @@ Rfc2544Tester::Results() const
     r.traceFlows = m_trace ? m_trace->DistinctFlows() : 0;
     r.traceLoops = m_traceLoops;
     r.flowsStarted = m_flowLevel ? m_flowLevel->FlowsStarted() : 0;
+    if (m_flowLevel)
+    {
+        const double runPs = static_cast<double>(m_windowEndPs - m_startPs);
+        r.flowsActiveMean = runPs > 0 ? m_flowLevel->ActiveFlowSeconds(runPs) / runPs : 0;
+        r.flowsActiveMax = m_flowLevel->MaxActiveFlows();
+    }
     return r;
 }
 

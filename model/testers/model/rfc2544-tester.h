@@ -90,6 +90,11 @@ struct TesterResults
     uint32_t traceFlows = 0;    ///< distinct 5-tuples of a replayed trace
     uint64_t traceLoops = 0;    ///< times a trace was replayed from its start
     uint64_t flowsStarted = 0;  ///< flow-level traffic: flows started (0 otherwise)
+    /// Flow-level traffic: time-average over the tester's run of the flows
+    /// active (FlowLevelProcess: a flow of S packets for S / flow rate), and
+    /// the most active at once.
+    double flowsActiveMean = 0;
+    uint64_t flowsActiveMax = 0;
 };
 
 class Rfc2544Tester : public ns3::Object

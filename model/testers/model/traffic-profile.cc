@@ -551,6 +551,14 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
     {
         ++n; // Poisson(mean): unit-rate arrivals before `mean`
     }
+    // A flow seen at a random instant has S = s packets with probability
+    // s P(S = s) / E[S] (size-biased). Drawn exactly: S = 1 with its share
+    // P(X <= 1) / E[S]; otherwise X from its size-biased law x f(x) / E[X]
+    // (Pareto(alpha - 1, xm); lognormal(mu + sigma^2, sigma)) above 1,
+    // kept with probability ceil(X) / (2 X) (at most 1 above 1), which turns
+    // the weight x into ceil(x). Biasing X alone weighs a long flow
+    // E[S] / E[X] too much (8 % for Pareto(1.2, 1)), and with alpha < 2 the
+    // flows active at 0 carry much of a run's packets.
     FlowSizeDistribution biased = m_sizes;
     if (biased.kind == FlowSizeKind::kPareto)
     {
@@ -560,16 +568,35 @@ FlowLevelProcess::FlowLevelProcess(const FlowSizeDistribution& sizes, const Arri
     {
         biased.lognormalMu += biased.lognormalSigma * biased.lognormalSigma;
     }
+    const double onePacketShare = (1.0 - m_sizes.Survival(1.0)) / m_sizes.MeanPackets();
     for (uint64_t k = 0; k < n; ++k)
     {
-        const double length = std::clamp(std::ceil(biased.Draw(init)), 1.0, kMaxFlowPackets);
-        const uint64_t left = 1 + static_cast<uint64_t>(init.Uniform01() * length);
-        m_active.push_back(Start(init.Uniform01() * m_gap, std::min(left, static_cast<uint64_t>(length))));
+        double length = 1;
+        if (!(init.Uniform01() < onePacketShare))
+        {
+            double x;
+            do
+            {
+                x = biased.Draw(init);
+            } while (!(x > 1) || init.Uniform01() * 2 * x >= std::ceil(x));
+            length = std::min(std::ceil(x), kMaxFlowPackets);
+        }
+        // Its time since its start is uniform over its S gaps: it has sent
+        // 1..S packets (uniform), so 0..S-1 are left (none: it has ended),
+        // and its next packet is a uniform fraction of a gap away.
+        const auto left = std::min(static_cast<uint64_t>(init.Uniform01() * length),
+                                   static_cast<uint64_t>(length) - 1);
+        const double next = (1.0 - init.Uniform01()) * m_gap; // (0, gap]
+        if (left > 0)
+        {
+            m_active.push_back(Start(next, left));
+        }
     }
     std::sort(m_active.begin(), m_active.end(), [](const Active& a, const Active& b) {
         return a.next < b.next || (a.next == b.next && a.order < b.order);
     });
     m_initial = m_order;
+    m_queued = m_maxActive = m_active.size();
     m_nextStart = m_starts.Next();
 }
 
@@ -598,19 +625,25 @@ FlowLevelProcess::Start(double at, uint64_t packets)
 double
 FlowLevelProcess::Next(uint32_t& flow)
 {
+    // Flows queued since the last instant (a flow starting now joins at it).
+    const uint64_t queued = m_queued;
     // A flow that starts before (or with) the front's next packet sends first.
     if (m_active.empty() || m_nextStart <= m_active.front().next)
     {
         m_active.push_front(Start(m_nextStart, m_sizes.DrawPackets(m_sizeRng)));
         m_nextStart = m_starts.Next();
+        m_maxActive = std::max(m_maxActive, ++m_queued);
     }
     // The front sends; it is then due after every other active flow.
     Active a = m_active.front();
     m_active.pop_front();
     flow = a.id;
     const double at = a.next;
+    m_queuedIntegral += static_cast<double>(queued) * (at - m_lastAt);
+    m_lastAt = at;
     if (--a.left == 0)
     {
+        --m_queued; // its last packet: no longer active
         if (a.owned)
         {
             m_freed.push_back(a.id);
@@ -622,6 +655,12 @@ FlowLevelProcess::Next(uint32_t& flow)
         m_active.push_back(a);
     }
     return at;
+}
+
+double
+FlowLevelProcess::ActiveFlowSeconds(double until) const
+{
+    return m_queuedIntegral + static_cast<double>(m_queued) * (until - m_lastAt);
 }
 
 } // namespace routertwin

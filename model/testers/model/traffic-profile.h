@@ -28,6 +28,7 @@
 
 #include "random-stream.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -224,9 +225,11 @@ struct FlowSizeDistribution
 /// Stationary start: at instant 0 the process is already in its stationary
 /// regime, as an M/G/infinity system is: Poisson(m) flows are active, each
 /// of a size-biased length (a flow seen at a random instant is picked in
-/// proportion to its length: Pareto(alpha - 1, xm), lognormal(mu + sigma^2,
-/// sigma) for X; S its ceiling), with a uniform number 1..S of its packets
-/// left, the next a uniform fraction of a gap away. Without it, heavy-tailed
+/// proportion to its length S: s P(S = s) / E[S], drawn exactly by rejection
+/// from the size-biased X, Pareto(alpha - 1, xm) or lognormal(mu + sigma^2,
+/// sigma)), with a uniform number 0..S-1 of its packets
+/// left (its time since its start is uniform over its S gaps; with none
+/// left it has ended), the next a uniform fraction of a gap away. Without it, heavy-tailed
 /// flows would take as long as their longest flows to reach the long-run
 /// rate (the long flows carry most packets).
 ///
@@ -234,6 +237,13 @@ struct FlowSizeDistribution
 /// is due after all the others: the active flows form a queue in the order
 /// of their next packets (a new flow starts no later than the queue's
 /// front and joins there), O(1) a packet, no heap.
+///
+/// Active flows: a flow is active from its first packet to its last (its
+/// duration (S - 1) / flowPps, as NetFlow measures one), so by Little's law
+/// the time-average of flows active is startsPerSecond x (MeanPackets() - 1)
+/// / flowPps. ActiveFlowSeconds integrates the count of flows with packets
+/// left from the process's own events, independently of that formula,
+/// which tests hold it to.
 ///
 /// Flow ids: unused ids of 0..idSpace-1 first, then ids of ended flows,
 /// first ended first reused (as clients reuse ports), so two active flows
@@ -247,13 +257,27 @@ class FlowLevelProcess
                      double unitsPerSecond = 1.0);
     /// The next packet's instant (nondecreasing) and its flow.
     double Next(uint32_t& flow);
-    /// Flows active at instant 0 (the stationary start).
+    /// The instant the next Next() returns, without taking it (a caller
+    /// that stops at a time leaves the process, and its accounting, there).
+    double NextInstant() const
+    {
+        return m_active.empty() ? m_nextStart : std::min(m_nextStart, m_active.front().next);
+    }
+    /// Flows active at instant 0 with packets left (the stationary start;
+    /// those in their last gap at 0 send nothing more and take no id).
     uint64_t InitialFlows() const { return m_initial; }
     /// Flows started after instant 0.
     uint64_t FlowsStarted() const { return m_order - m_initial; }
     size_t ActiveFlows() const { return m_active.size(); }
     /// Flows that had to share an id (more than idSpace active).
     uint64_t SharedIds() const { return m_sharedIds; }
+    /// Integral over [0, until] of the flows active (flow x units), `until`
+    /// no earlier than the last instant Next returned.
+    double ActiveFlowSeconds(double until) const;
+    /// Most flows active at once.
+    uint64_t MaxActiveFlows() const { return m_maxActive; }
+    /// The last instant Next returned (0 before the first).
+    double LastInstant() const { return m_lastAt; }
 
   private:
     struct Active
@@ -278,6 +302,11 @@ class FlowLevelProcess
     double m_nextStart;
     uint64_t m_order = 0, m_initial = 0, m_sharedIds = 0;
     std::deque<Active> m_active; // in the order of their next packets
+    // Active-flow accounting (see the class comment).
+    double m_lastAt = 0;          // the last instant Next returned
+    uint64_t m_queued = 0;        // m_active.size(), kept by hand: deque::size() costs a packet more
+    double m_queuedIntegral = 0;  // integral of m_queued up to m_lastAt
+    uint64_t m_maxActive = 0;
 };
 
 } // namespace routertwin

@@ -9,6 +9,7 @@ METRICS = (
     "latency_max_us", "latency_p50_us", "latency_p99_us", "latency_p999_us", "cycles_per_packet", "loss_pct", "core_util", "cores_util", "packet_input_util",
     "packet_output_util", "lock_util", "memory_util", "line_rate_util", "ordering_util",
     "pps_analytic", "latency_analytic_us", "core_queue_mean", "core_queue_p99", "core_queue_max",
+    "flows_started", "flows_active_mean", "flows_active_max",
     # loss clustering over the drop timeline (issue 15; one tester port)
     "loss_ports", "loss_top_port_share", "loss_bins",
 )
@@ -19,6 +20,7 @@ UNITS = {
     "pps": "packets/s", "pps_analytic": "packets/s", "gbps": "Gbit/s", "gbps_out": "Gbit/s",
     "line_rate_fraction": "fraction", r".*_util": "fraction", "cycles_per_packet": "cycles",
     "frame": "bytes", "port_rate_bps": "bit/s", "cores": "cores", r"core_queue_(mean|p99|max)": "packets",
+    "flows_started": "flows", r"flows_active_(mean|max)": "flows",
     "loss_ports": "ports", "loss_top_port_share": "% of drops", "loss_bins": "time bins",
 }
 

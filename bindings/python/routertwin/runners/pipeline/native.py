@@ -123,6 +123,9 @@ def run_packet(r: Resolved, cfg: Schema, seed: int, source: Path | None = None, 
     }
     if len(r.frames) > 1 or r.trace is not None:
         metrics["gbps"] = float(out["forwarded_bps"]) / 1e9  # the bits of the frames actually forwarded
+    if cfg.flow_mix is not None and cfg.flow_mix.sizes != "none":  # flow-level traffic: its churn
+        metrics.update(flows_started=float(out["flows_started"]), flows_active_mean=float(out["flows_active_mean"]),
+                       flows_active_max=float(out["flows_active_max"]))
     for name, u in sorted(out["utilization"].items()):
         metrics[f"{name}_util"] = float(u)
     for i, u in enumerate(out["core_utilization"]):

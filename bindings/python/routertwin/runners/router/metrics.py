@@ -18,6 +18,8 @@ UNITS = {
     "window_loss_ports": "ports", "window_loss_top_port_share": "% of drops", "window_loss_bins": "time bins",
     r"window_egress_queue_(mean|p99|max)": "packets",
     r"tester_wait_(avg|max)_us": "us", "tester_waited_fraction": "fraction of frames",
+    "flows_started": "flows", "flows_active_mean": "flows (all ports, time-average)",
+    "flows_active_max_port": "flows (one port, most at once)",
 }
 
 
@@ -44,6 +46,7 @@ def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict |
         "mean_ingress_escapes": e["mean_ingress_escapes"],
         "mean_egress_escapes": e["mean_egress_escapes"],
         **{k: e[k] for k in ("tester_wait_avg_us", "tester_wait_max_us", "tester_waited_fraction") if k in e},
+        **{k: float(e[k]) for k in ("flows_started", "flows_active_mean", "flows_active_max_port") if k in e},
         "fabric_load": e["fabric_load"],
         "lookup_load": e["lookup_load"],
     }

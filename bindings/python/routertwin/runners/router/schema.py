@@ -111,10 +111,35 @@ class RouterFlowMix(ScenarioModel):
     """Which of its destinations each tester packet goes to (router-model.h
     RouterConfig::destinationPopularity): the rotation, uniform, or Zipf
     over the port's destinations in route order (rank k: weight
-    k^-zipf_exponent). Mode packet; not with a trace."""
+    k^-zipf_exponent). Mode packet; not with a trace.
+
+    Or flow-level traffic (`sizes: pareto | lognormal`; RouterConfig::
+    flowSizes, FlowLevelProcess): each port's flows start by the scenario's
+    `arrivals` process at offered rate / E[S] flows/s, carry S = ceil(X)
+    packets (X Pareto(pareto_alpha, pareto_min_packets) or
+    lognormal(lognormal_mu, lognormal_sigma)) at `flow_pps` each (0: the
+    port's offered rate / `flows`, so that about `flows` are active at once
+    a port), each to one destination, then end."""
 
     popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
     zipf_exponent: float = Field(default=1.0, ge=0, le=100)
+    sizes: Literal["none", "pareto", "lognormal"] = "none"
+    pareto_alpha: float = Field(default=1.2, gt=1, le=100)  # tail index; > 1 for a finite mean
+    pareto_min_packets: float = Field(default=1.0, ge=1, le=1e9)  # xm, the smallest flow
+    lognormal_mu: float = Field(default=2.0, ge=0, le=20)  # mean of ln(packets)
+    lognormal_sigma: float = Field(default=1.0, gt=0, le=5)  # sd of ln(packets)
+    flow_pps: float = Field(default=0.0, ge=0, le=1e10)  # each flow's packet rate; 0: offered rate / flows
+    flows: int = Field(default=1000, ge=1, le=2**24)  # mean flows active a port when flow_pps is 0
+
+    @model_validator(mode="after")
+    def _sizes_pick_their_own_destinations(self):
+        if self.sizes != "none" and self.popularity != "round_robin":
+            raise FieldError(("popularity",), f"sizes: {self.sizes} (flow-level traffic) gives each flow its "
+                             f"destination; popularity: {self.popularity} applies to packets")
+        return self
+
+    def flow_level(self) -> bool:
+        return self.sizes != "none"
 
 
 class Schema(ScenarioModel):
@@ -131,7 +156,7 @@ class Schema(ScenarioModel):
     # trace): constant spacing, Poisson, on/off bursts (burst_peak_load of
     # the port's rate) or a two-state MMPP, at the case's offered load
     arrivals: Arrivals | None = None
-    flow_mix: RouterFlowMix | None = None  # popularity of each port's destinations
+    flow_mix: RouterFlowMix | None = None  # popularity of each port's destinations, or flow-level traffic
     # Beside each steady-state trial, the same trial at packet level for
     # this many seconds of tester time from empty queues: its per-packet
     # latency histogram, ports, loss timeline and egress queue lengths
@@ -159,6 +184,13 @@ class Schema(ScenarioModel):
                 if c.ip_mix is not None and c.ip_mix in self.traces:
                     raise FieldError(("flow_mix",), f"case '{c.case}' replays a trace, which brings its own "
                                      "destinations")
+            if self.flow_mix is not None and self.flow_mix.flow_level():
+                if (c.mode or self.mode) != "packet":
+                    raise FieldError(("flow_mix", "sizes"), f"flow-level traffic runs in mode packet only "
+                                     f"(case '{c.case}' runs in mode steady)")
+                if c.ip_mix is not None and c.ip_mix in self.traces:
+                    raise FieldError(("flow_mix", "sizes"), f"case '{c.case}' replays a trace, which brings "
+                                     "its own flows")
             if self.arrivals is not None and self.arrivals.process != "constant":
                 if (c.mode or self.mode) != "packet":
                     raise FieldError(("arrivals",), f"random arrivals run in mode packet only (case '{c.case}' "
@@ -216,11 +248,18 @@ def trial_too_long(plat: RouterPlatform, mode: str, duration_s: float, ip_bytes:
 
 
 def router_arrival_keys(a: Arrivals | None, f: RouterFlowMix | None = None) -> dict:
-    """run_router's keys of an arrival process and a destination popularity
-    (router-model.h RouterConfig::arrivals, destinationPopularity)."""
+    """run_router's keys of an arrival process, a destination popularity and
+    flow-level traffic (router-model.h RouterConfig::arrivals,
+    destinationPopularity, flowSizes)."""
     keys: dict = {}
     if f is not None and f.popularity != "round_robin":
         keys.update(destination_popularity=f.popularity, zipf_exponent=f.zipf_exponent)
+    if f is not None and f.flow_level():
+        keys.update(flow_sizes=f.sizes, flow_pps=f.flow_pps, flows=f.flows)
+        if f.sizes == "pareto":
+            keys.update(pareto_alpha=f.pareto_alpha, pareto_min_packets=f.pareto_min_packets)
+        else:
+            keys.update(lognormal_mu=f.lognormal_mu, lognormal_sigma=f.lognormal_sigma)
     if a is None or a.process == "constant":
         return keys
     keys["arrivals"] = a.process

@@ -47,6 +47,8 @@ class RouterTester:
         # packet mode: how long frames waited for the tester's line
         extra.update({k: r[k] for k in ("tester_wait_avg_us", "tester_wait_max_us", "tester_waited_fraction")
                       if k in r})
+        # flow-level traffic: flows started and active (all ports)
+        extra.update({k: r[k] for k in ("flows_started", "flows_active_mean", "flows_active_max_port") if k in r})
         extra["tx_fps"], extra["rx_fps"] = r["tx_pps"], r["rx_pps"]  # the tester protocol's names
         extra["drops"] = dict(r["drops"])
         extra.update(percentile_metrics(r))

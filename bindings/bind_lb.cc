@@ -83,6 +83,7 @@ ToDict(const LbScenarioResult& r)
     AddPercentiles(d, r.unitLatency, "unit_latency");
     d["unit_latency_histogram"] = HistogramDict(r.unitLatency);
     d["core_queue"] = QueueLengthDict(r.coreQueue);
+    d["loss_timeline"] = LossTimelineDict(r.lossTimeline);
     return d;
 }
 

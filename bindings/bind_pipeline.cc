@@ -47,6 +47,7 @@ ToDict(const ForwardingScenarioResult& r)
     d["bottleneck"] = r.bottleneck;
     d["bottleneck_utilization"] = r.bottleneckUtilization;
     d["drops"] = r.drops;
+    d["loss_timeline"] = LossTimelineDict(r.lossTimeline);
     d["sim_events"] = r.simEvents;
     d["mean_frame_bytes"] = r.meanFrameBytes;
     d["line_rate_pps"] = r.lineRatePps;

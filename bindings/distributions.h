@@ -69,23 +69,41 @@ QueueLengthDict(const QueueLengthHistogram& h)
     return d;
 }
 
-/// {"bin_s", "ports": [[drops of bin 0, 1, ...] per port]}.
+/// {"bin_s", "ports": [[drops of bin 0, 1, ...] per port]}, and, when the
+/// timeline keeps reasons apart, "reasons": {name: [[drops per bin] per
+/// port]} for each reason with a drop (VPP-style names).
 inline pybind11::dict
 LossTimelineDict(const LossTimeline& t)
 {
+    auto rows = [&t](auto at) {
+        pybind11::list ports;
+        for (unsigned p = 0; p < t.Ports(); ++p)
+        {
+            pybind11::list row;
+            for (unsigned b = 0; b < t.Bins(); ++b)
+            {
+                row.append(at(p, b));
+            }
+            ports.append(row);
+        }
+        return ports;
+    };
     pybind11::dict d;
     d["bin_s"] = t.BinSeconds();
-    pybind11::list ports;
-    for (unsigned p = 0; p < t.Ports(); ++p)
+    d["ports"] = rows([&t](unsigned p, unsigned b) { return t.At(p, b); });
+    if (t.Reasons().size() > 1)
     {
-        pybind11::list row;
-        for (unsigned b = 0; b < t.Bins(); ++b)
+        pybind11::dict reasons;
+        const std::vector<double> totals = t.ReasonTotals();
+        for (unsigned r = 0; r < t.Reasons().size(); ++r)
         {
-            row.append(t.At(p, b));
+            if (totals[r] > 0)
+            {
+                reasons[t.Reasons()[r].c_str()] = rows([&t, r](unsigned p, unsigned b) { return t.At(p, b, r); });
+            }
         }
-        ports.append(row);
+        d["reasons"] = reasons;
     }
-    d["ports"] = ports;
     return d;
 }
 

@@ -11,9 +11,13 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   (non-empty bins only; mergeable by adding counts of equal bins);
 - `ports` (router): per tester port, tx, rx, dropped and its latency
   avg/p50/p99/p999/max (us);
-- `loss_timeline` (router): {"bin_s", "ports": [[drops per time bin] per
-  port]}, drops counted at the port the packet came in on, over the
-  tester's transmit time (drops while queues drain count in the last bin);
+- `loss_timeline` (router, pipeline, lb): {"bin_s", "ports": [[drops per
+  time bin] per port]}, drops counted at the port the packet came in on
+  (the pipeline's tester has one port; the lb's are its LbPortMap ports),
+  over the tester's transmit time (drops while queues drain count in the
+  last bin); "reasons": {VPP-style drop name: [[drops per time bin] per
+  port]} for each reason with a drop (the rows of all reasons add up to
+  "ports");
 - `unit_latency_histogram` (lb): the response times of the transactions,
   connections or queries completed in the window (a unit's first packet
   sent to its last delivered), beside the frames' `latency_histogram`;
@@ -72,19 +76,33 @@ def latency_distribution(out: dict) -> dict[str, Any]:
     return {"latency_histogram": _hist(out["latency_histogram"])}
 
 
+def loss_distribution(timeline: dict) -> dict[str, Any]:
+    """A native loss timeline as plain Python numbers (its per-reason rows
+    too, where the model keeps reasons apart)."""
+    def rows(ports):
+        return [list(map(float, row)) for row in ports]
+
+    d = {"bin_s": float(timeline["bin_s"]), "ports": rows(timeline["ports"])}
+    if "reasons" in timeline:
+        d["reasons"] = {str(name): rows(ports) for name, ports in timeline["reasons"].items()}
+    return d
+
+
 def lb_distributions(out: dict) -> dict[str, Any]:
     """The `distributions` of an lb load step (native run_lb result)."""
     return {"latency_histogram": _hist(out["latency_histogram"]),
             "unit_latency_histogram": _hist(out["unit_latency_histogram"]),
-            "core_queue": queue_distribution(out["core_queue"])}
+            "core_queue": queue_distribution(out["core_queue"]),
+            "loss_timeline": loss_distribution(out["loss_timeline"])}
 
 
 def lb_metrics(out: dict) -> dict[str, float]:
-    """Frame latency and unit response-time percentiles (us) and the cores'
-    queue lengths of an lb load step."""
+    """Frame latency and unit response-time percentiles (us), the cores'
+    queue lengths and the loss clustering of an lb load step."""
     m = {f"{name}_{q}_us": float(out[f"{name}_{q}_us"])
          for name in ("latency", "unit_latency") for q in ("p50", "p99", "p999", "max")}
     m.update(queue_metrics(out["core_queue"], "core_queue"))
+    m.update(loss_clustering(out["loss_timeline"]))
     return m
 
 
@@ -124,8 +142,7 @@ def router_distributions(out: dict) -> dict[str, Any]:
     dist = {
         "latency_histogram": _hist(out["latency_histogram"]),
         "ports": ports,
-        "loss_timeline": {"bin_s": float(out["loss_timeline"]["bin_s"]),
-                          "ports": [list(map(float, row)) for row in out["loss_timeline"]["ports"]]},
+        "loss_timeline": loss_distribution(out["loss_timeline"]),
     }
     if "egress_queue" in out:
         dist["egress_queue"] = queue_distribution(out["egress_queue"])
@@ -134,7 +151,8 @@ def router_distributions(out: dict) -> dict[str, Any]:
 
 def histogram_distribution(out: dict) -> dict[str, Any]:
     """The `distributions` of a run with one latency histogram (pipeline)."""
-    return {"latency_histogram": _hist(out["latency_histogram"]), "core_queue": queue_distribution(out["core_queue"])}
+    return {"latency_histogram": _hist(out["latency_histogram"]), "core_queue": queue_distribution(out["core_queue"]),
+            "loss_timeline": loss_distribution(out["loss_timeline"])}
 
 
 def quantile(hist: dict, q: float) -> float:
@@ -345,9 +363,21 @@ def queue_length_plot(cases, path: Path, title: str) -> Path | None:
     return save_png(fig, path, dpi=110)
 
 
+def loss_rows(timeline: dict) -> tuple[list[str], list[list[float]], str]:
+    """The rows a loss heat map shows: one per port (labels "1", "2", ...),
+    or, for a one-port timeline that keeps reasons (the pipeline's tester),
+    one per drop reason, so that what dropped shows instead of one row."""
+    reasons = timeline.get("reasons") or {}
+    if len(timeline["ports"]) == 1 and reasons:
+        names = sorted(reasons)
+        return names, [reasons[n][0] for n in names], "drop reason (the tester's one port)"
+    return [str(i + 1) for i in range(len(timeline["ports"]))], timeline["ports"], "tester port (packet's ingress)"
+
+
 def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     """Drops per port (rows) and time bin (columns) of one case as a heat map,
     with the drops per port beside it: clustering on ports or in time shows.
+    A one-port run with drop reasons has a row per reason (loss_rows).
     None when the case has no drops."""
     import numpy as np
 
@@ -358,7 +388,8 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     tl = (getattr(case, "distributions", None) or {}).get("loss_timeline")
     if not tl:
         return None
-    m = np.array(tl["ports"], dtype=float)
+    labels, rows, ylabel = loss_rows(tl)
+    m = np.array(rows, dtype=float)
     if m.sum() <= 0:
         return None
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 4.5), gridspec_kw={"width_ratios": [4, 1]}, sharey=True)
@@ -366,10 +397,16 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     im = ax.imshow(m, aspect="auto", origin="lower", interpolation="nearest", cmap="magma_r",
                    extent=(0, span, 0.5, m.shape[0] + 0.5))
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("tester port (packet's ingress)")
+    ax.set_ylabel(ylabel)
+    if not labels[0].isdigit():
+        ax.set_yticks(np.arange(1, m.shape[0] + 1), labels, fontsize=7)
     fig.colorbar(im, ax=ax, label=f"drops per {tl['bin_s']:.3g} s bin")
     bx.barh(np.arange(1, m.shape[0] + 1), m.sum(axis=1), color="tab:red")
     bx.set_xlabel("drops")
+    reasons = tl.get("reasons") or {}
+    if reasons and labels[0].isdigit():
+        # several ports: the reasons' totals in the title
+        title += " (" + ", ".join(f"{n} {sum(map(sum, r)):.0f}" for n, r in sorted(reasons.items())) + ")"
     fig.suptitle(title, fontsize=9)
     return save_png(fig, path, dpi=110)
 

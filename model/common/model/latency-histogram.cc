@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace routertwin
 {
@@ -135,37 +136,44 @@ LatencyHistogram::BinWidthAt(double seconds)
     return lo * (std::pow(10.0, 1.0 / kBinsPerDecade) - 1.0);
 }
 
-LossTimeline::LossTimeline(unsigned ports, unsigned bins, double spanSeconds)
+LossTimeline::LossTimeline(unsigned ports, unsigned bins, double spanSeconds, std::vector<std::string> reasons)
     : m_ports(ports),
       m_bins(bins),
       m_span(spanSeconds),
+      m_reasons(std::move(reasons)),
       m_hist(bh::make_histogram_with(bh::dense_storage<double>(),
                                      PortAxis(0, static_cast<int>(std::max(ports, 1u))),
                                      TimeAxis(std::max(bins, 1u), 0.0,
-                                              spanSeconds > 0 ? spanSeconds : 1.0)))
+                                              spanSeconds > 0 ? spanSeconds : 1.0),
+                                     PortAxis(0, static_cast<int>(std::max<size_t>(m_reasons.size(), 1)))))
 {
-    if (ports < 1 || bins < 1 || !(spanSeconds > 0))
+    if (ports < 1 || bins < 1 || !(spanSeconds > 0) || m_reasons.empty())
     {
-        throw std::invalid_argument("loss timeline: ports and bins must be >= 1 and span > 0");
+        throw std::invalid_argument("loss timeline: ports, bins and reasons must be >= 1 and span > 0");
     }
 }
 
 void
-LossTimeline::Add(unsigned port, double t, double n)
+LossTimeline::Add(unsigned port, double t, double n, unsigned reason)
 {
-    if (port >= m_ports || !(n > 0))
+    if (port >= m_ports || reason >= m_reasons.size())
+    {
+        throw std::out_of_range("loss timeline: port or reason out of range");
+    }
+    if (!(n > 0))
     {
         return;
     }
     // Drops while the queues drain after the tester stopped go to the last bin.
     const double last = m_span * (1.0 - 0.5 / m_bins);
-    m_hist(static_cast<int>(port), std::clamp(t, 0.0, last), bh::weight(n));
+    m_hist(static_cast<int>(port), std::clamp(t, 0.0, last), static_cast<int>(reason), bh::weight(n));
 }
 
 LossTimeline&
 LossTimeline::operator+=(const LossTimeline& other)
 {
-    if (other.m_ports != m_ports || other.m_bins != m_bins || other.m_span != m_span)
+    if (other.m_ports != m_ports || other.m_bins != m_bins || other.m_span != m_span ||
+        other.m_reasons != m_reasons)
     {
         throw std::invalid_argument("loss timelines of different shapes cannot be added");
     }
@@ -176,11 +184,22 @@ LossTimeline::operator+=(const LossTimeline& other)
 double
 LossTimeline::At(unsigned port, unsigned bin) const
 {
-    if (port >= m_ports || bin >= m_bins)
+    double s = 0;
+    for (unsigned r = 0; r < m_reasons.size(); ++r)
     {
-        throw std::out_of_range("loss timeline: port or bin out of range");
+        s += At(port, bin, r);
     }
-    return m_hist.at(static_cast<int>(port), static_cast<int>(bin));
+    return s;
+}
+
+double
+LossTimeline::At(unsigned port, unsigned bin, unsigned reason) const
+{
+    if (port >= m_ports || bin >= m_bins || reason >= m_reasons.size())
+    {
+        throw std::out_of_range("loss timeline: port, bin or reason out of range");
+    }
+    return m_hist.at(static_cast<int>(port), static_cast<int>(bin), static_cast<int>(reason));
 }
 
 double
@@ -192,6 +211,17 @@ LossTimeline::Total() const
         s += *x;
     }
     return s;
+}
+
+std::vector<double>
+LossTimeline::ReasonTotals() const
+{
+    std::vector<double> totals(m_reasons.size(), 0.0);
+    for (auto&& x : bh::indexed(m_hist))
+    {
+        totals[static_cast<size_t>(x.index(2))] += *x;
+    }
+    return totals;
 }
 
 } // namespace routertwin

@@ -16,15 +16,19 @@
 // the exact [min, max]. For a set of samples the result is within one bin
 // width of the exact order statistic (tests/latency-histogram-test.cc).
 //
-// LossTimeline: drops of a run as a 2-D histogram over (port, time bin);
-// the time axis spans the tester's transmit time in Bins equal bins, and a
-// drop after the tester stopped (a queue draining) counts in the last bin.
+// LossTimeline: drops of a run as a 3-D histogram over (port, time bin,
+// drop reason); the time axis spans the tester's transmit time in Bins
+// equal bins, and a drop after the tester stopped (a queue draining) counts
+// in the last bin. The reasons are the model's VPP-style drop names (one,
+// "dropped", where a model keeps no reason per drop); At(port, bin) adds
+// them, so a timeline reads the same with one reason or many.
 #ifndef ROUTERTWIN_LATENCY_HISTOGRAM_H
 #define ROUTERTWIN_LATENCY_HISTOGRAM_H
 
 #include <boost/histogram.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace routertwin
@@ -75,19 +79,29 @@ class LatencyHistogram
 class LossTimeline
 {
   public:
-    /// ports >= 1, bins >= 1, spanSeconds > 0; throws std::invalid_argument.
-    LossTimeline(unsigned ports = 1, unsigned bins = 1, double spanSeconds = 1.0);
+    /// ports >= 1, bins >= 1, spanSeconds > 0, at least one reason;
+    /// throws std::invalid_argument.
+    LossTimeline(unsigned ports = 1, unsigned bins = 1, double spanSeconds = 1.0,
+                 std::vector<std::string> reasons = {"dropped"});
 
-    /// n drops of port `port` at time t (seconds from the tester's start).
-    void Add(unsigned port, double t, double n = 1.0);
+    /// n drops of port `port` at time t (seconds from the tester's start),
+    /// for reason `reason` (an index into Reasons()). A port or reason out of
+    /// range throws std::out_of_range: a drop is never lost silently.
+    void Add(unsigned port, double t, double n = 1.0, unsigned reason = 0);
+    /// Same shape and reasons only; throws std::invalid_argument otherwise.
     LossTimeline& operator+=(const LossTimeline& other);
 
     unsigned Ports() const { return m_ports; }
     unsigned Bins() const { return m_bins; }
     double BinSeconds() const { return m_span / m_bins; }
-    /// Drops of a port in a time bin.
+    const std::vector<std::string>& Reasons() const { return m_reasons; }
+    /// Drops of a port in a time bin, all reasons.
     double At(unsigned port, unsigned bin) const;
+    /// Drops of a port in a time bin for one reason.
+    double At(unsigned port, unsigned bin, unsigned reason) const;
     double Total() const;
+    /// Drops of each reason (in Reasons() order), all ports and bins.
+    std::vector<double> ReasonTotals() const;
 
   private:
     using PortAxis = boost::histogram::axis::integer<int, boost::histogram::use_default,
@@ -95,12 +109,13 @@ class LossTimeline
     using TimeAxis = boost::histogram::axis::regular<double, boost::histogram::use_default,
                                                      boost::histogram::use_default,
                                                      boost::histogram::axis::option::none_t>;
-    using Hist = boost::histogram::histogram<std::tuple<PortAxis, TimeAxis>,
+    using Hist = boost::histogram::histogram<std::tuple<PortAxis, TimeAxis, PortAxis>,
                                              boost::histogram::dense_storage<double>>;
 
     unsigned m_ports;
     unsigned m_bins;
     double m_span;
+    std::vector<std::string> m_reasons;
     Hist m_hist;
 };
 

@@ -130,3 +130,24 @@ TEST(LossTimeline, CountsEachDropInItsPortAndTimeBin)
     EXPECT_THROW(t += LossTimeline(4, 5, 1e-3), std::invalid_argument);
     EXPECT_THROW(LossTimeline(0, 1, 1.0), std::invalid_argument);
 }
+
+TEST(LossTimeline, KeepsEachDropReasonApartAndAddsThemPerBin)
+{
+    LossTimeline t(2, 4, 4e-3, {"input_queue_full", "no_route"}); // 1 ms bins
+    t.Add(1, 0.5e-3, 3, 0);
+    t.Add(1, 0.7e-3, 2, 1);
+    t.Add(0, 3.5e-3, 1, 1);
+    EXPECT_DOUBLE_EQ(t.At(1, 0, 0), 3);
+    EXPECT_DOUBLE_EQ(t.At(1, 0, 1), 2);
+    EXPECT_DOUBLE_EQ(t.At(1, 0), 5); // both reasons
+    EXPECT_DOUBLE_EQ(t.At(0, 3), 1);
+    EXPECT_EQ(t.ReasonTotals(), (std::vector<double>{3, 3}));
+    EXPECT_DOUBLE_EQ(t.Total(), 6);
+    ASSERT_EQ(t.Reasons().size(), 2u);
+    EXPECT_EQ(t.Reasons()[1], "no_route");
+    // a drop on a port or for a reason the timeline does not have is an error, not a silent loss
+    EXPECT_THROW(t.Add(2, 0.0), std::out_of_range);
+    EXPECT_THROW(t.Add(0, 0.0, 1, 2), std::out_of_range);
+    EXPECT_THROW(t += LossTimeline(2, 4, 4e-3), std::invalid_argument); // other reasons
+    EXPECT_THROW(LossTimeline(1, 1, 1.0, {}), std::invalid_argument);
+}

@@ -230,6 +230,7 @@ Keys()
         {"duration_s", [](C& c, S k, V v) { c.durationSeconds = Positive(k, v); }},
         {"warmup_s", [](C& c, S k, V v) { c.warmupSeconds = AsDouble(k, v); }},
         {"batch_interval_s", [](C& c, S k, V v) { c.batchIntervalSeconds = Positive(k, v); }},
+        {"loss_bins", [](C& c, S k, V v) { c.lossBins = static_cast<uint32_t>(AsInt(k, v, 1, 100000)); }},
         {"fill_limit",
          [](C& c, S k, V v) { c.fillLimit = static_cast<uint64_t>(AsInt(k, v, 0, INT64_MAX)); }},
         {"fill_validate", [](C& c, S k, V v) { c.fillValidate = AsBool(k, v); }},
@@ -702,6 +703,7 @@ RunPacketLevel(const LbScenarioConfig& c)
     Ptr<L4BalancerPorts> box = CreateObject<L4BalancerPorts>();
     box->Install(balancerNode, dev, balancerPorts, map);
     box->SetWindow(warmPs, durPs);
+    box->SetLossTimeline(c.lossBins, c.durationSeconds);
     box->StartAging(slicePs, durPs, [pacer = AgingPacer(c, dev->Balancer().BucketsPerShard())]() mutable {
         return pacer.Next();
     });
@@ -718,6 +720,7 @@ RunPacketLevel(const LbScenarioConfig& c)
     r.framesMeasured = app->Received();
     r.meanLatencySeconds = app->Received() ? app->SumLatencySeconds() / static_cast<double>(app->Received()) : 0;
     r.latency = app->Latency();
+    r.lossTimeline = box->Loss();
     Time portWait;
     uint64_t portFrames = 0, portDrops = 0;
     for (const auto& ports : {testerPorts, balancerPorts})
@@ -799,6 +802,9 @@ RunDescriptorLevel(const LbScenarioConfig& c)
         c.occupancySampleSeconds > 0 ? static_cast<uint64_t>(std::llround(c.occupancySampleSeconds * 1e12)) : 0;
     uint64_t nextSamplePs = 0;
     LbScenarioResult r;
+    const LbPortMap map{c.ports};
+    const uint32_t floodPorts = c.workload == "synflood" ? c.floodPorts : 0;
+    r.lossTimeline = LossTimeline(c.ports, c.lossBins, c.durationSeconds, PipelineDropReasons());
     auto sample = [&](uint64_t nowPs) {
         while (samplePs && nextSamplePs <= nowPs)
         {
@@ -830,7 +836,10 @@ RunDescriptorLevel(const LbScenarioConfig& c)
         }
         for (const PacketDesc& d : dropped)
         {
-            tester.OnLost(leave(d.seq));
+            const LbTxPacket& p = leave(d.seq);
+            r.lossTimeline.Add(map.IngressPort(tester, p, floodPorts), static_cast<double>(d.arrivalPs) * 1e-12, 1.0,
+                               PipelineDropReasonIndex(d));
+            tester.OnLost(p);
         }
         forget();
         departed.clear();

@@ -71,6 +71,7 @@
 //   duration_s             float s, 0.002    offered traffic duration
 //   warmup_s               float s, -1       start of the measured window; -1 = duration/10
 //   batch_interval_s       float s, 1e-5     tester time slice per ns-3 event
+//   loss_bins              int, 100          time bins of the drop timeline over duration_s
 //   fill_limit             int, 0            fill: stop after this many connections (0 = until refused)
 //   fill_validate          bool, false       fill: then send a data segment on every connection held and
 //                                            count those the balancer forwards (RFC 3511 5.2's validation)
@@ -157,6 +158,7 @@ struct LbScenarioConfig
     double durationSeconds = 0.002;
     double warmupSeconds = -1;
     double batchIntervalSeconds = 1e-5;
+    uint32_t lossBins = 100;
     uint64_t fillLimit = 0;
     bool fillValidate = false;
     double timeWaitSeconds = 0;
@@ -243,6 +245,11 @@ struct LbScenarioResult
     /// Time-weighted lengths of the application cores' RSS queues, each
     /// core's own, added (PipelineEngine::CoreQueueLengths).
     QueueLengthHistogram coreQueue;
+    /// Every packet the balancer refused or lost in its cores' queues, on
+    /// the port it entered on (LbPortMap), at its arrival, by reason
+    /// (PipelineDropReasons): loss per port and over time (issue 15). Not
+    /// the packet level's tx_queue_full drops at the Ethernet ports.
+    LossTimeline lossTimeline;
     /// The application cores' mean queueing wait and service per frame.
     double meanCoreWaitSeconds = 0, meanCoreServiceSeconds = 0;
     /// Packet level: mean time a frame waited in the transmit queues of the

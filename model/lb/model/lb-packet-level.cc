@@ -99,6 +99,19 @@ L4BalancerPorts::Install(Ptr<Node> node, Ptr<L4BalancerDevice> device, const std
     }
 }
 
+uint32_t
+LbPortMap::IngressPort(const LbTester& tester, const LbTxPacket& pkt, uint32_t floodPorts) const
+{
+    return floodPorts && tester.IsFloodSyn(pkt) ? static_cast<uint32_t>(pkt.unit % floodPorts)
+                                                : PortOf(tester.SourceIp(pkt));
+}
+
+void
+L4BalancerPorts::SetLossTimeline(uint32_t bins, double spanSeconds)
+{
+    m_loss = LossTimeline(static_cast<unsigned>(m_ports.size()), bins, spanSeconds, PipelineDropReasons());
+}
+
 void
 L4BalancerPorts::StartAging(uint64_t intervalPs, uint64_t endPs, std::function<uint32_t()> budget)
 {
@@ -140,7 +153,7 @@ L4BalancerPorts::Age()
 }
 
 void
-L4BalancerPorts::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, const Address&, const Address&,
+L4BalancerPorts::Receive(Ptr<NetDevice> ingress, Ptr<const Packet> packet, uint16_t, const Address&, const Address&,
                          NetDevice::PacketType)
 {
     ++m_received;
@@ -184,6 +197,8 @@ L4BalancerPorts::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, con
     for (const PacketDesc& d : m_dropped)
     {
         m_inside.erase(d.seq); // the engine's queue drop; the tester times it out
+        const auto port = std::find(m_ports.begin(), m_ports.end(), ingress) - m_ports.begin();
+        m_loss.Add(static_cast<unsigned>(port), static_cast<double>(now) * 1e-12, 1.0, PipelineDropReasonIndex(d));
     }
 }
 

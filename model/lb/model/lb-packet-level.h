@@ -55,6 +55,10 @@ struct LbPortMap
 {
     uint32_t ports = 16;
     uint32_t PortOf(uint32_t ip) const;
+    /// The port a tester packet enters the balancer on: a SYN flood's SYNs
+    /// round robin over the first floodPorts ports (0: no flood), every
+    /// other frame by its source address.
+    uint32_t IngressPort(const LbTester& tester, const LbTxPacket& pkt, uint32_t floodPorts) const;
 };
 
 /// Identifies a tester packet across the balancer (an ns-3 packet tag).
@@ -90,6 +94,10 @@ class L4BalancerPorts : public ns3::Object
     const std::vector<double>& WindowCycles() const { return m_windowCycles; }
     double WindowAgingCycles() const { return m_windowAging; }
     uint64_t Received() const { return m_received; }
+    /// Records every frame the device drops, on the port it came in on, at
+    /// its arrival, by reason (PipelineDropReasons), over `bins` bins of spanSeconds.
+    void SetLossTimeline(uint32_t bins, double spanSeconds);
+    const LossTimeline& Loss() const { return m_loss; }
 
   protected:
     void DoDispose() override;
@@ -109,6 +117,7 @@ class L4BalancerPorts : public ns3::Object
     std::vector<double> m_windowCycles;
     double m_windowAging = 0;
     uint64_t m_received = 0;
+    LossTimeline m_loss;
     std::vector<PacketDesc> m_batch, m_departed, m_dropped;
     std::vector<L4BalancerDevice::AgingWork> m_work;
     // frames inside the balancer, by descriptor tag: the rewritten bytes

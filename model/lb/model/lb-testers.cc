@@ -988,6 +988,18 @@ LbTester::Build(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
     return len;
 }
 
+uint32_t
+LbTester::SourceIp(const LbTxPacket& pkt) const
+{
+    const Stream& st = m_streams[pkt.stream];
+    const Unit& u = UnitOf(pkt);
+    if (st.kind == LbWorkload::kDns)
+    {
+        return u.clientIp;
+    }
+    return StepOf(st, u, pkt.step).fromServer ? u.serverIp : u.clientIp;
+}
+
 size_t
 LbTester::BuildFromSpec(const LbTxPacket& pkt, uint8_t* buf, size_t cap)
 {

@@ -319,6 +319,10 @@ class LbTester
     /// due before that is sent when it does (never, if it was lost), as a
     /// real endpoint answers what it received.
     bool CanSend(const LbTxPacket& pkt) const;
+    /// The source address of the packet's frame (as Build writes it): the
+    /// server's for a server's packet, else the client's. Where a drop
+    /// entered the balancer (LbPortMap), without building the frame again.
+    uint32_t SourceIp(const LbTxPacket& pkt) const;
     /// The packet is one of a SYN flood's spoofed SYNs.
     bool IsFloodSyn(const LbTxPacket& pkt) const { return m_streams[pkt.stream].kind == LbWorkload::kSynFlood; }
     /// The device dropped the packet (queue full) or the balancer refused it.

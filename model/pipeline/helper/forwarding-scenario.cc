@@ -91,6 +91,7 @@ Keys()
         {"duration_s", [](C& c, S k, V v) { c.durationSeconds = Positive(k, v); }},
         {"warmup_s", [](C& c, S k, V v) { c.warmupSeconds = AsDouble(k, v); }},
         {"batch_interval_s", [](C& c, S k, V v) { c.batchIntervalSeconds = Positive(k, v); }},
+        {"loss_bins", [](C& c, S k, V v) { c.lossBins = static_cast<uint32_t>(AsInt(k, v, 1, 100000)); }},
         {"input_queue_depth",
          [](C& c, S k, V v) { c.inputQueueDepth = static_cast<uint32_t>(AsInt(k, v, 0, UINT32_MAX)); }},
         {"core_queue_depth",
@@ -417,13 +418,20 @@ RunForwardingScenario(const ForwardingScenarioConfig& c)
     traffic.traceLoop = c.traceLoop;
     tester->SetTraffic(traffic);
 
+    // Drops over time by reason, as the router keeps them per port: the
+    // device's Drop trace, at the packet's arrival.
+    ForwardingScenarioResult r;
+    r.lossTimeline = LossTimeline(1, c.lossBins, c.durationSeconds, PipelineDropReasons());
+    dev->TraceConnectWithoutContext(
+        "Drop", Callback<void, const PacketDesc&, const char*>([&r](const PacketDesc& d, const char*) {
+            r.lossTimeline.Add(0, static_cast<double>(d.arrivalPs) * 1e-12, 1.0, PipelineDropReasonIndex(d));
+        }));
     tester->SetTransmitCallback(MakeCallback(&PipelineDevice::Receive, dev));
     tester->SetDoneCallback(MakeCallback(&PipelineDevice::Flush, dev));
     dev->SetDeliverCallback(MakeCallback(&Rfc2544Tester::Receive, tester));
     tester->Start();
     Simulator::Run();
 
-    ForwardingScenarioResult r;
     const TesterResults t = tester->Results();
     r.offeredPps = t.offeredPps;
     r.txPackets = t.txPackets;

@@ -28,6 +28,7 @@
 //   warmup_s                    float s, -1      start of the forwarded-rate window;
 //                                                -1 = duration_s / 10
 //   batch_interval_s            float s, 1e-5    tester time slice per ns-3 event
+//   loss_bins                   int, 100         time bins of the drop timeline over duration_s
 //   input_queue_depth           int pkts, 1024   packets waiting for a core; 0 = unbounded
 //   core_queue_depth            int pkts, 1024   rss: per-core queue; 0 = unbounded
 //   lock_hold_cycles            float cycles, 0  per-packet service under a global lock
@@ -115,6 +116,7 @@ struct ForwardingScenarioConfig
     double durationSeconds = 0.01;
     double warmupSeconds = -1;
     double batchIntervalSeconds = 1e-5;
+    uint32_t lossBins = 100;
     uint32_t inputQueueDepth = 1024;
     uint32_t coreQueueDepth = 1024;
     double lockHoldCycles = 0;
@@ -183,6 +185,9 @@ struct ForwardingScenarioResult
     std::string bottleneck;       ///< "" when nothing saturated
     double bottleneckUtilization = 0;
     std::map<std::string, uint64_t> drops; ///< by reason name
+    /// Every drop at the arrival time of the packet, on the tester's one
+    /// port, by reason (PipelineDropReasons): loss over time (issue 15).
+    LossTimeline lossTimeline;
     uint64_t simEvents = 0;       ///< ns-3 events executed
 };
 

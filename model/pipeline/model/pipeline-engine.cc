@@ -95,6 +95,36 @@ PipelineDropName(PipelineDrop d)
     return i < static_cast<size_t>(PipelineDrop::kCount) ? kDropNames[i] : "unknown";
 }
 
+std::vector<std::string>
+PipelineDropReasons()
+{
+    std::vector<std::string> names;
+    for (size_t i = 1; i < static_cast<size_t>(PipelineDrop::kDataPlane); ++i)
+    {
+        names.emplace_back(kDropNames[i]);
+    }
+    for (int i = 1; i < DP_DROP__COUNT; ++i)
+    {
+        names.emplace_back(dp_drop_reason_name(static_cast<dp_drop_reason_t>(i)));
+    }
+    return names;
+}
+
+unsigned
+PipelineDropReasonIndex(const PacketDesc& d)
+{
+    constexpr unsigned kEngineReasons = static_cast<unsigned>(PipelineDrop::kDataPlane) - 1;
+    if (d.dpDrop != DP_OK && d.dpDrop < DP_DROP__COUNT)
+    {
+        return kEngineReasons + d.dpDrop - 1u;
+    }
+    if (d.drop > static_cast<uint8_t>(PipelineDrop::kNone) && d.drop < static_cast<uint8_t>(PipelineDrop::kDataPlane))
+    {
+        return d.drop - 1u;
+    }
+    throw std::invalid_argument("PipelineDropReasonIndex: the descriptor was not dropped");
+}
+
 void
 PipelineConfig::Validate() const
 {

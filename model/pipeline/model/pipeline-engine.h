@@ -66,6 +66,17 @@ enum class PipelineDrop : uint8_t
 /// Stable snake_case name: "input_queue_full", "core_queue_full", "data_plane".
 const char* PipelineDropName(PipelineDrop d);
 
+/// Every reason a descriptor through a pipeline can be dropped for, as one
+/// list: the engine's own (input_queue_full, core_queue_full), then the data
+/// plane's dp_drop names in dp_drop_reason_t order (the work refused it). The
+/// reason axis of the drop timeline (LossTimeline) of a pipeline, or of a
+/// device built on one.
+std::vector<std::string> PipelineDropReasons();
+/// The index in PipelineDropReasons() of a dropped descriptor: its dp_drop
+/// reason if the work refused it, else its PipelineDrop. Throws
+/// std::invalid_argument for a descriptor that was not dropped.
+unsigned PipelineDropReasonIndex(const PacketDesc& d);
+
 /// Static configuration. A value of 0 for a ceiling, rate or depth means "none".
 struct PipelineConfig
 {

@@ -46,6 +46,17 @@ RouterDropName(RouterDrop d)
     return "?";
 }
 
+std::vector<std::string>
+RouterDropNames()
+{
+    std::vector<std::string> names;
+    for (size_t i = 0; i < static_cast<size_t>(RouterDrop::Count); ++i)
+    {
+        names.emplace_back(RouterDropName(static_cast<RouterDrop>(i)));
+    }
+    return names;
+}
+
 void
 RouterConfig::Validate() const
 {
@@ -685,7 +696,7 @@ struct RouterEngine::Impl
           slot(8.0 * c.cellBytes / c.fabricBpsPerPfe),
           ingressCapCells(CapCells(c, slot)),
           fabric(MakeFabric(c, ingressCapCells)),
-          lossTimeline(c.ports, c.lossBins, c.durationSeconds)
+          lossTimeline(c.ports, c.lossBins, c.durationSeconds, RouterDropNames())
     {
         Fib fib = LoadFib(cfg);
         streams.resize(cfg.ports);
@@ -987,7 +998,7 @@ struct RouterEngine::Impl
     void Drop(RouterDrop d, unsigned inPort, double t)
     {
         ++drops[static_cast<size_t>(d)];
-        lossTimeline.Add(inPort, t);
+        lossTimeline.Add(inPort, t, 1.0, static_cast<unsigned>(d));
         if (onDrop)
         {
             onDrop(d, inPort);
@@ -1501,11 +1512,12 @@ FillBlockDistributions(const RouterConfig& cfg, unsigned p, double meanA, const 
             egressWait = egress.blockWait[e];
         }
         hist.Add(cfg.fixedLatencySeconds + fabric.blockWait[b] + egressWait, packets);
-        loss.Add(p, first * meanA, fabric.blockDropped[b] / cfg.portsPerPfe);
+        loss.Add(p, first * meanA, fabric.blockDropped[b] / cfg.portsPerPfe,
+                 static_cast<unsigned>(RouterDrop::IngressBufferFull));
     }
     for (size_t e = 0; e < egress.blockDropped.size(); ++e)
     {
-        loss.Add(p, e * egress.block * meanA, egress.blockDropped[e]);
+        loss.Add(p, e * egress.block * meanA, egress.blockDropped[e], static_cast<unsigned>(RouterDrop::EgressBufferFull));
     }
 }
 
@@ -1553,7 +1565,7 @@ RunRouterSteadyState(const RouterConfig& cfg)
 
     RouterResult r;
     r.ports.assign(cfg.ports, RouterPortStats{});
-    r.lossTimeline = LossTimeline(cfg.ports, cfg.lossBins, cfg.durationSeconds);
+    r.lossTimeline = LossTimeline(cfg.ports, cfg.lossBins, cfg.durationSeconds, RouterDropNames());
     std::vector<Moments> mom(cfg.ports);
     const Fib fib = LoadFib(cfg); // the sampled packets' destinations
     double escIn = 0, escOut = 0;
@@ -1621,7 +1633,8 @@ RunRouterSteadyState(const RouterConfig& cfg)
             lost += shed;
             for (unsigned b = 0; b < cfg.lossBins; ++b)
             {
-                r.lossTimeline.Add(p, (b + 0.5) * r.lossTimeline.BinSeconds(), shed / cfg.lossBins);
+                r.lossTimeline.Add(p, (b + 0.5) * r.lossTimeline.BinSeconds(), shed / cfg.lossBins,
+                                   static_cast<unsigned>(RouterDrop::LookupQueueFull));
             }
         }
         s.rxPackets = static_cast<uint64_t>(std::llround(std::max(0.0, n - lost)));

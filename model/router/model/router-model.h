@@ -55,6 +55,8 @@ enum class RouterDrop
     Count
 };
 const char* RouterDropName(RouterDrop d);
+/// Every RouterDropName in RouterDrop order: the reason axis of the loss timeline.
+std::vector<std::string> RouterDropNames();
 
 struct RouterConfig
 {

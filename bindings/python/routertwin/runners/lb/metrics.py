@@ -19,7 +19,7 @@ METRICS = (
     # distributions (issue 15): frames' latency, units' response time, the cores' queue lengths
     "latency_p50_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "unit_latency_p50_us",
     "unit_latency_p99_us", "unit_latency_p999_us", "unit_latency_max_us", "core_queue_mean", "core_queue_p99",
-    "core_queue_max",
+    "core_queue_max", "loss_ports", "loss_top_port_share", "loss_bins",
     # fill
     "max_concurrent", "concurrent", "connections_per_core", "bytes_per_connection", "insert_rate",
     # max-cps, max-tps, max-concurrent (RFC 3511 / RFC 9411)
@@ -49,4 +49,5 @@ UNITS = {
     "connections_per_core": "connections", "moved": "connections", "keys": "connections", "r2": "1",
     "cores": "cores", "servers": "servers", "steps": "units/s",
     "buckets_moved": "buckets", "instances": "instances",
+    "loss_ports": "ports", "loss_top_port_share": "% of drops", "loss_bins": "time bins",
 }

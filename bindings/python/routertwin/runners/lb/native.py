@@ -97,8 +97,19 @@ def fill_config(cfg: Schema, plat: LbPlatform, prices: dict[str, float], seed: i
     return keys
 
 
+# Keys of a fill config (fill_config) that the fill provably does not read:
+# model/lb/helper/lb-scenario.cc RunFill offers its SYN, SYN-ACK and ACK to the
+# balancer's C core directly (L4Balancer::Process), never to the cores' queues
+# (core_queue_depth) or the egress line (ports x port_bit_rate), which only
+# MakeDevice's PipelineEngine reads, and nothing in it draws a random number
+# (seed). Interval runs that differ only there share one result (NativeMemo):
+# adx-conc's replications and its core_queue_depth variants.
+FILL_UNREAD = ("seed", "core_queue_depth", "ports", "port_bit_rate")
+
+
 def call(config: dict, *, source: Path | None, case_id: str) -> dict:
     from routertwin import _core
     from routertwin.runners._shared.native import call_native
 
-    return call_native(_core.run_lb, config, source=source, case_id=case_id, engine="run_lb")
+    unread = FILL_UNREAD if config["workload"] == "fill" else ()
+    return call_native(_core.run_lb, config, source=source, case_id=case_id, engine="run_lb", unread=unread)

@@ -10,6 +10,8 @@ METRICS = (
     "packet_output_util", "lock_util", "memory_util", "line_rate_util", "ordering_util",
     "pps_analytic", "latency_analytic_us", "core_queue_mean", "core_queue_p99", "core_queue_max",
     "flows_started", "flows_active_mean", "flows_active_max",
+    # loss clustering over the drop timeline (issue 15; one tester port)
+    "loss_ports", "loss_top_port_share", "loss_bins",
 )
 
 # Units (Results.to_dataframe's df.attrs["units"]); names or regular
@@ -19,6 +21,7 @@ UNITS = {
     "line_rate_fraction": "fraction", r".*_util": "fraction", "cycles_per_packet": "cycles",
     "frame": "bytes", "port_rate_bps": "bit/s", "cores": "cores", r"core_queue_(mean|p99|max)": "packets",
     "flows_started": "flows", r"flows_active_(mean|max)": "flows",
+    "loss_ports": "ports", "loss_top_port_share": "% of drops", "loss_bins": "time bins",
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from routertwin.distributions import histogram_distribution, percentile_metrics, queue_metrics
+from routertwin.distributions import histogram_distribution, loss_clustering, percentile_metrics, queue_metrics
 from routertwin.errors import UserError
 from routertwin.results import CaseResult
 from routertwin.runners._shared.ethernet import line_rate_pps
@@ -119,6 +119,7 @@ def run_packet(r: Resolved, cfg: Schema, seed: int, source: Path | None = None, 
         **queue_metrics(out["core_queue"], "core_queue"),
         "cycles_per_packet": float(out["service_cycles"]),
         "loss_pct": float(out["loss_pct"]),
+        **loss_clustering(out["loss_timeline"]),
     }
     if len(r.frames) > 1 or r.trace is not None:
         metrics["gbps"] = float(out["forwarded_bps"]) / 1e9  # the bits of the frames actually forwarded

@@ -277,3 +277,31 @@ def test_assumptions_a_path_never_reads_are_not_varied(name):
                 node = node[k]
             node[last] = end
             assert config(sc.config, PathPlatform.model_validate(d), 1, 1000, 1) == nominal, a.path
+
+
+def test_a_single_web_switch_never_reads_the_pairs_failover_interval(tmp_path):
+    """behaviour.failover_advert_interval_s is read by a redundant pair only
+    (kind webswitch_pair), so a single switch's interval runs do not vary it.
+    Checked independently: the NCTU L4 NAT replay gives the same numbers
+    with the interval at either end of its range in every product."""
+    import routertwin
+
+    path = ROOT / "scenarios" / "nctu" / "nctu-l4-nat.yaml"
+    kept = {a.path for a in iv.scenario_inputs(path).assumptions}
+    assert "behaviour.failover_advert_interval_s" not in kept
+    assert any(p.startswith("costs.") for p in kept)  # the switch's costs still are varied
+
+    def replay(interval: str) -> list:
+        shutil.copytree(ROOT / "scenarios" / "platforms", tmp_path / interval / "platforms")
+        shutil.copytree(ROOT / "scenarios" / "workloads", tmp_path / interval / "workloads")
+        (tmp_path / interval / "nctu").mkdir()
+        shutil.copy(path, tmp_path / interval / "nctu" / path.name)
+        for profile in (tmp_path / interval / "platforms").glob("nctu-*.yaml"):
+            text = profile.read_text(encoding="utf-8")
+            assert "failover_advert_interval_s: 1.0" in text
+            profile.write_text(text.replace("failover_advert_interval_s: 1.0",
+                                            f"failover_advert_interval_s: {interval}"), encoding="utf-8")
+        res = routertwin.run(routertwin.load(tmp_path / interval / "nctu" / path.name))
+        return [(c.case, c.metrics) for c in res.runs[0].cases]
+
+    assert replay("0.1") == replay("3.0")

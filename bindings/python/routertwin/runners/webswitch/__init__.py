@@ -32,7 +32,7 @@ Example (scenarios/nctu/nctu-l7.yaml):
       - ../platforms/nctu-cisco-css11154-v510.yaml
 """
 
-from routertwin.runners.webswitch.runner import check, run
+from routertwin.runners.webswitch.runner import check, run, unread_assumption
 from routertwin.runners.webswitch.schema import Schema
 
 # Every metric a case may report (validation mappings are checked against it).
@@ -46,4 +46,4 @@ UNITS = {"requests_per_s": "requests/s", "latency_avg": "ms", "throughput_mbps":
          "offered_rps": "requests/s", "latency_p50_us": "us", "latency_p99_us": "us", "latency_p999_us": "us",
          "latency_max_us": "us", "refused_pct": "%", "unanswered_pct": "%"}
 
-__all__ = ["METRICS", "UNITS", "Schema", "check", "run"]
+__all__ = ["METRICS", "UNITS", "Schema", "check", "run", "unread_assumption"]

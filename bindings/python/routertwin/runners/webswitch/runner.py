@@ -267,3 +267,11 @@ def run(scenario, progress) -> list[CaseResult]:
                                       params={"product": p.platform, "http": http, "rules_low": lo, "rules_high": hi},
                                       metrics={"drop": drop}))
     return out
+
+
+def unread_assumption(scenario, profile, dotted: str) -> bool:
+    """True when the assumed number `dotted` of `profile` cannot reach a
+    single switch's run: the failover advertisement interval is read only by
+    a redundant pair (kind webswitch_pair). Interval runs skip varying it
+    (routertwin.validation.intervals.scenario_inputs)."""
+    return dotted == "behaviour.failover_advert_interval_s"

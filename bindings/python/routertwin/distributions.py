@@ -9,8 +9,11 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
 
 - `latency_histogram`: {"count", "bins": [[lower_us, upper_us, packets], ...]}
   (non-empty bins only; mergeable by adding counts of equal bins);
-- `ports` (router): per tester port, tx, rx, dropped and its latency
-  avg/p50/p99/p999/max (us);
+- `ports` (router; lb at descriptor level): per tester port, rx, dropped
+  and the latency avg/p50/p99/p999/max (us) of the packets that came in on
+  it (the lb's ports by LbPortMap, the loss timeline's rule; each lb port
+  also keeps its `latency_histogram`, and they add up to the run's); tx
+  (router);
 - `loss_timeline` (router, pipeline, lb): {"bin_s", "ports": [[drops per
   time bin] per port]}, drops counted at the port the packet came in on
   (the pipeline's tester has one port; the lb's are its LbPortMap ports),
@@ -90,10 +93,13 @@ def loss_distribution(timeline: dict) -> dict[str, Any]:
 
 def lb_distributions(out: dict) -> dict[str, Any]:
     """The `distributions` of an lb load step (native run_lb result)."""
-    return {"latency_histogram": _hist(out["latency_histogram"]),
-            "unit_latency_histogram": _hist(out["unit_latency_histogram"]),
-            "core_queue": queue_distribution(out["core_queue"]),
-            "loss_timeline": loss_distribution(out["loss_timeline"])}
+    d = {"latency_histogram": _hist(out["latency_histogram"]),
+         "unit_latency_histogram": _hist(out["unit_latency_histogram"]),
+         "core_queue": queue_distribution(out["core_queue"]),
+         "loss_timeline": loss_distribution(out["loss_timeline"])}
+    if out.get("ports"):  # descriptor level: per ingress port (LbPortMap)
+        d["ports"] = port_rows(out["ports"])
+    return d
 
 
 def lb_metrics(out: dict) -> dict[str, float]:
@@ -123,25 +129,39 @@ def loss_clustering(timeline: dict) -> dict[str, float]:
     }
 
 
+def port_rows(native_ports: list) -> list[dict[str, Any]]:
+    """Per-port figures of a native result's `ports` (router, lb at
+    descriptor level), one dict per port numbered from 1: rx, dropped and the
+    latency avg/p50/p99/p999/max (us) of the packets that entered on it;
+    tx, egress load and the egress latency and queue where the model has
+    them (the router)."""
+    rows = []
+    for i, p in enumerate(native_ports):
+        row = {"port": i + 1, "rx": int(p["rx_packets"]), "dropped": int(p["dropped_packets"]),
+               **{k: float(p[f"{k}_us"]) for k in ("latency_avg", "latency_p50", "latency_p99", "latency_p999",
+                                                    "latency_max")}}
+        if "tx_packets" in p:
+            row["tx"] = int(p["tx_packets"])
+        # what left the port, whichever port sent it (router, packet mode)
+        if "egress_packets" in p:
+            row.update({"egress": int(p["egress_packets"]), "egress_ip_bytes": int(p["egress_ip_bytes"]),
+                        "egress_load": float(p["egress_load"])})
+        # the packets that left on this port (router)
+        row.update({k: float(p[f"{k}_us"]) for k in ("egress_latency_p50", "egress_latency_p99",
+                                                     "egress_latency_p999", "egress_latency_max")
+                    if f"{k}_us" in p})
+        row.update({k: float(p[k]) for k in ("egress_queue_mean", "egress_queue_p99", "egress_queue_max") if k in p})
+        if "latency_histogram" in p:
+            row["latency_histogram"] = _hist(p["latency_histogram"])
+        rows.append(row)
+    return rows
+
+
 def router_distributions(out: dict) -> dict[str, Any]:
     """The `distributions` of a router trial (native run_router result)."""
-    ports = [
-        {"port": i + 1, "tx": int(p["tx_packets"]), "rx": int(p["rx_packets"]),
-         "dropped": int(p["dropped_packets"]),
-         **{k: float(p[f"{k}_us"]) for k in ("latency_avg", "latency_p50", "latency_p99", "latency_p999",
-                                              "latency_max")},
-         # what left the port, whichever port sent it (packet mode)
-         **({"egress": int(p["egress_packets"]), "egress_ip_bytes": int(p["egress_ip_bytes"]),
-             "egress_load": float(p["egress_load"])} if "egress_packets" in p else {}),
-         # the packets that left on this port, and its egress queue (packet mode)
-         **{k: float(p[f"{k}_us"]) for k in ("egress_latency_p50", "egress_latency_p99", "egress_latency_p999",
-                                              "egress_latency_max")},
-         **{k: float(p[k]) for k in ("egress_queue_mean", "egress_queue_p99", "egress_queue_max") if k in p}}
-        for i, p in enumerate(out["ports"])
-    ]
     dist = {
         "latency_histogram": _hist(out["latency_histogram"]),
-        "ports": ports,
+        "ports": port_rows(out["ports"]),
         "loss_timeline": loss_distribution(out["loss_timeline"]),
     }
     if "egress_queue" in out:
@@ -283,16 +303,18 @@ def print_distributions(console, scenario, cases) -> None:
         ports = c.distributions["ports"]
         worst = sorted(ports, key=lambda p: (-p["latency_p99"], p["port"]))[:5]
         lossy = sorted((p for p in ports if p["dropped"] > 0), key=lambda p: (-p["dropped"], p["port"]))[:5]
-        pt = Table(title=f"{c.case}: ports differ (the 5 with the highest p99, the 5 with most drops; "
-                         "egress: the packets that left on the port, and its queue)")
-        for col in ("port", "avg", "p50", "p99", "p99.9", "max", "dropped", "egress p99", "egress queue p99",
-                    "egress queue max"):
+        egress = [k for k in ("egress_latency_p99", "egress_queue_p99", "egress_queue_max")
+                  if any(k in p for p in ports)]  # the router's; the lb keeps ingress only
+        pt = Table(title=f"{c.case}: ports differ (the 5 with the highest p99, the 5 with most drops"
+                         + ("; egress: the packets that left on the port, and its queue)" if egress else
+                            "; by the port a packet entered on)"))
+        for col in ("port", "avg", "p50", "p99", "p99.9", "max", "dropped",
+                    *(k.replace("_", " ").replace("latency ", "") for k in egress)):
             pt.add_column(col, justify="right")
         for p in worst + [p for p in lossy if p not in worst]:
             pt.add_row(str(p["port"]), fmt(p["latency_avg"]), fmt(p["latency_p50"]), fmt(p["latency_p99"]),
                        fmt(p["latency_p999"]), fmt(p["latency_max"]), str(p["dropped"]),
-                       fmt(p.get("egress_latency_p99", "")), fmt(p.get("egress_queue_p99", "")),
-                       fmt(p.get("egress_queue_max", "")))
+                       *(fmt(p.get(k, "")) for k in egress))
         console.print(pt)
 
 

@@ -26,6 +26,8 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   sent to its last delivered), beside the frames' `latency_histogram`;
 - `rtt_histogram` (tcp_path): every RTT sample the sender's TCP took over
   the last record (ns-3's "RTT" trace), in the latency histogram's bins;
+  its `loss_timeline` has a row per path server (a wire direction or a
+  box's CPU, named in "port_names") over the whole run, by reason;
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):
   {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
@@ -69,8 +71,13 @@ def _hist(h: dict) -> dict[str, Any]:
 
 
 def rtt_distribution(out: dict) -> dict[str, Any]:
-    """The `distributions` of a tcp_path run: its sender's RTT samples."""
-    return {"rtt_histogram": _hist(out["rtt_histogram"])}
+    """The `distributions` of a tcp_path run: its sender's RTT samples, and
+    its drops per path server (a wire direction or a box's CPU, named) and
+    over the whole run, by reason."""
+    d = {"rtt_histogram": _hist(out["rtt_histogram"])}
+    if "loss_timeline" in out:
+        d["loss_timeline"] = loss_distribution(out["loss_timeline"], [s["name"] for s in out["servers"]])
+    return d
 
 
 def latency_distribution(out: dict) -> dict[str, Any]:
@@ -79,13 +86,16 @@ def latency_distribution(out: dict) -> dict[str, Any]:
     return {"latency_histogram": _hist(out["latency_histogram"])}
 
 
-def loss_distribution(timeline: dict) -> dict[str, Any]:
+def loss_distribution(timeline: dict, port_names: list[str] | None = None) -> dict[str, Any]:
     """A native loss timeline as plain Python numbers (its per-reason rows
-    too, where the model keeps reasons apart)."""
+    too, where the model keeps reasons apart); `port_names` where its rows
+    are not tester ports (tcp_path: the path's servers)."""
     def rows(ports):
         return [list(map(float, row)) for row in ports]
 
     d = {"bin_s": float(timeline["bin_s"]), "ports": rows(timeline["ports"])}
+    if port_names is not None:
+        d["port_names"] = list(port_names)
     if "reasons" in timeline:
         d["reasons"] = {str(name): rows(ports) for name, ports in timeline["reasons"].items()}
     return d
@@ -393,6 +403,8 @@ def loss_rows(timeline: dict) -> tuple[list[str], list[list[float]], str]:
     if len(timeline["ports"]) == 1 and reasons:
         names = sorted(reasons)
         return names, [reasons[n][0] for n in names], "drop reason (the tester's one port)"
+    if timeline.get("port_names"):
+        return list(timeline["port_names"]), timeline["ports"], "server (where the packet was dropped)"
     return [str(i + 1) for i in range(len(timeline["ports"]))], timeline["ports"], "tester port (packet's ingress)"
 
 
@@ -426,7 +438,7 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     bx.barh(np.arange(1, m.shape[0] + 1), m.sum(axis=1), color="tab:red")
     bx.set_xlabel("drops")
     reasons = tl.get("reasons") or {}
-    if reasons and labels[0].isdigit():
+    if reasons and (labels[0].isdigit() or tl.get("port_names")):
         # several ports: the reasons' totals in the title
         title += " (" + ", ".join(f"{n} {sum(map(sum, r)):.0f}" for n, r in sorted(reasons.items())) + ")"
     fig.suptitle(title, fontsize=9)

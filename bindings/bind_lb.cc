@@ -84,7 +84,7 @@ ToDict(const LbScenarioResult& r)
     d["unit_latency_histogram"] = HistogramDict(r.unitLatency);
     d["core_queue"] = QueueLengthDict(r.coreQueue);
     d["loss_timeline"] = LossTimelineDict(r.lossTimeline);
-    // descriptor level: latency and drops per ingress port (LbPortMap), the
+    // latency and drops per ingress port (LbPortMap), the
     // router's per-port shape so that distributions.py reads both alike
     py::list ports;
     for (size_t i = 0; i < r.portLatency.size(); ++i)

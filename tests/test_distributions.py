@@ -225,6 +225,18 @@ def test_lb_port_latency_is_empty_on_ports_without_traffic():
         assert p["latency_p50_us"] == p["latency_max_us"] == p["latency_avg_us"] == 0
 
 
+def test_lb_packet_level_port_latency_adds_up_and_stays_on_the_flood_port():
+    # packet level: each frame timed on the tester port it was sent on
+    r = _core.run_lb({"workload": "synflood", "syn_cookies": True, "num_cores": 1, "clock_hz": 1e9,
+                      "fixed_cycles_per_packet": 1000, "flood_ports": 1, "ports": 16, "rate": 1e5,
+                      "duration_s": 2e-3, "seed": 3, "level": "packet"})
+    ports = r["ports"]
+    assert sum(p["rx_packets"] for p in ports) == r["frames_measured"] == ports[0]["rx_packets"] > 100
+    assert _merged_bins([p["latency_histogram"] for p in ports]) == \
+        sorted(((lo, hi), n) for lo, hi, n in r["latency_histogram"]["bins"])
+    assert all(p["rx_packets"] == 0 for p in ports[1:])
+
+
 def test_lb_port_medians_agree_under_symmetric_load():
     # DNS clients take consecutive addresses, which go round the 8 client
     # ports (LbPortMap), each port a sample of the same Poisson-loaded cores.

@@ -9,7 +9,7 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
 
 - `latency_histogram`: {"count", "bins": [[lower_us, upper_us, packets], ...]}
   (non-empty bins only; mergeable by adding counts of equal bins);
-- `ports` (router; lb at descriptor level): per tester port, rx, dropped
+- `ports` (router, lb): per tester port, rx, dropped
   and the latency avg/p50/p99/p999/max (us) of the packets that came in on
   it (the lb's ports by LbPortMap, the loss timeline's rule; each lb port
   also keeps its `latency_histogram`, and they add up to the run's); tx
@@ -107,7 +107,7 @@ def lb_distributions(out: dict) -> dict[str, Any]:
          "unit_latency_histogram": _hist(out["unit_latency_histogram"]),
          "core_queue": queue_distribution(out["core_queue"]),
          "loss_timeline": loss_distribution(out["loss_timeline"])}
-    if out.get("ports"):  # descriptor level: per ingress port (LbPortMap)
+    if out.get("ports"):  # per ingress port (LbPortMap)
         d["ports"] = port_rows(out["ports"])
     return d
 
@@ -140,8 +140,8 @@ def loss_clustering(timeline: dict) -> dict[str, float]:
 
 
 def port_rows(native_ports: list) -> list[dict[str, Any]]:
-    """Per-port figures of a native result's `ports` (router, lb at
-    descriptor level), one dict per port numbered from 1: rx, dropped and the
+    """Per-port figures of a native result's `ports` (router, lb), one
+    dict per port numbered from 1: rx, dropped and the
     latency avg/p50/p99/p999/max (us) of the packets that entered on it;
     tx, egress load and the egress latency and queue where the model has
     them (the router)."""

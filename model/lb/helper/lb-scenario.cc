@@ -720,6 +720,8 @@ RunPacketLevel(const LbScenarioConfig& c)
     r.framesMeasured = app->Received();
     r.meanLatencySeconds = app->Received() ? app->SumLatencySeconds() / static_cast<double>(app->Received()) : 0;
     r.latency = app->Latency();
+    r.portLatency = app->PortLatency();
+    r.portLatencySumSeconds = app->PortLatencySumSeconds();
     r.lossTimeline = box->Loss();
     Time portWait;
     uint64_t portFrames = 0, portDrops = 0;

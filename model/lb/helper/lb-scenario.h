@@ -237,10 +237,11 @@ struct LbScenarioResult
     double meanLatencySeconds = 0;
     /// Those frames' latencies (issue 15: percentiles, plots).
     LatencyHistogram latency;
-    /// Descriptor level: the same frames' latencies by the port they
-    /// entered on (LbPortMap::IngressPort, the loss timeline's rule), one
-    /// histogram and latency sum (s) per port; they add up to `latency`.
-    /// Empty at packet level.
+    /// The same frames' latencies by the port they entered the balancer
+    /// on (descriptor level: LbPortMap::IngressPort, the loss timeline's
+    /// rule; packet level: the tester port the frame was sent on, by the
+    /// same rule), one histogram and latency sum (s) per port; they add up
+    /// to `latency`.
     std::vector<LatencyHistogram> portLatency;
     std::vector<double> portLatencySumSeconds;
     /// Response time of the units (transactions, connections, queries) of

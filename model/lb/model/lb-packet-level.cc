@@ -91,8 +91,6 @@ L4BalancerPorts::Install(Ptr<Node> node, Ptr<L4BalancerDevice> device, const std
 {
     m_device = device;
     m_ports = ports;
-    m_portLatency.assign(ports.size(), LatencyHistogram{});
-    m_portSum.assign(ports.size(), 0.0);
     m_map = map;
     m_windowCycles.assign(device->Engine().Config().numCores, 0.0);
     for (const Ptr<EthernetPortDevice>& p : ports)

@@ -102,6 +102,10 @@ L4BalancerPorts::Install(Ptr<Node> node, Ptr<L4BalancerDevice> device, const std
 uint32_t
 LbPortMap::IngressPort(const LbTester& tester, const LbTxPacket& pkt, uint32_t floodPorts) const
 {
+    if (ports <= 1)
+    {
+        return 0; // one port carries both sides (PortOf's server half would be port 1)
+    }
     return floodPorts && tester.IsFloodSyn(pkt) ? static_cast<uint32_t>(pkt.unit % floodPorts)
                                                 : PortOf(tester.SourceIp(pkt));
 }

@@ -57,7 +57,7 @@ struct LbPortMap
     uint32_t PortOf(uint32_t ip) const;
     /// The port a tester packet enters the balancer on: a SYN flood's SYNs
     /// round robin over the first floodPorts ports (0: no flood), every
-    /// other frame by its source address.
+    /// other frame by its source address; with one port, that port.
     uint32_t IngressPort(const LbTester& tester, const LbTxPacket& pkt, uint32_t floodPorts) const;
 };
 

@@ -567,5 +567,6 @@ def ports_plot(case, path: Path, title: str) -> Path | None:
         bx.set_ylabel("egress queue (packets, time-weighted)")
         bx.legend(fontsize=7)
         bx.grid(True, axis="y", alpha=0.3)
-    axes[-1][0].set_xlabel("tester port (latency: packet's ingress; egress: what left the port)")
+    axes[-1][0].set_xlabel("tester port (latency: packet's ingress; egress: what left the port)" if queued
+                           else "tester port (latency: packet's ingress)")
     return save_png(fig, path, dpi=110)

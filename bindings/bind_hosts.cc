@@ -65,6 +65,7 @@ FromDict(const py::dict& config)
           {"file_bytes", [&](auto& k, auto& v) { c.fileBytes = static_cast<uint64_t>(Num(k, v)); }},
           {"records", [&](auto& k, auto& v) { c.records = Uint(k, v); }},
           {"duration_s", [&](auto& k, auto& v) { c.durationS = Num(k, v); }},
+          {"loss_bins", [&](auto& k, auto& v) { c.lossBins = Uint(k, v); }},
           {"tcp",
            [&](auto& k, auto& v) {
                auto& t = c.tcp;
@@ -165,6 +166,7 @@ ToDict(const TcpPathResult& r)
     d["rtt_min_s"] = r.rttMinS;
     d["rtt_histogram"] = HistogramDict(r.rtt);
     AddPercentiles(d, r.rtt, "rtt"); // rtt_p50_us, rtt_p99_us, rtt_p999_us, rtt_max_us
+    d["loss_timeline"] = LossTimelineDict(r.lossTimeline); // ports: the servers, in `servers` order
     d["segment_bytes"] = r.segmentBytes;
     d["nat_connections"] = r.natConnections;
     d["nat_translated"] = r.natTranslated;

@@ -84,6 +84,26 @@ ToDict(const LbScenarioResult& r)
     d["unit_latency_histogram"] = HistogramDict(r.unitLatency);
     d["core_queue"] = QueueLengthDict(r.coreQueue);
     d["loss_timeline"] = LossTimelineDict(r.lossTimeline);
+    // latency and drops per ingress port (LbPortMap), the
+    // router's per-port shape so that distributions.py reads both alike
+    py::list ports;
+    for (size_t i = 0; i < r.portLatency.size(); ++i)
+    {
+        const LatencyHistogram& h = r.portLatency[i];
+        py::dict p;
+        p["rx_packets"] = h.Count();
+        double dropped = 0;
+        for (unsigned b = 0; b < r.lossTimeline.Bins(); ++b)
+        {
+            dropped += r.lossTimeline.At(static_cast<unsigned>(i), b);
+        }
+        p["dropped_packets"] = dropped;
+        p["latency_avg_us"] = h.Count() > 0 ? r.portLatencySumSeconds[i] / h.Count() * 1e6 : 0.0;
+        AddPercentiles(p, h, "latency");
+        p["latency_histogram"] = HistogramDict(h);
+        ports.append(p);
+    }
+    d["ports"] = ports;
     return d;
 }
 

@@ -186,6 +186,97 @@ def test_lb_histograms_hold_every_frame_and_every_completed_unit():
     assert mid == pytest.approx(r["mean_latency_s"] * 1e6, rel=BIN)
 
 
+def _merged_bins(hists):
+    """Bins of several histograms of the same axis, added bin by bin."""
+    out: dict = {}
+    for h in hists:
+        for lo, hi, n in h["bins"]:
+            out[(lo, hi)] = out.get((lo, hi), 0.0) + n
+    return sorted(out.items())
+
+
+def test_lb_port_latency_histograms_add_up_to_the_runs():
+    # descriptor level: every measured frame in the histogram of the one
+    # port it entered on, so the ports' bins add up, bin by bin, to the run's
+    r = _core.run_lb(dict(LB_DNS))
+    ports = r["ports"]
+    assert len(ports) == 16
+    assert sum(p["rx_packets"] for p in ports) == r["latency_histogram"]["count"] == r["frames_measured"]
+    assert _merged_bins([p["latency_histogram"] for p in ports]) == \
+        sorted(((lo, hi), n) for lo, hi, n in r["latency_histogram"]["bins"])
+    assert max(p["latency_max_us"] for p in ports) == r["latency_max_us"]
+    # the ports' means, weighted by their frames, are the run's exact mean
+    mean = sum(p["latency_avg_us"] * p["rx_packets"] for p in ports) / r["frames_measured"]
+    assert mean == pytest.approx(r["mean_latency_s"] * 1e6, rel=1e-9)
+    assert sum(p["dropped_packets"] for p in ports) == sum(map(sum, r["loss_timeline"]["ports"]))
+
+
+def test_lb_port_latency_is_empty_on_ports_without_traffic():
+    # a SYN flood on the first port only, well inside one core's capacity:
+    # every frame the balancer handles came in on port 1
+    r = _core.run_lb({"workload": "synflood", "syn_cookies": True, "num_cores": 1, "clock_hz": 1e9,
+                      "fixed_cycles_per_packet": 1000, "flood_ports": 1, "ports": 16, "rate": 1e5,
+                      "duration_s": 2e-3, "seed": 3})
+    first, rest = r["ports"][0], r["ports"][1:]
+    assert first["rx_packets"] == r["frames_measured"] > 100
+    assert first["latency_p99_us"] == r["latency_p99_us"]
+    for p in rest:
+        assert p["rx_packets"] == 0 and p["latency_histogram"]["bins"] == []
+        assert p["latency_p50_us"] == p["latency_max_us"] == p["latency_avg_us"] == 0
+
+
+def test_lb_packet_level_port_latency_adds_up_and_stays_on_the_flood_port():
+    # packet level: each frame timed on the tester port it was sent on
+    r = _core.run_lb({"workload": "synflood", "syn_cookies": True, "num_cores": 1, "clock_hz": 1e9,
+                      "fixed_cycles_per_packet": 1000, "flood_ports": 1, "ports": 16, "rate": 1e5,
+                      "duration_s": 2e-3, "seed": 3, "level": "packet"})
+    ports = r["ports"]
+    assert sum(p["rx_packets"] for p in ports) == r["frames_measured"] == ports[0]["rx_packets"] > 100
+    assert _merged_bins([p["latency_histogram"] for p in ports]) == \
+        sorted(((lo, hi), n) for lo, hi, n in r["latency_histogram"]["bins"])
+    assert all(p["rx_packets"] == 0 for p in ports[1:])
+
+
+def test_lb_port_medians_agree_under_symmetric_load():
+    # DNS clients take consecutive addresses, which go round the 8 client
+    # ports (LbPortMap), each port a sample of the same Poisson-loaded cores.
+    # Each port's median lies inside the distribution-free 99.9 % interval of
+    # the pooled median for n samples (order statistics n/2 +- 3.3 sqrt(n)/2),
+    # widened by one histogram bin.
+    r = _core.run_lb(dict(LB_DNS))
+    busy = [p for p in r["ports"] if p["rx_packets"] > 0]
+    assert len(busy) == 8
+    counts = [p["rx_packets"] for p in busy]
+    assert max(counts) - min(counts) <= 1  # round robin over the ports
+    pooled = r["latency_histogram"]
+    for p in busy:
+        half = 3.3 * 0.5 / math.sqrt(p["rx_packets"])
+        lo, hi = quantile(pooled, 0.5 - half), quantile(pooled, 0.5 + half)
+        assert lo * (1 - BIN) <= p["latency_p50_us"] <= hi * (1 + BIN), p
+    # ...while the ports' medians are not all one number (each its own sample)
+    assert len({p["latency_p50_us"] for p in busy}) > 1
+
+
+def test_lb_port_latency_same_seed_same_histograms():
+    a, b = _core.run_lb(dict(LB_DNS)), _core.run_lb(dict(LB_DNS))
+    assert a["ports"] == b["ports"]
+    c = _core.run_lb(dict(LB_DNS, seed=6))
+    assert c["ports"] != a["ports"]
+
+
+def test_lb_distributions_show_ports_like_the_router(tmp_path):
+    from routertwin.distributions import lb_distributions, ports_plot
+    from routertwin.results import CaseResult
+
+    d = lb_distributions(_core.run_lb(dict(LB_DNS)))
+    assert [p["port"] for p in d["ports"]] == list(range(1, 17))
+    assert {"rx", "dropped", "latency_avg", "latency_p50", "latency_p99", "latency_p999",
+            "latency_max"} <= set(d["ports"][0])
+    assert "tx" not in d["ports"][0] and "egress_latency_p99" not in d["ports"][0]
+    assert ports_differ(d)  # 8 client ports with traffic, 8 without
+    assert ports_plot(CaseResult(case="q", distributions=d), tmp_path / "p.png", "t").stat().st_size > 0
+
+
 def test_lb_core_queue_area_is_the_frames_time_at_the_cores():
     # Little's law over a finite run that starts and ends empty: the area
     # under the queue-length curve (mean x time) is the sum of every frame's

@@ -180,3 +180,37 @@ def test_rtt_samples_fill_a_histogram_bounded_by_the_path(tmp_path):
     assert mean_us == pytest.approx(m["rtt_mean_ms"] * 1e3, rel=0.0233)
     # TCP fills the queue: the samples spread over milliseconds, not one value
     assert m["rtt_p99_ms"] > 100 * m["rtt_min_ms"]
+
+
+def test_drops_over_time_add_up_to_each_servers_counters(tmp_path):
+    # TCP fills the one link's 50-packet queue (queue_full) and the link
+    # loses 1 frame in 2,000 at random (random_loss): every drop is in the
+    # loss timeline (issue 15), on the server that dropped it, in the time
+    # bin of the run it happened in, under its reason; the rows add up to
+    # the servers' own drop counters.
+    path, _ = scenario(tmp_path, """
+        transfer: {duration_s: 0.2}
+        link_types:
+          lossy-1g: {rate_bps: 1.0e9, frame_overhead_bytes: 38, queue_packets: 50, loss_rate: 0.0005}
+        path:
+          - {node: client, type: vm}
+          - {node: server, type: vm, link: lossy-1g}
+    """)
+    case = run_cases(tmp_path, path)[0]
+    tl, counters = case["distributions"]["loss_timeline"], case["counters"]
+    names = tl["port_names"]
+    assert len(names) == len(tl["ports"]) >= 2 and all(len(row) == 100 for row in tl["ports"])
+    total = 0.0
+    for reason in ("queue_full", "random_loss", "nat"):
+        rows = tl.get("reasons", {}).get(reason, [[0.0] * 100 for _ in names])
+        for name, row in zip(names, rows):
+            assert sum(row) == counters.get(f"{name}: {reason}", 0.0), (name, reason)
+            total += sum(row)
+    assert sum(map(sum, tl["ports"])) == total
+    assert tl["reasons"]["queue_full"] and tl["reasons"]["random_loss"]  # both happened
+    assert total == sum(v for k, v in counters.items() if k.endswith(("queue_full", "random_loss", "nat")))
+    # the bins cover the whole run: 100 x bin = the simulated seconds
+    assert tl["bin_s"] * 100 == pytest.approx(counters["simulated_seconds"], rel=1e-12)
+    # random loss is spread over the run, not one burst: drops in many bins
+    random_bins = sum(1 for b in range(100) if any(row[b] for row in tl["reasons"]["random_loss"]))
+    assert random_bins > 10

@@ -9,8 +9,11 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
 
 - `latency_histogram`: {"count", "bins": [[lower_us, upper_us, packets], ...]}
   (non-empty bins only; mergeable by adding counts of equal bins);
-- `ports` (router): per tester port, tx, rx, dropped and its latency
-  avg/p50/p99/p999/max (us);
+- `ports` (router, lb): per tester port, rx, dropped
+  and the latency avg/p50/p99/p999/max (us) of the packets that came in on
+  it (the lb's ports by LbPortMap, the loss timeline's rule; each lb port
+  also keeps its `latency_histogram`, and they add up to the run's); tx
+  (router);
 - `loss_timeline` (router, pipeline, lb): {"bin_s", "ports": [[drops per
   time bin] per port]}, drops counted at the port the packet came in on
   (the pipeline's tester has one port; the lb's are its LbPortMap ports),
@@ -23,6 +26,8 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   sent to its last delivered), beside the frames' `latency_histogram`;
 - `rtt_histogram` (tcp_path): every RTT sample the sender's TCP took over
   the last record (ns-3's "RTT" trace), in the latency histogram's bins;
+  its `loss_timeline` has a row per path server (a wire direction or a
+  box's CPU, named in "port_names") over the whole run, by reason;
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):
   {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
@@ -66,8 +71,13 @@ def _hist(h: dict) -> dict[str, Any]:
 
 
 def rtt_distribution(out: dict) -> dict[str, Any]:
-    """The `distributions` of a tcp_path run: its sender's RTT samples."""
-    return {"rtt_histogram": _hist(out["rtt_histogram"])}
+    """The `distributions` of a tcp_path run: its sender's RTT samples, and
+    its drops per path server (a wire direction or a box's CPU, named) and
+    over the whole run, by reason."""
+    d = {"rtt_histogram": _hist(out["rtt_histogram"])}
+    if "loss_timeline" in out:
+        d["loss_timeline"] = loss_distribution(out["loss_timeline"], [s["name"] for s in out["servers"]])
+    return d
 
 
 def latency_distribution(out: dict) -> dict[str, Any]:
@@ -76,13 +86,16 @@ def latency_distribution(out: dict) -> dict[str, Any]:
     return {"latency_histogram": _hist(out["latency_histogram"])}
 
 
-def loss_distribution(timeline: dict) -> dict[str, Any]:
+def loss_distribution(timeline: dict, port_names: list[str] | None = None) -> dict[str, Any]:
     """A native loss timeline as plain Python numbers (its per-reason rows
-    too, where the model keeps reasons apart)."""
+    too, where the model keeps reasons apart); `port_names` where its rows
+    are not tester ports (tcp_path: the path's servers)."""
     def rows(ports):
         return [list(map(float, row)) for row in ports]
 
     d = {"bin_s": float(timeline["bin_s"]), "ports": rows(timeline["ports"])}
+    if port_names is not None:
+        d["port_names"] = list(port_names)
     if "reasons" in timeline:
         d["reasons"] = {str(name): rows(ports) for name, ports in timeline["reasons"].items()}
     return d
@@ -90,10 +103,13 @@ def loss_distribution(timeline: dict) -> dict[str, Any]:
 
 def lb_distributions(out: dict) -> dict[str, Any]:
     """The `distributions` of an lb load step (native run_lb result)."""
-    return {"latency_histogram": _hist(out["latency_histogram"]),
-            "unit_latency_histogram": _hist(out["unit_latency_histogram"]),
-            "core_queue": queue_distribution(out["core_queue"]),
-            "loss_timeline": loss_distribution(out["loss_timeline"])}
+    d = {"latency_histogram": _hist(out["latency_histogram"]),
+         "unit_latency_histogram": _hist(out["unit_latency_histogram"]),
+         "core_queue": queue_distribution(out["core_queue"]),
+         "loss_timeline": loss_distribution(out["loss_timeline"])}
+    if out.get("ports"):  # per ingress port (LbPortMap)
+        d["ports"] = port_rows(out["ports"])
+    return d
 
 
 def lb_metrics(out: dict) -> dict[str, float]:
@@ -123,25 +139,39 @@ def loss_clustering(timeline: dict) -> dict[str, float]:
     }
 
 
+def port_rows(native_ports: list) -> list[dict[str, Any]]:
+    """Per-port figures of a native result's `ports` (router, lb), one
+    dict per port numbered from 1: rx, dropped and the
+    latency avg/p50/p99/p999/max (us) of the packets that entered on it;
+    tx, egress load and the egress latency and queue where the model has
+    them (the router)."""
+    rows = []
+    for i, p in enumerate(native_ports):
+        row = {"port": i + 1, "rx": int(p["rx_packets"]), "dropped": int(p["dropped_packets"]),
+               **{k: float(p[f"{k}_us"]) for k in ("latency_avg", "latency_p50", "latency_p99", "latency_p999",
+                                                    "latency_max")}}
+        if "tx_packets" in p:
+            row["tx"] = int(p["tx_packets"])
+        # what left the port, whichever port sent it (router, packet mode)
+        if "egress_packets" in p:
+            row.update({"egress": int(p["egress_packets"]), "egress_ip_bytes": int(p["egress_ip_bytes"]),
+                        "egress_load": float(p["egress_load"])})
+        # the packets that left on this port (router)
+        row.update({k: float(p[f"{k}_us"]) for k in ("egress_latency_p50", "egress_latency_p99",
+                                                     "egress_latency_p999", "egress_latency_max")
+                    if f"{k}_us" in p})
+        row.update({k: float(p[k]) for k in ("egress_queue_mean", "egress_queue_p99", "egress_queue_max") if k in p})
+        if "latency_histogram" in p:
+            row["latency_histogram"] = _hist(p["latency_histogram"])
+        rows.append(row)
+    return rows
+
+
 def router_distributions(out: dict) -> dict[str, Any]:
     """The `distributions` of a router trial (native run_router result)."""
-    ports = [
-        {"port": i + 1, "tx": int(p["tx_packets"]), "rx": int(p["rx_packets"]),
-         "dropped": int(p["dropped_packets"]),
-         **{k: float(p[f"{k}_us"]) for k in ("latency_avg", "latency_p50", "latency_p99", "latency_p999",
-                                              "latency_max")},
-         # what left the port, whichever port sent it (packet mode)
-         **({"egress": int(p["egress_packets"]), "egress_ip_bytes": int(p["egress_ip_bytes"]),
-             "egress_load": float(p["egress_load"])} if "egress_packets" in p else {}),
-         # the packets that left on this port, and its egress queue (packet mode)
-         **{k: float(p[f"{k}_us"]) for k in ("egress_latency_p50", "egress_latency_p99", "egress_latency_p999",
-                                              "egress_latency_max")},
-         **{k: float(p[k]) for k in ("egress_queue_mean", "egress_queue_p99", "egress_queue_max") if k in p}}
-        for i, p in enumerate(out["ports"])
-    ]
     dist = {
         "latency_histogram": _hist(out["latency_histogram"]),
-        "ports": ports,
+        "ports": port_rows(out["ports"]),
         "loss_timeline": loss_distribution(out["loss_timeline"]),
     }
     if "egress_queue" in out:
@@ -283,16 +313,18 @@ def print_distributions(console, scenario, cases) -> None:
         ports = c.distributions["ports"]
         worst = sorted(ports, key=lambda p: (-p["latency_p99"], p["port"]))[:5]
         lossy = sorted((p for p in ports if p["dropped"] > 0), key=lambda p: (-p["dropped"], p["port"]))[:5]
-        pt = Table(title=f"{c.case}: ports differ (the 5 with the highest p99, the 5 with most drops; "
-                         "egress: the packets that left on the port, and its queue)")
-        for col in ("port", "avg", "p50", "p99", "p99.9", "max", "dropped", "egress p99", "egress queue p99",
-                    "egress queue max"):
+        egress = [k for k in ("egress_latency_p99", "egress_queue_p99", "egress_queue_max")
+                  if any(k in p for p in ports)]  # the router's; the lb keeps ingress only
+        pt = Table(title=f"{c.case}: ports differ (the 5 with the highest p99, the 5 with most drops"
+                         + ("; egress: the packets that left on the port, and its queue)" if egress else
+                            "; by the port a packet entered on)"))
+        for col in ("port", "avg", "p50", "p99", "p99.9", "max", "dropped",
+                    *(k.replace("_", " ").replace("latency ", "") for k in egress)):
             pt.add_column(col, justify="right")
         for p in worst + [p for p in lossy if p not in worst]:
             pt.add_row(str(p["port"]), fmt(p["latency_avg"]), fmt(p["latency_p50"]), fmt(p["latency_p99"]),
                        fmt(p["latency_p999"]), fmt(p["latency_max"]), str(p["dropped"]),
-                       fmt(p.get("egress_latency_p99", "")), fmt(p.get("egress_queue_p99", "")),
-                       fmt(p.get("egress_queue_max", "")))
+                       *(fmt(p.get(k, "")) for k in egress))
         console.print(pt)
 
 
@@ -371,6 +403,8 @@ def loss_rows(timeline: dict) -> tuple[list[str], list[list[float]], str]:
     if len(timeline["ports"]) == 1 and reasons:
         names = sorted(reasons)
         return names, [reasons[n][0] for n in names], "drop reason (the tester's one port)"
+    if timeline.get("port_names"):
+        return list(timeline["port_names"]), timeline["ports"], "server (where the packet was dropped)"
     return [str(i + 1) for i in range(len(timeline["ports"]))], timeline["ports"], "tester port (packet's ingress)"
 
 
@@ -404,7 +438,7 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     bx.barh(np.arange(1, m.shape[0] + 1), m.sum(axis=1), color="tab:red")
     bx.set_xlabel("drops")
     reasons = tl.get("reasons") or {}
-    if reasons and labels[0].isdigit():
+    if reasons and (labels[0].isdigit() or tl.get("port_names")):
         # several ports: the reasons' totals in the title
         title += " (" + ", ".join(f"{n} {sum(map(sum, r)):.0f}" for n, r in sorted(reasons.items())) + ")"
     fig.suptitle(title, fontsize=9)
@@ -533,5 +567,6 @@ def ports_plot(case, path: Path, title: str) -> Path | None:
         bx.set_ylabel("egress queue (packets, time-weighted)")
         bx.legend(fontsize=7)
         bx.grid(True, axis="y", alpha=0.3)
-    axes[-1][0].set_xlabel("tester port (latency: packet's ingress; egress: what left the port)")
+    axes[-1][0].set_xlabel("tester port (latency: packet's ingress; egress: what left the port)" if queued
+                           else "tester port (latency: packet's ingress)")
     return save_png(fig, path, dpi=110)

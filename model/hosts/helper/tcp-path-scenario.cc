@@ -21,6 +21,7 @@
 #include "ns3/tcp-socket-state.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -193,6 +194,10 @@ TcpPathConfig::Validate() const
         Bad("records", "must be in 1 .. 100");
     }
     Finite("duration_s", durationS, 0, 3600);
+    if (lossBins < 1 || lossBins > 100000)
+    {
+        Bad("loss_bins", "must be in 1 .. 100000");
+    }
 }
 
 namespace
@@ -413,6 +418,32 @@ RunTcpPath(const TcpPathConfig& c)
         });
     }
 
+    // every drop with its server and time; the timeline's span (the run's
+    // end) is known only when the run stops, so it is built after
+    struct DropEvent
+    {
+        unsigned server;
+        double seconds;
+        unsigned reason;
+    };
+    std::vector<DropEvent> dropEvents;
+    std::vector<std::string> dropReasons;
+    for (int i = 0; i < static_cast<int>(PathDrop::kCount); ++i)
+    {
+        dropReasons.emplace_back(PathDropName(static_cast<PathDrop>(i)));
+    }
+    for (size_t i = 0; i < run.servers.size(); ++i)
+    {
+        run.servers[i]->TraceConnectWithoutContext(
+            "Drop", ns3::Callback<void, ns3::Ptr<const ns3::Packet>, std::string>(
+                        [&dropEvents, &dropReasons, i](ns3::Ptr<const ns3::Packet>, std::string reason) {
+                            const auto r = std::find(dropReasons.begin(), dropReasons.end(), reason);
+                            dropEvents.push_back(DropEvent{static_cast<unsigned>(i),
+                                                           ns3::Simulator::Now().GetSeconds(),
+                                                           static_cast<unsigned>(r - dropReasons.begin())});
+                        }));
+    }
+
     const bool duration = c.durationS > 0;
     const uint64_t fileBytes = duration ? std::numeric_limits<uint64_t>::max() / 2 : c.fileBytes;
     auto receiverApp = ns3::CreateObject<IxChariotReceiver>();
@@ -513,6 +544,12 @@ RunTcpPath(const TcpPathConfig& c)
                                                 s->Drops(PathDrop::kNat),
                                                 s->MaxQueue(),
                                                 s->ServiceTime(fullIp).GetSeconds()});
+    }
+    result.lossTimeline = LossTimeline(static_cast<unsigned>(std::max<size_t>(run.servers.size(), 1)), c.lossBins,
+                                       std::max(end.GetSeconds(), 1e-9), dropReasons);
+    for (const DropEvent& e : dropEvents)
+    {
+        result.lossTimeline.Add(e.server, e.seconds, 1.0, e.reason); // an unknown reason throws
     }
     result.recoveries = run.recoveries;
     result.timeouts = run.timeouts;

@@ -21,6 +21,7 @@
 //          ack_every_segments, delayed_ack_s, min_rto_s}
 //   file_bytes, records         what each record sends (simulated), how many
 //   duration_s                  > 0: one unbounded send for this long instead
+//   loss_bins                   time bins of the drop timeline (default 100) over the whole run
 #ifndef ROUTERTWIN_TCP_PATH_SCENARIO_H
 #define ROUTERTWIN_TCP_PATH_SCENARIO_H
 
@@ -85,6 +86,7 @@ struct TcpPathConfig
     uint64_t fileBytes = 999999999;
     uint32_t records = 1;
     double durationS = 0;
+    uint32_t lossBins = 100;
 
     /// Throws std::invalid_argument naming the key ("nodes[2].nat", ...).
     void Validate() const;
@@ -118,6 +120,11 @@ struct TcpPathResult
     /// Every RTT sample of the last record (the sender's "RTT" trace), for
     /// its percentiles: queueing on the path shows as the spread above rttMinS.
     LatencyHistogram rtt;
+    /// Every drop of the run on the server that dropped it (servers' order:
+    /// the timeline's ports), at its time, by reason (PathDropName), over
+    /// loss_bins bins of the whole run (0 .. simulatedSeconds): loss over
+    /// time (issue 15). Its totals are the servers' drop counters.
+    LossTimeline lossTimeline;
     uint32_t segmentBytes = 0;
     uint64_t natConnections = 0;
     uint64_t natTranslated = 0;

@@ -720,6 +720,8 @@ RunPacketLevel(const LbScenarioConfig& c)
     r.framesMeasured = app->Received();
     r.meanLatencySeconds = app->Received() ? app->SumLatencySeconds() / static_cast<double>(app->Received()) : 0;
     r.latency = app->Latency();
+    r.portLatency = app->PortLatency();
+    r.portLatencySumSeconds = app->PortLatencySumSeconds();
     r.lossTimeline = box->Loss();
     Time portWait;
     uint64_t portFrames = 0, portDrops = 0;
@@ -805,6 +807,8 @@ RunDescriptorLevel(const LbScenarioConfig& c)
     const LbPortMap map{c.ports};
     const uint32_t floodPorts = c.workload == "synflood" ? c.floodPorts : 0;
     r.lossTimeline = LossTimeline(c.ports, c.lossBins, c.durationSeconds, PipelineDropReasons());
+    r.portLatency.assign(c.ports, LatencyHistogram{});
+    r.portLatencySumSeconds.assign(c.ports, 0.0);
     auto sample = [&](uint64_t nowPs) {
         while (samplePs && nextSamplePs <= nowPs)
         {
@@ -832,7 +836,11 @@ RunDescriptorLevel(const LbScenarioConfig& c)
             sumLatencySeconds += latency;
             r.latency.Add(latency);
             ++latencyFrames;
-            tester.OnDeparted(leave(d.seq), d.departPs);
+            const LbTxPacket& p = leave(d.seq);
+            const uint32_t port = map.IngressPort(tester, p, floodPorts);
+            r.portLatency.at(port).Add(latency);
+            r.portLatencySumSeconds[port] += latency;
+            tester.OnDeparted(p, d.departPs);
         }
         for (const PacketDesc& d : dropped)
         {

@@ -237,6 +237,13 @@ struct LbScenarioResult
     double meanLatencySeconds = 0;
     /// Those frames' latencies (issue 15: percentiles, plots).
     LatencyHistogram latency;
+    /// The same frames' latencies by the port they entered the balancer
+    /// on (descriptor level: LbPortMap::IngressPort, the loss timeline's
+    /// rule; packet level: the tester port the frame was sent on, by the
+    /// same rule), one histogram and latency sum (s) per port; they add up
+    /// to `latency`.
+    std::vector<LatencyHistogram> portLatency;
+    std::vector<double> portLatencySumSeconds;
     /// Response time of the units (transactions, connections, queries) of
     /// the workload's stream that completed in the window: from a unit's
     /// first packet sent to its last delivered (the step gaps between its

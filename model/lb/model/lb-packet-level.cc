@@ -102,6 +102,10 @@ L4BalancerPorts::Install(Ptr<Node> node, Ptr<L4BalancerDevice> device, const std
 uint32_t
 LbPortMap::IngressPort(const LbTester& tester, const LbTxPacket& pkt, uint32_t floodPorts) const
 {
+    if (ports <= 1)
+    {
+        return 0; // one port carries both sides (PortOf's server half would be port 1)
+    }
     return floodPorts && tester.IsFloodSyn(pkt) ? static_cast<uint32_t>(pkt.unit % floodPorts)
                                                 : PortOf(tester.SourceIp(pkt));
 }
@@ -232,6 +236,8 @@ LbTesterApp::Configure(LbTester* tester, const std::vector<Ptr<EthernetPortDevic
     m_floodPorts = floodPorts;
     m_tester = tester;
     m_ports = ports;
+    m_portLatency.assign(ports.size(), LatencyHistogram{});
+    m_portSum.assign(ports.size(), 0.0);
     m_map = map;
     m_endPs = endPs;
     m_slicePs = slicePs;
@@ -306,7 +312,7 @@ LbTesterApp::SendOne(LbTxPacket pkt)
                                                                      : m_map.PortOf(p.src_ip);
     if (m_ports.at(port)->Send(frame, Address(), 0x0800))
     {
-        m_outstanding.emplace(tag.id, Outstanding{pkt, now, p.src_ip});
+        m_outstanding.emplace(tag.id, Outstanding{pkt, now, p.src_ip, port});
     }
     else
     {
@@ -350,6 +356,8 @@ LbTesterApp::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, const A
     const double latency = static_cast<double>(now - o.sentPs) * 1e-12;
     m_sumLatency += latency;
     m_latency.Add(latency);
+    m_portLatency[o.port].Add(latency);
+    m_portSum[o.port] += latency;
     // the unit's packets that waited for this one go now
     auto parked = m_parked.find(UnitKey(o.pkt));
     if (parked != m_parked.end())

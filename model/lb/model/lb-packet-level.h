@@ -57,7 +57,7 @@ struct LbPortMap
     uint32_t PortOf(uint32_t ip) const;
     /// The port a tester packet enters the balancer on: a SYN flood's SYNs
     /// round robin over the first floodPorts ports (0: no flood), every
-    /// other frame by its source address.
+    /// other frame by its source address; with one port, that port.
     uint32_t IngressPort(const LbTester& tester, const LbTxPacket& pkt, uint32_t floodPorts) const;
 };
 
@@ -147,6 +147,10 @@ class LbTesterApp : public ns3::Application
     double SumLatencySeconds() const { return m_sumLatency; }
     /// The received frames' latencies (received - sent).
     const LatencyHistogram& Latency() const { return m_latency; }
+    /// The same by the port each frame was sent on (= entered the balancer
+    /// on), and their sums (s); they add up to Latency().
+    const std::vector<LatencyHistogram>& PortLatency() const { return m_portLatency; }
+    const std::vector<double>& PortLatencySumSeconds() const { return m_portSum; }
 
   protected:
     void DoDispose() override;
@@ -169,6 +173,7 @@ class LbTesterApp : public ns3::Application
         LbTxPacket pkt;
         uint64_t sentPs;
         uint32_t srcIp; ///< the frame's source address as sent
+        uint32_t port;  ///< the tester port it was sent on
     };
     std::unordered_map<uint32_t, Outstanding> m_outstanding;
     /// Packets due before what they answer arrived, by unit (UnitKey).
@@ -178,6 +183,8 @@ class LbTesterApp : public ns3::Application
     uint64_t m_sent = 0, m_received = 0;
     double m_sumLatency = 0;
     LatencyHistogram m_latency;
+    std::vector<LatencyHistogram> m_portLatency;
+    std::vector<double> m_portSum;
     std::vector<LbTxPacket> m_emit;
 };
 

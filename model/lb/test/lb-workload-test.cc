@@ -93,6 +93,29 @@ TEST(LbWorkload, EgressLineCapsTheBytesOfLongFlows)
     EXPECT_NEAR(r.deliveredBitRate, 1e9 * frameBits / wireBits, 0.01 * 1e9);
 }
 
+TEST(LbWorkload, PortLatencyHoldsEveryTimedFrameOnceWhateverThePortCount)
+{
+    // Each frame the run times is in the histogram of the one port it came
+    // in on: the ports' counts and latency sums add up to the run's, with
+    // one port (both sides on it) as with 16 (clients and servers apart).
+    for (const uint32_t ports : {1u, 16u})
+    {
+        LbScenarioConfig c = Http10(2e4, 0.002);
+        c.ports = ports;
+        const LbScenarioResult r = RunLbScenario(c);
+        ASSERT_EQ(r.portLatency.size(), ports);
+        double frames = 0, sum = 0;
+        for (uint32_t p = 0; p < ports; ++p)
+        {
+            frames += r.portLatency[p].Count();
+            sum += r.portLatencySumSeconds[p];
+        }
+        EXPECT_GT(r.framesMeasured, 100u);
+        EXPECT_EQ(frames, static_cast<double>(r.framesMeasured)) << ports;
+        EXPECT_NEAR(sum / frames, r.meanLatencySeconds, 1e-12 * r.meanLatencySeconds) << ports;
+    }
+}
+
 TEST(LbWorkload, DrawnResponseSizesGiveTheDistributionsMeanPackets)
 {
     // Pareto(alpha 2.5, xm 2000 bytes) responses: S = ceil(X / mss)

@@ -152,6 +152,14 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     {
         Ptr<HttpServerApp> app = CreateObject<HttpServerApp>();
         app->SetAttribute("ServerId", UintegerValue(k));
+        // ns-3 3.37's TCP crashes in loss recovery when its send buffer
+        // holds more than the peer's window (TcpRateLinux::SkbSent on a null
+        // item; two bare ns-3 hosts do it too). Spliced, a server's peer
+        // window is the client's: ns-3's client advertises 32768 bytes
+        // unscaled (its 131072-byte buffer >> its wscale shift, the switch
+        // announcing no scaling). Two downloads meeting on the client
+        // segment lose a segment now and then (docs/nctu.md).
+        app->SetAttribute("SendBufferBytes", UintegerValue(32768));
         m_nodes.Get(4 + k)->AddApplication(app);
         app->SetStartTime(Seconds(0));
         m_servers.push_back(app);

@@ -99,6 +99,14 @@ HttpServerApp::GetTypeId()
                             .AddAttribute("ServerId", "k in the Server header \"s<k>\" and the body bytes.",
                                           UintegerValue(0), MakeUintegerAccessor(&HttpServerApp::m_serverId),
                                           MakeUintegerChecker<uint32_t>())
+                            .AddAttribute("SendBufferBytes",
+                                          "Each connection's TCP send buffer (SndBufSize); 0: ns-3's default "
+                                          "(131072). At most the client's window: ns-3 3.37 crashes in "
+                                          "loss recovery when a sender's buffer holds more than the "
+                                          "peer's window (TcpRateLinux::SkbSent on a null item, "
+                                          "docs/nctu.md).",
+                                          UintegerValue(0), MakeUintegerAccessor(&HttpServerApp::m_sendBuffer),
+                                          MakeUintegerChecker<uint32_t>())
                             .AddAttribute("DefaultBodyBytes", "Body size when the path names none.",
                                           UintegerValue(1000), MakeUintegerAccessor(&HttpServerApp::m_defaultBody),
                                           MakeUintegerChecker<uint64_t>())
@@ -192,6 +200,8 @@ HttpServerApp::Accept(Ptr<Socket> s, const Address&)
     Conn c;
     c.index = m_accepted++;
     m_conns[s] = c;
+    if (m_sendBuffer > 0)
+        s->SetAttribute("SndBufSize", UintegerValue(m_sendBuffer));
     s->SetRecvCallback(MakeCallback(&HttpServerApp::Read, this));
     s->SetSendCallback(MakeCallback(&HttpServerApp::Pump, this));
     s->SetCloseCallbacks(MakeNullCallback<void, Ptr<Socket>>(), MakeCallback(&HttpServerApp::Reset, this));

@@ -127,6 +127,7 @@ class HttpServerApp : public ns3::Application
     uint16_t m_port = 80;
     uint32_t m_serverId = 0;
     uint64_t m_defaultBody = 1000;
+    uint32_t m_sendBuffer = 0; ///< 0: ns-3's SndBufSize
     std::string m_sessionCookie;
     std::string m_cookieValue;       ///< "" = a value per session
     bool m_cookieEveryAnswer = false;

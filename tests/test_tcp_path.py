@@ -214,3 +214,26 @@ def test_drops_over_time_add_up_to_each_servers_counters(tmp_path):
     # random loss is spread over the run, not one burst: drops in many bins
     random_bins = sum(1 for b in range(100) if any(row[b] for row in tl["reasons"]["random_loss"]))
     assert random_bins > 10
+
+
+def test_a_web_switch_run_earlier_in_the_process_does_not_change_a_nat_path():
+    """ns-3's globals outlive a run: the web switch testbed turns checksums
+    on, and the EIP paths' NAT boxes rewrite addresses without fixing TCP
+    checksums, so a ZStack replay after a web switch run in the same worker
+    (as `routertwin validate` schedules them) never finished its transfer.
+    The path now sets every global it depends on: the same result as a run
+    in a fresh process."""
+    import json
+    import subprocess
+    import sys
+
+    import routertwin
+
+    path = ZSTACK / "zstack-flat-eip.yaml"
+    probe = ("import json, sys, routertwin; c = routertwin.run(routertwin.load(sys.argv[1])).runs[0].cases[0];"
+             "print(json.dumps(c.metrics, sort_keys=True))")
+    alone = json.loads(subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True,
+                                      check=True).stdout)
+    routertwin.run(routertwin.load(ROOT / "scenarios" / "nctu" / "ns3" / "nctu-l4-dr.yaml"))
+    after = routertwin.run(routertwin.load(path)).runs[0].cases[0].metrics
+    assert json.loads(json.dumps(after, sort_keys=True)) == alone

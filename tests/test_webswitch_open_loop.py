@@ -263,9 +263,8 @@ def test_a_traces_connections_arrive_looped_at_the_rate_with_their_response_byte
     assert captured.counters["offered_requests"] == 100
 
 
-def test_a_truncated_trace_is_one_line_naming_the_file_and_packet(tmp_path):
-    pcap = write_http_pcap(tmp_path / "h.pcap", [(1.0, 200, 1250), (1.01, 200, 1250)])
-    pcap.write_bytes(pcap.read_bytes()[:-30])
+def trace_run_error(tmp_path, pcap) -> str:
+    """`routertwin run` of an L7 open-loop replay of `pcap`: its one error line."""
     path, _ = write_scenario(tmp_path, HEAD, f"""
         mode: l7
         servers: 2
@@ -276,7 +275,13 @@ def test_a_truncated_trace_is_one_line_naming_the_file_and_packet(tmp_path):
           trace: {{file: {pcap}}}
         products: [{NORTEL}]
     """)
-    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    return one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+
+
+def test_a_truncated_trace_is_one_line_naming_the_file_and_packet(tmp_path):
+    pcap = write_http_pcap(tmp_path / "h.pcap", [(1.0, 200, 1250), (1.01, 200, 1250)])
+    pcap.write_bytes(pcap.read_bytes()[:-30])
+    line = trace_run_error(tmp_path, pcap)
     assert str(pcap) in line and "packet" in line and "truncated" in line
 
 
@@ -324,17 +329,7 @@ def test_a_request_the_parser_refuses_is_one_line_naming_the_file_and_packet(tmp
     else:
         pcap, index = write_keepalive_pcap(tmp_path / "h.pcap", [(1.0, [good])], snaplen=80)
         packet, words = index[0][0], "not whole in the capture"
-    path, _ = write_scenario(tmp_path, HEAD, f"""
-        mode: l7
-        servers: 2
-        http: ["1.0"]
-        engine: ns3
-        open_loop:
-          offered_rps: [100]
-          trace: {{file: {pcap}}}
-        products: [{NORTEL}]
-    """)
-    line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
+    line = trace_run_error(tmp_path, pcap)
     assert f"{pcap}: packet {packet}: " in line and words in line
 
 

@@ -157,6 +157,25 @@ constexpr double kInterval = 1.0, kMasterMdi = 3.0 + 56.0 / 256, kBackupMdi = 3.
 // (measured 0.28 ms and, with the download mirrored and its server
 // answering through the floating address, 2.45 ms)
 constexpr double kDeath = 5.5, kSpacing = 0.05, kLink = 100 * 1518 * 8 / 100e6 + 3 * 10e-6;
+
+// An F5 pair switching URLs, switch 0 dying at 5.55 s, no closed-loop
+// load: four 2 MB spliced downloads from startS, spacingS apart.
+RedundantPairRunResult
+RunF5PairDownloads(bool sync, bool activeActive, double startS, double spacingS)
+{
+    RedundantPairRunConfig c;
+    c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    c.pair.profile.sessionSync = sync;
+    c.pair.activeActive = activeActive;
+    c.pair.segmentRate = "1Gbps";
+    c.killAtS = 5.55;
+    c.threadsPerVip = 0;
+    c.downloads = 4;
+    c.downloadBytes = 2000000;
+    c.downloadStartS = startS;
+    c.downloadSpacingS = spacingS;
+    return RunRedundantPair(c);
+}
 } // namespace
 
 // The failover, and a 5 MB download bound through the master when it dies.
@@ -392,17 +411,7 @@ TEST(WebSwitchRedundancy, SplicedDownloadsOpenAtTheDeathAllSurviveWithSyncAndAre
 {
     for (const bool sync : {true, false})
     {
-        RedundantPairRunConfig c;
-        c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
-        c.pair.profile.sessionSync = sync;
-        c.pair.segmentRate = "1Gbps";
-        c.killAtS = 5.55;
-        c.threadsPerVip = 0;
-        c.downloads = 4;
-        c.downloadBytes = 2000000;
-        c.downloadStartS = 4.5;
-        c.downloadSpacingS = 0.3;
-        const RedundantPairRunResult r = RunRedundantPair(c);
+        const RedundantPairRunResult r = RunF5PairDownloads(sync, false, 4.5, 0.3);
         EXPECT_NEAR(r.closedFormTakeoverS, kBackupMdi - (5.55 - (kMasterMdi + 2 * kInterval)), 1e-12);
         EXPECT_GE(r.takeoverS, r.closedFormTakeoverS);
         EXPECT_LT(r.takeoverS, r.closedFormTakeoverS + kLink);
@@ -436,18 +445,7 @@ TEST(WebSwitchRedundancy, OverlappingSplicedDownloadsAllSurviveWithSyncAndAreAll
     for (const bool aa : {false, true})
         for (const bool sync : {true, false})
         {
-            RedundantPairRunConfig c;
-            c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
-            c.pair.profile.sessionSync = sync;
-            c.pair.activeActive = aa;
-            c.pair.segmentRate = "1Gbps";
-            c.killAtS = 5.55;
-            c.threadsPerVip = 0;
-            c.downloads = 4;
-            c.downloadBytes = 2000000;
-            c.downloadStartS = 5.35;
-            c.downloadSpacingS = 0.05;
-            const RedundantPairRunResult r = RunRedundantPair(c);
+            const RedundantPairRunResult r = RunF5PairDownloads(sync, aa, 5.35, 0.05);
             const char* what = aa ? (sync ? "active/active, sync" : "active/active, no sync")
                                   : (sync ? "active/backup, sync" : "active/backup, no sync");
             EXPECT_EQ(r.openAtDeath, 4u) << what;

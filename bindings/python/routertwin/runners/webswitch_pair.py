@@ -32,6 +32,7 @@ from pydantic import Field, model_validator
 
 from routertwin.results import CaseResult
 from routertwin.runners.webswitch.profiles import load_webswitch
+from routertwin.runners.webswitch.runner import product_key
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 METRICS = ("takeover_s", "closed_form_takeover_s", "master_down_interval_s", "requests_per_s_before",
@@ -117,11 +118,12 @@ def run(scenario, progress) -> list[CaseResult]:
     cfg: Schema = scenario.config
     cases = [(p, red, sync) for p in cfg.products for red in cfg.redundancy for sync in cfg.session_sync]
     progress.set_total(len(cases))
+    profiles = {path: load_webswitch(path) for path in cfg.products}
     out = []
     for path, red, sync in cases:
-        profile = load_webswitch(path)
+        profile = profiles[path]
         used_sync = profile.behaviour.session_sync if sync == "profile" else sync
-        key = profile.platform.removeprefix("nctu-")
+        key = product_key(profile.platform)
         fwd = cfg.forwarding if cfg.mode == "l4" else "splice"
         cid = f"{key}-{cfg.mode}-{fwd}-{red.replace('_', '-')}-{used_sync}"
         native = {"profile": str(path), "mode": cfg.mode, "forwarding": cfg.forwarding, "redundancy": red,

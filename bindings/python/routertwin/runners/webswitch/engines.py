@@ -63,13 +63,13 @@ def replay(root: Path | None = None, warmup_s: float | None = None, duration_s: 
             opts = YAML(typ="safe").load(twin.read_text()).get("ns3", {})
             ns3[scenario] = _cases(twin, {"ns3": {**opts, **ns3_options}} if ns3_options else None)
         ref = reference[rid]
-        twin = ns3[scenario][row["case"]]
+        ns3_case = ns3[scenario][row["case"]]
         out.append({"id": rid, "metric": row["metric"], "unit": ref["unit"], "reference": float(ref["value"]),
                     "tolerance_pct": row.get("tolerance_pct"), "tolerance_abs": row.get("tolerance_abs"),
-                    "mva": mva[scenario][row["case"]].metrics[row["metric"]], "ns3": twin.metrics[row["metric"]]})
-        if row["metric"] == "latency_avg" and "latency_p50_us" in twin.metrics:
-            out[-1]["ns3_quantiles"] = {q: twin.metrics[f"latency_{q}_us"] / 1e3 for q in QUANTILES}
-            out[-1]["ns3_case"] = twin
+                    "mva": mva[scenario][row["case"]].metrics[row["metric"]], "ns3": ns3_case.metrics[row["metric"]]})
+        if row["metric"] == "latency_avg" and "latency_p50_us" in ns3_case.metrics:
+            out[-1]["ns3_quantiles"] = {q: ns3_case.metrics[f"latency_{q}_us"] / 1e3 for q in QUANTILES}
+            out[-1]["ns3_case"] = ns3_case
     return out
 
 

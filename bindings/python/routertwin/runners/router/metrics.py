@@ -6,6 +6,11 @@ from routertwin.distributions import loss_clustering, queue_metrics
 from routertwin.methods import rfc2544
 from routertwin.results import CaseResult
 
+# Optional packet-mode results, passed from the native run to the metrics:
+# how long frames waited for the tester's line, and flow-level churn.
+TESTER_WAIT = ("tester_wait_avg_us", "tester_wait_max_us", "tester_waited_fraction")
+FLOW_CHURN = ("flows_started", "flows_active_mean", "flows_active_max_port")
+
 # Units (Results.to_dataframe's df.attrs["units"]); names or regular expressions.
 UNITS = {
     "pps": "packets/s", "tx_pps": "packets/s", "pct_of_theoretical": "%", "rx_pct": "%",
@@ -45,8 +50,8 @@ def case_result(case_id: str, params: dict, t: rfc2544.TrialResult, more: dict |
         "zero_loss": 1.0 if t.lost == 0 else 0.0,
         "mean_ingress_escapes": e["mean_ingress_escapes"],
         "mean_egress_escapes": e["mean_egress_escapes"],
-        **{k: e[k] for k in ("tester_wait_avg_us", "tester_wait_max_us", "tester_waited_fraction") if k in e},
-        **{k: float(e[k]) for k in ("flows_started", "flows_active_mean", "flows_active_max_port") if k in e},
+        **{k: e[k] for k in TESTER_WAIT if k in e},
+        **{k: float(e[k]) for k in FLOW_CHURN if k in e},
         "fabric_load": e["fabric_load"],
         "lookup_load": e["lookup_load"],
     }

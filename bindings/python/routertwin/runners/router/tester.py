@@ -10,6 +10,7 @@ from routertwin.methods import rfc2544
 from routertwin.methods.tester import TesterCase
 from routertwin.runners._shared.native import case_error, trial_result
 from routertwin.runners.router.analytic import max_frame_rate
+from routertwin.runners.router.metrics import FLOW_CHURN, TESTER_WAIT
 from routertwin.runners.router.native import native_config, run_native
 from routertwin.runners.router.platform import RouterPlatform, load_profiles
 from routertwin.runners.router.schema import Case, RouterTrace, Schema, router_arrival_keys, trial_too_long
@@ -44,11 +45,7 @@ class RouterTester:
         extra = {k: r[k] for k in ("tx_pps", "rx_pps", "theoretical_pps", "tx_pct", "rx_pct",
                                     "throughput_gbps", "mean_ip_bytes", "mean_ingress_escapes", "mean_egress_escapes",
                                     "fabric_load", "lookup_load", "bottleneck")}
-        # packet mode: how long frames waited for the tester's line
-        extra.update({k: r[k] for k in ("tester_wait_avg_us", "tester_wait_max_us", "tester_waited_fraction")
-                      if k in r})
-        # flow-level traffic: flows started and active (all ports)
-        extra.update({k: r[k] for k in ("flows_started", "flows_active_mean", "flows_active_max_port") if k in r})
+        extra.update({k: r[k] for k in TESTER_WAIT + FLOW_CHURN if k in r})
         extra["tx_fps"], extra["rx_fps"] = r["tx_pps"], r["rx_pps"]  # the tester protocol's names
         extra["drops"] = dict(r["drops"])
         extra.update(percentile_metrics(r))

@@ -71,13 +71,18 @@ def _id(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
 
 
-def import_file(path: str | Path, shown: str | None = None, prefix: str | None = None,
-                condition: str = "") -> StatRows:
-    shown = shown or str(path)
+def _header(path: str | Path, shown: str) -> tuple[list[str], list[str]]:
+    """A `show stat` answer's lines and its header's column names."""
     lines = read_text(Path(path), shown)
     if not lines or not lines[0].startswith("# "):
         raise ImportFileError(shown, 1, "not a `show stat` answer: the first line must be '# pxname,svname,...'")
-    header = next(csv.reader([lines[0][2:]]))
+    return lines, next(csv.reader([lines[0][2:]]))
+
+
+def import_file(path: str | Path, shown: str | None = None, prefix: str | None = None,
+                condition: str = "") -> StatRows:
+    shown = shown or str(path)
+    lines, header = _header(path, shown)
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise ImportFileError(shown, 1, f"columns missing from the header: {', '.join(missing)}")
@@ -202,10 +207,7 @@ def workloads(path: str | Path, balancer: dict, shown: str | None = None) -> tup
     negative number: FILE:LINE: key ... (ImportFileError)."""
     shown = shown or str(path)
     name = Path(shown).name
-    lines = read_text(Path(path), shown)
-    if not lines or not lines[0].startswith("# "):
-        raise ImportFileError(shown, 1, "not a `show stat` answer: the first line must be '# pxname,svname,...'")
-    header = next(csv.reader([lines[0][2:]]))
+    lines, header = _header(path, shown)
     for col in WORKLOAD_REQUIRED:
         if col not in header:
             raise ImportFileError(shown, 1, f"key '{col}': column missing from the header (the timed what-if's "

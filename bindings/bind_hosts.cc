@@ -21,21 +21,6 @@ namespace routertwin::bindings
 namespace
 {
 
-/// Walks a dict's keys through `table`; an unknown key is named with its prefix.
-void
-Read(const py::dict& d, const std::string& prefix,
-     const std::map<std::string, std::function<void(const std::string&, const py::handle&)>>& table)
-{
-    ForEachKey(d, [&](const std::string& key, const py::handle& v) {
-        const auto it = table.find(key);
-        if (it == table.end())
-        {
-            throw std::invalid_argument("key '" + prefix + key + "': unknown key");
-        }
-        it->second(prefix + key, v);
-    });
-}
-
 py::dict
 AsDict(const py::handle& v, const std::string& key)
 {

@@ -21,21 +21,6 @@ namespace routertwin::bindings
 namespace
 {
 
-using Setter = std::function<void(const std::string&, const py::handle&)>;
-
-void
-Read(const py::dict& d, const std::string& prefix, const std::map<std::string, Setter>& table)
-{
-    ForEachKey(d, [&](const std::string& key, const py::handle& v) {
-        const auto it = table.find(key);
-        if (it == table.end())
-        {
-            throw std::invalid_argument("key '" + prefix + key + "': unknown key");
-        }
-        it->second(prefix + key, v);
-    });
-}
-
 WebBenchTestbedConfig
 FromDict(const py::dict& config)
 {

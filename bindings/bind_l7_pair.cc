@@ -28,7 +28,6 @@ FromDict(const py::dict& config)
     bool profile = false;
     std::string sync = "profile", mode = "l7", forwarding = "nat", redundancy = "active_backup";
     double advertS = 0, linkMbps = 100, segmentMbps = 0, clockScale = 1;
-    using Setter = std::function<void(const std::string&, const py::handle&)>;
     const std::map<std::string, Setter> table{
         {"profile",
          [&](auto& k, auto& v) {
@@ -63,14 +62,7 @@ FromDict(const py::dict& config)
         {"download_spacing_s", [&](auto& k, auto& v) { c.downloadSpacingS = Num(k, v); }},
         {"download_bytes", [&](auto& k, auto& v) { c.downloadBytes = Uint(k, v); }},
     };
-    ForEachKey(config, [&](const std::string& key, const py::handle& v) {
-        const auto it = table.find(key);
-        if (it == table.end())
-        {
-            throw std::invalid_argument("key '" + key + "': unknown key");
-        }
-        it->second(key, v);
-    });
+    Read(config, "", table);
     if (!profile)
     {
         throw std::invalid_argument("key 'profile': missing");

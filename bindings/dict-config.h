@@ -10,6 +10,7 @@
 #include "config-keys.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -156,6 +157,24 @@ ConfigKeys(const pybind11::dict& config)
         keys.emplace(key, ToConfigValue(key, v));
     });
     return keys;
+}
+
+/// A config key's reader: given the key as the user wrote it and its value.
+using Setter = std::function<void(const std::string&, const pybind11::handle&)>;
+
+/// Every entry of `d` through its reader in `table`; a key `table` lacks is
+/// "key 'PREFIX KEY': unknown key".
+inline void
+Read(const pybind11::dict& d, const std::string& prefix, const std::map<std::string, Setter>& table)
+{
+    ForEachKey(d, [&](const std::string& key, const pybind11::handle& v) {
+        const auto it = table.find(key);
+        if (it == table.end())
+        {
+            throw std::invalid_argument("key '" + prefix + key + "': unknown key");
+        }
+        it->second(prefix + key, v);
+    });
 }
 
 } // namespace routertwin::bindings

@@ -198,10 +198,11 @@ L4BalancerPorts::Receive(Ptr<NetDevice> ingress, Ptr<const Packet> packet, uint1
                             it->second.first, it->second.second);
         m_inside.erase(it);
     }
+    // every drop of this call is of frames that came in on `ingress`
+    const auto port = m_dropped.empty() ? 0 : std::find(m_ports.begin(), m_ports.end(), ingress) - m_ports.begin();
     for (const PacketDesc& d : m_dropped)
     {
         m_inside.erase(d.seq); // the engine's queue drop; the tester times it out
-        const auto port = std::find(m_ports.begin(), m_ports.end(), ingress) - m_ports.begin();
         m_loss.Add(static_cast<unsigned>(port), static_cast<double>(now) * 1e-12, 1.0, PipelineDropReasonIndex(d));
     }
 }

@@ -145,9 +145,22 @@ dp_drop_reason_t dp_build(const dp_build_spec_t *spec, uint8_t *buf, size_t cap,
     wr16(buf + 12, DP_ETHERTYPE_IPV4);
 
     ip = buf + DP_ETH_HDR_LEN;
-    /* DF set, as hosts doing path MTU discovery send. */
-    ip4_write_header(ip, 0, (uint16_t)ip_len, spec->ip_id, IP4_FLAG_DF, spec->ttl, spec->ip_proto, spec->src_ip,
-                     spec->dst_ip, ops);
+    /* Written field by field rather than by ip4_write_header: inlined
+     * here, GCC 12 -O3 merges the two address stores into one 8-byte store
+     * assembled byte by byte, +45 instructions a call on x86-64 (core/cost's
+     * table; not inlined, +55). DF set, as hosts doing path MTU discovery
+     * send. */
+    ip[0] = 0x45;
+    ip[1] = 0;
+    wr16(ip + 2, (uint16_t)ip_len);
+    wr16(ip + 4, spec->ip_id);
+    wr16(ip + 6, IP4_FLAG_DF);
+    ip[8] = spec->ttl;
+    ip[9] = spec->ip_proto;
+    wr16(ip + 10, 0);
+    wr32(ip + 12, spec->src_ip);
+    wr32(ip + 16, spec->dst_ip);
+    wr16(ip + 10, dp_csum(ip, DP_IP4_MIN_HDR_LEN, ops));
 
     l4 = ip + DP_IP4_MIN_HDR_LEN;
     wr16(l4, spec->src_port);

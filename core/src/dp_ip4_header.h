@@ -1,6 +1,7 @@
-/* Internal to core/src: the one writer of a fresh 20-byte IPv4 header (no
- * options), used by every function that builds a packet or an answer. Not
- * part of the public API. */
+/* Internal to core/src: the writer of a fresh 20-byte IPv4 header (no
+ * options) for the answers and tunnels the core builds (ICMP, DNS, SYN
+ * cookie SYN/ACK, IPIP outer header); dp_build writes its own, for the
+ * reason given there. Not part of the public API. */
 #ifndef DP_IP4_HEADER_H
 #define DP_IP4_HEADER_H
 

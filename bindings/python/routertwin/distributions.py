@@ -28,6 +28,13 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   the last record (ns-3's "RTT" trace), in the latency histogram's bins;
   its `loss_timeline` has a row per path server (a wire direction or a
   box's CPU, named in "port_names") over the whole run, by reason;
+- `delay_histogram` (fabric): the cells' delays in whole slots, {"cells",
+  "mean", "p50", "p99", "p999", "max", "bins": [[slots, cells], ...]},
+  with `input_drops` (per input) and `drop_timeline` ({"bin_slots",
+  "ports"}: a loss timeline whose time axis is slots);
+- `latency_histogram` of a closed form (pipeline `method: analytic`; under
+  `analytic_latency_histogram` beside the engine's with `method: both`):
+  the bins hold probabilities ("count" 1), from its CDF on the same axis;
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):
   {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
@@ -296,6 +303,19 @@ def print_distributions(console, scenario, cases) -> None:
             rt.add_row(c.case, fmt(c.distributions["rtt_histogram"]["count"]),
                        *(fmt(c.metrics[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")))
         console.print(rt)
+    cells = [c for c in shown if c.distributions.get("delay_histogram", {}).get("cells")]
+    if cells:  # the fabric kind: whole slots, drops per input
+        ft = Table(title=f"{scenario.name}: cell delay (slots, enqueue to departure) and input drops")
+        for col in ("case", "cells", "mean", "p50", "p99", "p99.9", "max", "input drops", "inputs with drops",
+                    "worst input %", "time bins with drops"):
+            ft.add_column(col, justify="right" if col != "case" else "left")
+        for c in cells:
+            m = c.metrics
+            ft.add_row(c.case, fmt(c.distributions["delay_histogram"]["cells"]), fmt(m["mean_delay_slots"]),
+                       *(fmt(m[f"delay_{q}_slots"]) for q in ("p50", "p99", "p999", "max")),
+                       fmt(sum(c.distributions["input_drops"])), fmt(m["loss_ports"]),
+                       fmt(m["loss_top_port_share"]), fmt(m["loss_bins"]))
+        console.print(ft)
     units = [c for c in shown if c.distributions.get("unit_latency_histogram", {}).get("count")]
     if units:
         ut = Table(title=f"{scenario.name}: response time of the units completed (us; first packet sent to "

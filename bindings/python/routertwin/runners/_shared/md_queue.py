@@ -215,7 +215,7 @@ def md1k_blocking(a: float, k: int) -> float:
         total = d.sum()
         below = d[:k].sum() / total
         beyond = d[k:].sum() / total
-        return (1.0 - a) * beyond / (1.0 - a + a * below)
+        return float((1.0 - a) * beyond / (1.0 - a + a * below))
     d = md1_departure_weights(a, k)
     pi0 = d[0] / d.sum()
-    return (pi0 + a - 1.0) / (pi0 + a)
+    return float((pi0 + a - 1.0) / (pi0 + a))

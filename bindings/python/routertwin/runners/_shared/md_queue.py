@@ -53,6 +53,10 @@ P_K = 1 - 1 / (pi_0 + rho) (Gross & Harris, Fundamentals of Queueing
 Theory, M/G/1/K). It holds at any rho; below rho = 1 it is evaluated as
 (1 - rho) T / (1 - rho + rho S), S and T the infinite system's mass below
 and from K, so that a blocking of 1e-200 is not lost to 1 - 1/(1 + 1e-200).
+
+Loads too close to 1 for the truncated distribution (rho above about
+0.999 with one server, less with several: MAX_STATES_MD1, MAX_STATES) raise
+ValueError; the blocking is still computed there.
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ import numpy as np
 TAIL = 1e-15
 # Largest truncated chain solved (c > 1: a dense matrix of this side, 72 MB).
 MAX_STATES = 3000
+# Longest M/D/1 recursion (O(n^2): 20000 states take about a second),
+# enough up to rho = 0.999 (the states needed grow like 17 / (1 - rho)).
+MAX_STATES_MD1 = 20_000
 
 
 def poisson_pmf(z: float, n: int) -> np.ndarray:
@@ -125,12 +132,12 @@ def number_in_system(a: float, c: int) -> np.ndarray:
     if not a < c:
         raise ValueError(f"M/D/c is unstable at offered load {a:g} >= {c} servers")
     n = states_needed(a, c)
+    if n > (MAX_STATES_MD1 if c == 1 else MAX_STATES):
+        raise ValueError(f"utilization {a / c:.6g} is too close to 1: the M/D/{c} distribution needs "
+                         f"{n} states (at most {MAX_STATES_MD1 if c == 1 else MAX_STATES})")
     if c == 1:
         d = md1_departure_weights(a, n)
         return d / d.sum()
-    if n > MAX_STATES:
-        raise ValueError(f"utilization {a / c:.6g} is too close to 1: the M/D/{c} distribution needs "
-                         f"{n} states (at most {MAX_STATES})")
     return lattice_chain(a, c, n)
 
 
@@ -209,7 +216,10 @@ def md1k_blocking(a: float, k: int) -> float:
     a = lam d, room for k customers in the system (waiting and in service)."""
     if k < 1:
         raise ValueError("M/D/1/K needs room for at least one customer")
-    if a < 1.0:
+    # The form without cancellation needs the infinite system's tail, so a
+    # rho below 1 whose tail needs too many states takes the direct form
+    # (its blocking is then far from the rounding of 1 - 1/(1 + tiny)).
+    if a < 1.0 and states_needed(a, 1) <= MAX_STATES_MD1:
         n = max(k + 1, states_needed(a, 1))
         d = md1_departure_weights(a, n)
         total = d.sum()

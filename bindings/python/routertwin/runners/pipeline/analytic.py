@@ -138,24 +138,32 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
       n goes to the core that served frame n - c, which is free since the
       spacing exceeds core time / c: no packet waits, none is lost, the
       latency is one value.
-    - Poisson arrivals, one frame size, below the bottleneck: M/D/c, c the
-      busy cores, service the core time. With one core the engine's path
-      is a tandem of single servers of constant service (the stations of
-      station_times), and the waits summed over such a tandem are, packet
-      by packet, the wait of one M/D/1 queue with the slowest service
-      (Friedman 1965, "Reduction methods for tandem queuing systems", Oper.
-      Res. 13): the wait is M/D/1 of the slowest station. The latency clock
+    - Poisson arrivals, one frame size, below the bottleneck. With one
+      core, or with cores that never wait because a slower single station
+      ahead of them spaces the frames (D/D/c: core time / c at most that
+      station's time), the engine's path is a tandem of single servers of
+      constant service (station_times; the cores then only delay), and the
+      waits summed over such a tandem are, packet by packet, the wait of
+      one M/D/1 queue with the slowest service (Friedman 1965, "Reduction
+      methods for tandem queuing systems", Oper. Res. 13): the wait is
+      M/D/1 of the slowest station, exact. The latency clock
       starts when the frame has left the tester's wire, so the wire's own
       wait (M/D/1 of the wire time) comes off the mean; the percentiles keep
       it, overstating by that wait (the wire's load times its time: 0.2 ns
-      at 64 bytes, 40G, half a core). Several cores: M/D/c of the cores
-      alone, an approximation that needs the cores to be the slowest
-      station (else no distribution). Loss with one core: M/D/1/K blocking,
+      at 64 bytes, 40G, half a core). When the wire is itself the slowest
+      station, it spaces the frames for every other: no frame waits in the
+      box, and the latency is one value again. Several cores slower than
+      every single station (core time / c above each): M/D/c of the cores
+      alone, an approximation (the single stations' waits are left out);
+      no distribution when the egress wire is slower than the cores and
+      they slower than what feeds them. Loss with one core: M/D/1/K blocking,
       K the input buffer plus the packet in service (the engine admits a
       packet while fewer than the buffer's packets wait for a core); with
       several cores none is given below saturation (M/D/c/K is not solved
       here). The buffer is taken infinite for the waits, so there is no
-      maximum: `latency_max_us` is absent.
+      maximum: `latency_max_us` is absent. A load within 0.1 % of the
+      slowest station's capacity has no distribution here (md_queue's
+      truncation): its mean and loss are reported, no percentiles.
     """
     one_size = len(r.frames) == 1 and r.trace is None
     simple = contention == "none" and r.lock_s == 0 and r.section_s == 0 and one_size
@@ -164,28 +172,38 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     if not (simple and fifo) or arrivals not in ("constant", "poisson"):
         return {}, {}
     loss = max(0.0, 1.0 - x / offered) if saturated else 0.0
-    stations = station_times(r)
-    slowest = max(v for k, v in stations.items() if k != "wire_in")
+    st = station_times(r)
+    before = max(st["wire_in"], st["packet_input"], st["memory"])  # the single servers ahead of the cores
+    # One chain of single servers when the cores never wait (one core, or
+    # frames spaced by a slower station ahead: D/D/c); its slowest station d.
+    chain = c == 1 or r.core_s / c <= before
+    d = max(before, st["wire_out"], r.core_s if c == 1 else 0.0)
     if arrivals == "poisson" and c == 1:
-        blocking_k = r.plat.input_buffer_packets + 1
-        loss = md1k_blocking(offered * max(slowest, stations["wire_in"]), blocking_k)
-    if saturated or arrivals == "constant":
+        loss = md1k_blocking(offered * d, r.plat.input_buffer_packets + 1)
+    if saturated or arrivals == "constant" or (chain and d == st["wire_in"]):
+        # (the last: the tester's wire is the slowest station and spaces the
+        # frames for every other: none waits in the box)
         return point_mass(latency_s, loss)
-    if c == 1:
-        d = max(slowest, stations["wire_in"])
-        wait = MDcWait(offered, d, 1)
-        wire_in = stations["wire_in"]
-        wire_wait = offered * wire_in * wire_in / (2.0 * (1.0 - offered * wire_in))
-        mean_wait = wait.mean() - wire_wait
+    if chain:
+        # Pollaczek-Khinchine for the slowest station, less the tester's wire
+        # (each an M/D/1 wait rho d / 2(1 - rho)); exact at any load below 1
+        mean_wait = md1_mean_wait(offered, d) - md1_mean_wait(offered, st["wire_in"])
+        mean = {"latency_avg_us": (latency_s + mean_wait) * 1e6}
+        if c == 1:
+            mean["loss_pct"] = 100.0 * loss
+        servers = 1
+    elif r.core_s / c >= st["wire_out"]:
+        d, mean, servers = r.core_s, {}, c  # the cores are the slowest: M/D/c of the cores
     else:
-        if r.core_s / c < max(v for k, v in stations.items() if k != "core"):
-            return {}, {}
-        wait = MDcWait(offered, r.core_s, c)
-        mean_wait = wait.mean()
-    metrics = {"latency_avg_us": (latency_s + mean_wait) * 1e6, "latency_min_us": latency_s * 1e6,
+        return {}, {}  # cores and egress wire both slower than what feeds them: no one queue
+    try:
+        wait = MDcWait(offered, d, servers)
+    except ValueError:  # a load too close to 1 for the distribution (md_queue)
+        return mean, {}
+    if not mean:
+        mean = {"latency_avg_us": (latency_s + wait.mean()) * 1e6}
+    metrics = {**mean, "latency_min_us": latency_s * 1e6,
                **{name: (latency_s + wait.quantile(q)) * 1e6 for name, q in PERCENTILES}}
-    if c == 1:
-        metrics["loss_pct"] = 100.0 * loss
     return metrics, {"latency_histogram": cdf_histogram(lambda t: wait.cdf(t - latency_s), latency_s,
                                                         latency_s + wait.quantile(1.0 - HISTOGRAM_TAIL))}
 
@@ -194,6 +212,12 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
 PERCENTILES = (("latency_p50_us", 0.5), ("latency_p99_us", 0.99), ("latency_p999_us", 0.999))
 # A closed-form histogram stops where this much of the mass is left (put in its last bin).
 HISTOGRAM_TAIL = 1e-6
+
+
+def md1_mean_wait(lam: float, d: float) -> float:
+    """Mean wait of M/D/1 (Pollaczek-Khinchine, no service variance); infinite at rho >= 1."""
+    rho = lam * d
+    return rho * d / (2.0 * (1.0 - rho)) if rho < 1.0 else math.inf
 
 
 def point_mass(latency_s: float, loss: float) -> tuple[dict[str, float], dict]:

@@ -352,27 +352,35 @@ def latency_plot(cases, path: Path, title: str, key: str = "latency_histogram", 
                  xlabel: str = "latency (us)") -> Path | None:
     """The latency distributions (`key` of each case's distributions) of the
     cases as complementary CDFs (fraction of `what` slower than x, log
-    scale: the tail is visible), with p50/p99/p99.9 marked. None when no
-    case has that histogram."""
+    scale: the tail is visible), with p50/p99/p99.9 marked, and dashed the
+    closed form's (`analytic_<key>`) where the case carries one. None when
+    no case has that histogram."""
     from routertwin.validation.plots import pyplot, save_png
 
     plt = pyplot()
 
-    hists = [(c.case, c.distributions[key]) for c in cases
+    hists = [(c.case, c.distributions[key], c.distributions.get(f"analytic_{key}")) for c in cases
              if getattr(c, "distributions", None) and c.distributions.get(key, {}).get("count")]
     if not hists:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, h in hists[:12]:
+
+    def ccdf(h):
         total = sum(b[2] for b in h["bins"])
         xs, ys, above = [], [], total
         for lo, hi, n in h["bins"]:
             xs += [lo, hi]
             ys += [above / total, (above - n) / total]
             above -= n
-        line, = ax.step(xs, [max(y, 1e-9) for y in ys], where="post", label=name)
+        return xs, [max(y, 1e-9) for y in ys]
+
+    for name, h, closed in hists[:12]:
+        line, = ax.step(*ccdf(h), where="post", label=name)
         for q, marker in ((0.5, "o"), (0.99, "s"), (0.999, "^")):
             ax.plot([quantile(h, q)], [1 - q], marker, color=line.get_color(), markersize=4)
+        if closed:  # the closed form's distribution beside the engine's (pipeline, method both)
+            ax.step(*ccdf(closed), where="post", linestyle="--", linewidth=0.8, color=line.get_color(),
+                    label=f"{name} (closed form)")
     ax.set_yscale("log")
     ax.set_xscale("log")  # a tail 10x the body, or a full buffer 1000x it, stays readable
     ax.set_xlabel(xlabel)

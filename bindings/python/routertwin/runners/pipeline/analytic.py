@@ -125,7 +125,7 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     """The latency percentiles (us, the packet engine's metric names), the
     loss and the latency histogram of the closed form's queue, where it has
     one; `latency_s` is its latency without queueing (or, saturated, with
-    the full buffer). Returns ({} , {}) where it has none: a frame mix
+    the full buffer). Returns ({}, {}) where it has none: a frame mix
     (service times vary: M/G/c), MVA contention, a lock or a flow section
     (more stations in the loop), ATOMIC tags on several cores (a flow's
     packets never overlap: not one FIFO), on/off, MMPP and trace arrivals.

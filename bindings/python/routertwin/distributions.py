@@ -28,6 +28,13 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   the last record (ns-3's "RTT" trace), in the latency histogram's bins;
   its `loss_timeline` has a row per path server (a wire direction or a
   box's CPU, named in "port_names") over the whole run, by reason;
+- `delay_histogram` (fabric): the cells' delays in whole slots, {"cells",
+  "mean", "p50", "p99", "p999", "max", "bins": [[slots, cells], ...]},
+  with `input_drops` (per input) and `drop_timeline` ({"bin_slots",
+  "ports"}: a loss timeline whose time axis is slots);
+- `latency_histogram` of a closed form (pipeline `method: analytic`; under
+  `analytic_latency_histogram` beside the engine's with `method: both`):
+  the bins hold probabilities ("count" 1), from its CDF on the same axis;
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):
   {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
@@ -296,6 +303,19 @@ def print_distributions(console, scenario, cases) -> None:
             rt.add_row(c.case, fmt(c.distributions["rtt_histogram"]["count"]),
                        *(fmt(c.metrics[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")))
         console.print(rt)
+    cells = [c for c in shown if c.distributions.get("delay_histogram", {}).get("cells")]
+    if cells:  # the fabric kind: whole slots, drops per input
+        ft = Table(title=f"{scenario.name}: cell delay (slots, enqueue to departure) and input drops")
+        for col in ("case", "cells", "mean", "p50", "p99", "p99.9", "max", "input drops", "inputs with drops",
+                    "worst input %", "time bins with drops"):
+            ft.add_column(col, justify="right" if col != "case" else "left")
+        for c in cells:
+            m = c.metrics
+            ft.add_row(c.case, fmt(c.distributions["delay_histogram"]["cells"]), fmt(m["mean_delay_slots"]),
+                       *(fmt(m[f"delay_{q}_slots"]) for q in ("p50", "p99", "p999", "max")),
+                       fmt(sum(c.distributions["input_drops"])), fmt(m["loss_ports"]),
+                       fmt(m["loss_top_port_share"]), fmt(m["loss_bins"]))
+        console.print(ft)
     units = [c for c in shown if c.distributions.get("unit_latency_histogram", {}).get("count")]
     if units:
         ut = Table(title=f"{scenario.name}: response time of the units completed (us; first packet sent to "
@@ -332,32 +352,40 @@ def latency_plot(cases, path: Path, title: str, key: str = "latency_histogram", 
                  xlabel: str = "latency (us)") -> Path | None:
     """The latency distributions (`key` of each case's distributions) of the
     cases as complementary CDFs (fraction of `what` slower than x, log
-    scale: the tail is visible), with p50/p99/p99.9 marked. None when no
-    case has that histogram."""
+    scale: the tail is visible), with p50/p99/p99.9 marked, and dashed the
+    closed form's (`analytic_<key>`) where the case carries one. None when
+    no case has that histogram."""
     from routertwin.validation.plots import pyplot, save_png
 
     plt = pyplot()
 
-    hists = [(c.case, c.distributions[key]) for c in cases
+    hists = [(c.case, c.distributions[key], c.distributions.get(f"analytic_{key}")) for c in cases
              if getattr(c, "distributions", None) and c.distributions.get(key, {}).get("count")]
     if not hists:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, h in hists[:12]:
+
+    def ccdf(h):
         total = sum(b[2] for b in h["bins"])
         xs, ys, above = [], [], total
         for lo, hi, n in h["bins"]:
             xs += [lo, hi]
             ys += [above / total, (above - n) / total]
             above -= n
-        line, = ax.step(xs, [max(y, 1e-9) for y in ys], where="post", label=name)
+        return xs, [max(y, 1e-9) for y in ys]
+
+    for name, h, closed in hists[:12]:
+        line, = ax.step(*ccdf(h), where="post", label=name)
         for q, marker in ((0.5, "o"), (0.99, "s"), (0.999, "^")):
             ax.plot([quantile(h, q)], [1 - q], marker, color=line.get_color(), markersize=4)
+        if closed:  # the closed form's distribution beside the engine's (pipeline, method both)
+            ax.step(*ccdf(closed), where="post", linestyle="--", linewidth=0.8, color=line.get_color())
     ax.set_yscale("log")
     ax.set_xscale("log")  # a tail 10x the body, or a full buffer 1000x it, stays readable
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"fraction of {what} slower")
-    ax.set_title(title + "  (o p50, s p99, ^ p99.9)", fontsize=9)
+    dashed = ", dashed: closed form" if any(closed for _, _, closed in hists[:12]) else ""
+    ax.set_title(title + f"  (o p50, s p99, ^ p99.9{dashed})", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     return save_png(fig, path, dpi=110)

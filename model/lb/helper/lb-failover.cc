@@ -430,8 +430,10 @@ class FailoverRun
             dp_sched_conn_closed(m_pool, server, 0, nullptr);
             m_r.served++;
             const double waitedMs = Simulator::Now().GetSeconds() * 1000.0 - 1000.0 * k / m_c.requestRate;
-            m_r.maxDelayMs = std::max(m_r.maxDelayMs, std::round(waitedMs * 1000.0) / 1000.0);
-            m_r.servedDelay.Add(std::max(0.0, waitedMs) / 1000.0);
+            // to the us: the arrival time k / rate is rounded to ns by the scheduler
+            const double delayMs = std::max(0.0, std::round(waitedMs * 1000.0) / 1000.0);
+            m_r.maxDelayMs = std::max(m_r.maxDelayMs, delayMs);
+            m_r.servedDelay.Add(delayMs / 1000.0);
             Store(k, server);
             return;
         }

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <list>
+#include <queue>
 #include <stdexcept>
 #include <variant>
 
@@ -294,6 +296,14 @@ class TimedRun
     {
         uint32_t server;
         bool open;
+    };
+
+    struct PendingClose
+    {
+        int64_t at;   ///< time step it ends at
+        uint64_t seq; ///< scheduling order: ties end first scheduled first
+        uint64_t conn;
+        bool operator>(const PendingClose& o) const { return at != o.at ? at > o.at : seq > o.seq; }
     };
 
     double Now() const { return Simulator::Now().GetSeconds(); }
@@ -638,8 +648,44 @@ class TimedRun
         const double ms = !m_c.traceLifetimesMs.empty()    ? m_c.traceLifetimesMs[id]
                           : m_c.lifetime == "exponential" ? m_lifetimes.Exponential(m_c.lifetimeMeanMs)
                                                           : m_heavy.Draw(m_lifetimes);
-        Simulator::Schedule(MicroSeconds(static_cast<int64_t>(std::llround(ms * 1000.0))), &TimedRun::Close, this,
-                            conn);
+        ScheduleClose(conn, MicroSeconds(static_cast<int64_t>(std::llround(ms * 1000.0))));
+    }
+
+    /// Connection conn ends after `lifetime`. The ends wait in a heap of
+    /// their own with one ns-3 event for the earliest (DESIGN.md: events at
+    /// the next time something changes): a table of millions of connections
+    /// costs a heap entry each, not a pending event each in ns-3's map.
+    /// Ends at the same instant are taken in the order they were scheduled.
+    void ScheduleClose(uint64_t conn, Time lifetime)
+    {
+        const int64_t at = (Simulator::Now() + lifetime).GetTimeStep();
+        m_closes.push({at, m_closeSeq++, conn});
+        if (m_closing || (!m_closeEvent.IsExpired() && m_closeEventAt <= at))
+        {
+            return; // CloseDue, running or pending, comes first and schedules what follows
+        }
+        m_closeEvent.Cancel();
+        m_closeEventAt = at;
+        m_closeEvent = Simulator::Schedule(lifetime, &TimedRun::CloseDue, this);
+    }
+
+    /// Ends every connection due now, then schedules the next end.
+    void CloseDue()
+    {
+        const int64_t now = Simulator::Now().GetTimeStep();
+        m_closing = true;
+        while (!m_closes.empty() && m_closes.top().at <= now)
+        {
+            const uint64_t conn = m_closes.top().conn;
+            m_closes.pop();
+            Close(conn);
+        }
+        m_closing = false;
+        if (!m_closes.empty())
+        {
+            m_closeEventAt = m_closes.top().at;
+            m_closeEvent = Simulator::Schedule(TimeStep(m_closeEventAt - now), &TimedRun::CloseDue, this);
+        }
     }
 
     void Close(uint64_t conn)
@@ -785,6 +831,11 @@ class TimedRun
     std::deque<uint64_t> m_acceptQueue;
     double m_acceptLastChange = 0;
     bool m_accepting = false; ///< AcceptWaiting is running
+    std::priority_queue<PendingClose, std::vector<PendingClose>, std::greater<PendingClose>> m_closes;
+    uint64_t m_closeSeq = 0;
+    EventId m_closeEvent;       ///< CloseDue at m_closeEventAt
+    int64_t m_closeEventAt = 0;
+    bool m_closing = false;     ///< CloseDue is running
     LbTimedResult m_r;
 };
 

@@ -366,6 +366,7 @@ BindLb(py::module_& m)
             d["refusal_timeline"] = LossTimelineDict(r.refusals);
             d["before_requests"] = r.beforeRequests;
             d["before_refused_frontend"] = r.beforeRefusedFrontend;
+            d["before_queued"] = r.beforeQueued;
             d["before_accept_queue"] = r.beforeAcceptQueue;
             d["frontend_held_max"] = r.frontendHeldMax;
             d["accept_queue_max"] = r.acceptQueueMax;

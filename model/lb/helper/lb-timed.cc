@@ -468,6 +468,7 @@ class TimedRun
             q.waited = true;
             q.firstQueuedAt = Now();
             m_r.queued++;
+            m_r.beforeQueued += InBefore(q.firstQueuedAt);
         }
     }
 

@@ -197,8 +197,9 @@ struct LbTimedResult
     std::vector<double> beforeActive, afterActive, beforeNewPerS, afterNewPerS;
     double before503PerS = 0, after503PerS = 0; ///< 503s per second in the before and after windows
     /// In the before window [warmup_s, at_s): requests that arrived, those
-    /// refused at the frontend, and the time-averaged accept queue length
-    uint64_t beforeRequests = 0, beforeRefusedFrontend = 0;
+    /// refused at the frontend, those first queued (served or not by end_s),
+    /// and the time-averaged accept queue length
+    uint64_t beforeRequests = 0, beforeRefusedFrontend = 0, beforeQueued = 0;
     double beforeAcceptQueue = 0;
     uint32_t frontendHeldMax = 0; ///< most requests accepted at once
     uint32_t acceptQueueMax = 0;  ///< longest accept queue

@@ -480,7 +480,7 @@ def _tablefill(scenario, c: Case) -> list[CaseResult]:
         refused = refused_n / arrivals if arrivals else 0.0
         held = out["before_active"][0]
         accepted = arrivals - refused_n
-        waited = out["queue_wait_histogram"]["count"]
+        waited = out["before_queued"]
         mk = {"rate_per_s": rate, "offered_erlangs": offered, "arrivals": float(arrivals),
               "simulated_holdings": measured,
               "refused_pct": 100.0 * refused, "refused_closed_form_pct": 100.0 * closed,
@@ -491,8 +491,10 @@ def _tablefill(scenario, c: Case) -> list[CaseResult]:
               "waiting_closed_form": tablefill.mean_waiting(offered, limit, f.accept_queue),
               "memory_mean_bytes": held * f.bytes_per_connection}
         if f.accept_queue:
-            # the mean over every accepted connection (0 for those accepted at once), and
-            # Little's law on the closed form's queue: L_q / accepted rate
+            # the mean over every accepted connection (0 for those accepted at once): the waits of
+            # those that got their connection by the end x the fraction that waited (those still in
+            # the accept queue at the end counted too), and Little's law on the closed form's queue:
+            # L_q / accepted rate
             mk["queue_wait_mean_ms"] = out["queue_wait_mean_ms"] * waited / accepted if accepted else 0.0
             mk["queue_wait_closed_form_ms"] = 1000.0 * mk["waiting_closed_form"] / (rate * (1 - closed))
             mk.update(queue_wait_percentiles([out]))

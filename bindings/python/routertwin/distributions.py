@@ -367,7 +367,7 @@ def print_distributions(console, scenario, cases) -> None:
         for c in timed:
             m, h = c.metrics, c.distributions.get("queue_wait_histogram")
             waits = (fmt(h["count"]), *(fmt(m[f"queue_wait_{q}_ms"]) for q in ("p50", "p99", "p999", "max"))) \
-                if h and h["count"] else ("0", "", "", "", "")
+                if h and h["count"] else ("0" if h else "", "", "", "", "")  # failover: no queue
             tl = c.distributions.get("loss_timeline")
             row = [sum(col) for col in zip(*tl["ports"])] if tl else []
             total = sum(row)

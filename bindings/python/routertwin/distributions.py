@@ -35,6 +35,12 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
 - `latency_histogram` of a closed form (pipeline `method: analytic`; under
   `analytic_latency_histogram` beside the engine's with `method: both`):
   the bins hold probabilities ("count" 1), from its CDF on the same axis;
+- `queue_wait_histogram` (lb timed and tablefill): the waits of the requests
+  that queued (accept, server or backend queue) until they got a server, in
+  the latency histogram's bins, pooled over the case's replications; their
+  `loss_timeline` is one row over the run, by reason (the three 503s,
+  accept_queue_full, broken), and lb failover's is its failed requests
+  (failed, balancer_dead);
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):
   {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
@@ -117,6 +123,49 @@ def lb_distributions(out: dict) -> dict[str, Any]:
     if out.get("ports"):  # per ingress port (LbPortMap)
         d["ports"] = port_rows(out["ports"])
     return d
+
+
+def merged_histogram(hists: list[dict]) -> dict[str, Any]:
+    """Latency histograms of one axis (replications, runs) as one: the counts
+    of equal bins added, as Boost.Histogram's += adds them."""
+    counts: dict[tuple[float, float], float] = {}
+    for h in hists:
+        for lo, hi, n in h["bins"]:
+            counts[(float(lo), float(hi))] = counts.get((float(lo), float(hi)), 0.0) + float(n)
+    return {"count": float(sum(h["count"] for h in hists)),
+            "bins": [[lo, hi, n] for (lo, hi), n in sorted(counts.items())]}
+
+
+def merged_timeline(timelines: list[dict]) -> dict[str, Any]:
+    """Native loss timelines of one shape (replications) as one: drops added
+    per port and bin, and per reason."""
+    def add(rows_list):
+        return [[sum(vals) for vals in zip(*rows)] for rows in zip(*rows_list)]
+
+    d = {"bin_s": timelines[0]["bin_s"], "ports": add([t["ports"] for t in timelines])}
+    names = sorted({name for t in timelines for name in t.get("reasons", {})})
+    if names:
+        zero = [[0.0] * len(row) for row in timelines[0]["ports"]]
+        d["reasons"] = {n: add([t.get("reasons", {}).get(n, zero) for t in timelines]) for n in names}
+    return d
+
+
+def timed_distributions(outs: list[dict]) -> dict[str, Any]:
+    """The `distributions` of an lb timed or tablefill case (native lb_timed
+    results of its replications): the queued requests' waits and the
+    refusals over time, pooled."""
+    return {"queue_wait_histogram": merged_histogram([o["queue_wait_histogram"] for o in outs]),
+            "loss_timeline": loss_distribution(merged_timeline([o["refusal_timeline"] for o in outs]))}
+
+
+def queue_wait_percentiles(outs: list[dict]) -> dict[str, float]:
+    """queue_wait_p50/p99/p999/max_ms of the requests that waited, over the
+    replications (their histograms pooled; the max exact)."""
+    h = merged_histogram([o["queue_wait_histogram"] for o in outs])
+    top = max(o["queue_wait_max_us"] for o in outs)
+    m = {f"queue_wait_{name[len('latency_'):]}_ms": min(quantile(h, q), top) / 1000.0 for name, q in PERCENTILES}
+    m["queue_wait_max_ms"] = top / 1000.0
+    return m
 
 
 def lb_metrics(out: dict) -> dict[str, float]:
@@ -327,6 +376,26 @@ def print_distributions(console, scenario, cases) -> None:
             ut.add_row(c.case, fmt(c.distributions["unit_latency_histogram"]["count"]),
                        *(fmt(m[f"unit_latency_{q}_us"]) for q in ("p50", "p99", "p999", "max")))
         console.print(ut)
+    timed = [c for c in shown if not c.distributions.get("latency_histogram")
+             and ("queue_wait_histogram" in c.distributions or "loss_timeline" in c.distributions)]
+    if timed:
+        wt = Table(title=f"{scenario.name}: queue wait of the requests that waited (ms), and the refusals and "
+                         "failures over time (all replications)")
+        for col in ("case", "waited", "p50", "p99", "p99.9", "max", "refused/failed", "by reason",
+                    "time bins with any", "busiest bin"):
+            wt.add_column(col, justify="right" if col not in ("case", "by reason") else "left")
+        for c in timed:
+            m, h = c.metrics, c.distributions.get("queue_wait_histogram")
+            waits = (fmt(h["count"]), *(fmt(m[f"queue_wait_{q}_ms"]) for q in ("p50", "p99", "p999", "max"))) \
+                if h and h["count"] else ("0" if h else "", "", "", "", "")  # failover: no queue
+            tl = c.distributions.get("loss_timeline")
+            row = [sum(col) for col in zip(*tl["ports"])] if tl else []
+            total = sum(row)
+            reasons = ", ".join(f"{n} {sum(map(sum, r)):.0f}" for n, r in sorted((tl or {}).get("reasons", {}).items()))
+            busiest = max(range(len(row)), key=row.__getitem__) if total else None
+            wt.add_row(c.case, *waits, fmt(total), reasons, fmt(m.get("loss_bins", 0.0)),
+                       f"{busiest * tl['bin_s']:.4g} s: {row[busiest]:.0f}" if busiest is not None else "")
+        console.print(wt)
     for c in shown:
         if not ports_differ(c.distributions):
             continue

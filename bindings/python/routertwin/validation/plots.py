@@ -272,6 +272,10 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
         if latency_plot(cases, out_dir / name, f"{study}: response time of the units of the replayed cases",
                         key="unit_latency_histogram", what="units", xlabel="response time (us)"):
             written.append(name)
+        name = f"{study}-queue-wait-distribution.png"
+        if latency_plot(cases, out_dir / name, f"{study}: queue wait of the requests that waited",
+                        key="queue_wait_histogram", what="requests that waited", xlabel="queue wait (us)"):
+            written.append(name)
         name = f"{study}-rtt-distribution.png"
         if latency_plot(rtt_cases, out_dir / name, f"{study}: TCP round-trip time samples of the replayed cases",
                         key="rtt_histogram", what="RTT samples", xlabel="round-trip time (us)"):

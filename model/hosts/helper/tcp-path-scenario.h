@@ -127,8 +127,9 @@ struct TcpPathResult
     LossTimeline lossTimeline;
     /// The sender's loss responses at their times, in the loss timeline's
     /// bins (one port, the sender): "fast_recovery" (CA_RECOVERY entered)
-    /// and "timeout" (CA_LOSS entered), ns-3's "CongState" trace, so its
-    /// totals are recoveries and timeouts
+    /// and "timeout" (CA_LOSS entered: ns-3 3.37's ReTxTimeout sets it on
+    /// every RTO, so a backed-off RTO of the same episode is not another),
+    /// ns-3's "CongState" trace, so its totals are recoveries and timeouts
     LossTimeline retransmissionTimeline;
     uint32_t segmentBytes = 0;
     uint64_t natConnections = 0;

@@ -465,6 +465,8 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     bx.barh(np.arange(1, m.shape[0] + 1), m.sum(axis=1), color="tab:red")
     bx.set_xlabel("drops")
     if rt_names:
+        bx.set_ylim(0.5, m.shape[0] + 0.5)  # the heat map's rows (not shared in this layout)
+        bx.tick_params(labelleft=False)
         r = np.array([rt["reasons"][n][0] for n in rt_names], dtype=float)
         rim = rx.imshow(r, aspect="auto", origin="lower", interpolation="nearest", cmap="Blues",
                         extent=(0, rt["bin_s"] * r.shape[1], 0.5, r.shape[0] + 0.5), vmin=0)
@@ -472,6 +474,7 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
         rx.set_xlabel("time (s)")
         fig.colorbar(rim, ax=rx, label="events per bin")
         rbx.barh(np.arange(1, r.shape[0] + 1), r.sum(axis=1), color="tab:blue")
+        rbx.set_ylim(0.5, r.shape[0] + 0.5)
         rbx.set_yticks([])
         rbx.set_xlabel("loss responses")
     reasons = tl.get("reasons") or {}

@@ -27,7 +27,13 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
 - `rtt_histogram` (tcp_path): every RTT sample the sender's TCP took over
   the last record (ns-3's "RTT" trace), in the latency histogram's bins;
   its `loss_timeline` has a row per path server (a wire direction or a
-  box's CPU, named in "port_names") over the whole run, by reason;
+  box's CPU, named in "port_names") over the whole run, by reason, and its
+  `retransmission_timeline` the sender's fast recoveries and timeouts
+  (reasons "fast_recovery", "timeout") in the same bins;
+- `loss_timeline` (webswitch, ns-3 engine): one row, the switch ("port_names"),
+  by reason: the segments it refused or absorbed under their drop names at
+  their time, and (open loop) "request_refused" and "request_unanswered",
+  the requests of those counters at their arrival;
 - `delay_histogram` (fabric): the cells' delays in whole slots, {"cells",
   "mean", "p50", "p99", "p999", "max", "bins": [[slots, cells], ...]},
   with `input_drops` (per input) and `drop_timeline` ({"bin_slots",
@@ -90,13 +96,19 @@ def rtt_distribution(out: dict) -> dict[str, Any]:
     d = {"rtt_histogram": _hist(out["rtt_histogram"])}
     if "loss_timeline" in out:
         d["loss_timeline"] = loss_distribution(out["loss_timeline"], [s["name"] for s in out["servers"]])
+    if "retransmission_timeline" in out:
+        d["retransmission_timeline"] = loss_distribution(out["retransmission_timeline"], ["sender"])
     return d
 
 
 def latency_distribution(out: dict) -> dict[str, Any]:
     """The `distributions` of a run with one latency histogram and no queue
-    (the webswitch kind's response times, closed or open loop)."""
-    return {"latency_histogram": _hist(out["latency_histogram"])}
+    (the webswitch kind's response times, closed or open loop), and its
+    loss timeline where it has one (the switch's refusals by reason)."""
+    d = {"latency_histogram": _hist(out["latency_histogram"])}
+    if "loss_timeline" in out:
+        d["loss_timeline"] = loss_distribution(out["loss_timeline"], ["web switch"])
+    return d
 
 
 def loss_distribution(timeline: dict, port_names: list[str] | None = None) -> dict[str, Any]:
@@ -346,11 +358,13 @@ def print_distributions(console, scenario, cases) -> None:
     rtts = [c for c in shown if c.distributions.get("rtt_histogram", {}).get("count")]
     if rtts:
         rt = Table(title=f"{scenario.name}: TCP round-trip time samples of the last record (ms)")
-        for col in ("case", "samples", "min", "p50", "p99", "p99.9", "max"):
+        for col in ("case", "samples", "min", "p50", "p99", "p99.9", "max", "drops (bins)",
+                    "fast recoveries (bins)", "timeouts (bins)"):
             rt.add_column(col, justify="right" if col != "case" else "left")
         for c in rtts:
             rt.add_row(c.case, fmt(c.distributions["rtt_histogram"]["count"]),
-                       *(fmt(c.metrics[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")))
+                       *(fmt(c.metrics[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")),
+                       *(events_in_bins(c.distributions, k) for k in ("drops", "fast_recovery", "timeout")))
         console.print(rt)
     cells = [c for c in shown if c.distributions.get("delay_histogram", {}).get("cells")]
     if cells:  # the fabric kind: whole slots, drops per input
@@ -499,7 +513,8 @@ def loss_rows(timeline: dict) -> tuple[list[str], list[list[float]], str]:
     reasons = timeline.get("reasons") or {}
     if len(timeline["ports"]) == 1 and reasons:
         names = sorted(reasons)
-        return names, [reasons[n][0] for n in names], "drop reason (the tester's one port)"
+        where = timeline["port_names"][0] if timeline.get("port_names") else "the tester's one port"
+        return names, [reasons[n][0] for n in names], f"drop reason ({where})"
     if timeline.get("port_names"):
         return list(timeline["port_names"]), timeline["ports"], "server (where the packet was dropped)"
     return [str(i + 1) for i in range(len(timeline["ports"]))], timeline["ports"], "tester port (packet's ingress)"
@@ -508,7 +523,10 @@ def loss_rows(timeline: dict) -> tuple[list[str], list[list[float]], str]:
 def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     """Drops per port (rows) and time bin (columns) of one case as a heat map,
     with the drops per port beside it: clustering on ports or in time shows.
-    A one-port run with drop reasons has a row per reason (loss_rows).
+    A one-port run with drop reasons has a row per reason (loss_rows). A
+    tcp_path run's retransmission timeline (the sender's fast recoveries
+    and timeouts, the same bins) is drawn under it on the same time axis,
+    so that each loss response shows below the drops it follows.
     None when the case has no drops."""
     import numpy as np
 
@@ -516,15 +534,24 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
 
     plt = pyplot()
 
-    tl = (getattr(case, "distributions", None) or {}).get("loss_timeline")
+    dist = getattr(case, "distributions", None) or {}
+    tl = dist.get("loss_timeline")
     if not tl:
         return None
     labels, rows, ylabel = loss_rows(tl)
     m = np.array(rows, dtype=float)
     if m.sum() <= 0:
         return None
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 4.5), gridspec_kw={"width_ratios": [4, 1]}, sharey=True)
+    rt = dist.get("retransmission_timeline")
+    rt_names = sorted((rt or {}).get("reasons") or {})
     span = tl["bin_s"] * m.shape[1]
+    if rt_names:
+        # the same time extent and a colorbar each: the two time axes line up
+        fig, axes = plt.subplots(2, 2, figsize=(9, 6),
+                                 gridspec_kw={"width_ratios": [4, 1], "height_ratios": [max(m.shape[0], 2), 2]})
+        (ax, bx), (rx, rbx) = axes
+    else:
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 4.5), gridspec_kw={"width_ratios": [4, 1]}, sharey=True)
     im = ax.imshow(m, aspect="auto", origin="lower", interpolation="nearest", cmap="magma_r",
                    extent=(0, span, 0.5, m.shape[0] + 0.5))
     ax.set_xlabel("time (s)")
@@ -534,6 +561,19 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     fig.colorbar(im, ax=ax, label=f"drops per {tl['bin_s']:.3g} s bin")
     bx.barh(np.arange(1, m.shape[0] + 1), m.sum(axis=1), color="tab:red")
     bx.set_xlabel("drops")
+    if rt_names:
+        bx.set_ylim(0.5, m.shape[0] + 0.5)  # the heat map's rows (not shared in this layout)
+        bx.tick_params(labelleft=False)
+        r = np.array([rt["reasons"][n][0] for n in rt_names], dtype=float)
+        rim = rx.imshow(r, aspect="auto", origin="lower", interpolation="nearest", cmap="Blues",
+                        extent=(0, rt["bin_s"] * r.shape[1], 0.5, r.shape[0] + 0.5), vmin=0)
+        rx.set_yticks(np.arange(1, r.shape[0] + 1), [f"sender: {n}" for n in rt_names], fontsize=7)
+        rx.set_xlabel("time (s)")
+        fig.colorbar(rim, ax=rx, label="events per bin")
+        rbx.barh(np.arange(1, r.shape[0] + 1), r.sum(axis=1), color="tab:blue")
+        rbx.set_ylim(0.5, r.shape[0] + 0.5)
+        rbx.set_yticks([])
+        rbx.set_xlabel("loss responses")
     reasons = tl.get("reasons") or {}
     if reasons and (labels[0].isdigit() or tl.get("port_names")):
         # several ports: the reasons' totals in the title
@@ -611,13 +651,18 @@ def markdown_study(rows, outcomes) -> list[str]:
     rtts = [(key, c) for key, c in cases.items() if c.distributions.get("rtt_histogram", {}).get("count")]
     if rtts:
         out += ["", "Round-trip times the TCP sender measured (its RTT samples over the last record, ms; "
-                    "queueing on the path shows as the spread above the minimum):", "",
-                "| case | rows | samples | min | p50 | p99 | p99.9 | max |", "|---|---|---|---|---|---|---|---|"]
+                    "queueing on the path shows as the spread above the minimum), and the run's drops beside "
+                    "the sender's loss responses (fast recoveries, timeouts), each with the time bins it fell "
+                    "in (of 100 over the run; the heat maps show them bin by bin):", "",
+                "| case | rows | samples | min | p50 | p99 | p99.9 | max | drops (bins) | fast recoveries (bins) "
+                "| timeouts (bins) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for key, c in rtts:
             m = c.metrics
             out.append(f"| {c.case} | {', '.join(f'`{i}`' for i in by_case[key])} | "
                        f"{fmt(c.distributions['rtt_histogram']['count'])} | "
-                       + " | ".join(fmt(m[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")) + " |")
+                       + " | ".join(fmt(m[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max"))
+                       + " | " + " | ".join(events_in_bins(c.distributions, k)
+                                            for k in ("drops", "fast_recovery", "timeout")) + " |")
     units = [(key, c) for key, c in cases.items() if c.distributions.get("unit_latency_histogram", {}).get("count")]
     if units:
         out += ["", "Response time of the units (transactions, connections, queries) completed in the window, "
@@ -628,6 +673,18 @@ def markdown_study(rows, outcomes) -> list[str]:
             out.append(f"| {c.case} | {fmt(c.distributions['unit_latency_histogram']['count'])} | "
                        + " | ".join(fmt(m[f"unit_latency_{q}_us"]) for q in ("p50", "p99", "p999", "max")) + " |")
     return out
+
+
+def events_in_bins(dist: dict, kind: str) -> str:
+    """'N (b bins)' of a tcp_path case: its drops (kind "drops", every
+    server) or its sender's loss responses of one kind ("fast_recovery",
+    "timeout"), and the time bins they fell in; "" without the timeline."""
+    tl = dist.get("loss_timeline" if kind == "drops" else "retransmission_timeline")
+    if not tl:
+        return ""
+    rows = tl["ports"] if kind == "drops" else (tl.get("reasons") or {}).get(kind, [[0.0]])
+    per_bin = [sum(col) for col in zip(*rows)]
+    return f"{sum(per_bin):.0f} ({sum(1 for x in per_bin if x > 0)})"
 
 
 def ports_plot(case, path: Path, title: str) -> Path | None:

@@ -66,6 +66,19 @@ def test_closed_form_is_erlang_b_and_mmck(a, c, k):
     assert tablefill.mean_waiting(a, c, k) == pytest.approx(lq, rel=1e-12, abs=1e-300)
 
 
+@pytest.mark.parametrize("c, k, a", [(10, 5, 10 * (1 + 1e-9)), (10, 5, 10 * (1 - 1e-9)), (10, 5, 10 * (1 + 1e-7)),
+                                     (16, 128, math.nextafter(16.0, 0.0)), (16, 128, math.nextafter(16.0, 32.0)),
+                                     (40, 128, 40 * (1 + 2e-6)), (40, 128, 40 * (1 - 2e-6))])
+def test_closed_form_holds_within_an_ulp_of_rho_one(c, k, a):
+    """Near rho = 1 the geometric closed forms cancel (the runner's limit /
+    holding x holding lands an ulp off it, which once gave L_q = -4.8e15):
+    exact rationals at the same float load."""
+    p = mmck_exact(Fraction(a), c, k)
+    exact_lq = float(sum(j * p[c + j] for j in range(1, k + 1)))
+    assert tablefill.blocking(a, c, k) == pytest.approx(float(mmck_blocking_exact(Fraction(a), c, k)), rel=1e-12)
+    assert tablefill.mean_waiting(a, c, k) == pytest.approx(exact_lq, rel=1e-12)
+
+
 def test_large_table_blocking_tends_to_one_minus_c_over_a():
     # 8000 connections offered 16000 Erlangs: the recursion's B and 1 - c/a agree to 1 %
     c, a = 8000, 16000.0

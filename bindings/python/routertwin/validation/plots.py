@@ -288,7 +288,7 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
             name = f"{study}-loss-{c.case.replace(' ', '-')}.png"
             if loss_timeline_plot(c, out_dir / name, f"{study} {c.case}: drops per port and over time"):
                 written.append(name)
-            name = f"{study}-ports-{c.case}.png"
+            name = f"{study}-ports-{c.case.replace(' ', '-')}.png"
             if ports_plot(c, out_dir / name, f"{study} {c.case}: latency per port"):
                 written.append(name)
     return written

@@ -46,8 +46,17 @@ def _stationary(offered: float, servers: int, queue: int) -> tuple[float, float,
             break
     rho = offered / servers
     k = queue
-    if rho == 1:
-        return below, float(k), k * (k + 1) / 2.0
+    e = rho - 1
+    if k * abs(e) < 1e-3:
+        # the closed forms below cancel near rho = 1 (the runner's own
+        # limit / holding x holding lands an ulp off it): a series in e
+        # instead, sum_{j=0..K} C(j, m) = C(K+1, m+1) and j C(j, m) =
+        # (m+1) C(j, m+1) + m C(j, m); the first term left out is below
+        # (K |e|)^4 / 120 of the sum
+        geo = k + sum(e ** m * math.comb(k + 1, m + 1) for m in range(1, 4))
+        lin = sum(e ** m * ((m + 1) * math.comb(k + 1, m + 2) + m * math.comb(k + 1, m + 1)) for m in range(4))
+        scale = 1.0 if rho <= 1 else rho ** -k  # as the branches below scale
+        return below * scale, geo * scale, lin * scale
     if rho < 1:  # sum rho^j and sum j rho^j, j = 1..K, in closed form
         geo = rho * (1 - rho ** k) / (1 - rho)
         lin = rho * (1 - (k + 1) * rho ** k + k * rho ** (k + 1)) / (1 - rho) ** 2

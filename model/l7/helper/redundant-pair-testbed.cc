@@ -1,5 +1,7 @@
 #include "redundant-pair-testbed.h"
 
+#include "ns3-run-state.h"
+
 #include <ns3/boolean.h>
 #include <ns3/bridge-helper.h>
 #include <ns3/config.h>
@@ -12,7 +14,6 @@
 #include <ns3/ipv4-address-helper.h>
 #include <ns3/point-to-point-helper.h>
 #include <ns3/pointer.h>
-#include <ns3/rng-seed-manager.h>
 #include <ns3/simulator.h>
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
@@ -37,16 +38,18 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     m_nodes.Create(4 + c.servers);
     Ptr<Node> client = m_nodes.Get(0);
     Ptr<Node> l2 = m_nodes.Get(1);
-    InternetStackHelper stack;
-    stack.Install(client);
+    NodeContainer hosts(client);
     for (uint32_t k = 0; k < c.servers; ++k)
-        stack.Install(m_nodes.Get(4 + k));
+        hosts.Add(m_nodes.Get(4 + k));
+    InternetStackHelper stack;
+    stack.Install(hosts);
 
     CsmaHelper csma;
     csma.SetChannelAttribute("DataRate", StringValue(c.segmentRate.empty() ? c.linkRate : c.segmentRate));
     csma.SetChannelAttribute("Delay", TimeValue(MicroSeconds(10)));
     NetDeviceContainer ports;
     NetDeviceContainer cl = csma.Install(NodeContainer(client, l2));
+    NetDeviceContainer csmaDevices(cl);
     ports.Add(cl.Get(1));
     Ipv4AddressHelper addr;
     addr.SetBase("198.18.1.0", "255.255.255.0", "0.0.0.2");
@@ -62,6 +65,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     {
         Ptr<Node> sw = m_nodes.Get(2 + i);
         NetDeviceContainer seg = csma.Install(NodeContainer(sw, l2));
+        csmaDevices.Add(seg);
         ports.Add(seg.Get(1));
         m_links[i] = {seg.Get(0), seg.Get(1)};
         Ptr<WebSwitch> w = CreateObject<WebSwitch>();
@@ -137,6 +141,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
             // virtual addresses on its loopback (answering no ARP for them)
             Ptr<Node> srv = m_nodes.Get(4 + k);
             NetDeviceContainer seg = csma.Install(NodeContainer(srv, l2));
+            csmaDevices.Add(seg);
             ports.Add(seg.Get(1));
             addr.SetBase("198.18.1.0", "255.255.255.0", ("0.0.0." + std::to_string(10 + k)).c_str());
             addr.Assign(NetDeviceContainer(seg.Get(0)));
@@ -148,6 +153,12 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     m_switches[1]->SetSyncPeer(m_switches[0], c.syncDelay);
     BridgeHelper bridge;
     bridge.Install(l2, ports);
+    // every random variable (CSMA backoff, ARP request jitter) on its own
+    // stream, not on the next the process hands out: the run does not
+    // depend on what ran before it
+    m_nextStream = kNs3StreamBase;
+    m_nextStream += csma.AssignStreams(csmaDevices, m_nextStream);
+    m_nextStream += stack.AssignStreams(hosts, m_nextStream);
     for (uint32_t k = 0; k < c.servers; ++k)
     {
         Ptr<HttpServerApp> app = CreateObject<HttpServerApp>();
@@ -172,17 +183,20 @@ RedundantPairTestbed::Kill(uint32_t i, Time t)
     std::vector<Ptr<NetDevice>> links = m_links[i];
     std::vector<Ptr<VrrpRouter>> routers = m_routers[i];
     const auto serverIfs = m_serverIfs[i];
-    Simulator::Schedule(t, [links, routers, serverIfs]() {
+    const int64_t stream = m_nextStream;
+    m_nextStream += static_cast<int64_t>(links.size());
+    Simulator::Schedule(t, [links, routers, serverIfs, stream]() {
         // the dead box's ports lose carrier: each server's interface toward
         // it goes down, and its routes through it with it
         for (const auto& [node, ifIndex] : serverIfs)
             node->GetObject<Ipv4>()->SetDown(ifIndex);
-        for (auto& d : links)
+        for (size_t j = 0; j < links.size(); ++j)
         {
             auto em = CreateObject<RateErrorModel>();
             em->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
             em->SetRate(1.0);
-            d->SetAttribute("ReceiveErrorModel", PointerValue(em));
+            em->AssignStreams(stream + static_cast<int64_t>(j));
+            links[j]->SetAttribute("ReceiveErrorModel", PointerValue(em));
         }
         for (auto& r : routers)
             r->Stop();
@@ -243,7 +257,7 @@ RunRedundantPair(const RedundantPairRunConfig& c)
     out.closedFormTakeoverS = backupMdi - (c.killAtS - lastAdvert);
     const double afterFrom = c.killAtS + backupMdi + c.settleS, afterTo = afterFrom + c.windowS;
 
-    RngSeedManager::SetSeed(c.seed);
+    BeginNs3Run(c.seed);
     RedundantPairConfig pc = c.pair;
     pc.stop = Seconds(std::max(c.pair.stop.GetSeconds(), afterTo + 15.0));
     RedundantPairTestbed bed(pc);

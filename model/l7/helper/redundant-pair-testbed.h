@@ -82,9 +82,10 @@ struct RedundantPairRunConfig
 {
     RedundantPairConfig pair;
     double killAtS = 5.5;          ///< switch 0 dies (every link cut)
-    /// ns-3's seed (RngSeedManager: CSMA backoff). Streams are numbered in
-    /// the order objects are made in the process, so the same seed gives
-    /// the same run in a fresh process (what `routertwin run` does).
+    /// ns-3's seed (RngSeedManager: CSMA backoff, ARP jitter). Every random
+    /// variable has its own stream (AssignStreams from kNs3StreamBase) and
+    /// the run starts from ns-3's defaults (BeginNs3Run), so the same seed
+    /// gives the same run whatever ran before it in the process.
     uint32_t seed = 1;
     /// Closed-loop client threads per virtual address (HTTP/1.0: a new
     /// connection per request), from loadStartS, for loadPath; as many
@@ -152,6 +153,7 @@ class RedundantPairTestbed
     std::vector<std::vector<ns3::Ptr<VrrpRouter>>> m_routers;
     std::vector<std::vector<ns3::Ptr<ns3::NetDevice>>> m_links; ///< per switch: both ends of each link
     std::vector<ns3::Ptr<HttpServerApp>> m_servers;
+    int64_t m_nextStream = 0; ///< the next random stream to assign (Kill's error models)
 };
 
 } // namespace routertwin

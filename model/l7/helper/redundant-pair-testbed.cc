@@ -218,14 +218,6 @@ using namespace ns3;
 
 namespace
 {
-/// RFC 5798 section 6.1, with Skew_Time in centiseconds as the protocol
-/// carries the interval: 3 x interval + ((256 - priority) x interval) / 256.
-double
-MasterDownS(double intervalS, uint32_t priority)
-{
-    return 3 * intervalS + (256.0 - priority) * intervalS / 256.0;
-}
-
 /// Closed-loop answers of apps completed in [from, to), per second.
 double
 Rate(const std::vector<Ptr<HttpClientApp>>& apps, double from, double to)
@@ -247,7 +239,9 @@ RunRedundantPair(const RedundantPairRunConfig& c)
     // switch 0 (priority 200) is master of VIP 1 from its own
     // Master_Down_Interval after the start and advertises every interval;
     // the backup (priority 100) takes over its interval after the last one
-    const double masterAt = MasterDownS(interval, 200), backupMdi = MasterDownS(interval, 100);
+    const Time advert = c.pair.AdvertisementInterval();
+    const double masterAt = VrrpRouter::MasterDownInterval(advert, 200).GetSeconds();
+    const double backupMdi = VrrpRouter::MasterDownInterval(advert, 100).GetSeconds();
     if (c.killAtS <= masterAt)
         throw std::invalid_argument("kill_at_s must come after switch 0 is master (" + std::to_string(masterAt) +
                                     " s)");

@@ -623,3 +623,42 @@ TEST(WebSwitchRedundancy, SessionIdsCopiedToThePeerSendResumingClientsToTheirSer
         ns3::Simulator::Destroy();
     }
 }
+
+// RFC 5798 section 6.1's arithmetic in centiseconds, by hand:
+// Master_Down_Interval = 3 x Master_Adver_Interval + ((256 - Priority) x
+// Master_Adver_Interval) / 256. At 1 s (100 cs): priority 100, 300 +
+// 15600/256 = 360.9375 cs; priority 200, 300 + 5600/256 = 321.875 cs;
+// priority 254, 300 + 200/256 = 300.78125 cs. At 0.1 s (10 cs): priority
+// 100, 30 + 1560/256 = 36.09375 cs; priority 200, 30 + 560/256 = 32.1875 cs.
+// 1 cs = 10,000,000 ns. An interval the protocol cannot carry (1.005 s:
+// the advertisement's field counts whole centiseconds) counts as 100 cs.
+TEST(VrrpRouter, MasterDownIntervalIsSectionSixOnesArithmeticAtOneSecondAndATenth)
+{
+    using ns3::NanoSeconds;
+    using ns3::Seconds;
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(1), 100), NanoSeconds(3609375000));
+    EXPECT_EQ(VrrpRouter::SkewTime(Seconds(1), 100), NanoSeconds(609375000));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(1), 200), NanoSeconds(3218750000));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(1), 254), NanoSeconds(3007812500));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(0.1), 100), NanoSeconds(360937500));
+    EXPECT_EQ(VrrpRouter::SkewTime(Seconds(0.1), 100), NanoSeconds(60937500));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(0.1), 200), NanoSeconds(321875000));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(1.005), 100), NanoSeconds(3609375000));
+    // the failover run's closed form is the router's own timer
+    RedundantPairRunConfig c;
+    c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    c.pair.advertisementInterval = Seconds(0.1);
+    c.killAtS = 1.0;
+    c.windowS = 0.2;
+    c.loadStartS = 0.5;
+    c.threadsPerVip = 0;
+    c.downloads = 0;
+    const RedundantPairRunResult r = RunRedundantPair(c);
+    EXPECT_EQ(r.masterDownIntervalS, 0.3609375);
+    // the master's advertisements from 0.321875 s, every 0.1 s: the last
+    // before the death at 0.921875 s, so the backup's timer ends at
+    // 0.921875 + 0.3609375 = 1.2828125 s, 0.2828125 s after the death
+    EXPECT_NEAR(r.closedFormTakeoverS, 0.2828125, 1e-12);
+    EXPECT_GE(r.takeoverS, r.closedFormTakeoverS);
+    EXPECT_LT(r.takeoverS, r.closedFormTakeoverS + 1e-3);
+}

@@ -235,6 +235,8 @@ RunRedundantPair(const RedundantPairRunConfig& c)
 {
     if (c.killAtS <= c.windowS || c.windowS <= 0 || c.loadStartS > c.killAtS - c.windowS)
         throw std::invalid_argument("the window before the death must fit between load_start_s and kill_at_s");
+    if (!(c.timelineBinS > 0))
+        throw std::invalid_argument("the timeline's bin must be positive");
     const double interval = c.pair.AdvertisementInterval().GetSeconds();
     // switch 0 (priority 200) is master of VIP 1 from its own
     // Master_Down_Interval after the start and advertises every interval;
@@ -287,7 +289,17 @@ RunRedundantPair(const RedundantPairRunConfig& c)
         downloads.push_back(app);
     }
     bed.Kill(0, Seconds(c.killAtS));
+    // the survivor's reset counter at the end of every bin but the last
+    // (read after the run)
+    const size_t bins = static_cast<size_t>(std::ceil(pc.stop.GetSeconds() / c.timelineBinS));
+    std::vector<uint64_t> resetsAt(bins, 0);
+    Ptr<WebSwitch> survivor = bed.Switch(1);
+    for (size_t b = 0; b + 1 < bins; ++b)
+        Simulator::Schedule(Seconds((b + 1) * c.timelineBinS), [&resetsAt, survivor, b]() {
+            resetsAt[b] = survivor->GetCounters().resetsWithoutSession;
+        });
     bed.Run();
+    resetsAt[bins - 1] = survivor->GetCounters().resetsWithoutSession;
 
     out.requestsPerSBefore = Rate(threads, c.killAtS - c.windowS, c.killAtS);
     out.requestsPerSAfter = Rate(threads, afterFrom, afterTo);
@@ -307,6 +319,28 @@ RunRedundantPair(const RedundantPairRunConfig& c)
     out.syncSent = bed.Switch(0)->GetCounters().syncSent;
     out.spliceMirrors = bed.Switch(0)->GetCounters().spliceMirrorsSent;
     out.survivorNoSession = bed.Switch(1)->DropCount("no_session");
+    out.timelineBinS = c.timelineBinS;
+    const auto binOf = [&](Time at) {
+        return std::min(bins - 1, static_cast<size_t>(at.GetSeconds() / c.timelineBinS));
+    };
+    out.answersPerBin.assign(bins, 0);
+    out.failedPerBin.assign(bins, 0);
+    out.survivorResetsPerBin.assign(bins, 0);
+    for (const auto& t : threads)
+    {
+        out.answers += t->Responses().size();
+        for (const auto& r : t->Responses())
+            ++out.answersPerBin[binOf(r.at)];
+    }
+    for (const auto* apps : {&threads, &downloads})
+        for (const auto& a : *apps)
+        {
+            out.failedRequests += a->Failures().size();
+            for (const Time& at : a->Failures())
+                ++out.failedPerBin[binOf(at)];
+        }
+    for (size_t b = 0; b < bins; ++b)
+        out.survivorResetsPerBin[b] = resetsAt[b] - (b ? resetsAt[b - 1] : 0);
     Simulator::Destroy();
     return out;
 }

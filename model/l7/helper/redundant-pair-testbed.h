@@ -107,6 +107,8 @@ struct RedundantPairRunConfig
     double downloadStartS = 4.5;
     double downloadSpacingS = 0.1;
     uint64_t downloadBytes = 2000000;
+    /// The timelines' bin (RedundantPairRunResult::answersPerBin ...).
+    double timelineBinS = 0.1;
 };
 
 struct RedundantPairRunResult
@@ -126,6 +128,16 @@ struct RedundantPairRunResult
     uint64_t syncSent = 0;          ///< updates switch 0 sent its peer
     uint64_t spliceMirrors = 0;     ///< of those, L7 connection mirrors
     uint64_t survivorNoSession = 0; ///< segments the survivor knew no connection of
+    /// The run over time, in bins of timelineBinS from 0 to the end of the
+    /// run (the last bin holds what happens up to it): the closed-loop
+    /// answers (their arrival at the client), the survivor's RSTs for
+    /// segments of no known connection (its counter at each bin's end), and
+    /// the clients' requests that ended without their answer
+    /// (HttpClientApp::Failures: the threads' and the downloads').
+    double timelineBinS = 0;
+    std::vector<uint64_t> answersPerBin, survivorResetsPerBin, failedPerBin;
+    uint64_t answers = 0;        ///< closed-loop answers over the whole run
+    uint64_t failedRequests = 0; ///< the clients' failures over the whole run
 };
 
 RedundantPairRunResult RunRedundantPair(const RedundantPairRunConfig& c);

@@ -59,6 +59,11 @@ ExpectSame(const RedundantPairRunResult& a, const RedundantPairRunResult& b)
     EXPECT_EQ(a.syncSent, b.syncSent);
     EXPECT_EQ(a.spliceMirrors, b.spliceMirrors);
     EXPECT_EQ(a.survivorNoSession, b.survivorNoSession);
+    EXPECT_EQ(a.answersPerBin, b.answersPerBin);
+    EXPECT_EQ(a.survivorResetsPerBin, b.survivorResetsPerBin);
+    EXPECT_EQ(a.failedPerBin, b.failedPerBin);
+    EXPECT_EQ(a.answers, b.answers);
+    EXPECT_EQ(a.failedRequests, b.failedRequests);
 }
 } // namespace
 

@@ -152,6 +152,7 @@ ToDict(const TcpPathResult& r)
     d["rtt_histogram"] = HistogramDict(r.rtt);
     AddPercentiles(d, r.rtt, "rtt"); // rtt_p50_us, rtt_p99_us, rtt_p999_us, rtt_max_us
     d["loss_timeline"] = LossTimelineDict(r.lossTimeline); // ports: the servers, in `servers` order
+    d["retransmission_timeline"] = LossTimelineDict(r.retransmissionTimeline); // one port: the sender
     d["segment_bytes"] = r.segmentBytes;
     d["nat_connections"] = r.natConnections;
     d["nat_translated"] = r.natTranslated;

@@ -100,7 +100,9 @@ FromDict(const py::dict& config)
           {"zipf_exponent", [&](auto& k, auto& v) { c.zipfExponent = Num(k, v); }},
           {"drain_s", [&](auto& k, auto& v) { c.drainS = Num(k, v); }},
           {"trace_file", [&](auto& k, auto& v) { c.traceFile = Str(k, v); }},
-          {"trace_rescale", [&](auto& k, auto& v) { c.traceRescale = Bool(k, v); }}});
+          {"trace_rescale", [&](auto& k, auto& v) { c.traceRescale = Bool(k, v); }},
+          {"syn_backlog_limit_s", [&](auto& k, auto& v) { c.synBacklogLimitS = Num(k, v); }},
+          {"loss_bins", [&](auto& k, auto& v) { c.lossBins = Uint(k, v); }}});
     if (!profile)
     {
         throw std::invalid_argument("key 'profile': missing");
@@ -140,6 +142,7 @@ ToDict(const WebBenchTestbedResult& r)
     // the open loop's response times
     AddPercentiles(d, r.responseTimes, "latency");
     d["latency_histogram"] = HistogramDict(r.responseTimes);
+    d["loss_timeline"] = LossTimelineDict(r.lossTimeline); // one port: the switch, by reason
     return d;
 }
 

@@ -331,6 +331,9 @@ BindLb(py::module_& m)
             d["lost_in_failover"] = r.lostInFailover;
             d["sticky_moved"] = r.stickyMoved;
             d["sticky_clients_moved"] = r.stickyClientsMoved;
+            d["failure_timeline"] = LossTimelineDict(r.failures);
+            AddPercentiles(d, r.servedDelay, "served_delay");
+            d["served_delay_histogram"] = HistogramDict(r.servedDelay);
             return d;
         },
         py::arg("config"),
@@ -356,7 +359,17 @@ BindLb(py::module_& m)
             d["refused_no_server"] = r.refusedNoServer;
             d["redispatched_full"] = r.redispatchedFull;
             d["broken"] = r.broken;
+            d["refused_frontend"] = r.refusedFrontend;
             d["queue_wait_mean_ms"] = r.queueWaitMeanMs;
+            AddPercentiles(d, r.queueWait, "queue_wait");
+            d["queue_wait_histogram"] = HistogramDict(r.queueWait);
+            d["refusal_timeline"] = LossTimelineDict(r.refusals);
+            d["before_requests"] = r.beforeRequests;
+            d["before_refused_frontend"] = r.beforeRefusedFrontend;
+            d["before_queued"] = r.beforeQueued;
+            d["before_accept_queue"] = r.beforeAcceptQueue;
+            d["frontend_held_max"] = r.frontendHeldMax;
+            d["accept_queue_max"] = r.acceptQueueMax;
             d["backend_queue_max"] = r.backendQueueMax;
             d["server_queue_max"] = r.serverQueueMax;
             d["before_active"] = r.beforeActive;

@@ -371,3 +371,36 @@ def test_a_rows_distribution_scenario_gives_the_report_its_distribution(tmp_path
     assert markdown_study([alone], outcomes) == []
     report = SimpleNamespace(by_study={"nctu": [row]})
     assert distribution_plots(report, outcomes, tmp_path) == ["nctu-latency-distribution.png"]
+
+
+def test_timed_replications_pool_their_waits_and_refusals(tmp_path):
+    """Two lb_timed runs on hand-worked traces (tests/test_lb_timed.py,
+    model/lb/test/lb-timed-test.cc): a burst whose four queued requests wait
+    460 ms each and whose last two get a 503 at 780 and 790 ms, and one whose
+    three wait 90, 580 and 1070 ms. Pooled: seven waits, median 460 ms (the
+    sorted 90, 460 x 4, 580, 1070), maximum 1070 ms; two 503s in the bin of
+    780-790 ms; the heat map of the pooled timeline draws a row per reason."""
+    from routertwin.distributions import (latency_plot, loss_timeline_plot, merged_histogram,
+                                          queue_wait_percentiles, timed_distributions)
+    from routertwin.results import CaseResult
+
+    common = {"scheduler": "roundrobin", "servers": 2, "maxconn": {"0": 2, "1": 2}, "action": "none",
+              "warmup_s": 0.0, "at_s": 0.0, "settle_s": 0.0, "end_s": 5.0, "timeout_queue_ms": 700}
+    burst = _core.lb_timed({**common, "clients": 1, "arrivals_s": {str(k): 0.01 * k for k in range(10)},
+                            "lifetimes_ms": {str(k): 500.0 for k in range(10)}})
+    trace = {str(k): 0.01 * k for k in range(4)}
+    cookie = _core.lb_timed({**common, "maxconn": {"0": 1, "1": 1}, "timeout_queue_ms": 2000, "redispatch": True,
+                             "action": "remove", "server": 0, "at_s": 0.1, "end_s": 5.0, "arrivals_s": trace,
+                             "lifetimes_ms": {k: 500.0 for k in trace}, "cookies": {k: 0 for k in trace}})
+    pooled = merged_histogram([burst["queue_wait_histogram"], cookie["queue_wait_histogram"]])
+    assert pooled["count"] == 7
+    m = queue_wait_percentiles([burst, cookie])
+    assert m["queue_wait_p50_ms"] == pytest.approx(460.0, rel=0.0233)
+    assert m["queue_wait_max_ms"] == pytest.approx(1070.0, rel=1e-9)
+    dist = timed_distributions([burst, cookie])
+    tl = dist["loss_timeline"]
+    assert tl["reasons"]["queue_timeout"][0][9] == 2 and sum(tl["reasons"]["broken"][0]) == 1
+    assert sum(tl["ports"][0]) == 3
+    case = CaseResult(case="t", metrics=m, distributions=dist)
+    assert loss_timeline_plot(case, tmp_path / "loss.png", "t").stat().st_size > 0
+    assert latency_plot([case], tmp_path / "wait.png", "t", key="queue_wait_histogram").stat().st_size > 0

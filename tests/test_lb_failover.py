@@ -27,6 +27,19 @@ def test_failover_detection_and_redispatch(tmp_path):
     assert abs(off["to_dead_server"] - 1.866 * 100) <= 1
     assert off["failed"] == off["to_dead_server"] and on["failed"] == 0
     assert on["redispatched"] == on["to_dead_server"]
+    # over time: a request refused by the dead server is retried on it after the turn-around,
+    # min(timeout connect, 1 s), three times: it fails 3 s after it arrived. The 186-187 failures
+    # fill [7.3 + 3, 9.166 + 3) s at 100/s, nothing outside (60 bins of 14 s / 60)
+    tl = cases["off"]["distributions"]["loss_timeline"]
+    row, width = tl["ports"][0], tl["bin_s"]
+    assert sum(row) == off["failed"] and list(tl["reasons"]) == ["failed"]
+    hit = [b for b, n in enumerate(row) if n]
+    assert hit[0] == int(10.3 / width) and hit[-1] == int(12.166 / width)
+    for b in hit[1:-1]:
+        assert abs(row[b] - 100 * width) <= 1
+    assert off["loss_bins"] == len(hit) and on["loss_bins"] == 0
+    # served at the first attempt (off) or redispatched at once (on): no served request waited
+    assert off["served_delay_max_ms"] == 0 == on["served_delay_max_ms"]
 
 
 def test_unknown_failover_key_is_one_line(tmp_path):

@@ -237,3 +237,110 @@ def test_a_web_switch_run_earlier_in_the_process_does_not_change_a_nat_path():
     routertwin.run(routertwin.load(ROOT / "scenarios" / "nctu" / "ns3" / "nctu-l4-dr.yaml"))
     after = routertwin.run(routertwin.load(path)).runs[0].cases[0].metrics
     assert json.loads(json.dumps(after, sort_keys=True)) == alone
+
+
+def run_api(tmp_path, body: str, seed: int = 1, name: str = "s.yaml"):
+    """One case of a scenario run in this process (routertwin.run)."""
+    import routertwin
+
+    path, _ = write_scenario(tmp_path, HEAD.replace("seed: 1", f"seed: {seed}"), body, name)
+    return routertwin.run(routertwin.load(path)).runs[0].cases[0]
+
+
+def retransmission_rows(case) -> dict[str, list[float]]:
+    """The sender's loss responses per time bin by kind (fast_recovery,
+    timeout), zero rows for a kind without one."""
+    rt = case.distributions["retransmission_timeline"]
+    bins = len(rt["ports"][0])
+    assert rt["port_names"] == ["sender"] and len(rt["ports"]) == 1
+    assert rt["bin_s"] == case.distributions["loss_timeline"]["bin_s"]  # the drops' bins
+    return {k: (rt.get("reasons", {}).get(k) or [[0.0] * bins])[0] for k in ("fast_recovery", "timeout")}
+
+
+def test_without_loss_the_sender_never_retransmits(tmp_path):
+    # a window of 181 segments (256 KiB) in front of a 1000-packet queue:
+    # nothing is dropped, so TCP has nothing to recover from
+    case = run_api(tmp_path, f"""
+        transfer: {{duration_s: 0.2}}
+        tcp: {{rcv_buf_bytes: 262144, snd_buf_bytes: 262144}}
+        {textwrap.indent(textwrap.dedent(LAB_TYPES), ' ' * 8).strip()}
+        path:
+          - {{node: client, type: vm}}
+          - {{node: server, type: vm, link: veth-1g}}
+    """)
+    assert sum(map(sum, case.distributions["loss_timeline"]["ports"])) == 0
+    rows = retransmission_rows(case)
+    assert sum(rows["fast_recovery"]) == sum(rows["timeout"]) == 0
+    assert case.metrics["recoveries"] == case.metrics["timeouts"] == 0
+
+
+def test_every_loss_response_follows_a_drop(tmp_path):
+    # A 50-packet queue TCP overflows and random loss of 1 frame in 2,000:
+    # the sender's fast recoveries and timeouts per bin add up to its
+    # counters, and by every bin there have been at least as many drops as
+    # loss responses (each response answers a loss of its own, or of its
+    # retransmission), the first response in or after the first drop's bin.
+    case = run_api(tmp_path, """
+        transfer: {duration_s: 0.2}
+        link_types:
+          lossy-1g: {rate_bps: 1.0e9, frame_overhead_bytes: 38, queue_packets: 50, loss_rate: 0.0005}
+        path:
+          - {node: client, type: vm}
+          - {node: server, type: vm, link: lossy-1g}
+    """)
+    rows = retransmission_rows(case)
+    assert sum(rows["fast_recovery"]) == case.metrics["recoveries"] > 0
+    assert sum(rows["timeout"]) == case.metrics["timeouts"]
+    drops = [sum(col) for col in zip(*case.distributions["loss_timeline"]["ports"])]
+    responses = [a + b for a, b in zip(rows["fast_recovery"], rows["timeout"])]
+    first = lambda xs: next(i for i, x in enumerate(xs) if x > 0)  # noqa: E731
+    assert first(responses) >= first(drops)
+    seen_drops = seen_responses = 0.0
+    for d, r in zip(drops, responses):
+        seen_drops, seen_responses = seen_drops + d, seen_responses + r
+        assert seen_responses <= seen_drops
+    # the report: the counts and their bins beside the drops', and the heat
+    # map with the sender's row under the servers'
+    from routertwin.distributions import events_in_bins, loss_timeline_plot
+
+    hit = sum(1 for x in rows["fast_recovery"] if x)
+    assert events_in_bins(case.distributions, "fast_recovery") == f"{case.metrics['recoveries']:.0f} ({hit})"
+    assert loss_timeline_plot(case, tmp_path / "loss.png", "t").stat().st_size > 0
+
+
+def test_one_dropped_data_segment_is_one_fast_recovery(tmp_path):
+    # Random loss of 3 frames in 10,000 on a 100 Mbit/s link for 0.3 s
+    # (about 2,600 data segments and 1,300 ACKs): the first seed whose run
+    # lost exactly one frame, a data segment, before the last fifth of the
+    # run (so three duplicate ACKs can follow it) must recover from it by
+    # one fast retransmit (RFC 5681 3.2), no timeout, in or after its bin.
+    # The seeds whose runs lost nothing must not retransmit at all.
+    body = f"""
+        transfer: {{duration_s: 0.3}}
+        tcp: {{rcv_buf_bytes: 262144, snd_buf_bytes: 262144}}
+        link_types:
+          lossy-100m: {{rate_bps: 1.0e8, frame_overhead_bytes: 38, queue_packets: 1000, loss_rate: 0.0003}}
+        path:
+          - {{node: client, type: vm}}
+          - {{node: server, type: vm, link: lossy-100m}}
+    """
+    found = lossless = 0
+    for seed in range(1, 31):
+        case = run_api(tmp_path, body, seed, name=f"s{seed}.yaml")
+        tl = case.distributions["loss_timeline"]
+        rows = retransmission_rows(case)
+        total = sum(map(sum, tl["ports"]))
+        if total == 0:
+            lossless += 1
+            assert sum(rows["fast_recovery"]) + sum(rows["timeout"]) == 0, seed
+            continue
+        data = tl["port_names"].index("wire client->server (lossy-100m)")
+        at = [b for b, x in enumerate(tl["ports"][data]) if x > 0]
+        if total != 1 or len(at) != 1 or at[0] >= 80:
+            continue
+        assert sum(rows["fast_recovery"]) == 1 and sum(rows["timeout"]) == 0, seed
+        assert next(b for b, x in enumerate(rows["fast_recovery"]) if x) >= at[0]
+        found += 1
+        if found == 2:
+            break
+    assert found == 2, "no seed in 1..30 lost exactly one data segment"

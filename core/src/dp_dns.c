@@ -1,5 +1,6 @@
 #include "dp_dns.h"
 #include "dp_bytes.h"
+#include "dp_ip4_header.h"
 
 #include <string.h>
 
@@ -667,17 +668,8 @@ dp_drop_reason_t dp_dns_answer_frame(const dp_dns_zone_t *zone, const uint8_t *f
     /* IPv4: a fresh 20-byte header, addresses swapped. ID 0 with DF is an
      * atomic datagram (RFC 6864 section 4). */
     ip = out + l2;
-    ip[0] = 0x45;
-    ip[1] = 0;
-    wr16(ip + 2, (uint32_t)(DP_IP4_MIN_HDR_LEN + DP_UDP_HDR_LEN + resp_len));
-    wr16(ip + 4, 0);
-    wr16(ip + 6, 0x4000u);
-    ip[8] = 64;
-    ip[9] = DP_IPPROTO_UDP;
-    wr16(ip + 10, 0);
-    wr32(ip + 12, p.dst_ip);
-    wr32(ip + 16, p.src_ip);
-    wr16(ip + 10, dp_csum(ip, DP_IP4_MIN_HDR_LEN, ops));
+    ip4_write_header(ip, 0, (uint16_t)(DP_IP4_MIN_HDR_LEN + DP_UDP_HDR_LEN + resp_len), 0, IP4_FLAG_DF, 64,
+                     DP_IPPROTO_UDP, p.dst_ip, p.src_ip, ops);
 
     /* UDP: ports swapped, checksum over the pseudo-header (RFC 768). */
     udp = ip + DP_IP4_MIN_HDR_LEN;

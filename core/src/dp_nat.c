@@ -1,11 +1,11 @@
 #include "dp_nat.h"
 #include "dp_bytes.h"
+#include "dp_ip4_header.h"
 
 #include <string.h>
 
 #include "dp_csum.h"
 
-#define IP4_FLAG_DF 0x4000u
 #define IP4_FRAG_OFFSET_MASK 0x1FFFu
 #define UDP_CSUM_OFFSET 6u
 #define TCP_CSUM_OFFSET 16u
@@ -208,17 +208,9 @@ int dp_nat_ipip_encap(uint8_t *frame, size_t headroom, size_t len, dp_parsed_t *
          * packet stays byte for byte as it was. */
         uint8_t tos = inner[1], ttl = t->ttl ? t->ttl : inner[8];
         uint16_t df = (uint16_t)(rd16(inner + 6) & IP4_FLAG_DF);
-        outer[0] = 0x45;
-        outer[1] = tos; /* RFC 2003 3.1: TOS copied from the inner header */
-        wr16(outer + 2, (uint16_t)(w.total + DP_NAT_IPIP_HEADROOM));
-        wr16(outer + 4, t->ip_id);
-        wr16(outer + 6, df); /* RFC 2003 3.1: DF copied; never a fragment */
-        outer[8] = ttl;
-        outer[9] = DP_IPPROTO_IPIP;
-        wr16(outer + 10, 0);
-        wr32(outer + 12, t->src_ip);
-        wr32(outer + 16, t->dst_ip);
-        wr16(outer + 10, dp_csum(outer, DP_IP4_MIN_HDR_LEN, ops));
+        /* RFC 2003 3.1: TOS and DF copied from the inner header; never a fragment */
+        ip4_write_header(outer, tos, (uint16_t)(w.total + DP_NAT_IPIP_HEADROOM), t->ip_id, df, ttl, DP_IPPROTO_IPIP,
+                         t->src_ip, t->dst_ip, ops);
 
         p->ip_total_len = (uint16_t)(w.total + DP_NAT_IPIP_HEADROOM);
         p->ip_ihl = 5;
@@ -277,17 +269,8 @@ int dp_nat_icmp_frag_needed(uint8_t *frame, size_t len, size_t cap, dp_parsed_t 
     memcpy(frame, frame + 6, 6);
     memcpy(frame + 6, mac, 6);
 
-    ip[0] = 0x45;
-    ip[1] = tos;
-    wr16(ip + 2, (uint16_t)(DP_IP4_MIN_HDR_LEN + icmp_len));
-    wr16(ip + 4, ip_id);
-    wr16(ip + 6, 0);
-    ip[8] = ttl;
-    ip[9] = DP_IPPROTO_ICMP;
-    wr16(ip + 10, 0);
-    wr32(ip + 12, src_ip);
-    wr32(ip + 16, orig_src);
-    wr16(ip + 10, dp_csum(ip, DP_IP4_MIN_HDR_LEN, ops));
+    ip4_write_header(ip, tos, (uint16_t)(DP_IP4_MIN_HDR_LEN + icmp_len), ip_id, 0, ttl, DP_IPPROTO_ICMP, src_ip, orig_src,
+                     ops);
 
     icmp = ip + DP_IP4_MIN_HDR_LEN;
     icmp[0] = 3; /* destination unreachable */

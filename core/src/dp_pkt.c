@@ -1,5 +1,6 @@
 #include "dp_pkt.h"
 #include "dp_bytes.h"
+#include "dp_ip4_header.h"
 
 #include <string.h>
 
@@ -7,7 +8,6 @@
 
 #define IP4_FLAG_MF 0x2000u
 #define IP4_FRAG_OFFSET_MASK 0x1FFFu
-#define IP4_FLAG_DF 0x4000u
 #define ETH_MIN_FRAME_NO_FCS 60u
 
 dp_drop_reason_t dp_parse(const uint8_t *frame, size_t len, const dp_parse_opts_t *opts,
@@ -145,11 +145,15 @@ dp_drop_reason_t dp_build(const dp_build_spec_t *spec, uint8_t *buf, size_t cap,
     wr16(buf + 12, DP_ETHERTYPE_IPV4);
 
     ip = buf + DP_ETH_HDR_LEN;
+    /* Written field by field rather than by ip4_write_header: inlined
+     * here, GCC 12 -O3 merges the two address stores into one 8-byte store
+     * assembled byte by byte, +45 instructions a call on x86-64 (core/cost's
+     * table; not inlined, +55). DF set, as hosts doing path MTU discovery
+     * send. */
     ip[0] = 0x45;
     ip[1] = 0;
     wr16(ip + 2, (uint16_t)ip_len);
     wr16(ip + 4, spec->ip_id);
-    /* DF set, as hosts doing path MTU discovery send. */
     wr16(ip + 6, IP4_FLAG_DF);
     ip[8] = spec->ttl;
     ip[9] = spec->ip_proto;

@@ -1,5 +1,6 @@
 #include "dp_syncookie.h"
 #include "dp_bytes.h"
+#include "dp_ip4_header.h"
 
 #include <string.h>
 
@@ -317,17 +318,8 @@ int dp_syncookie_synack(const dp_syncookie_t *sc, uint8_t *frame, size_t len, si
     memcpy(frame, frame + 6, 6);
     memcpy(frame + 6, mac, 6);
 
-    ip[0] = 0x45;
-    ip[1] = 0;
-    wr16(ip + 2, SYNACK_IP_TCP_LEN);
-    wr16(ip + 4, 0);      /* ID 0: DF set and never fragmented (RFC 6864) */
-    wr16(ip + 6, 0x4000); /* DF */
-    ip[8] = r->ttl;
-    ip[9] = DP_IPPROTO_TCP;
-    wr16(ip + 10, 0);
-    wr32(ip + 12, t.vip);
-    wr32(ip + 16, t.client_ip);
-    wr16(ip + 10, dp_csum(ip, DP_IP4_MIN_HDR_LEN, ops));
+    /* ID 0: DF set and never fragmented (RFC 6864) */
+    ip4_write_header(ip, 0, SYNACK_IP_TCP_LEN, 0, IP4_FLAG_DF, r->ttl, DP_IPPROTO_TCP, t.vip, t.client_ip, ops);
 
     tcp = ip + DP_IP4_MIN_HDR_LEN;
     wr16(tcp, t.vip_port);

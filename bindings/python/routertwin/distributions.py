@@ -27,7 +27,26 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
 - `rtt_histogram` (tcp_path): every RTT sample the sender's TCP took over
   the last record (ns-3's "RTT" trace), in the latency histogram's bins;
   its `loss_timeline` has a row per path server (a wire direction or a
-  box's CPU, named in "port_names") over the whole run, by reason;
+  box's CPU, named in "port_names") over the whole run, by reason, and its
+  `retransmission_timeline` the sender's fast recoveries and timeouts
+  (reasons "fast_recovery", "timeout") in the same bins;
+- `loss_timeline` (webswitch, ns-3 engine): one row, the switch ("port_names"),
+  by reason: the segments it refused or absorbed under their drop names at
+  their time, and (open loop) "request_refused" and "request_unanswered",
+  the requests of those counters at their arrival;
+- `delay_histogram` (fabric): the cells' delays in whole slots, {"cells",
+  "mean", "p50", "p99", "p999", "max", "bins": [[slots, cells], ...]},
+  with `input_drops` (per input) and `drop_timeline` ({"bin_slots",
+  "ports"}: a loss timeline whose time axis is slots);
+- `latency_histogram` of a closed form (pipeline `method: analytic`; under
+  `analytic_latency_histogram` beside the engine's with `method: both`):
+  the bins hold probabilities ("count" 1), from its CDF on the same axis;
+- `queue_wait_histogram` (lb timed and tablefill): the waits of the requests
+  that queued (accept, server or backend queue) until they got a server, in
+  the latency histogram's bins, pooled over the case's replications; their
+  `loss_timeline` is one row over the run, by reason (the three 503s,
+  accept_queue_full, broken), and lb failover's is its failed requests
+  (failed, balancer_dead);
 - `timeline` (webswitch_pair): {"bin_s", "answers_per_s", "survivor_resets",
   "failed_requests"}: per time bin over the whole run, the closed-loop
   answers per second, the survivor's RSTs for segments of no connection it
@@ -82,13 +101,19 @@ def rtt_distribution(out: dict) -> dict[str, Any]:
     d = {"rtt_histogram": _hist(out["rtt_histogram"])}
     if "loss_timeline" in out:
         d["loss_timeline"] = loss_distribution(out["loss_timeline"], [s["name"] for s in out["servers"]])
+    if "retransmission_timeline" in out:
+        d["retransmission_timeline"] = loss_distribution(out["retransmission_timeline"], ["sender"])
     return d
 
 
 def latency_distribution(out: dict) -> dict[str, Any]:
     """The `distributions` of a run with one latency histogram and no queue
-    (the webswitch kind's response times, closed or open loop)."""
-    return {"latency_histogram": _hist(out["latency_histogram"])}
+    (the webswitch kind's response times, closed or open loop), and its
+    loss timeline where it has one (the switch's refusals by reason)."""
+    d = {"latency_histogram": _hist(out["latency_histogram"])}
+    if "loss_timeline" in out:
+        d["loss_timeline"] = loss_distribution(out["loss_timeline"], ["web switch"])
+    return d
 
 
 def loss_distribution(timeline: dict, port_names: list[str] | None = None) -> dict[str, Any]:
@@ -115,6 +140,49 @@ def lb_distributions(out: dict) -> dict[str, Any]:
     if out.get("ports"):  # per ingress port (LbPortMap)
         d["ports"] = port_rows(out["ports"])
     return d
+
+
+def merged_histogram(hists: list[dict]) -> dict[str, Any]:
+    """Latency histograms of one axis (replications, runs) as one: the counts
+    of equal bins added, as Boost.Histogram's += adds them."""
+    counts: dict[tuple[float, float], float] = {}
+    for h in hists:
+        for lo, hi, n in h["bins"]:
+            counts[(float(lo), float(hi))] = counts.get((float(lo), float(hi)), 0.0) + float(n)
+    return {"count": float(sum(h["count"] for h in hists)),
+            "bins": [[lo, hi, n] for (lo, hi), n in sorted(counts.items())]}
+
+
+def merged_timeline(timelines: list[dict]) -> dict[str, Any]:
+    """Native loss timelines of one shape (replications) as one: drops added
+    per port and bin, and per reason."""
+    def add(rows_list):
+        return [[sum(vals) for vals in zip(*rows)] for rows in zip(*rows_list)]
+
+    d = {"bin_s": timelines[0]["bin_s"], "ports": add([t["ports"] for t in timelines])}
+    names = sorted({name for t in timelines for name in t.get("reasons", {})})
+    if names:
+        zero = [[0.0] * len(row) for row in timelines[0]["ports"]]
+        d["reasons"] = {n: add([t.get("reasons", {}).get(n, zero) for t in timelines]) for n in names}
+    return d
+
+
+def timed_distributions(outs: list[dict]) -> dict[str, Any]:
+    """The `distributions` of an lb timed or tablefill case (native lb_timed
+    results of its replications): the queued requests' waits and the
+    refusals over time, pooled."""
+    return {"queue_wait_histogram": merged_histogram([o["queue_wait_histogram"] for o in outs]),
+            "loss_timeline": loss_distribution(merged_timeline([o["refusal_timeline"] for o in outs]))}
+
+
+def queue_wait_percentiles(outs: list[dict]) -> dict[str, float]:
+    """queue_wait_p50/p99/p999/max_ms of the requests that waited, over the
+    replications (their histograms pooled; the max exact)."""
+    h = merged_histogram([o["queue_wait_histogram"] for o in outs])
+    top = max(o["queue_wait_max_us"] for o in outs)
+    m = {f"queue_wait_{name[len('latency_'):]}_ms": min(quantile(h, q), top) / 1000.0 for name, q in PERCENTILES}
+    m["queue_wait_max_ms"] = top / 1000.0
+    return m
 
 
 def lb_metrics(out: dict) -> dict[str, float]:
@@ -321,15 +389,30 @@ def print_distributions(console, scenario, cases) -> None:
     rtts = [c for c in shown if c.distributions.get("rtt_histogram", {}).get("count")]
     if rtts:
         rt = Table(title=f"{scenario.name}: TCP round-trip time samples of the last record (ms)")
-        for col in ("case", "samples", "min", "p50", "p99", "p99.9", "max"):
+        for col in ("case", "samples", "min", "p50", "p99", "p99.9", "max", "drops (bins)",
+                    "fast recoveries (bins)", "timeouts (bins)"):
             rt.add_column(col, justify="right" if col != "case" else "left")
         for c in rtts:
             rt.add_row(c.case, fmt(c.distributions["rtt_histogram"]["count"]),
-                       *(fmt(c.metrics[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")))
+                       *(fmt(c.metrics[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")),
+                       *(events_in_bins(c.distributions, k) for k in ("drops", "fast_recovery", "timeout")))
         console.print(rt)
     timelines = [c for c in shown if c.distributions.get("timeline")]
     if timelines:
         console.print(timeline_table(scenario.name, timelines))
+    cells = [c for c in shown if c.distributions.get("delay_histogram", {}).get("cells")]
+    if cells:  # the fabric kind: whole slots, drops per input
+        ft = Table(title=f"{scenario.name}: cell delay (slots, enqueue to departure) and input drops")
+        for col in ("case", "cells", "mean", "p50", "p99", "p99.9", "max", "input drops", "inputs with drops",
+                    "worst input %", "time bins with drops"):
+            ft.add_column(col, justify="right" if col != "case" else "left")
+        for c in cells:
+            m = c.metrics
+            ft.add_row(c.case, fmt(c.distributions["delay_histogram"]["cells"]), fmt(m["mean_delay_slots"]),
+                       *(fmt(m[f"delay_{q}_slots"]) for q in ("p50", "p99", "p999", "max")),
+                       fmt(sum(c.distributions["input_drops"])), fmt(m["loss_ports"]),
+                       fmt(m["loss_top_port_share"]), fmt(m["loss_bins"]))
+        console.print(ft)
     units = [c for c in shown if c.distributions.get("unit_latency_histogram", {}).get("count")]
     if units:
         ut = Table(title=f"{scenario.name}: response time of the units completed (us; first packet sent to "
@@ -341,6 +424,26 @@ def print_distributions(console, scenario, cases) -> None:
             ut.add_row(c.case, fmt(c.distributions["unit_latency_histogram"]["count"]),
                        *(fmt(m[f"unit_latency_{q}_us"]) for q in ("p50", "p99", "p999", "max")))
         console.print(ut)
+    timed = [c for c in shown if not c.distributions.get("latency_histogram")
+             and ("queue_wait_histogram" in c.distributions or "loss_timeline" in c.distributions)]
+    if timed:
+        wt = Table(title=f"{scenario.name}: queue wait of the requests that waited (ms), and the refusals and "
+                         "failures over time (all replications)")
+        for col in ("case", "waited", "p50", "p99", "p99.9", "max", "refused/failed", "by reason",
+                    "time bins with any", "busiest bin"):
+            wt.add_column(col, justify="right" if col not in ("case", "by reason") else "left")
+        for c in timed:
+            m, h = c.metrics, c.distributions.get("queue_wait_histogram")
+            waits = (fmt(h["count"]), *(fmt(m[f"queue_wait_{q}_ms"]) for q in ("p50", "p99", "p999", "max"))) \
+                if h and h["count"] else ("0" if h else "", "", "", "", "")  # failover: no queue
+            tl = c.distributions.get("loss_timeline")
+            row = [sum(col) for col in zip(*tl["ports"])] if tl else []
+            total = sum(row)
+            reasons = ", ".join(f"{n} {sum(map(sum, r)):.0f}" for n, r in sorted((tl or {}).get("reasons", {}).items()))
+            busiest = max(range(len(row)), key=row.__getitem__) if total else None
+            wt.add_row(c.case, *waits, fmt(total), reasons, fmt(m.get("loss_bins", 0.0)),
+                       f"{busiest * tl['bin_s']:.4g} s: {row[busiest]:.0f}" if busiest is not None else "")
+        console.print(wt)
     for c in shown:
         if not ports_differ(c.distributions):
             continue
@@ -366,32 +469,40 @@ def latency_plot(cases, path: Path, title: str, key: str = "latency_histogram", 
                  xlabel: str = "latency (us)") -> Path | None:
     """The latency distributions (`key` of each case's distributions) of the
     cases as complementary CDFs (fraction of `what` slower than x, log
-    scale: the tail is visible), with p50/p99/p99.9 marked. None when no
-    case has that histogram."""
+    scale: the tail is visible), with p50/p99/p99.9 marked, and dashed the
+    closed form's (`analytic_<key>`) where the case carries one. None when
+    no case has that histogram."""
     from routertwin.validation.plots import pyplot, save_png
 
     plt = pyplot()
 
-    hists = [(c.case, c.distributions[key]) for c in cases
+    hists = [(c.case, c.distributions[key], c.distributions.get(f"analytic_{key}")) for c in cases
              if getattr(c, "distributions", None) and c.distributions.get(key, {}).get("count")]
     if not hists:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, h in hists[:12]:
+
+    def ccdf(h):
         total = sum(b[2] for b in h["bins"])
         xs, ys, above = [], [], total
         for lo, hi, n in h["bins"]:
             xs += [lo, hi]
             ys += [above / total, (above - n) / total]
             above -= n
-        line, = ax.step(xs, [max(y, 1e-9) for y in ys], where="post", label=name)
+        return xs, [max(y, 1e-9) for y in ys]
+
+    for name, h, closed in hists[:12]:
+        line, = ax.step(*ccdf(h), where="post", label=name)
         for q, marker in ((0.5, "o"), (0.99, "s"), (0.999, "^")):
             ax.plot([quantile(h, q)], [1 - q], marker, color=line.get_color(), markersize=4)
+        if closed:  # the closed form's distribution beside the engine's (pipeline, method both)
+            ax.step(*ccdf(closed), where="post", linestyle="--", linewidth=0.8, color=line.get_color())
     ax.set_yscale("log")
     ax.set_xscale("log")  # a tail 10x the body, or a full buffer 1000x it, stays readable
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"fraction of {what} slower")
-    ax.set_title(title + "  (o p50, s p99, ^ p99.9)", fontsize=9)
+    dashed = ", dashed: closed form" if any(closed for _, _, closed in hists[:12]) else ""
+    ax.set_title(title + f"  (o p50, s p99, ^ p99.9{dashed})", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     return save_png(fig, path, dpi=110)
@@ -436,7 +547,8 @@ def loss_rows(timeline: dict) -> tuple[list[str], list[list[float]], str]:
     reasons = timeline.get("reasons") or {}
     if len(timeline["ports"]) == 1 and reasons:
         names = sorted(reasons)
-        return names, [reasons[n][0] for n in names], "drop reason (the tester's one port)"
+        where = timeline["port_names"][0] if timeline.get("port_names") else "the tester's one port"
+        return names, [reasons[n][0] for n in names], f"drop reason ({where})"
     if timeline.get("port_names"):
         return list(timeline["port_names"]), timeline["ports"], "server (where the packet was dropped)"
     return [str(i + 1) for i in range(len(timeline["ports"]))], timeline["ports"], "tester port (packet's ingress)"
@@ -445,7 +557,10 @@ def loss_rows(timeline: dict) -> tuple[list[str], list[list[float]], str]:
 def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     """Drops per port (rows) and time bin (columns) of one case as a heat map,
     with the drops per port beside it: clustering on ports or in time shows.
-    A one-port run with drop reasons has a row per reason (loss_rows).
+    A one-port run with drop reasons has a row per reason (loss_rows). A
+    tcp_path run's retransmission timeline (the sender's fast recoveries
+    and timeouts, the same bins) is drawn under it on the same time axis,
+    so that each loss response shows below the drops it follows.
     None when the case has no drops."""
     import numpy as np
 
@@ -453,15 +568,24 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
 
     plt = pyplot()
 
-    tl = (getattr(case, "distributions", None) or {}).get("loss_timeline")
+    dist = getattr(case, "distributions", None) or {}
+    tl = dist.get("loss_timeline")
     if not tl:
         return None
     labels, rows, ylabel = loss_rows(tl)
     m = np.array(rows, dtype=float)
     if m.sum() <= 0:
         return None
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 4.5), gridspec_kw={"width_ratios": [4, 1]}, sharey=True)
+    rt = dist.get("retransmission_timeline")
+    rt_names = sorted((rt or {}).get("reasons") or {})
     span = tl["bin_s"] * m.shape[1]
+    if rt_names:
+        # the same time extent and a colorbar each: the two time axes line up
+        fig, axes = plt.subplots(2, 2, figsize=(9, 6),
+                                 gridspec_kw={"width_ratios": [4, 1], "height_ratios": [max(m.shape[0], 2), 2]})
+        (ax, bx), (rx, rbx) = axes
+    else:
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 4.5), gridspec_kw={"width_ratios": [4, 1]}, sharey=True)
     im = ax.imshow(m, aspect="auto", origin="lower", interpolation="nearest", cmap="magma_r",
                    extent=(0, span, 0.5, m.shape[0] + 0.5))
     ax.set_xlabel("time (s)")
@@ -471,6 +595,19 @@ def loss_timeline_plot(case, path: Path, title: str) -> Path | None:
     fig.colorbar(im, ax=ax, label=f"drops per {tl['bin_s']:.3g} s bin")
     bx.barh(np.arange(1, m.shape[0] + 1), m.sum(axis=1), color="tab:red")
     bx.set_xlabel("drops")
+    if rt_names:
+        bx.set_ylim(0.5, m.shape[0] + 0.5)  # the heat map's rows (not shared in this layout)
+        bx.tick_params(labelleft=False)
+        r = np.array([rt["reasons"][n][0] for n in rt_names], dtype=float)
+        rim = rx.imshow(r, aspect="auto", origin="lower", interpolation="nearest", cmap="Blues",
+                        extent=(0, rt["bin_s"] * r.shape[1], 0.5, r.shape[0] + 0.5), vmin=0)
+        rx.set_yticks(np.arange(1, r.shape[0] + 1), [f"sender: {n}" for n in rt_names], fontsize=7)
+        rx.set_xlabel("time (s)")
+        fig.colorbar(rim, ax=rx, label="events per bin")
+        rbx.barh(np.arange(1, r.shape[0] + 1), r.sum(axis=1), color="tab:blue")
+        rbx.set_ylim(0.5, r.shape[0] + 0.5)
+        rbx.set_yticks([])
+        rbx.set_xlabel("loss responses")
     reasons = tl.get("reasons") or {}
     if reasons and (labels[0].isdigit() or tl.get("port_names")):
         # several ports: the reasons' totals in the title
@@ -548,13 +685,18 @@ def markdown_study(rows, outcomes) -> list[str]:
     rtts = [(key, c) for key, c in cases.items() if c.distributions.get("rtt_histogram", {}).get("count")]
     if rtts:
         out += ["", "Round-trip times the TCP sender measured (its RTT samples over the last record, ms; "
-                    "queueing on the path shows as the spread above the minimum):", "",
-                "| case | rows | samples | min | p50 | p99 | p99.9 | max |", "|---|---|---|---|---|---|---|---|"]
+                    "queueing on the path shows as the spread above the minimum), and the run's drops beside "
+                    "the sender's loss responses (fast recoveries, timeouts), each with the time bins it fell "
+                    "in (of 100 over the run; the heat maps show them bin by bin):", "",
+                "| case | rows | samples | min | p50 | p99 | p99.9 | max | drops (bins) | fast recoveries (bins) "
+                "| timeouts (bins) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for key, c in rtts:
             m = c.metrics
             out.append(f"| {c.case} | {', '.join(f'`{i}`' for i in by_case[key])} | "
                        f"{fmt(c.distributions['rtt_histogram']['count'])} | "
-                       + " | ".join(fmt(m[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")) + " |")
+                       + " | ".join(fmt(m[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max"))
+                       + " | " + " | ".join(events_in_bins(c.distributions, k)
+                                            for k in ("drops", "fast_recovery", "timeout")) + " |")
     units = [(key, c) for key, c in cases.items() if c.distributions.get("unit_latency_histogram", {}).get("count")]
     if units:
         out += ["", "Response time of the units (transactions, connections, queries) completed in the window, "
@@ -565,6 +707,18 @@ def markdown_study(rows, outcomes) -> list[str]:
             out.append(f"| {c.case} | {fmt(c.distributions['unit_latency_histogram']['count'])} | "
                        + " | ".join(fmt(m[f"unit_latency_{q}_us"]) for q in ("p50", "p99", "p999", "max")) + " |")
     return out
+
+
+def events_in_bins(dist: dict, kind: str) -> str:
+    """'N (b bins)' of a tcp_path case: its drops (kind "drops", every
+    server) or its sender's loss responses of one kind ("fast_recovery",
+    "timeout"), and the time bins they fell in; "" without the timeline."""
+    tl = dist.get("loss_timeline" if kind == "drops" else "retransmission_timeline")
+    if not tl:
+        return ""
+    rows = tl["ports"] if kind == "drops" else (tl.get("reasons") or {}).get(kind, [[0.0]])
+    per_bin = [sum(col) for col in zip(*rows)]
+    return f"{sum(per_bin):.0f} ({sum(1 for x in per_bin if x > 0)})"
 
 
 def ports_plot(case, path: Path, title: str) -> Path | None:

@@ -291,9 +291,10 @@ RunUniformBernoulli(const FabricConfig& cfg, double load, uint64_t warmup, uint6
     r.offeredLoad = load;
     const uint64_t perBatch = measure / batches;
     const uint64_t total = warmup + perBatch * batches;
+    const uint64_t window = perBatch * batches;
+    r.drops = LossTimeline(n, static_cast<unsigned>(std::min<uint64_t>(kFabricDropBins, window)),
+                           static_cast<double>(window), {"fabric_input_full"});
     std::vector<double> batchThroughput(batches, 0.0);
-    double delaySum = 0;
-    uint64_t delayCount = 0;
     double backlogA = 0;
     double backlogB = 0;
     uint64_t dropsAtWarmup = 0;
@@ -305,9 +306,10 @@ RunUniformBernoulli(const FabricConfig& cfg, double load, uint64_t warmup, uint6
         }
         for (unsigned i = 0; i < n; ++i)
         {
-            if (traffic.Bernoulli(load))
+            if (traffic.Bernoulli(load) && !fabric.Enqueue(i, traffic.UniformInt(n), s) && s >= warmup)
             {
-                fabric.Enqueue(i, traffic.UniformInt(n), s);
+                // the slot's middle: a drop in slot m counts in the bin holding m
+                r.drops.Add(i, static_cast<double>(s - warmup) + 0.5);
             }
         }
         departed.clear();
@@ -320,9 +322,8 @@ RunUniformBernoulli(const FabricConfig& cfg, double load, uint64_t warmup, uint6
         batchThroughput[m / perBatch] += static_cast<double>(departed.size());
         for (const FabricCell& c : departed)
         {
-            delaySum += static_cast<double>(s - c.enqueueSlot);
+            r.delaySlots.Add(static_cast<unsigned>(std::min<uint64_t>(s - c.enqueueSlot, UINT32_MAX)), 1.0);
         }
-        delayCount += departed.size();
         double backlogPerInput = static_cast<double>(fabric.InputBacklog()) / n;
         if (m < perBatch * batches / 2)
         {
@@ -348,7 +349,7 @@ RunUniformBernoulli(const FabricConfig& cfg, double load, uint64_t warmup, uint6
     var /= (batches - 1);
     r.throughput = mean;
     r.throughputStdErr = std::sqrt(var / batches);
-    r.meanDelaySlots = delayCount ? delaySum / static_cast<double>(delayCount) : 0;
+    r.meanDelaySlots = r.delaySlots.Mean();
     double half = static_cast<double>(perBatch * batches) / 2.0;
     r.backlogStart = backlogA / half;
     r.backlogEnd = backlogB / half;

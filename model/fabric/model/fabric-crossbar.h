@@ -19,6 +19,8 @@
 #ifndef ROUTERTWIN_FABRIC_CROSSBAR_H
 #define ROUTERTWIN_FABRIC_CROSSBAR_H
 
+#include "latency-histogram.h"
+#include "queue-length-histogram.h"
 #include "random-stream.h"
 
 #include <cstdint>
@@ -126,7 +128,20 @@ struct UniformRunResult
     double backlogStart = 0;     ///< mean input backlog per input, first half of window
     double backlogEnd = 0;       ///< same, second half
     uint64_t inputDrops = 0;
+    /// Delays (whole slots, enqueue to departure) of the cells departing in
+    /// the window, one entry per cell: QueueLengthHistogram's integer axis
+    /// with cells as the weight (its "seconds"), so its quantiles are exact
+    /// whole slots and its Max() the longest delay.
+    QueueLengthHistogram delaySlots;
+    /// Cells refused by a full input buffer in the window, per input (port
+    /// axis) and over the window (time axis in slots, not seconds), reason
+    /// "fabric_input_full".
+    LossTimeline drops;
 };
+
+/// Bins of UniformRunResult::drops over the measured window (fewer when the
+/// window has fewer slots).
+constexpr unsigned kFabricDropBins = 100;
 
 /// Every slot each input receives a cell with probability `load`, for an
 /// output drawn uniformly; runs warmup slots, then `measure` slots split into

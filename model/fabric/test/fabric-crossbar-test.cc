@@ -70,6 +70,43 @@ TEST(FifoInputQueueing, OfferedLoadAboveSaturationIsNotCarried)
     EXPECT_GT(r.backlogEnd, r.backlogStart * 1.5);
 }
 
+// Every cell offered at full load either enters or is refused, and an input
+// carries what its head of line lets out (3/4 a slot for 2 ports): the
+// refused cells of each input are the rest, and the timeline's inputs add
+// up to the fabric's own count.
+TEST(FifoInputQueueing, RefusedCellsAreCountedPerInputAndOverTime)
+{
+    UniformRunResult r = RunUniformBernoulli(Fifo(2), 1.0, 2000, 40000);
+    ASSERT_GT(r.inputDrops, 0u);
+    EXPECT_EQ(r.drops.Total(), static_cast<double>(r.inputDrops));
+    EXPECT_EQ(r.drops.Ports(), 2u);
+    EXPECT_EQ(r.drops.Bins(), kFabricDropBins);
+    for (unsigned i = 0; i < 2; ++i)
+    {
+        double perInput = 0;
+        for (unsigned b = 0; b < r.drops.Bins(); ++b)
+        {
+            EXPECT_GT(r.drops.At(i, b), 0.0) << "input " << i << " bin " << b;
+            perInput += r.drops.At(i, b);
+        }
+        EXPECT_NEAR(perInput / 40000.0, 0.25, 0.02) << "input " << i;
+    }
+}
+
+// The delay histogram holds one entry per departed cell: its mean is the
+// mean delay, its percentiles whole slots in order.
+TEST(VoqIslip, DelayHistogramHoldsEveryDepartedCell)
+{
+    FabricConfig c;
+    c.ports = 8;
+    UniformRunResult r = RunUniformBernoulli(c, 0.8, 2000, 40000);
+    EXPECT_NEAR(r.delaySlots.Seconds(), r.throughput * 8 * 40000, 1e-6);
+    EXPECT_DOUBLE_EQ(r.delaySlots.Mean(), r.meanDelaySlots);
+    EXPECT_LE(r.delaySlots.Quantile(0.5), r.delaySlots.Quantile(0.99));
+    EXPECT_LE(r.delaySlots.Quantile(0.99), r.delaySlots.Quantile(0.999));
+    EXPECT_LE(r.delaySlots.Quantile(0.999), r.delaySlots.Max());
+}
+
 TEST(FifoInputQueueing, RoundRobinContentionAlsoBlocksHeadOfLine)
 {
     FabricConfig c = Fifo(32);

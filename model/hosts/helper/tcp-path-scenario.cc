@@ -224,6 +224,8 @@ struct PathRun
     LatencyHistogram rttHistogram;
     uint64_t recoveries = 0;
     uint64_t timeouts = 0;
+    std::vector<double> recoveryTimes; ///< seconds, for the retransmission timeline
+    std::vector<double> timeoutTimes;
     uint32_t recordsDone = 0;
     uint32_t records = 1;
 
@@ -481,10 +483,12 @@ RunTcpPath(const TcpPathConfig& c)
                                  if (now == ns3::TcpSocketState::CA_RECOVERY)
                                  {
                                      ++state->recoveries;
+                                     state->recoveryTimes.push_back(ns3::Simulator::Now().GetSeconds());
                                  }
                                  else if (now == ns3::TcpSocketState::CA_LOSS)
                                  {
                                      ++state->timeouts;
+                                     state->timeoutTimes.push_back(ns3::Simulator::Now().GetSeconds());
                                  }
                              }));
         socket->TraceConnectWithoutContext(
@@ -559,6 +563,16 @@ RunTcpPath(const TcpPathConfig& c)
     for (const DropEvent& e : dropEvents)
     {
         result.lossTimeline.Add(e.server, e.seconds, 1.0, e.reason); // an unknown reason throws
+    }
+    result.retransmissionTimeline =
+        LossTimeline(1, c.lossBins, std::max(end.GetSeconds(), 1e-9), {"fast_recovery", "timeout"});
+    for (const double t : run.recoveryTimes)
+    {
+        result.retransmissionTimeline.Add(0, t, 1.0, 0);
+    }
+    for (const double t : run.timeoutTimes)
+    {
+        result.retransmissionTimeline.Add(0, t, 1.0, 1);
     }
     result.recoveries = run.recoveries;
     result.timeouts = run.timeouts;

@@ -21,7 +21,7 @@
 //          ack_every_segments, delayed_ack_s, min_rto_s}
 //   file_bytes, records         what each record sends (simulated), how many
 //   duration_s                  > 0: one unbounded send for this long instead
-//   loss_bins                   time bins of the drop timeline (default 100) over the whole run
+//   loss_bins                   time bins of the drop and retransmission timelines (default 100) over the whole run
 #ifndef ROUTERTWIN_TCP_PATH_SCENARIO_H
 #define ROUTERTWIN_TCP_PATH_SCENARIO_H
 
@@ -125,6 +125,12 @@ struct TcpPathResult
     /// loss_bins bins of the whole run (0 .. simulatedSeconds): loss over
     /// time (issue 15). Its totals are the servers' drop counters.
     LossTimeline lossTimeline;
+    /// The sender's loss responses at their times, in the loss timeline's
+    /// bins (one port, the sender): "fast_recovery" (CA_RECOVERY entered)
+    /// and "timeout" (CA_LOSS entered: ns-3 3.37's ReTxTimeout sets it on
+    /// every RTO, so a backed-off RTO of the same episode is not another),
+    /// ns-3's "CongState" trace, so its totals are recoveries and timeouts
+    LossTimeline retransmissionTimeline;
     uint32_t segmentBytes = 0;
     uint64_t natConnections = 0;
     uint64_t natTranslated = 0;

@@ -342,6 +342,10 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         throw std::invalid_argument("at most 100 client hosts and 25 servers (the address plan)");
     if (!(c.durationS > 0) || c.warmupS < 0)
         throw std::invalid_argument("duration must be positive and warmup not negative");
+    if (!(c.synBacklogLimitS >= 0) || !std::isfinite(c.synBacklogLimitS))
+        throw std::invalid_argument("syn_backlog_limit_s must not be negative");
+    if (c.lossBins < 1 || c.lossBins > 100000)
+        throw std::invalid_argument("loss_bins must be in 1 .. 100000");
     const bool l4 = c.mode == "l4";
     const bool dr = l4 && c.forwarding == "dr";
     const bool open = !c.arrivals.empty();
@@ -413,6 +417,15 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     sw->AggregateObject(ws);
     if (l4)
         ws->SetL4Forwarding(dr ? L4Forwarding::DirectRouting : L4Forwarding::Nat);
+    ws->SetAttribute("SynBacklogLimit", TimeValue(Seconds(c.synBacklogLimitS)));
+    // every segment the switch refuses or absorbs, with its time, for the
+    // loss timeline (its reasons are known only at the end)
+    std::vector<std::pair<std::string, double>> switchDrops;
+    ws->TraceConnectWithoutContext(
+        "Drop", Callback<void, const std::string&, Ptr<const Packet>>(
+                    [&switchDrops](const std::string& reason, Ptr<const Packet>) {
+                        switchDrops.emplace_back(reason, Simulator::Now().GetSeconds());
+                    }));
 
     WebBenchTestbedResult out;
     std::vector<std::pair<std::string, Ptr<PathServer>>> wires;
@@ -680,6 +693,15 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
 
     double cycleSum = 0;
     uint64_t bytes = 0;
+    // open loop: the requests of a connection refused or left unanswered,
+    // at its arrival
+    struct RequestLoss
+    {
+        double arrivedS;
+        uint64_t requests;
+        bool refused;
+    };
+    std::vector<RequestLoss> requestLoss;
     if (open)
     {
         // throughput: answers in the window; response times: the requests
@@ -712,9 +734,15 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
             }
             const uint64_t left = asked - answers.size();
             if (apps[i]->ResetsReceived() > 0 || apps[i]->ConnectFailures() > 0)
+            {
                 out.refused += left;
-            else
+                requestLoss.push_back({arrivedAt[i], left, true});
+            }
+            else if (left > 0)
+            {
                 out.unanswered += left;
+                requestLoss.push_back({arrivedAt[i], left, false});
+            }
         }
     }
     else
@@ -752,6 +780,22 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         out.utilization[cpuNames[i]] =
             std::min(1.0, ((open ? cpuAtEnd[i] : cpus[i]->Busy()) - cpuAtWarmup[i]).GetSeconds() / c.durationS);
     out.drops = ws->DropCounts();
+    std::vector<std::string> reasons;
+    for (const auto& [name, count] : out.drops)
+        reasons.push_back(name);
+    if (open)
+        reasons.insert(reasons.end(), {"request_refused", "request_unanswered"});
+    if (reasons.empty())
+        reasons.push_back("dropped"); // nothing refused: an empty timeline of LossTimeline's one default reason
+    out.lossTimeline = LossTimeline(1, c.lossBins, end, reasons);
+    const auto reasonIndex = [&reasons](const std::string& name) {
+        return static_cast<unsigned>(std::find(reasons.begin(), reasons.end(), name) - reasons.begin());
+    };
+    for (const auto& [reason, at] : switchDrops)
+        out.lossTimeline.Add(0, at, 1.0, reasonIndex(reason));
+    for (const RequestLoss& q : requestLoss)
+        out.lossTimeline.Add(0, q.arrivedS, static_cast<double>(q.requests),
+                             reasonIndex(q.refused ? "request_refused" : "request_unanswered"));
     out.events = Simulator::GetEventCount();
     Simulator::Destroy();
     return out;

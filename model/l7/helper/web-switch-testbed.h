@@ -155,6 +155,13 @@ struct WebBenchTestbedConfig
     /// average (else as captured), looped to the window's end.
     std::string traceFile;
     bool traceRescale = true;
+
+    /// The switch's SynBacklogLimit (web-switch.h): 0 = none, the NCTU
+    /// replay's setting; else new connections that find more work queued
+    /// in the switch's processor are refused (an assumption where set)
+    double synBacklogLimitS = 0;
+    /// Time bins of the loss timeline over warmup_s + duration_s
+    uint32_t lossBins = 100;
 };
 
 struct WebBenchTestbedResult
@@ -186,6 +193,14 @@ struct WebBenchTestbedResult
     /// request completed in the window, its cycle time; open loop, the
     /// answered requests' response times
     LatencyHistogram responseTimes;
+    /// Loss over time (issue 15), one port (the clients share the uplink)
+    /// over warmup_s + duration_s in lossBins bins, by reason: every
+    /// segment the switch refused or absorbed, at its time, under its drop
+    /// name (the bins of a name add up to drops[name], the whole run: what
+    /// comes in the drain counts in the last bin); open loop, also
+    /// "request_refused" and "request_unanswered", the requests of those
+    /// counters at their arrival time
+    LossTimeline lossTimeline;
 };
 
 /// One HTTP request of a trace (an exchange of ReadTraceConnections with

@@ -154,6 +154,14 @@ WebSwitch::GetTypeId()
                           "is replaced). Assumption: 4,096, the paper gives no table size.",
                           UintegerValue(4096), MakeUintegerAccessor(&WebSwitch::m_persistEntries),
                           MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("SynBacklogLimit",
+                          "A client's SYN of a new connection that finds the processor with more work queued "
+                          "ahead of it than this is dropped unanswered (overload_syn_dropped), as Linux drops a "
+                          "SYN its full accept queue cannot take (net.ipv4.tcp_abort_on_overflow = 0, the "
+                          "default): the client tries again after its SYN timeout, and overload is shed at the "
+                          "door instead of queued without bound. 0 (the default): no limit. No product profile "
+                          "names one: an assumption wherever it is set.",
+                          TimeValue(Time(0)), MakeTimeAccessor(&WebSwitch::m_synBacklogLimit), MakeTimeChecker())
             .AddTraceSource("Drop", "A segment refused or absorbed by the switch, with its reason's name.",
                             MakeTraceSourceAccessor(&WebSwitch::m_dropTrace),
                             "routertwin::WebSwitch::DropTracedCallback")
@@ -328,6 +336,30 @@ WebSwitch::ResetWithoutSession(const std::vector<uint8_t>& f, const dp_parsed_t&
         const uint32_t segLen = p.payload_len + ((p.tcp_flags & kSyn) ? 1u : 0u) + ((p.tcp_flags & kFin) ? 1u : 0u);
         SendTcp(dev, p.dst_ip, p.dst_port, p.src_ip, p.src_port, 0, seq + segLen, kRst | kAck, nullptr, 0);
     }
+}
+
+bool
+WebSwitch::DropOverload(const std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const Packet> pkt)
+{
+    if (m_synBacklogLimit.IsZero() || !(p.tcp_flags & kSyn) || (p.tcp_flags & kAck) ||
+        m_busyUntil - Simulator::Now() <= m_synBacklogLimit)
+        return false;
+    // a retransmitted SYN of a connection already accepted is not a new one
+    const uint64_t key = ClientKey(p.src_ip, p.src_port);
+    if (m_l4 != L4Forwarding::Off)
+    {
+        const auto it = m_l4Sessions.find(key);
+        if (it != m_l4Sessions.end() && !it->second.closing)
+            return false;
+    }
+    else
+    {
+        const auto it = m_clients.find(key);
+        if (it != m_clients.end() && it->second.sp.client_isn == Rd32(f.data() + p.l4_offset + 4))
+            return false;
+    }
+    Drop("overload_syn_dropped", pkt);
+    return true;
 }
 
 int
@@ -613,10 +645,13 @@ WebSwitch::ReceiveFromClient(Ptr<NetDevice>, Ptr<const Packet> pkt, uint16_t pro
     else if (p.ip_proto != DP_IPPROTO_TCP || (p.dst_ip != m_vip && !OtherVip(p.dst_ip)) ||
              (p.dst_port != m_vport && (m_sslPort == 0 || p.dst_port != m_sslPort)))
         Drop(dp_drop_reason_name(DP_DROP_NO_VIRTUAL_SERVICE), pkt);
-    else if (m_l4 != L4Forwarding::Off)
-        HandleL4Client(f, p, pkt);
-    else
-        HandleClient(f, p, pkt);
+    else if (!DropOverload(f, p, pkt)) // dropped: Finish prices the SYN read
+    {
+        if (m_l4 != L4Forwarding::Off)
+            HandleL4Client(f, p, pkt);
+        else
+            HandleClient(f, p, pkt);
+    }
     Finish();
     return true;
 }

@@ -27,6 +27,14 @@
 // Every refused or absorbed segment is counted by name (DropCount, the
 // "Drop" TraceSource), with dp_drop's names where the core has one.
 //
+// Overload: the processor is a FIFO without bound unless SynBacklogLimit
+// is set; then a client's SYN of a new connection that finds more work
+// queued ahead of it than that limit is dropped unanswered
+// (overload_syn_dropped, as Linux drops a SYN its full accept queue cannot
+// take), so the accepted rate is held at what the processor does and the
+// rest waits for its SYN timeout. (An RST would not do in ns-3 3.37: its
+// SYN_SENT state ignores an RST with ACK, the form RFC 793 3.4 gives.)
+//
 // Cookie persistence (seed 003 section 5.6), the methods the profile offers
 // (behaviour.cookie_methods; another is refused): pre-arranged (the
 // servers' own cookie value mapped by a rule), insert (the switch adds
@@ -513,6 +521,9 @@ class WebSwitch : public ns3::Object
     void Rewrite(std::vector<uint8_t>& f, const dp_parsed_t& p, uint32_t srcIp, uint16_t srcPort, uint32_t dstIp,
                  uint16_t dstPort);
     void Drop(const std::string& reason, ns3::Ptr<const ns3::Packet> p);
+    /// SynBacklogLimit: true (and the SYN dropped) when p is a new
+    /// connection's SYN and the processor is further behind than the limit.
+    bool DropOverload(const std::vector<uint8_t>& f, const dp_parsed_t& p, ns3::Ptr<const ns3::Packet> pkt);
     /// Forgets a client connection and its server connections' ports.
     void Remove(uint64_t key);
     /// Prices the work done since the last call and sends what it produced
@@ -605,6 +616,7 @@ class WebSwitch : public ns3::Object
     std::vector<std::unique_ptr<uint8_t[]>> m_freeHeads; ///< at most two per connection open at the peak
     std::vector<std::pair<ns3::Ptr<ns3::NetDevice>, ns3::Ptr<ns3::Packet>>> m_out;
     ns3::Time m_busyUntil;
+    ns3::Time m_synBacklogLimit; ///< 0: no limit (SynBacklogLimit)
     ns3::Time m_busBusyUntil; ///< the I/O bus (profile ioBusBytesPerS), a FIFO server beside the processor
     std::vector<uint8_t> m_frame; ///< the packet being handled, as a frame
     std::vector<uint8_t> m_build; ///< the segment being built

@@ -111,6 +111,7 @@ Keys()
         {"revive_at_s", [](C& c, S k, V v) { c.reviveAtS = NonNeg(k, v); }},
         {"request_rate", [](C& c, S k, V v) { c.requestRate = Positive(k, v); }},
         {"duration_s", [](C& c, S k, V v) { c.durationS = Positive(k, v); }},
+        {"timeline_bins", [](C& c, S k, V v) { c.timelineBins = static_cast<uint32_t>(AsInt(k, v, 1, 10000)); }},
         {"retries", [](C& c, S k, V v) { c.retries = static_cast<uint32_t>(AsInt(k, v, 0, 100)); }},
         {"redispatch", [](C& c, S k, V v) { c.redispatch = AsBool(k, v); }},
         {"redispatch_after",
@@ -166,6 +167,13 @@ IsHash(uint32_t algo)
     }
 }
 
+/// The failure timeline's reasons (LbFailoverResult::failures).
+enum FailureReason : unsigned
+{
+    kFailed,       ///< 503: every attempt failed, or no usable server
+    kBalancerDead, ///< the request reached a dead balancer before the takeover
+};
+
 /// One run: the pool, its checker, the requests and the balancers.
 class FailoverRun
 {
@@ -210,6 +218,7 @@ class FailoverRun
         }
         m_cookie.assign(c.clients ? c.clients : 0, -1);
         m_moved.assign(c.clients ? c.clients : 0, false);
+        m_r.failures = LossTimeline(1, c.timelineBins, c.durationS, {"failed", "balancer_dead"});
     }
 
     LbFailoverResult Run()
@@ -305,6 +314,7 @@ class FailoverRun
         if (m_balancerDead && !m_takenOver && (m_c.redundancy == "active_backup" || k % 2 == 0))
         {
             m_r.lostInFailover++; // active/active: even clients hash to the dead balancer
+            m_r.failures.Add(0, Simulator::Now().GetSeconds(), 1.0, kBalancerDead);
             return;
         }
         std::string data;
@@ -313,7 +323,7 @@ class FailoverRun
         const int32_t s = Persisted(k, key, direct);
         if (s < 0)
         {
-            m_r.failed++;
+            Failed();
             return;
         }
         if (static_cast<uint32_t>(s) == m_c.killServer && !m_backends[s]->IsAlive())
@@ -402,6 +412,13 @@ class FailoverRun
         return n;
     }
 
+    /// A request answered with a 503 now (every attempt failed, or no usable server).
+    void Failed()
+    {
+        m_r.failed++;
+        m_r.failures.Add(0, Simulator::Now().GetSeconds(), 1.0, kFailed);
+    }
+
     void Attempt(uint64_t k, uint32_t server, uint32_t attempt, bool direct)
     {
         const LbBackend& b = *m_backends[server];
@@ -413,7 +430,10 @@ class FailoverRun
             dp_sched_conn_closed(m_pool, server, 0, nullptr);
             m_r.served++;
             const double waitedMs = Simulator::Now().GetSeconds() * 1000.0 - 1000.0 * k / m_c.requestRate;
-            m_r.maxDelayMs = std::max(m_r.maxDelayMs, std::round(waitedMs * 1000.0) / 1000.0);
+            // to the us: the arrival time k / rate is rounded to ns by the scheduler
+            const double delayMs = std::max(0.0, std::round(waitedMs * 1000.0) / 1000.0);
+            m_r.maxDelayMs = std::max(m_r.maxDelayMs, delayMs);
+            m_r.servedDelay.Add(delayMs / 1000.0);
             Store(k, server);
             return;
         }
@@ -428,7 +448,7 @@ class FailoverRun
         dp_sched_conn_closed(m_pool, server, 0, nullptr);
         if (attempt >= m_c.retries)
         {
-            m_r.failed++;
+            Failed();
             return;
         }
         if (attempt == 0)
@@ -479,7 +499,7 @@ class FailoverRun
         const int32_t s = dp_sched_pick_avoid(m_pool, &key, static_cast<int32_t>(failed), NowMs(), nullptr);
         if (s < 0)
         {
-            m_r.failed++;
+            Failed();
             return;
         }
         Attempt(k, static_cast<uint32_t>(s), retry, false);

@@ -66,6 +66,7 @@
 //   revive_at_s        float s, 0        when it comes back; 0 = never
 //   request_rate       float 1/s, 100    requests per second (constant)
 //   duration_s         float s, 30       requests offered from 0 to this time
+//   timeline_bins      int, 60           bins of the failure timeline over [0, duration_s)
 //   retries            int, 3            HAProxy retries
 //   redispatch         bool, false       HAProxy option redispatch
 //   redispatch_after   int, -1           its <interval> (configuration.txt "option redispatch"; HAProxy's
@@ -96,10 +97,21 @@
 // the server that took the request: process_sticking_rules and
 // process_store_rules in stream.c). A client whose server changes is
 // "moved".
+//
+// Distributions (issue 15): every failed request (a 503 after its
+// attempts, or one lost at a dead balancer) by the time it failed, in
+// timeline_bins bins over [0, duration_s) (a LossTimeline of one row, by
+// reason: failed, balancer_dead; failures answered after duration_s, connect
+// timeouts of the last requests, count in the last bin), so the detection
+// window shows as the bins that fail; and each served request's delay, from
+// its arrival to the attempt that served it (failed attempts' connect
+// timeouts and turn-arounds), in a LatencyHistogram. One run is one death:
+// its detection time is one number (the closed-form window beside it).
 #ifndef ROUTERTWIN_LB_FAILOVER_H
 #define ROUTERTWIN_LB_FAILOVER_H
 
 #include "config-keys.h"
+#include "latency-histogram.h" // LatencyHistogram, LossTimeline
 #include "lb-remap.h" // SchedHashOptions
 
 #include <cstdint>
@@ -126,6 +138,7 @@ struct LbFailoverConfig
     double reviveAtS = 0;
     double requestRate = 100;
     double durationS = 30;
+    uint32_t timelineBins = 60;
     uint32_t retries = 3;
     bool redispatch = false;
     int32_t redispatchAfter = -1;
@@ -168,6 +181,8 @@ struct LbFailoverResult
     uint64_t lostInFailover = 0;  ///< requests that reached a dead balancer
     uint64_t stickyMoved = 0;     ///< requests of a sticky client sent to another server than its stored one
     uint64_t stickyClientsMoved = 0; ///< distinct clients moved at least once
+    LossTimeline failures;        ///< failed and lost requests over [0, duration_s), by reason
+    LatencyHistogram servedDelay; ///< served requests' arrival-to-serving delay (seconds)
 };
 
 LbFailoverResult RunLbFailover(const LbFailoverConfig& config);

@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <list>
+#include <queue>
 #include <stdexcept>
 #include <variant>
 
@@ -107,6 +110,12 @@ Keys()
         {"arrivals_s", [](C& c, S k, V v) { c.given.arrivals = PerServerMap(k, v); }},
         {"lifetimes_ms", [](C& c, S k, V v) { c.given.lifetimes = PerServerMap(k, v); }},
         {"cookies", [](C& c, S k, V v) { c.given.cookies = PerServerMap(k, v); }},
+        {"frontend_maxconn",
+         [](C& c, S k, V v) { c.frontendMaxconn = static_cast<uint32_t>(AsInt(k, v, 0, 2147483647)); }},
+        {"accept_queue", [](C& c, S k, V v) { c.acceptQueue = static_cast<uint32_t>(AsInt(k, v, 0, 2147483647)); }},
+        {"initial_connections",
+         [](C& c, S k, V v) { c.initialConnections = static_cast<uint32_t>(AsInt(k, v, 0, 1 << 26)); }},
+        {"timeline_bins", [](C& c, S k, V v) { c.timelineBins = static_cast<uint32_t>(AsInt(k, v, 1, 10000)); }},
     });
     return keys;
 }
@@ -170,6 +179,18 @@ HeavyLifetime(const LbTimedConfig& c)
 
 constexpr uint32_t kNone = UINT32_MAX;
 
+/// The refusal timeline's reasons (LbTimedResult::refusals), VPP-style names.
+enum Refusal : unsigned
+{
+    kQueueTimeout, ///< 503: timeout queue
+    kMaxqueueFull, ///< 503: the server's queue held maxqueue
+    kNoServer,     ///< 503: no usable server
+    kAcceptQueueFull,
+    kBroken,       ///< a connection cut by remove
+};
+const std::vector<std::string> kRefusalNames = {"queue_timeout", "maxqueue_full", "no_server", "accept_queue_full",
+                                                "broken"};
+
 /// One run: the pool, the queues, the connections.
 class TimedRun
 {
@@ -195,6 +216,7 @@ class TimedRun
         m_r.beforeNewPerS.assign(n, 0.0);
         m_r.afterNewPerS.assign(n, 0.0);
         m_cookie.assign(c.persistence == "cookie" ? c.clients : 0, -1);
+        m_r.refusals = LossTimeline(1, c.timelineBins, c.endS, kRefusalNames);
         if (c.lifetime != "exponential")
         {
             m_heavy = HeavyLifetime(c);
@@ -211,6 +233,10 @@ class TimedRun
         for (double t : m_c.traceArrivalsS)
         {
             Simulator::Schedule(Seconds(t), &TimedRun::NewRequest, this);
+        }
+        if (m_c.initialConnections)
+        {
+            Simulator::ScheduleNow(&TimedRun::Prefill, this);
         }
         if (m_c.action != "none")
         {
@@ -231,6 +257,7 @@ class TimedRun
         {
             Integrate(s, end);
         }
+        IntegrateAcceptQueue(end);
         const double before = m_c.atS - m_c.warmupS, after = m_c.endS - m_c.atS - m_c.settleS;
         for (uint32_t s = 0; s < m_c.Slots(); ++s)
         {
@@ -244,9 +271,10 @@ class TimedRun
             m_r.drainS = m_emptySince - m_c.atS;
         }
         m_r.before503PerS = before > 0 ? m_r.before503PerS / before : 0;
+        m_r.beforeAcceptQueue = before > 0 ? m_r.beforeAcceptQueue / before : 0;
         m_r.after503PerS = after > 0 ? m_r.after503PerS / after : 0;
         m_r.queueWaitMeanMs =
-            m_servedAfterWaiting ? m_waitSumS * 1000.0 / static_cast<double>(m_servedAfterWaiting) : 0;
+            m_r.queueWait.Count() > 0 ? m_waitSumS * 1000.0 / m_r.queueWait.Count() : 0;
         Simulator::Destroy();
         return m_r;
     }
@@ -268,6 +296,14 @@ class TimedRun
     {
         uint32_t server;
         bool open;
+    };
+
+    struct PendingClose
+    {
+        int64_t at;   ///< time step it ends at
+        uint64_t seq; ///< scheduling order: ties end first scheduled first
+        uint64_t conn;
+        bool operator>(const PendingClose& o) const { return at != o.at ? at > o.at : seq > o.seq; }
     };
 
     double Now() const { return Simulator::Now().GetSeconds(); }
@@ -340,14 +376,100 @@ class TimedRun
         NewRequest();
     }
 
+    void Prefill()
+    {
+        for (uint32_t k = 0; k < m_c.initialConnections; ++k)
+        {
+            NewRequest();
+        }
+    }
+
+    bool InBefore(double t) const { return t >= m_c.warmupS && t < m_c.atS; }
+
     void NewRequest()
     {
         m_r.requests++;
+        const double now = Now();
+        m_r.beforeRequests += InBefore(now);
         Request q;
         q.client = m_c.clients ? m_clients.UniformInt(m_c.clients) : m_clients.UniformInt(1u << 17);
         const uint64_t id = m_requests.size();
         m_requests.push_back(q);
+        if (!m_c.frontendMaxconn || m_held < m_c.frontendMaxconn)
+        {
+            Accept(id);
+        }
+        else if (m_acceptQueue.size() < m_c.acceptQueue)
+        {
+            // the listener is paused: the handshake completes into the kernel's backlog
+            IntegrateAcceptQueue(now);
+            m_acceptQueue.push_back(id);
+            m_r.acceptQueueMax = std::max<uint32_t>(m_r.acceptQueueMax, static_cast<uint32_t>(m_acceptQueue.size()));
+            FirstQueued(m_requests[id]);
+        }
+        else
+        {
+            m_r.refusedFrontend++;
+            m_r.beforeRefusedFrontend += InBefore(now);
+            m_r.refusals.Add(0, now, 1.0, kAcceptQueueFull);
+        }
+    }
+
+    /// The frontend takes request id (HAProxy accepts the stream; IPVS
+    /// creates the table entry) and hands it to the backend.
+    void Accept(uint64_t id)
+    {
+        m_held++;
+        m_r.frontendHeldMax = std::max(m_r.frontendHeldMax, m_held);
         Assign(id);
+    }
+
+    /// An accepted request ends (its connection closed or cut, or a 503):
+    /// its place in the frontend is free.
+    void Leave()
+    {
+        m_held--;
+        AcceptWaiting();
+    }
+
+    /// While below its limit the frontend takes the accept queue's head
+    /// (HAProxy resumes the listener). Not reentrant: a request it accepts
+    /// that ends at once (a 503) frees its place for the loop running.
+    void AcceptWaiting()
+    {
+        if (m_accepting)
+        {
+            return;
+        }
+        m_accepting = true;
+        while (!m_acceptQueue.empty() && m_held < m_c.frontendMaxconn)
+        {
+            IntegrateAcceptQueue(Now());
+            const uint64_t id = m_acceptQueue.front();
+            m_acceptQueue.pop_front();
+            Accept(id);
+        }
+        m_accepting = false;
+    }
+
+    /// The accept queue's length since its last change, into the before window's integral.
+    void IntegrateAcceptQueue(double now)
+    {
+        const double from = m_acceptLastChange;
+        const double overlap = std::max(0.0, std::min(now, m_c.atS) - std::max(from, m_c.warmupS));
+        m_r.beforeAcceptQueue += static_cast<double>(m_acceptQueue.size()) * overlap;
+        m_acceptLastChange = now;
+    }
+
+    void FirstQueued(Request& q)
+    {
+        if (!q.waited)
+        {
+            q.waited = true;
+            q.firstQueuedAt = Now();
+            m_r.queued++;
+            m_r.beforeQueued += InBefore(q.firstQueuedAt);
+        }
     }
 
     dp_sched_key_t KeyOf(uint32_t client, std::string& data) const
@@ -409,7 +531,7 @@ class TimedRun
                     else
                     {
                         m_r.refusedNoServer++;
-                        Refused();
+                        Refused(kNoServer);
                     }
                     return;
                 }
@@ -433,7 +555,7 @@ class TimedRun
                 continue;
             }
             m_r.refusedMaxqueue++;
-            Refused();
+            Refused(kMaxqueueFull);
             return;
         }
     }
@@ -445,12 +567,7 @@ class TimedRun
         q.server = server;
         q.queueKeyMs = Simulator::Now().GetMilliSeconds();
         q.at = l.insert(l.end(), id);
-        if (!q.waited)
-        {
-            q.waited = true;
-            q.firstQueuedAt = Now();
-            m_r.queued++;
-        }
+        FirstQueued(q);
         if (server == kNone)
         {
             m_r.backendQueueMax = std::max<uint32_t>(m_r.backendQueueMax, static_cast<uint32_t>(l.size()));
@@ -476,13 +593,16 @@ class TimedRun
     {
         Unqueue(id);
         m_r.queueTimeouts++;
-        Refused();
+        Refused(kQueueTimeout);
     }
 
-    /// A 503 now: counted in the window it falls in.
-    void Refused()
+    /// A 503 now, for an accepted request: counted in the window and the
+    /// time bin it falls in; its place in the frontend is free.
+    void Refused(Refusal why)
     {
         const double now = Now();
+        m_r.refusals.Add(0, now, 1.0, why);
+        Leave();
         if (now >= m_c.warmupS && now < m_c.atS)
         {
             m_r.before503PerS += 1;
@@ -514,11 +634,11 @@ class TimedRun
             m_emptySince = -1;
         }
         const Request& q = m_requests[id];
-        if (q.waited)
+        if (q.waited && q.firstQueuedAt >= m_c.warmupS)
         {
             // dequeued, or redistributed to a server with a free slot
             m_waitSumS += now - q.firstQueuedAt;
-            m_servedAfterWaiting++;
+            m_r.queueWait.Add(now - q.firstQueuedAt);
         }
         if (!m_cookie.empty())
         {
@@ -529,8 +649,44 @@ class TimedRun
         const double ms = !m_c.traceLifetimesMs.empty()    ? m_c.traceLifetimesMs[id]
                           : m_c.lifetime == "exponential" ? m_lifetimes.Exponential(m_c.lifetimeMeanMs)
                                                           : m_heavy.Draw(m_lifetimes);
-        Simulator::Schedule(MicroSeconds(static_cast<int64_t>(std::llround(ms * 1000.0))), &TimedRun::Close, this,
-                            conn);
+        ScheduleClose(conn, MicroSeconds(static_cast<int64_t>(std::llround(ms * 1000.0))));
+    }
+
+    /// Connection conn ends after `lifetime`. The ends wait in a heap of
+    /// their own with one ns-3 event for the earliest (DESIGN.md: events at
+    /// the next time something changes): a table of millions of connections
+    /// costs a heap entry each, not a pending event each in ns-3's map.
+    /// Ends at the same instant are taken in the order they were scheduled.
+    void ScheduleClose(uint64_t conn, Time lifetime)
+    {
+        const int64_t at = (Simulator::Now() + lifetime).GetTimeStep();
+        m_closes.push({at, m_closeSeq++, conn});
+        if (m_closing || (!m_closeEvent.IsExpired() && m_closeEventAt <= at))
+        {
+            return; // CloseDue, running or pending, comes first and schedules what follows
+        }
+        m_closeEvent.Cancel();
+        m_closeEventAt = at;
+        m_closeEvent = Simulator::Schedule(lifetime, &TimedRun::CloseDue, this);
+    }
+
+    /// Ends every connection due now, then schedules the next end.
+    void CloseDue()
+    {
+        const int64_t now = Simulator::Now().GetTimeStep();
+        m_closing = true;
+        while (!m_closes.empty() && m_closes.top().at <= now)
+        {
+            const uint64_t conn = m_closes.top().conn;
+            m_closes.pop();
+            Close(conn);
+        }
+        m_closing = false;
+        if (!m_closes.empty())
+        {
+            m_closeEventAt = m_closes.top().at;
+            m_closeEvent = Simulator::Schedule(TimeStep(m_closeEventAt - now), &TimedRun::CloseDue, this);
+        }
     }
 
     void Close(uint64_t conn)
@@ -547,6 +703,7 @@ class TimedRun
         dp_sched_conn_closed(m_pool, s, 0, nullptr);
         Dequeue(s);
         CheckDrained();
+        Leave();
     }
 
     /// process_srv_queue / pendconn_process_next_strm: while s is below its
@@ -610,6 +767,8 @@ class TimedRun
                 {
                     k.open = false;
                     m_r.broken++;
+                    m_r.refusals.Add(0, Now(), 1.0, kBroken);
+                    m_held--; // the accept queue is served once the server's own queue was
                     dp_sched_conn_closed(m_pool, d, 0, nullptr);
                 }
             }
@@ -621,6 +780,7 @@ class TimedRun
             // takes its own queue whatever the server's state; only the
             // backend queue needs it usable).
             Dequeue(d);
+            AcceptWaiting();
         }
         else if (m_c.action == "add")
         {
@@ -667,8 +827,16 @@ class TimedRun
     std::vector<int32_t> m_cookie;
     bool m_acted = false;
     double m_emptySince = -1; ///< drain: since when the drained server holds nothing (-1: it holds some)
-    double m_waitSumS = 0;
-    uint64_t m_servedAfterWaiting = 0;
+    double m_waitSumS = 0;  ///< the waits in m_r.queueWait, summed exactly
+    uint32_t m_held = 0;    ///< requests accepted and not ended (the frontend's count)
+    std::deque<uint64_t> m_acceptQueue;
+    double m_acceptLastChange = 0;
+    bool m_accepting = false; ///< AcceptWaiting is running
+    std::priority_queue<PendingClose, std::vector<PendingClose>, std::greater<PendingClose>> m_closes;
+    uint64_t m_closeSeq = 0;
+    EventId m_closeEvent;       ///< CloseDue at m_closeEventAt
+    int64_t m_closeEventAt = 0;
+    bool m_closing = false;     ///< CloseDue is running
     LbTimedResult m_r;
 };
 
@@ -757,9 +925,14 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
                 what.substr(what.find(' ') + 1));
         }
     }
-    if (!(c.warmupS <= c.atS && c.atS + c.settleS < c.endS))
+    // action none has no after window: it may be empty (the before window runs to end_s)
+    if (!(c.warmupS <= c.atS && (c.atS + c.settleS < c.endS || (c.action == "none" && c.atS + c.settleS == c.endS))))
     {
-        Bad("at_s", "needs warmup_s <= at_s and at_s + settle_s < end_s");
+        Bad("at_s", "needs warmup_s <= at_s and at_s + settle_s < end_s (<= with action none)");
+    }
+    if (c.acceptQueue > 0 && c.frontendMaxconn == 0)
+    {
+        Bad("accept_queue", "an accept queue holds what a frontend limit (frontend_maxconn) turns away");
     }
     if (c.persistence == "cookie" && c.clients == 0)
     {

@@ -59,6 +59,30 @@
 //     (timeout queue; HAProxy's default is timeout connect, the Python side
 //     applies it; 0 = no timeout, as HAProxy's tick_add_ifset).
 //
+// In front of all that, a frontend limit (frontend_maxconn > 0): at most
+// that many requests are accepted at once, from their accept until they end
+// (open on a server, or waiting in a server or backend queue: HAProxy's
+// feconn against the frontend's maxconn, else global maxconn; IPVS: the
+// entries its connection table has memory for). At the limit HAProxy stops
+// accepting (limit_listener) and the kernel's accept queue of the listener
+// holds up to accept_queue completed handshakes (its backlog), taken in
+// arrival order as accepted requests end; an arrival that finds it full is
+// refused (the kernel drops the handshake, or resets it with
+// tcp_abort_on_overflow=1: no 503, the client never reached HAProxy).
+// IPVS has no such queue (accept_queue 0: a new entry that finds the table
+// full is not created). With one server of unlimited maxconn this is
+// M/M/c/(c+K) for exponential lifetimes, c = frontend_maxconn, K =
+// accept_queue (Erlang's loss system for K = 0).
+//
+// Distributions (issue 15): the wait of every queued request that got a
+// server, from its first queueing (accept queue, server or backend queue)
+// to its server, in a Boost.Histogram (LatencyHistogram), for the requests
+// first queued at or after warmup_s (the run's start from empty left out);
+// and every refusal and cut connection by the time it happened, in
+// timeline_bins bins over [0, end_s) (LossTimeline, one row, a reason each:
+// queue_timeout, maxqueue_full, no_server (the three 503s),
+// accept_queue_full, broken).
+//
 // Keys (routertwin._core.lb_timed; units, default):
 //   scheduler         str, "roundrobin"  dp_sched algorithm name
 //   servers           int, 4             servers at the start (all up)
@@ -88,11 +112,17 @@
 //   lifetimes_ms      {"k": ms}, none    before end_s) and holds its connection this long (the live
 //                                        lab's workload replayed; rate and lifetime are then unused)
 //   cookies           {"k": i}, none     with a trace: request k carries a cookie naming server i (-1: none)
+//   frontend_maxconn  int, 0             requests accepted at once (0 = no frontend limit)
+//   accept_queue      int, 0             with frontend_maxconn: the listener's accept queue (backlog)
+//   initial_connections int, 0           requests arriving at time 0, before the Poisson stream (a
+//                                        large table starts near its expected occupancy, not empty)
+//   timeline_bins     int, 60            bins of the refusal timeline over [0, end_s)
 // and the hash keys of SchedHashOptions (lb-remap.h).
 #ifndef ROUTERTWIN_LB_TIMED_H
 #define ROUTERTWIN_LB_TIMED_H
 
-#include "lb-remap.h" // ConfigValue, SchedHashOptions
+#include "latency-histogram.h" // LatencyHistogram, LossTimeline
+#include "lb-remap.h"          // ConfigValue, SchedHashOptions
 
 #include <cstdint>
 #include <map>
@@ -132,6 +162,10 @@ struct LbTimedConfig
     /// arrives at traceArrivalsS[k] and holds its connection traceLifetimesMs[k]
     std::vector<double> traceArrivalsS, traceLifetimesMs;
     std::vector<int32_t> traceCookies; ///< the server request k's cookie names (-1: none); empty: no trace cookies
+    uint32_t frontendMaxconn = 0;      ///< requests accepted at once (0: no frontend limit)
+    uint32_t acceptQueue = 0;          ///< the listener's accept queue beyond frontendMaxconn
+    uint32_t initialConnections = 0;   ///< requests arriving at time 0
+    uint32_t timelineBins = 60;        ///< bins of the refusal timeline over [0, end_s)
 
     /// Throws std::invalid_argument "key 'K': ..." for an unknown key or bad value.
     static LbTimedConfig FromKeys(const std::map<std::string, ConfigValue>& keys);
@@ -144,19 +178,31 @@ struct LbTimedResult
 {
     uint64_t requests = 0;        ///< connection requests that arrived
     uint64_t served = 0;          ///< connections opened on a server (at once or after queueing)
-    uint64_t queued = 0;          ///< requests that waited in a queue (server or backend)
+    uint64_t queued = 0;          ///< requests that waited in a queue (accept, server or backend)
     uint64_t queueTimeouts = 0;   ///< 503: still queued after timeout queue
     uint64_t refusedMaxqueue = 0; ///< 503: the server's queue held maxqueue (no redispatch)
     uint64_t refusedNoServer = 0; ///< 503: no usable server
     uint64_t redispatchedFull = 0;///< cookie requests sent elsewhere because the server's queue was full
     uint64_t broken = 0;          ///< connections cut by remove
-    double queueWaitMeanMs = 0;   ///< mean wait of the queued requests that got a server (from their first queueing)
+    uint64_t refusedFrontend = 0; ///< refused: the frontend at its limit and its accept queue full (no 503)
+    /// mean wait of the queued requests that got a server, from their first
+    /// queueing, of those first queued at or after warmup_s (queueWait's mean)
+    double queueWaitMeanMs = 0;
+    LatencyHistogram queueWait;   ///< those waits (seconds)
+    LossTimeline refusals;        ///< refusals and cut connections over [0, end_s), by reason
     uint32_t backendQueueMax = 0; ///< longest backend queue
     uint32_t serverQueueMax = 0;  ///< longest server queue
     /// Per server (servers, +1 with add): time-averaged active connections and
     /// new connections per second in the before and after windows.
     std::vector<double> beforeActive, afterActive, beforeNewPerS, afterNewPerS;
     double before503PerS = 0, after503PerS = 0; ///< 503s per second in the before and after windows
+    /// In the before window [warmup_s, at_s): requests that arrived, those
+    /// refused at the frontend, those first queued (served or not by end_s),
+    /// and the time-averaged accept queue length
+    uint64_t beforeRequests = 0, beforeRefusedFrontend = 0, beforeQueued = 0;
+    double beforeAcceptQueue = 0;
+    uint32_t frontendHeldMax = 0; ///< most requests accepted at once
+    uint32_t acceptQueueMax = 0;  ///< longest accept queue
     /// drain/remove: connections (and queued requests) on the server at at_s;
     /// drain: after the queued ones left with redispatch
     uint32_t n0 = 0;

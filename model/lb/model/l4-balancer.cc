@@ -402,7 +402,10 @@ L4Balancer::TunnelMtuExceeded(uint8_t* frame, size_t len, size_t cap, dp_parsed_
     // the VIP (icmp_send answers from the packet's local destination): the
     // frame becomes that message. Without DF IPVS fragments the outer
     // packet; the core does not fragment, so that packet is only dropped.
-    // ICMP identification 0 and TTL 64 (Linux's default TTL; the ID is an assumption).
+    // ICMP identification 0 and TTL 64 (Linux's default TTL; the ID is an
+    // assumption). No rate limit: Linux's icmpv4_xrlim_allow and
+    // icmpv4_global_allow exempt fragmentation needed (net/ipv4/icmp.c,
+    // "Don't limit PMTU discovery").
     size_t ol = 0;
     if (!df || dp_nat_icmp_frag_needed(frame, len, cap, &p, static_cast<uint16_t>(m_cfg.ipMtu - DP_NAT_IPIP_HEADROOM),
                                        p.dst_ip, 0, 64, &ol, &v.ops) != 0)

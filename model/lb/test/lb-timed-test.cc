@@ -69,6 +69,13 @@ TEST(LbTimed, BackendQueueTimesOutTheLastTwo)
     EXPECT_EQ(r.backendQueueMax, 6u);
     EXPECT_EQ(r.serverQueueMax, 0u);
     EXPECT_NEAR(r.queueWaitMeanMs, 460.0, 1e-6);
+    // the four waits, 460 ms each, in the histogram; its percentiles clamp to the exact 460 ms
+    EXPECT_EQ(r.queueWait.Count(), 4.0);
+    EXPECT_NEAR(r.queueWait.Quantile(0.99), 0.460, 1e-12);
+    // the two 503s at 780 and 790 ms: bin 9 of 60 bins of 83.3 ms, reason queue_timeout
+    EXPECT_EQ(r.refusals.Reasons()[0], "queue_timeout");
+    EXPECT_EQ(r.refusals.At(0, 9, 0), 2.0);
+    EXPECT_EQ(r.refusals.Total(), 2.0);
 }
 
 // balance source with one client: every request hashes to one server, which
@@ -83,6 +90,10 @@ TEST(LbTimed, MaxqueueRefusesAHashedRequest)
     EXPECT_EQ(r.refusedMaxqueue, 5u);
     EXPECT_EQ(r.serverQueueMax, 3u);
     EXPECT_EQ(r.backendQueueMax, 0u);
+    // requests 5-9 refused at 50-90 ms: four in the first 83.3 ms bin, one in the second
+    EXPECT_EQ(r.refusals.Reasons()[1], "maxqueue_full");
+    EXPECT_EQ(r.refusals.At(0, 0, 1), 4.0);
+    EXPECT_EQ(r.refusals.At(0, 1, 1), 1.0);
 }
 
 // Exponential lifetimes: the drained server's N0 connections end at rate mu

@@ -5,7 +5,12 @@ probability `load` per slot, for a uniformly random output.
 Shows head-of-line blocking (one FIFO per input saturates near
 2 - sqrt(2) = 58.6 % of capacity for many ports; Karol, Hluchyj and Morgan
 1987) and what virtual output queues with iSLIP (McKeown 1999) recover. A
-case is one (ports, load) pair; metrics are per output per slot.
+case is one (ports, load) pair; metrics are per output per slot. Beyond the
+mean delay (issue 15): the cells' delay percentiles p50/p99/p99.9/max in
+whole slots (a Boost.Histogram in the model, exact), and the cells a full
+input buffer refused, per input and over the measured window, with the
+clustering figures of the other kinds (loss_ports, loss_top_port_share,
+loss_bins; fabric_distributions).
 
 Example:
 
@@ -25,12 +30,17 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from routertwin.distributions import loss_clustering
 from routertwin.results import CaseResult
 from routertwin.scenario_loader import FieldError, ScenarioModel
 
-METRICS = ("throughput", "throughput_stderr", "mean_delay_slots", "backlog_start", "backlog_end")
+METRICS = ("throughput", "throughput_stderr", "mean_delay_slots", "backlog_start", "backlog_end",
+           # the cells' delays beyond the mean, and how the input drops cluster (issue 15)
+           "delay_p50_slots", "delay_p99_slots", "delay_p999_slots", "delay_max_slots",
+           "loss_ports", "loss_top_port_share", "loss_bins")
 UNITS = {"throughput": "cells/slot/output", "throughput_stderr": "cells/slot/output", "load": "cells/slot/input",
-         "mean_delay_slots": "slots", "backlog_start": "cells", "backlog_end": "cells", "ports": "ports"}
+         r"(mean_)?delay_.*slots": "slots", "backlog_start": "cells", "backlog_end": "cells", "ports": "ports",
+         "loss_ports": "ports", "loss_top_port_share": "% of drops", "loss_bins": "time bins"}
 
 
 class Schema(ScenarioModel):
@@ -67,11 +77,32 @@ def run(scenario, progress) -> list[CaseResult]:
         r = _core.fabric_uniform(n, cfg.queueing, cfg.scheduler, iterations=cfg.iterations, speedup=cfg.speedup,
                                  load=x, warmup=cfg.warmup_slots, measure=cfg.measure_slots,
                                  input_buffer_cells=cfg.input_buffer_cells, seed=scenario.seed)
-        metrics = {k: float(r[k]) for k in METRICS}
+        delay, drops = r["delay_slots"], r["drop_timeline"]
+        metrics = {k: float(r[k]) for k in ("throughput", "throughput_stderr", "mean_delay_slots", "backlog_start",
+                                             "backlog_end")}
+        metrics.update({f"delay_{q}_slots": float(delay[q]) for q in ("p50", "p99", "p999", "max")})
+        metrics.update(loss_clustering(drops))
         # growing queues at the end of the run: the fabric does not carry this load
         bottleneck = "fabric" if r["input_drops"] > 0 or r["backlog_end"] > 2 * max(r["backlog_start"], 1.0) else ""
         out.append(CaseResult(f"{n}p-{x:g}", {"ports": n, "load": x, "queueing": cfg.queueing,
                                               "scheduler": cfg.scheduler, "iterations": cfg.iterations},
-                              metrics, bottleneck, {"input_drops": float(r["input_drops"])}))
+                              metrics, bottleneck, {"input_drops": float(r["input_drops"])},
+                              distributions=fabric_distributions(delay, drops)))
         progress.advance(status=f"{n} ports, load {x:g}")
     return out
+
+
+def fabric_distributions(delay: dict, drops: dict) -> dict:
+    """A run's `distributions`: `delay_histogram` {"cells", "mean", "p50",
+    "p99", "p999", "max", "bins": [[delay slots, cells], ...]} (whole slots,
+    exact quantiles), `input_drops` (cells refused per input, inputs from 1)
+    and `drop_timeline` {"bin_slots", "ports": [[drops per time bin] per
+    input]} over the measured window."""
+    rows = [list(map(float, row)) for row in drops["ports"]]
+    return {
+        "delay_histogram": {"cells": float(delay["cells"]), "mean": float(delay["mean"]),
+                            **{q: int(delay[q]) for q in ("p50", "p99", "p999", "max")},
+                            "bins": [[int(n), float(c)] for n, c in delay["bins"]]},
+        "input_drops": [sum(row) for row in rows],
+        "drop_timeline": {"bin_slots": float(drops["bin_slots"]), "ports": rows},
+    }

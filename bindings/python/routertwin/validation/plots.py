@@ -272,6 +272,10 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
         if latency_plot(cases, out_dir / name, f"{study}: response time of the units of the replayed cases",
                         key="unit_latency_histogram", what="units", xlabel="response time (us)"):
             written.append(name)
+        name = f"{study}-queue-wait-distribution.png"
+        if latency_plot(cases, out_dir / name, f"{study}: queue wait of the requests that waited",
+                        key="queue_wait_histogram", what="requests that waited", xlabel="queue wait (us)"):
+            written.append(name)
         name = f"{study}-rtt-distribution.png"
         if latency_plot(rtt_cases, out_dir / name, f"{study}: TCP round-trip time samples of the replayed cases",
                         key="rtt_histogram", what="RTT samples", xlabel="round-trip time (us)"):
@@ -279,8 +283,9 @@ def distribution_plots(report, outcomes, out_dir: Path) -> list[str]:
         name = f"{study}-queue-length-distribution.png"
         if queue_length_plot(cases, out_dir / name, f"{study}: time-weighted queue lengths of the replayed cases"):
             written.append(name)
-        for c in cases:
-            name = f"{study}-loss-{c.case}.png"
+        # TCP paths' cases by their scenario's label: their one case name is alike
+        for c in [c for c in cases if "rtt_histogram" not in c.distributions] + rtt_cases:
+            name = f"{study}-loss-{c.case.replace(' ', '-')}.png"
             if loss_timeline_plot(c, out_dir / name, f"{study} {c.case}: drops per port and over time"):
                 written.append(name)
             name = f"{study}-ports-{c.case}.png"

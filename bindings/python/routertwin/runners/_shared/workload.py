@@ -11,12 +11,12 @@ from __future__ import annotations
 import csv
 import functools
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, model_validator
 
 from routertwin.errors import UserError
-from routertwin.scenario_loader import ScenarioModel, ScenarioPath
+from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 
 class MixFile(ScenarioModel):
@@ -55,23 +55,32 @@ class FlowMix(ScenarioModel):
     fixed flows; or flow-level traffic (`sizes: pareto | lognormal`): flows
     start by the arrival process, carry a heavy-tailed number of packets at
     `flow_pps` each, then end, and the case's flows are about the mean
-    number active at once (FlowLevelProcess in traffic-profile.h)."""
+    number active at once (FlowLevelProcess in traffic-profile.h). The
+    router's RouterFlowMix adds its own keys to these."""
 
     popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
-    zipf_exponent: NonNegativeFloat = 1.0
+    zipf_exponent: float = Field(default=1.0, ge=0, le=100)
     sizes: Literal["none", "pareto", "lognormal"] = "none"
     pareto_alpha: float = Field(default=1.2, gt=1, le=100)  # tail index; > 1 for a finite mean
     pareto_min_packets: float = Field(default=1.0, ge=1, le=1e9)  # xm, the smallest flow
     lognormal_mu: float = Field(default=2.0, ge=0, le=20)  # mean of ln(packets)
     lognormal_sigma: float = Field(default=1.0, gt=0, le=5)  # sd of ln(packets)
-    flow_pps: NonNegativeFloat = 0.0  # each flow's packet rate; 0 = offered rate / flows
+    flow_pps: float = Field(default=0.0, ge=0, le=1e10)  # each flow's packet rate; 0 = offered rate / flows
+
+    # the refusal below in the kind's words: what a flow-level flow picks
+    # for itself, and what popularity spreads packets over instead
+    flow_picks: ClassVar[str] = "picks its own flows"
+    popularity_spreads: ClassVar[str] = "fixed flows"
 
     @model_validator(mode="after")
     def _sizes_pick_their_own_flows(self):
         if self.sizes != "none" and self.popularity != "round_robin":
-            raise ValueError(f"sizes: {self.sizes} (flow-level traffic) picks its own flows; "
-                             f"popularity: {self.popularity} applies to fixed flows")
+            raise FieldError(("popularity",), f"sizes: {self.sizes} (flow-level traffic) {self.flow_picks}; "
+                             f"popularity: {self.popularity} applies to {self.popularity_spreads}")
         return self
+
+    def flow_level(self) -> bool:
+        return self.sizes != "none"
 
 
 def named_mixes() -> list[str]:

@@ -8,7 +8,8 @@ import sys
 
 from routertwin.methods import rfc3511
 from routertwin.methods.tolly import fit_line, run_to_saturation
-from routertwin.distributions import lb_distributions, lb_metrics
+from routertwin.distributions import (lb_distributions, lb_metrics, loss_clustering, loss_distribution,
+                                      queue_wait_percentiles, timed_distributions)
 from routertwin.results import CaseResult
 from routertwin.runners.lb.metrics import UNIT_METRIC
 from routertwin.runners.lb.native import SYN_FRAME_BYTES, call, fill_config, step_config
@@ -393,8 +394,12 @@ def _timed(scenario, c: Case) -> list[CaseResult]:
     m["after_503_per_s"] = _mean([o["after_503_per_s"] for o in outs])
     # neither served nor refused by end_s: still in a queue when the run ends
     m["waiting_at_end_pct"] = 100.0 - m["http_503_pct"] - 100.0 * sum(o["served"] for o in outs) / requests
-    waited = [o for o in outs if o["queued"]]
+    waited = [o for o in outs if o["queue_wait_histogram"]["count"]]
     m["queue_wait_mean_ms"] = _mean([o["queue_wait_mean_ms"] for o in waited]) if waited else 0.0
+    if waited:
+        m.update(queue_wait_percentiles(waited))
+    dist = timed_distributions(outs)
+    m.update(loss_clustering(dist["loss_timeline"]))
     m["backend_queue_max"] = float(max(o["backend_queue_max"] for o in outs))
     m["server_queue_max"] = float(max(o["server_queue_max"] for o in outs))
     for i, name in enumerate(names):
@@ -428,7 +433,7 @@ def _timed(scenario, c: Case) -> list[CaseResult]:
               "workload": f"calibrate ({', '.join(t.calibrate)})" if t.calibrate else "assumption"}
     if c.pool is not None:
         params.update(pool=c.pool, server=c.server if c.action in ("drain", "remove") else None)
-    cases = [CaseResult(c.id, params, m, "", {})]
+    cases = [CaseResult(c.id, params, m, "", {}, dist)]
     if t.sample_s > 0 and c.action in ("drain", "remove"):
         for k in range(len(outs[0]["samples"])):
             cases.append(CaseResult(f"{c.id}-t-{k}", {**params, "t_s": round(k * t.sample_s, 9), "phase": "drain"},
@@ -440,7 +445,11 @@ def _tablefill(scenario, c: Case) -> list[CaseResult]:
     """The connection table against memory and new-connection rate
     (runners/lb/tablefill.py): the limit, its memory, the rate that reaches
     it (Little's law: held = rate x holding time), then per load factor the
-    simulated system beside its closed form (<id>-x<factor>)."""
+    system simulated on the C++ timed engine (its frontend limit and accept
+    queue) beside its closed forms (<id>-x<factor>), with the accept queue's
+    wait distribution and the refusals over time."""
+    from routertwin import _core
+    from routertwin.runners._shared.native import call_native
     from routertwin.runners.lb import tablefill
     from routertwin.validation.intervals import replication_seeds
 
@@ -460,25 +469,40 @@ def _tablefill(scenario, c: Case) -> list[CaseResult]:
     seeds = replication_seeds(scenario.seed, len(f.load_factors))
     for factor, seed in zip(f.load_factors, seeds):
         rate = factor * at_limit
-        warmup, measured, start = tablefill.spans(rate * holding_s, limit, f.accept_queue, f.measure_holdings)
-        out = tablefill.simulate(rate, holding_s, limit, f.accept_queue, seed, warmup_holdings=warmup,
-                                 measure_holdings=measured, start=start)
-        closed = tablefill.blocking(rate * holding_s, limit, f.accept_queue)
-        refused = out["refused"] / out["arrivals"] if out["arrivals"] else 0.0
-        mk = {"rate_per_s": rate, "offered_erlangs": rate * holding_s, "arrivals": float(out["arrivals"]),
+        offered = rate * holding_s
+        warmup, measured, start = tablefill.spans(offered, limit, f.accept_queue, f.measure_holdings)
+        keys = tablefill.engine_keys(rate, holding_s, limit, f.accept_queue, seed, warmup, measured, start)
+        out = call_native(_core.lb_timed, keys, source=scenario.path, case_id=f"{c.id}-x{factor:g}",
+                          engine="lb_timed")
+        closed = tablefill.blocking(offered, limit, f.accept_queue)
+        arrivals, refused_n = out["before_requests"], out["before_refused_frontend"]
+        window_s = keys["end_s"] - keys["warmup_s"]
+        refused = refused_n / arrivals if arrivals else 0.0
+        held = out["before_active"][0]
+        accepted = arrivals - refused_n
+        waited = out["before_queued"]
+        mk = {"rate_per_s": rate, "offered_erlangs": offered, "arrivals": float(arrivals),
               "simulated_holdings": measured,
               "refused_pct": 100.0 * refused, "refused_closed_form_pct": 100.0 * closed,
-              "refused_per_s": out["refused"] / out["seconds"],
-              "queued_pct": 100.0 * out["queued"] / out["arrivals"] if out["arrivals"] else 0.0,
-              "held_mean": out["held_mean"], "held_littles_law": rate * (1 - closed) * holding_s,
-              "held_max": float(out["held_max"]), "waiting_mean": out["waiting_mean"],
-              "memory_mean_bytes": out["held_mean"] * f.bytes_per_connection}
-        if out["arrivals"] > out["refused"] and out["waiting_mean"] > 0:
-            # Little's law on the queue: mean wait = waiting / accepted rate
-            mk["queue_wait_mean_ms"] = 1000.0 * out["waiting_mean"] / (rate * (1 - refused))
+              "refused_per_s": refused_n / window_s,
+              "queued_pct": 100.0 * waited / arrivals if arrivals else 0.0,
+              "held_mean": held, "held_littles_law": rate * (1 - closed) * holding_s,
+              "held_max": float(out["frontend_held_max"]), "waiting_mean": out["before_accept_queue"],
+              "waiting_closed_form": tablefill.mean_waiting(offered, limit, f.accept_queue),
+              "memory_mean_bytes": held * f.bytes_per_connection}
+        if f.accept_queue:
+            # the mean over every accepted connection (0 for those accepted at once): the waits of
+            # those that got their connection by the end x the fraction that waited (those still in
+            # the accept queue at the end counted too), and Little's law on the closed form's queue:
+            # L_q / accepted rate
+            mk["queue_wait_mean_ms"] = out["queue_wait_mean_ms"] * waited / accepted if accepted else 0.0
+            mk["queue_wait_closed_form_ms"] = 1000.0 * mk["waiting_closed_form"] / (rate * (1 - closed))
+            mk.update(queue_wait_percentiles([out]))
         short = {k: params[k] for k in ("method", "limit", "accept_queue", "overflow", "lifetime_mean_ms", "linger_ms")}
+        dist = timed_distributions([out])
+        mk.update(loss_clustering(dist["loss_timeline"]))
         results.append(CaseResult(f"{c.id}-x{factor:g}", {**short, "load_factor": factor}, mk,
-                                  "connection limit" if refused > 0 else "", {f.counter: float(out["refused"])}))
+                                  "connection limit" if refused > 0 else "", {f.counter: float(refused_n)}, dist))
     return results
 
 
@@ -509,7 +533,11 @@ def _failover(scenario, c: Case) -> CaseResult:
                                      "failed", "retried", "redispatched", "to_dead_server", "failover_ms",
                                      "master_down_interval_ms", "lost_in_failover", "sticky_moved",
                                      "sticky_clients_moved")}
-    return CaseResult(c.id, {"method": "failover", **keys}, m, "", {})
+    # the served requests' delay (failed attempts' timeouts and turn-arounds), and the failures over time
+    m.update({f"served_delay_{q}_ms": out[f"served_delay_{q}_us"] / 1000.0 for q in ("p50", "p99", "p999", "max")})
+    dist = {"loss_timeline": loss_distribution(out["failure_timeline"])}
+    m.update(loss_clustering(dist["loss_timeline"]))
+    return CaseResult(c.id, {"method": "failover", **keys}, m, "", {}, dist)
 
 
 def _tolly(scenario, cfg: Schema, plat, prices, c: Case, progress) -> list[CaseResult]:

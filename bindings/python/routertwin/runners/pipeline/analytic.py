@@ -1,12 +1,22 @@
 """The pipeline in closed form: every shared resource a rate bound, or (with
 `contention: mva`) the cores as customers of a closed queueing network
 solved exactly by Mean Value Analysis; mean latency from the stages,
-serialization, core time and a full input buffer when saturated."""
+serialization, core time and a full input buffer when saturated.
+
+Beyond the mean (issue 15), the latency distribution and the loss of the
+closed form's queue (`queue_distribution`): constant spacing of one frame
+size is D/D/c (every packet the same latency, nothing lost below the
+bottleneck), Poisson arrivals are M/D/c (routertwin.runners._shared.md_queue),
+and a saturated case is the fluid model (the input buffer full for every
+packet, the excess lost)."""
 
 from __future__ import annotations
 
+import math
+
 from routertwin.results import CaseResult
 from routertwin.runners._shared.ethernet import line_rate_pps
+from routertwin.runners._shared.md_queue import MDcWait, md1k_blocking
 from routertwin.runners.pipeline.metrics import rate_metrics
 from routertwin.runners.pipeline.resolve import CaseError, Resolved
 
@@ -26,14 +36,17 @@ def mva_closed(customers: int, think_s: float, demands_s: dict[str, float]) -> t
     return x, resid
 
 
-def analytic(r: Resolved, contention: str = "none") -> CaseResult:
+def analytic(r: Resolved, contention: str = "none", arrivals: str = "constant") -> CaseResult:
     """Closed-form throughput, utilizations and mean latency of a case.
 
     contention "none": every resource is a rate bound, as in the packet-level
     max-plus engine (a core never waits for the I/O engine or the lock while a
     packet is on it); the two must agree. "mva": the cores block on the shared
     packet-I/O engine and the lock, as customers of a closed queueing network
-    with exponential service (mva_closed); rounds the knee below the bounds."""
+    with exponential service (mva_closed); rounds the knee below the bounds.
+    `arrivals` is the scenario's arrival process ("constant", "poisson", ...;
+    "trace" for a pcap replay): it decides the latency distribution and the
+    loss (queue_distribution), and with Poisson arrivals the mean wait."""
     port = r.plat.port
     n = r.busy_cores
     line_in = line_rate_pps(r.mean_frame, port)
@@ -78,13 +91,159 @@ def analytic(r: Resolved, contention: str = "none") -> CaseResult:
     latency_s = fixed_s + ser_s + at_core_s + queue_s
     if bottleneck == "offered_load" and r.offered_load >= 1.0:
         bottleneck = "line_rate_in"
+    offered = bounds["offered_load"]
+    dist_metrics, dist = queue_distribution(r, contention, arrivals, x, offered, saturated, latency_s)
     metrics = {
         **rate_metrics(x, r.mean_frame, r.mean_out_frame, line_in),
         "latency_avg_us": latency_s * 1e6,
+        **dist_metrics,
         "core_util": x * r.core_s / r.cores,
         "packet_input_util": x * r.io_s,
         "cycles_per_packet": r.core_s * r.plat.cores.clock_hz,
     }
     if r.lock_s > 0:
         metrics["lock_util"] = x * r.lock_s
-    return CaseResult(case="", metrics=metrics, bottleneck=bottleneck)
+    return CaseResult(case="", metrics=metrics, bottleneck=bottleneck, distributions=dist)
+
+
+def station_times(r: Resolved) -> dict[str, float]:
+    """Seconds each single server of the packet engine's path holds a packet
+    (model/pipeline/model/pipeline-engine.h): the tester's wire, the
+    packet-input engine, the memory bandwidth, a core, the egress wire."""
+    port = r.plat.port
+    return {
+        "wire_in": 1.0 / line_rate_pps(r.mean_frame, port),
+        "packet_input": r.io_s,
+        "memory": (r.mean_frame + r.mean_out_frame) / r.plat.memory.bandwidth_bytes_per_s,
+        "core": r.core_s,
+        "wire_out": 1.0 / line_rate_pps(r.mean_out_frame, port),
+    }
+
+
+def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, offered: float, saturated: bool,
+                       latency_s: float) -> tuple[dict[str, float], dict]:
+    """The latency percentiles (us, the packet engine's metric names), the
+    loss and the latency histogram of the closed form's queue, where it has
+    one; `latency_s` is its latency without queueing (or, saturated, with
+    the full buffer). Returns ({}, {}) where it has none: a frame mix
+    (service times vary: M/G/c), MVA contention, a lock or a flow section
+    (more stations in the loop), ATOMIC tags on several cores (a flow's
+    packets never overlap: not one FIFO), on/off, MMPP and trace arrivals.
+
+    - Saturated: the fluid model the mean already uses. Every packet finds
+      the input buffer full, so the latency is one value (p50 = p99 = max),
+      and the excess offered is lost: loss 1 - x / offered. With Poisson
+      arrivals at one core the loss is M/D/1/K's blocking instead (below).
+    - Constant spacing, one frame size, below the bottleneck: D/D/c. Frame
+      n goes to the core that served frame n - c, which is free since the
+      spacing exceeds core time / c: no packet waits, none is lost, the
+      latency is one value.
+    - Poisson arrivals, one frame size, below the bottleneck. With one
+      core, or with cores that never wait because a slower single station
+      ahead of them spaces the frames (D/D/c: core time / c at most that
+      station's time), the engine's path is a tandem of single servers of
+      constant service (station_times; the cores then only delay), and the
+      waits summed over such a tandem are, packet by packet, the wait of
+      one M/D/1 queue with the slowest service (Friedman 1965, "Reduction
+      methods for tandem queuing systems", Oper. Res. 13): the wait is
+      M/D/1 of the slowest station, exact. The latency clock
+      starts when the frame has left the tester's wire, so the wire's own
+      wait (M/D/1 of the wire time) comes off the mean; the percentiles keep
+      it, overstating by that wait (the wire's load times its time: 0.2 ns
+      at 64 bytes, 40G, half a core). When the wire is itself the slowest
+      station, it spaces the frames for every other: no frame waits in the
+      box, and the latency is one value again. Several cores slower than
+      every single station (core time / c above each): M/D/c of the cores
+      alone, an approximation (the single stations' waits are left out);
+      no distribution when the egress wire is slower than the cores and
+      they slower than what feeds them. Loss with one core: M/D/1/K blocking,
+      K the input buffer plus the packet in service (the engine admits a
+      packet while fewer than the buffer's packets wait for a core); with
+      several cores none is given below saturation (M/D/c/K is not solved
+      here). The buffer is taken infinite for the waits, so there is no
+      maximum: `latency_max_us` is absent. A load within 0.1 % of the
+      slowest station's capacity has no distribution here (md_queue's
+      truncation): its mean and loss are reported, no percentiles.
+    """
+    one_size = len(r.frames) == 1 and r.trace is None
+    simple = contention == "none" and r.lock_s == 0 and r.section_s == 0 and one_size
+    c = r.busy_cores
+    fifo = c == 1 or r.tag_type != "ATOMIC"
+    if not (simple and fifo) or arrivals not in ("constant", "poisson"):
+        return {}, {}
+    loss = max(0.0, 1.0 - x / offered) if saturated else 0.0
+    st = station_times(r)
+    before = max(st["wire_in"], st["packet_input"], st["memory"])  # the single servers ahead of the cores
+    # One chain of single servers when the cores never wait (one core, or
+    # frames spaced by a slower station ahead: D/D/c); its slowest station d.
+    chain = c == 1 or r.core_s / c <= before
+    d = max(before, st["wire_out"], r.core_s if c == 1 else 0.0)
+    if arrivals == "poisson" and c == 1:
+        loss = md1k_blocking(offered * d, r.plat.input_buffer_packets + 1)
+    if saturated or arrivals == "constant" or (chain and d == st["wire_in"]):
+        # (the last: the tester's wire is the slowest station and spaces the
+        # frames for every other: none waits in the box)
+        return point_mass(latency_s, loss)
+    if chain:
+        # Pollaczek-Khinchine for the slowest station, less the tester's wire
+        # (each an M/D/1 wait rho d / 2(1 - rho)); exact at any load below 1
+        mean_wait = md1_mean_wait(offered, d) - md1_mean_wait(offered, st["wire_in"])
+        mean = {"latency_avg_us": (latency_s + mean_wait) * 1e6}
+        if c == 1:
+            mean["loss_pct"] = 100.0 * loss
+        servers = 1
+    elif r.core_s / c >= st["wire_out"]:
+        d, mean, servers = r.core_s, {}, c  # the cores are the slowest: M/D/c of the cores
+    else:
+        return {}, {}  # cores and egress wire both slower than what feeds them: no one queue
+    try:
+        wait = MDcWait(offered, d, servers)
+    except ValueError:  # a load too close to 1 for the distribution (md_queue)
+        return mean, {}
+    if not mean:
+        mean = {"latency_avg_us": (latency_s + wait.mean()) * 1e6}
+    metrics = {**mean, "latency_min_us": latency_s * 1e6,
+               **{name: (latency_s + wait.quantile(q)) * 1e6 for name, q in PERCENTILES}}
+    return metrics, {"latency_histogram": cdf_histogram(lambda t: wait.cdf(t - latency_s), latency_s,
+                                                        latency_s + wait.quantile(1.0 - HISTOGRAM_TAIL))}
+
+
+# The packet engine's percentile metrics (routertwin.distributions.PERCENTILES, with "_us").
+PERCENTILES = (("latency_p50_us", 0.5), ("latency_p99_us", 0.99), ("latency_p999_us", 0.999))
+# A closed-form histogram stops where this much of the mass is left (put in its last bin).
+HISTOGRAM_TAIL = 1e-6
+
+
+def md1_mean_wait(lam: float, d: float) -> float:
+    """Mean wait of M/D/1 (Pollaczek-Khinchine, no service variance); infinite at rho >= 1."""
+    rho = lam * d
+    return rho * d / (2.0 * (1.0 - rho)) if rho < 1.0 else math.inf
+
+
+def point_mass(latency_s: float, loss: float) -> tuple[dict[str, float], dict]:
+    """Every packet the same latency: its percentiles, min and max are the mean."""
+    us = latency_s * 1e6
+    metrics = {"latency_min_us": us, "latency_max_us": us, **{name: us for name, _ in PERCENTILES},
+               "loss_pct": 100.0 * loss}
+    return metrics, {"latency_histogram": cdf_histogram(lambda t: 1.0 if t >= latency_s else 0.0, latency_s,
+                                                        latency_s)}
+
+
+def cdf_histogram(cdf, low_s: float, high_s: float) -> dict:
+    """A distribution given by its CDF (seconds) as a latency histogram dict
+    (routertwin.distributions: bins [lower_us, upper_us, mass]) on the
+    native LatencyHistogram's axis (model/common/model/latency-histogram.h:
+    100 log bins per decade from 1 ns), from the bin holding `low_s` to the
+    one holding `high_s`; the mass beyond `high_s` goes in the last bin, so
+    the masses add to 1 ("count": 1, a probability, not packets)."""
+    per_decade, low_edge = 100, 1e-9
+    first = math.floor(per_decade * math.log10(low_s / low_edge))
+    last = math.floor(per_decade * math.log10(high_s / low_edge))
+    bins, before = [], 0.0
+    for i in range(first, last + 1):
+        lo, hi = low_edge * 10 ** (i / per_decade), low_edge * 10 ** ((i + 1) / per_decade)
+        upto = 1.0 if i == last else cdf(hi)
+        if upto > before:
+            bins.append([lo * 1e6, hi * 1e6, upto - before])
+            before = upto
+    return {"count": 1.0, "bins": bins}

@@ -8,7 +8,8 @@ METRICS = (
     "pps", "gbps", "gbps_out", "line_rate_fraction", "latency_avg_us", "latency_min_us",
     "latency_max_us", "latency_p50_us", "latency_p99_us", "latency_p999_us", "cycles_per_packet", "loss_pct", "core_util", "cores_util", "packet_input_util",
     "packet_output_util", "lock_util", "memory_util", "line_rate_util", "ordering_util",
-    "pps_analytic", "latency_analytic_us", "core_queue_mean", "core_queue_p99", "core_queue_max",
+    "pps_analytic", "latency_analytic_us", "latency_analytic_p50_us", "latency_analytic_p99_us",
+    "latency_analytic_p999_us", "loss_analytic_pct", "core_queue_mean", "core_queue_p99", "core_queue_max",
     "flows_started", "flows_active_mean", "flows_active_max",
     # loss clustering over the drop timeline (issue 15; one tester port)
     "loss_ports", "loss_top_port_share", "loss_bins",

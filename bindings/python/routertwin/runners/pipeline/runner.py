@@ -11,6 +11,20 @@ from routertwin.runners.pipeline.schema import Schema, case_id, case_locs, expan
 from routertwin.scenario_loader import FieldError
 
 
+# method both: the closed form's percentiles and loss under these names beside the engine's
+ANALYTIC_BESIDE = {"latency_p50_us": "latency_analytic_p50_us", "latency_p99_us": "latency_analytic_p99_us",
+                   "latency_p999_us": "latency_analytic_p999_us", "loss_pct": "loss_analytic_pct"}
+
+
+def arrival_process(cfg: Schema) -> str:
+    """The arrival process the closed form is told: the scenario's
+    `arrivals.process` (constant by default), or "flow_level" when flows of
+    random sizes make the packets (their starts follow the process)."""
+    if cfg.flow_mix is not None and cfg.flow_mix.sizes != "none":
+        return "flow_level"
+    return cfg.arrivals.process if cfg.arrivals is not None else "constant"
+
+
 def check(scenario) -> None:
     """Load-time checks (routertwin.scenario_loader calls them before any scenario
     runs): the profiles load, and every case resolves and has an analytic
@@ -23,7 +37,7 @@ def check(scenario) -> None:
         locs = case_locs(cfg, i, c)
         try:
             r = resolve_case(cfg, c, plat, wl, fitted)
-            analytic(r, cfg.contention)
+            analytic(r, cfg.contention, arrival_process(cfg))
             if cfg.method != "analytic":
                 engine_config(r, cfg, scenario.seed)
         except CaseError as exc:
@@ -39,12 +53,18 @@ def run(scenario, progress) -> list[CaseResult]:
     out = []
     for c, cid in zip(cases, ids):
         r = resolve_case(cfg, c, plat, wl, fitted)
-        res = analytic(r, cfg.contention)
+        res = analytic(r, cfg.contention, arrival_process(cfg))
         if cfg.method in ("packet", "both"):
             pkt = run_packet(r, cfg, seed=scenario.seed, source=scenario.path, case_id=cid)
             if cfg.method == "both":
                 pkt.metrics["pps_analytic"] = res.metrics["pps"]
                 pkt.metrics["latency_analytic_us"] = res.metrics["latency_avg_us"]
+                # the closed form's distribution beside the engine's, where it has one
+                for name in ANALYTIC_BESIDE:
+                    if name in res.metrics:
+                        pkt.metrics[ANALYTIC_BESIDE[name]] = res.metrics[name]
+                if "latency_histogram" in res.distributions:
+                    pkt.distributions["analytic_latency_histogram"] = res.distributions["latency_histogram"]
             res = pkt
         res.case = cid
         res.params = {

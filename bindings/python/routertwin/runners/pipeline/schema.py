@@ -94,7 +94,9 @@ class Schema(ScenarioModel):
     # whose shares are exact every cycle of the weights (a tester's repeating pattern)
     frame_order: Literal["random", "sequence"] = "random"
     traces: dict[str, TraceSpec] = {}  # pcap files a case's frame may name (packet method)
-    arrivals: Arrivals | None = None  # packet method: the arrival process (default constant spacing)
+    # the arrival process (default constant spacing); the closed form takes
+    # constant and Poisson for its latency distribution and loss (analytic.queue_distribution)
+    arrivals: Arrivals | None = None
     flow_mix: FlowMix | None = None  # packet method: flow popularity (default the tester's rotation)
     cases: list[Case] | None = None
     sweep: Sweep | None = None

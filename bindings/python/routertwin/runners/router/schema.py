@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from routertwin.runners.router.analytic import max_frame_rate
 from routertwin.runners.router.platform import RouterPlatform
-from routertwin.runners._shared.workload import Arrivals
+from routertwin.runners._shared.workload import Arrivals, FlowMix
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 Mode = Literal["packet", "steady"]
@@ -107,7 +107,7 @@ class Case(ScenarioModel):
         return self
 
 
-class RouterFlowMix(ScenarioModel):
+class RouterFlowMix(FlowMix):
     """Which of its destinations each tester packet goes to (router-model.h
     RouterConfig::destinationPopularity): the rotation, uniform, or Zipf
     over the port's destinations in route order (rank k: weight
@@ -121,25 +121,10 @@ class RouterFlowMix(ScenarioModel):
     port's offered rate / `flows`, so that about `flows` are active at once
     a port), each to one destination, then end."""
 
-    popularity: Literal["round_robin", "uniform", "zipf"] = "round_robin"
-    zipf_exponent: float = Field(default=1.0, ge=0, le=100)
-    sizes: Literal["none", "pareto", "lognormal"] = "none"
-    pareto_alpha: float = Field(default=1.2, gt=1, le=100)  # tail index; > 1 for a finite mean
-    pareto_min_packets: float = Field(default=1.0, ge=1, le=1e9)  # xm, the smallest flow
-    lognormal_mu: float = Field(default=2.0, ge=0, le=20)  # mean of ln(packets)
-    lognormal_sigma: float = Field(default=1.0, gt=0, le=5)  # sd of ln(packets)
-    flow_pps: float = Field(default=0.0, ge=0, le=1e10)  # each flow's packet rate; 0: offered rate / flows
     flows: int = Field(default=1000, ge=1, le=2**24)  # mean flows active a port when flow_pps is 0
 
-    @model_validator(mode="after")
-    def _sizes_pick_their_own_destinations(self):
-        if self.sizes != "none" and self.popularity != "round_robin":
-            raise FieldError(("popularity",), f"sizes: {self.sizes} (flow-level traffic) gives each flow its "
-                             f"destination; popularity: {self.popularity} applies to packets")
-        return self
-
-    def flow_level(self) -> bool:
-        return self.sizes != "none"
+    flow_picks = "gives each flow its destination"
+    popularity_spreads = "packets"
 
 
 class Schema(ScenarioModel):

@@ -150,7 +150,10 @@ def case_result_ns3(cid: str, case: Case, profile_path, tb: Testbed, options: Ns
     WebBench cycle (client CPU to the response's last byte). Open loop
     (open_keys, OpenLoop.native_keys): also the offered rate, the response
     times of the requests arrived in the window (latency_avg their mean)
-    and the shares of them refused or still unanswered after the drain."""
+    and the shares of them refused or still unanswered after the drain.
+    Its `loss_timeline` distribution holds the switch's refusals and
+    absorbed segments per time bin by drop name, and those requests at
+    their arrival (routertwin.distributions)."""
     from routertwin import _core
 
     r = _core.run_webbench_testbed(ns3_config(case, profile_path, tb, options, seed, open_keys))
@@ -199,7 +202,9 @@ def case_result_ns3(cid: str, case: Case, profile_path, tb: Testbed, options: Ns
         # cycle times, the open loop's response times
         result.metrics.update(percentile_metrics(r, "_us"))
         result.metrics["latency_max_us"] = float(r["latency_max_us"])
-        result.distributions = latency_distribution(r)
+    # with the switch's refusals over time by reason (and the open loop's
+    # refused and unanswered requests at their arrival)
+    result.distributions = latency_distribution(r)
     return result, r["requests_per_s"]
 
 

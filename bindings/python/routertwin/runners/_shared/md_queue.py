@@ -1,0 +1,231 @@
+"""The M/D/c queue's waiting-time distribution and the M/D/1/K blocking
+probability: the distributions a closed form with constant service times
+gives beside its mean (issue 15; the pipeline's `method: analytic`).
+
+Model: FIFO, Poisson arrivals at rate `lam`, `c` servers each serving a
+customer in the constant time `d`; offered load a = lam d, rho = a / c.
+
+Stationary number in system, p_n. Look at the system at the instants
+0, d, 2d, ...: every customer in service at one of them has left by the
+next, and none that starts in between does, so
+N((m+1)d) = max(N(md) - c, 0) + A with A ~ Poisson(a) independent of the
+past (Crommelin 1932, "Delay probability formulae when the holding times
+are constant", P.O.E.E. Journal 25). The stationary law of that chain is
+the time-stationary p_n (the process is regenerative with non-lattice
+cycles). For c = 1 it is also the chain of the queue left behind at
+departures, and level crossing between n-1 and n gives a recursion of
+positive terms only,
+
+    d_n alpha_0 = d_0 Abar_n + sum_{i=1}^{n-1} d_i Abar_{n-i+1},   Abar_k = P(A >= k),
+
+which loses no precision however far it runs (no subtraction, one division
+by alpha_0 = e^-a); d_0 = 1 - rho. This replaces the textbook
+Erlang/Crommelin alternating series sum_k [lam(kd - t)]^k / k! e^{-lam(kd - t)},
+whose terms grow like e^{lam t} and cancel to a result of order 1: in
+double precision it has no correct digit left once lam t passes ~37. For
+c > 1 the chain is solved as a truncated linear system (LU with partial
+pivoting, backward stable), truncated where its geometric tail, rate 1/z0
+with z0 > 1 the root of z^c = e^{a(z-1)}, is below 1e-15.
+
+Waiting-time distribution (derived here from the chain; Franx 2001, "A
+simple solution for the M/D/c waiting time distribution", Oper. Res.
+Letters 29, gives the same construction). A customer arriving at s waits
+at most kd + u (k >= 0, 0 <= u < d) iff at most (k+1)c - 1 of the earlier
+customers are still in the system at s + u: with constant service and
+FIFO the servers take the earlier customers c at a time, one round per d.
+Those customers are exactly the ones waiting at s + u - d (everyone in
+service then has left by s + u) plus the arrivals in (s + u - d, s), which
+are Poisson(lam (d - u)) and independent of the state at s + u - d. By
+PASTA that state has law p, so, with q_0 = sum_{n<=c} p_n and
+q_j = p_{c+j},
+
+    P(W <= kd + u) = sum_j q_j P(Poisson(lam (d - u)) <= (k+1)c - 1 - j),
+
+again a sum of positive terms. P(W = 0) = sum_{n<c} p_n (1 - rho for
+c = 1) and the mean wait is L_q / lam (Little) with L_q = sum (n-c)+ p_n.
+The buffer is infinite, so the largest wait is unbounded: there is no
+`max` to report.
+
+M/D/1/K (K in system, an arrival finding K is lost): the queue left behind
+at departures is the infinite system's recursion above, cut at K - 1 and
+renormalised, pi_n = d_n / sum_{i<K} d_i; the blocking probability is
+P_K = 1 - 1 / (pi_0 + rho) (Gross & Harris, Fundamentals of Queueing
+Theory, M/G/1/K). It holds at any rho; below rho = 1 it is evaluated as
+(1 - rho) T / (1 - rho + rho S), S and T the infinite system's mass below
+and from K, so that a blocking of 1e-200 is not lost to 1 - 1/(1 + 1e-200).
+
+Loads too close to 1 for the truncated distribution (rho above about
+0.999 with one server, less with several: MAX_STATES_MD1, MAX_STATES) raise
+ValueError; the blocking is still computed there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# Truncate the number-in-system distribution where its tail is below this.
+TAIL = 1e-15
+# Largest truncated chain solved (c > 1: a dense matrix of this side, 72 MB).
+MAX_STATES = 3000
+# Longest M/D/1 recursion (O(n^2): 20000 states take about a second),
+# enough up to rho = 0.999 (the states needed grow like 17 / (1 - rho)).
+MAX_STATES_MD1 = 20_000
+
+
+def poisson_pmf(z: float, n: int) -> np.ndarray:
+    """P(Poisson(z) = k), k = 0..n-1, from logarithms (no overflow of z^k / k!)."""
+    k = np.arange(n, dtype=float)
+    if z <= 0.0:
+        out = np.zeros(n)
+        out[0] = 1.0
+        return out
+    log_fact = np.concatenate(([0.0], np.cumsum(np.log(k[1:]))))
+    return np.exp(k * math.log(z) - z - log_fact)
+
+
+def tail_root(a: float, c: int) -> float:
+    """z0 > 1 with z0^c = e^{a (z0 - 1)} (rho = a / c < 1): the number in
+    system has a tail decaying like z0^-n."""
+    f = lambda z: c * math.log(z) - a * (z - 1.0)  # noqa: E731 -- concave, 0 at 1, rising there
+    lo, hi = 1.0, 2.0
+    while f(hi) > 0.0:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def states_needed(a: float, c: int) -> int:
+    """Number-in-system states that hold all but TAIL of the mass."""
+    z0 = tail_root(a, c)
+    return int(2 * c + math.ceil(-math.log(TAIL) / math.log(z0)) + 16)
+
+
+def md1_departure_weights(a: float, n: int) -> np.ndarray:
+    """d_0..d_{n-1} of the M/D/1 queue left behind at departures, up to a
+    common factor (d_0 = 1 before rescaling), by the positive level-crossing
+    recursion; any a > 0 (rho = a may exceed 1: M/D/1/K). Rescaled whenever
+    the terms grow past 1e250, so that rho >> 1 does not overflow."""
+    pmf = poisson_pmf(a, n + 1 + int(a + 40.0 * math.sqrt(a) + 50))  # past it: below 1e-300
+    # P(A >= k) summed from the far end: small tails keep their digits.
+    tail = np.cumsum(pmf[::-1])[::-1][: n + 1]
+    tail[0] = 1.0
+    d = np.zeros(n)
+    d[0] = 1.0
+    for j in range(1, n):
+        # sum_{i=1}^{j-1} d_i Abar_{j-i+1}: Abar indices j..2 for i = 1..j-1
+        s = d[0] * tail[j] + (np.dot(d[1:j], tail[j:1:-1]) if j > 1 else 0.0)
+        d[j] = s / pmf[0]
+        if d[j] > 1e250:
+            d[: j + 1] *= 1e-250
+    return d
+
+
+def number_in_system(a: float, c: int) -> np.ndarray:
+    """Time-stationary P(N = n) of M/D/c, n = 0..len-1, all but TAIL of the mass."""
+    if not a < c:
+        raise ValueError(f"M/D/c is unstable at offered load {a:g} >= {c} servers")
+    n = states_needed(a, c)
+    if n > (MAX_STATES_MD1 if c == 1 else MAX_STATES):
+        raise ValueError(f"utilization {a / c:.6g} is too close to 1: the M/D/{c} distribution needs "
+                         f"{n} states (at most {MAX_STATES_MD1 if c == 1 else MAX_STATES})")
+    if c == 1:
+        d = md1_departure_weights(a, n)
+        return d / d.sum()
+    return lattice_chain(a, c, n)
+
+
+def lattice_chain(a: float, c: int, n: int) -> np.ndarray:
+    """Stationary law of N' = max(N - c, 0) + Poisson(a) on 0..n-1 (the
+    transitions past n-1 lumped into it), solved as a linear system."""
+    pmf = poisson_pmf(a, n)
+    cdf_tail = 1.0 - np.cumsum(pmf)  # P(A > k), only for the lumped last state
+    p = np.zeros((n, n))
+    for i in range(n):
+        base = max(i - c, 0)
+        width = n - base
+        p[i, base:] = pmf[:width]
+        p[i, n - 1] += max(cdf_tail[width - 1], 0.0)
+    m = p.T - np.eye(n)
+    m[-1, :] = 1.0  # replace one balance equation by sum p = 1
+    rhs = np.zeros(n)
+    rhs[-1] = 1.0
+    pi = np.linalg.solve(m, rhs)
+    return np.clip(pi, 0.0, None)
+
+
+class MDcWait:
+    """Waiting time (before service) of M/D/c: lam arrivals/s, c servers,
+    constant service d seconds, rho = lam d / c < 1."""
+
+    def __init__(self, lam: float, d: float, c: int = 1):
+        self.lam, self.d, self.c = lam, d, c
+        self.rho = lam * d / c
+        self.p = number_in_system(lam * d, c)
+        q = self.p[c:].copy()
+        q[0] += self.p[:c].sum()  # max(N - c, 0) = 0 for every N <= c
+        self.q = q
+
+    def p_wait_zero(self) -> float:
+        return float(self.p[: self.c].sum())
+
+    def mean(self) -> float:
+        """E[W] = L_q / lam (Little's law)."""
+        n = np.arange(self.p.size)
+        return float(np.dot(np.maximum(n - self.c, 0), self.p)) / self.lam
+
+    def cdf(self, t: float) -> float:
+        """P(W <= t) (t in seconds)."""
+        if t < 0:
+            return 0.0
+        k = math.floor(t / self.d)
+        u = t - k * self.d
+        top = (k + 1) * self.c - 1  # the most earlier customers still present
+        j_max = min(top, self.q.size - 1)
+        if j_max < 0:
+            return 0.0
+        pois = np.cumsum(poisson_pmf(self.lam * (self.d - u), top + 1))
+        # P(Poisson <= top - j) for j = 0..j_max
+        return float(min(1.0, np.dot(self.q[: j_max + 1], pois[top - np.arange(j_max + 1)])))
+
+    def quantile(self, prob: float) -> float:
+        """The smallest t with P(W <= t) >= prob (seconds), prob in (0, 1)."""
+        if self.cdf(0.0) >= prob:
+            return 0.0
+        k = 0
+        while self.cdf((k + 1) * self.d) < prob:
+            k += 1
+        lo, hi = k * self.d, (k + 1) * self.d
+        for _ in range(60):  # the CDF is continuous and increasing on (0, inf)
+            mid = 0.5 * (lo + hi)
+            if self.cdf(mid) >= prob:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+
+def md1k_blocking(a: float, k: int) -> float:
+    """P(an arrival is lost) in M/D/1/K: Poisson arrivals of offered load
+    a = lam d, room for k customers in the system (waiting and in service)."""
+    if k < 1:
+        raise ValueError("M/D/1/K needs room for at least one customer")
+    # The form without cancellation needs the infinite system's tail, so a
+    # rho below 1 whose tail needs too many states takes the direct form
+    # (its blocking is then far from the rounding of 1 - 1/(1 + tiny)).
+    if a < 1.0 and states_needed(a, 1) <= MAX_STATES_MD1:
+        n = max(k + 1, states_needed(a, 1))
+        d = md1_departure_weights(a, n)
+        total = d.sum()
+        below = d[:k].sum() / total
+        beyond = d[k:].sum() / total
+        return float((1.0 - a) * beyond / (1.0 - a + a * below))
+    d = md1_departure_weights(a, k)
+    pi0 = d[0] / d.sum()
+    return float((pi0 + a - 1.0) / (pi0 + a))

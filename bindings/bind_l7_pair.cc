@@ -8,6 +8,8 @@
 
 #include <ns3/nstime.h>
 
+#include <pybind11/stl.h>
+
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -61,6 +63,7 @@ FromDict(const py::dict& config)
         {"download_start_s", [&](auto& k, auto& v) { c.downloadStartS = Num(k, v); }},
         {"download_spacing_s", [&](auto& k, auto& v) { c.downloadSpacingS = Num(k, v); }},
         {"download_bytes", [&](auto& k, auto& v) { c.downloadBytes = Uint(k, v); }},
+        {"timeline_bin_s", [&](auto& k, auto& v) { c.timelineBinS = Num(k, v); }},
     };
     Read(config, "", table);
     if (!profile)
@@ -129,6 +132,12 @@ ToDict(const RedundantPairRunResult& r)
     d["sync_updates"] = r.syncSent;
     d["splice_mirrors"] = r.spliceMirrors;
     d["survivor_no_session"] = r.survivorNoSession;
+    d["timeline_bin_s"] = r.timelineBinS;
+    d["answers_per_bin"] = r.answersPerBin;
+    d["survivor_resets_per_bin"] = r.survivorResetsPerBin;
+    d["failed_per_bin"] = r.failedPerBin;
+    d["answers"] = r.answers;
+    d["failed_requests"] = r.failedRequests;
     return d;
 }
 

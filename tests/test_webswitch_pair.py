@@ -122,3 +122,51 @@ def test_a_bad_advertisement_interval_in_a_profile_names_its_line(tmp_path):
     line = one_line(run_cli("run", path, "--out", tmp_path / "out"), tmp_path / "out")
     assert line.startswith(f"{bad}:{line_of(bad.read_text(), 'failover_advert_interval_s')}: "
                            "key 'behaviour.failover_advert_interval_s'")
+
+
+# An L7 active/backup pair without sync, its processors at a hundredth of
+# F5's clock, VRRP every 0.1 s, switch 0 dead at 1.2 s (a bin's edge); the
+# threads run to 1.2 + 0.3609375 + 0.5 + 0.5 s, after the old threads'
+# first retransmissions (RTO 1 s) reach the survivor.
+TIMELINE = """
+    mode: l7
+    redundancy: [active_backup]
+    session_sync: [none]
+    clock_scale: 0.01
+    advert_interval_s: 0.1
+    kill_at_s: 1.2
+    window_s: 0.5
+    load_start_s: 0.5
+    settle_s: 0.5
+    threads_per_vip: 3
+    downloads: 0
+    timeline_bin_s: 0.1
+"""
+
+
+def test_the_timeline_shows_the_death_and_the_takeover_and_adds_up_to_the_runs_totals(tmp_path):
+    path, _ = write_scenario(tmp_path, HEAD, TIMELINE)
+    out = tmp_path / "out"
+    proc = run_cli("run", path, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    (case,) = json.loads((out / "s.json").read_text())["cases"]
+    tl, m, counters = case["distributions"]["timeline"], case["metrics"], case["counters"]
+    bin_s = tl["bin_s"]
+    assert bin_s == 0.1
+    answers = [round(a * bin_s) for a in tl["answers_per_s"]]
+    # the bins add up to the run's totals
+    assert sum(answers) == counters["answers"]
+    assert sum(tl["survivor_resets"]) == counters["survivor_resets"] > 0
+    assert sum(tl["failed_requests"]) == counters["failed_requests"] > 0
+    # the window before the death, [0.7, 1.2): bins 7-11, as the run's own rate
+    assert sum(answers[7:12]) == round(m["requests_per_s_before"] * 0.5)
+    # the drop starts at the death: answers in every bin of the load before
+    # it, none from it until the backup took over and new threads started
+    assert all(a > 0 for a in answers[6:12])
+    restart = 1.2 + m["master_down_interval_s"]
+    assert all(a == 0 for i, a in enumerate(answers) if 12 <= i and (i + 1) * bin_s <= restart)
+    assert answers[int(restart / bin_s) + 1] > 0
+    # nothing fails before the takeover (the dead switch tells nobody)
+    takeover_bin = int((1.2 + m["takeover_s"]) / bin_s)
+    assert not any(tl["failed_requests"][:takeover_bin]) and not any(tl["survivor_resets"][:takeover_bin])
+    assert "over the run, per time bin" in proc.stdout

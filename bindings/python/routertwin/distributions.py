@@ -47,6 +47,11 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   `loss_timeline` is one row over the run, by reason (the three 503s,
   accept_queue_full, broken), and lb failover's is its failed requests
   (failed, balancer_dead);
+- `timeline` (webswitch_pair): {"bin_s", "answers_per_s", "survivor_resets",
+  "failed_requests"}: per time bin over the whole run, the closed-loop
+  answers per second, the survivor's RSTs for segments of no connection it
+  knows and the clients' requests that ended without their answer (the
+  bins add up to the counters answers, survivor_resets, failed_requests);
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):
   {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
@@ -322,6 +327,32 @@ def fmt_window_name(case: str, duration_s: float) -> str:
     return f"{case}-packet-{duration_s * 1e3:g}ms"
 
 
+SHOWN_BINS = 40
+
+
+def timeline_table(name: str, cases):
+    """A webswitch_pair run over time: per case, up to SHOWN_BINS bins from
+    the first with anything, its answers/s, the survivor's RSTs and the
+    failed requests (the death and the takeover show as the answers' gap;
+    the JSON holds every bin)."""
+    from rich.table import Table
+
+    t = Table(title=f"{name}: over the run, per time bin (at most {SHOWN_BINS} from the first with anything)")
+    for col in ("case", "bin (s)", "from (s)", "answers/s", "survivor RSTs", "failed requests"):
+        t.add_column(col, justify="left" if col in ("case", "answers/s", "survivor RSTs", "failed requests")
+                     else "right")
+    for c in cases:
+        tl = c.distributions["timeline"]
+        rows = (tl["answers_per_s"], tl["survivor_resets"], tl["failed_requests"])
+        busy = [i for i in range(len(rows[0])) if any(r[i] for r in rows)]
+        if not busy:
+            continue
+        span = range(busy[0], min(busy[-1] + 1, busy[0] + SHOWN_BINS))
+        t.add_row(c.case, f"{tl['bin_s']:g}", f"{busy[0] * tl['bin_s']:g}",
+                  *(" ".join(f"{r[i]:g}" for i in span) for r in rows))
+    return t
+
+
 def print_distributions(console, scenario, cases) -> None:
     """After a run's table: per case with a distribution, its percentiles,
     and, where ports differ, the ports ranked by p99 latency and by drops,
@@ -366,6 +397,9 @@ def print_distributions(console, scenario, cases) -> None:
                        *(fmt(c.metrics[f"rtt_{q}_ms"]) for q in ("min", "p50", "p99", "p999", "max")),
                        *(events_in_bins(c.distributions, k) for k in ("drops", "fast_recovery", "timeout")))
         console.print(rt)
+    timelines = [c for c in shown if c.distributions.get("timeline")]
+    if timelines:
+        console.print(timeline_table(scenario.name, timelines))
     cells = [c for c in shown if c.distributions.get("delay_histogram", {}).get("cells")]
     if cells:  # the fabric kind: whole slots, drops per input
         ft = Table(title=f"{scenario.name}: cell delay (slots, enqueue to departure) and input drops")

@@ -3,6 +3,7 @@
 #include "conntrack-nat.h"
 #include "cycle-cost.h"
 #include "ixchariot-throughput.h"
+#include "ns3-run-state.h"
 #include "path-link.h"
 
 #include "ns3/boolean.h"
@@ -262,11 +263,10 @@ MakeServer(PathRun& run, const std::string& name, double perPacketS, double perB
 void
 ConfigureTcp(const HostTcpSpec& t)
 {
-    // Global defaults, set in full on every run so that runs in one process
-    // do not inherit each other's settings. Checksums stay off (ns-3's
-    // default): the path's NAT boxes rewrite addresses without fixing TCP
-    // checksums, so a web switch run before this one in the same process
-    // (which turns them on) made every NATed segment fail its checksum.
+    // Global defaults, on top of ns-3's own (BeginNs3Run). Checksums stay
+    // off (ns-3's default): the path's NAT boxes rewrite addresses without
+    // fixing TCP checksums, so a web switch run before this one in the same
+    // process (which turns them on) made every NATed segment fail its checksum.
     ns3::GlobalValue::Bind("ChecksumEnabled", ns3::BooleanValue(false));
     ns3::Config::SetDefault("ns3::TcpSocket::SegmentSize", ns3::UintegerValue(t.SegmentBytes()));
     ns3::Config::SetDefault("ns3::TcpSocket::SndBufSize", ns3::UintegerValue(t.sndBufBytes));
@@ -294,6 +294,9 @@ TcpPathResult
 RunTcpPath(const TcpPathConfig& c)
 {
     c.Validate();
+    // ns-3's random variables draw nothing on this path (its devices need no
+    // ARP; link loss has its own RandomStream from c.seed): seed 1 for them
+    BeginNs3Run(1);
     ConfigureTcp(c.tcp);
     PathRun run;
     run.records = c.durationS > 0 ? 1 : c.records;
@@ -303,6 +306,7 @@ RunTcpPath(const TcpPathConfig& c)
     nodes.Create(static_cast<uint32_t>(n));
     ns3::InternetStackHelper stack;
     stack.Install(nodes);
+    stack.AssignStreams(nodes, kNs3StreamBase);
 
     // One CPU per box name (when the box costs anything), one server per
     // direction of each wire (a pair of box names), in path order.

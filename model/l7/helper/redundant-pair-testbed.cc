@@ -1,5 +1,7 @@
 #include "redundant-pair-testbed.h"
 
+#include "ns3-run-state.h"
+
 #include <ns3/boolean.h>
 #include <ns3/bridge-helper.h>
 #include <ns3/config.h>
@@ -12,7 +14,6 @@
 #include <ns3/ipv4-address-helper.h>
 #include <ns3/point-to-point-helper.h>
 #include <ns3/pointer.h>
-#include <ns3/rng-seed-manager.h>
 #include <ns3/simulator.h>
 #include <ns3/string.h>
 #include <ns3/uinteger.h>
@@ -37,16 +38,18 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     m_nodes.Create(4 + c.servers);
     Ptr<Node> client = m_nodes.Get(0);
     Ptr<Node> l2 = m_nodes.Get(1);
-    InternetStackHelper stack;
-    stack.Install(client);
+    NodeContainer hosts(client);
     for (uint32_t k = 0; k < c.servers; ++k)
-        stack.Install(m_nodes.Get(4 + k));
+        hosts.Add(m_nodes.Get(4 + k));
+    InternetStackHelper stack;
+    stack.Install(hosts);
 
     CsmaHelper csma;
     csma.SetChannelAttribute("DataRate", StringValue(c.segmentRate.empty() ? c.linkRate : c.segmentRate));
     csma.SetChannelAttribute("Delay", TimeValue(MicroSeconds(10)));
     NetDeviceContainer ports;
     NetDeviceContainer cl = csma.Install(NodeContainer(client, l2));
+    NetDeviceContainer csmaDevices(cl);
     ports.Add(cl.Get(1));
     Ipv4AddressHelper addr;
     addr.SetBase("198.18.1.0", "255.255.255.0", "0.0.0.2");
@@ -62,6 +65,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     {
         Ptr<Node> sw = m_nodes.Get(2 + i);
         NetDeviceContainer seg = csma.Install(NodeContainer(sw, l2));
+        csmaDevices.Add(seg);
         ports.Add(seg.Get(1));
         m_links[i] = {seg.Get(0), seg.Get(1)};
         Ptr<WebSwitch> w = CreateObject<WebSwitch>();
@@ -137,6 +141,7 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
             // virtual addresses on its loopback (answering no ARP for them)
             Ptr<Node> srv = m_nodes.Get(4 + k);
             NetDeviceContainer seg = csma.Install(NodeContainer(srv, l2));
+            csmaDevices.Add(seg);
             ports.Add(seg.Get(1));
             addr.SetBase("198.18.1.0", "255.255.255.0", ("0.0.0." + std::to_string(10 + k)).c_str());
             addr.Assign(NetDeviceContainer(seg.Get(0)));
@@ -148,6 +153,12 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     m_switches[1]->SetSyncPeer(m_switches[0], c.syncDelay);
     BridgeHelper bridge;
     bridge.Install(l2, ports);
+    // every random variable (CSMA backoff, ARP request jitter) on its own
+    // stream, not on the next the process hands out: the run does not
+    // depend on what ran before it
+    m_nextStream = kNs3StreamBase;
+    m_nextStream += csma.AssignStreams(csmaDevices, m_nextStream);
+    m_nextStream += stack.AssignStreams(hosts, m_nextStream);
     for (uint32_t k = 0; k < c.servers; ++k)
     {
         Ptr<HttpServerApp> app = CreateObject<HttpServerApp>();
@@ -172,17 +183,20 @@ RedundantPairTestbed::Kill(uint32_t i, Time t)
     std::vector<Ptr<NetDevice>> links = m_links[i];
     std::vector<Ptr<VrrpRouter>> routers = m_routers[i];
     const auto serverIfs = m_serverIfs[i];
-    Simulator::Schedule(t, [links, routers, serverIfs]() {
+    const int64_t stream = m_nextStream;
+    m_nextStream += static_cast<int64_t>(links.size());
+    Simulator::Schedule(t, [links, routers, serverIfs, stream]() {
         // the dead box's ports lose carrier: each server's interface toward
         // it goes down, and its routes through it with it
         for (const auto& [node, ifIndex] : serverIfs)
             node->GetObject<Ipv4>()->SetDown(ifIndex);
-        for (auto& d : links)
+        for (size_t j = 0; j < links.size(); ++j)
         {
             auto em = CreateObject<RateErrorModel>();
             em->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
             em->SetRate(1.0);
-            d->SetAttribute("ReceiveErrorModel", PointerValue(em));
+            em->AssignStreams(stream + static_cast<int64_t>(j));
+            links[j]->SetAttribute("ReceiveErrorModel", PointerValue(em));
         }
         for (auto& r : routers)
             r->Stop();
@@ -204,14 +218,6 @@ using namespace ns3;
 
 namespace
 {
-/// RFC 5798 section 6.1, with Skew_Time in centiseconds as the protocol
-/// carries the interval: 3 x interval + ((256 - priority) x interval) / 256.
-double
-MasterDownS(double intervalS, uint32_t priority)
-{
-    return 3 * intervalS + (256.0 - priority) * intervalS / 256.0;
-}
-
 /// Closed-loop answers of apps completed in [from, to), per second.
 double
 Rate(const std::vector<Ptr<HttpClientApp>>& apps, double from, double to)
@@ -229,11 +235,15 @@ RunRedundantPair(const RedundantPairRunConfig& c)
 {
     if (c.killAtS <= c.windowS || c.windowS <= 0 || c.loadStartS > c.killAtS - c.windowS)
         throw std::invalid_argument("the window before the death must fit between load_start_s and kill_at_s");
+    if (!(c.timelineBinS > 0))
+        throw std::invalid_argument("the timeline's bin must be positive");
     const double interval = c.pair.AdvertisementInterval().GetSeconds();
     // switch 0 (priority 200) is master of VIP 1 from its own
     // Master_Down_Interval after the start and advertises every interval;
     // the backup (priority 100) takes over its interval after the last one
-    const double masterAt = MasterDownS(interval, 200), backupMdi = MasterDownS(interval, 100);
+    const Time advert = c.pair.AdvertisementInterval();
+    const double masterAt = VrrpRouter::MasterDownInterval(advert, 200).GetSeconds();
+    const double backupMdi = VrrpRouter::MasterDownInterval(advert, 100).GetSeconds();
     if (c.killAtS <= masterAt)
         throw std::invalid_argument("kill_at_s must come after switch 0 is master (" + std::to_string(masterAt) +
                                     " s)");
@@ -243,7 +253,7 @@ RunRedundantPair(const RedundantPairRunConfig& c)
     out.closedFormTakeoverS = backupMdi - (c.killAtS - lastAdvert);
     const double afterFrom = c.killAtS + backupMdi + c.settleS, afterTo = afterFrom + c.windowS;
 
-    RngSeedManager::SetSeed(c.seed);
+    BeginNs3Run(c.seed);
     RedundantPairConfig pc = c.pair;
     pc.stop = Seconds(std::max(c.pair.stop.GetSeconds(), afterTo + 15.0));
     RedundantPairTestbed bed(pc);
@@ -279,7 +289,17 @@ RunRedundantPair(const RedundantPairRunConfig& c)
         downloads.push_back(app);
     }
     bed.Kill(0, Seconds(c.killAtS));
+    // the survivor's reset counter at the end of every bin but the last
+    // (read after the run)
+    const size_t bins = static_cast<size_t>(std::ceil(pc.stop.GetSeconds() / c.timelineBinS));
+    std::vector<uint64_t> resetsAt(bins, 0);
+    Ptr<WebSwitch> survivor = bed.Switch(1);
+    for (size_t b = 0; b + 1 < bins; ++b)
+        Simulator::Schedule(Seconds((b + 1) * c.timelineBinS), [&resetsAt, survivor, b]() {
+            resetsAt[b] = survivor->GetCounters().resetsWithoutSession;
+        });
     bed.Run();
+    resetsAt[bins - 1] = survivor->GetCounters().resetsWithoutSession;
 
     out.requestsPerSBefore = Rate(threads, c.killAtS - c.windowS, c.killAtS);
     out.requestsPerSAfter = Rate(threads, afterFrom, afterTo);
@@ -299,6 +319,28 @@ RunRedundantPair(const RedundantPairRunConfig& c)
     out.syncSent = bed.Switch(0)->GetCounters().syncSent;
     out.spliceMirrors = bed.Switch(0)->GetCounters().spliceMirrorsSent;
     out.survivorNoSession = bed.Switch(1)->DropCount("no_session");
+    out.timelineBinS = c.timelineBinS;
+    const auto binOf = [&](Time at) {
+        return std::min(bins - 1, static_cast<size_t>(at.GetSeconds() / c.timelineBinS));
+    };
+    out.answersPerBin.assign(bins, 0);
+    out.failedPerBin.assign(bins, 0);
+    out.survivorResetsPerBin.assign(bins, 0);
+    for (const auto& t : threads)
+    {
+        out.answers += t->Responses().size();
+        for (const auto& r : t->Responses())
+            ++out.answersPerBin[binOf(r.at)];
+    }
+    for (const auto* apps : {&threads, &downloads})
+        for (const auto& a : *apps)
+        {
+            out.failedRequests += a->Failures().size();
+            for (const Time& at : a->Failures())
+                ++out.failedPerBin[binOf(at)];
+        }
+    for (size_t b = 0; b < bins; ++b)
+        out.survivorResetsPerBin[b] = resetsAt[b] - (b ? resetsAt[b - 1] : 0);
     Simulator::Destroy();
     return out;
 }

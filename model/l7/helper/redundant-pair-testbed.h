@@ -82,9 +82,10 @@ struct RedundantPairRunConfig
 {
     RedundantPairConfig pair;
     double killAtS = 5.5;          ///< switch 0 dies (every link cut)
-    /// ns-3's seed (RngSeedManager: CSMA backoff). Streams are numbered in
-    /// the order objects are made in the process, so the same seed gives
-    /// the same run in a fresh process (what `routertwin run` does).
+    /// ns-3's seed (RngSeedManager: CSMA backoff, ARP jitter). Every random
+    /// variable has its own stream (AssignStreams from kNs3StreamBase) and
+    /// the run starts from ns-3's defaults (BeginNs3Run), so the same seed
+    /// gives the same run whatever ran before it in the process.
     uint32_t seed = 1;
     /// Closed-loop client threads per virtual address (HTTP/1.0: a new
     /// connection per request), from loadStartS, for loadPath; as many
@@ -106,6 +107,8 @@ struct RedundantPairRunConfig
     double downloadStartS = 4.5;
     double downloadSpacingS = 0.1;
     uint64_t downloadBytes = 2000000;
+    /// The timelines' bin (RedundantPairRunResult::answersPerBin ...).
+    double timelineBinS = 0.1;
 };
 
 struct RedundantPairRunResult
@@ -125,6 +128,16 @@ struct RedundantPairRunResult
     uint64_t syncSent = 0;          ///< updates switch 0 sent its peer
     uint64_t spliceMirrors = 0;     ///< of those, L7 connection mirrors
     uint64_t survivorNoSession = 0; ///< segments the survivor knew no connection of
+    /// The run over time, in bins of timelineBinS from 0 to the end of the
+    /// run (the last bin holds what happens up to it): the closed-loop
+    /// answers (their arrival at the client), the survivor's RSTs for
+    /// segments of no known connection (its counter at each bin's end), and
+    /// the clients' requests that ended without their answer
+    /// (HttpClientApp::Failures: the threads' and the downloads').
+    double timelineBinS = 0;
+    std::vector<uint64_t> answersPerBin, survivorResetsPerBin, failedPerBin;
+    uint64_t answers = 0;        ///< closed-loop answers over the whole run
+    uint64_t failedRequests = 0; ///< the clients' failures over the whole run
 };
 
 RedundantPairRunResult RunRedundantPair(const RedundantPairRunConfig& c);
@@ -152,6 +165,7 @@ class RedundantPairTestbed
     std::vector<std::vector<ns3::Ptr<VrrpRouter>>> m_routers;
     std::vector<std::vector<ns3::Ptr<ns3::NetDevice>>> m_links; ///< per switch: both ends of each link
     std::vector<ns3::Ptr<HttpServerApp>> m_servers;
+    int64_t m_nextStream = 0; ///< the next random stream to assign (Kill's error models)
 };
 
 } // namespace routertwin

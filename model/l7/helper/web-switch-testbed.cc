@@ -2,6 +2,7 @@
 
 #include "dp_http.h"
 #include "lb-testers.h"
+#include "ns3-run-state.h"
 #include "path-link.h"
 #include "pcap-trace.h"
 #include "traffic-profile.h"
@@ -10,7 +11,6 @@
 #include <ns3/double.h>
 #include <ns3/ipv4-static-routing-helper.h>
 #include <ns3/ipv4.h>
-#include <ns3/rng-seed-manager.h>
 #include <ns3/config.h>
 #include <ns3/global-value.h>
 #include <ns3/internet-stack-helper.h>
@@ -42,10 +42,14 @@ WebSwitchTestbed::WebSwitchTestbed(const WebSwitchTestbedConfig& c)
     m_nodes.Create(2 + c.servers);
     Ptr<Node> client = m_nodes.Get(0);
     Ptr<Node> sw = m_nodes.Get(1);
-    InternetStackHelper stack;
-    stack.Install(client);
+    NodeContainer hosts(client);
     for (uint32_t k = 0; k < c.servers; ++k)
-        stack.Install(m_nodes.Get(2 + k));
+        hosts.Add(m_nodes.Get(2 + k));
+    InternetStackHelper stack;
+    stack.Install(hosts);
+    // ARP's jitter on its own streams (the links are point-to-point: no ARP
+    // is sent, but no random variable takes the process's next stream)
+    stack.AssignStreams(hosts, kNs3StreamBase);
 
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", StringValue(c.linkRate));
@@ -374,7 +378,9 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
             throw std::invalid_argument("at most 2e6 requests a run (offered_rps x (warmup_s + duration_s))");
     }
 
-    RngSeedManager::SetSeed(c.seed);
+    // from ns-3's own defaults, whatever ran before in the process (a
+    // tcp_path run's MinRto, SACK and congestion control stay behind)
+    BeginNs3Run(c.seed);
     GlobalValue::Bind("ChecksumEnabled", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(c.mssBytes));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.ackEverySegments));
@@ -395,6 +401,9 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     stack.Install(clients);
     stack.Install(servers);
     stack.Install(l2);
+    // ARP's jitter on fixed streams (the path devices send no ARP, but no
+    // random variable takes the process's next stream)
+    stack.AssignStreams(NodeContainer(clients, servers, NodeContainer(l2)), kNs3StreamBase);
     Ipv4StaticRoutingHelper routing;
 
     const double rate = c.hostLinkBps;

@@ -393,6 +393,7 @@ HttpClientApp::StartApplication()
 void
 HttpClientApp::StopApplication()
 {
+    m_awaiting = false; // the end of the run, not a failure
     if (m_socket)
         m_socket->Close();
 }
@@ -411,6 +412,7 @@ HttpClientApp::Connect()
                                 MakeCallback(&HttpClientApp::Reset, this));
     m_socket->Connect(InetSocketAddress(m_vip, m_port));
     ++m_connections;
+    m_awaiting = true;
 }
 
 void
@@ -421,10 +423,20 @@ HttpClientApp::Connected(Ptr<Socket>)
 }
 
 void
-HttpClientApp::ConnectFailed(Ptr<Socket>)
+HttpClientApp::ConnectFailed(Ptr<Socket> s)
 {
     m_connected = false;
     ++m_connectFailures;
+    Failed(s);
+}
+
+void
+HttpClientApp::Failed(Ptr<Socket> s)
+{
+    if (s != m_socket || !m_awaiting)
+        return; // an earlier connection's close, or between requests
+    m_awaiting = false;
+    m_failures.push_back(Simulator::Now());
 }
 
 void
@@ -436,6 +448,7 @@ HttpClientApp::SendPiece(uint32_t piece, uint32_t offset)
     const Request& r = m_requests[m_next];
     if (piece == 0)
     {
+        m_awaiting = true;
         m_sending = RequestBytes();
         m_in.clear();
         m_headDone = false;
@@ -512,6 +525,7 @@ HttpClientApp::ResponseDone()
     if (!m_summaryOnly)
         m_responses.push_back(m_current);
     m_headDone = false;
+    m_awaiting = m_current.status == 302; // a redirect's request goes again
     if (m_current.status == 302)
         ++m_redirects; // the same request again: the switch now binds it to its server
     else
@@ -598,22 +612,25 @@ HttpClientApp::GiveUp(size_t request, uint32_t responses)
     if (m_next != request || m_responses.size() != responses || !m_connected)
         return; // answered (or the connection already gone)
     ++m_gaveUp;
+    Failed(m_socket);
     m_next = m_requests.size();
     m_connected = false;
     m_socket->Close();
 }
 
 void
-HttpClientApp::Closed(Ptr<Socket>)
+HttpClientApp::Closed(Ptr<Socket> s)
 {
     m_connected = false;
+    Failed(s);
 }
 
 void
-HttpClientApp::Reset(Ptr<Socket>)
+HttpClientApp::Reset(Ptr<Socket> s)
 {
     m_connected = false;
     ++m_resets;
+    Failed(s);
 }
 
 } // namespace routertwin

@@ -202,6 +202,11 @@ class HttpClientApp : public ns3::Application
     uint32_t Redirects() const { return m_redirects; }
     /// Requests given up (GiveUpAfter).
     uint32_t GaveUp() const { return m_gaveUp; }
+    /// When each request in progress ended without its answer: its
+    /// connection refused or abandoned, closed or reset before the answer
+    /// was whole, or the request given up (stopping the application ends
+    /// none). A closed loop's thread stops there.
+    const std::vector<ns3::Time>& Failures() const { return m_failures; }
     bool Done() const { return !m_source && m_next >= m_requests.size(); }
     /// Requests given (AddRequest) or, with a source, taken from it so far.
     uint64_t Requested() const { return m_source ? m_sourced : m_requests.size(); }
@@ -212,6 +217,8 @@ class HttpClientApp : public ns3::Application
     void Connect();
     void Connected(ns3::Ptr<ns3::Socket> s);
     void ConnectFailed(ns3::Ptr<ns3::Socket> s);
+    /// A request in progress on s, the current socket, ended without its answer.
+    void Failed(ns3::Ptr<ns3::Socket> s);
     void SendPiece(uint32_t piece, uint32_t offset);
     void Read(ns3::Ptr<ns3::Socket> s);
     void Closed(ns3::Ptr<ns3::Socket> s);
@@ -257,6 +264,8 @@ class HttpClientApp : public ns3::Application
     std::string m_currentPath;
     std::vector<Response> m_responses;
     uint32_t m_connections = 0, m_resets = 0, m_redirects = 0, m_gaveUp = 0, m_connectFailures = 0;
+    bool m_awaiting = false; ///< a request is in progress (connecting, sent, or its answer arriving)
+    std::vector<ns3::Time> m_failures;
 };
 
 } // namespace routertwin

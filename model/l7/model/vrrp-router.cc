@@ -116,17 +116,31 @@ VrrpRouter::Attach(Ptr<WebSwitch> sw, Ptr<NetDevice> dev, Ipv4Address ownIp, Ipv
 }
 
 Time
+VrrpRouter::SkewTime(Time masterAdverInterval, uint8_t priority)
+{
+    // 1 cs = 10^7 ns: ((256 - priority) x cs x 10^7) / 256 ns, whole but
+    // for a half nanosecond when (256 - priority) x cs is odd
+    const int64_t cs = masterAdverInterval.GetMilliSeconds() / 10;
+    return NanoSeconds((256 - int64_t{priority}) * cs * 10000000 / 256);
+}
+
+Time
+VrrpRouter::MasterDownInterval(Time masterAdverInterval, uint8_t priority)
+{
+    return 3 * MilliSeconds(masterAdverInterval.GetMilliSeconds() / 10 * 10) +
+           SkewTime(masterAdverInterval, priority);
+}
+
+Time
 VrrpRouter::SkewTime() const
 {
-    // in centiseconds as the protocol carries them: ((256 - priority) * interval) / 256
-    const int64_t cs = m_masterAdverInterval.GetMilliSeconds() / 10;
-    return MicroSeconds((256 - m_priority) * cs * 10000 / 256);
+    return SkewTime(m_masterAdverInterval, m_priority);
 }
 
 Time
 VrrpRouter::MasterDownInterval() const
 {
-    return 3 * m_masterAdverInterval + SkewTime();
+    return MasterDownInterval(m_masterAdverInterval, m_priority);
 }
 
 uint64_t

@@ -73,6 +73,15 @@ class VrrpRouter : public ns3::Object
     /// RFC 5798 section 6.1, for this router's priority and the master's interval.
     ns3::Time SkewTime() const;
     ns3::Time MasterDownInterval() const;
+    /// RFC 5798 section 6.1 for a Master_Adver_Interval (in whole
+    /// centiseconds, as the protocol carries it: finer parts are dropped)
+    /// and a priority: Skew_Time = ((256 - priority) x interval) / 256,
+    /// kept to the nanosecond (exact for every interval and priority up to
+    /// half a nanosecond), and Master_Down_Interval = 3 x interval +
+    /// Skew_Time. The router's timers and RunRedundantPair's closed form
+    /// both use these.
+    static ns3::Time SkewTime(ns3::Time masterAdverInterval, uint8_t priority);
+    static ns3::Time MasterDownInterval(ns3::Time masterAdverInterval, uint8_t priority);
     /// Events counted by name (advertisements sent and received,
     /// gratuitous ARPs, ARP replies, frames handed to the switch).
     uint64_t Count(const std::string& what) const;

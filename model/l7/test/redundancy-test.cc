@@ -20,6 +20,7 @@
 #include <map>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -622,4 +623,102 @@ TEST(WebSwitchRedundancy, SessionIdsCopiedToThePeerSendResumingClientsToTheirSer
                     static_cast<unsigned long long>(bed.Switch(1)->GetCounters().sslHits));
         ns3::Simulator::Destroy();
     }
+}
+
+// RFC 5798 section 6.1's arithmetic in centiseconds, by hand:
+// Master_Down_Interval = 3 x Master_Adver_Interval + ((256 - Priority) x
+// Master_Adver_Interval) / 256. At 1 s (100 cs): priority 100, 300 +
+// 15600/256 = 360.9375 cs; priority 200, 300 + 5600/256 = 321.875 cs;
+// priority 254, 300 + 200/256 = 300.78125 cs. At 0.1 s (10 cs): priority
+// 100, 30 + 1560/256 = 36.09375 cs; priority 200, 30 + 560/256 = 32.1875 cs.
+// 1 cs = 10,000,000 ns. An interval the protocol cannot carry (1.005 s:
+// the advertisement's field counts whole centiseconds) counts as 100 cs.
+TEST(VrrpRouter, MasterDownIntervalIsSectionSixOnesArithmeticAtOneSecondAndATenth)
+{
+    using ns3::NanoSeconds;
+    using ns3::Seconds;
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(1), 100), NanoSeconds(3609375000));
+    EXPECT_EQ(VrrpRouter::SkewTime(Seconds(1), 100), NanoSeconds(609375000));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(1), 200), NanoSeconds(3218750000));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(1), 254), NanoSeconds(3007812500));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(0.1), 100), NanoSeconds(360937500));
+    EXPECT_EQ(VrrpRouter::SkewTime(Seconds(0.1), 100), NanoSeconds(60937500));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(0.1), 200), NanoSeconds(321875000));
+    EXPECT_EQ(VrrpRouter::MasterDownInterval(Seconds(1.005), 100), NanoSeconds(3609375000));
+    // the failover run's closed form is the router's own timer
+    RedundantPairRunConfig c;
+    c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    c.pair.advertisementInterval = Seconds(0.1);
+    c.killAtS = 1.0;
+    c.windowS = 0.2;
+    c.loadStartS = 0.5;
+    c.threadsPerVip = 0;
+    c.downloads = 0;
+    const RedundantPairRunResult r = RunRedundantPair(c);
+    EXPECT_EQ(r.masterDownIntervalS, 0.3609375);
+    // the master's advertisements from 0.321875 s, every 0.1 s: the last
+    // before the death at 0.921875 s, so the backup's timer ends at
+    // 0.921875 + 0.3609375 = 1.2828125 s, 0.2828125 s after the death
+    EXPECT_NEAR(r.closedFormTakeoverS, 0.2828125, 1e-12);
+    EXPECT_GE(r.takeoverS, r.closedFormTakeoverS);
+    EXPECT_LT(r.takeoverS, r.closedFormTakeoverS + 1e-3);
+}
+
+// The run over time (RedundantPairRunResult's timelines), an L7
+// active/backup pair without sync at a hundredth of F5's clock, VRRP every
+// 0.1 s, switch 0 dead at 1.2 s (a bin's edge): the answers come in every
+// bin of the load before the death and in none after it until the backup
+// has taken over and the new threads started (1.2 + 0.3609375 s); the
+// window before the death holds the answers requestsPerSBefore counted
+// (the same clients, counted by Rate); the bins add up to the run's totals
+// (the survivor's reset counter read at the end, the clients' failures).
+// The threads open at the death fail once the survivor resets them.
+TEST(WebSwitchRedundancy, TimelinesShowTheDeathAndTakeoverAndAddUpToTheRunsTotals)
+{
+    RedundantPairRunConfig c;
+    c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    c.pair.profile.clockHz /= 100;
+    c.pair.profile.sessionSync = false;
+    c.pair.profile.persistenceSync = false;
+    c.pair.advertisementInterval = ns3::Seconds(0.1);
+    c.killAtS = 1.2;
+    c.windowS = 0.5;
+    c.loadStartS = 0.5;
+    // the threads run to 1.2 + 0.3609375 + 0.5 + 0.5 s, after the old
+    // threads' first retransmissions (RTO 1 s) reach the survivor
+    c.settleS = 0.5;
+    c.threadsPerVip = 3;
+    c.downloads = 0;
+    c.timelineBinS = 0.1;
+    const RedundantPairRunResult r = RunRedundantPair(c);
+    const auto sum = [](const std::vector<uint64_t>& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); };
+    ASSERT_EQ(r.answersPerBin.size(), r.survivorResetsPerBin.size());
+    ASSERT_EQ(r.answersPerBin.size(), r.failedPerBin.size());
+    EXPECT_EQ(sum(r.answersPerBin), r.answers);
+    EXPECT_EQ(sum(r.survivorResetsPerBin), r.survivorResets);
+    EXPECT_EQ(sum(r.failedPerBin), r.failedRequests);
+    // bins 7-11 are the window before the death, [0.7, 1.2)
+    EXPECT_EQ(sum({r.answersPerBin.begin() + 7, r.answersPerBin.begin() + 12}),
+              static_cast<uint64_t>(std::llround(r.requestsPerSBefore * c.windowS)));
+    for (size_t b = 6; b < 12; ++b)
+        EXPECT_GT(r.answersPerBin[b], 0u) << "bin " << b << " before the death";
+    const double restart = c.killAtS + r.masterDownIntervalS;
+    for (size_t b = 12; (b + 1) * c.timelineBinS <= restart; ++b)
+        EXPECT_EQ(r.answersPerBin[b], 0u) << "bin " << b << " between the death and the takeover";
+    // no request fails before the takeover: the dead switch tells nobody
+    const size_t takeoverBin = static_cast<size_t>((c.killAtS + r.takeoverS) / c.timelineBinS);
+    for (size_t b = 0; b < takeoverBin; ++b)
+        EXPECT_EQ(r.failedPerBin[b], 0u) << "bin " << b;
+    EXPECT_GT(r.failedRequests, 0u);
+    EXPECT_GT(r.survivorResets, 0u);
+    std::printf("timeline (0.1 s bins from 0.5 s): answers");
+    for (size_t b = 5; b < 27; ++b)
+        std::printf(" %llu", static_cast<unsigned long long>(r.answersPerBin[b]));
+    std::printf("; failed");
+    for (size_t b = 5; b < 27; ++b)
+        std::printf(" %llu", static_cast<unsigned long long>(r.failedPerBin[b]));
+    std::printf("; survivor RSTs");
+    for (size_t b = 5; b < 27; ++b)
+        std::printf(" %llu", static_cast<unsigned long long>(r.survivorResetsPerBin[b]));
+    std::printf("\n");
 }

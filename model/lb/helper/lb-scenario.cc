@@ -771,11 +771,16 @@ RunDescriptorLevel(const LbScenarioConfig& c)
     // Packets inside the device by tag: tags are handed out in order and
     // every packet leaves or is dropped within a few slices, so a window of
     // tags from the oldest still inside does (no hashing, no allocation per
-    // packet).
-    std::deque<LbTxPacket> inFlight;
+    // packet), each with the port it entered on, found when it is offered.
+    struct InFlight
+    {
+        LbTxPacket packet;
+        uint32_t ingressPort;
+    };
+    std::deque<InFlight> inFlight;
     std::deque<bool> inside;
     uint32_t oldestTag = 0;
-    auto leave = [&](uint32_t t) -> const LbTxPacket& {
+    auto leave = [&](uint32_t t) -> const InFlight& {
         const size_t i = t - oldestTag;
         inside[i] = false;
         return inFlight[i];
@@ -836,18 +841,17 @@ RunDescriptorLevel(const LbScenarioConfig& c)
             sumLatencySeconds += latency;
             r.latency.Add(latency);
             ++latencyFrames;
-            const LbTxPacket& p = leave(d.seq);
-            const uint32_t port = map.IngressPort(tester, p, floodPorts);
-            r.portLatency.at(port).Add(latency);
-            r.portLatencySumSeconds[port] += latency;
-            tester.OnDeparted(p, d.departPs);
+            const InFlight& f = leave(d.seq);
+            r.portLatency.at(f.ingressPort).Add(latency);
+            r.portLatencySumSeconds[f.ingressPort] += latency;
+            tester.OnDeparted(f.packet, d.departPs);
         }
         for (const PacketDesc& d : dropped)
         {
-            const LbTxPacket& p = leave(d.seq);
-            r.lossTimeline.Add(map.IngressPort(tester, p, floodPorts), static_cast<double>(d.arrivalPs) * 1e-12, 1.0,
+            const InFlight& f = leave(d.seq);
+            r.lossTimeline.Add(f.ingressPort, static_cast<double>(d.arrivalPs) * 1e-12, 1.0,
                                PipelineDropReasonIndex(d));
-            tester.OnLost(p);
+            tester.OnLost(f.packet);
         }
         forget();
         departed.clear();
@@ -873,7 +877,7 @@ RunDescriptorLevel(const LbScenarioConfig& c)
             size_t outLen = len;
             const LbVerdict v = dev->Offer(buf, len, cap, kHeadroom, p.timePs, tag, batch, &out, &outLen);
             tester.OnVerdict(p, v, out, outLen);
-            inFlight.push_back(p);
+            inFlight.push_back({p, map.IngressPort(tester, p, floodPorts)});
             inside.push_back(true);
             ++tag;
         }

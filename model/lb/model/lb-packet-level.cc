@@ -309,8 +309,7 @@ LbTesterApp::SendOne(LbTxPacket pkt)
     tag.id = m_nextId++;
     frame->AddPacketTag(tag);
     ++m_sent;
-    const uint32_t port = m_floodPorts && m_tester->IsFloodSyn(pkt) ? static_cast<uint32_t>(pkt.unit % m_floodPorts)
-                                                                     : m_map.PortOf(p.src_ip);
+    const uint32_t port = m_map.IngressPort(*m_tester, pkt, m_floodPorts);
     if (m_ports.at(port)->Send(frame, Address(), 0x0800))
     {
         m_outstanding.emplace(tag.id, Outstanding{pkt, now, p.src_ip, port});

@@ -78,6 +78,9 @@ class Schema(ScenarioModel):
     download_start_s: float = Field(default=4.5, ge=0, le=600)
     download_spacing_s: float = Field(default=0.1, gt=0, le=600)
     download_bytes: int = Field(default=2_000_000, ge=1, le=10**10)
+    # the timelines' bin (answers/s, the survivor's resets and the clients'
+    # failed requests over the run: distributions["timeline"])
+    timeline_bin_s: float = Field(default=0.1, ge=0.001, le=600)
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -112,6 +115,18 @@ def check(scenario) -> None:
                                                   f"(features.fault_tolerance)")
 
 
+def timeline(r: dict) -> dict:
+    """The run over time, bins of bin_s from 0 to its end: closed-loop
+    answers per second, the survivor's RSTs for segments of no known
+    connection and the clients' requests that ended without their answer,
+    per bin (they add up to the counters answers, survivor_resets and
+    failed_requests)."""
+    bin_s = float(r["timeline_bin_s"])
+    return {"bin_s": bin_s, "answers_per_s": [n / bin_s for n in r["answers_per_bin"]],
+            "survivor_resets": [int(n) for n in r["survivor_resets_per_bin"]],
+            "failed_requests": [int(n) for n in r["failed_per_bin"]]}
+
+
 def run(scenario, progress) -> list[CaseResult]:
     from routertwin import _core
 
@@ -133,7 +148,7 @@ def run(scenario, progress) -> list[CaseResult]:
                   "load_start_s": cfg.load_start_s, "load_path": f"/a/CLASS_{cfg.load_bytes}.gif",
                   "window_s": cfg.window_s, "settle_s": cfg.settle_s, "downloads": cfg.downloads,
                   "download_start_s": cfg.download_start_s, "download_spacing_s": cfg.download_spacing_s,
-                  "download_bytes": cfg.download_bytes}
+                  "download_bytes": cfg.download_bytes, "timeline_bin_s": cfg.timeline_bin_s}
         if cfg.segment_mbps is not None:
             native["segment_mbps"] = cfg.segment_mbps
         if cfg.advert_interval_s is not None:
@@ -153,6 +168,8 @@ def run(scenario, progress) -> list[CaseResult]:
                      "lost": float(r["lost"])},
             counters={"survivor_resets": float(r["survivor_resets"]), "sync_updates": float(r["sync_updates"]),
                       "splice_mirrors": float(r["splice_mirrors"]),
-                      "survivor_no_session": float(r["survivor_no_session"])}))
+                      "survivor_no_session": float(r["survivor_no_session"]),
+                      "answers": float(r["answers"]), "failed_requests": float(r["failed_requests"])},
+            distributions={"timeline": timeline(r)}))
         progress.advance(status=cid)
     return out

@@ -782,8 +782,8 @@ static const cost_op_t kOps[] = {
      setup_none, op_nat_icmp_frag_needed},
     {"http_request", "http", "dp_http_init + dp_http_feed of a WebBench-like GET head (138-144 bytes, 4 headers) + "
      "dp_http_path", setup_none, op_http_request},
-    {"http_response", "http", "dp_http_init + dp_http_feed of a 200 response head (113-114 bytes, 4 headers)", setup_none,
-     op_http_response},
+    {"http_response", "http", "dp_http_init + dp_http_feed of a 200 response head (113-114 bytes, 4 headers)",
+     setup_none, op_http_response},
     {"url_rule_match", "urlrule", "dp_urlrule_match, 6 rules first-match (5 extensions, 1 directory), .htm/.gif/CGI "
      "paths", setup_none, op_url_rule_match},
     {"cookie_find", "cookie", "dp_cookie_find of SERVERID, the second of 2 cookies", setup_none, op_cookie_find},

@@ -49,7 +49,8 @@ AddPercentiles(pybind11::dict& d, const LatencyHistogram& h, const std::string& 
 }
 
 /// {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
-/// seconds], ...]} (lengths with time at them; kMaxLength + 1 = the overflow bin).
+/// seconds], ...]} (lengths with time at them; MaxLength() + 1 = the overflow
+/// bin, which the fabric's delays never reach).
 inline pybind11::dict
 QueueLengthDict(const QueueLengthHistogram& h)
 {

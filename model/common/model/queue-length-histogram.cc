@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 
 namespace routertwin
@@ -9,9 +10,15 @@ namespace routertwin
 
 namespace bh = boost::histogram;
 
-QueueLengthHistogram::QueueLengthHistogram()
-    : m_hist(bh::make_histogram_with(bh::dense_storage<double>(), Axis(0, static_cast<int>(kMaxLength) + 1)))
+QueueLengthHistogram::QueueLengthHistogram(unsigned maxLength)
+    : m_maxLength(maxLength),
+      m_hist(bh::make_histogram_with(bh::dense_storage<double>(), Axis(0, 1)))
 {
+    // the overflow bin, MaxLength() + 1, must be an int
+    if (maxLength >= static_cast<unsigned>(std::numeric_limits<int>::max()))
+    {
+        throw std::invalid_argument("QueueLengthHistogram: maxLength must be below 2^31 - 1");
+    }
 }
 
 void
@@ -21,7 +28,17 @@ QueueLengthHistogram::Add(unsigned length, double seconds)
     {
         return;
     }
-    m_hist(static_cast<int>(std::min(length, kMaxLength + 1)), bh::weight(seconds));
+    const unsigned bin = std::min(length, m_maxLength + 1);
+    const auto size = static_cast<unsigned>(m_hist.axis().size());
+    if (bin >= size)
+    {
+        // grow to at least twice the size in one step (a zero weight adds
+        // nothing): a length that creeps up one at a time, as an overloaded
+        // queue's does, would otherwise copy the storage at every new length
+        const unsigned to = std::min(std::max(bin, 2 * size), m_maxLength + 1);
+        m_hist(static_cast<int>(to), bh::weight(0.0));
+    }
+    m_hist(static_cast<int>(bin), bh::weight(seconds));
     m_seconds += seconds;
     m_area += length * seconds;
     m_max = std::max(m_max, length);
@@ -30,7 +47,20 @@ QueueLengthHistogram::Add(unsigned length, double seconds)
 QueueLengthHistogram&
 QueueLengthHistogram::operator+=(const QueueLengthHistogram& other)
 {
-    m_hist += other.m_hist;
+    if (other.m_maxLength != m_maxLength)
+    {
+        if (other.m_seconds <= 0)
+        {
+            return *this;
+        }
+        if (m_seconds > 0)
+        {
+            throw std::invalid_argument("QueueLengthHistogram: merging histograms of different MaxLength()");
+        }
+        *this = other;
+        return *this;
+    }
+    m_hist += other.m_hist; // growing axes: the longer one's bins are kept
     m_seconds += other.m_seconds;
     m_area += other.m_area;
     m_max = std::max(m_max, other.m_max);
@@ -40,11 +70,11 @@ QueueLengthHistogram::operator+=(const QueueLengthHistogram& other)
 double
 QueueLengthHistogram::Probability(unsigned n) const
 {
-    if (m_seconds <= 0 || n > kMaxLength)
+    if (m_seconds <= 0 || n > m_maxLength || n >= static_cast<unsigned>(m_hist.axis().size()))
     {
         return 0.0;
     }
-    return m_hist.at(static_cast<int>(n)) / m_seconds;
+    return m_hist.at(m_hist.axis().index(static_cast<int>(n))) / m_seconds;
 }
 
 std::vector<QueueLengthHistogram::Bin>
@@ -55,7 +85,7 @@ QueueLengthHistogram::Bins() const
     {
         if (*x > 0)
         {
-            out.push_back(Bin{static_cast<unsigned>(x.index()), *x});
+            out.push_back(Bin{static_cast<unsigned>(x.bin()), *x});
         }
     }
     return out;
@@ -80,7 +110,7 @@ QueueLengthHistogram::Quantile(double q) const
         // a relative slack for the sum's rounding: q = 1 must reach the last bin
         if (below >= target * (1 - 1e-12))
         {
-            return b.length > kMaxLength ? m_max : b.length;
+            return b.length > m_maxLength ? m_max : b.length;
         }
     }
     return m_max;

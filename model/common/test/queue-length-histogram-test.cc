@@ -57,6 +57,40 @@ TEST(QueueLengthHistogram, LengthsBeyondTheAxisKeepExactMeanAndMax)
     EXPECT_EQ(QueueLengthHistogram().Quantile(0.5), 0u);
 }
 
+// A histogram given a larger largest length keeps lengths up to it in bins
+// of their own (a run-bounded user: no overflow bin in use), and one of
+// another largest length merges only when one side is empty.
+TEST(QueueLengthHistogram, AConfiguredLargestLengthHasBinsUpToIt)
+{
+    QueueLengthHistogram h(20000);
+    EXPECT_EQ(h.MaxLength(), 20000u);
+    h.Add(3, 1.0);
+    h.Add(9000, 2.0);
+    h.Add(20000, 1.0);
+    h.Add(20001, 1.0);
+    EXPECT_DOUBLE_EQ(h.Probability(9000), 2.0 / 5);
+    EXPECT_DOUBLE_EQ(h.Probability(20000), 1.0 / 5);
+    EXPECT_DOUBLE_EQ(h.Probability(12000), 0);
+    EXPECT_EQ(h.Quantile(0.2), 3u);
+    EXPECT_EQ(h.Quantile(0.6), 9000u);
+    EXPECT_EQ(h.Quantile(0.8), 20000u);
+    EXPECT_EQ(h.Quantile(1.0), 20001u);
+    const std::vector<QueueLengthHistogram::Bin> bins = h.Bins();
+    ASSERT_EQ(bins.size(), 4u);
+    EXPECT_EQ(bins[1].length, 9000u);
+    EXPECT_EQ(bins[3].length, 20001u); // the overflow bin
+    QueueLengthHistogram empty;
+    empty += h;
+    EXPECT_EQ(empty.MaxLength(), 20000u);
+    EXPECT_DOUBLE_EQ(empty.Probability(9000), 2.0 / 5);
+    QueueLengthHistogram small;
+    small.Add(1, 1.0);
+    EXPECT_THROW(small += h, std::invalid_argument);
+    h += QueueLengthHistogram();
+    EXPECT_DOUBLE_EQ(h.Seconds(), 5.0);
+    EXPECT_THROW(QueueLengthHistogram(1u << 31), std::invalid_argument);
+}
+
 TEST(QueueOccupancy, MM1LengthsAreGeometric)
 {
     // M/M/1 at rho = 0.6: R independent replications of n arrivals each,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace routertwin
@@ -292,6 +293,14 @@ RunUniformBernoulli(const FabricConfig& cfg, double load, uint64_t warmup, uint6
     const uint64_t perBatch = measure / batches;
     const uint64_t total = warmup + perBatch * batches;
     const uint64_t window = perBatch * batches;
+    // A delay is at most the run's slots (a cell enters at slot 0 or later
+    // and leaves by slot total - 1): an axis that long never overflows, so
+    // every quantile is a delay some cell had, at any load.
+    if (total >= static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    {
+        throw std::invalid_argument("warmup + measure must be below 2^31 - 1 slots");
+    }
+    r.delaySlots = QueueLengthHistogram(static_cast<unsigned>(total));
     r.drops = LossTimeline(n, static_cast<unsigned>(std::min<uint64_t>(kFabricDropBins, window)),
                            static_cast<double>(window), {"fabric_input_full"});
     std::vector<double> batchThroughput(batches, 0.0);
@@ -322,7 +331,7 @@ RunUniformBernoulli(const FabricConfig& cfg, double load, uint64_t warmup, uint6
         batchThroughput[m / perBatch] += static_cast<double>(departed.size());
         for (const FabricCell& c : departed)
         {
-            r.delaySlots.Add(static_cast<unsigned>(std::min<uint64_t>(s - c.enqueueSlot, UINT32_MAX)), 1.0);
+            r.delaySlots.Add(static_cast<unsigned>(s - c.enqueueSlot), 1.0);
         }
         double backlogPerInput = static_cast<double>(fabric.InputBacklog()) / n;
         if (m < perBatch * batches / 2)

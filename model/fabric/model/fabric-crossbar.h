@@ -130,8 +130,9 @@ struct UniformRunResult
     uint64_t inputDrops = 0;
     /// Delays (whole slots, enqueue to departure) of the cells departing in
     /// the window, one entry per cell: QueueLengthHistogram's integer axis
-    /// with cells as the weight (its "seconds"), so its quantiles are exact
-    /// whole slots and its Max() the longest delay.
+    /// with cells as the weight (its "seconds"), sized to the run's slots
+    /// (no delay is longer), so no cell lands in the overflow bin and its
+    /// quantiles are exact whole slots at any load, its Max() the longest delay.
     QueueLengthHistogram delaySlots;
     /// Cells refused by a full input buffer in the window, per input (port
     /// axis) and over the window (time axis in slots, not seconds), reason

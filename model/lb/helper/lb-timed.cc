@@ -875,6 +875,13 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
         Bad("lifetimes_ms", "a trace gives one lifetime per arrival (arrivals_s has " +
                                 std::to_string(given.arrivals.size()) + ")");
     }
+    if (!given.arrivals.empty() && c.initialConnections > 0)
+    {
+        // the trace gives every request its arrival and lifetime: requests
+        // beyond it would have neither
+        Bad("initial_connections", "a trace (arrivals_s, lifetimes_ms) gives every request; it takes no initial "
+                                   "connections (put them in the trace at time 0)");
+    }
     if (!given.arrivals.empty())
     {
         const auto n = static_cast<uint32_t>(given.arrivals.size());

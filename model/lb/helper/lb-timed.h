@@ -115,7 +115,8 @@
 //   frontend_maxconn  int, 0             requests accepted at once (0 = no frontend limit)
 //   accept_queue      int, 0             with frontend_maxconn: the listener's accept queue (backlog)
 //   initial_connections int, 0           requests arriving at time 0, before the Poisson stream (a
-//                                        large table starts near its expected occupancy, not empty)
+//                                        large table starts near its expected occupancy, not empty;
+//                                        not with a trace, which gives every request)
 //   timeline_bins     int, 60            bins of the refusal timeline over [0, end_s)
 // and the hash keys of SchedHashOptions (lb-remap.h).
 #ifndef ROUTERTWIN_LB_TIMED_H

@@ -142,6 +142,12 @@ TEST(LbTimed, BadKeysNameTheKey)
     EXPECT_EQ(Refusal({{"servers", Int(2)}, {"server", Int(2)}}).rfind("key 'server': ", 0), 0u);
     // cookie persistence without a client count: blamed on the count
     EXPECT_EQ(Refusal({{"persistence", Str("cookie")}}).rfind("key 'clients': ", 0), 0u);
+    // a trace gives every request: no initial connections beside it
+    EXPECT_EQ(Refusal({{"initial_connections", Int(3)},
+                       {"arrivals_s", ConfigValue(std::map<std::string, double>{{"0", 0.5}})},
+                       {"lifetimes_ms", ConfigValue(std::map<std::string, double>{{"0", 100}})}})
+                  .rfind("key 'initial_connections': ", 0),
+              0u);
 }
 
 } // namespace

@@ -286,6 +286,7 @@ class TimedRun
         uint32_t server = kNone; ///< the server whose queue holds it; kNone: the backend queue
         bool direct = false;     ///< sent by its cookie (HAProxy SF_DIRECT)
         bool waited = false;     ///< counted in queued
+        bool queued = false;     ///< in a server's or the backend queue now
         int64_t queueKeyMs = 0;   ///< when it entered its queue, in whole ms: HAProxy's key (pendconn_add, now_ms)
         double firstQueuedAt = 0; ///< when it first waited (its wait spans a redistribution)
         std::list<uint64_t>::iterator at;
@@ -388,6 +389,7 @@ class TimedRun
 
     void NewRequest()
     {
+        EndDue(); // connection ends at this instant come first (lb-timed.h)
         m_r.requests++;
         const double now = Now();
         m_r.beforeRequests += InBefore(now);
@@ -567,6 +569,7 @@ class TimedRun
         q.server = server;
         q.queueKeyMs = Simulator::Now().GetMilliSeconds();
         q.at = l.insert(l.end(), id);
+        q.queued = true;
         FirstQueued(q);
         if (server == kNone)
         {
@@ -586,11 +589,20 @@ class TimedRun
     {
         Request& q = m_requests[id];
         (q.server == kNone ? m_backend : m_queue[q.server]).erase(q.at);
+        q.queued = false;
         q.timeout.Cancel();
     }
 
     void QueueTimeout(uint64_t id)
     {
+        // Connection ends at this instant come first (lb-timed.h): a slot one
+        // of them frees takes the request before its timeout is looked at
+        // (back_handle_st_que: pendconn_dequeue before SF_CONN_EXP).
+        EndDue();
+        if (!m_requests[id].queued)
+        {
+            return;
+        }
         Unqueue(id);
         m_r.queueTimeouts++;
         Refused(kQueueTimeout);
@@ -663,16 +675,23 @@ class TimedRun
         m_closes.push({at, m_closeSeq++, conn});
         if (m_closing || (!m_closeEvent.IsExpired() && m_closeEventAt <= at))
         {
-            return; // CloseDue, running or pending, comes first and schedules what follows
+            return; // EndDue, running or pending, comes first and schedules what follows
         }
         m_closeEvent.Cancel();
         m_closeEventAt = at;
-        m_closeEvent = Simulator::Schedule(lifetime, &TimedRun::CloseDue, this);
+        m_closeEvent = Simulator::Schedule(lifetime, &TimedRun::EndDue, this);
     }
 
-    /// Ends every connection due now, then schedules the next end.
-    void CloseDue()
+    /// Ends every connection due now, then schedules the next end. Run by
+    /// the close event and first thing by every arrival and queue timeout,
+    /// so that at one instant the ends come before them whenever the close
+    /// event was last scheduled.
+    void EndDue()
     {
+        if (m_closing)
+        {
+            return; // already ending them, further up the stack
+        }
         const int64_t now = Simulator::Now().GetTimeStep();
         m_closing = true;
         while (!m_closes.empty() && m_closes.top().at <= now)
@@ -682,10 +701,11 @@ class TimedRun
             Close(conn);
         }
         m_closing = false;
-        if (!m_closes.empty())
+        if (!m_closes.empty() && (m_closeEvent.IsExpired() || m_closeEventAt != m_closes.top().at))
         {
+            m_closeEvent.Cancel();
             m_closeEventAt = m_closes.top().at;
-            m_closeEvent = Simulator::Schedule(TimeStep(m_closeEventAt - now), &TimedRun::CloseDue, this);
+            m_closeEvent = Simulator::Schedule(TimeStep(m_closeEventAt - now), &TimedRun::EndDue, this);
         }
     }
 
@@ -744,6 +764,7 @@ class TimedRun
     {
         const uint32_t d = m_c.server;
         const uint64_t now = static_cast<uint64_t>(Now() * 1000.0);
+        EndDue(); // connection ends at this instant come first (lb-timed.h)
         m_acted = true;
         if (m_c.action == "drain")
         {
@@ -808,6 +829,7 @@ class TimedRun
 
     void Sample()
     {
+        EndDue(); // connection ends at this instant come first (lb-timed.h)
         m_r.samples.push_back(m_active[m_c.server]);
     }
 
@@ -834,9 +856,9 @@ class TimedRun
     bool m_accepting = false; ///< AcceptWaiting is running
     std::priority_queue<PendingClose, std::vector<PendingClose>, std::greater<PendingClose>> m_closes;
     uint64_t m_closeSeq = 0;
-    EventId m_closeEvent;       ///< CloseDue at m_closeEventAt
+    EventId m_closeEvent;       ///< EndDue at m_closeEventAt
     int64_t m_closeEventAt = 0;
-    bool m_closing = false;     ///< CloseDue is running
+    bool m_closing = false;     ///< EndDue is running
     LbTimedResult m_r;
 };
 

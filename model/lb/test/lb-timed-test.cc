@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace routertwin
 {
@@ -76,6 +77,57 @@ TEST(LbTimed, BackendQueueTimesOutTheLastTwo)
     EXPECT_EQ(r.refusals.Reasons()[0], "queue_timeout");
     EXPECT_EQ(r.refusals.At(0, 9, 0), 2.0);
     EXPECT_EQ(r.refusals.Total(), 2.0);
+}
+
+/// A trace on `servers` servers of maxconn 1 each, no action, to end_s 5:
+/// request k arrives at at[k] s and holds its connection hold[k] ms.
+LbTimedResult
+Trace(const std::vector<double>& at, const std::vector<double>& hold, uint32_t servers, Keys keys)
+{
+    std::map<std::string, double> arrivals, lifetimes, maxconn;
+    for (size_t k = 0; k < at.size(); ++k)
+    {
+        arrivals[std::to_string(k)] = at[k];
+        lifetimes[std::to_string(k)] = hold[k];
+    }
+    for (uint32_t i = 0; i < servers; ++i)
+    {
+        maxconn[std::to_string(i)] = 1;
+    }
+    keys.insert({{"servers", Int(servers)},
+                 {"maxconn", ConfigValue(maxconn)},
+                 {"action", Str("none")},
+                 {"warmup_s", Num(0)},
+                 {"at_s", Num(0)},
+                 {"settle_s", Num(0)},
+                 {"end_s", Num(5)},
+                 {"arrivals_s", ConfigValue(arrivals)},
+                 {"lifetimes_ms", ConfigValue(lifetimes)}});
+    return RunLbTimed(LbTimedConfig::FromKeys(keys));
+}
+
+// A connection end and a queue timeout (600 ms) on the same instant: the end
+// comes first and its slot serves the request, however the engine's close
+// event was last scheduled. Two servers of maxconn 1.
+// A: requests at 0, 100, 150, 200 ms holding 250, 700, 1000, 100 ms: 0 and
+//    1 take the servers, 2 and 3 queue; 0 ends at 250 ms and its server takes
+//    2 (waited 100 ms); 1 ends at 800 ms, when 3's timeout expires: 3 gets the
+//    slot after 600 ms.
+// B: requests at 0, 100, 200 ms holding 1000, 700, 100 ms: 2 queues, and 1's
+//    end at 800 ms meets its timeout: served after 600 ms.
+TEST(LbTimed, ConnectionEndBeatsQueueTimeoutAtTheSameInstant)
+{
+    const Keys keys{{"scheduler", Str("roundrobin")}, {"timeout_queue_ms", Int(600)}};
+    const LbTimedResult a = Trace({0, 0.1, 0.15, 0.2}, {250, 700, 1000, 100}, 2, keys);
+    EXPECT_EQ(a.served, 4u);
+    EXPECT_EQ(a.queued, 2u);
+    EXPECT_EQ(a.queueTimeouts, 0u);
+    EXPECT_NEAR(a.queueWaitMeanMs, (100.0 + 600.0) / 2, 1e-6);
+    const LbTimedResult b = Trace({0, 0.1, 0.2}, {1000, 700, 100}, 2, keys);
+    EXPECT_EQ(b.served, 3u);
+    EXPECT_EQ(b.queued, 1u);
+    EXPECT_EQ(b.queueTimeouts, 0u);
+    EXPECT_NEAR(b.queueWaitMeanMs, 600.0, 1e-6);
 }
 
 // balance source with one client: every request hashes to one server, which

@@ -766,6 +766,11 @@ class TimedRun
         const uint64_t now = static_cast<uint64_t>(Now() * 1000.0);
         EndDue(); // connection ends at this instant come first (lb-timed.h)
         m_acted = true;
+        // The accept queue waits until the action is done: a 503 given to a
+        // redistributed request frees a frontend place, but the requests
+        // redistributed, older, are reassigned and the server's queue served
+        // before the listener resumes.
+        m_accepting = true;
         if (m_c.action == "drain")
         {
             dp_sched_set_state(m_pool, d, DP_SCHED_DRAINING, now, nullptr);
@@ -775,7 +780,6 @@ class TimedRun
             // what it still has to finish (the drain's closed form takes N0
             // as its connections): the requests redistributed are not its
             m_r.n0 = m_active[d] + static_cast<uint32_t>(m_queue[d].size());
-            CheckDrained();
         }
         else if (m_c.action == "remove")
         {
@@ -801,13 +805,15 @@ class TimedRun
             // takes its own queue whatever the server's state; only the
             // backend queue needs it usable).
             Dequeue(d);
-            AcceptWaiting();
         }
         else if (m_c.action == "add")
         {
             AddServer(m_c.servers);
             Dequeue(m_c.servers); // pendconn_grab_from_px
         }
+        m_accepting = false;
+        AcceptWaiting();
+        CheckDrained(); // a cookie may have brought the drained server a request from the accept queue
     }
 
     /// pendconn_redistribute (src/queue.c), called by srv_update_status when

@@ -130,6 +130,34 @@ TEST(LbTimed, ConnectionEndBeatsQueueTimeoutAtTheSameInstant)
     EXPECT_NEAR(b.queueWaitMeanMs, 600.0, 1e-6);
 }
 
+// Drain with redispatch, frontend limit 3 and an accept queue of 1, one server
+// of maxconn 1: request 0 (0 s, 2000 ms) holds it, 1 and 2 (cookie 0) queue on
+// it, 3 (cookie 0, 0.3 s, 500 ms) waits in the accept queue. At the drain
+// (1 s) 1 and 2 go back to the balancer and get a 503 (no usable server),
+// which frees two frontend places; 3 is accepted only after them, so the
+// server holds N0 = 1 (its connection) when the drain starts. 3 follows its
+// cookie to the draining server, queues, gets the slot at 2 s and ends at
+// 2.5 s: the drain takes 1.5 s.
+TEST(LbTimed, DrainRedistributesBeforeTheAcceptQueueResumes)
+{
+    const LbTimedResult r = Trace(
+        {0, 0.1, 0.2, 0.3}, {2000, 100, 100, 500}, 1,
+        {{"action", Str("drain")},
+         {"server", Int(0)},
+         {"at_s", Num(1)},
+         {"redispatch", ConfigValue(true)},
+         {"frontend_maxconn", Int(3)},
+         {"accept_queue", Int(1)},
+         {"cookies", ConfigValue(std::map<std::string, double>{{"0", -1}, {"1", 0}, {"2", 0}, {"3", 0}})}});
+    EXPECT_EQ(r.refusedNoServer, 2u);
+    EXPECT_EQ(r.refusedFrontend, 0u);
+    EXPECT_EQ(r.served, 2u);
+    EXPECT_EQ(r.queued, 3u);
+    EXPECT_EQ(r.n0, 1u);
+    EXPECT_EQ(r.drainingNew, 1u);
+    EXPECT_NEAR(r.drainS, 1.5, 1e-9);
+}
+
 // balance source with one client: every request hashes to one server, which
 // queues up to maxqueue 3 on itself; the other 5 get a 503 at once.
 TEST(LbTimed, MaxqueueRefusesAHashedRequest)

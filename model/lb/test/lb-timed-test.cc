@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace routertwin
@@ -70,9 +71,8 @@ TEST(LbTimed, BackendQueueTimesOutTheLastTwo)
     EXPECT_EQ(r.backendQueueMax, 6u);
     EXPECT_EQ(r.serverQueueMax, 0u);
     EXPECT_NEAR(r.queueWaitMeanMs, 460.0, 1e-6);
-    // the four waits, 460 ms each, in the histogram; its percentiles clamp to the exact 460 ms
+    // the four waits, 460 ms each, in the histogram (its percentiles: WaitsOfASingleServerQueue)
     EXPECT_EQ(r.queueWait.Count(), 4.0);
-    EXPECT_NEAR(r.queueWait.Quantile(0.99), 0.460, 1e-12);
     // the two 503s at 780 and 790 ms: bin 9 of 60 bins of 83.3 ms, reason queue_timeout
     EXPECT_EQ(r.refusals.Reasons()[0], "queue_timeout");
     EXPECT_EQ(r.refusals.At(0, 9, 0), 2.0);
@@ -104,6 +104,25 @@ Trace(const std::vector<double>& at, const std::vector<double>& hold, uint32_t s
                  {"arrivals_s", ConfigValue(arrivals)},
                  {"lifetimes_ms", ConfigValue(lifetimes)}});
     return RunLbTimed(LbTimedConfig::FromKeys(keys));
+}
+
+// One server of maxconn 1, requests 100 ms apart holding 500 ms each: request
+// k > 0 gets the slot at 500 k ms, after waiting 400 k ms: 400, 800, 1200,
+// 1600 ms. Type-1 quantiles of those four: q 0.25 -> 400, 0.5 -> 800,
+// 0.75 -> 1200, 0.99 -> 1600 ms, each read within one histogram bin.
+TEST(LbTimed, WaitsOfASingleServerQueue)
+{
+    const LbTimedResult r = Trace({0, 0.1, 0.2, 0.3, 0.4}, {500, 500, 500, 500, 500}, 1, {});
+    EXPECT_EQ(r.served, 5u);
+    EXPECT_EQ(r.queued, 4u);
+    EXPECT_EQ(r.queueWait.Count(), 4.0);
+    EXPECT_NEAR(r.queueWaitMeanMs, 1000.0, 1e-6);
+    EXPECT_NEAR(r.queueWait.Min(), 0.4, 1e-9);
+    EXPECT_NEAR(r.queueWait.Max(), 1.6, 1e-9);
+    for (const auto& [q, exact] : std::vector<std::pair<double, double>>{{0.25, 0.4}, {0.5, 0.8}, {0.75, 1.2}, {0.99, 1.6}})
+    {
+        EXPECT_NEAR(r.queueWait.Quantile(q), exact, LatencyHistogram::BinWidthAt(exact)) << "q " << q;
+    }
 }
 
 // A connection end and a queue timeout (600 ms) on the same instant: the end

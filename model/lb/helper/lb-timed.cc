@@ -591,6 +591,7 @@ class TimedRun
         (q.server == kNone ? m_backend : m_queue[q.server]).erase(q.at);
         q.queued = false;
         q.timeout.Cancel();
+        q.timeout = EventId(); // a table of millions of requests keeps no spent event each
     }
 
     void QueueTimeout(uint64_t id)

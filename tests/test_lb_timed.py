@@ -210,6 +210,9 @@ def test_same_seed_same_result_and_bad_keys_name_the_key():
         timed(**dict(keys, arrivals_s={"1": 2.0, "01": 1.0}, lifetimes_ms={"0": 5.0, "1": 5.0}))
     with pytest.raises(ValueError, match=r"key 'weights': '\+1'"):
         timed(**dict(keys, weights={"1": 2.0, "+1": 1.0}))
+    # a trace gives every request: initial connections beyond it would have no lifetime in it
+    with pytest.raises(ValueError, match=r"key 'initial_connections': a trace"):
+        timed(**dict(keys, initial_connections=3, arrivals_s={"0": 0.5}, lifetimes_ms={"0": 100.0}))
 
 
 BALANCED = """

@@ -286,6 +286,7 @@ class TimedRun
         uint32_t server = kNone; ///< the server whose queue holds it; kNone: the backend queue
         bool direct = false;     ///< sent by its cookie (HAProxy SF_DIRECT)
         bool waited = false;     ///< counted in queued
+        bool queued = false;     ///< in a server's or the backend queue now
         int64_t queueKeyMs = 0;   ///< when it entered its queue, in whole ms: HAProxy's key (pendconn_add, now_ms)
         double firstQueuedAt = 0; ///< when it first waited (its wait spans a redistribution)
         std::list<uint64_t>::iterator at;
@@ -388,6 +389,7 @@ class TimedRun
 
     void NewRequest()
     {
+        EndDue(); // connection ends at this instant come first (lb-timed.h)
         m_r.requests++;
         const double now = Now();
         m_r.beforeRequests += InBefore(now);
@@ -567,6 +569,7 @@ class TimedRun
         q.server = server;
         q.queueKeyMs = Simulator::Now().GetMilliSeconds();
         q.at = l.insert(l.end(), id);
+        q.queued = true;
         FirstQueued(q);
         if (server == kNone)
         {
@@ -586,11 +589,21 @@ class TimedRun
     {
         Request& q = m_requests[id];
         (q.server == kNone ? m_backend : m_queue[q.server]).erase(q.at);
+        q.queued = false;
         q.timeout.Cancel();
+        q.timeout = EventId(); // a table of millions of requests keeps no spent event each
     }
 
     void QueueTimeout(uint64_t id)
     {
+        // Connection ends at this instant come first (lb-timed.h): a slot one
+        // of them frees takes the request before its timeout is looked at
+        // (back_handle_st_que: pendconn_dequeue before SF_CONN_EXP).
+        EndDue();
+        if (!m_requests[id].queued)
+        {
+            return;
+        }
         Unqueue(id);
         m_r.queueTimeouts++;
         Refused(kQueueTimeout);
@@ -663,16 +676,23 @@ class TimedRun
         m_closes.push({at, m_closeSeq++, conn});
         if (m_closing || (!m_closeEvent.IsExpired() && m_closeEventAt <= at))
         {
-            return; // CloseDue, running or pending, comes first and schedules what follows
+            return; // EndDue, running or pending, comes first and schedules what follows
         }
         m_closeEvent.Cancel();
         m_closeEventAt = at;
-        m_closeEvent = Simulator::Schedule(lifetime, &TimedRun::CloseDue, this);
+        m_closeEvent = Simulator::Schedule(lifetime, &TimedRun::EndDue, this);
     }
 
-    /// Ends every connection due now, then schedules the next end.
-    void CloseDue()
+    /// Ends every connection due now, then schedules the next end. Run by
+    /// the close event and first thing by every arrival and queue timeout,
+    /// so that at one instant the ends come before them whenever the close
+    /// event was last scheduled.
+    void EndDue()
     {
+        if (m_closing)
+        {
+            return; // already ending them, further up the stack
+        }
         const int64_t now = Simulator::Now().GetTimeStep();
         m_closing = true;
         while (!m_closes.empty() && m_closes.top().at <= now)
@@ -682,10 +702,11 @@ class TimedRun
             Close(conn);
         }
         m_closing = false;
-        if (!m_closes.empty())
+        if (!m_closes.empty() && (m_closeEvent.IsExpired() || m_closeEventAt != m_closes.top().at))
         {
+            m_closeEvent.Cancel();
             m_closeEventAt = m_closes.top().at;
-            m_closeEvent = Simulator::Schedule(TimeStep(m_closeEventAt - now), &TimedRun::CloseDue, this);
+            m_closeEvent = Simulator::Schedule(TimeStep(m_closeEventAt - now), &TimedRun::EndDue, this);
         }
     }
 
@@ -744,7 +765,13 @@ class TimedRun
     {
         const uint32_t d = m_c.server;
         const uint64_t now = static_cast<uint64_t>(Now() * 1000.0);
+        EndDue(); // connection ends at this instant come first (lb-timed.h)
         m_acted = true;
+        // The accept queue waits until the action is done: a 503 given to a
+        // redistributed request frees a frontend place, but the requests
+        // redistributed, older, are reassigned and the server's queue served
+        // before the listener resumes.
+        m_accepting = true;
         if (m_c.action == "drain")
         {
             dp_sched_set_state(m_pool, d, DP_SCHED_DRAINING, now, nullptr);
@@ -754,7 +781,6 @@ class TimedRun
             // what it still has to finish (the drain's closed form takes N0
             // as its connections): the requests redistributed are not its
             m_r.n0 = m_active[d] + static_cast<uint32_t>(m_queue[d].size());
-            CheckDrained();
         }
         else if (m_c.action == "remove")
         {
@@ -780,13 +806,15 @@ class TimedRun
             // takes its own queue whatever the server's state; only the
             // backend queue needs it usable).
             Dequeue(d);
-            AcceptWaiting();
         }
         else if (m_c.action == "add")
         {
             AddServer(m_c.servers);
             Dequeue(m_c.servers); // pendconn_grab_from_px
         }
+        m_accepting = false;
+        AcceptWaiting();
+        CheckDrained(); // a cookie may have brought the drained server a request from the accept queue
     }
 
     /// pendconn_redistribute (src/queue.c), called by srv_update_status when
@@ -808,6 +836,7 @@ class TimedRun
 
     void Sample()
     {
+        EndDue(); // connection ends at this instant come first (lb-timed.h)
         m_r.samples.push_back(m_active[m_c.server]);
     }
 
@@ -834,9 +863,9 @@ class TimedRun
     bool m_accepting = false; ///< AcceptWaiting is running
     std::priority_queue<PendingClose, std::vector<PendingClose>, std::greater<PendingClose>> m_closes;
     uint64_t m_closeSeq = 0;
-    EventId m_closeEvent;       ///< CloseDue at m_closeEventAt
+    EventId m_closeEvent;       ///< EndDue at m_closeEventAt
     int64_t m_closeEventAt = 0;
-    bool m_closing = false;     ///< CloseDue is running
+    bool m_closing = false;     ///< EndDue is running
     LbTimedResult m_r;
 };
 
@@ -874,6 +903,13 @@ LbTimedConfig::FromKeys(const std::map<std::string, ConfigValue>& keys)
     {
         Bad("lifetimes_ms", "a trace gives one lifetime per arrival (arrivals_s has " +
                                 std::to_string(given.arrivals.size()) + ")");
+    }
+    if (!given.arrivals.empty() && c.initialConnections > 0)
+    {
+        // the trace gives every request its arrival and lifetime: requests
+        // beyond it would have neither
+        Bad("initial_connections", "a trace (arrivals_s, lifetimes_ms) gives every request; it takes no initial "
+                                   "connections (put them in the trace at time 0)");
     }
     if (!given.arrivals.empty())
     {

@@ -58,6 +58,13 @@
 //   - a request still queued timeout_queue_ms after it was queued gets a 503
 //     (timeout queue; HAProxy's default is timeout connect, the Python side
 //     applies it; 0 = no timeout, as HAProxy's tick_add_ifset).
+//   - at one instant the connections ending at it end first (in the order
+//     they opened), before the arrivals, queue timeouts, the action and the
+//     samples falling on it, whatever was scheduled when: a slot freed at
+//     the instant a queued request's timeout expires serves it (HAProxy's
+//     back_handle_st_que takes a request pendconn_dequeue already took out
+//     of the queue before it looks at the expired timeout), and an arrival
+//     at the instant a connection ends finds its slot free.
 //
 // In front of all that, a frontend limit (frontend_maxconn > 0): at most
 // that many requests are accepted at once, from their accept until they end
@@ -115,7 +122,8 @@
 //   frontend_maxconn  int, 0             requests accepted at once (0 = no frontend limit)
 //   accept_queue      int, 0             with frontend_maxconn: the listener's accept queue (backlog)
 //   initial_connections int, 0           requests arriving at time 0, before the Poisson stream (a
-//                                        large table starts near its expected occupancy, not empty)
+//                                        large table starts near its expected occupancy, not empty;
+//                                        not with a trace, which gives every request)
 //   timeline_bins     int, 60            bins of the refusal timeline over [0, end_s)
 // and the hash keys of SchedHashOptions (lb-remap.h).
 #ifndef ROUTERTWIN_LB_TIMED_H

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace routertwin
 {
@@ -69,13 +71,110 @@ TEST(LbTimed, BackendQueueTimesOutTheLastTwo)
     EXPECT_EQ(r.backendQueueMax, 6u);
     EXPECT_EQ(r.serverQueueMax, 0u);
     EXPECT_NEAR(r.queueWaitMeanMs, 460.0, 1e-6);
-    // the four waits, 460 ms each, in the histogram; its percentiles clamp to the exact 460 ms
+    // the four waits, 460 ms each, in the histogram (its percentiles: WaitsOfASingleServerQueue)
     EXPECT_EQ(r.queueWait.Count(), 4.0);
-    EXPECT_NEAR(r.queueWait.Quantile(0.99), 0.460, 1e-12);
     // the two 503s at 780 and 790 ms: bin 9 of 60 bins of 83.3 ms, reason queue_timeout
     EXPECT_EQ(r.refusals.Reasons()[0], "queue_timeout");
     EXPECT_EQ(r.refusals.At(0, 9, 0), 2.0);
     EXPECT_EQ(r.refusals.Total(), 2.0);
+}
+
+/// A trace on `servers` servers of maxconn 1 each, no action, to end_s 5:
+/// request k arrives at at[k] s and holds its connection hold[k] ms.
+LbTimedResult
+Trace(const std::vector<double>& at, const std::vector<double>& hold, uint32_t servers, Keys keys)
+{
+    std::map<std::string, double> arrivals, lifetimes, maxconn;
+    for (size_t k = 0; k < at.size(); ++k)
+    {
+        arrivals[std::to_string(k)] = at[k];
+        lifetimes[std::to_string(k)] = hold[k];
+    }
+    for (uint32_t i = 0; i < servers; ++i)
+    {
+        maxconn[std::to_string(i)] = 1;
+    }
+    keys.insert({{"servers", Int(servers)},
+                 {"maxconn", ConfigValue(maxconn)},
+                 {"action", Str("none")},
+                 {"warmup_s", Num(0)},
+                 {"at_s", Num(0)},
+                 {"settle_s", Num(0)},
+                 {"end_s", Num(5)},
+                 {"arrivals_s", ConfigValue(arrivals)},
+                 {"lifetimes_ms", ConfigValue(lifetimes)}});
+    return RunLbTimed(LbTimedConfig::FromKeys(keys));
+}
+
+// One server of maxconn 1, requests 100 ms apart holding 500 ms each: request
+// k > 0 gets the slot at 500 k ms, after waiting 400 k ms: 400, 800, 1200,
+// 1600 ms. Type-1 quantiles of those four: q 0.25 -> 400, 0.5 -> 800,
+// 0.75 -> 1200, 0.99 -> 1600 ms, each read within one histogram bin.
+TEST(LbTimed, WaitsOfASingleServerQueue)
+{
+    const LbTimedResult r = Trace({0, 0.1, 0.2, 0.3, 0.4}, {500, 500, 500, 500, 500}, 1, {});
+    EXPECT_EQ(r.served, 5u);
+    EXPECT_EQ(r.queued, 4u);
+    EXPECT_EQ(r.queueWait.Count(), 4.0);
+    EXPECT_NEAR(r.queueWaitMeanMs, 1000.0, 1e-6);
+    EXPECT_NEAR(r.queueWait.Min(), 0.4, 1e-9);
+    EXPECT_NEAR(r.queueWait.Max(), 1.6, 1e-9);
+    for (const auto& [q, exact] : std::vector<std::pair<double, double>>{{0.25, 0.4}, {0.5, 0.8}, {0.75, 1.2}, {0.99, 1.6}})
+    {
+        EXPECT_NEAR(r.queueWait.Quantile(q), exact, LatencyHistogram::BinWidthAt(exact)) << "q " << q;
+    }
+}
+
+// A connection end and a queue timeout (600 ms) on the same instant: the end
+// comes first and its slot serves the request, however the engine's close
+// event was last scheduled. Two servers of maxconn 1.
+// A: requests at 0, 100, 150, 200 ms holding 250, 700, 1000, 100 ms: 0 and
+//    1 take the servers, 2 and 3 queue; 0 ends at 250 ms and its server takes
+//    2 (waited 100 ms); 1 ends at 800 ms, when 3's timeout expires: 3 gets the
+//    slot after 600 ms.
+// B: requests at 0, 100, 200 ms holding 1000, 700, 100 ms: 2 queues, and 1's
+//    end at 800 ms meets its timeout: served after 600 ms.
+TEST(LbTimed, ConnectionEndBeatsQueueTimeoutAtTheSameInstant)
+{
+    const Keys keys{{"scheduler", Str("roundrobin")}, {"timeout_queue_ms", Int(600)}};
+    const LbTimedResult a = Trace({0, 0.1, 0.15, 0.2}, {250, 700, 1000, 100}, 2, keys);
+    EXPECT_EQ(a.served, 4u);
+    EXPECT_EQ(a.queued, 2u);
+    EXPECT_EQ(a.queueTimeouts, 0u);
+    EXPECT_NEAR(a.queueWaitMeanMs, (100.0 + 600.0) / 2, 1e-6);
+    const LbTimedResult b = Trace({0, 0.1, 0.2}, {1000, 700, 100}, 2, keys);
+    EXPECT_EQ(b.served, 3u);
+    EXPECT_EQ(b.queued, 1u);
+    EXPECT_EQ(b.queueTimeouts, 0u);
+    EXPECT_NEAR(b.queueWaitMeanMs, 600.0, 1e-6);
+}
+
+// Drain with redispatch, frontend limit 3 and an accept queue of 1, one server
+// of maxconn 1: request 0 (0 s, 2000 ms) holds it, 1 and 2 (cookie 0) queue on
+// it, 3 (cookie 0, 0.3 s, 500 ms) waits in the accept queue. At the drain
+// (1 s) 1 and 2 go back to the balancer and get a 503 (no usable server),
+// which frees two frontend places; 3 is accepted only after them, so the
+// server holds N0 = 1 (its connection) when the drain starts. 3 follows its
+// cookie to the draining server, queues, gets the slot at 2 s and ends at
+// 2.5 s: the drain takes 1.5 s.
+TEST(LbTimed, DrainRedistributesBeforeTheAcceptQueueResumes)
+{
+    const LbTimedResult r = Trace(
+        {0, 0.1, 0.2, 0.3}, {2000, 100, 100, 500}, 1,
+        {{"action", Str("drain")},
+         {"server", Int(0)},
+         {"at_s", Num(1)},
+         {"redispatch", ConfigValue(true)},
+         {"frontend_maxconn", Int(3)},
+         {"accept_queue", Int(1)},
+         {"cookies", ConfigValue(std::map<std::string, double>{{"0", -1}, {"1", 0}, {"2", 0}, {"3", 0}})}});
+    EXPECT_EQ(r.refusedNoServer, 2u);
+    EXPECT_EQ(r.refusedFrontend, 0u);
+    EXPECT_EQ(r.served, 2u);
+    EXPECT_EQ(r.queued, 3u);
+    EXPECT_EQ(r.n0, 1u);
+    EXPECT_EQ(r.drainingNew, 1u);
+    EXPECT_NEAR(r.drainS, 1.5, 1e-9);
 }
 
 // balance source with one client: every request hashes to one server, which
@@ -142,6 +241,12 @@ TEST(LbTimed, BadKeysNameTheKey)
     EXPECT_EQ(Refusal({{"servers", Int(2)}, {"server", Int(2)}}).rfind("key 'server': ", 0), 0u);
     // cookie persistence without a client count: blamed on the count
     EXPECT_EQ(Refusal({{"persistence", Str("cookie")}}).rfind("key 'clients': ", 0), 0u);
+    // a trace gives every request: no initial connections beside it
+    EXPECT_EQ(Refusal({{"initial_connections", Int(3)},
+                       {"arrivals_s", ConfigValue(std::map<std::string, double>{{"0", 0.5}})},
+                       {"lifetimes_ms", ConfigValue(std::map<std::string, double>{{"0", 100}})}})
+                  .rfind("key 'initial_connections': ", 0),
+              0u);
 }
 
 } // namespace

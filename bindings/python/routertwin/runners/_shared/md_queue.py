@@ -62,7 +62,7 @@ ratio is reached to double precision within ~100 weights at every rho
 tried (0.01 .. 100), and 20000 are computed before it is used.
 
 Loads too close to 1 for the truncated distribution (rho above about
-0.99914 with one server: MAX_STATES_MD1; above about 0.9942 with four
+0.9991 with one server: MAX_STATES_MD1; above about 0.9942 with four
 servers: MAX_STATES) raise ValueError; the blocking is still computed there.
 """
 
@@ -77,7 +77,7 @@ TAIL = 1e-15
 # Largest truncated chain solved (c > 1: a dense matrix of this side, 72 MB).
 MAX_STATES = 3000
 # Longest M/D/1 recursion (O(n^2): 20000 states take 0.2 s of CPU, measured
-# on the 2-core build host), enough up to rho = 0.99914 (the states needed
+# on the 2-core build host), enough up to rho = 0.9991 (the states needed
 # grow like 17 / (1 - rho)).
 MAX_STATES_MD1 = 20_000
 
@@ -264,12 +264,11 @@ def md1k_blocking(a: float, k: int) -> float:
     a = lam d, room for k customers in the system (waiting and in service)."""
     if k < 1:
         raise ValueError("M/D/1/K needs room for at least one customer")
-    if k == 1:
-        return a / (1.0 + a)  # M/G/1/1: lost iff the server is busy
     if a > 700.0:
-        # pi_0 <= d_0 / d_1 = e^-a / (1 - e^-a) < 1e-304, below the rounding
-        # of 1 - 1/a (and e^-a would underflow in the recursion past 745)
-        return 1.0 - 1.0 / a
+        # e^-a would underflow in the recursion past 745. K = 1 is M/G/1/1
+        # (lost iff the server is busy); past it pi_0 <= d_0 / d_1 =
+        # e^-a / (1 - e^-a) < 1e-304, below the rounding of 1 - 1/a.
+        return a / (1.0 + a) if k == 1 else 1.0 - 1.0 / a
     # Weights d_0..d_{m-1} exactly; d_i = d_{m-1} e^{(i - m + 1) L} past them.
     need = k + states_needed(a, 1) if a < 1.0 else k
     m = min(need, MAX_STATES_MD1)

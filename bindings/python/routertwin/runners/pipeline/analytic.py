@@ -156,14 +156,22 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
       every single station (core time / c above each): M/D/c of the cores
       alone, an approximation (the single stations' waits are left out);
       no distribution when the egress wire is slower than the cores and
-      they slower than what feeds them. Loss with one core: M/D/1/K blocking,
-      K the input buffer plus the packet in service (the engine admits a
-      packet while fewer than the buffer's packets wait for a core); with
-      several cores none is given below saturation (M/D/c/K is not solved
-      here). The buffer is taken infinite for the waits, so there is no
-      maximum: `latency_max_us` is absent. A load within 0.1 % of the
-      slowest station's capacity has no distribution here (md_queue's
-      truncation): its mean and loss are reported, no percentiles.
+      they slower than what feeds them. Loss with one core: M/D/1/K blocking
+      of the slowest station served out of the input queue (the engine
+      holds a packet there until it starts on the core, so the packet-input
+      engine, the memory and the core; pipeline-engine.cc), K the input
+      buffer plus the packet in service (the engine admits a packet while
+      fewer than the buffer's packets wait for a core). None when those
+      stations are all faster than the tester's wire: it spaces the frames
+      and none waits in the box; the tester's queue is not the box's buffer,
+      and the egress side is unbounded (pipeline-engine.h), so neither wire
+      loses a frame. With several cores none is given below saturation
+      (M/D/c/K is not solved here). The buffer is taken infinite for the
+      waits, so there is no maximum: `latency_max_us` is absent. A load too
+      close to the slowest station's capacity has no distribution here
+      (md_queue's truncation: above rho ~0.9991 with one server, ~0.9942
+      with four cores): its mean and loss are reported, no percentiles; for
+      M/D/c the mean there is Cosmetatos' approximation (mdc_mean_wait).
     """
     one_size = len(r.frames) == 1 and r.trace is None
     simple = contention == "none" and r.lock_s == 0 and r.section_s == 0 and one_size
@@ -178,8 +186,9 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     # frames spaced by a slower station ahead: D/D/c); its slowest station d.
     chain = c == 1 or r.core_s / c <= before
     d = max(before, st["wire_out"], r.core_s if c == 1 else 0.0)
-    if arrivals == "poisson" and c == 1:
-        loss = md1k_blocking(offered * d, r.plat.input_buffer_packets + 1)
+    in_box = max(st["packet_input"], st["memory"], r.core_s)  # the stations the input queue feeds
+    if arrivals == "poisson" and c == 1 and in_box > st["wire_in"]:
+        loss = md1k_blocking(offered * in_box, r.plat.input_buffer_packets + 1)
     if saturated or arrivals == "constant" or (chain and d == st["wire_in"]):
         # (the last: the tester's wire is the slowest station and spaces the
         # frames for every other: none waits in the box)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -16,6 +17,7 @@ from test_md_queue import md1k_blocking_exact
 from routertwin.distributions import latency_plot, quantile
 from routertwin.progress import silent
 from routertwin.runners import pipeline
+from routertwin.runners._shared.md_queue import lattice_chain, states_needed
 from routertwin.runners.pipeline.analytic import analytic, station_times
 from routertwin.runners.pipeline.profiles import load_profiles
 from routertwin.runners.pipeline.resolve import resolve_case
@@ -157,3 +159,20 @@ def test_a_wire_slower_than_every_station_in_the_box_loses_nothing():
         m = analytic(dataclasses.replace(r, offered_load=load), "none", "poisson").metrics
         assert m["loss_pct"] == 0.0, load
         assert m["latency_p50_us"] == m["latency_p999_us"] == m["latency_max_us"] == m["latency_avg_us"]
+
+
+def test_four_cores_near_capacity_keep_queueing_in_the_mean():
+    """Four cores, Poisson: at rho 0.994 M/D/4's chain fits md_queue's 3000
+    states (2897), at 0.995 it needs 3473, so there the mean wait is
+    Cosmetatos' approximation (no percentiles). It must not fall back to the
+    no-wait latency: it grows with the load, and matches the exact chain
+    solved here with the states it needs to 1e-5 (Cosmetatos' error at four
+    cores near capacity: 1.4e-6)."""
+    low = case_at(0.994, method="analytic", arrivals="poisson", cores=4).metrics
+    high = case_at(0.995, method="analytic", arrivals="poisson", cores=4).metrics
+    assert "latency_p99_us" in low and "latency_p99_us" not in high
+    assert high["latency_avg_us"] > low["latency_avg_us"]
+    a, d = 4 * 0.995, resolved().core_s
+    p = lattice_chain(a, 4, states_needed(a, 4))
+    exact_wait_us = float(np.dot(np.maximum(np.arange(p.size) - 4, 0), p)) / (a / d) * 1e6
+    assert high["latency_avg_us"] - low["latency_min_us"] == pytest.approx(exact_wait_us, rel=1e-5)

@@ -17,6 +17,7 @@ import math
 from routertwin.results import CaseResult
 from routertwin.runners._shared.ethernet import line_rate_pps
 from routertwin.runners._shared.md_queue import MDcWait, md1k_blocking
+from routertwin.runners.queue_analytic import closed_form
 from routertwin.runners.pipeline.metrics import rate_metrics
 from routertwin.runners.pipeline.resolve import CaseError, Resolved
 
@@ -208,7 +209,7 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     try:
         wait = MDcWait(offered, d, servers)
     except ValueError:  # a load too close to 1 for the distribution (md_queue)
-        return mean, {}
+        return mean or {"latency_avg_us": (latency_s + mdc_mean_wait(offered, d, servers)) * 1e6}, {}
     if not mean:
         mean = {"latency_avg_us": (latency_s + wait.mean()) * 1e6}
     metrics = {**mean, "latency_min_us": latency_s * 1e6,
@@ -227,6 +228,21 @@ def md1_mean_wait(lam: float, d: float) -> float:
     """Mean wait of M/D/1 (Pollaczek-Khinchine, no service variance); infinite at rho >= 1."""
     rho = lam * d
     return rho * d / (2.0 * (1.0 - rho)) if rho < 1.0 else math.inf
+
+
+def mdc_mean_wait(lam: float, d: float, c: int) -> float:
+    """Mean wait of M/D/c by Cosmetatos' correction of half the M/M/c wait
+    (Erlang C): W = W_MMc / 2 (1 + (1 - rho)(c - 1)(sqrt(4 + 5c) - 2) / (16 rho c))
+    (Cosmetatos 1975, "Approximate explicit formulae for the average queueing
+    time in the processes (M/D/r) and (D/M/r)", INFOR 13; Tijms, A First
+    Course in Stochastic Models, 2003, 5.5). Exact as rho -> 1 (heavy
+    traffic halves the M/M/c wait); used only where the exact chain is too
+    long (rho above ~0.994 at four cores), where against md_queue's chain it
+    is within 1.5e-6 of the mean wait at four cores (rho 0.99: 6e-7, 0.994:
+    1.4e-6, 0.995: 1.4e-6 with 3473 states; 0.5: 5e-3)."""
+    rho = lam * d / c
+    correction = 1.0 + (1.0 - rho) * (c - 1) * (math.sqrt(4.0 + 5.0 * c) - 2.0) / (16.0 * rho * c)
+    return 0.5 * closed_form("mmc", lam, 1.0 / d, c)["wait_s"] * correction
 
 
 def point_mass(latency_s: float, loss: float) -> tuple[dict[str, float], dict]:

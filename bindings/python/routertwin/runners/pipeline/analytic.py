@@ -197,7 +197,8 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     if chain:
         # Pollaczek-Khinchine for the slowest station, less the tester's wire
         # (each an M/D/1 wait rho d / 2(1 - rho)); exact at any load below 1
-        mean_wait = md1_mean_wait(offered, d) - md1_mean_wait(offered, st["wire_in"])
+        mean_wait = (closed_form("md1", offered, 1.0 / d, 1)["wait_s"]
+                     - closed_form("md1", offered, 1.0 / st["wire_in"], 1)["wait_s"])
         mean = {"latency_avg_us": (latency_s + mean_wait) * 1e6}
         if c == 1:
             mean["loss_pct"] = 100.0 * loss
@@ -222,12 +223,6 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
 PERCENTILES = (("latency_p50_us", 0.5), ("latency_p99_us", 0.99), ("latency_p999_us", 0.999))
 # A closed-form histogram stops where this much of the mass is left (put in its last bin).
 HISTOGRAM_TAIL = 1e-6
-
-
-def md1_mean_wait(lam: float, d: float) -> float:
-    """Mean wait of M/D/1 (Pollaczek-Khinchine, no service variance); infinite at rho >= 1."""
-    rho = lam * d
-    return rho * d / (2.0 * (1.0 - rho)) if rho < 1.0 else math.inf
 
 
 def mdc_mean_wait(lam: float, d: float, c: int) -> float:

@@ -229,8 +229,7 @@ def mdc_mean_wait(lam: float, d: float, c: int) -> float:
     """Mean wait of M/D/c by Cosmetatos' correction of half the M/M/c wait
     (Erlang C): W = W_MMc / 2 (1 + (1 - rho)(c - 1)(sqrt(4 + 5c) - 2) / (16 rho c))
     (Cosmetatos 1975, "Approximate explicit formulae for the average queueing
-    time in the processes (M/D/r) and (D/M/r)", INFOR 13; Tijms, A First
-    Course in Stochastic Models, 2003, 5.5). Exact as rho -> 1 (heavy
+    time in the processes (M/D/r) and (D/M/r)", INFOR 13). Exact as rho -> 1 (heavy
     traffic halves the M/M/c wait); used only where the exact chain is too
     long (rho above ~0.994 at four cores), where against md_queue's chain it
     is within 1.5e-6 of the mean wait at four cores (rho 0.99: 6e-7, 0.994:

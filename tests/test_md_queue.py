@@ -1,13 +1,19 @@
 """The M/D/c waiting-time distribution (routertwin.runners._shared.md_queue)
 against independent truth: the Pollaczek-Khinchine mean and P(W = 0) = 1 - rho
-of M/D/1, and a numpy simulation of the queue (the Lindley recursion; for c
-servers the Kiefer-Wolfowitz recursion, which with constant service is c
-interleaved Lindley recursions)."""
+of M/D/1, the textbook alternating series in 400-digit arithmetic, a numpy
+simulation of the queue (the Lindley recursion; for c servers the
+Kiefer-Wolfowitz recursion, which with constant service is c interleaved
+Lindley recursions), and for M/D/1/K the embedded chain's balance equations
+solved in high precision."""
 
+import warnings
+
+import mpmath
 import numpy as np
 import pytest
 
-from routertwin.runners._shared.md_queue import MDcWait, lattice_chain, md1k_blocking
+from routertwin.runners._shared import md_queue
+from routertwin.runners._shared.md_queue import MDcWait, lattice_chain, md1k_blocking, states_needed
 
 D = 1.0  # service time; every figure below scales with it
 
@@ -55,14 +61,28 @@ def test_the_positive_recursion_and_the_linear_system_agree_for_one_server():
     assert np.abs(lattice_chain(0.95, 1, w.p.size) - w.p).max() < 1e-12
 
 
+def erlang_series_cdf(rho: float, t: float, digits: int = 400) -> float:
+    """M/D/1 P(W <= t) (D = 1) by the textbook alternating series
+    (1 - rho) sum_{k=0}^{floor t} [rho (k - t)]^k / k! e^{-rho (k - t)} (Erlang
+    1909, Crommelin 1932), in `digits`-digit arithmetic: its terms reach
+    e^{rho t}, ~1e147 at t ~ 340, and cancel to a result of order 1."""
+    with mpmath.workdps(digits):
+        lam, t = mpmath.mpf(rho), mpmath.mpf(t)
+        total = mpmath.fsum((lam * (k - t)) ** k / mpmath.factorial(k) * mpmath.exp(-lam * (k - t))
+                            for k in range(int(mpmath.floor(t)) + 1))
+        return float((1 - lam) * total)
+
+
 def test_far_tails_keep_their_digits_where_the_alternating_series_has_none():
     # rho 0.99: the p99.9 wait is ~344 D, lam t ~ 340 (terms of the textbook
-    # series reach e^340 / k!): the distribution still has P(W <= t) rising
-    # to 1 without exceeding it, and the mean matches Pollaczek-Khinchine.
+    # series reach e^340 / k!); in 400 digits the series is still exact, and
+    # the positive-term form agrees with it in double precision.
     w = MDcWait(0.99 / D, D, 1)
     q999 = w.quantile(0.999)
-    assert 300 * D < q999 < 400 * D
-    assert 0.999 <= w.cdf(q999) <= 1.0 and w.cdf(2 * q999) <= 1.0
+    assert w.cdf(q999) == pytest.approx(erlang_series_cdf(0.99, q999 / D), abs=1e-12)
+    assert erlang_series_cdf(0.99, q999 / D) == pytest.approx(0.999, abs=1e-12)  # the quantile itself
+    for t in (0.5, 17.25, 2 * q999 / D):
+        assert w.cdf(t * D) == pytest.approx(erlang_series_cdf(0.99, t), abs=1e-12), t
     assert w.mean() == pytest.approx(0.99 * D / (2 * 0.01), rel=1e-9)
 
 
@@ -91,22 +111,56 @@ def test_md1k_blocking_at_room_for_one_is_the_loss_system():
         assert md1k_blocking(a, 1) == pytest.approx(a / (1 + a), rel=1e-12)
 
 
-def test_md1k_blocking_matches_a_simulated_finite_queue():
-    # rho 0.95, room for 10: simulate arrivals into a FIFO single server that
-    # refuses an arrival finding 10 in the system
-    a, k, n = 0.95, 10, 400_000
-    rng = np.random.default_rng(3)
-    arrivals = np.cumsum(rng.exponential(D / a, n))
-    departures: list[float] = []
-    head, lost, free = 0, 0, 0.0
-    for t in arrivals:
-        while head < len(departures) and departures[head] <= t:
-            head += 1
-        if len(departures) - head >= k:
-            lost += 1
-            continue
-        free = max(free, t) + D
-        departures.append(free)
-    p = md1k_blocking(a, k)
-    se = np.sqrt(p * (1 - p) / n) * 5  # busy periods correlate the refusals: a generous factor
-    assert abs(lost / n - p) < 4 * se, (lost / n, p)
+def md1k_blocking_exact(a: float, k: int, digits: int = 160) -> float:
+    """M/D/1/K blocking from the chain embedded at departures (states
+    0..K-1: from i the next is min(max(i - 1, 0) + A, K - 1), A ~ Poisson(a)),
+    its balance equations pi_j = pi_0 a_j + sum_{i=1}^{j+1} pi_i a_{j-i+1}
+    solved forward for pi_{j+1} in `digits`-digit arithmetic (the subtractions
+    lose about as many digits as the blocking is small), then
+    P_K = 1 - 1 / (pi_0 + a) (Gross & Harris, M/G/1/K)."""
+    with mpmath.workdps(digits):
+        a = mpmath.mpf(a)
+        pmf = [mpmath.exp(-a) * a**j / mpmath.factorial(j) for j in range(k + 1)]
+        pi = [mpmath.mpf(1)]
+        for j in range(k - 1):
+            rest = mpmath.fsum(pi[i] * pmf[j - i + 1] for i in range(1, j + 1))
+            pi.append((pi[j] - pi[0] * pmf[j] - rest) / pmf[0])
+        pi0 = pi[0] / mpmath.fsum(pi)
+        return float(1 - 1 / (pi0 + a))
+
+
+# rho 0.5 / 0.3 / 0.9 at these K: room above the states the infinite
+# system's tail needs, where the blocking once lost all but the first weight
+# beyond K (0.715x, 0.873x, 0.187x of the truth); then rho 1, above 1, and
+# a small buffer.
+CHAIN_CASES = [(0.5, 60), (0.3, 80), (0.9, 300), (0.95, 10), (1.0, 50), (1.3, 100)]
+
+
+@pytest.mark.parametrize("a, k", CHAIN_CASES)
+def test_md1k_blocking_is_the_embedded_chains(a, k):
+    assert md1k_blocking(a, k) == pytest.approx(md1k_blocking_exact(a, k), rel=1e-12, abs=0.0)
+
+
+def test_the_chain_cases_include_room_above_the_states_needed():
+    assert any(a < 1 and k > states_needed(a, 1) for a, k in CHAIN_CASES)
+
+
+@pytest.mark.parametrize("a, k, cap", [(0.9, 300, 120), (0.9, 100, 150), (0.5, 60, 40), (1.0, 50, 30),
+                                       (1.3, 100, 60), (0.999, 200, 100)])
+def test_the_geometric_continuation_past_the_computed_weights_keeps_the_chains_blocking(monkeypatch, a, k, cap):
+    # A buffer beyond MAX_STATES_MD1 weights (up to 2^32 - 1 in a profile)
+    # continues them geometrically; with the cap lowered the same continuation
+    # covers these K, and must still give the exact chain's blocking.
+    monkeypatch.setattr(md_queue, "MAX_STATES_MD1", cap)
+    assert md1k_blocking(a, k) == pytest.approx(md1k_blocking_exact(a, k), rel=1e-12, abs=0.0)
+
+
+def test_huge_buffers_and_huge_loads_give_the_limits_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's divide-by-zero once came from e^-a underflowing
+        # a buffer of 2^32 - 1: nothing lost below rho 1, the excess 1 - 1/rho above
+        assert md1k_blocking(0.5, 2**32 - 1) == 0.0
+        assert md1k_blocking(1.5, 2**32 - 1) == pytest.approx(1 - 1 / 1.5, rel=1e-15)
+        # rho 800: e^-800 underflows; pi_0 < e^-800, so the blocking is 1 - 1/rho
+        assert md1k_blocking(800.0, 5) == pytest.approx(1 - 1 / 800, rel=1e-15)
+        assert md1k_blocking(800.0, 1) == pytest.approx(800 / 801, rel=1e-15)

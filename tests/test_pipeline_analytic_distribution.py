@@ -6,14 +6,19 @@ loss when saturated."""
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
+from test_md_queue import md1k_blocking_exact
 from routertwin.distributions import latency_plot, quantile
 from routertwin.progress import silent
 from routertwin.runners import pipeline
+from routertwin.runners._shared.md_queue import lattice_chain, states_needed
+from routertwin.runners.pipeline.analytic import analytic, station_times
 from routertwin.runners.pipeline.profiles import load_profiles
 from routertwin.runners.pipeline.resolve import resolve_case
 from routertwin.runners.pipeline.schema import expand_cases
@@ -26,14 +31,19 @@ SCENARIO = ROOT / "scenarios" / "octeon" / "latency-vs-load-poisson.yaml"
 BIN = 0.0233
 
 
+def resolved():
+    """The scenario's first case (64 bytes, one core) resolved."""
+    probe = load_scenario(SCENARIO)
+    plat, wl, fitted = load_profiles(probe.config)
+    return resolve_case(probe.config, expand_cases(probe.config)[0], plat, wl, fitted)
+
+
 def case_at(core_load: float, *, method: str, arrivals: str, seed: int = 1, duration_us: float = 100_000,
             cores: int = 1):
     """The scenario's 64-byte case on `cores` cores offered `core_load` of
     their capacity; its CaseResult."""
-    probe = load_scenario(SCENARIO)
-    plat, wl, fitted = load_profiles(probe.config)
-    r = resolve_case(probe.config, expand_cases(probe.config)[0], plat, wl, fitted)
-    load = core_load * cores / (r.core_s * line_rate_pps(64, plat.port))
+    r = resolved()
+    load = core_load * cores / (r.core_s * line_rate_pps(64, r.plat.port))
     sc = load_scenario(SCENARIO, overrides=[
         f"method={method}", f"seed={seed}", f"duration_us={duration_us:g}", "warmup_us=1000",
         f"arrivals={{process: {arrivals}}}", f"cases=[{{id: c, frame: 64, cores: {cores}, offered_load: {load!r}}}]"])
@@ -123,8 +133,46 @@ def test_a_saturated_core_loses_the_excess(arrivals):
 def test_a_load_at_the_knee_gives_a_loss_and_no_distribution_it_cannot_truncate():
     """99.99 % of the core with Poisson arrivals: M/D/1's distribution would
     need 170k states (md_queue's limit is 20k), so the closed form reports
-    its mean latency and its M/D/1/K loss, about 1 / (K + ...) near rho = 1
-    (5e-4 at K = 898), and no percentiles; never an error."""
+    its mean latency and its M/D/1/K loss, K = 897 (the profile's 896
+    buffered packets and the one in service), and no percentiles; never an
+    error. The loss is the embedded chain's, solved in 60 digits."""
     a = case_at(0.9999, method="analytic", arrivals="poisson").metrics
     assert "latency_p99_us" not in a and "latency_avg_us" in a
-    assert 1e-4 < a["loss_pct"] / 100 < 1e-3
+    assert resolved().plat.input_buffer_packets == 896
+    assert a["loss_pct"] / 100 == pytest.approx(md1k_blocking_exact(0.9999, 897, 60), rel=1e-9, abs=0.0)
+
+
+def test_a_wire_slower_than_every_station_in_the_box_loses_nothing():
+    """Core and packet-input engine at 5 ns, the 64-byte wire 16.8 ns, Poisson
+    at 99 % and 99.9 % of line rate: the wire spaces the frames by at least
+    its time, so none finds a station in the box busy and none waits in the
+    input buffer (the tester's queue is not the box's buffer, and the egress
+    side is unbounded): no loss, one latency. (The M/D/1/K blocking of the
+    wire once came out as 1.5e-8 and 0.020.)"""
+    r = resolved()
+    fast = 5e-9
+    r = dataclasses.replace(r, io_s=fast, frames=[dataclasses.replace(f, cycles=fast * r.plat.cores.clock_hz)
+                                                  for f in r.frames])
+    st = station_times(r)
+    assert st["wire_in"] == pytest.approx(16.8e-9) and max(st["packet_input"], st["memory"], st["core"]) < 6e-9
+    for load in (0.99, 0.999):
+        m = analytic(dataclasses.replace(r, offered_load=load), "none", "poisson").metrics
+        assert m["loss_pct"] == 0.0, load
+        assert m["latency_p50_us"] == m["latency_p999_us"] == m["latency_max_us"] == m["latency_avg_us"]
+
+
+def test_four_cores_near_capacity_keep_queueing_in_the_mean():
+    """Four cores, Poisson: at rho 0.994 M/D/4's chain fits md_queue's 3000
+    states (2897), at 0.995 it needs 3473, so there the mean wait is
+    Cosmetatos' approximation (no percentiles). It must not fall back to the
+    no-wait latency: it grows with the load, and matches the exact chain
+    solved here with the states it needs to 1e-5 (Cosmetatos' error at four
+    cores near capacity: 1.4e-6)."""
+    low = case_at(0.994, method="analytic", arrivals="poisson", cores=4).metrics
+    high = case_at(0.995, method="analytic", arrivals="poisson", cores=4).metrics
+    assert "latency_p99_us" in low and "latency_p99_us" not in high
+    assert high["latency_avg_us"] > low["latency_avg_us"]
+    a, d = 4 * 0.995, resolved().core_s
+    p = lattice_chain(a, 4, states_needed(a, 4))
+    exact_wait_us = float(np.dot(np.maximum(np.arange(p.size) - 4, 0), p)) / (a / d) * 1e6
+    assert high["latency_avg_us"] - low["latency_min_us"] == pytest.approx(exact_wait_us, rel=1e-5)

@@ -52,7 +52,10 @@ static uint64_t rng(void)
     return rng_state * 0x2545F4914F6CDD1DULL;
 }
 
-/* Everything the operations read, built once by init(). */
+/* Everything the operations read, built once by init(). Aligned: every
+ * member at the same cache-line offset in any build (string and code sizes
+ * move the data before it), since memcpy's paths, and so the counts,
+ * depend on alignment. */
 static struct {
     uint8_t frames[NIN][FRAME_CAP];  /* TCP/UDP frames at offset HEADROOM */
     uint8_t pristine[NIN][FRAME_CAP];
@@ -105,9 +108,6 @@ static struct {
     uint32_t hello_len[NIN];
     uint64_t now;
     volatile uint32_t sink;
-    /* aligned: every member at the same cache-line offset in any build
-     * (string and code sizes move the data that precedes it), since
-     * memcpy's paths, and so the counts, depend on alignment */
 } W __attribute__((aligned(64)));
 
 static void *xalloc(size_t n)

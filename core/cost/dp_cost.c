@@ -100,6 +100,8 @@ static struct {
     dp_http_t http;                  /* the parse ops' own parser */
     uint8_t http_buf[512];
     uint8_t head_scratch[512];       /* a response head a cookie is inserted into */
+    dp_cookie_edit_t cookie_edit;    /* here, not on the stack: memcpy copies from it, and the stack's
+                                        alignment moves with the environment's size */
     dp_urlrule_table_t *rules;
     dp_persist_t *persist;
     uint8_t persist_keys[NIN][4];
@@ -643,11 +645,10 @@ static void op_cookie_find(uint32_t i, dp_ops_t *o)
 static void op_cookie_insert(uint32_t i, dp_ops_t *o)
 {
     const dp_http_t *h = &W.resp_parsed[IN(i)];
-    dp_cookie_edit_t e;
     uint32_t len = h->len;
     memcpy(W.head_scratch, h->buf, len);
-    if (dp_cookie_insert(h, "SERVERID", "s3", &e, o) != 0) { W.sink += 1; return; }
-    W.sink += (uint32_t)dp_cookie_apply(W.head_scratch, &len, sizeof W.head_scratch, &e, o) + len;
+    if (dp_cookie_insert(h, "SERVERID", "s3", &W.cookie_edit, o) != 0) { W.sink += 1; return; }
+    W.sink += (uint32_t)dp_cookie_apply(W.head_scratch, &len, sizeof W.head_scratch, &W.cookie_edit, o) + len;
 }
 static void op_persist_lookup(uint32_t i, dp_ops_t *o)
 {

@@ -182,20 +182,25 @@ def test_rtt_samples_fill_a_histogram_bounded_by_the_path(tmp_path):
     assert m["rtt_p99_ms"] > 100 * m["rtt_min_ms"]
 
 
-def test_drops_over_time_add_up_to_each_servers_counters(tmp_path):
-    # TCP fills the one link's 50-packet queue (queue_full) and the link
-    # loses 1 frame in 2,000 at random (random_loss): every drop is in the
-    # loss timeline (issue 15), on the server that dropped it, in the time
-    # bin of the run it happened in, under its reason; the rows add up to
-    # the servers' own drop counters.
-    path, _ = scenario(tmp_path, """
+# TCP fills the one link's 50-packet queue (queue_full) and the link loses 1
+# frame in 2,000 at random (random_loss)
+LOSSY_1G_PATH = """
         transfer: {duration_s: 0.2}
         link_types:
           lossy-1g: {rate_bps: 1.0e9, frame_overhead_bytes: 38, queue_packets: 50, loss_rate: 0.0005}
         path:
           - {node: client, type: vm}
           - {node: server, type: vm, link: lossy-1g}
-    """)
+    """
+
+
+def test_drops_over_time_add_up_to_each_servers_counters(tmp_path):
+    # TCP fills the one link's 50-packet queue (queue_full) and the link
+    # loses 1 frame in 2,000 at random (random_loss): every drop is in the
+    # loss timeline (issue 15), on the server that dropped it, in the time
+    # bin of the run it happened in, under its reason; the rows add up to
+    # the servers' own drop counters.
+    path, _ = scenario(tmp_path, LOSSY_1G_PATH)
     case = run_cases(tmp_path, path)[0]
     tl, counters = case["distributions"]["loss_timeline"], case["counters"]
     names = tl["port_names"]
@@ -280,14 +285,7 @@ def test_every_loss_response_follows_a_drop(tmp_path):
     # counters, and by every bin there have been at least as many drops as
     # loss responses (each response answers a loss of its own, or of its
     # retransmission), the first response in or after the first drop's bin.
-    case = run_api(tmp_path, """
-        transfer: {duration_s: 0.2}
-        link_types:
-          lossy-1g: {rate_bps: 1.0e9, frame_overhead_bytes: 38, queue_packets: 50, loss_rate: 0.0005}
-        path:
-          - {node: client, type: vm}
-          - {node: server, type: vm, link: lossy-1g}
-    """)
+    case = run_api(tmp_path, LOSSY_1G_PATH)
     rows = retransmission_rows(case)
     assert sum(rows["fast_recovery"]) == case.metrics["recoveries"] > 0
     assert sum(rows["timeout"]) == case.metrics["timeouts"]

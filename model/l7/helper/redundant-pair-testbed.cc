@@ -237,11 +237,11 @@ RunRedundantPair(const RedundantPairRunConfig& c)
         throw std::invalid_argument("the window before the death must fit between load_start_s and kill_at_s");
     if (!(c.timelineBinS > 0))
         throw std::invalid_argument("the timeline's bin must be positive");
-    const double interval = c.pair.AdvertisementInterval().GetSeconds();
+    const Time advert = c.pair.AdvertisementInterval();
+    const double interval = advert.GetSeconds();
     // switch 0 (priority 200) is master of VIP 1 from its own
     // Master_Down_Interval after the start and advertises every interval;
     // the backup (priority 100) takes over its interval after the last one
-    const Time advert = c.pair.AdvertisementInterval();
     const double masterAt = VrrpRouter::MasterDownInterval(advert, 200).GetSeconds();
     const double backupMdi = VrrpRouter::MasterDownInterval(advert, 100).GetSeconds();
     if (c.killAtS <= masterAt)

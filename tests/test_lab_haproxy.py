@@ -32,7 +32,9 @@ from test_lab import _ended, _start, _wait_for, needs_netns
 
 CASES = Path(__file__).resolve().parents[1] / "scenarios" / "lab" / "haproxy"
 needs_haproxy = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy (Debian package) not installed")
-PREFIX = "rtlabhat"
+# one per pytest-xdist worker: the module's fixtures may run on both workers at once,
+# and each checks that its run left no namespace of its prefix behind
+PREFIX = f"rtlabhat{os.getpid()}"
 
 
 def _namespaces(prefix: str) -> list[str]:

@@ -25,6 +25,7 @@ import time
 import pytest
 
 from conftest import one_line, run_cli
+from routertwin.lab.system import RunLock
 
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
 
@@ -204,6 +205,10 @@ def _start(*args) -> tuple[subprocess.Popen, "queue.Queue[str]"]:
 
 
 def _wait_for(lines, needle: str, timeout_s: float = 60.0) -> str:
+    """The first stderr line holding `needle`, within `timeout_s` of the
+    start, or of the lab's word that it waits for another lab run's lock
+    (the other xdist worker's lab, itself bounded: RunLock gives up after
+    its wait_s)."""
     deadline = time.monotonic() + timeout_s
     seen = []
     while time.monotonic() < deadline:
@@ -214,6 +219,8 @@ def _wait_for(lines, needle: str, timeout_s: float = 60.0) -> str:
         seen.append(line)
         if needle in line:
             return line
+        if "waiting for another lab run to finish" in line:
+            deadline = time.monotonic() + RunLock().wait_s + timeout_s
         if line == "":
             break
     raise AssertionError(f"no '{needle}' on stderr: {''.join(seen)}")

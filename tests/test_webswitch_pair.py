@@ -82,10 +82,11 @@ def test_overlapping_spliced_downloads_all_survive_with_mirroring_and_are_all_lo
     out = tmp_path / "out"
     proc = run_cli("run", path, "--out", out)
     assert proc.returncode == 0, (proc.returncode, proc.stderr)
-    cases = {c["case"]: c["metrics"] for c in json.loads((out / "s.json").read_text())["cases"]}
+    cases = {c["case"]: c for c in json.loads((out / "s.json").read_text())["cases"]}
     for redundancy in ("active-backup", "active-active"):
-        sync = cases[f"f5-bigip-ha-l7-splice-{redundancy}-connections"]
-        none = cases[f"f5-bigip-ha-l7-splice-{redundancy}-none"]
+        sync_case = cases[f"f5-bigip-ha-l7-splice-{redundancy}-connections"]
+        none_case = cases[f"f5-bigip-ha-l7-splice-{redundancy}-none"]
+        sync, none = sync_case["metrics"], none_case["metrics"]
         # every download was open at the death: each started before it and
         # none can end in under 0.17 s
         assert sync["open_at_death"] == none["open_at_death"] == 4
@@ -93,6 +94,15 @@ def test_overlapping_spliced_downloads_all_survive_with_mirroring_and_are_all_lo
         # server's own (HttpClientApp checks every byte)
         assert sync["survived"] == 4 and sync["lost"] == 0
         assert none["survived"] == 0 and none["lost"] == 4
+        # no closed-loop threads: the failed requests are the downloads.
+        # Kept, none failed; lost, all four failed: the survivor resets the
+        # servers' side only, so their clients wait for ever and are still
+        # waiting at the run's end, counted there (the last bin)
+        assert sync_case["counters"]["failed_requests"] == 0
+        assert not any(sync_case["distributions"]["timeline"]["failed_requests"])
+        assert none_case["counters"]["failed_requests"] == 4
+        failed = none_case["distributions"]["timeline"]["failed_requests"]
+        assert failed[-1] == 4 and sum(failed) == 4
 
 
 def test_unknown_key_is_one_line(tmp_path):

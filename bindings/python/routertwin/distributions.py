@@ -51,6 +51,7 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   "failed_requests"}: per time bin over the whole run, the closed-loop
   answers per second, the survivor's RSTs for segments of no connection it
   knows and the clients' requests that ended without their answer (the
+  downloads still waiting at the run's end in the last bin; the
   bins add up to the counters answers, survivor_resets, failed_requests);
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):

@@ -339,6 +339,18 @@ RunRedundantPair(const RedundantPairRunConfig& c)
             for (const Time& at : a->Failures())
                 ++out.failedPerBin[binOf(at)];
         }
+    // a download still waiting at the run's end never got its answer (no
+    // stop time ended it): one the failover cut whose client was never told
+    // (the survivor resets the server's side; a client only waiting for the
+    // body sends nothing to be reset), or one too slow for the run; failed,
+    // in the last bin. One reset or closed before its answer is already in
+    // its Failures (and waits no more).
+    for (const auto& d : downloads)
+        if (d->Awaiting())
+        {
+            ++out.failedRequests;
+            ++out.failedPerBin[bins - 1];
+        }
     for (size_t b = 0; b < bins; ++b)
         out.survivorResetsPerBin[b] = resetsAt[b] - (b ? resetsAt[b - 1] : 0);
     Simulator::Destroy();

@@ -133,11 +133,13 @@ struct RedundantPairRunResult
     /// answers (their arrival at the client), the survivor's RSTs for
     /// segments of no known connection (its counter at each bin's end), and
     /// the clients' requests that ended without their answer
-    /// (HttpClientApp::Failures: the threads' and the downloads').
+    /// (HttpClientApp::Failures: the threads' and the downloads'), and in
+    /// the last bin the downloads still waiting for theirs at the run's end.
     double timelineBinS = 0;
     std::vector<uint64_t> answersPerBin, survivorResetsPerBin, failedPerBin;
     uint64_t answers = 0;        ///< closed-loop answers over the whole run
-    uint64_t failedRequests = 0; ///< the clients' failures over the whole run
+    /// the clients' failures over the whole run, with the downloads never answered
+    uint64_t failedRequests = 0;
 };
 
 RedundantPairRunResult RunRedundantPair(const RedundantPairRunConfig& c);

@@ -382,6 +382,7 @@ HttpClientApp::Fill()
 void
 HttpClientApp::StartApplication()
 {
+    m_running = true;
     m_cycleStart = Simulator::Now();
     Fill();
     if (m_cpu)
@@ -393,7 +394,12 @@ HttpClientApp::StartApplication()
 void
 HttpClientApp::StopApplication()
 {
-    m_awaiting = false; // the end of the run, not a failure
+    // the end of the run, not a failure; the steps still scheduled (a
+    // connect after the CPU, a piece, the next request after a pause, a
+    // give-up) and the socket's callbacks now find m_running false
+    m_running = false;
+    m_awaiting = false;
+    m_connected = false;
     if (m_socket)
         m_socket->Close();
 }
@@ -401,7 +407,7 @@ HttpClientApp::StopApplication()
 void
 HttpClientApp::Connect()
 {
-    if (Done())
+    if (!m_running || Done())
         return;
     m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
     m_socket->Bind();
@@ -418,6 +424,8 @@ HttpClientApp::Connect()
 void
 HttpClientApp::Connected(Ptr<Socket>)
 {
+    if (!m_running)
+        return;
     m_connected = true;
     SendPiece(0, 0);
 }
@@ -442,7 +450,7 @@ HttpClientApp::Failed(Ptr<Socket> s)
 void
 HttpClientApp::SendPiece(uint32_t piece, uint32_t offset)
 {
-    if (Done() || !m_connected)
+    if (!m_running || Done() || !m_connected)
         return;
     Fill();
     const Request& r = m_requests[m_next];
@@ -469,6 +477,10 @@ HttpClientApp::SendPiece(uint32_t piece, uint32_t offset)
 void
 HttpClientApp::Read(Ptr<Socket> s)
 {
+    // an answer arriving on the closed socket after the stop (TCP still
+    // delivers in FIN_WAIT) is not recorded and starts no next request
+    if (!m_running)
+        return;
     while (Ptr<Packet> p = s->Recv())
     {
         std::string chunk(p->GetSize(), '\0');
@@ -574,6 +586,8 @@ HttpClientApp::ResponseDone()
 void
 HttpClientApp::StartNext(bool afterPause)
 {
+    if (!m_running)
+        return; // the stop fell in the think time
     if (afterPause)
         m_cycleStart = Simulator::Now();
     // WebBench's work for the next request (and a new connection) first
@@ -609,7 +623,7 @@ HttpClientApp::RequestBytes() const
 void
 HttpClientApp::GiveUp(size_t request, uint32_t responses)
 {
-    if (m_next != request || m_responses.size() != responses || !m_connected)
+    if (!m_running || m_next != request || m_responses.size() != responses || !m_connected)
         return; // answered (or the connection already gone)
     ++m_gaveUp;
     Failed(m_socket);

@@ -20,6 +20,11 @@
 // GiveUpAfter set, a request not answered that long after it started ends
 // the client: it closes the connection (a FIN) and sends nothing more.
 // With CloseWhenDone set it closes its connection after its last answer.
+// At its stop time (StopApplication) the client closes its connection and
+// ends: no step scheduled before the stop (a connection after the CPU time
+// or a think time, a request's next piece, a give-up) and no answer
+// arriving on the closed connection opens a connection, sends a request or
+// records an answer after it.
 //
 // Cookies (seed 003 section 5.6): with the server's SessionCookie set, a
 // request without that cookie starts a session: the answer sets
@@ -208,6 +213,10 @@ class HttpClientApp : public ns3::Application
     /// none). A closed loop's thread stops there.
     const std::vector<ns3::Time>& Failures() const { return m_failures; }
     bool Done() const { return !m_source && m_next >= m_requests.size(); }
+    /// A request in progress (connecting, sent, or its answer arriving);
+    /// read at the end of a run the client was not stopped in, it is one
+    /// that never got its answer.
+    bool Awaiting() const { return m_awaiting; }
     /// Requests given (AddRequest) or, with a source, taken from it so far.
     uint64_t Requested() const { return m_source ? m_sourced : m_requests.size(); }
 
@@ -265,6 +274,9 @@ class HttpClientApp : public ns3::Application
     std::vector<Response> m_responses;
     uint32_t m_connections = 0, m_resets = 0, m_redirects = 0, m_gaveUp = 0, m_connectFailures = 0;
     bool m_awaiting = false; ///< a request is in progress (connecting, sent, or its answer arriving)
+    /// Between StartApplication and StopApplication: each scheduled step
+    /// and socket callback that would start work checks it.
+    bool m_running = false;
     std::vector<ns3::Time> m_failures;
 };
 

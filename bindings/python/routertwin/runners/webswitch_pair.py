@@ -118,9 +118,10 @@ def check(scenario) -> None:
 def timeline(r: dict) -> dict:
     """The run over time, bins of bin_s from 0 to its end: closed-loop
     answers per second, the survivor's RSTs for segments of no known
-    connection and the clients' requests that ended without their answer,
-    per bin (they add up to the counters answers, survivor_resets and
-    failed_requests)."""
+    connection and the clients' requests that ended without their answer
+    (in the last bin, the downloads still waiting for theirs at the run's
+    end: cut by the failover, their clients never told), per bin (they add
+    up to the counters answers, survivor_resets and failed_requests)."""
     bin_s = float(r["timeline_bin_s"])
     return {"bin_s": bin_s, "answers_per_s": [n / bin_s for n in r["answers_per_bin"]],
             "survivor_resets": [int(n) for n in r["survivor_resets_per_bin"]],

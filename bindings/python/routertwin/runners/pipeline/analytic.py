@@ -202,13 +202,14 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     # The input queue feeds the packet-input engine, the memory and the
     # cores; the slowest of them per packet (a core's time / c for c cores).
     single_in_box = max(st["packet_input"], st["memory"])
+    slowest_in_box = max(single_in_box, r.core_s / c)
     cores_bound = r.core_s / c > single_in_box
     mdc_p = None  # M/D/c of the cores: its number in system, shared by the loss and the waits
-    if arrivals == "poisson" and max(single_in_box, r.core_s / c) > st["wire_in"]:
+    if arrivals == "poisson" and slowest_in_box > st["wire_in"]:
         buffer = r.plat.input_buffer_packets
         if c == 1 or not cores_bound:
             # (any load: M/D/1/K holds above rho = 1 too, and replaces the fluid loss)
-            loss = md1k_blocking(offered * max(single_in_box, r.core_s), buffer + 1)
+            loss = md1k_blocking(offered * slowest_in_box, buffer + 1)
         elif not saturated:
             try:
                 mdc_p = number_in_system(offered * r.core_s, c)

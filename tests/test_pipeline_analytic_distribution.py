@@ -66,7 +66,7 @@ def test_poisson_percentiles_of_the_closed_form_match_the_packet_engine(tmp_path
     assert a["latency_min_us"] == a["latency_p50_us"] < a["latency_p99_us"] < a["latency_p999_us"]
     assert a["loss_pct"] < 1e-100  # M/D/1/K, K = 897 at rho 1/2
     # The two models' latency of a frame that does not wait differs by the
-    # core time the engine's priced counters add (0.3 ns; the test below):
+    # core time of the engine's whole cycles (0.3 ns; the test below):
     # compare the waits, each model's latency above its own minimum (the
     # engine's is a frame that found the core idle; 165k frames, half of
     # them do).
@@ -127,9 +127,11 @@ def test_a_frame_that_does_not_wait_has_the_same_latency_in_both_models():
     bit out of the tester (the ingress serialization is over before it
     starts; the closed form once added it, and the egress frame without
     preamble and gap: 8.8 ns more). What remains is the core time itself:
-    the engine prices the C core's counters as it runs (455.0 cycles a
-    packet), the closed form the workload's declared counts (454.5), 0.3 ns
-    at 1.5 GHz; apart from that they agree to the engine's 1 ps rounding."""
+    a descriptor carries whole cycles (PacketDesc::serviceCycles; the
+    forwarding workload rounds the priced 454.55 to 455), the closed form
+    the fitted 454.55, 0.3 ns at 1.5 GHz (the counters the engine's C core
+    counts are the workload's declared ones); apart from that they agree to
+    the engine's 1 ps rounding."""
     a = case_at(0.5, method="analytic", arrivals="constant").metrics
     e = case_at(0.5, method="packet", arrivals="constant", duration_us=2_000).metrics
     r = resolved()

@@ -78,7 +78,9 @@ time distribution of the mean d (Sevastyanov 1957). The factor is 1 at
 c = 1, so there it is the M/D/1/K result above exactly. Measured against
 a simulation of the queue (tests/test_md_queue.py; docs/validation.md) it
 is within -5.5 .. +4.7 % over c 2..8, waiting rooms 1..32, rho 0.8..0.95
-(Tijms' formula alone: 2-11 % low).
+(Tijms' formula alone: 2-11 % low); with more servers it is lower, -11 ..
++3 % at c 16 and 32 (rooms 1..16, rho 0.8 and 0.95; worst at room 4, rho
+0.8).
 
 Loads too close to 1 for the truncated distribution (rho above about
 0.9991 with one server: MAX_STATES_MD1; above about 0.9942 with four

@@ -16,7 +16,7 @@ import math
 
 from routertwin.results import CaseResult
 from routertwin.runners._shared.ethernet import line_rate_pps
-from routertwin.runners._shared.md_queue import MDcWait, md1k_blocking
+from routertwin.runners._shared.md_queue import MDcWait, md1k_blocking, mdck_blocking, number_in_system
 from routertwin.runners.queue_analytic import closed_form
 from routertwin.runners.pipeline.metrics import rate_metrics
 from routertwin.runners.pipeline.resolve import CaseError, Resolved
@@ -82,11 +82,15 @@ def analytic(r: Resolved, contention: str = "none", arrivals: str = "constant") 
             util.update({k: x * d for k, d in shared.items()})
             bottleneck = max(util, key=util.get)
         at_core_s = think + sum(resid.values())
-    # Latency: the hardware stages, serialization in and out, the time a core
-    # holds the packet, and, when the box cannot carry what is offered, the
-    # full input buffer ahead of it (drops keep it full).
+    # Latency, on the packet engine's clock (docs/model.md: last bit out of
+    # the tester to last bit back): the hardware stages, the time a core
+    # holds the packet, the egress wire time of the frame (preamble and gap
+    # included, as the engine's line occupies them), and, when the box cannot
+    # carry what is offered, the full input buffer ahead of it (drops keep it
+    # full). The ingress frame's serialization is over before the clock
+    # starts.
     fixed_s = sum(r.plat.stages_ns.values()) * 1e-9
-    ser_s = 8.0 * (r.mean_frame + r.mean_out_frame) / port.rate_bps
+    ser_s = 1.0 / line_rate_pps(r.mean_out_frame, port)
     saturated = x < bounds["offered_load"] * (1 - 1e-9)
     queue_s = r.plat.input_buffer_packets / x if saturated else 0.0
     latency_s = fixed_s + ser_s + at_core_s + queue_s
@@ -157,22 +161,30 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
       every single station (core time / c above each): M/D/c of the cores
       alone, an approximation (the single stations' waits are left out);
       no distribution when the egress wire is slower than the cores and
-      they slower than what feeds them. Loss with one core: M/D/1/K blocking
-      of the slowest station served out of the input queue (the engine
-      holds a packet there until it starts on the core, so the packet-input
-      engine, the memory and the core; pipeline-engine.cc), K the input
-      buffer plus the packet in service (the engine admits a packet while
-      fewer than the buffer's packets wait for a core). None when those
-      stations are all faster than the tester's wire: it spaces the frames
-      and none waits in the box; the tester's queue is not the box's buffer,
-      and the egress side is unbounded (pipeline-engine.h), so neither wire
-      loses a frame. With several cores none is given below saturation
-      (M/D/c/K is not solved here). The buffer is taken infinite for the
-      waits, so there is no maximum: `latency_max_us` is absent. A load too
-      close to the slowest station's capacity has no distribution here
-      (md_queue's truncation: above rho ~0.9991 with one server, ~0.9942
-      with four cores): its mean and loss are reported, no percentiles; for
-      M/D/c the mean there is Cosmetatos' approximation (mdc_mean_wait).
+      they slower than what feeds them. Loss: the blocking of the slowest
+      station served out of the input queue (the engine holds a packet
+      there until it starts on a core, so the packet-input engine, the
+      memory and the cores; pipeline-engine.cc). The engine admits a packet
+      while fewer than the buffer's packets wait for a core, and a packet
+      the packet-input engine or the memory is serving has already started
+      on a core (their ceilings add no latency: the core starts when they
+      start it), so the room is the buffer plus the packets in service:
+      M/D/1/K, K = buffer + 1, when a single station is the slowest (one
+      core, at any load; or cores spaced by a slower packet-input engine or
+      memory), and M/D/c/K, K = buffer + c, when the cores are (below
+      saturation; md_queue.mdck_blocking, an approximation exact at c = 1
+      and with no waiting room, within a few per cent of the engine; none
+      given where M/D/c's chain is too long, rho above ~0.994 at four
+      cores). None when those stations are all faster than the tester's
+      wire: it spaces the frames and none waits in the box; the tester's
+      queue is not the box's buffer, and the egress side is unbounded
+      (pipeline-engine.h), so neither wire loses a frame. The buffer is
+      taken infinite for the waits, so there is no maximum:
+      `latency_max_us` is absent. A load too close to the slowest station's
+      capacity has no distribution here (md_queue's truncation: above rho
+      ~0.9991 with one server, ~0.9942 with four cores): its mean and its
+      M/D/1/K loss are reported, no percentiles; for M/D/c the mean there is
+      Cosmetatos' approximation (mdc_mean_wait).
     """
     one_size = len(r.frames) == 1 and r.trace is None
     simple = contention == "none" and r.lock_s == 0 and r.section_s == 0 and one_size
@@ -187,9 +199,24 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     # frames spaced by a slower station ahead: D/D/c); its slowest station d.
     chain = c == 1 or r.core_s / c <= before
     d = max(before, st["wire_out"], r.core_s if c == 1 else 0.0)
-    in_box = max(st["packet_input"], st["memory"], r.core_s)  # the stations the input queue feeds
-    if arrivals == "poisson" and c == 1 and in_box > st["wire_in"]:
-        loss = md1k_blocking(offered * in_box, r.plat.input_buffer_packets + 1)
+    # The input queue feeds the packet-input engine, the memory and the
+    # cores; the slowest of them per packet (a core's time / c for c cores).
+    single_in_box = max(st["packet_input"], st["memory"])
+    slowest_in_box = max(single_in_box, r.core_s / c)
+    cores_bound = r.core_s / c > single_in_box
+    mdc_p = None  # M/D/c of the cores: its number in system, shared by the loss and the waits
+    if arrivals == "poisson" and slowest_in_box > st["wire_in"]:
+        buffer = r.plat.input_buffer_packets
+        if c == 1 or not cores_bound:
+            # (any load: M/D/1/K holds above rho = 1 too, and replaces the fluid loss)
+            loss = md1k_blocking(offered * slowest_in_box, buffer + 1)
+        elif not saturated:
+            try:
+                mdc_p = number_in_system(offered * r.core_s, c)
+                loss = mdck_blocking(offered * r.core_s, c, buffer + c, mdc_p)
+            except ValueError:  # a load too close to c for the chain (md_queue): no loss given
+                loss = None
+    loss_metric = {} if loss is None else {"loss_pct": 100.0 * loss}
     if saturated or arrivals == "constant" or (chain and d == st["wire_in"]):
         # (the last: the tester's wire is the slowest station and spaces the
         # frames for every other: none waits in the box)
@@ -199,20 +226,18 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
         # (each an M/D/1 wait rho d / 2(1 - rho)); exact at any load below 1
         mean_wait = (closed_form("md1", offered, 1.0 / d, 1)["wait_s"]
                      - closed_form("md1", offered, 1.0 / st["wire_in"], 1)["wait_s"])
-        mean = {"latency_avg_us": (latency_s + mean_wait) * 1e6}
-        if c == 1:
-            mean["loss_pct"] = 100.0 * loss
+        mean = {"latency_avg_us": (latency_s + mean_wait) * 1e6, **loss_metric}
         servers = 1
     elif r.core_s / c >= st["wire_out"]:
         d, mean, servers = r.core_s, {}, c  # the cores are the slowest: M/D/c of the cores
     else:
-        return {}, {}  # cores and egress wire both slower than what feeds them: no one queue
+        return loss_metric, {}  # cores and egress wire both slower than what feeds them: no one queue
     try:
-        wait = MDcWait(offered, d, servers)
+        wait = MDcWait(offered, d, servers, mdc_p if servers > 1 else None)
     except ValueError:  # a load too close to 1 for the distribution (md_queue)
         return mean or {"latency_avg_us": (latency_s + mdc_mean_wait(offered, d, servers)) * 1e6}, {}
     if not mean:
-        mean = {"latency_avg_us": (latency_s + wait.mean()) * 1e6}
+        mean = {"latency_avg_us": (latency_s + wait.mean()) * 1e6, **loss_metric}
     metrics = {**mean, "latency_min_us": latency_s * 1e6,
                **{name: (latency_s + wait.quantile(q)) * 1e6 for name, q in PERCENTILES}}
     return metrics, {"latency_histogram": cdf_histogram(lambda t: wait.cdf(t - latency_s), latency_s,

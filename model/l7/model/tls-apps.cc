@@ -105,20 +105,28 @@ TlsClientApp::GetTypeId()
 void
 TlsClientApp::StartApplication()
 {
+    m_running = true;
     Connect();
 }
 
 void
 TlsClientApp::StopApplication()
 {
+    // The stop ends the client: the open connection's answer or close
+    // (Read, Ended: m_open) and a connection Next already scheduled
+    // (Connect: m_running) start nothing after it.
+    m_running = false;
     if (m_socket && m_open)
+    {
+        m_open = false;
         m_socket->Close();
+    }
 }
 
 void
 TlsClientApp::Connect()
 {
-    if (m_next >= m_records.size())
+    if (!m_running || m_next >= m_records.size())
         return;
     m_in.clear();
     m_open = true;

@@ -77,6 +77,7 @@ class TlsClientApp : public ns3::Application
     std::string m_in;
     size_t m_next = 0;
     bool m_open = false;
+    bool m_running = false;
     uint32_t m_resets = 0;
     ns3::Ptr<ns3::Socket> m_socket;
 };

@@ -1,10 +1,13 @@
-// HttpClientApp's stop time ends it (ns-3's Application contract): a client
-// whose stop falls while it waits (a think time, its host's CPU, an answer
-// the server is still working on, a give-up timer) opens no connection and
-// sends no request after it. Counted where the client cannot touch it: the
-// server's accepts and requests (hand-worked for each schedule below) and
-// the segments the server host receives, read off its IPv4 layer.
+// A client's stop time ends it (ns-3's Application contract): an
+// HttpClientApp whose stop falls while it waits (a think time, its host's
+// CPU, an answer the server is still working on, a give-up timer), or a
+// TlsClientApp whose stop falls while its connection waits for the
+// answer, opens no connection and sends no request after it. Counted where
+// the client cannot touch it: the server's accepts and requests
+// (hand-worked for each schedule below) and the segments the server host
+// receives, read off its IPv4 layer.
 #include "http-apps.h"
+#include "tls-apps.h"
 #include "ns3-run-state.h"
 
 #include <ns3/internet-stack-helper.h>
@@ -21,6 +24,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 
 using namespace routertwin;
 
@@ -30,12 +34,26 @@ namespace
 // 100-byte answer) takes a few ms, far from every stop below
 constexpr double kOneWayS = 0.001;
 
-/// Client host 198.18.1.1 and server host 198.18.1.2 on one link; the
-/// server's accepts and requests read at the stop and at the run's end,
-/// and the client's segments the server host receives after the stop.
-struct StopBed
+uint32_t
+Served(const HttpServerApp& s)
 {
-    explicit StopBed(double stopS) : stopS(stopS)
+    return s.Requests();
+}
+
+uint32_t
+Served(const TlsServerApp& s)
+{
+    return static_cast<uint32_t>(s.Records().size());
+}
+
+/// Client host 198.18.1.1 and server host 198.18.1.2 on one link; the
+/// server's requests (and an HTTP server's accepts) read at the stop and
+/// at the run's end, and the client's segments the server host receives
+/// after the stop.
+template <class Server, class Client>
+struct StopBedOf
+{
+    explicit StopBedOf(double stopS) : stopS(stopS)
     {
         BeginNs3Run(1);
         nodes.Create(2);
@@ -47,17 +65,18 @@ struct StopBed
         ns3::Ipv4AddressHelper addr;
         addr.SetBase("198.18.1.0", "255.255.255.0");
         addr.Assign(link);
-        server = ns3::CreateObject<HttpServerApp>();
+        server = ns3::CreateObject<Server>();
         nodes.Get(1)->AddApplication(server);
         server->SetStartTime(ns3::Seconds(0));
-        client = ns3::CreateObject<HttpClientApp>();
+        client = ns3::CreateObject<Client>();
         client->SetAttribute("Remote", ns3::Ipv4AddressValue(ns3::Ipv4Address("198.18.1.2")));
         nodes.Get(0)->AddApplication(client);
         client->SetStartTime(ns3::Seconds(0));
         client->SetStopTime(ns3::Seconds(stopS));
         ns3::Simulator::Schedule(ns3::Seconds(stopS), [this]() {
-            acceptedAtStop = server->Accepted();
-            requestsAtStop = server->Requests();
+            if constexpr (std::is_same_v<Server, HttpServerApp>)
+                acceptedAtStop = server->Accepted();
+            requestsAtStop = Served(*server);
         });
         nodes.Get(1)->GetObject<ns3::Ipv4L3Protocol>()->TraceConnectWithoutContext(
             "Rx", ns3::Callback<void, ns3::Ptr<const ns3::Packet>, ns3::Ptr<ns3::Ipv4>, uint32_t>(
@@ -89,12 +108,14 @@ struct StopBed
     }
     double stopS;
     ns3::NodeContainer nodes;
-    ns3::Ptr<HttpServerApp> server;
-    ns3::Ptr<HttpClientApp> client;
+    ns3::Ptr<Server> server;
+    ns3::Ptr<Client> client;
     uint32_t acceptedAtStop = 0, requestsAtStop = 0;
     uint32_t synsAfterStop = 0;
     uint64_t requestBytesAfterStop = 0;
 };
+
+using StopBed = StopBedOf<HttpServerApp, HttpClientApp>;
 
 HttpClientApp::Request
 Get10(double pauseS)
@@ -189,4 +210,24 @@ TEST(HttpClientStop, AGiveUpTimerAfterTheStopDoesNothing)
     EXPECT_EQ(b.server->Requests(), 1u);
     EXPECT_EQ(b.client->GaveUp(), 0u);
     EXPECT_TRUE(b.client->Failures().empty());
+}
+
+// Ten TLS connections, one after the other: SYN at 0, the record at ~2 ms
+// (after the SYN-ACK), at the server at ~3 ms, its answer and FIN back at
+// ~4 ms. The stop at 2.5 ms falls while the first waits for its answer: the
+// record already sent reaches the server (one), the answer that follows
+// is not kept, and none of the nine other connections is opened.
+TEST(TlsClientStop, AnAnswerAfterTheStopOpensNoNextConnection)
+{
+    StopBedOf<TlsServerApp, TlsClientApp> b(0.0025);
+    const std::vector<uint8_t> hello = {22, 3, 1, 0, 4, 1, 0, 0, 0}; // a 4-byte handshake record
+    b.server->SetAnswer(hello);
+    for (int i = 0; i < 10; ++i)
+        b.client->AddConnection(hello);
+    b.Run();
+    EXPECT_EQ(b.requestsAtStop, 0u);
+    EXPECT_EQ(b.server->Records().size(), 1u);
+    EXPECT_EQ(b.synsAfterStop, 0u);
+    EXPECT_EQ(b.requestBytesAfterStop, 0u);
+    EXPECT_TRUE(b.client->Answers().empty());
 }

@@ -15,6 +15,7 @@ import ipaddress
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -61,7 +62,11 @@ def _cmd(*args) -> str:
 def host_state(prefix: str) -> dict:
     """What a lab run may not leave behind in the machine's own namespace."""
     links = {line.split(":")[1].strip().split("@")[0] for line in _cmd("ip", "-o", "link", "show").splitlines()}
-    rules = [line for line in _cmd("iptables-save").splitlines() if not line.startswith("#")]
+    # a chain's [packets:bytes] is no rule: iptables-legacy counts the machine's own
+    # traffic there (a policy's packets; iptables-nft keeps [0:0]), which goes on
+    # during a run (the other xdist worker's Dask cluster on 127.0.0.1)
+    rules = [re.sub(r" \[\d+:\d+\]$", "", line) for line in _cmd("iptables-save").splitlines()
+             if not line.startswith("#")]
     return {
         "namespaces": sorted(n.split()[0] for n in _cmd("ip", "netns", "list").splitlines()
                              if n.startswith(prefix + "-")),

@@ -15,6 +15,7 @@ import ipaddress
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -61,7 +62,11 @@ def _cmd(*args) -> str:
 def host_state(prefix: str) -> dict:
     """What a lab run may not leave behind in the machine's own namespace."""
     links = {line.split(":")[1].strip().split("@")[0] for line in _cmd("ip", "-o", "link", "show").splitlines()}
-    rules = [line for line in _cmd("iptables-save").splitlines() if not line.startswith("#")]
+    # a chain's [packets:bytes] is no rule: iptables-legacy counts the machine's own
+    # traffic there (a policy's packets; iptables-nft keeps [0:0]), which goes on
+    # during a run (the other xdist worker's Dask cluster on 127.0.0.1)
+    rules = [re.sub(r" \[\d+:\d+\]$", "", line) for line in _cmd("iptables-save").splitlines()
+             if not line.startswith("#")]
     return {
         "namespaces": sorted(n.split()[0] for n in _cmd("ip", "netns", "list").splitlines()
                              if n.startswith(prefix + "-")),
@@ -69,6 +74,14 @@ def host_state(prefix: str) -> dict:
         "iptables": rules,
         "ebtables": _cmd("ebtables", "-L"),
     }
+
+
+def own_prefix(prefix: str) -> str:
+    """A namespace prefix of this pytest process alone: another pytest (an
+    xdist worker, or a second checkout's suite on the same machine) may run
+    the same test at once, and each test counts and removes the namespaces
+    of its prefix."""
+    return f"{prefix}{os.getpid()}"
 
 
 def goodput_ceiling(mss: int) -> float:
@@ -83,7 +96,7 @@ def lab_run(tmp_path_factory):
     if not (_caps() >> CAP_NET_ADMIN & 1 and _caps() >> CAP_SYS_ADMIN & 1):
         pytest.skip("needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) to create network namespaces")
     out = tmp_path_factory.mktemp("lab")
-    prefix = f"rtlabt{os.getpid()}"  # one per pytest-xdist worker: each may run this fixture
+    prefix = own_prefix("rtlabt")  # each xdist worker may run this fixture
     before = host_state(prefix)
     proc = run_cli("lab", "--seconds", 2, "--interval", 0.5, "--prefix", prefix, "--out", out, "--no-plots",
                    "--twin-seconds", 0.05)
@@ -228,7 +241,7 @@ def _wait_for(lines, needle: str, timeout_s: float = 60.0) -> str:
 
 @needs_netns
 def test_ctrl_c_mid_measurement_tears_down(tmp_path):
-    prefix = "rtlabint"
+    prefix = own_prefix("rtlabint")
     before = host_state(prefix)
     proc, lines = _start("lab", "--paths", "flat-direct", "--seconds", 120, "--prefix", prefix, "--out", tmp_path,
                          "--no-twin", "--no-plots")
@@ -257,7 +270,7 @@ def test_ctrl_c_mid_measurement_tears_down(tmp_path):
 
 @needs_netns
 def test_a_killed_runs_leftovers_are_removed_by_the_next_run(tmp_path):
-    prefix = "rtlabkill"
+    prefix = own_prefix("rtlabkill")
     proc, lines = _start("lab", "--paths", "flat-direct", "--seconds", 120, "--prefix", prefix, "--out", tmp_path,
                          "--no-twin", "--no-plots")
     try:
@@ -285,7 +298,7 @@ def test_a_killed_runs_leftovers_are_removed_by_the_next_run(tmp_path):
 def test_cleanup_removes_only_namespaces_of_dead_runs(capsys):
     from routertwin.cli import main
 
-    prefix = "rtlabclean"
+    prefix = own_prefix("rtlabclean")
     dead = subprocess.Popen(["true"])  # its pid is certainly dead after wait()
     dead.wait()
     stale, live = f"{prefix}-{dead.pid}-vm106", f"{prefix}-{os.getpid()}-vm106"

@@ -28,13 +28,13 @@ from pathlib import Path
 import pytest
 
 from conftest import one_line, run_cli
-from test_lab import _ended, _start, _wait_for, needs_netns
+from test_lab import _ended, _start, _wait_for, needs_netns, own_prefix
 
 CASES = Path(__file__).resolve().parents[1] / "scenarios" / "lab" / "haproxy"
 needs_haproxy = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy (Debian package) not installed")
-# one per pytest-xdist worker: the module's fixtures may run on both workers at once,
-# and each checks that its run left no namespace of its prefix behind
-PREFIX = f"rtlabhat{os.getpid()}"
+# the module's fixtures may run on both xdist workers at once, and each checks
+# that its run left no namespace of its prefix behind
+PREFIX = own_prefix("rtlabhat")
 
 
 def _namespaces(prefix: str) -> list[str]:
@@ -333,7 +333,7 @@ def _start_long_run(prefix, tmp_path):
 @needs_netns
 @needs_haproxy
 def test_ctrl_c_mid_run_tears_down(tmp_path):
-    prefix = "rtlabhaint"
+    prefix = own_prefix("rtlabhaint")
     proc, live, inside = _start_long_run(prefix, tmp_path)
     try:
         assert len(live) == 1 and inside  # the measuring process and haproxy
@@ -352,7 +352,7 @@ def test_ctrl_c_mid_run_tears_down(tmp_path):
 @needs_netns
 @needs_haproxy
 def test_a_killed_run_is_cleaned_up(tmp_path):
-    prefix = "rtlabhakill"
+    prefix = own_prefix("rtlabhakill")
     proc, left, inside = _start_long_run(prefix, tmp_path)
     try:
         proc.kill()
@@ -395,11 +395,12 @@ def test_bad_input_exits_2_with_one_line_and_leaves_nothing(tmp_path, make, extr
     cfg = tmp_path / "bad.cfg"
     if make is not None:
         cfg.write_text(make or (CASES / "roundrobin-weights.cfg").read_text())
-    before = _namespaces("rtlabha")
-    proc = run_cli("lab", "haproxy", cfg, *extra, "--out", tmp_path / "o")
+    prefix = own_prefix("rtlabhabad")
+    before = _namespaces(prefix)
+    proc = run_cli("lab", "haproxy", cfg, *extra, "--prefix", prefix, "--out", tmp_path / "o")
     line = one_line(proc, tmp_path / "o")
     assert message in line, line
-    assert _namespaces("rtlabha") == before
+    assert _namespaces(prefix) == before
 
 
 @needs_haproxy

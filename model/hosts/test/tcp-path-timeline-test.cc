@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace routertwin;
@@ -32,17 +33,26 @@ namespace
 constexpr double kDelayS = 5e-3;     // each way, each link
 constexpr double kFastBps = 1e9;     // a-r
 constexpr double kSlowBps = 10e6;    // r-b
-constexpr double kDataIp = 1500;     // MTU: 1448 payload + 20 IPv4 + 20 TCP + 12 timestamps
-constexpr double kAckIp = 52;        // 20 IPv4 + 20 TCP + 12 timestamps
-// a duplicate ACK also carries one SACK block (RFC 2018: 2 + 8 bytes), the
-// options (10 + 10) a multiple of 4 as they are: 60 bytes
-constexpr double kDupAckIp = 60;
-// ns-3 3.37's SYN and SYN-ACK: 20 IPv4 + 20 TCP + window scale (3), SACK
-// permitted (2) and timestamps (10), padded to 16: 56 bytes (ns-3 sends no
-// MSS option). A 4-byte error here moves every time below by 3.2 us.
-constexpr double kSynIp = 56;
+constexpr double kDataIp = 1500;     // the MTU: every data packet is full
 constexpr double kSenderStartS = 0.001; // RunTcpPath starts the sender at 1 ms
 constexpr double kMinRtoS = 1.0;        // RFC 6298 (2.4): "RTO SHOULD be rounded up to 1 second"
+
+/// IPv4 sizes of the control packets, by whether TCP timestamps are on.
+struct Headers
+{
+    double syn; ///< SYN and SYN-ACK
+    double ack; ///< a pure ACK (the confirm is one more byte)
+};
+// ns-3 3.37's SYN: 20 IPv4 + 20 TCP + window scale (3) and SACK permitted
+// (2), timestamps (10) when on, padded to a multiple of 4 (ns-3 sends no
+// MSS option): 56 or 48 bytes. An ACK: 20 + 20 + 12 timestamps, or 40.
+// (Each size is confirmed by the connected instant and the ACK times in
+// ns-3's TcpSocketBase log: a 4-byte error moves a time by 3.2 us.)
+constexpr Headers kTimestamps{56, 52};
+constexpr Headers kNoTimestamps{48, 40};
+// A duplicate ACK with timestamps also carries one SACK block (RFC 2018:
+// 2 + 8 bytes); the options (10 + 10) are a multiple of 4 as they are.
+constexpr double kDupAckIp = 60;
 
 double
 Tx(double ipBytes, double bps)
@@ -59,19 +69,27 @@ OneWay(double ipBytes)
 
 /// The sender's connected instant: SYN there, SYN-ACK back.
 double
-Connected()
+Connected(const Headers& h)
 {
-    return kSenderStartS + 2 * OneWay(kSynIp);
+    return kSenderStartS + 2 * OneWay(h.syn);
 }
 
 /// When data packet k of the first window, none before it dropped, has
 /// left r->b: the handshake ACK, then packets 1 .. k back to back from the
 /// ACK's end (packet 1 came in while the ACK was in service).
 double
-BottleneckDone(double connected, int k)
+BottleneckDone(const Headers& h, int k)
 {
-    const double ackDone = connected + Tx(kAckIp, kFastBps) + kDelayS + Tx(kAckIp, kSlowBps);
+    const double ackDone = Connected(h) + Tx(h.ack, kFastBps) + kDelayS + Tx(h.ack, kSlowBps);
     return ackDone + k * Tx(kDataIp, kSlowBps);
+}
+
+/// When data packet k of the first window arrives at r (the handshake ACK
+/// first on a->r).
+double
+AtRouter(const Headers& h, int k)
+{
+    return Connected(h) + Tx(h.ack, kFastBps) + kDelayS + k * Tx(kDataIp, kFastBps);
 }
 
 /// From the receiver sending an ACK-sized packet of ipBytes to its arrival at a.
@@ -82,7 +100,7 @@ Back(double ipBytes)
 }
 
 TcpPathConfig
-Bottleneck(uint32_t queuePackets, uint32_t initialWindow, uint32_t segments, uint32_t bins)
+Bottleneck(uint32_t queuePackets, uint32_t initialWindow, uint32_t segments, uint32_t bins, bool timestamps = true)
 {
     TcpPathConfig c;
     for (const char* name : {"a", "r", "b"})
@@ -103,6 +121,7 @@ Bottleneck(uint32_t queuePackets, uint32_t initialWindow, uint32_t segments, uin
     c.links = {fast, slow};
     c.tcp.initialCwndSegments = initialWindow;
     c.tcp.minRtoS = kMinRtoS;
+    c.tcp.timestamps = timestamps;
     c.fileBytes = uint64_t(segments) * c.tcp.SegmentBytes();
     c.lossBins = bins;
     return c;
@@ -155,6 +174,37 @@ constexpr unsigned kBottleneckPort = 2;
 
 } // namespace
 
+/// The tail-drop run below: one timeout, at timeoutAt, in its bin and no
+/// other; no fast recovery; the one drop (packet 8 at r->b's queue, as it
+/// arrives at r) in its bin on that port; lossBins bins over [0, end).
+void
+ExpectTailDrop(const TcpPathConfig& c, const TcpPathResult& r, const Headers& h, double timeoutAt)
+{
+    ASSERT_TRUE(r.completed);
+    // the retransmitted 8, then the receiver's 1-byte confirm carrying the ACK
+    const double endAt = timeoutAt + OneWay(kDataIp) + Back(h.ack + 1);
+    EXPECT_NEAR(r.simulatedSeconds, endAt, 20e-6) << "the run's end (the confirm at a)";
+
+    ASSERT_EQ(r.retransmissionTimeline.Bins(), c.lossBins);
+    EXPECT_DOUBLE_EQ(r.retransmissionTimeline.BinSeconds(), r.simulatedSeconds / c.lossBins);
+    ASSERT_EQ(r.lossTimeline.Bins(), c.lossBins);
+    EXPECT_DOUBLE_EQ(r.lossTimeline.BinSeconds(), r.simulatedSeconds / c.lossBins);
+
+    EXPECT_EQ(r.timeouts, 1u);
+    EXPECT_EQ(r.recoveries, 0u);
+    const LossTimeline& rt = r.retransmissionTimeline;
+    const unsigned timeoutBin = BinOf(timeoutAt, r.simulatedSeconds, c.lossBins, 100e-6);
+    ExpectOnlyBin(rt, 0, Reason(rt, "timeout"), timeoutBin, static_cast<double>(r.timeouts));
+    ExpectOnlyBin(rt, 0, Reason(rt, "fast_recovery"), c.lossBins, static_cast<double>(r.recoveries));
+    EXPECT_EQ(rt.Total(), static_cast<double>(r.timeouts + r.recoveries));
+
+    ASSERT_EQ(r.servers.size(), 4u);
+    EXPECT_EQ(r.servers[kBottleneckPort].dropsQueueFull, 1u);
+    const unsigned dropBin = BinOf(AtRouter(h, 8), r.simulatedSeconds, c.lossBins, 100e-6);
+    ExpectOnlyBin(r.lossTimeline, kBottleneckPort, Reason(r.lossTimeline, "queue_full"), dropBin, 1.0);
+    EXPECT_EQ(r.lossTimeline.Total(), 1.0);
+}
+
 // A tail drop: an 8-segment file in the first window (10 segments), 6
 // packets may wait at r->b, so packet 8 finds packets 2 .. 7 waiting and is
 // dropped; 1 .. 7 arrive and no duplicate ACK ever comes. ns-3 3.37's
@@ -170,35 +220,40 @@ TEST(TcpPathTimeline, TailDropTimesOutOneRtoAfterTheLastNewAck)
 {
     const TcpPathConfig c = Bottleneck(6, 10, 8, 330);
     const TcpPathResult r = RunTcpPath(c);
-    ASSERT_TRUE(r.completed);
+    const double ack7At = BottleneckDone(kTimestamps, 7) + kDelayS + Back(kTimestamps.ack);
+    ExpectTailDrop(c, r, kTimestamps, ack7At + kMinRtoS);
+}
 
-    const double connected = Connected();
-    const double dropAt = connected + Tx(kAckIp, kFastBps) + kDelayS + 8 * Tx(kDataIp, kFastBps);
-    const double ack7At = BottleneckDone(connected, 7) + kDelayS + Back(kAckIp);
-    const double timeoutAt = ack7At + kMinRtoS;
-    const double endAt = timeoutAt + OneWay(kDataIp) + Back(kAckIp + 1);
-    EXPECT_NEAR(r.simulatedSeconds, endAt, 20e-6) << "the run's end (the confirm at a)";
+// The same tail drop with the RTO from RFC 6298's estimator, not its floor
+// (min_rto 1 ms). Timestamps off, so ns-3 times each sample itself (Karn:
+// from the send of the oldest segment the ACK covers; with timestamps it
+// would read a 1 ms TSval clock): the SYN's round trip R0 = connected - 1 ms,
+// then the ACKs of 1, 3, 5 and 7, each R = its arrival at a - connected (the
+// window left at once). RFC 6298 (2.2): SRTT = R0, RTTVAR = R0 / 2; (2.3)
+// for each later R: RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|, then SRTT = 7/8
+// SRTT + 1/8 R; RTO = SRTT + max(G, 4 RTTVAR), G = ns-3's 1 ms clock
+// granularity. The timer set at 7's ACK expires one RTO later (48.55 ms).
+TEST(TcpPathTimeline, TailDropTimesOutAtTheRfc6298RtoOfTheRoundTrips)
+{
+    TcpPathConfig c = Bottleneck(6, 10, 8, 120, false);
+    c.tcp.minRtoS = 1e-3;
+    const TcpPathResult r = RunTcpPath(c);
 
-    // bins follow from the run: lossBins of equal width over [0, end)
-    ASSERT_EQ(r.retransmissionTimeline.Bins(), c.lossBins);
-    EXPECT_DOUBLE_EQ(r.retransmissionTimeline.BinSeconds(), r.simulatedSeconds / c.lossBins);
-    ASSERT_EQ(r.lossTimeline.Bins(), c.lossBins);
-    EXPECT_DOUBLE_EQ(r.lossTimeline.BinSeconds(), r.simulatedSeconds / c.lossBins);
-
-    EXPECT_EQ(r.timeouts, 1u);
-    EXPECT_EQ(r.recoveries, 0u);
-    const LossTimeline& rt = r.retransmissionTimeline;
-    const unsigned timeoutBin = BinOf(timeoutAt, r.simulatedSeconds, c.lossBins, 100e-6);
-    ExpectOnlyBin(rt, 0, Reason(rt, "timeout"), timeoutBin, static_cast<double>(r.timeouts));
-    ExpectOnlyBin(rt, 0, Reason(rt, "fast_recovery"), c.lossBins, static_cast<double>(r.recoveries));
-    EXPECT_EQ(rt.Total(), static_cast<double>(r.timeouts + r.recoveries));
-
-    // the one drop: packet 8 at r->b's queue, as it arrives at r
-    ASSERT_EQ(r.servers.size(), 4u);
-    EXPECT_EQ(r.servers[kBottleneckPort].dropsQueueFull, 1u);
-    const unsigned dropBin = BinOf(dropAt, r.simulatedSeconds, c.lossBins, 100e-6);
-    ExpectOnlyBin(r.lossTimeline, kBottleneckPort, Reason(r.lossTimeline, "queue_full"), dropBin, 1.0);
-    EXPECT_EQ(r.lossTimeline.Total(), 1.0);
+    const Headers& h = kNoTimestamps;
+    const double connected = Connected(h);
+    double srtt = connected - kSenderStartS;
+    double rttvar = srtt / 2;
+    double ackAt = 0;
+    for (int k : {1, 3, 5, 7})
+    {
+        ackAt = BottleneckDone(h, k) + kDelayS + Back(h.ack);
+        const double sample = ackAt - connected;
+        rttvar = 0.75 * rttvar + 0.25 * std::fabs(srtt - sample);
+        srtt = 0.875 * srtt + 0.125 * sample;
+    }
+    const double rto = srtt + std::max(1e-3, 4 * rttvar);
+    ASSERT_GT(rto, 2 * c.tcp.minRtoS); // the estimator decides, not the floor
+    ExpectTailDrop(c, r, h, ackAt + rto);
 }
 
 // A drop in the middle: a 6-segment file, a first window of 4, 2 packets
@@ -219,16 +274,16 @@ TEST(TcpPathTimeline, MidWindowDropRecoversOnTheThirdDuplicateAck)
     const TcpPathResult r = RunTcpPath(c);
     ASSERT_TRUE(r.completed);
 
-    const double connected = Connected();
-    const double dropAt = connected + Tx(kAckIp, kFastBps) + kDelayS + 3 * Tx(kDataIp, kFastBps);
-    const double ack1At = BottleneckDone(connected, 1) + kDelayS + Back(kAckIp);
+    const Headers& h = kTimestamps;
+    const double dropAt = AtRouter(h, 3);
+    const double ack1At = BottleneckDone(h, 1) + kDelayS + Back(h.ack);
     // 5 and 6 leave a at ack1At, behind nothing: 6 leaves r->b after two
     // data packets' times at the bottleneck from 5's arrival at r
     const double sixDone = ack1At + Tx(kDataIp, kFastBps) + kDelayS + 2 * Tx(kDataIp, kSlowBps);
     const double recoveryAt = sixDone + kDelayS + Back(kDupAckIp);
     // the retransmitted 3 fills the gap: an immediate ACK (RFC 5681 4.2),
     // then the confirm behind it on b->r
-    const double endAt = recoveryAt + OneWay(kDataIp) + Tx(kAckIp, kSlowBps) + Back(kAckIp + 1);
+    const double endAt = recoveryAt + OneWay(kDataIp) + Tx(h.ack, kSlowBps) + Back(h.ack + 1);
     EXPECT_NEAR(r.simulatedSeconds, endAt, 20e-6) << "the run's end (the confirm at a)";
     ASSERT_EQ(r.retransmissionTimeline.Bins(), c.lossBins);
     EXPECT_DOUBLE_EQ(r.retransmissionTimeline.BinSeconds(), r.simulatedSeconds / c.lossBins);

@@ -150,8 +150,8 @@ TEST(WebSwitchTimeline, OverloadIsRefusedAtOfferedMinusCapacityInEveryBin)
     }
 
     // Each 200 ms bin after the first (which holds the backlog's filling)
-    // refuses r x 0.2 s SYNs to within 5 %, and the first 40 fine bins
-    // add up to it, as every 40 do to their coarse bin.
+    // refuses r x 0.2 s SYNs to within 5 %; every 40 fine bins add up to
+    // their coarse bin.
     const LossTimeline& g = coarse.lossTimeline;
     const unsigned gSyn = Reason(g, "overload_syn_dropped");
     const unsigned gUnanswered = Reason(g, "request_unanswered");

@@ -667,9 +667,14 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
 
     // the measured window starts after the warm-up
     WebSwitch::Counters atWarmup;
+    // the switch's work is priced as its packets arrive and served later:
+    // its busy time in the window is the work priced in it, plus what was
+    // queued at its start, less what is still queued at its end
+    Time queuedAtWarmup, queuedAtEnd;
     std::vector<Time> cpuAtWarmup(cpus.size());
     Simulator::Schedule(Seconds(c.warmupS), [&]() {
         atWarmup = ws->GetCounters();
+        queuedAtWarmup = ws->QueuedWork();
         for (auto& [name, w] : wires)
             w->ResetBusy();
         for (size_t i = 0; i < cpus.size(); ++i)
@@ -683,6 +688,7 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
     if (open)
         Simulator::Schedule(Seconds(end), [&]() {
             atEnd = ws->GetCounters();
+            queuedAtEnd = ws->QueuedWork();
             for (auto& [name, w] : wires)
                 busyAtEnd.emplace_back(name, w->BusyTime().GetSeconds());
             for (size_t i = 0; i < cpus.size(); ++i)
@@ -690,6 +696,8 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
         });
     Simulator::Stop(Seconds(end + (open ? c.drainS : 0.0)));
     Simulator::Run();
+    if (!open)
+        queuedAtEnd = ws->QueuedWork(); // the run stopped at the window's end
 
     double cycleSum = 0;
     uint64_t bytes = 0;
@@ -760,7 +768,10 @@ RunWebBenchTestbed(const WebBenchTestbedConfig& c)
                          : (out.requests ? cycleSum / req * 1e3 : 0.0);
     out.responseMbps = static_cast<double>(bytes) * 8.0 / c.durationS / 1e6;
     const double cycles = n.cycles - atWarmup.cycles;
-    out.switchUtilization = c.profile.clockHz > 0 ? cycles / c.profile.clockHz / c.durationS : 0.0;
+    out.switchUtilization =
+        c.profile.clockHz > 0
+            ? (cycles / c.profile.clockHz + (queuedAtWarmup - queuedAtEnd).GetSeconds()) / c.durationS
+            : 0.0;
     out.switchCyclesPerRequest = cycles / req;
     out.switchPacketsPerRequest = static_cast<double>(n.packets - atWarmup.packets) / req;
     out.connectionSidesPerRequest = static_cast<double>(n.connectionSides - atWarmup.connectionSides) / req;

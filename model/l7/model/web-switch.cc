@@ -338,6 +338,12 @@ WebSwitch::ResetWithoutSession(const std::vector<uint8_t>& f, const dp_parsed_t&
     }
 }
 
+ns3::Time
+WebSwitch::QueuedWork() const
+{
+    return std::max(m_busyUntil - Simulator::Now(), Time(0));
+}
+
 bool
 WebSwitch::DropOverload(const std::vector<uint8_t>& f, const dp_parsed_t& p, Ptr<const Packet> pkt)
 {

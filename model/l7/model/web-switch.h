@@ -321,6 +321,9 @@ class WebSwitch : public ns3::Object
         double cycles = 0;              ///< priced work
     };
     const Counters& GetCounters() const { return m_counters; }
+    /// The processor's work priced but not yet served (0 when idle): the
+    /// part of Counters::cycles still ahead of a packet arriving now.
+    ns3::Time QueuedWork() const;
 
     typedef void (*ProbeTracedCallback)(uint32_t server, uint32_t result, ns3::Time end);
     typedef void (*DropTracedCallback)(const std::string& reason, ns3::Ptr<const ns3::Packet> p);

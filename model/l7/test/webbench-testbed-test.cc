@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iomanip>
 #include <string>
 
 using namespace routertwin;
@@ -283,4 +284,37 @@ TEST(WebBenchTestbed, OneThreadsCycleTimesAreDegenerateAndManyThreadsHistogramHo
         EXPECT_LE(m.responseTimes.Quantile(0.99), m.responseTimes.Quantile(0.999)) << profile;
         EXPECT_LE(m.responseTimes.Quantile(0.999), m.responseTimes.Max()) << profile;
     }
+}
+
+// The switch's utilization is its processor's busy share of the window: at
+// most 1, whatever the work still queued when the window ends. An open-loop
+// overload at twice the processor's capacity (the Nortel profile at 1 MHz,
+// L4 NAT, 1,800 cycles a request: 555.6 requests/s) behind a 100 ms SYN
+// backlog ends the window with about 0.1 s of priced work still queued,
+// which must not count; at 50 requests/s the share is the line-rate
+// arithmetic 50 x 1,800 / 1e6 = 0.09.
+TEST(WebBenchTestbed, SwitchUtilizationIsTheProcessorsBusyShareOfTheWindow)
+{
+    WebBenchTestbedConfig c;
+    c.profile = LoadWebSwitchProfile(Profile("nctu-nortel-ace180e"));
+    c.profile.clockHz = 1e6;
+    c.mode = "l4";
+    c.forwarding = "nat";
+    c.http11 = false;
+    c.clientHosts = 14;
+    c.servers = 2;
+    c.files = {{"CLASS_223.gif", 223, 1.0, "gif"}};
+    c.arrivals = "constant";
+    c.synBacklogLimitS = 0.1;
+    c.warmupS = 0.1;
+    c.durationS = 1.2;
+    c.offeredRps = 50;
+    const WebBenchTestbedResult light = RunWebBenchTestbed(c);
+    EXPECT_DOUBLE_EQ(light.switchCyclesPerRequest, 1800.0); // 9 packets x costs.l4_packet_cycles 200
+    EXPECT_NEAR(light.switchUtilization, 50 * 1800 / 1e6, 0.002);
+    c.offeredRps = 2 * 1e6 / 1800;
+    const WebBenchTestbedResult over = RunWebBenchTestbed(c);
+    EXPECT_LE(over.switchUtilization, 1.0 + 1e-12) << std::setprecision(17) << over.switchUtilization;
+    EXPECT_GT(over.switchUtilization, 0.999); // busy all the window: the backlog filled before it
+    EXPECT_EQ(over.utilization.at("switch.cpu"), over.switchUtilization);
 }

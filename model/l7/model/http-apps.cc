@@ -478,9 +478,15 @@ void
 HttpClientApp::Read(Ptr<Socket> s)
 {
     // an answer arriving on the closed socket after the stop (TCP still
-    // delivers in FIN_WAIT) is not recorded and starts no next request
+    // delivers in FIN_WAIT) is read and dropped: not recorded, no next
+    // request, and the receive window stays open so the server's side ends
     if (!m_running)
+    {
+        while (s->Recv())
+        {
+        }
         return;
+    }
     while (Ptr<Packet> p = s->Recv())
     {
         std::string chunk(p->GetSize(), '\0');

@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -81,6 +82,23 @@ struct StopBedOf
         nodes.Get(1)->GetObject<ns3::Ipv4L3Protocol>()->TraceConnectWithoutContext(
             "Rx", ns3::Callback<void, ns3::Ptr<const ns3::Packet>, ns3::Ptr<ns3::Ipv4>, uint32_t>(
                       [this](ns3::Ptr<const ns3::Packet> p, ns3::Ptr<ns3::Ipv4>, uint32_t) { Take(p); }));
+        nodes.Get(0)->GetObject<ns3::Ipv4L3Protocol>()->TraceConnectWithoutContext(
+            "Tx", ns3::Callback<void, ns3::Ptr<const ns3::Packet>, ns3::Ptr<ns3::Ipv4>, uint32_t>(
+                      [this](ns3::Ptr<const ns3::Packet> p, ns3::Ptr<ns3::Ipv4>, uint32_t) { TakeAck(p); }));
+    }
+    /// The highest acknowledgement number the client host sends (ns-3's
+    /// initial sequence number is 0: the bytes it took from the server + 1
+    /// for the SYN).
+    void TakeAck(ns3::Ptr<const ns3::Packet> p)
+    {
+        uint8_t b[60];
+        const uint32_t n = p->CopyData(b, sizeof b);
+        if (n < 40 || b[9] != 6)
+            return;
+        const uint8_t* t = b + (b[0] & 0x0f) * 4u;
+        if (t[13] & 0x10)
+            highestAck = std::max(highestAck, (uint32_t(t[8]) << 24) | (uint32_t(t[9]) << 16) |
+                                                  (uint32_t(t[10]) << 8) | t[11]);
     }
     /// A SYN or a segment with payload sent after the stop reaches the
     /// server host later than a one-way delay after it (the segments are
@@ -96,7 +114,10 @@ struct StopBedOf
         const bool syn = t[13] & 0x02;
         const uint32_t payload = total - ihl - (t[12] >> 4) * 4u;
         if (ns3::Simulator::Now().GetSeconds() <= stopS + kOneWayS)
+        {
+            synsBeforeStop += syn;
             return;
+        }
         synsAfterStop += syn;
         requestBytesAfterStop += payload;
     }
@@ -111,7 +132,8 @@ struct StopBedOf
     ns3::Ptr<Server> server;
     ns3::Ptr<Client> client;
     uint32_t acceptedAtStop = 0, requestsAtStop = 0;
-    uint32_t synsAfterStop = 0;
+    uint32_t synsBeforeStop = 0, synsAfterStop = 0;
+    uint32_t highestAck = 0;
     uint64_t requestBytesAfterStop = 0;
 };
 
@@ -139,6 +161,7 @@ TEST(HttpClientStop, NoConnectionAfterAStopInTheThinkTime)
     b.Run();
     EXPECT_EQ(b.acceptedAtStop, 3u);
     EXPECT_EQ(b.requestsAtStop, 3u);
+    EXPECT_EQ(b.synsBeforeStop, 3u); // the segment reader sees each connection's SYN
     EXPECT_EQ(b.server->Accepted(), 3u);
     EXPECT_EQ(b.server->Requests(), 3u);
     EXPECT_EQ(b.synsAfterStop, 0u);
@@ -197,6 +220,21 @@ TEST(HttpClientStop, AnAnswerAfterTheStopStartsNoNextRequest)
     EXPECT_TRUE(b.client->Responses().empty());
 }
 
+// As above with a 1 MB answer, 8x the client socket's 128 KiB receive
+// buffer (ns-3's TcpSocket RcvBufSize): the stopped client still reads and
+// drops what comes, so its window stays open and it acknowledges the whole
+// answer; unread, the server's side would stall at a closed window.
+TEST(HttpClientStop, AnAnswerAfterTheStopIsReadAndDropped)
+{
+    StopBed b(0.5);
+    b.server->SetCpu(ns3::Create<HostCpu>(), ns3::Seconds(1.0), ns3::Seconds(0));
+    b.client->AddRequest(HttpClientApp::Get("/x/CLASS_1000000.htm", true));
+    b.Run();
+    EXPECT_EQ(b.server->Requests(), 1u);
+    EXPECT_GT(b.highestAck, 1000000u);
+    EXPECT_TRUE(b.client->Responses().empty());
+}
+
 // A give-up timer (2 s) still running at the stop (1 s), the server's
 // answer 5 s away: the stopped client gives nothing up and records no
 // failure (the stop ends the run, it is not a failure).
@@ -227,6 +265,7 @@ TEST(TlsClientStop, AnAnswerAfterTheStopOpensNoNextConnection)
     b.Run();
     EXPECT_EQ(b.requestsAtStop, 0u);
     EXPECT_EQ(b.server->Records().size(), 1u);
+    EXPECT_EQ(b.synsBeforeStop, 1u);
     EXPECT_EQ(b.synsAfterStop, 0u);
     EXPECT_EQ(b.requestBytesAfterStop, 0u);
     EXPECT_TRUE(b.client->Answers().empty());

@@ -120,7 +120,8 @@ def timeline(r: dict) -> dict:
     answers per second, the survivor's RSTs for segments of no known
     connection and the clients' requests that ended without their answer
     (in the last bin, the downloads still waiting for theirs at the run's
-    end: cut by the failover, their clients never told), per bin (they add
+    end: cut by the failover, their clients never told, or too slow for
+    the run), per bin (they add
     up to the counters answers, survivor_resets and failed_requests)."""
     bin_s = float(r["timeline_bin_s"])
     return {"bin_s": bin_s, "answers_per_s": [n / bin_s for n in r["answers_per_bin"]],

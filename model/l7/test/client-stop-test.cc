@@ -7,6 +7,7 @@
 // (hand-worked for each schedule below) and the segments the server host
 // receives, read off its IPv4 layer.
 #include "http-apps.h"
+#include "tcp-segment-view.h"
 #include "tls-apps.h"
 #include "ns3-run-state.h"
 
@@ -91,35 +92,24 @@ struct StopBedOf
     /// for the SYN).
     void TakeAck(ns3::Ptr<const ns3::Packet> p)
     {
-        uint8_t b[60];
-        const uint32_t n = p->CopyData(b, sizeof b);
-        if (n < 40 || b[9] != 6)
-            return;
-        const uint8_t* t = b + (b[0] & 0x0f) * 4u;
-        if (t[13] & 0x10)
-            highestAck = std::max(highestAck, (uint32_t(t[8]) << 24) | (uint32_t(t[9]) << 16) |
-                                                  (uint32_t(t[10]) << 8) | t[11]);
+        if (const auto seg = test::TcpSegmentView::Of(p); seg && seg->Ack())
+            highestAck = std::max(highestAck, seg->ack);
     }
     /// A SYN or a segment with payload sent after the stop reaches the
     /// server host later than a one-way delay after it (the segments are
     /// a few µs on the wire).
     void Take(ns3::Ptr<const ns3::Packet> p)
     {
-        uint8_t b[60];
-        const uint32_t n = p->CopyData(b, sizeof b);
-        if (n < 40 || b[9] != 6)
+        const auto seg = test::TcpSegmentView::Of(p);
+        if (!seg)
             return;
-        const uint32_t ihl = (b[0] & 0x0f) * 4u, total = (uint32_t(b[2]) << 8) | b[3];
-        const uint8_t* t = b + ihl;
-        const bool syn = t[13] & 0x02;
-        const uint32_t payload = total - ihl - (t[12] >> 4) * 4u;
         if (ns3::Simulator::Now().GetSeconds() <= stopS + kOneWayS)
         {
-            synsBeforeStop += syn;
+            synsBeforeStop += seg->Syn();
             return;
         }
-        synsAfterStop += syn;
-        requestBytesAfterStop += payload;
+        synsAfterStop += seg->Syn();
+        requestBytesAfterStop += seg->payload;
     }
     void Run(double endS = 10)
     {

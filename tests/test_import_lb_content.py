@@ -1,0 +1,308 @@
+"""HAProxy content switching (acl + use_backend) imported into the twin and
+routed by the C core's URL rule matching (docs/import-lb.md section 2a).
+
+Independent truth: HAProxy's configuration manual (sections 4.2 and 7) for
+the golden mappings, hand counts of which rule each URL of a mix matches for
+the split, and the real haproxy -c for what it accepts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+import yaml
+
+from conftest import one_line, run_cli
+from routertwin.importers import haproxy
+from routertwin.scenario_loader import load_scenario
+
+SAMPLE = "/usr/share/doc/haproxy/examples/content-sw-sample.cfg"
+HAPROXY = shutil.which("haproxy")
+BACKENDS = """
+backend b1
+    mode http
+    server s1 198.18.0.1:80
+backend b2
+    mode http
+    server s2 198.18.0.2:80
+backend b3
+    mode http
+    server s3 198.18.0.3:80
+"""
+
+
+def cfg(tmp_path, text: str, name: str = "h.cfg"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text).lstrip("\n") + BACKENDS, encoding="utf-8")
+    return path
+
+
+def imported(tmp_path, text: str):
+    r = haproxy.import_file(cfg(tmp_path, text), env={})
+    return r, r.scenario["balancer"]["services"][0]
+
+
+def split(tmp_path, text: str, requests: list[tuple[str, str, int]], name: str = "s.yaml"):
+    """The split case's metrics for a URL mix on the imported service."""
+    r, svc = imported(tmp_path, text)
+    r.scenario["cases"] = [{"id": "mix", "method": "split", "service": svc["name"],
+                            "split": {"requests": [{"url": u, "host": h, "count": n} for u, h, n in requests]}}]
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(r.scenario, sort_keys=False), encoding="utf-8")
+    from routertwin.runners.lb.runner import run
+
+    class Progress:
+        def set_total(self, n): pass
+
+        def advance(self, status=""): pass
+
+    (res,) = run(load_scenario(path), Progress())
+    return res.metrics
+
+
+def test_first_match_order_and_default(tmp_path):
+    """Manual 4.2: rules in declaration order, the first that matches wins,
+    default_backend otherwise. /static/x.css matches both rules: b1, the first."""
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl is_static path_beg /static
+        acl is_css path_end .css
+        use_backend b1 if is_static
+        use_backend b2 if is_css
+        default_backend b3
+    """
+    r, svc = imported(tmp_path, text)
+    assert svc["acls"] == [{"name": "is_static", "fetch": "path", "match": "beg", "icase": False,
+                            "patterns": ["/static"]},
+                           {"name": "is_css", "fetch": "path", "match": "end", "icase": False, "patterns": [".css"]}]
+    assert svc["rules"] == [{"pool": "b1", "if": "is_static"}, {"pool": "b2", "if": "is_css"}]
+    assert svc["pool"] == "b3"
+    assert not [n for n in r.not_modelled if n.text.startswith(("acl", "use_backend"))]
+    # hand count: /static/x.css -> b1 (rule 1 first), /a.css -> b2, /static -> b1, /index.html -> b3,
+    # /a.css?v=/static -> b2 (path stops at '?'), /STATIC/a -> b3 (case-sensitive)
+    m = split(tmp_path, text, [("/static/x.css", "", 3), ("/a.css", "", 2), ("/static", "", 1),
+                               ("/index.html", "", 4), ("/a.css?v=/static", "", 1), ("/STATIC/a", "", 1)])
+    assert m["requests"] == 12
+    assert m["to_b1_pct"] == pytest.approx(100 * 4 / 12)
+    assert m["to_b2_pct"] == pytest.approx(100 * 3 / 12)
+    assert m["to_b3_pct"] == pytest.approx(100 * 5 / 12)
+    assert (m["rule_1_pct"], m["rule_2_pct"], m["default_pct"]) == pytest.approx((100 * 4 / 12, 100 * 3 / 12,
+                                                                                  100 * 5 / 12))
+
+
+def test_acl_lines_of_one_name_are_ored_and_so_are_patterns(tmp_path):
+    """Manual 7.1: patterns of one acl are ORed; acl lines of the same name are ORed."""
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl media path_beg /img /video
+        acl media hdr_beg(host) -i media.
+        use_backend b1 if media
+        default_backend b2
+    """
+    _, svc = imported(tmp_path, text)
+    assert [a["name"] for a in svc["acls"]] == ["media", "media"]
+    assert svc["acls"][1] == {"name": "media", "fetch": "host", "match": "beg", "icase": True,
+                              "patterns": ["media."]}
+    m = split(tmp_path, text, [("/img/a.png", "www.example.com", 1), ("/video/b", "", 1),
+                               ("/x", "MEDIA.example.com", 1), ("/x", "www.example.com", 1)])
+    assert (m["to_b1_pct"], m["to_b2_pct"]) == (75.0, 25.0)
+
+
+def test_and_or_not_and_unless(tmp_path):
+    """Manual 7.2: terms ANDed, `||` (or `or`) ORs, `!` negates a term, `unless` the whole."""
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl api path_beg /api/
+        acl v2 path_sub /v2/
+        acl admin hdr(host) admin.example.com
+        use_backend b1 if api !v2 || admin
+        use_backend b2 unless api or admin
+        default_backend b3
+    """
+    _, svc = imported(tmp_path, text)
+    assert svc["rules"] == [{"pool": "b1", "if": "api !v2 || admin"}, {"pool": "b2", "unless": "api or admin"}]
+    # /api/v1/x: api and not v2 -> b1; /api/v2/x on www: rule 1 false, rule 2: api -> not unless -> b3;
+    # /x on admin.example.com: admin -> b1; /x on www -> rule 2 holds (neither) -> b2;
+    # /api/v2/x on ADMIN.example.com: hdr(host) exact, case-sensitive: not admin -> b3
+    m = split(tmp_path, text, [("/api/v1/x", "www.example.com", 1), ("/api/v2/x", "www.example.com", 1),
+                               ("/x", "admin.example.com", 1), ("/x", "www.example.com", 1),
+                               ("/api/v2/x", "ADMIN.example.com", 1)])
+    assert (m["to_b1_pct"], m["to_b2_pct"], m["to_b3_pct"]) == (40.0, 20.0, 40.0)
+    assert m["rule_1_pct"] == 40.0 and m["rule_2_pct"] == 20.0 and m["default_pct"] == 40.0
+
+
+def test_anonymous_acls_and_case_insensitive(tmp_path):
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        use_backend b1 if { hdr_end(host) -i .CDN.example } !{ path -m beg /private }
+        use_backend b2 if { path /exact }
+        default_backend b3
+    """
+    r, svc = imported(tmp_path, text)
+    assert svc["rules"] == [{"pool": "b1", "if": "@1 !@1.2"}, {"pool": "b2", "if": "@2"}]
+    assert svc["acls"] == [
+        {"name": "@1", "fetch": "host", "match": "end", "icase": True, "patterns": [".CDN.example"]},
+        {"name": "@1.2", "fetch": "path", "match": "beg", "icase": False, "patterns": ["/private"]},
+        {"name": "@2", "fetch": "path", "match": "str", "icase": False, "patterns": ["/exact"]}]
+    m = split(tmp_path, text, [("/a", "x.cdn.EXAMPLE", 1), ("/private/a", "x.cdn.example", 1),
+                               ("/exact", "", 1), ("/exact/", "", 1)])
+    assert (m["to_b1_pct"], m["to_b2_pct"], m["to_b3_pct"]) == (25.0, 25.0, 50.0)
+
+
+def test_an_unmodelled_fetch_makes_the_routing_not_modelled(tmp_path):
+    """A rule depending on `src` cannot be routed by the twin: the service
+    says so, every acl and use_backend line is listed, and a split case on
+    it is refused at load."""
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl static path_beg /static
+        acl internal src 10.0.0.0/8
+        use_backend b1 if static
+        use_backend b2 if internal
+        default_backend b3
+    """
+    r, svc = imported(tmp_path, text)
+    assert "rules" not in svc and "acls" not in svc
+    assert svc["rules_not_modelled"].endswith(":8: use_backend b2 if internal: acl 'internal' (line 5): fetch "
+                                              "'src' is not modelled (the twin matches path, path_beg, path_end, "
+                                              "path_sub and hdr(host), hdr_beg(host), hdr_end(host), "
+                                              "hdr_sub(host))")
+    assert {n.line for n in r.not_modelled} >= {4, 5, 6, 7}
+    path = tmp_path / "s.yaml"
+    r.scenario["cases"] = [{"id": "mix", "method": "split", "service": "f",
+                            "split": {"requests": [{"url": "/"}]}}]
+    path.write_text(yaml.safe_dump(r.scenario, sort_keys=False))
+    proc = run_cli("run", path)
+    assert proc.returncode == 2 and "its routing is not modelled" in proc.stderr, proc.stderr
+
+
+def test_unused_unmodelled_acl_is_only_listed(tmp_path):
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl local src 127.0.0.1
+        acl api path_beg /api
+        use_backend b1 if api
+        default_backend b2
+    """
+    r, svc = imported(tmp_path, text)
+    assert [a["name"] for a in svc["acls"]] == ["api"] and svc["rules"] == [{"pool": "b1", "if": "api"}]
+    assert [n.line for n in r.not_modelled if n.text.startswith("acl")] == [4]
+
+
+def test_debian_content_switching_sample(tmp_path):
+    """Debian's content-sw-sample.cfg: its two use_backend rules route to
+    `static`, everything else to `dynamic`."""
+    if not os.path.exists(SAMPLE):
+        pytest.skip("Debian's haproxy examples are not installed")
+    r = haproxy.import_file(SAMPLE, env={})
+    (svc,) = r.scenario["balancer"]["services"]
+    assert svc["pool"] == "dynamic"
+    assert svc["rules"] == [{"pool": "static", "if": "@1"}, {"pool": "static", "if": "@2"}]
+    assert svc["acls"] == [{"name": "@1", "fetch": "host", "match": "beg", "icase": True, "patterns": ["img"]},
+                           {"name": "@2", "fetch": "path", "match": "beg", "icase": False,
+                            "patterns": ["/img", "/css"]}]
+    listed = {n.line for n in r.not_modelled}
+    lines = open(SAMPLE).read().splitlines()
+    for no, line in enumerate(lines, 1):
+        if line.split()[:1] == ["use_backend"]:
+            assert no not in listed
+
+
+@pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
+def test_rules_export_to_what_haproxy_accepts_and_round_trip(tmp_path):
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl media path_beg /img /video
+        acl media hdr_beg(host) -i media.
+        acl odd path_sub "a b" 'it''s' -x
+        use_backend b1 if media !{ path_end .php } || odd
+        use_backend b2 unless { hdr(host) -i -- -dash.example }
+        use_backend b3
+        default_backend b2
+    """
+    path = cfg(tmp_path, text)
+    first = tmp_path / "first.yaml"
+    assert run_cli("import", "haproxy", path, "-o", first).returncode == 0
+    out = tmp_path / "back.cfg"
+    proc = run_cli("export", "haproxy", first, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    again = tmp_path / "again.yaml"
+    assert run_cli("import", "haproxy", out, "-o", again).returncode == 0
+    a, b = load_scenario(first).config.balancer, load_scenario(again).config.balancer
+    assert a.model_dump() == b.model_dump()
+    assert [x.patterns for x in a.services[0].acls][2] == ["a b", "its", "-x"]
+
+
+BAD = [
+    ("frontend f\n    mode http\n    bind :80\n    use_backend nowhere if TRUE\n", 4, "use_backend 'nowhere'"),
+    ("frontend f\n    mode http\n    bind :80\n    use_backend b1 if nothere\n", 4, "no such ACL: 'nothere'"),
+    ("frontend f\n    mode http\n    bind :80\n    use_backend b1 if a\n    acl a path /\n", 4,
+     "no such ACL: 'a'"),
+    ("frontend f\n    mode http\n    bind :80\n    use_backend b1 if { path_beg /a\n", 4,
+     "missing closing '}'"),
+    ("frontend f\n    mode http\n    bind :80\n    use_backend b1 when TRUE\n", 4,
+     "only 'if' and 'unless' are allowed"),
+    ("frontend f\n    mode http\n    bind :80\n    acl 1@a path /\n", 4, "acl name '1@a'"),
+    ("frontend f\n    mode http\n    bind :80\n    acl a\n", 4, "acl needs a name and an expression"),
+]
+
+
+@pytest.mark.parametrize("text, line, message", BAD, ids=[b[2][:30] for b in BAD])
+def test_bad_rules_name_file_and_line(tmp_path, text, line, message):
+    path = tmp_path / "h.cfg"
+    path.write_text(text + BACKENDS)
+    out = tmp_path / "out.yaml"
+    err = one_line(run_cli("import", "haproxy", path, "-o", out), out)
+    assert err.startswith(f"{path}:{line}: ") and message in err, err
+
+
+EDITS = [
+    ("if: is_static", "if: is_static ||", None),  # a trailing || is HAProxy's too: no error
+    ("if: is_static", "if: nope", "no ACL named 'nope'"),
+    ("if: is_static", "if: '{'", "'{' is not an ACL name"),
+    ("pool: b1", "pool: b9", "no pool named 'b9'"),
+    ("match: beg", "match: regex", "match"),
+    ("fetch: path", "fetch: src", "fetch"),
+    ("patterns:", "pattern:", "pattern"),
+]
+
+
+@pytest.mark.parametrize("old, new, message", EDITS, ids=[e[1] for e in EDITS])
+def test_edited_rules_errors_name_the_line(tmp_path, old, new, message):
+    r, _ = imported(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl is_static path_beg /static
+        use_backend b1 if is_static
+        default_backend b3
+    """)
+    text = r.text()
+    assert old in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace(old, new, 1))
+    proc = run_cli("run", path)
+    if message is None:
+        assert proc.returncode == 0, proc.stderr
+        return
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if new in t)
+    assert proc.returncode == 2 and f"{path}:{line}: " in proc.stderr and message in proc.stderr, proc.stderr

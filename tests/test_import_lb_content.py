@@ -176,7 +176,7 @@ def test_an_unmodelled_fetch_makes_the_routing_not_modelled(tmp_path):
     """
     r, svc = imported(tmp_path, text)
     assert "rules" not in svc and "acls" not in svc
-    assert svc["rules_not_modelled"].endswith(":8: use_backend b2 if internal: acl 'internal' (line 5): fetch "
+    assert svc["rules_not_modelled"].endswith(":7: use_backend b2 if internal: acl 'internal' (line 5): fetch "
                                               "'src' is not modelled (the twin matches path, path_beg, path_end, "
                                               "path_sub and hdr(host), hdr_beg(host), hdr_end(host), "
                                               "hdr_sub(host))")
@@ -262,7 +262,7 @@ BAD = [
     ("frontend f\n    mode http\n    bind :80\n    use_backend b1 when TRUE\n", 4,
      "only 'if' and 'unless' are allowed"),
     ("frontend f\n    mode http\n    bind :80\n    acl 1@a path /\n", 4, "acl name '1@a'"),
-    ("frontend f\n    mode http\n    bind :80\n    acl a\n", 4, "acl needs a name and an expression"),
+    ("frontend f\n    mode http\n    bind :80\n    acl a\n", 4, "an ACL needs a fetch"),
 ]
 
 

@@ -223,6 +223,23 @@ def test_debian_content_switching_sample(tmp_path):
             assert no not in listed
 
 
+def test_acl_lines_of_every_debian_example_are_carried_or_listed():
+    """An acl line maps to a service's acls or is listed by its line (a
+    backend's ACLs serve rules the twin does not model)."""
+    import glob
+
+    for path in sorted(glob.glob("/usr/share/doc/haproxy/examples/*.cfg")):
+        r = haproxy.import_file(path, env={})
+        listed = {n.line for n in r.not_modelled}
+        carried = [a for s in r.scenario["balancer"]["services"] for a in s.get("acls", [])
+                   if not a["name"].startswith("@")]
+        for no, line in enumerate(open(path).read().splitlines(), 1):
+            words = haproxy.tokenize(line, env={})
+            if words[:1] == ["acl"] and no not in listed:
+                assert any(a["name"] == words[1] and a["patterns"] == words[-len(a["patterns"]):]
+                           for a in carried), f"{path}:{no}: {line}"
+
+
 @pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
 def test_rules_export_to_what_haproxy_accepts_and_round_trip(tmp_path):
     text = """

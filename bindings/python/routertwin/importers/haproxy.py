@@ -415,6 +415,10 @@ class _Parser:
         for p in self.proxies:
             if p.kind in ("frontend", "listen"):
                 p.content = self._content(p)
+            else:  # a backend's ACLs serve its http-request, use-server, ... rules, which are not modelled
+                for a in p.acls:
+                    self.note(a.line, a.words, a.expression if isinstance(a.expression, str)
+                              else "an ACL of a backend (the rules that use it are not modelled)")
         for p in self.proxies:
             after, retries = p.settings.get("redispatch_after"), p.settings.get("retries", 3)
             if p.settings.get("redispatch") and after is not None and after < 0 and retries + 1 + after == 0:

@@ -323,3 +323,119 @@ def test_edited_rules_errors_name_the_line(tmp_path, old, new, message):
         return
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if new in t)
     assert proc.returncode == 2 and f"{path}:{line}: " in proc.stderr and message in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------- against the real HAProxy
+
+LIVE = """
+global
+    stats socket {sock} mode 600 level admin
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend f
+    bind 198.18.0.1:8080
+    acl media path_beg /img /video
+    acl media hdr_beg(host) -i media.
+    acl api path_beg /api/
+    acl v2 path_sub /v2/
+    acl admin hdr(host) admin.example.com
+    acl php path_end -i .php
+    acl exact path /exact
+    use_backend b1 if api !v2 || admin
+    use_backend b2 if media !{ hdr_end(host) -i .cdn.example }
+    use_backend b3 unless php or exact or { path -m sub x }
+    use_backend b4 if !!v2 { hdr_sub(host) example }
+    default_backend b5
+"""
+LIVE_BACKENDS = "".join(f"backend b{i}\n    http-request return status 200 content-type text/plain string b{i}\n"
+                        for i in range(1, 6))
+
+
+def live_routes(job: str) -> list[str]:
+    """Runs inside a namespace: the real haproxy on the job's configuration,
+    each request sent over TCP; the backend that answered each one."""
+    import json
+    import socket
+    import time
+    from pathlib import Path
+
+    spec = json.loads(Path(job).read_text())
+    proc = subprocess.Popen([HAPROXY or "haproxy", "-db", "-f", spec["cfg"]], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("198.18.0.1", 8080), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        out = []
+        for url, host in spec["requests"]:
+            head = f"GET {url} HTTP/1.1\r\nHost: {host}\r\n" if host else f"GET {url} HTTP/1.0\r\n"
+            with socket.create_connection(("198.18.0.1", 8080), timeout=5) as s:
+                s.sendall((head + "Connection: close\r\n\r\n").encode())
+                data = b""
+                while chunk := s.recv(65536):
+                    data += chunk
+            out.append(data.decode().rsplit("\r\n\r\n", 1)[1])
+        return out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.skipif(HAPROXY is None or os.geteuid() != 0, reason="needs Debian's haproxy and root (a namespace)")
+def test_twin_routes_every_request_as_the_real_haproxy(tmp_path):
+    """300 requests drawn from paths and Host values that hit and miss each
+    ACL (case, prefix, suffix, query string, no Host header): the backend
+    the real haproxy 2.6 answers from, request by request, is the pool the
+    twin's rules (the C core's matching) pick, and the split case's shares
+    are those counts."""
+    import json
+    import random
+
+    from conftest import in_namespace
+    from routertwin.runners.lb.content import Switch, request_path
+
+    cfg_path = tmp_path / "live.cfg"
+    cfg_path.write_text(LIVE.replace("{sock}", str(tmp_path / "s.sock")) + LIVE_BACKENDS)
+    rng = random.Random(7)
+    paths = ["/", "/img/a.png", "/IMG/a.png", "/video", "/api/v1/x", "/api/v2/y", "/API/v1", "/a/v2/b", "/x.php",
+             "/X.PHP", "/exact", "/exact/", "/exact?q=1", "/index.html?x=/img", "/box", "/api/v2/x.php", "/v2/"]
+    hosts = ["", "www.example.com", "media.example.com", "MEDIA.cdn.example", "media.x.CDN.EXAMPLE",
+             "admin.example.com", "ADMIN.example.com", "admin.example.com:8080", "example", "other.org"]
+    requests = [(rng.choice(paths), rng.choice(hosts)) for _ in range(300)]
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"cfg": str(cfg_path), "requests": requests}))
+    real = json.loads(in_namespace("ub", "test_import_lb_content", f"json.dumps(t.live_routes({str(job)!r}))"))
+
+    r = haproxy.import_file(cfg_path, env={})
+    (svc,) = r.scenario["balancer"]["services"]
+    assert "rules_not_modelled" not in svc
+    scenario = tmp_path / "s.yaml"
+    r.scenario["cases"] = [{"id": "mix", "method": "split", "service": "f",
+                            "split": {"requests": [{"url": u, "host": h} for u, h in requests]}}]
+    scenario.write_text(yaml.safe_dump(r.scenario, sort_keys=False))
+    loaded = load_scenario(scenario)
+    s = loaded.config.balancer.services[0]
+    switch = Switch(s.acls, s.rules, s.pool)
+    twin = [switch.route(request_path(u), h).pool for u, h in requests]
+    wrong = [(req, a, b) for req, a, b in zip(requests, real, twin) if a != b]
+    assert not wrong, wrong[:10]
+    assert len(set(real)) == 5  # every backend was reached
+    from routertwin.runners.lb.runner import run
+
+    class Progress:
+        def set_total(self, n): pass
+
+        def advance(self, status=""): pass
+
+    (res,) = run(loaded, Progress())
+    for b in ("b1", "b2", "b3", "b4", "b5"):
+        assert res.metrics[f"to_{b}_pct"] == pytest.approx(100 * real.count(b) / 300)

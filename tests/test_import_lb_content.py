@@ -223,6 +223,36 @@ def test_debian_content_switching_sample(tmp_path):
             assert no not in listed
 
 
+def test_sample_split_and_its_cost_counted_by_hand(tmp_path):
+    """docs/import-lb.md 2a's mix on content-sw-sample's rules. Hand count
+    (dp_urlrule_eval's documented comparisons, short-circuited):
+    /img/logo.png on www.example.com: hdr_beg img vs 'w' 1 byte, miss;
+      path_beg /img 4 bytes, hit -> static by rule 2 (2 tests, 5 bytes);
+    /index.php on IMG.example.com: -i 'IMG' 3 bytes, hit -> static by rule 1 (1 test, 3 bytes);
+    /login.php?next=/css on www: 1 byte; /img: '/', 'l'!='i' 2 bytes; /css: 2 bytes
+      (path stops at '?') -> dynamic by default (3 tests, 5 bytes)."""
+    if not os.path.exists(SAMPLE):
+        pytest.skip("Debian's haproxy examples are not installed")
+    text = open(SAMPLE).read()
+    path = tmp_path / "sw.cfg"
+    path.write_text(text)
+    r = haproxy.import_file(path, env={})
+    r.scenario["scenario"] = "sw"  # run_cases reads out/<file stem>.json
+    r.scenario["cases"] = [{"id": "split-public", "method": "split", "service": "public", "split": {"requests": [
+        {"url": "/img/logo.png", "host": "www.example.com", "count": 30},
+        {"url": "/index.php", "host": "IMG.example.com", "count": 10},
+        {"url": "/login.php?next=/css", "host": "www.example.com", "count": 60}]}}]
+    scenario = tmp_path / "sw.yaml"
+    scenario.write_text(yaml.safe_dump(r.scenario, sort_keys=False))
+    from conftest import run_cases
+
+    (case,) = run_cases(tmp_path, scenario)
+    assert case["metrics"] == pytest.approx({
+        "requests": 100.0, "to_static_pct": 40.0, "to_dynamic_pct": 60.0, "rule_1_pct": 10.0, "rule_2_pct": 30.0,
+        "default_pct": 60.0, "terms_per_request": (30 * 2 + 10 * 1 + 60 * 3) / 100,
+        "bytes_compared_per_request": (30 * 5 + 10 * 3 + 60 * 5) / 100})
+
+
 def test_acl_lines_of_every_debian_example_are_carried_or_listed():
     """An acl line maps to a service's acls or is listed by its line (a
     backend's ACLs serve rules the twin does not model)."""

@@ -469,3 +469,30 @@ def test_twin_routes_every_request_as_the_real_haproxy(tmp_path):
     (res,) = run(loaded, Progress())
     for b in ("b1", "b2", "b3", "b4", "b5"):
         assert res.metrics[f"to_{b}_pct"] == pytest.approx(100 * real.count(b) / 300)
+
+
+@pytest.mark.parametrize("rule, message", [
+    ("use_backend b2 if { path_beg /p/ }", "GET /p/0 (Host: lab) goes to pool 'b2' by rule 1"),
+    ("use_backend b2 if { src 10.0.0.0/8 }", "routes by content the twin does not model"),
+    ("use_backend b2 if { path_beg /img }", None),
+])
+def test_lab_refuses_a_service_whose_rules_divert_its_requests(tmp_path, rule, message):
+    """`routertwin lab haproxy` measures the service's default pool: a rule
+    that sends the lab's requests elsewhere, or one the twin cannot
+    evaluate, is refused before anything runs."""
+    from routertwin.lab.haproxy import load_config
+    from routertwin.lab.system import LabError
+
+    path = tmp_path / "h.cfg"
+    path.write_text(textwrap.dedent(f"""
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        {rule}
+        default_backend b1
+    """).lstrip() + BACKENDS)
+    if message is None:
+        assert load_config(path).pool["name"] == "b1"
+        return
+    with pytest.raises(LabError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_config(path)

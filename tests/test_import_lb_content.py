@@ -204,6 +204,21 @@ def test_unused_unmodelled_acl_is_only_listed(tmp_path):
     assert [n.line for n in r.not_modelled if n.text.startswith("acl")] == [4]
 
 
+@pytest.mark.parametrize("pattern", ['""', "'" + "a" * 256 + "'", r"a\x00b"])
+def test_patterns_the_core_cannot_store_make_the_routing_not_modelled(tmp_path, pattern):
+    """dp_urlrule stores 1..255 bytes a pattern (C strings): an empty one
+    (HAProxy's path_beg "" matches every path), a longer one or one with a
+    NUL is listed, and the rule's service is not routed."""
+    r, svc = imported(tmp_path, f"""
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        use_backend b1 if {{ path_beg {pattern} }}
+        default_backend b2
+    """)
+    assert "255 bytes" in svc["rules_not_modelled"] and "rules" not in svc
+
+
 def test_debian_content_switching_sample(tmp_path):
     """Debian's content-sw-sample.cfg: its two use_backend rules route to
     `static`, everything else to `dynamic`."""
@@ -330,6 +345,7 @@ EDITS = [
     ("match: beg", "match: regex", "match"),
     ("fetch: path", "fetch: src", "fetch"),
     ("patterns:", "pattern:", "pattern"),
+    ("[/static]", "['']", "at least 1 character"),
 ]
 
 

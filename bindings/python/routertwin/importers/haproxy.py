@@ -682,7 +682,10 @@ class _Parser:
                 out["match"] = method
             else:
                 return f"acl flag '{flag}' is not modelled (the twin takes -i, -m str|beg|end|sub, -n, --)"
-        return {**out, "icase": icase, "patterns": words[k:]}
+        patterns = words[k:]
+        if any(not p or "\x00" in p or len(p.encode("utf-8")) > 255 for p in patterns):
+            return "an empty pattern, a NUL byte or a pattern over 255 bytes is not modelled (the core's URL rules)"
+        return {**out, "icase": icase, "patterns": patterns}
 
     def _use_backend(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
         """use_backend BACKEND [{if | unless} CONDITION] (manual 4.2, 7.2)."""

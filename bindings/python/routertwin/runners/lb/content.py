@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
 from routertwin.scenario_loader import ScenarioModel
 
 # HAProxy ACL names (manual 7.1): letters, digits, '-', '_', '.', ':'; '@' starts an anonymous one's
 ACL_NAME = r"^(@[0-9]+(\.[0-9]+)?|[A-Za-z0-9_.:-]+)$"
 PREDEFINED = {"TRUE": True, "FALSE": False}  # manual 7.4 (the others are not modelled)
+Pattern = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\x00]+$")]
 
 
 class Acl(ScenarioModel):
@@ -44,7 +45,16 @@ class Acl(ScenarioModel):
     fetch: Literal["path", "host"]  # HAProxy `path` (no query string) or `hdr(host)`
     match: Literal["str", "beg", "end", "sub"] = "str"  # equal, prefix, suffix, substring (manual 7.1.3)
     icase: bool = False  # -i
-    patterns: list[str] = Field(default_factory=list, max_length=10000)  # none: never matches (HAProxy warns)
+    # none: never matches (HAProxy warns). The core stores 1..255 bytes a pattern, without NUL.
+    patterns: list[Pattern] = Field(default_factory=list, max_length=10000)
+
+    @field_validator("patterns")
+    @classmethod
+    def _core_sized(cls, v: list[str]) -> list[str]:
+        for p in v:
+            if len(p.encode("utf-8")) > 255:
+                raise ValueError(f"pattern '{p[:40]}...' is over 255 bytes (the core's URL rule limit)")
+        return v
 
 
 class Rule(ScenarioModel):

@@ -13,6 +13,8 @@ import subprocess
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import yaml
 
 from conftest import one_line, run_cli
@@ -204,11 +206,37 @@ def test_unused_unmodelled_acl_is_only_listed(tmp_path):
     assert [n.line for n in r.not_modelled if n.text.startswith("acl")] == [4]
 
 
-@pytest.mark.parametrize("pattern", ['""', "'" + "a" * 256 + "'", r"a\x00b"])
+def test_an_empty_word_ends_the_arguments_as_in_haproxy(tmp_path):
+    """haproxy 2.6.12 -c accepts `use_backend b1 if a '' nosuchacl` and
+    `acl a path_beg /x '' frob(`: its argument lists end at an empty word."""
+    r, svc = imported(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl a path_beg /x '' frob(
+        use_backend b1 if a '' nosuchacl
+        use_backend b2 '' if nosuchacl
+        default_backend b3
+    """)
+    assert svc["acls"] == [{"name": "a", "fetch": "path", "match": "beg", "icase": False, "patterns": ["/x"]}]
+    assert svc["rules"] == [{"pool": "b1", "if": "a"}, {"pool": "b2"}]
+    # so an anonymous ACL with an empty pattern loses its '}' (haproxy: "missing closing '}'")
+    path = cfg(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        use_backend b1 if { path_beg "" }
+        default_backend b3
+    """, "e.cfg")
+    err = one_line(run_cli("import", "haproxy", path, "-o", tmp_path / "e.yaml"), tmp_path / "e.yaml")
+    assert err == f"{path}:4: missing closing '}}' in condition"
+
+
+@pytest.mark.parametrize("pattern", ["'" + "a" * 256 + "'", r"a\x00b"])
 def test_patterns_the_core_cannot_store_make_the_routing_not_modelled(tmp_path, pattern):
-    """dp_urlrule stores 1..255 bytes a pattern (C strings): an empty one
-    (HAProxy's path_beg "" matches every path), a longer one or one with a
-    NUL is listed, and the rule's service is not routed."""
+    """dp_urlrule stores 1..255 bytes a pattern (C strings): a longer one or
+    one with a NUL is listed, and the rule's service is not routed. (An
+    empty word ends HAProxy's arguments: no empty pattern reaches it.)"""
     r, svc = imported(tmp_path, f"""
     frontend f
         mode http
@@ -512,3 +540,57 @@ def test_lab_refuses_a_service_whose_rules_divert_its_requests(tmp_path, rule, m
         return
     with pytest.raises(LabError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_config(path)
+
+
+WORDS = ["a", "b", "!a", "!!b", "||", "or", "OR", "{", "}", "path_beg", "hdr_beg(host)", "path", "src", "-i", "-m",
+         "beg", "--", "/x", "X", "TRUE", "FALSE", "METH_GET", "!", "if", "unless", "b1", "%[var(txn.b)]", "''"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["acl a", "acl b", "use_backend b1", "use_backend b2 if", "use_backend b3 unless"]),
+                min_size=1, max_size=4),
+       st.lists(st.lists(st.sampled_from(WORDS), max_size=7), min_size=4, max_size=4))
+def test_any_rules_import_and_route_or_name_a_line(tmp_path_factory, heads, tails):
+    """acl and use_backend lines made of HAProxy's condition words: the
+    import names a line, or its scenario loads and routes a request
+    (or says the routing is not modelled)."""
+    from routertwin.importers._lbcommon import ImportFileError
+    from routertwin.runners.lb.content import Switch
+    from routertwin.runners.lb.balancer import Service
+
+    body = "".join(f"    {h} {' '.join(t)}\n" for h, t in zip(heads, tails))
+    path = tmp_path_factory.mktemp("h") / "h.cfg"
+    path.write_text("frontend f\n    mode http\n    bind 198.18.0.100:80\n" + body + "    default_backend b3\n"
+                    + BACKENDS)
+    try:
+        r = haproxy.import_file(path, env={})
+    except ImportFileError as exc:
+        assert 4 <= exc.line <= 3 + len(heads), str(exc)
+        return
+    svc = Service.model_validate(r.scenario["balancer"]["services"][0])
+    if svc.rules_not_modelled is None:
+        assert Switch(svc.acls, svc.rules, svc.pool).route("/x", "X").pool in ("b1", "b2", "b3")
+
+
+@pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["acl a", "acl b", "use_backend b1", "use_backend b2 if", "use_backend b3 unless"]),
+                min_size=1, max_size=4),
+       st.lists(st.lists(st.sampled_from(WORDS), max_size=7), min_size=4, max_size=4))
+def test_importer_refuses_only_what_haproxy_refuses(tmp_path_factory, heads, tails):
+    """The real haproxy -c on the same lines: what it accepts imports; a
+    line the importer refuses is one haproxy raises an alert for."""
+    from routertwin.importers._lbcommon import ImportFileError
+
+    body = "".join(f"    {h} {' '.join(t)}\n" for h, t in zip(heads, tails))
+    path = tmp_path_factory.mktemp("h") / "h.cfg"
+    path.write_text("defaults\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n"
+                    "frontend f\n    mode http\n    bind 198.18.0.100:80\n" + body + "    default_backend b3\n"
+                    + BACKENDS)
+    check = subprocess.run([HAPROXY, "-c", "-f", str(path)], capture_output=True, text=True, timeout=60)
+    try:
+        haproxy.import_file(path, env={})
+    except ImportFileError as exc:
+        assert check.returncode != 0 and f"[{path}:{exc.line}]" in check.stdout + check.stderr, \
+            (str(exc), check.stdout + check.stderr)
+        return

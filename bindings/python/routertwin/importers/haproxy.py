@@ -506,6 +506,10 @@ class _Parser:
             if len(args) != 1:
                 self.fail(no, "default_backend takes one backend name")
             p.default_backend = (args[0], no)
+        elif name in ("acl", "use_backend") and "" in args:
+            # HAProxy's argument lists end at the first empty word: `use_backend b '' if x` is
+            # `use_backend b`, `acl a path_beg /x '' /y` has one pattern (haproxy 2.6.12 -c agrees)
+            self._directive(p, no, words[:len(words) - len(args) + args.index("")])
         elif name == "acl":
             if p.kind == "defaults":
                 self.note(no, words, "an ACL of a defaults section (its rules are not modelled; proxies do not "

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints, field_validator
 
 from routertwin.scenario_loader import ScenarioModel
 
@@ -60,7 +60,6 @@ class Acl(ScenarioModel):
 class Rule(ScenarioModel):
     """`use_backend POOL [if|unless CONDITION]`: no condition always matches."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=False)
     pool: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$", max_length=128)
     if_: str | None = Field(default=None, alias="if", max_length=10000)
     unless: str | None = Field(default=None, max_length=10000)
@@ -114,8 +113,11 @@ class Switch:
         self.acls: dict[str, list[Acl]] = {}
         for a in acls:
             self.acls.setdefault(a.name, []).append(a)
-        self.rules = [(r.pool, parse_condition(r.if_ if r.if_ is not None else r.unless)
-                       if (r.if_ or r.unless) is not None else None, r.unless is not None) for r in rules]
+        # (pool, condition groups or None for an unconditional rule, unless)
+        self.rules = []
+        for r in rules:
+            text = r.if_ if r.if_ is not None else r.unless
+            self.rules.append((r.pool, parse_condition(text) if text is not None else None, r.unless is not None))
         # every pattern of every entry, in order: one core term each
         self.terms: list[tuple[str, str, bool, str]] = []
         self.slices: dict[str, list[tuple[int, int]]] = {}

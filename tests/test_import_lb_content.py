@@ -191,6 +191,21 @@ def test_an_unmodelled_fetch_makes_the_routing_not_modelled(tmp_path):
     assert proc.returncode == 2 and "its routing is not modelled" in proc.stderr, proc.stderr
 
 
+def test_no_default_backend_and_tcp_mode(tmp_path):
+    """No rule matches and no default_backend: HAProxy answers 503, the
+    split's no_pool_pct. HTTP fetches in a tcp-mode frontend: not modelled."""
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        use_backend b1 if { path_beg /a }
+    """
+    m = split(tmp_path, text, [("/a", "", 1), ("/b", "", 3)])
+    assert (m["to_b1_pct"], m["no_pool_pct"], m["default_pct"]) == (25.0, 75.0, 75.0)
+    _, svc = imported(tmp_path, text.replace("mode http", "mode tcp"))
+    assert "tcp-mode" in svc["rules_not_modelled"]
+
+
 def test_unused_unmodelled_acl_is_only_listed(tmp_path):
     text = """
     frontend f
@@ -422,6 +437,7 @@ frontend f
     use_backend b2 if media !{ hdr_end(host) -i .cdn.example }
     use_backend b3 unless php or exact or { path -m sub x }
     use_backend b4 if !!v2 { hdr_sub(host) example }
+    acl api path -m beg /API/
     default_backend b5
 """
 LIVE_BACKENDS = "".join(f"backend b{i}\n    http-request return status 200 content-type text/plain string b{i}\n"
@@ -467,7 +483,8 @@ def live_routes(job: str) -> list[str]:
 @pytest.mark.skipif(HAPROXY is None or os.geteuid() != 0, reason="needs Debian's haproxy and root (a namespace)")
 def test_twin_routes_every_request_as_the_real_haproxy(tmp_path):
     """300 requests drawn from paths and Host values that hit and miss each
-    ACL (case, prefix, suffix, query string, no Host header): the backend
+    ACL (case, prefix, suffix, query string, no Host header; `api` has a
+    second line after the rules that use it): the backend
     the real haproxy 2.6 answers from, request by request, is the pool the
     twin's rules (the C core's matching) pick, and the split case's shares
     are those counts."""

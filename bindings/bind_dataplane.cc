@@ -122,13 +122,14 @@ BindDataPlane(py::module_& m)
         "bytes_compared (the core's rules_evaluated and bytes_parsed counters).");
     m.def(
         "url_terms_eval",
-        [](const std::vector<std::tuple<std::string, std::string, bool, std::string>>& terms, const std::string& path,
-           const std::string& host) {
-            // Each term is one pattern of an HAProxy ACL: (match, pattern, icase, subject). The core
-            // compares bytes; which string it compares is the subject: a prefix, suffix or substring
-            // test of the Host value runs the core's PATH_* kind on a request whose path is the Host
-            // value, and an exact `path` test runs its HOST kind (equality) on one whose Host is the
-            // path. dp_urlrule_eval then counts exactly the comparisons of that one test.
+        [](const std::vector<std::tuple<std::string, std::string, bool, size_t>>& terms,
+           const std::vector<std::string>& subjects) {
+            // Each term is one pattern of an HAProxy ACL: (match, pattern, icase, subject), the
+            // subject an index into `subjects` (the strings a request offers: its path, Host, ...).
+            // The core compares bytes; which string it compares is the subject: a prefix, suffix or
+            // substring test runs the core's PATH_* kind on a request whose path is the subject,
+            // an exact test its HOST kind (equality) on one whose Host is the subject.
+            // dp_urlrule_eval then counts exactly the comparisons of that one test.
             static const std::map<std::string, dp_urlrule_kind_t> kinds = {
                 {"beg", DP_URL_PATH_BEG}, {"sub", DP_URL_PATH_SUB}, {"end", DP_URL_PATH_END}, {"str", DP_URL_HOST}};
             dp_urlrule_config_t cfg{};
@@ -145,20 +146,16 @@ BindDataPlane(py::module_& m)
             {
                 throw py::value_error("dp_urlrule_create refused the table");
             }
-            const auto* p = reinterpret_cast<const uint8_t*>(path.data());
-            const auto* h = reinterpret_cast<const uint8_t*>(host.data());
-            const auto pn = static_cast<uint32_t>(path.size());
-            const auto hn = static_cast<uint32_t>(host.size());
             std::vector<bool> hits;
             std::vector<uint64_t> compared;
             for (size_t i = 0; i < terms.size(); ++i)
             {
                 const auto& [match, pattern, icase, subject] = terms[i];
                 auto k = kinds.find(match);
-                if (k == kinds.end() || (subject != "path" && subject != "host"))
+                if (k == kinds.end() || subject >= subjects.size())
                 {
                     throw py::value_error("term " + std::to_string(i) + ": match must be str, beg, end or sub and "
-                                          "subject path or host");
+                                          "subject an index of subjects");
                 }
                 if (dp_urlrule_add(table, k->second, icase ? DP_URL_ICASE : 0, pattern.c_str(), 0,
                                    static_cast<uint32_t>(i), nullptr) < 0)
@@ -166,8 +163,8 @@ BindDataPlane(py::module_& m)
                     throw py::value_error("dp_urlrule_add refused term " + std::to_string(i));
                 }
                 const bool exact = k->second == DP_URL_HOST;
-                const uint8_t* s = subject == "path" ? p : h;
-                const uint32_t n = subject == "path" ? pn : hn;
+                const auto* s = reinterpret_cast<const uint8_t*>(subjects[subject].data());
+                const auto n = static_cast<uint32_t>(subjects[subject].size());
                 dp_urlrule_req_t req{exact ? nullptr : s, exact ? 0u : n, exact ? s : nullptr, exact ? n : 0u};
                 dp_ops_t ops{};
                 hits.push_back(dp_urlrule_eval(table, static_cast<uint32_t>(i), &req, &ops) == 1);
@@ -178,11 +175,12 @@ BindDataPlane(py::module_& m)
             d["bytes_compared"] = compared;
             return d;
         },
-        py::arg("terms"), py::arg("path"), py::arg("host") = "",
+        py::arg("terms"), py::arg("subjects"),
         "The C core's URL rule matching (dp_urlrule_eval) on one request, one term at a time: terms as (match, "
-        "pattern, icase, subject) with match str (equal), beg, end or sub and subject path or host. Returns hits "
-        "(one bool a term) and bytes_compared (the core's bytes_parsed of each term's test), so a caller that "
-        "short-circuits as HAProxy does counts only the terms it evaluates.");
+        "pattern, icase, subject) with match str (equal), beg, end or sub and subject an index into subjects "
+        "(the request's strings: path, Host, ...). Returns hits (one bool a term) and bytes_compared (the core's "
+        "bytes_parsed of each term's test), so a caller that short-circuits as HAProxy does counts only the terms "
+        "it evaluates.");
     m.def("ops_counter_names", []() {
         std::vector<std::string> names;
         for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)

@@ -179,9 +179,8 @@ def test_an_unmodelled_fetch_makes_the_routing_not_modelled(tmp_path):
     r, svc = imported(tmp_path, text)
     assert "rules" not in svc and "acls" not in svc
     assert svc["rules_not_modelled"].endswith(":7: use_backend b2 if internal: acl 'internal' (line 5): fetch "
-                                              "'src' is not modelled (the twin matches path, path_beg, path_end, "
-                                              "path_sub and hdr(host), hdr_beg(host), hdr_end(host), "
-                                              "hdr_sub(host))")
+                                              "'src' is not modelled (the twin matches path, url, base and "
+                                              "hdr(host), each exact or with _beg, _end, _sub)")
     assert {n.line for n in r.not_modelled} >= {4, 5, 6, 7}
     path = tmp_path / "s.yaml"
     r.scenario["cases"] = [{"id": "mix", "method": "split", "service": "f",
@@ -434,6 +433,8 @@ frontend f
     acl php path_end -i .php
     acl exact path /exact
     use_backend b1 if api !v2 || admin
+    use_backend b2 if { url_sub -i q=1 } || { base_beg media.example.com/img } || { url_end =/img }
+    use_backend b4 if { base /exact } { url /exact }
     use_backend b2 if media !{ hdr_end(host) -i .cdn.example }
     use_backend b3 unless php or exact or { path -m sub x }
     use_backend b4 if !!v2 { hdr_sub(host) example }
@@ -492,12 +493,12 @@ def test_twin_routes_every_request_as_the_real_haproxy(tmp_path):
     import random
 
     from conftest import in_namespace
-    from routertwin.runners.lb.content import Switch, request_path
+    from routertwin.runners.lb.content import Switch
 
     cfg_path = tmp_path / "live.cfg"
     cfg_path.write_text(LIVE.replace("{sock}", str(tmp_path / "s.sock")) + LIVE_BACKENDS)
     rng = random.Random(7)
-    paths = ["/", "/img/a.png", "/IMG/a.png", "/video", "/api/v1/x", "/api/v2/y", "/API/v1", "/a/v2/b", "/x.php",
+    paths = ["/", "/img/a.png", "/img?Q=1", "/a?x=/img", "/IMG/a.png", "/video", "/api/v1/x", "/api/v2/y", "/API/v1", "/a/v2/b", "/x.php",
              "/X.PHP", "/exact", "/exact/", "/exact?q=1", "/index.html?x=/img", "/box", "/api/v2/x.php", "/v2/"]
     hosts = ["", "www.example.com", "media.example.com", "MEDIA.cdn.example", "media.x.CDN.EXAMPLE",
              "admin.example.com", "ADMIN.example.com", "admin.example.com:8080", "example", "other.org"]
@@ -516,7 +517,7 @@ def test_twin_routes_every_request_as_the_real_haproxy(tmp_path):
     loaded = load_scenario(scenario)
     s = loaded.config.balancer.services[0]
     switch = Switch(s.acls, s.rules, s.pool)
-    twin = [switch.route(request_path(u), h).pool for u, h in requests]
+    twin = [switch.route(u, h).pool for u, h in requests]
     wrong = [(req, a, b) for req, a, b in zip(requests, real, twin) if a != b]
     assert not wrong, wrong[:10]
     assert len(set(real)) == 5  # every backend was reached

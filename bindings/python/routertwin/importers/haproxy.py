@@ -655,17 +655,18 @@ class _Parser:
         if m is None:
             self.fail(no, f"'{words[0]}' is not a sample fetch (manual 7.1: FETCH[(ARGS)][,CONVERTER...])")
         fetch, arg, converters = m.group(1), m.group(2), m.group(3)
-        base, _, suffix = fetch.partition("_") if fetch.startswith(("path_", "hdr_")) else (fetch, "", "")
+        base, _, suffix = fetch.partition("_") if fetch.startswith(("path_", "hdr_", "url_", "base_")) \
+            else (fetch, "", "")
         if converters:
             return f"converters ('{converters[1:]}') are not modelled"
-        if base == "path" and arg is None and suffix in ("", "beg", "end", "sub"):
-            out = {"fetch": "path", "match": suffix or "str"}
+        if base in ("path", "url", "base") and arg is None and suffix in ("", "beg", "end", "sub"):
+            out = {"fetch": base, "match": suffix or "str"}
         elif base in ("hdr", "req.hdr") and arg is not None and arg.strip().lower() == "host" and \
                 suffix in ("", "beg", "end", "sub") and not (base == "req.hdr" and suffix):
             out = {"fetch": "host", "match": suffix or "str"}
         else:
-            return (f"fetch '{words[0]}' is not modelled (the twin matches path, path_beg, path_end, path_sub and "
-                    "hdr(host), hdr_beg(host), hdr_end(host), hdr_sub(host))")
+            return (f"fetch '{words[0]}' is not modelled (the twin matches path, url, base and hdr(host), each "
+                    "exact or with _beg, _end, _sub)")
         icase, k = False, 1
         while k < len(words) and words[k].startswith("-"):  # flags come before the first pattern (7.1.1)
             flag = words[k]
@@ -1300,9 +1301,9 @@ def _haproxy_word(word: str) -> str:
 
 def _acl_words(a) -> str:
     """The ACL expression of a scenario acl entry (manual 7.1)."""
-    fetch = "path" if a.fetch == "path" else "hdr(host)"
+    fetch = a.fetch if a.fetch != "host" else "hdr(host)"
     if a.match != "str":
-        fetch = f"path_{a.match}" if a.fetch == "path" else f"hdr_{a.match}(host)"
+        fetch = f"{a.fetch}_{a.match}" if a.fetch != "host" else f"hdr_{a.match}(host)"
     flags = " -i" * a.icase + " --" * any(p.startswith("-") for p in a.patterns)
     return fetch + flags + "".join(" " + _haproxy_word(p) for p in a.patterns)
 

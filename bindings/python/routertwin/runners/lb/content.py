@@ -15,8 +15,10 @@ allowed in them).
 
 Only fetches the C core's URL rule matching (dp_urlrule) compares
 faithfully are entries: HAProxy's `path` (the path without the query
-string) and the Host header (`hdr(host)`), with the match methods `str`
-(equal), `beg`, `end` and `sub` (7.1.3) and `-i`. Each pattern is one
+string), the Host header (`hdr(host)`), `url` (the request target as
+sent) and `base` (Host then path; the path alone without a Host header),
+with the match methods `str` (equal), `beg`, `end` and `sub` (7.1.3) and
+`-i`. Each pattern is one
 dp_urlrule_eval call (routertwin._core.url_terms_eval); the evaluation
 short-circuits as HAProxy's acl_exec_cond does, so the comparisons counted
 are those of the terms HAProxy would evaluate.
@@ -35,6 +37,7 @@ from routertwin.scenario_loader import ScenarioModel
 # HAProxy ACL names (manual 7.1): letters, digits, '-', '_', '.', ':'; '@' starts an anonymous one's
 ACL_NAME = r"^(@[0-9]+(\.[0-9]+)?|[A-Za-z0-9_.:-]+)$"
 PREDEFINED = {"TRUE": True, "FALSE": False}  # manual 7.4 (the others are not modelled)
+SUBJECTS = ("path", "host", "url", "base")  # the strings of a request an ACL entry can fetch
 Pattern = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\x00]+$")]
 
 
@@ -42,7 +45,8 @@ class Acl(ScenarioModel):
     """One `acl NAME FETCH [-i] [-m METHOD] PATTERN...` line: true when the fetched string matches any pattern."""
 
     name: str = Field(pattern=ACL_NAME, max_length=128)
-    fetch: Literal["path", "host"]  # HAProxy `path` (no query string) or `hdr(host)`
+    # HAProxy `path` (no query string), `hdr(host)`, `url` (the request target as sent) or `base` (Host + path)
+    fetch: Literal["path", "host", "url", "base"]
     match: Literal["str", "beg", "end", "sub"] = "str"  # equal, prefix, suffix, substring (manual 7.1.3)
     icase: bool = False  # -i
     # none: never matches (HAProxy warns). The core stores 1..255 bytes a pattern, without NUL.
@@ -124,13 +128,17 @@ class Switch:
         for name, entries in self.acls.items():
             for a in entries:
                 start = len(self.terms)
-                self.terms += [(a.match, p, a.icase, a.fetch) for p in a.patterns]
+                self.terms += [(a.match, p, a.icase, SUBJECTS.index(a.fetch)) for p in a.patterns]
                 self.slices.setdefault(name, []).append((start, len(self.terms)))
 
-    def route(self, path: str, host: str) -> Verdict:
+    def route(self, url: str, host: str) -> Verdict:
+        """The pool of a request: its target `url` as on the request line
+        (origin form) and its Host header ('' for none)."""
         from routertwin import _core
 
-        out = _core.url_terms_eval(self.terms, path, host) if self.terms else {"hits": [], "bytes_compared": []}
+        path = url.split("?", 1)[0]  # HAProxy's `path`: up to the '?'
+        subjects = [path, host, url, host + path]  # in SUBJECTS' order
+        out = _core.url_terms_eval(self.terms, subjects) if self.terms else {"hits": [], "bytes_compared": []}
         hits, cost = out["hits"], out["bytes_compared"]
         used = [0, 0]
 
@@ -153,7 +161,3 @@ class Switch:
                 return Verdict(pool, i, *used)
         return Verdict(self.default, -1, *used)
 
-
-def request_path(url: str) -> str:
-    """HAProxy's `path` of an origin-form request target: up to the '?'."""
-    return url.split("?", 1)[0]

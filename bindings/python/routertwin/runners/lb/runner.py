@@ -280,7 +280,7 @@ def _split(scenario, c: Case) -> CaseResult:
     the share of requests each pool gets, the share each rule decides, and
     what deciding costs (pattern tests and byte comparisons per request, as
     the C core's dp_urlrule counts them, short-circuited as HAProxy's)."""
-    from routertwin.runners.lb.content import Switch, request_path
+    from routertwin.runners.lb.content import Switch
 
     svc = scenario.config.balancer.service(c.service)
     switch = Switch(svc.acls, svc.rules, svc.pool)
@@ -288,7 +288,7 @@ def _split(scenario, c: Case) -> CaseResult:
     by_rule = [0] * (len(svc.rules) + 1)  # the last: no rule matched
     total = terms = compared = 0
     for r in c.split.requests:
-        v = switch.route(request_path(r.url), r.host)
+        v = switch.route(r.url, r.host)
         pools[v.pool] = pools.get(v.pool, 0) + r.count
         by_rule[v.rule] += r.count
         total += r.count

@@ -561,7 +561,8 @@ def test_lab_refuses_a_service_whose_rules_divert_its_requests(tmp_path, rule, m
 
 
 WORDS = ["a", "b", "!a", "!!b", "||", "or", "OR", "{", "}", "path_beg", "hdr_beg(host)", "path", "src", "-i", "-m",
-         "beg", "--", "/x", "X", "TRUE", "FALSE", "METH_GET", "!", "if", "unless", "b1", "%[var(txn.b)]", "''"]
+         "beg", "--", "/x", "X", "TRUE", "FALSE", "METH_GET", "!", "if", "unless", "b1", "%[var(txn.b)]", "''",
+         "url_beg", "base", "url_dir"]
 
 
 @settings(max_examples=150, deadline=None)

@@ -613,3 +613,27 @@ def test_importer_refuses_only_what_haproxy_refuses(tmp_path_factory, heads, tai
         assert check.returncode != 0 and f"[{path}:{exc.line}]" in check.stdout + check.stderr, \
             (str(exc), check.stdout + check.stderr)
         return
+
+
+@pytest.mark.parametrize("case, message", [
+    ("{id: m, method: split, service: f}", "a split case needs 'service'"),
+    ("{id: m, method: split, service: nope, split: {requests: [{url: /}]}}", "no service named 'nope'"),
+    ("{id: m, method: split, service: f, split: {requests: [{url: x}]}}", "url"),
+    ("{id: m, method: split, service: f, split: {requests: [{url: /, hots: a}]}}", "hots"),
+    ("{id: m, method: remap, pool: b1, service: f}", "'service' belongs to split cases"),
+])
+def test_bad_split_cases_name_the_line(tmp_path, case, message):
+    r, _ = imported(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        use_backend b1 if { path_beg /a }
+        default_backend b2
+    """)
+    r.scenario.pop("cases")
+    path = tmp_path / "s.yaml"
+    text = r.text() + f"cases:\n- {case}\n"
+    path.write_text(text)
+    proc = run_cli("run", path)
+    line = len(text.splitlines())
+    assert proc.returncode == 2 and f"{path}:{line}: " in proc.stderr and message in proc.stderr, proc.stderr

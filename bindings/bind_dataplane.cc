@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -119,6 +120,67 @@ BindDataPlane(py::module_& m)
         "(kind: path_beg, path_sub, path_end, ext, host; target = index); first match (dp_urlrule_match) or "
         "every rule (dp_urlrule_match_all). Returns matched (rule indices), rules_evaluated and "
         "bytes_compared (the core's rules_evaluated and bytes_parsed counters).");
+    m.def(
+        "url_terms_eval",
+        [](const std::vector<std::tuple<std::string, std::string, bool, size_t>>& terms,
+           const std::vector<std::string>& subjects) {
+            // Each term is one pattern of an HAProxy ACL: (match, pattern, icase, subject), the
+            // subject an index into `subjects` (the strings a request offers: its path, Host, ...).
+            // The core compares bytes; which string it compares is the subject: a prefix, suffix or
+            // substring test runs the core's PATH_* kind on a request whose path is the subject,
+            // an exact test its HOST kind (equality) on one whose Host is the subject.
+            // dp_urlrule_eval then counts exactly the comparisons of that one test.
+            static const std::map<std::string, dp_urlrule_kind_t> kinds = {
+                {"beg", DP_URL_PATH_BEG}, {"sub", DP_URL_PATH_SUB}, {"end", DP_URL_PATH_END}, {"str", DP_URL_HOST}};
+            dp_urlrule_config_t cfg{};
+            cfg.max_rules = static_cast<uint32_t>(terms.size() ? terms.size() : 1);
+            cfg.max_pattern_bytes = 1;
+            for (const auto& t : terms)
+            {
+                cfg.max_pattern_bytes += static_cast<uint32_t>(std::get<1>(t).size() + 1);
+            }
+            cfg.order = DP_URLRULE_FIRST;
+            std::vector<uint64_t> mem((dp_urlrule_memory_size(&cfg) + 7) / 8);
+            dp_urlrule_table_t* table = dp_urlrule_create(mem.data(), mem.size() * 8, &cfg);
+            if (table == nullptr)
+            {
+                throw py::value_error("dp_urlrule_create refused the table");
+            }
+            std::vector<bool> hits;
+            std::vector<uint64_t> compared;
+            for (size_t i = 0; i < terms.size(); ++i)
+            {
+                const auto& [match, pattern, icase, subject] = terms[i];
+                auto k = kinds.find(match);
+                if (k == kinds.end() || subject >= subjects.size())
+                {
+                    throw py::value_error("term " + std::to_string(i) + ": match must be str, beg, end or sub and "
+                                          "subject an index of subjects");
+                }
+                if (dp_urlrule_add(table, k->second, icase ? DP_URL_ICASE : 0, pattern.c_str(), 0,
+                                   static_cast<uint32_t>(i), nullptr) < 0)
+                {
+                    throw py::value_error("dp_urlrule_add refused term " + std::to_string(i));
+                }
+                const bool exact = k->second == DP_URL_HOST;
+                const auto* s = reinterpret_cast<const uint8_t*>(subjects[subject].data());
+                const auto n = static_cast<uint32_t>(subjects[subject].size());
+                dp_urlrule_req_t req{exact ? nullptr : s, exact ? 0u : n, exact ? s : nullptr, exact ? n : 0u};
+                dp_ops_t ops{};
+                hits.push_back(dp_urlrule_eval(table, static_cast<uint32_t>(i), &req, &ops) == 1);
+                compared.push_back(ops.bytes_parsed);
+            }
+            py::dict d;
+            d["hits"] = hits;
+            d["bytes_compared"] = compared;
+            return d;
+        },
+        py::arg("terms"), py::arg("subjects"),
+        "The C core's URL rule matching (dp_urlrule_eval) on one request, one term at a time: terms as (match, "
+        "pattern, icase, subject) with match str (equal), beg, end or sub and subject an index into subjects "
+        "(the request's strings: path, Host, ...). Returns hits (one bool a term) and bytes_compared (the core's "
+        "bytes_parsed of each term's test), so a caller that short-circuits as HAProxy does counts only the terms "
+        "it evaluates.");
     m.def("ops_counter_names", []() {
         std::vector<std::string> names;
         for (unsigned i = 0; i < DP_OPS_NUM_COUNTERS; ++i)

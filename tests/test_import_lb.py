@@ -35,7 +35,8 @@ needs_haproxy = pytest.mark.skipif(HAPROXY is None or not EXAMPLES[:-1], reason=
 # Statements that map to scenario keys (the rest must be listed by line).
 MODELLED_HEADS = {"mode", "balance", "hash-type", "bind", "default_backend", "server", "default-server",
                   "frontend", "backend", "listen", "defaults", "global", "retries", "cookie", "stick-table", "stick",
-                  "maxconn", "backlog", "tune.bufsize"}  # the last three: the fill-SERVICE case
+                  "maxconn", "backlog", "tune.bufsize",  # these three: the fill-SERVICE case
+                  "acl", "use_backend"}  # content switching (test_import_lb_content.py)
 
 
 def cfg(tmp_path, text: str, name: str = "h.cfg") -> Path:

@@ -275,7 +275,7 @@ SECTIONS_OTHER = ("global", "userlist", "peers", "mailers", "program", "http-err
 _ALGOS_MODELLED = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastconn": "leastconn",
                    "first": "first", "source": "source", "random": "random", "uri": "uri", "hdr": "hdr"}
 # The keywords _directive reads (the rest of the manual's are listed as not modelled).
-_HANDLED = {"mode", "balance", "hash-type", "option allbackups", "bind", "default_backend", "use_backend",
+_HANDLED = {"mode", "balance", "hash-type", "option allbackups", "bind", "default_backend", "use_backend", "acl",
             "use-server", "server", "default-server", "option httpchk", "option redispatch", "retries", "cookie",
             "stick-table", "stick on", "maxconn", "backlog"} | {k for k in kw.PROXY if k.startswith("timeout ")}
 _ALGOS_KNOWN = ("url_param", "rdp-cookie", "hash")
@@ -299,16 +299,44 @@ class _Proxy:
     binds: list = field(default_factory=list)
     servers: list = field(default_factory=list)  # server dicts (with '_line')
     refs: list = field(default_factory=list)  # (what, name, line): use_backend, use-server, track
+    acls: list = field(default_factory=list)  # _AclLine, in declaration order
+    rules: list = field(default_factory=list)  # _UseBackend, in order
     redispatch_line: int = 0  # the line of its (or its defaults') option redispatch
     fill: dict = field(default_factory=dict)  # maxconn, backlog -> (value, line): the fill-SERVICE case
+    content: dict = field(default_factory=dict)  # the service's acls and rules (or rules_not_modelled)
 
     def inherit(self, kind: str, name: str, line: int) -> "_Proxy":
         import copy
 
         new = copy.deepcopy(self)
         new.kind, new.name, new.line = kind, name, line
-        new.binds, new.servers, new.refs = [], [], []
+        new.binds, new.servers, new.refs, new.acls, new.rules = [], [], [], [], []
         return new
+
+
+# HAProxy's predefined ACLs (manual 7.4); TRUE and FALSE are modelled, the others need fetches the twin lacks.
+_PREDEFINED_ACLS = {"FALSE", "HTTP", "HTTP_1.0", "HTTP_1.1", "HTTP_2.0", "HTTP_3.0", "HTTP_CONTENT", "HTTP_URL_ABS",
+                    "HTTP_URL_SLASH", "HTTP_URL_STAR", "LOCALHOST", "METH_CONNECT", "METH_DELETE", "METH_GET",
+                    "METH_HEAD", "METH_OPTIONS", "METH_POST", "METH_PUT", "METH_TRACE", "RDP_COOKIE", "REQ_CONTENT",
+                    "TRUE", "WAIT_END"}
+
+
+@dataclass
+class _AclLine:
+    name: str
+    line: int
+    words: list
+    expression: dict | str  # the scenario's acl keys, or why it is not modelled
+
+
+@dataclass
+class _UseBackend:
+    pool: str | None  # None: a dynamic name (%[...]), not modelled
+    line: int
+    words: list
+    key: str | None  # 'if', 'unless' or None (always)
+    condition: list  # the condition's words, anonymous ACLs replaced by their '@N' names
+    anonymous: dict  # '@N' -> expression (as _AclLine.expression)
 
 
 class _Parser:
@@ -384,6 +412,13 @@ class _Parser:
             except _Bad as exc:
                 self.fail(no, str(exc))
         self._check_references()
+        for p in self.proxies:
+            if p.kind in ("frontend", "listen"):
+                p.content = self._content(p)
+            else:  # a backend's ACLs serve its http-request, use-server, ... rules, which are not modelled
+                for a in p.acls:
+                    self.note(a.line, a.words, a.expression if isinstance(a.expression, str)
+                              else "an ACL of a backend (the rules that use it are not modelled)")
         for p in self.proxies:
             after, retries = p.settings.get("redispatch_after"), p.settings.get("retries", 3)
             if p.settings.get("redispatch") and after is not None and after < 0 and retries + 1 + after == 0:
@@ -471,11 +506,22 @@ class _Parser:
             if len(args) != 1:
                 self.fail(no, "default_backend takes one backend name")
             p.default_backend = (args[0], no)
+        elif name in ("acl", "use_backend") and "" in args:
+            # HAProxy's argument lists end at the first empty word: `use_backend b '' if x` is
+            # `use_backend b`, `acl a path_beg /x '' /y` has one pattern (haproxy 2.6.12 -c agrees)
+            self._directive(p, no, words[:len(words) - len(args) + args.index("")])
+        elif name == "acl":
+            if p.kind == "defaults":
+                self.note(no, words, "an ACL of a defaults section (its rules are not modelled; proxies do not "
+                                     "see it)")
+                return
+            if not args or not args[0]:
+                self.fail(no, "acl needs a name and an expression")
+            if not re.fullmatch(r"[A-Za-z0-9_.:-]+", args[0]):
+                self.fail(no, f"acl name '{args[0]}': letters, digits, '-', '_', '.' and ':' (manual 7.1)")
+            p.acls.append(_AclLine(args[0], no, words, self._acl_expression(no, args[1:])))
         elif name == "use_backend":
-            if args and "%[" not in args[0]:
-                p.refs.append(("backend", args[0], no))
-            self.note(no, words, "content switching rules are not modelled (the service's pool is its "
-                                 "default_backend)")
+            self._use_backend(p, no, words, args)
         elif name == "use-server":
             if args:
                 p.refs.append(("server", args[0], no))
@@ -541,6 +587,148 @@ class _Parser:
             self.pending(no, words, "timeout", "pool" if p.kind != "frontend" else "service")
         else:
             self.note(no, words, "not modelled")
+
+    def _content(self, p: _Proxy) -> dict:
+        """A frontend's acl and use_backend lines -> the service's acls and
+        rules, or `rules_not_modelled` when a rule depends on something the
+        twin cannot match (then every acl and use_backend line is listed:
+        the service is never silently routed to its default)."""
+        entries: dict[str, list[_AclLine]] = {}
+        for a in p.acls:
+            entries.setdefault(a.name, []).append(a)
+
+        def why(rule: _UseBackend) -> str | None:
+            if rule.pool is None:
+                return "a dynamic backend name (log-format) is not modelled"
+            names = [w.lstrip("!") for w in rule.condition]
+            names = [n for n in names if n and n != "||" and n.lower() != "or"]
+            if rule.key is not None and not names:
+                return "an empty condition (HAProxy 2.6 accepts it; what it does is not modelled)"
+            for n in names:
+                if n in rule.anonymous:
+                    if isinstance(rule.anonymous[n], str):
+                        return f"its anonymous ACL: {rule.anonymous[n]}"
+                elif n in entries:
+                    bad = next((a for a in entries[n] if isinstance(a.expression, str)), None)
+                    if bad is not None:
+                        return f"acl '{n}' (line {bad.line}): {bad.expression}"
+                elif n not in ("TRUE", "FALSE"):
+                    return f"the predefined ACL '{n}' is not modelled"
+            if p.mode != "http" and names:
+                return "HTTP fetches in a tcp-mode proxy (HAProxy evaluates them only on buffered content)"
+            return None
+
+        blocking = next(((r, w) for r in p.rules for w in [why(r)] if w is not None), None)
+        if blocking is not None:
+            rule, reason = blocking
+            where = f"{self.shown}:{rule.line}"
+            for a in p.acls:
+                self.note(a.line, a.words, a.expression if isinstance(a.expression, str)
+                          else f"not carried: the service's routing is not modelled ({where})")
+            for r in p.rules:
+                self.note(r.line, r.words, reason if r is rule
+                          else f"not carried: the service's routing is not modelled ({where})")
+            return {"rules_not_modelled": f"{where}: {' '.join(rule.words)}: {reason}"}
+        acls = []
+        for name, lines in entries.items():
+            bad = [a for a in lines if isinstance(a.expression, str)]
+            for a in bad:
+                self.note(a.line, a.words, a.expression)
+            for a in lines if not bad else []:
+                acls.append({"name": name, **a.expression})
+            for a in lines if bad else []:
+                if a not in bad:
+                    self.note(a.line, a.words, f"not carried: another line of acl '{name}' is not modelled")
+        rules = []
+        for r in p.rules:
+            acls += [{"name": n, **e} for n, e in r.anonymous.items()]
+            rules.append({"pool": r.pool, **({r.key: " ".join(r.condition)} if r.key else {})})
+        return {"acls": acls, "rules": rules} if acls or rules else {}
+
+    def _acl_expression(self, no: int, words: list[str]) -> dict | str:
+        """An ACL expression (manual 7.1: FETCH [FLAGS] [--] PATTERN...) -> the
+        scenario's acl keys (fetch, match, icase, patterns), or why the twin
+        cannot match it."""
+        if not words:
+            self.fail(no, "an ACL needs a fetch (manual 7.1)")
+        m = re.fullmatch(r"([A-Za-z0-9_.]+)(?:\(([^()]*)\))?(,.*)?", words[0])
+        if m is None:
+            self.fail(no, f"'{words[0]}' is not a sample fetch (manual 7.1: FETCH[(ARGS)][,CONVERTER...])")
+        fetch, arg, converters = m.group(1), m.group(2), m.group(3)
+        base, _, suffix = fetch.partition("_") if fetch.startswith(("path_", "hdr_", "url_", "base_")) \
+            else (fetch, "", "")
+        if converters:
+            return f"converters ('{converters[1:]}') are not modelled"
+        if base in ("path", "url", "base") and arg is None and suffix in ("", "beg", "end", "sub"):
+            out = {"fetch": base, "match": suffix or "str"}
+        elif base in ("hdr", "req.hdr") and arg is not None and arg.strip().lower() == "host" and \
+                suffix in ("", "beg", "end", "sub") and not (base == "req.hdr" and suffix):
+            out = {"fetch": "host", "match": suffix or "str"}
+        else:
+            return (f"fetch '{words[0]}' is not modelled (the twin matches path, url, base and hdr(host), each "
+                    "exact or with _beg, _end, _sub)")
+        icase, k = False, 1
+        while k < len(words) and words[k].startswith("-"):  # flags come before the first pattern (7.1.1)
+            flag = words[k]
+            k += 1
+            if flag == "--":
+                break
+            if flag == "-i":
+                icase = True
+            elif flag == "-n":
+                pass  # no DNS resolution: string patterns are never resolved
+            elif flag == "-m":
+                if k >= len(words):
+                    self.fail(no, "acl flag '-m' needs a match method (manual 7.1.1)")
+                method = words[k]
+                k += 1
+                if method not in ("str", "beg", "end", "sub"):
+                    return f"match method '-m {method}' is not modelled (the twin has str, beg, end, sub)"
+                out["match"] = method
+            else:
+                return f"acl flag '{flag}' is not modelled (the twin takes -i, -m str|beg|end|sub, -n, --)"
+        patterns = words[k:]
+        if any(not p or "\x00" in p or len(p.encode("utf-8")) > 255 for p in patterns):
+            return "an empty pattern, a NUL byte or a pattern over 255 bytes is not modelled (the core's URL rules)"
+        return {**out, "icase": icase, "patterns": patterns}
+
+    def _use_backend(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
+        """use_backend BACKEND [{if | unless} CONDITION] (manual 4.2, 7.2)."""
+        if not args:
+            self.fail(no, "use_backend needs a backend name")
+        target = args[0]
+        dynamic = "%[" in target
+        if not dynamic:
+            p.refs.append(("backend", target, no))
+        rule = _UseBackend(None if dynamic else target, no, words, None, [], {})
+        if len(args) > 1:
+            if args[1] not in ("if", "unless"):
+                self.fail(no, f"unexpected keyword '{args[1]}' after switching rule, only 'if' and 'unless' "
+                              "are allowed")
+            rule.key = args[1]
+            anon = 0
+            k = 2
+            known = {a.name for a in p.acls}
+            while k < len(args):
+                word = args[k]
+                bangs = len(word) - len(word.lstrip("!"))
+                rest = word[bangs:]
+                k += 1
+                if rest == "{":  # an anonymous ACL, up to the next '}' (manual 7.2)
+                    end = next((j for j in range(k, len(args)) if args[j] == "}"), None)
+                    if end is None:
+                        self.fail(no, "missing closing '}' in condition")
+                    anon += 1
+                    name = f"@{len(p.rules) + 1}" + (f".{anon}" if anon > 1 else "")
+                    rule.anonymous[name] = self._acl_expression(no, args[k:end])
+                    rule.condition.append("!" * bangs + name)
+                    k = end + 1
+                    continue
+                if rest and rest != "||" and rest.lower() != "or":
+                    if rest not in known and rest not in _PREDEFINED_ACLS:
+                        self.fail(no, f"no such ACL: '{rest}' (an ACL is declared before the rules that use it)")
+                rule.condition.append(word)
+        p.rules.append(rule)
 
     def _balance(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
         if not args:
@@ -832,6 +1020,7 @@ def build_balancer(proxies: list[_Proxy]) -> dict:
                                                                       "http-keep-alive", "tarpit")}
             if timeouts and modelled("service", "timeouts_ms"):
                 svc["timeouts_ms"] = timeouts
+            svc.update(p.content)
             services.append(svc)
     return {"source": "haproxy", "services": services, "pools": pools}
 
@@ -1069,6 +1258,7 @@ def export(scenario) -> str:
         out += [f"    bind {ep}" for ep in svc.listen]
         for key, ms in (getattr(svc, "timeouts_ms", None) or {}).items():
             out.append(f"    timeout {key} {_fmt_time(ms)}")
+        out += _export_content(svc, where)
         if svc.pool is not None:
             out.append(f"    default_backend {svc.pool}")
         out.append("")
@@ -1098,6 +1288,48 @@ def export(scenario) -> str:
             out.append(line)
         out.append("")
     return "\n".join(out)
+
+
+def _haproxy_word(word: str) -> str:
+    """A word HAProxy reads back as itself (manual 2.2): bare when plain, else quoted."""
+    if re.fullmatch(r"[A-Za-z0-9_./:@%+=,~^*?&;!|-]+", word) and not word.startswith(("!", "{", "}")):
+        return word
+    if "'" not in word:
+        return f"'{word}'"
+    return '"' + re.sub(r'([\\"$#])', r"\\\1", word) + '"'
+
+
+def _acl_words(a) -> str:
+    """The ACL expression of a scenario acl entry (manual 7.1)."""
+    fetch = a.fetch if a.fetch != "host" else "hdr(host)"
+    if a.match != "str":
+        fetch = f"{a.fetch}_{a.match}" if a.fetch != "host" else f"hdr_{a.match}(host)"
+    flags = " -i" * a.icase + " --" * any(p.startswith("-") for p in a.patterns)
+    return fetch + flags + "".join(" " + _haproxy_word(p) for p in a.patterns)
+
+
+def _export_content(svc, where: str) -> list[str]:
+    """acl and use_backend lines of a service (anonymous '@N' entries go back inline as { ... })."""
+    from routertwin.errors import UserError
+
+    if svc.rules_not_modelled is not None:
+        return [f"    # content switching not exported: {svc.rules_not_modelled}"]
+    out = [f"    acl {a.name} {_acl_words(a)}" for a in svc.acls if not a.name.startswith("@")]
+    anonymous = {a.name: a for a in svc.acls if a.name.startswith("@")}
+    for r in svc.rules:
+        text = r.if_ if r.if_ is not None else r.unless
+        words = []
+        for w in (text or "").split():
+            name = w.lstrip("!")
+            if name in anonymous:
+                words.append(w[:len(w) - len(name)] + "{ " + _acl_words(anonymous[name]) + " }")
+            elif name.startswith("@"):
+                raise UserError(f"{where}: service '{svc.name}': ACL '{name}' has no entry")
+            else:
+                words.append(w)
+        cond = f" {'if' if r.if_ is not None else 'unless'} {' '.join(words)}" if text is not None else ""
+        out.append(f"    use_backend {r.pool}{cond}")
+    return out
 
 
 def _export_fills(scenario) -> dict:

@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from routertwin.runners.lb.content import PREDEFINED, Acl, ConditionError, Rule, parse_condition
 from routertwin.scenario_loader import FieldError, ScenarioModel
 
 # HAProxy proxy and server names: letters, digits, '-', '_', '.', ':'
@@ -203,6 +204,13 @@ class Service(ScenarioModel):
     mode: Literal["tcp", "http", "udp"] = "tcp"
     listen: list[str] = Field(default_factory=list)  # 'ADDR:PORT', '*:PORT', '[V6]:PORT'
     pool: str | None = None  # the pool it sends to (HAProxy default_backend)
+    # content switching (runners/lb/content.py): HAProxy acl lines, and
+    # use_backend rules in order (first match wins, else `pool`)
+    acls: list[Acl] = Field(default_factory=list)
+    rules: list[Rule] = Field(default_factory=list)
+    # why the routing is not modelled ("FILE:LINE: ..."): a use_backend rule
+    # depends on something the twin cannot match; then `rules` is empty
+    rules_not_modelled: str | None = None
 
     @field_validator("listen")
     @classmethod
@@ -214,6 +222,28 @@ class Service(ScenarioModel):
                 raise ValueError(f"'{text}': a listening endpoint needs a port in 1..65535")
             out.append(join_endpoint(check_host(host, wildcard=True), port))
         return out
+
+    @model_validator(mode="after")
+    def _conditions(self):
+        if self.rules_not_modelled is not None and self.rules:
+            raise FieldError(("rules",), "a service whose routing is not modelled ('rules_not_modelled') "
+                                         "carries no rules")
+        defined = {a.name for a in self.acls}
+        for i, r in enumerate(self.rules):
+            if r.if_ is not None and r.unless is not None:
+                raise FieldError(("rules", i, "unless"), "a rule takes 'if' or 'unless', not both")
+            key = "if" if r.if_ is not None else "unless"
+            text = r.if_ if r.if_ is not None else r.unless
+            if text is None:
+                continue
+            try:
+                groups = parse_condition(text)
+            except ConditionError as exc:
+                raise FieldError(("rules", i, key), str(exc)) from None
+            for _, name in (t for g in groups for t in g):
+                if name not in defined and name not in PREDEFINED:
+                    raise FieldError(("rules", i, key), f"no ACL named '{name}' in service '{self.name}'")
+        return self
 
 
 class Balancer(ScenarioModel):
@@ -231,7 +261,13 @@ class Balancer(ScenarioModel):
         for i, s in enumerate(self.services):
             if s.pool is not None and s.pool not in names:
                 raise FieldError(("services", i, "pool"), f"no pool named '{s.pool}'")
+            for j, r in enumerate(s.rules):
+                if r.pool not in names:
+                    raise FieldError(("services", i, "rules", j, "pool"), f"no pool named '{r.pool}'")
         return self
 
     def pool(self, name: str) -> Pool | None:
         return next((p for p in self.pools if p.name == name), None)
+
+    def service(self, name: str) -> Service | None:
+        return next((s for s in self.services if s.name == name), None)

@@ -33,6 +33,8 @@ METRICS = (
     "on_failed_instance_pct", "on_added_instance_pct", "broken_local_pct", "broken_local_sloppy_pct",
     "broken_shared_pct", "broken_maglev_pct", "hash_space_moved_pct", "instance_after_max_pct", "buckets_moved",
     "buckets_moved_pct", "buckets_busy_pct",
+    # split (content switching; to_<pool>_pct and rule_<n>_pct per pool and rule)
+    "requests", "terms_per_request", "bytes_compared_per_request", "default_pct", "no_pool_pct",
 )
 
 # Units of what a case reports and takes (Results.to_dataframe's df.attrs["units"]);
@@ -50,4 +52,6 @@ UNITS = {
     "cores": "cores", "servers": "servers", "steps": "units/s",
     "buckets_moved": "buckets", "instances": "instances",
     "loss_ports": "ports", "loss_top_port_share": "% of drops", "loss_bins": "time bins",
+    "requests": "requests", "terms_per_request": "pattern tests", "bytes_compared_per_request": "bytes",
+    r"(to_.+|rule_\d+|default|no_pool)_pct": "% of requests",
 }

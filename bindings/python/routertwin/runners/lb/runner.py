@@ -161,6 +161,8 @@ def run(scenario, progress) -> list[CaseResult]:
             results.extend(_timed(scenario, c))
         elif c.method == "tablefill":
             results.extend(_tablefill(scenario, c))
+        elif c.method == "split":
+            results.append(_split(scenario, c))
         elif c.method == "step":
             keys = step_config(cfg, plat, prices, scenario.seed, c, c.rate)
             out = call(keys, source=scenario.path, case_id=c.id)
@@ -270,6 +272,37 @@ def _ecmp(scenario, c: Case) -> CaseResult:
         params["instance_weights"] = ",".join(map(str, e.weights))
     if c.pool is not None:
         params["pool"] = c.pool
+    return CaseResult(c.id, params, m, "", {})
+
+
+def _split(scenario, c: Case) -> CaseResult:
+    """A URL mix through a service's content switching (runners/lb/content.py):
+    the share of requests each pool gets, the share each rule decides, and
+    what deciding costs (pattern tests and byte comparisons per request, as
+    the C core's dp_urlrule counts them, short-circuited as HAProxy's)."""
+    from routertwin.runners.lb.content import Switch
+
+    svc = scenario.config.balancer.service(c.service)
+    switch = Switch(svc.acls, svc.rules, svc.pool)
+    pools: dict[str | None, int] = {}
+    by_rule = [0] * (len(svc.rules) + 1)  # the last: no rule matched
+    total = terms = compared = 0
+    for r in c.split.requests:
+        v = switch.route(r.url, r.host)
+        pools[v.pool] = pools.get(v.pool, 0) + r.count
+        by_rule[v.rule] += r.count
+        total += r.count
+        terms += v.terms * r.count
+        compared += v.bytes_compared * r.count
+    m = {"requests": float(total), "terms_per_request": terms / total, "bytes_compared_per_request": compared / total}
+    targets = [p for p in dict.fromkeys([r.pool for r in svc.rules] + [svc.pool]) if p is not None]
+    m.update({f"to_{p}_pct": 100.0 * pools.get(p, 0) / total for p in targets})
+    if svc.pool is None:
+        m["no_pool_pct"] = 100.0 * pools.get(None, 0) / total  # HAProxy answers 503
+    m.update({f"rule_{k + 1}_pct": 100.0 * n / total for k, n in enumerate(by_rule[:-1])})
+    m["default_pct"] = 100.0 * by_rule[-1] / total
+    params = {"method": "split", "service": c.service, "rules": len(svc.rules), "default": svc.pool,
+              "distinct_requests": len(c.split.requests)}
     return CaseResult(c.id, params, m, "", {})
 
 

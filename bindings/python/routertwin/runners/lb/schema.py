@@ -246,6 +246,20 @@ class TableFillWhatIf(ScenarioModel):
         return self.limit if self.limit is not None else self.memory_bytes // self.bytes_per_connection
 
 
+class SplitRequest(ScenarioModel):
+    """One request of a URL mix: its target as on the request line and its Host header."""
+
+    url: str = Field(pattern=r"^/[\x21-\x7e]*$", max_length=8000)  # origin form: /path[?query]
+    host: str = Field(default="", pattern=r"^[\x21-\x7e]*$", max_length=1000)  # '': no Host header
+    count: int = Field(default=1, ge=1, le=10**9)  # how many of the mix's requests are this one
+
+
+class SplitWhatIf(ScenarioModel):
+    """A URL mix routed by a service's content-switching rules (runners/lb/content.py)."""
+
+    requests: list[SplitRequest] = Field(min_length=1, max_length=100000)
+
+
 _LIFETIME_KEYS = {"exponential": ("lifetime_mean_ms",), "pareto": ("pareto_alpha", "pareto_min_ms"),
                   "lognormal": ("lognormal_mu", "lognormal_sigma")}
 
@@ -253,7 +267,7 @@ _LIFETIME_KEYS = {"exponential": ("lifetime_mean_ms",), "pareto": ("pareto_alpha
 class Case(ScenarioModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     method: Literal["step", "tolly", "fill", "remap", "max-cps", "max-tps", "max-concurrent", "failover",
-                    "ecmp", "timed", "tablefill"] = "step"
+                    "ecmp", "timed", "tablefill", "split"] = "step"
     rate: Rate | None = None  # step: units/s
     steps: list[Rate] | None = None  # tolly: the load steps, units/s
     saturation: bool = True  # tolly: also run to true saturation
@@ -289,6 +303,9 @@ class Case(ScenarioModel):
     timed: TimedWhatIf | None = None
     # tablefill: the connection table against memory and new-connection rate (runners/lb/tablefill.py)
     tablefill: TableFillWhatIf | None = None
+    # split: which pool each request of a URL mix goes to under `service`'s content switching
+    service: str | None = None
+    split: SplitWhatIf | None = None
 
     @model_validator(mode="after")
     def _keys_of_method(self):
@@ -334,6 +351,12 @@ class Case(ScenarioModel):
             raise FieldError(("ecmp",) if self.ecmp is not None else ("method",),
                              f"'ecmp' belongs to ecmp cases, not {self.method}" if self.ecmp is not None
                              else "an ecmp case needs 'ecmp' (its instances, action, mode, hash)")
+        if self.method == "split" and (self.service is None or self.split is None):
+            raise FieldError(("method",), "a split case needs 'service' (a service of `balancer`) and 'split' "
+                                          "(its requests)")
+        for key in ("service", "split"):
+            if self.method != "split" and getattr(self, key) is not None:
+                raise FieldError((key,), f"'{key}' belongs to split cases, not {self.method}")
         if self.method == "ecmp" and self.keys is not None and self.keys > 2_000_000:
             raise FieldError(("keys",), "an ecmp case follows at most 2,000,000 connections")
         if self.method == "ecmp" and self.pool is None and self.scheduler is None:
@@ -453,7 +476,7 @@ class Schema(ScenarioModel):
         for i, c in enumerate(self.cases):
             needs_platform = not (c.method in ("remap", "ecmp", "timed")
                                   and (c.pool is not None or c.scheduler is not None)
-                                  or c.method in ("failover", "tablefill"))
+                                  or c.method in ("failover", "tablefill", "split"))
             if needs_platform and self.platform is None:
                 raise FieldError(("cases", i), f"case '{c.id}' ({c.method}) needs the platform profile: "
                                                "give `platform` (only remap cases run without one)")
@@ -473,6 +496,13 @@ class Schema(ScenarioModel):
                 if c.server is not None and c.server not in {s.name for s in usable}:
                     raise FieldError(("cases", i, "server"),
                                      f"no usable active server '{c.server}' in pool '{c.pool}'")
+            if c.service is not None:
+                svc = self.balancer.service(c.service) if self.balancer is not None else None
+                if svc is None:
+                    raise FieldError(("cases", i, "service"), f"no service named '{c.service}' in `balancer`")
+                if svc.rules_not_modelled is not None:
+                    raise FieldError(("cases", i, "service"), f"service '{c.service}': its routing is not "
+                                                              f"modelled: {svc.rules_not_modelled}")
         seen: set[str] = set()
         for i, c in enumerate(self.cases):
             if c.id in seen:

@@ -210,11 +210,18 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
         if c == 1 or not cores_bound:
             # (any load: M/D/1/K holds above rho = 1 too, and replaces the fluid loss)
             loss = md1k_blocking(offered * slowest_in_box, buffer + 1)
-        elif not saturated:
+        else:
+            # (any load too: M/D/c/K's approximation from Crommelin's chain cut
+            # above the room where the infinite one does not exist, and replaces
+            # the fluid loss at and above saturation)
+            if not saturated:
+                try:
+                    mdc_p = number_in_system(offered * r.core_s, c)
+                except ValueError:  # a load too close to c for the infinite chain (md_queue)
+                    mdc_p = None
             try:
-                mdc_p = number_in_system(offered * r.core_s, c)
                 loss = mdck_blocking(offered * r.core_s, c, buffer + c, mdc_p)
-            except ValueError:  # a load too close to c for the chain (md_queue): no loss given
+            except ValueError:  # near saturation with more room than the cut chain holds: none given
                 loss = None
     loss_metric = {} if loss is None else {"loss_pct": 100.0 * loss}
     if saturated or arrivals == "constant" or (chain and d == st["wire_in"]):
@@ -235,7 +242,7 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     try:
         wait = MDcWait(offered, d, servers, mdc_p if servers > 1 else None)
     except ValueError:  # a load too close to 1 for the distribution (md_queue)
-        return mean or {"latency_avg_us": (latency_s + mdc_mean_wait(offered, d, servers)) * 1e6}, {}
+        return mean or {"latency_avg_us": (latency_s + mdc_mean_wait(offered, d, servers)) * 1e6, **loss_metric}, {}
     if not mean:
         mean = {"latency_avg_us": (latency_s + wait.mean()) * 1e6, **loss_metric}
     metrics = {**mean, "latency_min_us": latency_s * 1e6,

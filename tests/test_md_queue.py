@@ -289,7 +289,13 @@ def test_m_d_c_k_blocking_rises_with_the_load_through_saturation(c, buffer):
 def test_the_cut_chain_is_the_infinite_chains_formula_below_saturation():
     """Below rho = 1 both exist; the chain cut past the room
     (finite_chain_margin) must give the infinite chain's blocking."""
-    for a, c, k in ((3.2, 4, 12), (3.96, 4, 12), (12.8, 16, 24), (28.8, 32, 48)):
+    for a, c, k in ((3.2, 4, 12), (3.96, 4, 12), (12.8, 16, 24), (28.8, 32, 48), (3.2, 4, 50)):
         log_w = md_queue.cut_chain_log_weights(a, c, k + md_queue.finite_chain_margin(a, c))
         cut = md_queue.tijms_loss(a, c, k, log_w) * erlang_b(a, c) / md_queue.tijms_loss(a, c, c, log_w)
         assert cut == pytest.approx(mdck_blocking_from_chain(a, c, k, number_in_system(a, c)), rel=1e-6)
+    # Where only the cut chain exists (rho 0.995 at c = 4) and little is lost
+    # (896 + 4 places): no cancellation in a - m (it once gave 1e-16 noise,
+    # negative too): Tijms' (1 - rho) T with M/D/c's tail T ~ z0^-K.
+    a, c, k = 3.98, 4, 3620
+    z0 = md_queue.tail_root(a, c)
+    assert 0.1 < mdck_blocking(a, c, k) / ((1.0 - a / c) * z0**-k) < 10.0

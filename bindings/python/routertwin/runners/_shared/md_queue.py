@@ -443,15 +443,35 @@ def cut_chain_log_weights(a: float, c: int, n: int) -> np.ndarray:
 
 
 def tijms_loss(a: float, c: int, k: int, log_w: np.ndarray) -> float:
-    """Tijms' M/G/c/K relation written for any load: with p_j(K) = gamma w_j
-    (j < K) and the carried load a (1 - P) = E[min(N, c)], P = p_K(K) by
-    PASTA, P = (a - m) / (a - m + c), m the mean of min(N, c) over w_0..w_{K-1}
-    (given as logarithms).
-    Below rho = 1, where w is the infinite chain's law, it is
-    (1 - rho) T / (1 - rho T) with T = P(N >= K)."""
-    head = np.exp(log_w[:k] - log_w[:k].max())
-    m = float(np.dot(np.minimum(np.arange(k), c), head)) / float(head.sum())
-    return (a - m) / (a - m + c)
+    """Tijms' M/G/c/K relation written for any load, on the cut chain's
+    weights w (cut_chain_log_weights, n states): with p_j(K) = gamma w_j
+    (j < K), the carried load a (1 - P) = E[min(N, c)] and P = p_K(K) (PASTA),
+    P = (a - m) / (a - m + c), m the mean of min(N, c) over w_0..w_{K-1}.
+    Below rho = 1, on the infinite chain's law, it is (1 - rho) T / (1 - rho T)
+    with T = P(N >= K). a - m is formed without subtracting nearly equal
+    numbers (m is within 1e-16 of a when little is lost): on the cut chain
+    E[min(N, c)] = a - L, L = E[(max(N - c, 0) + A - (n - 1))^+] the arrivals
+    the cut turns away, so with T = P(N >= K) and S = 1 - T (normalised w),
+    a - m = (L + (c - a) T) / S, positive terms below saturation."""
+    if a >= c:  # the weights pile up at the cut: a - m is not small, take m directly
+        head = np.exp(log_w[:k] - log_w[:k].max())
+        a_minus_m = a - float(np.dot(np.minimum(np.arange(k), c), head)) / float(head.sum())
+        return a_minus_m / (a_minus_m + c)
+    n = log_w.size
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    t_k = float(np.cumsum(w[::-1])[::-1][k]) if k < n else 0.0  # from the far end: keeps its digits
+    # L: E[(A - r)^+] = sum_{j > r} P(A >= j), r = n - 1 - max(i - c, 0) the room above row i
+    width = poisson_width(a)
+    pmf = poisson_pmf(a, width)
+    a_bar = np.cumsum(pmf[::-1])[::-1]  # P(A >= j), j = 0..width-1
+    excess_mean = np.concatenate((np.cumsum(a_bar[::-1])[::-1][1:], [0.0]))  # E[(A - r)^+], r = 0..width-1
+    rows = np.arange(max(0, n - 1 - width + c), n)
+    room = n - 1 - np.maximum(rows - c, 0)
+    near = room < width
+    lost = float(np.dot(w[rows[near]], excess_mean[room[near]]))
+    a_minus_m = (lost + (c - a) * t_k) / float(w[:k].sum())
+    return a_minus_m / (a_minus_m + c)
 
 
 def mdck_blocking_from_chain(a: float, c: int, k: int, p: np.ndarray) -> float:

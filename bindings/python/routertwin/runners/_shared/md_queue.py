@@ -1,6 +1,7 @@
-"""The M/D/c queue's waiting-time distribution and the M/D/1/K blocking
-probability: the distributions a closed form with constant service times
-gives beside its mean (issue 15; the pipeline's `method: analytic`).
+"""The M/D/c queue's waiting-time distribution, the M/D/1/K blocking
+probability (exact, any load) and an approximation of M/D/c/K's (any load):
+the distributions a closed form with constant service times gives beside
+its mean (issue 15; the pipeline's `method: analytic`).
 
 Model: FIFO, Poisson arrivals at rate `lam`, `c` servers each serving a
 customer in the constant time `d`; offered load a = lam d, rho = a / c.
@@ -69,23 +70,49 @@ tell (with one server the departure epochs are the embedded chain, hence
 M/D/1/K is exact). Tijms (2006, "New and old results for the M/D/c
 queue", AEU Int. J. Electron. Commun. 60, 125-130, section 3) likewise
 computes M/D/c/c+N exactly for one server only and approximates it for
-several. Here: the M/G/1/K relation of the infinite system's mass T from
-K on, P ~ (1 - rho) T / (1 - rho T), with T from Crommelin's chain (exact
-for M/D/1/K and for M/M/c/K; for M/D/c it is Tijms' approximation
-p_j(K) ~ gamma p_j(infinite), j < K), scaled so that at K = c (no
-waiting room) it is Erlang's loss formula B(a, c), exact for any service
-time distribution of the mean d (Sevastyanov 1957). The factor is 1 at
-c = 1, so there it is the M/D/1/K result above exactly. Measured against
-a simulation of the queue (tests/test_md_queue.py; docs/validation.md) it
-is within -5.5 .. +4.7 % over c 2..8, waiting rooms 1..32, rho 0.8..0.95
-(Tijms' formula alone: 2-11 % low); with more servers it is lower, -11 ..
-+3 % at c 16 and 32 (rooms 1..16, rho 0.8 and 0.95; worst at room 4, rho
-0.8).
+several. Here: Tijms' approximation p_j(K) ~ gamma w_j (j < K), w the
+weights of Crommelin's chain, with the carried load a (1 - P) =
+E[min(N, c)] and P = p_K(K) (PASTA): P = (a - m) / (a - m + c), m the mean
+of min(N, c) over w_0..w_{K-1} (tijms_loss). Below saturation, w the
+infinite chain's law, it is the M/G/1/K relation (1 - rho) T / (1 - rho T),
+T = P(N >= K) (exact for M/D/1/K and M/M/c/K); it needs only the weights
+under K, so it exists at any load on the chain cut a little above K
+(cut_chain_log_weights; below saturation it equals the infinite chain's to
+1e-6). It is scaled so that at K = c (no waiting room) it is Erlang's loss
+formula B(a, c), exact for any service time distribution of the mean d
+(Sevastyanov 1957); the factor applies to the loss above the fluid model's
+max(0, 1 - c/a), which is M/D/c/K's limit as K grows. The factor is 1 at
+c = 1, so there it is the M/D/1/K result above exactly.
 
-Loads too close to 1 for the truncated distribution (rho above about
+Its error, against long simulations of the queue (4e6 to 4e8 arrivals, the
+engine's admission rule; docs/validation.md has the table): biased low,
+more so as c grows and rho falls, worst at rooms of 4 to 16 places:
+  c 2:      -4.3 .. -2.1 % at rho 0.3..0.6; -2.0 .. +1.4 % at 0.7..0.98
+  c 4:      -8.6 .. -3.3 % at rho 0.3..0.6; -4.9 .. +2.2 % at 0.7..0.98
+  c 8:      -12 % at rho 0.5..0.6 (room 4); -10.6 .. -3.7 % at 0.7..0.8;
+            -3.9 .. +2.4 % at 0.9..0.98
+  c 16:     -14 % at rho 0.6; -17 % at 0.7, -14 .. -4 % at 0.8 (room 8:
+            -11.4 %, room 16: -14 %); -5.8 .. +1.8 % at 0.9..0.98
+  c 32:     -21 % at rho 0.7..0.8 (room 8: -17 %, room 16: -21 %);
+            -9.4 .. +0.2 % at 0.9..0.98
+  rho 1..1.5, c 2..32, rooms 2..32: -3.1 .. +6.0 % (+6 % at rho 1 and
+            room 32; -3 % at room 2 and c 16..32); it tends to the fluid
+            loss (room 32, rho 1.2: 0.16667, the simulation 0.16670).
+Rooms of 32 at rho 0.9: -4.2 .. -0.8 % (c 2..16, 2e8 arrivals).
+Where losses are tiny the simulations do not reach: the geometric
+continuation below (rate 1/z0 from P(N >= K) = 1e-10) is the asymptotic
+rate, not yet the local one with many servers at low load (at c 32, rho 0.5
+the chain's ratio there is 1.16 / z0): rooms past that point get losses
+(below 1e-15) 35-50 % low at c 32, rho 0.5, 6 % high at c 16, 0.05 % at
+c 8 (measured against the cut chain, which resolves them).
+
+Loads too close to 1 for M/D/c's truncated distribution (rho above about
 0.9991 with one server: MAX_STATES_MD1; above about 0.9942 with four
-servers: MAX_STATES) raise ValueError; the M/D/1/K blocking is still
-computed there, the M/D/c/K one is not (it needs the infinite chain).
+servers: MAX_STATES) raise ValueError in number_in_system; the blockings
+are still computed there: M/D/1/K's at any load, M/D/c/K's on the cut
+chain, up to MAX_FINITE_STATES states of room (past that, near saturation
+only, ValueError; far above it, where the chain's step down P(A < c)
+underflows, the fluid loss, within B(a, c) - fluid of it).
 """
 
 from __future__ import annotations

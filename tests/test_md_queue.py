@@ -264,6 +264,13 @@ def test_m_d_c_k_with_huge_buffers_and_tiny_loads_loses_nothing_without_warnings
         tiny, ten_x = mdck_blocking(1e-9, 4, 8), mdck_blocking(1e-8, 4, 8)
         assert 1e-83 < tiny < 1e-80
         assert 1e8 <= ten_x / tiny < 10 ** 8.5
+        # Above saturation a huge room loses the fluid excess 1 - 1/rho; a
+        # shorter room that is there already stands for it (md_queue), and
+        # must agree with the whole chain where that can be solved.
+        assert mdck_blocking(4.4, 4, 2**32 - 1) == pytest.approx(1.0 - 1.0 / 1.1, rel=1e-12)
+        for a, c, k in ((50.4, 48, 944), (4.4, 4, 900), (4.04, 4, 900)):
+            assert mdck_blocking(a, c, k) == pytest.approx(md_queue.cut_chain_blocking(a, c, k, 1.0 - c / a),
+                                                           rel=1e-12)
 
 
 def test_m_d_c_k_rejects_meaningless_arguments_clearly():

@@ -398,11 +398,27 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
         # loss as K grows, is the fluid loss to within B - fluid (4.7e-6 at
         # a = 650, c = 2, where the chain still gives fluid + 8e-12 at K = 3).
         return fluid
+    short = 4 * c + 64
+    while a > c and short < k:
+        # Above saturation the loss falls with the room to the fluid loss:
+        # if a shorter room (doubled from 4c + 64) is within 1e-13 of it,
+        # so is K (c 48, rho 1.05, K 3632: 0.3 s instead of 1.0; any K,
+        # 2^32 - 1 too, unless rho is so close to 1 that K is reached first).
+        at_short = cut_chain_blocking(a, c, short, fluid)
+        if at_short - fluid <= 1e-13 * fluid:
+            return at_short
+        short *= 2
     states = k + finite_chain_margin(a, c)
     if states > MAX_FINITE_STATES:
         raise ValueError(f"M/D/{c}/{k} at utilization {a / c:.6g}: the cut chain needs {states} states "
                          f"(at most {MAX_FINITE_STATES})")
-    log_w = cut_chain_log_weights(a, c, states)
+    return cut_chain_blocking(a, c, k, fluid)
+
+
+def cut_chain_blocking(a: float, c: int, k: int, fluid: float) -> float:
+    """mdck_blocking on the chain cut k + finite_chain_margin(a, c) states up;
+    `fluid` = max(0, 1 - c/a)."""
+    log_w = cut_chain_log_weights(a, c, k + finite_chain_margin(a, c))
     # Scaled so that it is Erlang's B at K = c, as below saturation, but only
     # the loss beyond the fluid model's 1 - c/a: far above saturation, or with
     # much room, the chain's relation tends to the fluid loss, which is the

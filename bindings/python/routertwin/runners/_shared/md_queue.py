@@ -110,9 +110,10 @@ Loads too close to 1 for M/D/c's truncated distribution (rho above about
 0.9991 with one server: MAX_STATES_MD1; above about 0.9942 with four
 servers: MAX_STATES) raise ValueError in number_in_system; the blockings
 are still computed there: M/D/1/K's at any load, M/D/c/K's on the cut
-chain, up to MAX_FINITE_STATES states of room (past that, near saturation
-only, ValueError; far above it, where the chain's step down P(A < c)
-underflows, the fluid loss, within B(a, c) - fluid of it).
+chain, up to MAX_FINITE_STATES states of room (past that ValueError, but
+only near saturation: above it, once a shorter room loses within 1e-13 of
+the fluid loss, any room does; far above it, where the chain's step down
+P(A < c) underflows, the fluid loss, within B(a, c) - fluid of it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The M/D/c queue's waiting-time distribution and the M/D/1/K blocking
-probability: the distributions a closed form with constant service times
-gives beside its mean (issue 15; the pipeline's `method: analytic`).
+"""The M/D/c queue's waiting-time distribution, the M/D/1/K blocking
+probability (exact, any load) and an approximation of M/D/c/K's (any load):
+the distributions a closed form with constant service times gives beside
+its mean (issue 15; the pipeline's `method: analytic`).
 
 Model: FIFO, Poisson arrivals at rate `lam`, `c` servers each serving a
 customer in the constant time `d`; offered load a = lam d, rho = a / c.
@@ -69,23 +70,50 @@ tell (with one server the departure epochs are the embedded chain, hence
 M/D/1/K is exact). Tijms (2006, "New and old results for the M/D/c
 queue", AEU Int. J. Electron. Commun. 60, 125-130, section 3) likewise
 computes M/D/c/c+N exactly for one server only and approximates it for
-several. Here: the M/G/1/K relation of the infinite system's mass T from
-K on, P ~ (1 - rho) T / (1 - rho T), with T from Crommelin's chain (exact
-for M/D/1/K and for M/M/c/K; for M/D/c it is Tijms' approximation
-p_j(K) ~ gamma p_j(infinite), j < K), scaled so that at K = c (no
-waiting room) it is Erlang's loss formula B(a, c), exact for any service
-time distribution of the mean d (Sevastyanov 1957). The factor is 1 at
-c = 1, so there it is the M/D/1/K result above exactly. Measured against
-a simulation of the queue (tests/test_md_queue.py; docs/validation.md) it
-is within -5.5 .. +4.7 % over c 2..8, waiting rooms 1..32, rho 0.8..0.95
-(Tijms' formula alone: 2-11 % low); with more servers it is lower, -11 ..
-+3 % at c 16 and 32 (rooms 1..16, rho 0.8 and 0.95; worst at room 4, rho
-0.8).
+several. Here: Tijms' approximation p_j(K) ~ gamma w_j (j < K), w the
+weights of Crommelin's chain, with the carried load a (1 - P) =
+E[min(N, c)] and P = p_K(K) (PASTA): P = (a - m) / (a - m + c), m the mean
+of min(N, c) over w_0..w_{K-1} (tijms_loss). Below saturation, w the
+infinite chain's law, it is the M/G/1/K relation (1 - rho) T / (1 - rho T),
+T = P(N >= K) (exact for M/D/1/K and M/M/c/K); it needs only the weights
+under K, so it exists at any load on the chain cut a little above K
+(cut_chain_log_weights; below saturation it equals the infinite chain's to
+1e-6). It is scaled so that at K = c (no waiting room) it is Erlang's loss
+formula B(a, c), exact for any service time distribution of the mean d
+(Sevastyanov 1957); the factor applies to the loss above the fluid model's
+max(0, 1 - c/a), which is M/D/c/K's limit as K grows. The factor is 1 at
+c = 1, so there it is the M/D/1/K result above exactly.
 
-Loads too close to 1 for the truncated distribution (rho above about
+Its error, against long simulations of the queue (4e6 to 4e8 arrivals, the
+engine's admission rule; docs/validation.md has the table): biased low,
+more so as c grows and rho falls, worst at rooms of 4 to 16 places:
+  c 2:      -4.3 .. -2.1 % at rho 0.3..0.6; -2.0 .. +1.4 % at 0.7..0.98
+  c 4:      -8.6 .. -3.3 % at rho 0.3..0.6; -4.9 .. +2.2 % at 0.7..0.98
+  c 8:      -12 % at rho 0.5..0.6 (room 4); -10.6 .. -3.7 % at 0.7..0.8;
+            -3.9 .. +2.4 % at 0.9..0.98
+  c 16:     -14 % at rho 0.6; -17 % at 0.7, -14 .. -4 % at 0.8 (room 8:
+            -11.4 %, room 16: -14 %); -5.8 .. +1.8 % at 0.9..0.98
+  c 32:     -21 % at rho 0.7..0.8 (room 8: -17 %, room 16: -21 %);
+            -9.4 .. +0.2 % at 0.9..0.98
+  rho 1..1.5, c 2..32, rooms 2..32: -3.1 .. +6.0 % (+6 % at rho 1 and
+            room 32; -3 % at room 2 and c 16..32); it tends to the fluid
+            loss (room 32, rho 1.2: 0.16667, the simulation 0.16670).
+Rooms of 32 at rho 0.9: -4.2 .. -0.8 % (c 2..16, 2e8 arrivals).
+Where losses are tiny the simulations do not reach: the geometric
+continuation below (rate 1/z0 from P(N >= K) = 1e-10) is the asymptotic
+rate, not yet the local one with many servers at low load (at c 32, rho 0.5
+the chain's ratio there is 1.16 / z0): rooms past that point get losses
+(below 1e-15) 35-50 % low at c 32, rho 0.5, 6 % high at c 16, 0.05 % at
+c 8 (measured against the cut chain, which resolves them).
+
+Loads too close to 1 for M/D/c's truncated distribution (rho above about
 0.9991 with one server: MAX_STATES_MD1; above about 0.9942 with four
-servers: MAX_STATES) raise ValueError; the M/D/1/K blocking is still
-computed there, the M/D/c/K one is not (it needs the infinite chain).
+servers: MAX_STATES) raise ValueError in number_in_system; the blockings
+are still computed there: M/D/1/K's at any load, M/D/c/K's on the cut
+chain, up to MAX_FINITE_STATES states of room (past that ValueError, but
+only near saturation: above it, once a shorter room loses within 1e-13 of
+the fluid loss, any room does; far above it, where the chain's step down
+P(A < c) underflows, the fluid loss, within B(a, c) - fluid of it).
 """
 
 from __future__ import annotations
@@ -107,6 +135,9 @@ TAIL_CONTINUE_BELOW = 1e-10
 # measured on the 2-core build host at rho 0.5, 0.999 and 1.5), enough up to rho = 0.9991 (the states needed
 # grow like 17 / (1 - rho)).
 MAX_STATES_MD1 = 20_000
+# Largest cut chain for M/D/c/K near and above saturation (cut_chain_log_weights:
+# 3800 states at c = 32 take 0.2 s of CPU, measured).
+MAX_FINITE_STATES = 10_000
 
 
 def poisson_pmf(z: float, n: int) -> np.ndarray:
@@ -335,19 +366,156 @@ def erlang_b(a: float, c: int) -> float:
 
 def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> float:
     """P(an arrival is lost) in M/D/c/K: Poisson arrivals of offered load
-    a = lam d < c, c servers of constant service d, room for k >= c
-    customers in the system. One server: md1k_blocking (exact, any load).
-    Several: the approximation of the module docstring (exact at k = c);
-    `p` is number_in_system(a, c) if the caller has it. Raises ValueError
-    at a >= c (the infinite system it starts from does not exist) and where
-    number_in_system does (a load too close to c for its chain)."""
-    if c == 1:
-        return md1k_blocking(a, k)
+    a = lam d > 0, c >= 1 servers of constant service d, room for k >= c
+    customers in the system; any load. One server: md1k_blocking (exact).
+    Several: the approximation of the module docstring (exact at k = c:
+    Erlang's B). Below saturation, where M/D/c's chain fits (`p` is
+    number_in_system(a, c) if the caller has it), from the infinite chain;
+    otherwise (rho near or above 1) from Crommelin's chain cut at
+    k + finite_chain_margin(a, c) states. Raises ValueError only where
+    neither fits: a load too close to c for the infinite chain together
+    with more than MAX_FINITE_STATES states of room."""
+    if not (math.isfinite(a) and a > 0.0):
+        raise ValueError(f"M/D/c/K needs a positive offered load (got {a!r})")
+    if c < 1:
+        raise ValueError(f"M/D/c/K needs at least one server (c = {c})")
     if k < c:
         raise ValueError(f"M/D/c/K needs room for the {c} customers in service (K = {k})")
-    if not a < c:
-        raise ValueError(f"M/D/{c}/K is approximated below saturation only (offered load {a:g} >= {c})")
-    return mdck_blocking_from_chain(a, c, k, number_in_system(a, c) if p is None else p)
+    if c == 1:
+        return md1k_blocking(a, k)
+    if k == c:
+        return erlang_b(a, c)
+    if p is None and a < c:
+        try:
+            p = number_in_system(a, c)
+        except ValueError:  # too close to c for the infinite chain: the cut chain below
+            p = None
+    if p is not None:
+        return mdck_blocking_from_chain(a, c, k, p)
+    fluid = max(0.0, 1.0 - c / a)
+    if float(poisson_pmf(a, c).sum()) < 1e-300:
+        # So far above saturation that the chain's step down, P(A < c),
+        # underflows: the loss, between Erlang's B at K = c and the fluid
+        # loss as K grows, is the fluid loss to within B - fluid (4.7e-6 at
+        # a = 650, c = 2, where the chain still gives fluid + 8e-12 at K = 3).
+        return fluid
+    short = 4 * c + 64
+    while a > c and short < k:
+        # Above saturation the loss falls with the room to the fluid loss:
+        # if a shorter room (doubled from 4c + 64) is within 1e-13 of it,
+        # so is K (c 48, rho 1.05, K 3632: 0.3 s instead of 1.0; any K,
+        # 2^32 - 1 too, unless rho is so close to 1 that K is reached first).
+        at_short = cut_chain_blocking(a, c, short, fluid)
+        if at_short - fluid <= 1e-13 * fluid:
+            return at_short
+        short *= 2
+    states = k + finite_chain_margin(a, c)
+    if states > MAX_FINITE_STATES:
+        raise ValueError(f"M/D/{c}/{k} at utilization {a / c:.6g}: the cut chain needs {states} states "
+                         f"(at most {MAX_FINITE_STATES})")
+    return cut_chain_blocking(a, c, k, fluid)
+
+
+def cut_chain_blocking(a: float, c: int, k: int, fluid: float) -> float:
+    """mdck_blocking on the chain cut k + finite_chain_margin(a, c) states up;
+    `fluid` = max(0, 1 - c/a)."""
+    log_w = cut_chain_log_weights(a, c, k + finite_chain_margin(a, c))
+    # Scaled so that it is Erlang's B at K = c, as below saturation, but only
+    # the loss beyond the fluid model's 1 - c/a: far above saturation, or with
+    # much room, the chain's relation tends to the fluid loss, which is the
+    # M/D/c/K limit as K grows, and a factor on all of it would not (measured
+    # against the simulated queue: +2.6 .. +7.5 % at rho 1.1..1.5 with the
+    # factor on the whole loss, -3.1 .. +0.2 % on the excess; docs/validation.md).
+    return float(fluid + (tijms_loss(a, c, k, log_w) - fluid) * (erlang_b(a, c) - fluid)
+                 / (tijms_loss(a, c, c, log_w) - fluid))
+
+
+def finite_chain_margin(a: float, c: int) -> int:
+    """States kept above K in the cut chain (cut_chain_log_weights): past the
+    largest Poisson jump (a + 40 sqrt(a) + 50) and 4c more. Measured: the
+    blocking moves by less than 1e-6 relative from a margin of 2c + 10 to
+    one of 300 (c 2..32, K - c 2..32, rho 0.8..1.5), and it equals the
+    infinite chain's below rho = 1 to 7 digits."""
+    return poisson_width(a) + 4 * c
+
+
+def poisson_width(a: float) -> int:
+    """Poisson(a) is below 1e-300 from here on (md1_departure_weights' bound)."""
+    return int(a + 40.0 * math.sqrt(a) + 50)
+
+
+def cut_chain_log_weights(a: float, c: int, n: int) -> np.ndarray:
+    """Logarithms of the stationary weights (up to a factor) of Crommelin's chain
+    N' = min(max(N - c, 0) + A, n - 1), any a > 0, by Grassmann, Taksar and
+    Heyman's state reduction (1985, "Regenerative analysis and steady state
+    distributions for Markov chains", Oper. Res. 33): no subtraction, so
+    weights far below the largest keep their digits (above rho = 1 the
+    weights under K are 1e-100 of those at the cut, and an LU solve loses
+    them to rounding). The chain is banded: it falls by c at most and rises
+    by less than poisson_width(a), and the reduction fills in only within
+    that band, so the cost is n (width + 2c) c, not n^3. Logarithms: far
+    above saturation the weights span more than the doubles' range."""
+    width = poisson_width(a)
+    pmf = poisson_pmf(a, width)
+    below, above = c, width + c  # band: column j - row i in [-below, above]
+    band = np.zeros((n, below + above + 1))
+    for i in range(n):
+        base = max(i - c, 0)
+        m = min(width, n - base)
+        band[i, base - i + below: base - i + below + m] = pmf[:m]
+        if m < width:  # the jumps past the cut are lumped into its last state
+            band[i, n - 1 - i + below] += max(1.0 - pmf[:m].sum(), 0.0)
+    out_down = np.zeros(n)
+    for k in range(n - 1, 0, -1):  # censor the chain on 0..k-1
+        j = np.arange(max(0, k - c), k)
+        row = band[k, j - k + below]
+        out_down[k] = row.sum()
+        i = np.arange(max(0, k - above), k)
+        col = band[i, k - i + below]
+        band[i[:, None], j[None, :] - i[:, None] + below] += np.outer(col, row / out_down[k])
+    # Back-substitution in logarithms: far above saturation one step up
+    # multiplies the weight by up to 1 / P(A < c), past 1e250.
+    log_w = np.full(n, -np.inf)
+    log_w[0] = 0.0
+    with np.errstate(divide="ignore"):
+        log_band = np.log(band)
+        log_down = np.log(out_down)
+    for k in range(1, n):
+        i = np.arange(max(0, k - above), k)
+        log_w[k] = np.logaddexp.reduce(log_w[i] + log_band[i, k - i + below]) - log_down[k]
+    return log_w
+
+
+def tijms_loss(a: float, c: int, k: int, log_w: np.ndarray) -> float:
+    """Tijms' M/G/c/K relation written for any load, on the cut chain's
+    weights w (cut_chain_log_weights, n states): with p_j(K) = gamma w_j
+    (j < K), the carried load a (1 - P) = E[min(N, c)] and P = p_K(K) (PASTA),
+    P = (a - m) / (a - m + c), m the mean of min(N, c) over w_0..w_{K-1}.
+    Below rho = 1, on the infinite chain's law, it is (1 - rho) T / (1 - rho T)
+    with T = P(N >= K). a - m is formed without subtracting nearly equal
+    numbers (m is within 1e-16 of a when little is lost): on the cut chain
+    E[min(N, c)] = a - L, L = E[(max(N - c, 0) + A - (n - 1))^+] the arrivals
+    the cut turns away, so with T = P(N >= K) and S = 1 - T (normalised w),
+    a - m = (L + (c - a) T) / S, positive terms below saturation."""
+    if a >= c:  # the weights pile up at the cut: a - m is not small, take m directly
+        head = np.exp(log_w[:k] - log_w[:k].max())
+        a_minus_m = a - float(np.dot(np.minimum(np.arange(k), c), head)) / float(head.sum())
+        return a_minus_m / (a_minus_m + c)
+    n = log_w.size
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    t_k = float(np.cumsum(w[::-1])[::-1][k]) if k < n else 0.0  # from the far end: keeps its digits
+    # L: E[(A - r)^+] = sum_{j > r} P(A >= j), r = n - 1 - max(i - c, 0) the room above row i
+    width = poisson_width(a)
+    pmf = poisson_pmf(a, width)
+    a_bar = np.cumsum(pmf[::-1])[::-1]  # P(A >= j), j = 0..width-1
+    excess_mean = np.concatenate((np.cumsum(a_bar[::-1])[::-1][1:], [0.0]))  # E[(A - r)^+], r = 0..width-1
+    rows = np.arange(max(0, n - 1 - width + c), n)
+    room = n - 1 - np.maximum(rows - c, 0)
+    near = room < width
+    lost = float(np.dot(w[rows[near]], excess_mean[room[near]]))
+    a_minus_m = (lost + (c - a) * t_k) / float(w[:k].sum())
+    return a_minus_m / (a_minus_m + c)
 
 
 def mdck_blocking_from_chain(a: float, c: int, k: int, p: np.ndarray) -> float:

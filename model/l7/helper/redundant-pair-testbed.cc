@@ -218,6 +218,12 @@ using namespace ns3;
 
 namespace
 {
+bool
+In(const HttpClientApp::Response& r, double from, double to)
+{
+    return r.at.GetSeconds() >= from && r.at.GetSeconds() < to;
+}
+
 /// Closed-loop answers of apps completed in [from, to), per second.
 double
 Rate(const std::vector<Ptr<HttpClientApp>>& apps, double from, double to)
@@ -225,8 +231,20 @@ Rate(const std::vector<Ptr<HttpClientApp>>& apps, double from, double to)
     uint64_t n = 0;
     for (const auto& a : apps)
         for (const auto& r : a->Responses())
-            n += r.at.GetSeconds() >= from && r.at.GetSeconds() < to;
+            n += In(r, from, to);
     return static_cast<double>(n) / (to - from);
+}
+
+/// The cycle times of the answers Rate counts in [from, to).
+LatencyHistogram
+Cycles(const std::vector<Ptr<HttpClientApp>>& apps, double from, double to)
+{
+    LatencyHistogram h;
+    for (const auto& a : apps)
+        for (const auto& r : a->Responses())
+            if (In(r, from, to))
+                h.Add((r.at - r.started).GetSeconds());
+    return h;
 }
 } // namespace
 
@@ -303,6 +321,16 @@ RunRedundantPair(const RedundantPairRunConfig& c)
 
     out.requestsPerSBefore = Rate(threads, c.killAtS - c.windowS, c.killAtS);
     out.requestsPerSAfter = Rate(threads, afterFrom, afterTo);
+    out.cycleBefore = Cycles(threads, c.killAtS - c.windowS, c.killAtS);
+    out.cycleAfter = Cycles(threads, afterFrom, afterTo);
+    const Time death = Seconds(c.killAtS);
+    for (const auto& t : threads)
+        for (const auto& r : t->Responses())
+            if (r.started < death && r.at >= death)
+            {
+                ++out.acrossDeath;
+                out.acrossDeathMaxS = std::max(out.acrossDeathMaxS, (r.at - r.started).GetSeconds());
+            }
     for (uint32_t i = 0; i < c.downloads; ++i)
     {
         const auto& d = downloads[i];

@@ -507,16 +507,17 @@ TEST(WebSwitchRedundancy, ActiveActiveCapacityHalvesAtTheDeathActiveBackupKeepsI
         // the cycle times: the rates' answers, none shorter than the
         // testbed's links allow, and, before the death, the closed loop's
         // response-time law (N threads, no think time: the mean cycle is
-        // N / X; with the processor the bottleneck every thread waits
-        // behind the others, so the median is near the mean)
+        // N / X; the processor the bottleneck, every thread waits behind
+        // the others and the cycles are alike, so the median is the mean;
+        // each thread's answers in the window are its cycles in it, give or
+        // take one: N / X within a cycle over the window, relative, plus
+        // the histogram's bin, 2.33 %)
         ExpectCyclesCountTheRatesAnswers(r, c.windowS, what);
         const double minCycle = MinCycleS(2000, 1e9);
         EXPECT_GE(r.cycleBefore.Min(), minCycle) << what;
         EXPECT_GE(r.cycleAfter.Min(), minCycle) << what;
         const double meanBefore = c.threadsPerVip * (aa ? 2.0 : 1.0) / r.requestsPerSBefore;
-        EXPECT_LE(r.cycleBefore.Min(), meanBefore) << what;
-        EXPECT_GE(r.cycleBefore.Max(), meanBefore) << what;
-        EXPECT_NEAR(r.cycleBefore.Quantile(0.5), meanBefore, 0.1 * meanBefore) << what;
+        EXPECT_NEAR(r.cycleBefore.Quantile(0.5), meanBefore, meanBefore * (meanBefore / c.windowS + 0.0233)) << what;
         std::printf("L7 %s pair: %.0f answers/s before the death, %.0f after the takeover (ratio %.3f); cycle "
                     "before p50 %.3f ms (N/X %.3f ms, the links' minimum %.3f ms) p99 %.3f max %.3f, after p50 "
                     "%.3f p99 %.3f max %.3f ms; %u requests across the death, the longest %.3f s\n",
@@ -761,6 +762,15 @@ TEST(WebSwitchRedundancy, TimelinesShowTheDeathAndTakeoverAndAddUpToTheRunsTotal
     ExpectCyclesCountTheRatesAnswers(r, c.windowS, "no sync");
     EXPECT_GE(r.cycleBefore.Min(), MinCycleS(2000, 100e6));
     EXPECT_GE(r.cycleAfter.Min(), MinCycleS(2000, 100e6));
+    // before the death, the response-time law (as in the capacity test:
+    // 3 threads, N / X within a cycle over the window and a bin)
+    const double meanBefore = c.threadsPerVip / r.requestsPerSBefore;
+    EXPECT_NEAR(r.cycleBefore.Quantile(0.5), meanBefore, meanBefore * (meanBefore / c.windowS + 0.0233));
+    // no request spans the death: the survivor resets every connection it
+    // does not know at its first retransmission (1 s), and a SYN lost at
+    // the death goes again after ns-3's ConnTimeout, 3 s, after the
+    // threads stopped (2.56 s)
+    EXPECT_EQ(r.acrossDeath, 0u);
     std::printf("cycles: before p50 %.3f ms max %.3f ms, after p50 %.3f ms max %.3f ms; %u across the death "
                 "(longest %.3f s)\n",
                 r.cycleBefore.Quantile(0.5) * 1e3, r.cycleBefore.Max() * 1e3, r.cycleAfter.Quantile(0.5) * 1e3,
@@ -808,8 +818,11 @@ TEST(WebSwitchRedundancy, ARequestInFlightAtTheDeathIsAnsweredAtItsFirstRetransm
     EXPECT_NEAR(r.closedFormTakeoverS, 0.2828125, 1e-12);
     ASSERT_GE(r.acrossDeath, 1u);
     EXPECT_GE(r.acrossDeathMaxS, r.takeoverS);
+    // on the first retransmission: 1 s, plus the cycle's part before the
+    // lost segment went and its part after the retransmission (each at
+    // most a cycle; the second retransmission would add 2 s)
     EXPECT_GE(r.acrossDeathMaxS, 1.0);
-    EXPECT_LT(r.acrossDeathMaxS, 3.0);
+    EXPECT_LT(r.acrossDeathMaxS, 1.0 + 2 * r.cycleBefore.Max());
     ExpectCyclesCountTheRatesAnswers(r, c.windowS, "connection sync");
     EXPECT_GE(r.cycleBefore.Min(), MinCycleS(2000, 100e6));
     EXPECT_GE(r.cycleAfter.Min(), MinCycleS(2000, 100e6));

@@ -384,7 +384,7 @@ def cycle_table(name: str, cases):
             t.add_row(c.case, label, fmt(c.distributions[f"cycle_{w}_histogram"]["count"]),
                       *(fmt(m[f"cycle_{w}_{q}_us"] / 1e3) for q in ("p50", "p99", "p999", "max")))
         t.add_row(c.case, "across the death", fmt(m["across_death"]), "", "", "",
-                  fmt(m["across_death_max_us"] / 1e3))
+                  fmt(m["across_death_max_us"] / 1e3) if m["across_death"] else "")
     return t
 
 
@@ -435,7 +435,9 @@ def print_distributions(console, scenario, cases) -> None:
     timelines = [c for c in shown if c.distributions.get("timeline")]
     if timelines:
         console.print(timeline_table(scenario.name, timelines))
-    cycles = [c for c in shown if "cycle_before_histogram" in c.distributions]
+    cycles = [c for c in shown if "cycle_before_histogram" in c.distributions  # a pair with closed-loop threads
+              and (c.distributions["cycle_before_histogram"]["count"] or c.distributions["cycle_after_histogram"]["count"]
+                   or c.metrics["across_death"])]
     if cycles:
         console.print(cycle_table(scenario.name, cycles))
     cells = [c for c in shown if c.distributions.get("delay_histogram", {}).get("cells")]

@@ -436,8 +436,8 @@ def print_distributions(console, scenario, cases) -> None:
     if timelines:
         console.print(timeline_table(scenario.name, timelines))
     cycles = [c for c in shown if "cycle_before_histogram" in c.distributions  # a pair with closed-loop threads
-              and (c.distributions["cycle_before_histogram"]["count"] or c.distributions["cycle_after_histogram"]["count"]
-                   or c.metrics["across_death"])]
+              and (c.metrics["across_death"]
+                   or any(c.distributions[f"cycle_{w}_histogram"]["count"] for w in ("before", "after")))]
     if cycles:
         console.print(cycle_table(scenario.name, cycles))
     cells = [c for c in shown if c.distributions.get("delay_histogram", {}).get("cells")]

@@ -61,7 +61,9 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     // ARP answer: ns-3's pending queue (3 packets) dropped the fourth
     // thread's, idle until its SYN went again 3 s later (ConnTimeout), so
     // 4 threads a VIP cycled as 3 (cycles N/X measured with N = 3). A host's
-    // queue holds them: Linux's unres_qlen, 101 packets (ip-sysctl.rst);
+    // queue holds them: Linux's unres_qlen was 3 until commit 8b5c171bb3dc
+    // (3.3, 2011: "responsible for strange drops, ... if multiple sessions
+    // start in parallel"), now 64 KB of frames, 101 by ip-sysctl's count;
     // WebBench's clients' figure is not known (assumption)
     client->GetObject<Ipv4L3Protocol>()->GetInterface(1)->GetArpCache()->SetAttribute("PendingQueueSize",
                                                                                      UintegerValue(101));

@@ -803,12 +803,12 @@ TEST(WebSwitchRedundancy, TimelinesShowTheDeathAndTakeoverAndAddUpToTheRunsTotal
 // 20 ms + 1 s > death + 0.283 s), and the survivor, which has the
 // connection, carries it: the stall is at least 1 s, and on the first
 // retransmission, not the second (3 s). After the timeout the sender has
-// one segment in flight and the client's delayed ACK waits ns-3's
+// one segment in flight and the receiver's delayed ACK waits ns-3's
 // DelAckTimeout, 0.2 s, for a second: the stall is under 1 s + 0.2 s +
 // the cycle's part before the lost segment and its part after the
 // retransmission, each at most a cycle, with a third cycle's margin
 // (measured: started 1.183040 s, answered 2.422193 s, 1.239153 s; with a
-// 50 ms DelAckTimeout 1.089242 s, 0.15 s less). The threads stop at
+// 50 ms DelAckTimeout on every host 1.089242 s, 0.15 s less). The threads stop at
 // 2.56 s, before any second retransmission.
 TEST(WebSwitchRedundancy, ARequestInFlightAtTheDeathIsAnsweredAtItsFirstRetransmissionAfterTheTakeover)
 {

@@ -3,6 +3,7 @@
 // RunRedundantPair), for the `webswitch_pair` kind.
 #include "bindings.h"
 #include "dict-config.h"
+#include "distributions.h"
 #include "redundant-pair-testbed.h"
 #include "web-switch-profile.h"
 
@@ -138,6 +139,14 @@ ToDict(const RedundantPairRunResult& r)
     d["failed_per_bin"] = r.failedPerBin;
     d["answers"] = r.answers;
     d["failed_requests"] = r.failedRequests;
+    // the closed-loop threads' cycle times in the two windows the rates
+    // count, and the requests whose cycle spans the death
+    AddPercentiles(d, r.cycleBefore, "cycle_before");
+    d["cycle_before_histogram"] = HistogramDict(r.cycleBefore);
+    AddPercentiles(d, r.cycleAfter, "cycle_after");
+    d["cycle_after_histogram"] = HistogramDict(r.cycleAfter);
+    d["across_death"] = r.acrossDeath;
+    d["across_death_max_us"] = r.acrossDeathMaxS * 1e6;
     return d;
 }
 

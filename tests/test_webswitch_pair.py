@@ -180,3 +180,19 @@ def test_the_timeline_shows_the_death_and_the_takeover_and_adds_up_to_the_runs_t
     takeover_bin = int((1.2 + m["takeover_s"]) / bin_s)
     assert not any(tl["failed_requests"][:takeover_bin]) and not any(tl["survivor_resets"][:takeover_bin])
     assert "over the run, per time bin" in proc.stdout
+    # the closed-loop cycle times: each window's histogram holds the answers
+    # its rate counts (rate x 0.5 s), none shorter than the testbed's links
+    # allow: the connection's and the request's crossings (SYN, SYN-ACK,
+    # request: client segment's two 10 us links, then the server's link,
+    # delayed binding), the answer's three crossings, its 2000-byte body
+    # serialized once at 100 Mbit/s (the pair's clients spend no CPU time)
+    dist = case["distributions"]
+    min_cycle_us = (3 * 2 + 3 + 3) * 10 + 2000 * 8 / 100e6 * 1e6
+    for w in ("before", "after"):
+        hist = dist[f"cycle_{w}_histogram"]
+        assert hist["count"] == round(m[f"requests_per_s_{w}"] * 0.5) > 0
+        assert sum(b[2] for b in hist["bins"]) == hist["count"]
+        assert hist["bins"][0][1] >= min_cycle_us
+        qs = [m[f"cycle_{w}_{q}_us"] for q in ("p50", "p99", "p999", "max")]
+        assert min_cycle_us <= qs[0] <= qs[1] <= qs[2] <= qs[3]
+    assert "closed-loop cycle time" in proc.stdout and "across the death" in proc.stdout

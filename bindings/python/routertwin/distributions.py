@@ -53,6 +53,12 @@ scalar metrics `latency_p50`, `latency_p99`, `latency_p999` (us), a
   knows and the clients' requests that ended without their answer (the
   downloads still waiting at the run's end in the last bin; the
   bins add up to the counters answers, survivor_resets, failed_requests);
+- `cycle_before_histogram`, `cycle_after_histogram` (webswitch_pair): the
+  closed-loop threads' cycle times (a request's start to its answer, us)
+  of the answers in the window before the death and the one after the
+  takeover (counts: the rates x window_s); metrics cycle_<window>_p50/p99/
+  p999/max_us, and across_death, across_death_max_us (the requests whose
+  cycle spans the death, and the longest of them);
 - `core_queue` (pipeline, lb) and `egress_queue` (router, packet mode):
   time-weighted queue lengths (model/common/model/queue-length-histogram.h):
   {"seconds", "mean", "p50", "p99", "p999", "max", "bins": [[length,
@@ -141,6 +147,13 @@ def lb_distributions(out: dict) -> dict[str, Any]:
     if out.get("ports"):  # per ingress port (LbPortMap)
         d["ports"] = port_rows(out["ports"])
     return d
+
+
+def cycle_distributions(out: dict) -> dict[str, Any]:
+    """The closed-loop cycle-time histograms of a webswitch_pair run (native
+    run_redundant_pair result): the windows before the death and after the
+    takeover."""
+    return {f"cycle_{w}_histogram": _hist(out[f"cycle_{w}_histogram"]) for w in ("before", "after")}
 
 
 def merged_histogram(hists: list[dict]) -> dict[str, Any]:
@@ -354,6 +367,27 @@ def timeline_table(name: str, cases):
     return t
 
 
+def cycle_table(name: str, cases):
+    """The webswitch_pair kind's closed-loop cycle times (ms): the window
+    before the death, the one after the takeover, and the requests whose
+    cycle spans the death (their count and the longest)."""
+    from rich.table import Table
+
+    from routertwin.results import fmt
+
+    t = Table(title=f"{name}: closed-loop cycle time (ms; a request's start to its answer)")
+    for col in ("case", "window", "answers", "p50", "p99", "p99.9", "max"):
+        t.add_column(col, justify="left" if col in ("case", "window") else "right")
+    for c in cases:
+        m = c.metrics
+        for w, label in (("before", "before the death"), ("after", "after the takeover")):
+            t.add_row(c.case, label, fmt(c.distributions[f"cycle_{w}_histogram"]["count"]),
+                      *(fmt(m[f"cycle_{w}_{q}_us"] / 1e3) for q in ("p50", "p99", "p999", "max")))
+        t.add_row(c.case, "across the death", fmt(m["across_death"]), "", "", "",
+                  fmt(m["across_death_max_us"] / 1e3) if m["across_death"] else "")
+    return t
+
+
 def print_distributions(console, scenario, cases) -> None:
     """After a run's table: per case with a distribution, its percentiles,
     and, where ports differ, the ports ranked by p99 latency and by drops,
@@ -401,6 +435,11 @@ def print_distributions(console, scenario, cases) -> None:
     timelines = [c for c in shown if c.distributions.get("timeline")]
     if timelines:
         console.print(timeline_table(scenario.name, timelines))
+    cycles = [c for c in shown if "cycle_before_histogram" in c.distributions  # a pair with closed-loop threads
+              and (c.metrics["across_death"]
+                   or any(c.distributions[f"cycle_{w}_histogram"]["count"] for w in ("before", "after")))]
+    if cycles:
+        console.print(cycle_table(scenario.name, cycles))
     cells = [c for c in shown if c.distributions.get("delay_histogram", {}).get("cells")]
     if cells:  # the fabric kind: whole slots, drops per input
         ft = Table(title=f"{scenario.name}: cell delay (slots, enqueue to departure) and input drops")

@@ -30,6 +30,7 @@
 #define ROUTERTWIN_REDUNDANT_PAIR_TESTBED_H
 
 #include "http-apps.h"
+#include "latency-histogram.h"
 #include "vrrp-router.h"
 #include "web-switch.h"
 
@@ -138,6 +139,18 @@ struct RedundantPairRunResult
     double timelineBinS = 0;
     std::vector<uint64_t> answersPerBin, survivorResetsPerBin, failedPerBin;
     uint64_t answers = 0;        ///< closed-loop answers over the whole run
+    /// The closed-loop threads' cycle times (HttpClientApp::Response:
+    /// `at` - `started`, a request's cycle from the previous answer or the
+    /// thread's start to its answer's arrival; the pair's clients spend no
+    /// CPU time) of the answers the rates count: those that arrived in the
+    /// window before the death and in the window after the takeover (so
+    /// each histogram's count is its rate x windowS).
+    LatencyHistogram cycleBefore, cycleAfter;
+    /// The threads' requests whose cycle spans the death (started before
+    /// it, answered after it: the failover stalled them), and the longest
+    /// cycle of them (seconds; 0: none).
+    uint32_t acrossDeath = 0;
+    double acrossDeathMaxS = 0;
     /// the clients' failures over the whole run, with the downloads never answered
     uint64_t failedRequests = 0;
 };

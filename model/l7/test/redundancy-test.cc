@@ -34,6 +34,32 @@ Profile(const std::string& name)
     return std::string(RT_SOURCE_DIR) + "/scenarios/platforms/" + name + ".yaml";
 }
 
+/// The shortest cycle a closed-loop thread of RunRedundantPair can have,
+/// from the testbed's numbers alone (every link 10 us long, no processing
+/// at the web switch or the server counted): the pair's clients spend no
+/// CPU time; the client's SYN, the switch's SYN-ACK and the request cross
+/// the client segment's two links (client to the L2 switch, the L2 switch
+/// to the web switch); the switch's own SYN, the server's SYN-ACK and the
+/// request cross the server's link (delayed binding); the answer crosses
+/// the server's link and the client segment's two, and its body is
+/// serialized whole at least once, at the server link's rate.
+double
+MinCycleS(double bodyBytes, double serverLinkBps)
+{
+    constexpr double kPropagation = 10e-6;
+    const double connectionAndRequest = 3 * 2 * kPropagation + 3 * kPropagation;
+    const double answer = 3 * kPropagation + bodyBytes * 8 / serverLinkBps;
+    return connectionAndRequest + answer;
+}
+
+/// The cycle-time histograms hold the answers the rates count (rate x window).
+void
+ExpectCyclesCountTheRatesAnswers(const RedundantPairRunResult& r, double windowS, const char* what)
+{
+    EXPECT_EQ(r.cycleBefore.Count(), std::llround(r.requestsPerSBefore * windowS)) << what;
+    EXPECT_EQ(r.cycleAfter.Count(), std::llround(r.requestsPerSAfter * windowS)) << what;
+}
+
 /// a after b modulo 2^32 (RFC 793 3.3)
 bool
 After(uint32_t a, uint32_t b)
@@ -476,9 +502,29 @@ TEST(WebSwitchRedundancy, ActiveActiveCapacityHalvesAtTheDeathActiveBackupKeepsI
         c.downloads = 0;
         const RedundantPairRunResult r = RunRedundantPair(c);
         const double ratio = r.requestsPerSAfter / r.requestsPerSBefore;
-        EXPECT_NEAR(ratio, aa ? 0.5 : 1.0, 0.05) << (aa ? "active/active" : "active/backup");
-        std::printf("L7 %s pair: %.0f answers/s before the death, %.0f after the takeover (ratio %.3f)\n",
-                    aa ? "active/active" : "active/backup", r.requestsPerSBefore, r.requestsPerSAfter, ratio);
+        const char* what = aa ? "active/active" : "active/backup";
+        EXPECT_NEAR(ratio, aa ? 0.5 : 1.0, 0.05) << what;
+        // the cycle times: the rates' answers, none shorter than the
+        // testbed's links allow, and, before the death, the closed loop's
+        // response-time law (N threads, no think time: the mean cycle is
+        // N / X; the processor the bottleneck, every thread waits behind
+        // the others and the cycles are alike, so the median is the mean;
+        // each thread's answers in the window are its cycles in it, give or
+        // take one: N / X within a cycle over the window, relative, plus
+        // the histogram's bin, 2.33 %)
+        ExpectCyclesCountTheRatesAnswers(r, c.windowS, what);
+        const double minCycle = MinCycleS(2000, 1e9);
+        EXPECT_GE(r.cycleBefore.Min(), minCycle) << what;
+        EXPECT_GE(r.cycleAfter.Min(), minCycle) << what;
+        const double meanBefore = c.threadsPerVip * (aa ? 2.0 : 1.0) / r.requestsPerSBefore;
+        EXPECT_NEAR(r.cycleBefore.Quantile(0.5), meanBefore, meanBefore * (meanBefore / c.windowS + 0.0233)) << what;
+        std::printf("L7 %s pair: %.0f answers/s before the death, %.0f after the takeover (ratio %.3f); cycle "
+                    "before p50 %.3f ms (N/X %.3f ms, the links' minimum %.3f ms) p99 %.3f max %.3f, after p50 "
+                    "%.3f p99 %.3f max %.3f ms; %u requests across the death, the longest %.3f s\n",
+                    what, r.requestsPerSBefore, r.requestsPerSAfter, ratio, r.cycleBefore.Quantile(0.5) * 1e3,
+                    meanBefore * 1e3, minCycle * 1e3, r.cycleBefore.Quantile(0.99) * 1e3, r.cycleBefore.Max() * 1e3,
+                    r.cycleAfter.Quantile(0.5) * 1e3, r.cycleAfter.Quantile(0.99) * 1e3, r.cycleAfter.Max() * 1e3,
+                    r.acrossDeath, r.acrossDeathMaxS);
     }
 }
 
@@ -711,6 +757,24 @@ TEST(WebSwitchRedundancy, TimelinesShowTheDeathAndTakeoverAndAddUpToTheRunsTotal
         EXPECT_EQ(r.failedPerBin[b], 0u) << "bin " << b;
     EXPECT_GT(r.failedRequests, 0u);
     EXPECT_GT(r.survivorResets, 0u);
+    // the cycle-time histograms hold the rates' answers, none shorter than
+    // the links allow (100 Mbit/s, 2 KB answers)
+    ExpectCyclesCountTheRatesAnswers(r, c.windowS, "no sync");
+    EXPECT_GE(r.cycleBefore.Min(), MinCycleS(2000, 100e6));
+    EXPECT_GE(r.cycleAfter.Min(), MinCycleS(2000, 100e6));
+    // before the death, the response-time law (as in the capacity test:
+    // 3 threads, N / X within a cycle over the window and a bin)
+    const double meanBefore = c.threadsPerVip / r.requestsPerSBefore;
+    EXPECT_NEAR(r.cycleBefore.Quantile(0.5), meanBefore, meanBefore * (meanBefore / c.windowS + 0.0233));
+    // no request spans the death: the survivor resets every connection it
+    // does not know at its first retransmission (1 s), and a SYN lost at
+    // the death goes again after ns-3's ConnTimeout, 3 s, after the
+    // threads stopped (2.56 s)
+    EXPECT_EQ(r.acrossDeath, 0u);
+    std::printf("cycles: before p50 %.3f ms max %.3f ms, after p50 %.3f ms max %.3f ms; %u across the death "
+                "(longest %.3f s)\n",
+                r.cycleBefore.Quantile(0.5) * 1e3, r.cycleBefore.Max() * 1e3, r.cycleAfter.Quantile(0.5) * 1e3,
+                r.cycleAfter.Max() * 1e3, r.acrossDeath, r.acrossDeathMaxS);
     std::printf("timeline (0.1 s bins from 0.5 s): answers");
     for (size_t b = 5; b < 27; ++b)
         std::printf(" %llu", static_cast<unsigned long long>(r.answersPerBin[b]));
@@ -721,4 +785,59 @@ TEST(WebSwitchRedundancy, TimelinesShowTheDeathAndTakeoverAndAddUpToTheRunsTotal
     for (size_t b = 5; b < 27; ++b)
         std::printf(" %llu", static_cast<unsigned long long>(r.survivorResetsPerBin[b]));
     std::printf("\n");
+}
+
+// The stall a takeover costs a client (RedundantPairRunResult::acrossDeath,
+// acrossDeathMaxS): an L7 active/backup pair of F5s with connection
+// mirroring (the profile's session_sync) at a hundredth of its clock, VRRP
+// every 0.1 s, switch 0 dead at 1.2 s under 3 closed-loop threads (2 KB
+// answers, 100 Mbit/s): the backup takes over 0.2828125 s after the death
+// (the master's advertisements from 0.321875 s, the last before the death
+// at 1.121875 s, + 0.3609375 s). A request whose connection was spliced
+// (and mirrored) when the master died lost the segment in flight through
+// it; its sender retransmits on ns-3's RTO, max(MinRto 1 s, SRTT + 4
+// RTTVAR), the second term tens of milliseconds here, doubled on each
+// timeout (RFC 6298 5.5): at t0 + 1 s, t0 + 3 s, t0 + 7 s, t0 its first
+// sending, within the cycle (started <= t0 <= the death). The first
+// retransmission comes after the takeover (t0 + 1 s > death - a cycle of
+// 20 ms + 1 s > death + 0.283 s), and the survivor, which has the
+// connection, carries it: the stall is at least 1 s, and on the first
+// retransmission, not the second (3 s). After the timeout the sender has
+// one segment in flight and the receiver's delayed ACK waits ns-3's
+// DelAckTimeout, 0.2 s, for a second: the stall is under 1 s + 0.2 s +
+// the cycle's part before the lost segment and its part after the
+// retransmission, each at most a cycle, with a third cycle's margin
+// (measured: started 1.183040 s, answered 2.422193 s, 1.239153 s; with a
+// 50 ms DelAckTimeout on every host 1.089242 s, 0.15 s less). The threads stop at
+// 2.56 s, before any second retransmission.
+TEST(WebSwitchRedundancy, ARequestInFlightAtTheDeathIsAnsweredAtItsFirstRetransmissionAfterTheTakeover)
+{
+    RedundantPairRunConfig c;
+    c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    ASSERT_TRUE(c.pair.profile.sessionSync);
+    c.pair.profile.clockHz /= 100;
+    c.pair.advertisementInterval = ns3::Seconds(0.1);
+    c.killAtS = 1.2;
+    c.windowS = 0.5;
+    c.loadStartS = 0.5;
+    c.settleS = 0.5;
+    c.threadsPerVip = 3;
+    c.downloads = 0;
+    const RedundantPairRunResult r = RunRedundantPair(c);
+    EXPECT_NEAR(r.closedFormTakeoverS, 0.2828125, 1e-12);
+    ASSERT_GE(r.acrossDeath, 1u);
+    EXPECT_GE(r.acrossDeathMaxS, r.takeoverS);
+    constexpr double kMinRto = 1.0, kDelAckTimeout = 0.2;
+    EXPECT_GE(r.acrossDeathMaxS, kMinRto);
+    EXPECT_LT(r.acrossDeathMaxS, kMinRto + kDelAckTimeout + 3 * r.cycleBefore.Max());
+    ExpectCyclesCountTheRatesAnswers(r, c.windowS, "connection sync");
+    EXPECT_GE(r.cycleBefore.Min(), MinCycleS(2000, 100e6));
+    EXPECT_GE(r.cycleAfter.Min(), MinCycleS(2000, 100e6));
+    std::printf("L7 active/backup pair, connection sync: takeover %.6f s; %u requests across the death, the "
+                "longest %.6f s; cycles before p50 %.3f ms p99 %.3f max %.3f (%.0f answers), after p50 %.3f ms "
+                "p99 %.3f max %.3f (%.0f answers); the links' minimum %.3f ms\n",
+                r.takeoverS, r.acrossDeath, r.acrossDeathMaxS, r.cycleBefore.Quantile(0.5) * 1e3,
+                r.cycleBefore.Quantile(0.99) * 1e3, r.cycleBefore.Max() * 1e3, r.cycleBefore.Count(),
+                r.cycleAfter.Quantile(0.5) * 1e3, r.cycleAfter.Quantile(0.99) * 1e3, r.cycleAfter.Max() * 1e3,
+                r.cycleAfter.Count(), MinCycleS(2000, 100e6) * 1e3);
 }

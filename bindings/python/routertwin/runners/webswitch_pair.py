@@ -7,7 +7,9 @@ survivor, which knows nothing of them) under each
 kind of state synchronisation (behaviour.session_sync: none, persistence,
 connections; with connections, L4 sessions are copied and spliced L7
 connections mirrored), and the closed-loop throughput before the death and
-after the takeover (the capacity step). docs/nctu.md "Switch redundancy".
+after the takeover (the capacity step), with the closed-loop threads'
+cycle times in those windows and the stall of the requests in flight at
+the death. docs/nctu.md "Switch redundancy".
 
 Each product runs each redundancy and each sync mode, a case each
 (`<product>-<mode>-<forwarding>-<redundancy>-<sync>`). The model:
@@ -30,16 +32,19 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from routertwin.distributions import cycle_distributions
 from routertwin.results import CaseResult
 from routertwin.runners.webswitch.profiles import load_webswitch
 from routertwin.runners.webswitch.runner import product_key
 from routertwin.scenario_loader import FieldError, ScenarioModel, ScenarioPath
 
 METRICS = ("takeover_s", "closed_form_takeover_s", "master_down_interval_s", "requests_per_s_before",
-           "requests_per_s_after", "capacity_ratio", "open_at_death", "survived", "lost")
+           "requests_per_s_after", "capacity_ratio", "open_at_death", "survived", "lost",
+           *(f"cycle_{w}_{q}_us" for w in ("before", "after") for q in ("p50", "p99", "p999", "max")),
+           "across_death", "across_death_max_us")
 UNITS = {"requests_per_s_before": "requests/s", "requests_per_s_after": "requests/s",
          "capacity_ratio": "fraction", "open_at_death": "connections", "survived": "connections",
-         "lost": "connections", "link_mbps": "Mbit/s", "threads_per_vip": "threads"}
+         "lost": "connections", "link_mbps": "Mbit/s", "threads_per_vip": "threads", "across_death": "requests"}
 
 
 class Schema(ScenarioModel):
@@ -129,6 +134,21 @@ def timeline(r: dict) -> dict:
             "failed_requests": [int(n) for n in r["failed_per_bin"]]}
 
 
+def cycle_metrics(r: dict) -> dict[str, float]:
+    """The closed-loop threads' cycle times (a request's start, the previous
+    answer or the thread's start, to its answer) in the window before the
+    death and the one after the takeover, the answers the rates count:
+    cycle_<window>_p50/p99/p999/max_us; and the requests whose cycle spans
+    the death (started before, answered after): across_death, and
+    across_death_max_us, the longest of them (the stall the failover cost
+    a client; 0: none)."""
+    m = {f"cycle_{w}_{q}_us": float(r[f"cycle_{w}_{q}_us"]) for w in ("before", "after")
+         for q in ("p50", "p99", "p999", "max")}
+    m["across_death"] = float(r["across_death"])
+    m["across_death_max_us"] = float(r["across_death_max_us"])
+    return m
+
+
 def run(scenario, progress) -> list[CaseResult]:
     from routertwin import _core
 
@@ -167,11 +187,11 @@ def run(scenario, progress) -> list[CaseResult]:
                      "master_down_interval_s": r["master_down_interval_s"], "requests_per_s_before": before,
                      "requests_per_s_after": after, "capacity_ratio": after / before if before > 0 else 0.0,
                      "open_at_death": float(r["open_at_death"]), "survived": float(r["survived"]),
-                     "lost": float(r["lost"])},
+                     "lost": float(r["lost"]), **cycle_metrics(r)},
             counters={"survivor_resets": float(r["survivor_resets"]), "sync_updates": float(r["sync_updates"]),
                       "splice_mirrors": float(r["splice_mirrors"]),
                       "survivor_no_session": float(r["survivor_no_session"]),
                       "answers": float(r["answers"]), "failed_requests": float(r["failed_requests"])},
-            distributions={"timeline": timeline(r)}))
+            distributions={"timeline": timeline(r), **cycle_distributions(r)}))
         progress.advance(status=cid)
     return out

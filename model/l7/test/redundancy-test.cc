@@ -2,6 +2,7 @@
 // product) as VRRPv3 (RFC 5798, an assumption: the seed names no protocol),
 // measured against section 6.1's closed form.
 #include "redundant-pair-testbed.h"
+#include "tcp-segment-view.h"
 #include "tls-apps.h"
 #include "tls-vectors.h"
 #include "web-switch-profile.h"
@@ -86,19 +87,9 @@ struct SegmentLog
     }
     void Take(ns3::Ptr<const ns3::Packet> p)
     {
-        uint8_t b[60];
-        const uint32_t n = p->CopyData(b, sizeof b);
-        if (n < 40 || b[9] != 6)
-            return;
-        const uint32_t ihl = (b[0] & 0x0f) * 4u, total = (uint32_t(b[2]) << 8) | b[3];
-        const uint8_t* t = b + ihl;
-        if (n < ihl + 20 || ((t[0] << 8) | t[1]) != 80)
-            return;
-        const uint16_t port = static_cast<uint16_t>((t[2] << 8) | t[3]);
-        const uint32_t seq = (uint32_t(t[4]) << 24) | (uint32_t(t[5]) << 16) | (uint32_t(t[6]) << 8) | t[7];
-        const uint32_t len = total - ihl - (t[12] >> 4) * 4u;
-        if (len > 0)
-            byPort[port].push_back({ns3::Simulator::Now().GetSeconds(), seq, len});
+        const auto seg = test::TcpSegmentView::Of(p);
+        if (seg && seg->srcPort == 80 && seg->payload > 0)
+            byPort[seg->dstPort].push_back({ns3::Simulator::Now().GetSeconds(), seg->seq, seg->payload});
     }
     /// The port that received the most payload bytes.
     uint16_t Busiest() const

@@ -588,7 +588,44 @@ def test_any_rules_import_and_route_or_name_a_line(tmp_path_factory, heads, tail
         return
     svc = Service.model_validate(r.scenario["balancer"]["services"][0])
     if svc.rules_not_modelled is None:
-        assert Switch(svc.acls, svc.rules, svc.pool).route("/x", "X").pool in ("b1", "b2", "b3")
+        switch = Switch(svc.acls, svc.rules, svc.pool)
+        for url, host in (("/x", "X"), ("/x?b=/x", ""), ("/X/x", "a,x ")):
+            assert switch.route(url, host).pool == reference_pool(svc, url, host), (body, url, host)
+
+
+def reference_pool(svc, url: str, host: str) -> str | None:
+    """The pool by Python's own string tests (manual 7.1.3 and 7.2, no C
+    core): `path` up to '?', Host's comma-separated values trimmed, `base`
+    the first value and the path; first rule whose condition holds."""
+    path = url.split("?")[0]
+    values = [v.strip() for v in host.split(",")] if host else []
+    fetched = {"path": [path], "url": [url], "host": values, "base": [(values[0] if values else "") + path]}
+    tests = {"str": str.__eq__, "beg": str.startswith, "end": str.endswith, "sub": lambda s, p: p in s}
+
+    def holds(name: str) -> bool:
+        entries = [a for a in svc.acls if a.name == name]
+        if not entries:
+            return name == "TRUE"
+        return any(tests[a.match](v.lower() if a.icase else v, p.lower() if a.icase else p)
+                   for a in entries for v in fetched[a.fetch] for p in a.patterns)
+
+    for r in svc.rules:
+        text = r.if_ if r.if_ is not None else r.unless
+        if text is None:
+            return r.pool
+        groups, neg = [[]], False
+        for w in text.split():
+            neg ^= (len(w) - len(w.lstrip("!"))) % 2 == 1
+            w = w.lstrip("!")
+            if w in ("||", "or", "OR", "Or", "oR"):
+                groups.append([])
+                neg = False
+            elif w:
+                groups[-1].append(holds(w) != neg)
+                neg = False
+        if any(all(g) for g in groups if g) != (r.unless is not None):
+            return r.pool
+    return svc.pool
 
 
 @pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
@@ -637,3 +674,39 @@ def test_bad_split_cases_name_the_line(tmp_path, case, message):
     proc = run_cli("run", path)
     line = len(text.splitlines())
     assert proc.returncode == 2 and f"{path}:{line}: " in proc.stderr and message in proc.stderr, proc.stderr
+
+
+def test_host_lists_are_hdr_values_and_base_takes_the_first(tmp_path):
+    """hdr(host) fetches each comma-separated value of Host (blanks
+    trimmed, empty ones too) and an ACL holds when one matches; base is the
+    first value then the path (haproxy 2.6.12:
+    test_twin_routes_predefined_acls_and_host_lists_as_the_real_haproxy).
+    Hand count, rule 1 base_beg a.com/, rule 2 hdr(host) a.com:
+    /p b.com,a.com: base b.com/p miss; hdr b.com miss, a.com hit -> b1 (3 tests)
+    /p a.com,b.com: base a.com/p hit -> b2 (1 test)
+    /p ,a.com: base /p (first value empty) miss; hdr '' miss, a.com hit -> b1 (3 tests)
+    /p x.com: base miss, hdr miss -> b3 (2 tests)
+    /p, no Host: base /p miss; hdr(host) finds no value, so no test -> b3 (1 test)"""
+    m = split(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl h hdr(host) a.com
+        use_backend b2 if { base_beg a.com/ }
+        use_backend b1 if h
+        default_backend b3
+    """, [("/p", "b.com,a.com", 1), ("/p", "a.com,b.com", 1), ("/p", ",a.com", 1), ("/p", "x.com", 1), ("/p", "", 1)])
+    assert (m["to_b1_pct"], m["to_b2_pct"], m["to_b3_pct"]) == (40.0, 20.0, 40.0)
+    assert m["terms_per_request"] == pytest.approx((3 + 1 + 3 + 2 + 1) / 5)
+
+
+def test_core_terms_refuse_a_pattern_with_a_nul_byte():
+    """dp_urlrule_add reads a C string: the binding refuses a NUL instead of
+    storing the pattern cut short; a subject goes by length, so a NUL in it
+    is a byte like any other."""
+    from routertwin import _core
+
+    with pytest.raises(ValueError, match="term 1: the pattern has a NUL byte"):
+        _core.UrlTerms([("beg", "/a", False), ("beg", "a\x00b", False)])
+    t = _core.UrlTerms([("beg", "a", False), ("str", "ab", False)])
+    assert t.eval(0, "a\x00b")[0] and not t.eval(1, "a\x00b")[0] and t.eval(1, "ab")[0]

@@ -304,6 +304,12 @@ class _Proxy:
     redispatch_line: int = 0  # the line of its (or its defaults') option redispatch
     fill: dict = field(default_factory=dict)  # maxconn, backlog -> (value, line): the fill-SERVICE case
     content: dict = field(default_factory=dict)  # the service's acls and rules (or rules_not_modelled)
+    # predefined ACL name -> the first line whose condition used it while no `acl` line of that name came
+    # before: HAProxy then made the predefined ACL the proxy's, and later acl lines of the name are ORed onto it
+    predefined_used: dict = field(default_factory=dict)
+    # (line, words, why): the first line that can rewrite the path, URL or Host, or answer the request,
+    # before use_backend (its defaults' rules run first, so it is inherited)
+    diverting: tuple | None = None
 
     def inherit(self, kind: str, name: str, line: int) -> "_Proxy":
         import copy
@@ -311,14 +317,51 @@ class _Proxy:
         new = copy.deepcopy(self)
         new.kind, new.name, new.line = kind, name, line
         new.binds, new.servers, new.refs, new.acls, new.rules = [], [], [], [], []
+        new.predefined_used = {}  # a defaults section's ACLs are not its proxies' (manual 7)
         return new
 
 
 # HAProxy's predefined ACLs (manual 7.4); TRUE and FALSE are modelled, the others need fetches the twin lacks.
-_PREDEFINED_ACLS = {"FALSE", "HTTP", "HTTP_1.0", "HTTP_1.1", "HTTP_2.0", "HTTP_3.0", "HTTP_CONTENT", "HTTP_URL_ABS",
+_PREDEFINED_ACLS = {"FALSE", "HTTP", "HTTP_1.0", "HTTP_1.1", "HTTP_2.0", "HTTP_CONTENT", "HTTP_URL_ABS",
                     "HTTP_URL_SLASH", "HTTP_URL_STAR", "LOCALHOST", "METH_CONNECT", "METH_DELETE", "METH_GET",
                     "METH_HEAD", "METH_OPTIONS", "METH_POST", "METH_PUT", "METH_TRACE", "RDP_COOKIE", "REQ_CONTENT",
                     "TRUE", "WAIT_END"}
+
+
+_REWRITES_URL = {"set-path", "set-pathq", "set-uri", "set-query", "replace-path", "replace-pathq", "replace-uri",
+                 "normalize-uri"}
+_ANSWERS = {"deny", "tarpit", "redirect", "return", "auth", "reject", "silent-drop", "use-service", "cache-use"}
+_HEADER_ACTIONS = {"set-header", "add-header", "del-header", "replace-header", "replace-value"}
+# stats keywords that turn on the statistics page (manual 4.2: each enables it with the default URI)
+_STATS = {"admin", "auth", "enable", "hide-version", "http-request", "realm", "refresh", "scope", "show-desc",
+          "show-legends", "show-modules", "show-node", "uri"}
+
+
+def _diverts(words: list[str]) -> str | None:
+    """Why a proxy line can change what use_backend sees (the path, URL or Host) or answer the request
+    before use_backend runs (HAProxy 2.6 http_process_req_common: http-request rules, redirect,
+    monitor-uri and the stats page come before the switching rules), or None."""
+    head = words[0]
+    action = words[1] if len(words) > 1 else ""
+    if head == "http-request":
+        if action in _REWRITES_URL:
+            return "rewrites the path or URL before use_backend (not modelled)"
+        if action in _ANSWERS:
+            return "can answer or end the request before use_backend (not modelled)"
+        if action in _HEADER_ACTIONS and len(words) > 2 and words[2].lower() == "host":
+            return "rewrites the Host header before use_backend (not modelled)"
+        if action.startswith("lua."):
+            return "a Lua action can rewrite or answer the request before use_backend (not modelled)"
+    if head == "tcp-request" and action in ("connection", "session", "content") and len(words) > 2 and \
+            words[2] in ("reject", "silent-drop", "use-service"):
+        return "can end the request before use_backend (not modelled)"
+    if head == "redirect":
+        return "answers with a redirect before use_backend (not modelled)"
+    if head == "monitor-uri":
+        return "answers requests for its URI before use_backend (not modelled)"
+    if head == "stats" and action in _STATS:
+        return "turns on the statistics page, which answers its URI before use_backend (not modelled)"
+    return None
 
 
 @dataclass
@@ -477,8 +520,17 @@ class _Parser:
             self.fail(no, f"unknown keyword '{' '.join(words[:2]) if words[0] in ('option', 'no') else words[0]}' "
                           f"in {p.kind} section{' ' + repr(p.name) if p.name else ''}")
         allowed = kw.PROXY[name]
+        if name == "use_backend" and p.kind == "backend":
+            # haproxy 2.6.12 parses it (a bad condition or backend name is still an error), warns
+            # "ignored because backend has no frontend capability" and never applies it
+            self._use_backend(p, no, words, words[1:])
+            p.rules.pop()
+            self.note(no, words, "ignored by HAProxy: a backend has no frontend capability")
+            return
         if p.kind[0] not in allowed:
             self.fail(no, f"'{name}' is not allowed in a {p.kind} section (manual 4.1)")
+        if p.kind != "backend":
+            self._before_use_backend(p, no, words)
         negated = words[0] == "no"
         args = words[len(name.split()) + (1 if words[0] in ("no", "default") else 0):]
         if name == "mode":
@@ -588,6 +640,23 @@ class _Parser:
         else:
             self.note(no, words, "not modelled")
 
+    def _before_use_backend(self, p: _Proxy, no: int, words: list[str]) -> None:
+        """What a frontend's (or defaults') line means for its use_backend rules, which HAProxy applies
+        after the http-request, redirect, monitor and stats processing: the first line that can change the
+        path, URL or Host they match, or answer the request itself, is kept (p.diverting); a predefined
+        ACL name a condition uses before any `acl` line of that name is kept (p.predefined_used)."""
+        why = _diverts(words)
+        if why is not None and p.diverting is None:
+            p.diverting = (no, words, why)
+        if words[0] in ("acl", "use_backend"):
+            return  # their names are read where they are parsed
+        key = next((k for k, w in enumerate(words) if w in ("if", "unless")), None)
+        depth = 0
+        for w in words[key + 1:] if key is not None else []:
+            depth += (w == "{") - (w == "}")  # an anonymous ACL's words are its fetch and patterns
+            if depth == 0 and w.lstrip("!") in _PREDEFINED_ACLS and w.lstrip("!") not in {a.name for a in p.acls}:
+                p.predefined_used.setdefault(w.lstrip("!"), no)
+
     def _content(self, p: _Proxy) -> dict:
         """A frontend's acl and use_backend lines -> the service's acls and
         rules, or `rules_not_modelled` when a rule depends on something the
@@ -612,24 +681,38 @@ class _Parser:
                     bad = next((a for a in entries[n] if isinstance(a.expression, str)), None)
                     if bad is not None:
                         return f"acl '{n}' (line {bad.line}): {bad.expression}"
+                    used = p.predefined_used.get(n)
+                    # FALSE ORed with the acl lines is the acl lines (checked against haproxy 2.6.12)
+                    if used is not None and used < entries[n][0].line and n != "FALSE":
+                        return (f"acl '{n}' (line {entries[n][0].line}): line {used} used HAProxy's predefined "
+                                f"'{n}' before it, so HAProxy ORs the acl lines onto the predefined ACL")
                 elif n not in ("TRUE", "FALSE"):
                     return f"the predefined ACL '{n}' is not modelled"
-            if p.mode != "http" and names:
+            fetches = [n for n in names if n in entries or n in rule.anonymous]  # every entry fetches HTTP
+            if p.mode != "http" and fetches:
                 return "HTTP fetches in a tcp-mode proxy (HAProxy evaluates them only on buffered content)"
             return None
 
-        blocking = next(((r, w) for r in p.rules for w in [why(r)] if w is not None), None)
+        # a line that rewrites what the rules match or answers before them comes first: a split
+        # (even of a service without rules) would send to a pool requests HAProxy never routes so
+        blocking = p.diverting or next(((r.line, r.words, w) for r in p.rules for w in [why(r)] if w is not None),
+                                       None)
         if blocking is not None:
-            rule, reason = blocking
-            where = f"{self.shown}:{rule.line}"
+            line, words, reason = blocking
+            where = f"{self.shown}:{line}"
             for a in p.acls:
                 self.note(a.line, a.words, a.expression if isinstance(a.expression, str)
                           else f"not carried: the service's routing is not modelled ({where})")
             for r in p.rules:
-                self.note(r.line, r.words, reason if r is rule
+                self.note(r.line, r.words, reason if r.line == line
                           else f"not carried: the service's routing is not modelled ({where})")
-            return {"rules_not_modelled": f"{where}: {' '.join(rule.words)}: {reason}"}
+            return {"rules_not_modelled": f"{where}: {' '.join(words)}: {reason}"}
         acls = []
+        if p.mode != "http":  # no rule uses them (why): their fetches are HTTP's, unused in tcp mode
+            for a in p.acls:
+                self.note(a.line, a.words, a.expression if isinstance(a.expression, str)
+                          else "an ACL of HTTP fetches in a tcp-mode proxy (no rule uses it)")
+            entries = {}
         for name, lines in entries.items():
             bad = [a for a in lines if isinstance(a.expression, str)]
             for a in bad:
@@ -643,7 +726,7 @@ class _Parser:
         for r in p.rules:
             acls += [{"name": n, **e} for n, e in r.anonymous.items()]
             rules.append({"pool": r.pool, **({r.key: " ".join(r.condition)} if r.key else {})})
-        return {"acls": acls, "rules": rules} if acls or rules else {}
+        return {k: v for k, v in (("acls", acls), ("rules", rules)) if v}
 
     def _acl_expression(self, no: int, words: list[str]) -> dict | str:
         """An ACL expression (manual 7.1: FETCH [FLAGS] [--] PATTERN...) -> the
@@ -688,8 +771,11 @@ class _Parser:
             else:
                 return f"acl flag '{flag}' is not modelled (the twin takes -i, -m str|beg|end|sub, -n, --)"
         patterns = words[k:]
-        if any(not p or "\x00" in p or len(p.encode("utf-8")) > 255 for p in patterns):
-            return "an empty pattern, a NUL byte or a pattern over 255 bytes is not modelled (the core's URL rules)"
+        for p in patterns:  # (an empty word ends HAProxy's arguments: no empty pattern comes here)
+            if "\x00" in p:
+                return "a pattern with a NUL byte is not modelled (the core's URL rule patterns are C strings)"
+            if len(p.encode("utf-8")) > 255:
+                return "a pattern over 255 bytes is not modelled (the core's URL rules store 1..255 bytes)"
         return {**out, "icase": icase, "patterns": patterns}
 
     def _use_backend(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
@@ -727,6 +813,8 @@ class _Parser:
                 if rest and rest != "||" and rest.lower() != "or":
                     if rest not in known and rest not in _PREDEFINED_ACLS:
                         self.fail(no, f"no such ACL: '{rest}' (an ACL is declared before the rules that use it)")
+                    if rest not in known:
+                        p.predefined_used.setdefault(rest, no)
                 rule.condition.append(word)
         p.rules.append(rule)
 

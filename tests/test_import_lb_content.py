@@ -936,6 +936,35 @@ def test_tcp_mode_rules_on_true_and_false_are_carried(tmp_path):
     assert Switch(s.acls, s.rules, s.pool).route("/api", "").pool == "b2"
 
 
+@pytest.mark.parametrize("old, new, at, message", [
+    ("name: '@1.2'", "name: '@1'", "name: '@1'\n", "anonymous ACL '@1' appears twice"),
+    ("if: '@1 || @1.2'", "if: '@1'", "name: '@1.2'", "anonymous ACL '@1.2' is used by no rule"),
+    ("    mode: http\n    listen", "    mode: tcp\n    listen", "acls:", "acls fetch HTTP fields: a tcp service"),
+    ("    mode: http\n    listen", "    mode: udp\n    listen", "acls:", "acls fetch HTTP fields: a udp service"),
+])
+def test_anonymous_acls_are_each_one_used_entry(tmp_path, old, new, at, message):
+    """export writes an `@N` entry back inline where a rule uses it: a
+    second entry of the name, or one no rule uses, would be lost, so the
+    schema refuses both at their line; tcp and udp services match no HTTP
+    fetch."""
+    r, _ = imported(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        use_backend b1 if { path_beg /a } || { path_beg /b }
+        default_backend b2
+    """)
+    text = r.text()
+    assert old in text
+    text = text.replace(old, new, 1)
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    lines = text.splitlines()
+    line = [i for i, t in enumerate(lines, 1) if at.strip() in t][-1 if at.endswith("\n") else 0]
+    proc = run_cli("run", path)
+    assert proc.returncode == 2 and f"{path}:{line}: " in proc.stderr and message in proc.stderr, proc.stderr
+
+
 def test_host_lists_are_hdr_values_and_base_takes_the_first(tmp_path):
     """hdr(host) fetches each comma-separated value of Host (blanks
     trimmed, empty ones too) and an ACL holds when one matches; base is the

@@ -1346,7 +1346,7 @@ def export(scenario) -> str:
         out += [f"    bind {ep}" for ep in svc.listen]
         for key, ms in (getattr(svc, "timeouts_ms", None) or {}).items():
             out.append(f"    timeout {key} {_fmt_time(ms)}")
-        out += _export_content(svc, where)
+        out += _export_content(svc)
         if svc.pool is not None:
             out.append(f"    default_backend {svc.pool}")
         out.append("")
@@ -1396,10 +1396,9 @@ def _acl_words(a) -> str:
     return fetch + flags + "".join(" " + _haproxy_word(p) for p in a.patterns)
 
 
-def _export_content(svc, where: str) -> list[str]:
-    """acl and use_backend lines of a service (anonymous '@N' entries go back inline as { ... })."""
-    from routertwin.errors import UserError
-
+def _export_content(svc) -> list[str]:
+    """acl and use_backend lines of a service (anonymous '@N' entries go back inline as { ... }; the
+    schema has each one once, used by a rule)."""
     if svc.rules_not_modelled is not None:
         return [f"    # content switching not exported: {svc.rules_not_modelled}"]
     out = [f"    acl {a.name} {_acl_words(a)}" for a in svc.acls if not a.name.startswith("@")]
@@ -1411,8 +1410,6 @@ def _export_content(svc, where: str) -> list[str]:
             name = w.lstrip("!")
             if name in anonymous:
                 words.append(w[:len(w) - len(name)] + "{ " + _acl_words(anonymous[name]) + " }")
-            elif name.startswith("@"):
-                raise UserError(f"{where}: service '{svc.name}': ACL '{name}' has no entry")
             else:
                 words.append(w)
         cond = f" {'if' if r.if_ is not None else 'unless'} {' '.join(words)}" if text is not None else ""

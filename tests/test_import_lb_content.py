@@ -619,7 +619,8 @@ def test_twin_routes_predefined_acls_and_host_lists_as_the_real_haproxy(tmp_path
 
 
 @pytest.mark.parametrize("rule, message", [
-    ("use_backend b2 if { path_beg /p/ }", "GET /p/0 (Host: lab) goes to pool 'b2' by rule 1"),
+    ("use_backend b2 if { path_beg /p/ }", "h.cfg:4: service 'f': the lab's request GET /p/0 (Host: lab) goes to "
+                                           "pool 'b2' by rule 1"),
     ("use_backend b2 if { src 10.0.0.0/8 }", "routes by content the twin does not model"),
     ("use_backend b2 if { path_beg /img }", None),
 ])

@@ -1306,6 +1306,14 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
     return Imported(scenario, parser.listed, shown)
 
 
+def rule_lines(path: str | Path, shown: str | None = None, env: Mapping[str, str] | None = None) -> dict:
+    """The line of each use_backend rule of each frontend and listen section, in rule order
+    (the order of a service's `rules` when they are carried)."""
+    shown = shown or str(path)
+    proxies = _Parser(read_text(Path(path), shown), shown, env).parse()
+    return {p.name: [r.line for r in p.rules] for p in proxies if p.kind in ("frontend", "listen")}
+
+
 # ---------------------------------------------------------------- export
 
 _SCHED_TO_BALANCE = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastconn": "leastconn",

@@ -219,7 +219,7 @@ def load_config(path: Path, workload_text: str = "", stats_dir: str = "/run/rout
             raise WorkloadError("workload key 'kill_at_s': must come before 'seconds' ends")
     if workload["kind"] == "cookie" and service["mode"] != "http":
         raise WorkloadError(f"workload kind 'cookie' needs mode http; service '{service['name']}' is {service['mode']}")
-    _check_routing(service, shown, workload)
+    _check_routing(service, shown, workload, importer.rule_lines(path, shown).get(service["name"], []))
     text, binds = rewrite(lines, address, stats_dir)
     if service["name"] not in binds:
         raise LabError(f"{shown}: service '{service['name']}' has no bind line the lab can rewrite")
@@ -227,11 +227,12 @@ def load_config(path: Path, workload_text: str = "", stats_dir: str = "/run/rout
                      workload, [str(x) for x in imported.not_modelled])
 
 
-def _check_routing(service: dict, shown: str, workload: dict) -> None:
+def _check_routing(service: dict, shown: str, workload: dict, lines: list[int]) -> None:
     """The twin side models the service's default pool: every request the
     lab sends (GET /p/K or /, Host: lab; haproxy_inside.py) must reach that
     pool under the service's content switching, or the two sides would see
-    different traffic. Rules the twin cannot evaluate are refused."""
+    different traffic. Rules the twin cannot evaluate are refused; `lines`
+    are the rules' lines in the file."""
     if service.get("rules_not_modelled"):
         raise LabError(f"{shown}: service '{service['name']}' routes by content the twin does not model: "
                        f"{service['rules_not_modelled']}")
@@ -246,9 +247,9 @@ def _check_routing(service: dict, shown: str, workload: dict) -> None:
     for path in paths:
         v = switch.route(path, "lab")
         if v.pool != svc.pool:
-            raise WorkloadError(f"service '{svc.name}': the lab's request GET {path} (Host: lab) goes to pool "
-                                f"'{v.pool}' by rule {v.rule + 1}, not to its default pool '{svc.pool}' the "
-                                "lab measures")
+            raise WorkloadError(f"{shown}:{lines[v.rule]}: service '{svc.name}': the lab's request GET {path} "
+                                f"(Host: lab) goes to pool '{v.pool}' by rule {v.rule + 1}, not to its default "
+                                f"pool '{svc.pool}' the lab measures")
 
 
 def haproxy_check(cfg: LabConfig, directory: Path) -> None:

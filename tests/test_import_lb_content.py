@@ -623,11 +623,18 @@ def test_twin_routes_predefined_acls_and_host_lists_as_the_real_haproxy(tmp_path
                                            "pool 'b2' by rule 1"),
     ("use_backend b2 if { src 10.0.0.0/8 }", "routes by content the twin does not model"),
     ("use_backend b2 if { path_beg /img }", None),
+    ("monitor-uri /p/0", "h.cfg:4: service 'f': the lab's request GET /p/0 is answered by HAProxy's monitor-uri "
+                         "/p/0"),
+    ("stats uri /p/", "h.cfg:4: service 'f': the lab's request GET /p/0 is answered by HAProxy's stats /p/"),
+    ("monitor-uri /p", None),  # the whole target must equal it
+    ("stats enable", None),  # its default URI, /haproxy?stats
 ])
 def test_lab_refuses_a_service_whose_rules_divert_its_requests(tmp_path, rule, message):
     """`routertwin lab haproxy` measures the service's default pool: a rule
-    that sends the lab's requests elsewhere, or one the twin cannot
-    evaluate, is refused before anything runs."""
+    that sends the lab's requests elsewhere, one the twin cannot evaluate,
+    or a monitor-uri or stats page that answers them, is refused before
+    anything runs (the split case refuses any monitor-uri or stats line:
+    its URL mix is the user's)."""
     from routertwin.lab.haproxy import load_config
     from routertwin.lab.system import LabError
 

@@ -310,6 +310,8 @@ class _Proxy:
     # (line, words, why): the first line that can rewrite the path, URL or Host, or answer the request,
     # before use_backend (its defaults' rules run first, so it is inherited)
     diverting: tuple | None = None
+    # (line, words) of its monitor-uri and stats lines (inherited from defaults, as HAProxy copies them)
+    intercepts: list = field(default_factory=list)
 
     def inherit(self, kind: str, name: str, line: int) -> "_Proxy":
         import copy
@@ -392,6 +394,9 @@ class _Parser:
         self.last_defaults = _Proxy("defaults", "", 0)
         self.proxies: list[_Proxy] = []
         self.process: dict = {}  # global maxconn, tune.bufsize -> (value, line): the fill-SERVICE case
+        # False: monitor-uri and stats lines answer only their own URIs, which a caller checks
+        # (lab_routing); they do not make the routing not modelled
+        self.intercepts_divert = True
 
     def fail(self, line: int, message: str):
         raise ImportFileError(self.shown, line, message)
@@ -646,7 +651,10 @@ class _Parser:
         path, URL or Host they match, or answer the request itself, is kept (p.diverting); a predefined
         ACL name a condition uses before any `acl` line of that name is kept (p.predefined_used)."""
         why = _diverts(words)
-        if why is not None and p.diverting is None:
+        intercept = why is not None and words[0] in ("monitor-uri", "stats")
+        if intercept:
+            p.intercepts.append((no, words))
+        if why is not None and p.diverting is None and (self.intercepts_divert or not intercept):
             p.diverting = (no, words, why)
         if words[0] in ("acl", "use_backend"):
             return  # their names are read where they are parsed
@@ -1306,12 +1314,28 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
     return Imported(scenario, parser.listed, shown)
 
 
-def rule_lines(path: str | Path, shown: str | None = None, env: Mapping[str, str] | None = None) -> dict:
-    """The line of each use_backend rule of each frontend and listen section, in rule order
-    (the order of a service's `rules` when they are carried)."""
+def lab_routing(path: str | Path, shown: str | None = None, env: Mapping[str, str] | None = None) -> dict:
+    """For a lab that sends its own requests to each frontend or listen section: its content (acls and
+    rules, or rules_not_modelled) as import_file gives it but with monitor-uri and the stats page left
+    out, the line of each rule in order, and those URIs as (line, kind, uri): 'monitor-uri' answers
+    the request target equal to its URI, 'stats' (GET, HEAD, POST) one starting with its URI (HAProxy
+    2.6 http_process_req_common, stats_check_uri; the last line of each kind sets it, the stats page's
+    default URI is /haproxy?stats)."""
     shown = shown or str(path)
-    proxies = _Parser(read_text(Path(path), shown), shown, env).parse()
-    return {p.name: [r.line for r in p.rules] for p in proxies if p.kind in ("frontend", "listen")}
+    parser = _Parser(read_text(Path(path), shown), shown, env)
+    parser.intercepts_divert = False
+    out = {}
+    for p in parser.parse():
+        if p.kind not in ("frontend", "listen"):
+            continue
+        monitor = [(no, "monitor-uri", w[1]) for no, w in p.intercepts if w[0] == "monitor-uri" and len(w) > 1]
+        stats = [(no, "stats", w[2] if w[1] == "uri" and len(w) > 2 else None) for no, w in p.intercepts
+                 if w[0] == "stats"]
+        uris = [s for s in stats if s[2] is not None]
+        stats = [uris[-1] if uris else (stats[0][0], "stats", "/haproxy?stats")] if stats else []
+        out[p.name] = {"content": p.content, "rule_lines": [r.line for r in p.rules],
+                       "intercepts": monitor[-1:] + stats}
+    return out
 
 
 # ---------------------------------------------------------------- export

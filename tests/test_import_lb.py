@@ -267,7 +267,14 @@ def test_export_is_accepted_by_haproxy_and_round_trips(tmp_path, path):
     check = subprocess.run([HAPROXY, "-c", "-f", str(out)], capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
     again = load_imported(tmp_path, haproxy.import_file(out, env={}), "again.yaml")
-    assert again.config.balancer.model_dump() == first.config.balancer.model_dump()
+    # a service whose routing is not modelled goes out without the lines that made it so (a comment
+    # says why): it comes back with the rest of its keys, routed by its default pool
+    expected = first.config.balancer.model_dump()
+    for svc in expected["services"]:
+        if svc["rules_not_modelled"] is not None:
+            assert f"# content switching not exported: {svc['rules_not_modelled']}" in out.read_text()
+            svc["rules_not_modelled"] = None
+    assert again.config.balancer.model_dump() == expected
     assert _fills(again) == _fills(first)
 
 

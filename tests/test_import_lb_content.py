@@ -246,8 +246,9 @@ def test_an_empty_word_ends_the_arguments_as_in_haproxy(tmp_path):
     assert err == f"{path}:4: missing closing '}}' in condition"
 
 
-@pytest.mark.parametrize("pattern", ["'" + "a" * 256 + "'", r"a\x00b"])
-def test_patterns_the_core_cannot_store_make_the_routing_not_modelled(tmp_path, pattern):
+@pytest.mark.parametrize("pattern, check", [("'" + "a" * 256 + "'", "a pattern over 255 bytes"),
+                                            (r"a\x00b", "a pattern with a NUL byte")])
+def test_patterns_the_core_cannot_store_make_the_routing_not_modelled(tmp_path, pattern, check):
     """dp_urlrule stores 1..255 bytes a pattern (C strings): a longer one or
     one with a NUL is listed, and the rule's service is not routed. (An
     empty word ends HAProxy's arguments: no empty pattern reaches it.)"""
@@ -258,7 +259,17 @@ def test_patterns_the_core_cannot_store_make_the_routing_not_modelled(tmp_path, 
         use_backend b1 if {{ path_beg {pattern} }}
         default_backend b2
     """)
-    assert "255 bytes" in svc["rules_not_modelled"] and "rules" not in svc
+    assert f"its anonymous ACL: {check} is not modelled" in svc["rules_not_modelled"] and "rules" not in svc
+
+
+def without_intercepts(tmp_path):
+    """content-sw-sample.cfg with its monitor-uri and stats uri lines made comments (line numbers kept)."""
+    lines = open(SAMPLE).read().splitlines()
+    assert lines[26].split()[0] == "monitor-uri" and lines[30].split()[:2] == ["stats", "uri"]
+    lines[26], lines[30] = "#" + lines[26], "#" + lines[30]
+    path = tmp_path / "sw.cfg"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def test_debian_content_switching_sample(tmp_path):
@@ -267,6 +278,11 @@ def test_debian_content_switching_sample(tmp_path):
     if not os.path.exists(SAMPLE):
         pytest.skip("Debian's haproxy examples are not installed")
     r = haproxy.import_file(SAMPLE, env={})
+    (svc,) = r.scenario["balancer"]["services"]
+    # its monitor-uri (line 27) and stats uri (line 31) answer their URIs before use_backend
+    assert svc["rules_not_modelled"] == f"{SAMPLE}:27: monitor-uri /monitoruri: answers requests for its URI " \
+                                        "before use_backend (not modelled)"
+    r = haproxy.import_file(without_intercepts(tmp_path), env={})
     (svc,) = r.scenario["balancer"]["services"]
     assert svc["pool"] == "dynamic"
     assert svc["rules"] == [{"pool": "static", "if": "@1"}, {"pool": "static", "if": "@2"}]
@@ -290,10 +306,7 @@ def test_sample_split_and_its_cost_counted_by_hand(tmp_path):
       (path stops at '?') -> dynamic by default (3 tests, 5 bytes)."""
     if not os.path.exists(SAMPLE):
         pytest.skip("Debian's haproxy examples are not installed")
-    text = open(SAMPLE).read()
-    path = tmp_path / "sw.cfg"
-    path.write_text(text)
-    r = haproxy.import_file(path, env={})
+    r = haproxy.import_file(without_intercepts(tmp_path), env={})
     r.scenario["scenario"] = "sw"  # run_cases reads out/<file stem>.json
     r.scenario["cases"] = [{"id": "split-public", "method": "split", "service": "public", "split": {"requests": [
         {"url": "/img/logo.png", "host": "www.example.com", "count": 30},
@@ -447,7 +460,8 @@ LIVE_BACKENDS = "".join(f"backend b{i}\n    http-request return status 200 conte
 
 def live_routes(job: str) -> list[str]:
     """Runs inside a namespace: the real haproxy on the job's configuration,
-    each request sent over TCP; the backend that answered each one."""
+    each request (url, host[, port: 8080]) sent over TCP; the backend that
+    answered each one."""
     import json
     import socket
     import time
@@ -458,18 +472,19 @@ def live_routes(job: str) -> list[str]:
                             stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("198.18.0.1", 8080), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        for port in sorted({(r[2:] or [8080])[0] for r in spec["requests"]}):
+            while True:
+                try:
+                    socket.create_connection(("198.18.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
         out = []
-        for url, host in spec["requests"]:
+        for url, host, *port in spec["requests"]:
             head = f"GET {url} HTTP/1.1\r\nHost: {host}\r\n" if host else f"GET {url} HTTP/1.0\r\n"
-            with socket.create_connection(("198.18.0.1", 8080), timeout=5) as s:
+            with socket.create_connection(("198.18.0.1", (port or [8080])[0]), timeout=5) as s:
                 s.sendall((head + "Connection: close\r\n\r\n").encode())
                 data = b""
                 while chunk := s.recv(65536):
@@ -533,15 +548,93 @@ def test_twin_routes_every_request_as_the_real_haproxy(tmp_path):
         assert res.metrics[f"to_{b}_pct"] == pytest.approx(100 * real.count(b) / 300)
 
 
+EDGE = """
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend true_first
+    bind 198.18.0.1:8081
+    use_backend b1 if TRUE
+    acl TRUE path_beg /nomatch
+    default_backend b2
+frontend false_first
+    bind 198.18.0.1:8082
+    use_backend b1 if FALSE
+    acl FALSE path_beg /x
+    default_backend b2
+frontend hosts
+    bind 198.18.0.1:8083
+    acl h hdr(host) a.com
+    acl org hdr_end(host) -i .org
+    use_backend b3 if { base_beg a.com/ }
+    use_backend b4 if { base /p }
+    use_backend b1 if h
+    use_backend b5 if org
+    default_backend b2
+"""
+
+
+@pytest.mark.skipif(HAPROXY is None or os.geteuid() != 0, reason="needs Debian's haproxy and root (a namespace)")
+def test_twin_routes_predefined_acls_and_host_lists_as_the_real_haproxy(tmp_path):
+    """The real haproxy 2.6.12: `use_backend b1 if TRUE` before `acl TRUE
+    path_beg /nomatch` sends every request to b1 (the acl line is ORed onto
+    the predefined TRUE), which the acl line alone would not: the import
+    says the routing is not modelled. FALSE first then `acl FALSE path_beg
+    /x` is the acl line: carried, and routed as haproxy does. Host lists:
+    request by request, the twin's pool is haproxy's backend."""
+    import json
+
+    from conftest import in_namespace
+    from routertwin.runners.lb.balancer import Service
+    from routertwin.runners.lb.content import Switch
+
+    cfg_path = tmp_path / "edge.cfg"
+    cfg_path.write_text(EDGE + LIVE_BACKENDS)
+    paths = ["/p", "/a", "/x", "/nomatch"]
+    hosts = ["", "a.com", "b.com,a.com", "a.com,b.com", "b.com, a.com", ",a.com", " , a.com", "a.com,",
+             "b.com,,a.com", "x.ORG,b.com", "b.com,\tx.org ", "a.com:80", "b.com"]
+    requests = [(u, h, port) for port in (8081, 8082, 8083) for u in paths for h in hosts]
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"cfg": str(cfg_path), "requests": requests}))
+    real = json.loads(in_namespace("ue", "test_import_lb_content", f"json.dumps(t.live_routes({str(job)!r}))"))
+    answers = dict(zip(requests, real))
+
+    services = {s["name"]: s for s in haproxy.import_file(cfg_path, env={}).scenario["balancer"]["services"]}
+    assert services["true_first"]["rules_not_modelled"].startswith(
+        f"{cfg_path}:9: use_backend b1 if TRUE: acl 'TRUE' (line 10): ")
+    assert {answers[(u, h, 8081)] for u in paths for h in hosts} == {"b1"}  # even /a: TRUE held
+    assert answers[("/a", "", 8081)] == "b1"
+    for name, port in (("false_first", 8082), ("hosts", 8083)):
+        s = Service.model_validate(services[name])
+        switch = Switch(s.acls, s.rules, s.pool)
+        wrong = [(u, h, answers[(u, h, port)], switch.route(u, h).pool) for u in paths for h in hosts
+                 if switch.route(u, h).pool != answers[(u, h, port)]]
+        assert not wrong, (name, wrong)
+    assert {answers[(u, h, 8083)] for u in paths for h in hosts} == {"b1", "b2", "b3", "b4", "b5"}
+    # the comma cases the whole-string comparison got wrong, as haproxy answered them
+    assert (answers[("/a", "b.com,a.com", 8083)], answers[("/a", "a.com,b.com", 8083)],
+            answers[("/p", ",a.com", 8083)], answers[("/a", "b.com,\tx.org ", 8083)]) == ("b1", "b3", "b4", "b5")
+
+
 @pytest.mark.parametrize("rule, message", [
-    ("use_backend b2 if { path_beg /p/ }", "GET /p/0 (Host: lab) goes to pool 'b2' by rule 1"),
+    ("use_backend b2 if { path_beg /p/ }", "h.cfg:4: service 'f': the lab's request GET /p/0 (Host: lab) goes to "
+                                           "pool 'b2' by rule 1"),
     ("use_backend b2 if { src 10.0.0.0/8 }", "routes by content the twin does not model"),
     ("use_backend b2 if { path_beg /img }", None),
+    ("monitor-uri /p/0", "h.cfg:4: service 'f': the lab's request GET /p/0 is answered by HAProxy's monitor-uri "
+                         "/p/0"),
+    ("stats uri /p/", "h.cfg:4: service 'f': the lab's request GET /p/0 is answered by HAProxy's stats /p/"),
+    ("monitor-uri /p", None),  # the whole target must equal it
+    ("stats enable", None),  # its default URI, /haproxy?stats
 ])
 def test_lab_refuses_a_service_whose_rules_divert_its_requests(tmp_path, rule, message):
     """`routertwin lab haproxy` measures the service's default pool: a rule
-    that sends the lab's requests elsewhere, or one the twin cannot
-    evaluate, is refused before anything runs."""
+    that sends the lab's requests elsewhere, one the twin cannot evaluate,
+    or a monitor-uri or stats page that answers them, is refused before
+    anything runs (the split case refuses any monitor-uri or stats line:
+    its URL mix is the user's)."""
     from routertwin.lab.haproxy import load_config
     from routertwin.lab.system import LabError
 
@@ -588,7 +681,44 @@ def test_any_rules_import_and_route_or_name_a_line(tmp_path_factory, heads, tail
         return
     svc = Service.model_validate(r.scenario["balancer"]["services"][0])
     if svc.rules_not_modelled is None:
-        assert Switch(svc.acls, svc.rules, svc.pool).route("/x", "X").pool in ("b1", "b2", "b3")
+        switch = Switch(svc.acls, svc.rules, svc.pool)
+        for url, host in (("/x", "X"), ("/x?b=/x", ""), ("/X/x", "a,x ")):
+            assert switch.route(url, host).pool == reference_pool(svc, url, host), (body, url, host)
+
+
+def reference_pool(svc, url: str, host: str) -> str | None:
+    """The pool by Python's own string tests (manual 7.1.3 and 7.2, no C
+    core): `path` up to '?', Host's comma-separated values trimmed, `base`
+    the first value and the path; first rule whose condition holds."""
+    path = url.split("?")[0]
+    values = [v.strip() for v in host.split(",")] if host else []
+    fetched = {"path": [path], "url": [url], "host": values, "base": [(values[0] if values else "") + path]}
+    tests = {"str": str.__eq__, "beg": str.startswith, "end": str.endswith, "sub": lambda s, p: p in s}
+
+    def holds(name: str) -> bool:
+        entries = [a for a in svc.acls if a.name == name]
+        if not entries:
+            return name == "TRUE"
+        return any(tests[a.match](v.lower() if a.icase else v, p.lower() if a.icase else p)
+                   for a in entries for v in fetched[a.fetch] for p in a.patterns)
+
+    for r in svc.rules:
+        text = r.if_ if r.if_ is not None else r.unless
+        if text is None:
+            return r.pool
+        groups, neg = [[]], False
+        for w in text.split():
+            neg ^= (len(w) - len(w.lstrip("!"))) % 2 == 1
+            w = w.lstrip("!")
+            if w in ("||", "or", "OR", "Or", "oR"):
+                groups.append([])
+                neg = False
+            elif w:
+                groups[-1].append(holds(w) != neg)
+                neg = False
+        if any(all(g) for g in groups if g) != (r.unless is not None):
+            return r.pool
+    return svc.pool
 
 
 @pytest.mark.skipif(HAPROXY is None, reason="Debian's haproxy is not installed")
@@ -637,3 +767,243 @@ def test_bad_split_cases_name_the_line(tmp_path, case, message):
     proc = run_cli("run", path)
     line = len(text.splitlines())
     assert proc.returncode == 2 and f"{path}:{line}: " in proc.stderr and message in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("before, name, used", [
+    ("use_backend b1 if TRUE", "TRUE", 4),  # the reviewer's case: haproxy sends everything to b1
+    ("use_backend b1 if !METH_GET", "METH_GET", 4),
+    ("http-request set-header X-A 1 if METH_GET", "METH_GET", 4),  # any condition makes the proxy's ACL
+])
+def test_a_predefined_acl_used_before_an_acl_line_of_its_name_is_not_modelled(tmp_path, before, name, used):
+    """acl.c: a condition naming a predefined ACL no `acl` line has defined
+    yet adds that predefined ACL to the proxy; a later `acl NAME ...` line
+    is ORed onto it (haproxy 2.6.12: test_twin_routes_predefined_acls_and_
+    host_lists_as_the_real_haproxy). The twin would take the acl lines alone:
+    the service says so with the lines."""
+    r, svc = imported(tmp_path, f"""
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        {before}
+        acl {name} path_beg /nomatch
+        use_backend b2 if {name}
+        default_backend b3
+    """)
+    rule = 4 if before.startswith("use_backend") else 6
+    words = before if rule == 4 else f"use_backend b2 if {name}"
+    assert svc["rules_not_modelled"] == (f"{tmp_path / 'h.cfg'}:{rule}: {words}: acl '{name}' (line 5): line {used} "
+                                         f"used HAProxy's predefined '{name}' before it, so HAProxy ORs the acl "
+                                         "lines onto the predefined ACL")
+    assert "rules" not in svc and "acls" not in svc
+
+
+def test_an_acl_line_before_any_use_of_a_predefined_name_replaces_it_and_false_is_equivalent(tmp_path):
+    """An `acl TRUE ...` line before the rules is the proxy's TRUE (the
+    predefined one is never made); FALSE ORed with acl lines is the acl
+    lines, so FALSE used first is carried."""
+    _, svc = imported(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl TRUE path_beg /t
+        use_backend b1 if TRUE
+        use_backend b2 if FALSE
+        acl FALSE path_beg /f
+        use_backend b2 if FALSE
+        default_backend b3
+    """)
+    assert [a["name"] for a in svc["acls"]] == ["TRUE", "FALSE"]
+    m = split(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl TRUE path_beg /t
+        use_backend b1 if TRUE
+        use_backend b2 if FALSE
+        acl FALSE path_beg /f
+        use_backend b2 if FALSE
+        default_backend b3
+    """, [("/t", "", 1), ("/f", "", 1), ("/x", "", 2)])
+    # /t -> b1 (rule 1), /f -> b2 (rule 2: FALSE is /f already there, as in haproxy), /x -> b3
+    assert (m["to_b1_pct"], m["to_b2_pct"], m["to_b3_pct"], m["rule_2_pct"]) == (25.0, 25.0, 50.0, 25.0)
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("http-request set-path /api%[path]", "rewrites the path or URL before use_backend"),
+    ("http-request set-uri /x", "rewrites the path or URL before use_backend"),
+    ("http-request set-header host a.example", "rewrites the Host header before use_backend"),
+    ("http-request deny if { path_beg /old }", "can answer or end the request before use_backend"),
+    ("http-request redirect prefix /new if { path_beg /old }", "can answer or end the request before use_backend"),
+    ("http-request return status 200", "can answer or end the request before use_backend"),
+    ("redirect prefix /new if { path_beg /old }", "answers with a redirect before use_backend"),
+    ("monitor-uri /health", "answers requests for its URI before use_backend"),
+    ("stats uri /stats", "turns on the statistics page"),
+    ("stats enable", "turns on the statistics page"),
+])
+def test_lines_acting_before_use_backend_make_the_routing_not_modelled(tmp_path, line, reason):
+    """HAProxy runs http-request rules, redirect, monitor-uri and the stats
+    page before use_backend (http_process_req_common): a line that can
+    change the path or Host the rules match, or answer the request, comes
+    first in rules_not_modelled, with its line."""
+    r, svc = imported(tmp_path, f"""
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl api path_beg /api
+        {line}
+        use_backend b1 if api
+        default_backend b2
+    """)
+    assert svc["rules_not_modelled"].startswith(f"{tmp_path / 'h.cfg'}:5: {line}: {reason}")
+    assert "rules" not in svc
+    assert {n.line for n in r.not_modelled} >= {4, 5, 6}
+    # a header other than Host, and set-var, leave what the rules see as it was
+    _, svc = imported(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl api path_beg /api
+        http-request set-header X-Host a.example
+        http-request set-var(txn.a) str(b)
+        use_backend b1 if api
+        default_backend b2
+    """)
+    assert svc["rules"] == [{"pool": "b1", "if": "api"}]
+
+
+def test_the_reviewers_rewrite_file_is_not_routed(tmp_path):
+    """set-path then a redirect, then use_backend on the rewritten path."""
+    text = textwrap.dedent("""
+    frontend f
+        mode http
+        bind 198.18.0.1:8080
+        http-request set-path /api%[path]
+        http-request redirect prefix /new if { path_beg /old }
+        use_backend b1 if { path_beg /api }
+        default_backend b2
+    """).lstrip()
+    path = tmp_path / "rw.cfg"
+    path.write_text(text + BACKENDS)
+    (svc,) = haproxy.import_file(path, env={}).scenario["balancer"]["services"]
+    assert svc["rules_not_modelled"].startswith(f"{path}:4: http-request set-path /api%[path]: ")
+
+
+def test_use_backend_in_a_backend_is_listed_as_haproxy_ignores_it(tmp_path):
+    """haproxy 2.6.12 -c: "'use_backend' ignored because backend 'b1' has
+    no frontend capability" (a warning), yet a bad condition is an error."""
+    text = """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        default_backend b1
+    backend b1
+        mode http
+        use_backend b2 if TRUE
+        server s1 198.18.0.1:80
+    backend b2
+        mode http
+        server s2 198.18.0.2:80
+    """
+    path = tmp_path / "h.cfg"
+    path.write_text(textwrap.dedent(text).lstrip())
+    r = haproxy.import_file(path, env={})
+    assert [(n.line, n.reason) for n in r.not_modelled if n.line == 7] == [
+        (7, "ignored by HAProxy: a backend has no frontend capability")]
+    assert r.scenario["balancer"]["services"][0]["pool"] == "b1"
+    path.write_text(textwrap.dedent(text.replace("if TRUE", "if nope")).lstrip())
+    with pytest.raises(haproxy.ImportFileError, match="no such ACL: 'nope'") as exc:
+        haproxy.import_file(path, env={})
+    assert exc.value.line == 7
+    if HAPROXY is not None:
+        for body, ok in ((text, True), (text.replace("if TRUE", "if nope"), False)):
+            path.write_text("defaults\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n"
+                            + textwrap.dedent(body).lstrip())
+            check = subprocess.run([HAPROXY, "-c", "-f", str(path)], capture_output=True, text=True, timeout=60)
+            assert (check.returncode == 0) == ok, check.stdout + check.stderr
+            assert "no frontend capability" in check.stdout + check.stderr
+
+
+def test_tcp_mode_rules_on_true_and_false_are_carried(tmp_path):
+    """TRUE and FALSE fetch nothing: a tcp-mode frontend's rules on them
+    route as HAProxy does; an acl of HTTP fetches there is only listed."""
+    r, svc = imported(tmp_path, """
+    frontend f
+        mode tcp
+        bind 198.18.0.100:80
+        acl api path_beg /api
+        use_backend b1 if FALSE
+        use_backend b2 if !FALSE TRUE
+        default_backend b3
+    """)
+    assert svc["rules"] == [{"pool": "b1", "if": "FALSE"}, {"pool": "b2", "if": "!FALSE TRUE"}]
+    assert "acls" not in svc and [n.line for n in r.not_modelled if n.text.startswith("acl")] == [4]
+    from routertwin.runners.lb.balancer import Service
+    from routertwin.runners.lb.content import Switch
+
+    s = Service.model_validate(svc)
+    assert Switch(s.acls, s.rules, s.pool).route("/api", "").pool == "b2"
+
+
+@pytest.mark.parametrize("old, new, at, message", [
+    ("name: '@1.2'", "name: '@1'", "name: '@1'\n", "anonymous ACL '@1' appears twice"),
+    ("if: '@1 || @1.2'", "if: '@1'", "name: '@1.2'", "anonymous ACL '@1.2' is used by no rule"),
+    ("    mode: http\n    listen", "    mode: tcp\n    listen", "acls:", "acls fetch HTTP fields: a tcp service"),
+    ("    mode: http\n    listen", "    mode: udp\n    listen", "acls:", "acls fetch HTTP fields: a udp service"),
+])
+def test_anonymous_acls_are_each_one_used_entry(tmp_path, old, new, at, message):
+    """export writes an `@N` entry back inline where a rule uses it: a
+    second entry of the name, or one no rule uses, would be lost, so the
+    schema refuses both at their line; tcp and udp services match no HTTP
+    fetch."""
+    r, _ = imported(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        use_backend b1 if { path_beg /a } || { path_beg /b }
+        default_backend b2
+    """)
+    text = r.text()
+    assert old in text
+    text = text.replace(old, new, 1)
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    lines = text.splitlines()
+    line = [i for i, t in enumerate(lines, 1) if at.strip() in t][-1 if at.endswith("\n") else 0]
+    proc = run_cli("run", path)
+    assert proc.returncode == 2 and f"{path}:{line}: " in proc.stderr and message in proc.stderr, proc.stderr
+
+
+def test_host_lists_are_hdr_values_and_base_takes_the_first(tmp_path):
+    """hdr(host) fetches each comma-separated value of Host (blanks
+    trimmed, empty ones too) and an ACL holds when one matches; base is the
+    first value then the path (haproxy 2.6.12:
+    test_twin_routes_predefined_acls_and_host_lists_as_the_real_haproxy).
+    Hand count, rule 1 base_beg a.com/, rule 2 hdr(host) a.com:
+    /p b.com,a.com: base b.com/p miss; hdr b.com miss, a.com hit -> b1 (3 tests)
+    /p a.com,b.com: base a.com/p hit -> b2 (1 test)
+    /p ,a.com: base /p (first value empty) miss; hdr '' miss, a.com hit -> b1 (3 tests)
+    /p x.com: base miss, hdr miss -> b3 (2 tests)
+    /p, no Host: base /p miss; hdr(host) finds no value, so no test -> b3 (1 test)"""
+    m = split(tmp_path, """
+    frontend f
+        mode http
+        bind 198.18.0.100:80
+        acl h hdr(host) a.com
+        use_backend b2 if { base_beg a.com/ }
+        use_backend b1 if h
+        default_backend b3
+    """, [("/p", "b.com,a.com", 1), ("/p", "a.com,b.com", 1), ("/p", ",a.com", 1), ("/p", "x.com", 1), ("/p", "", 1)])
+    assert (m["to_b1_pct"], m["to_b2_pct"], m["to_b3_pct"]) == (40.0, 20.0, 40.0)
+    assert m["terms_per_request"] == pytest.approx((3 + 1 + 3 + 2 + 1) / 5)
+
+
+def test_core_terms_refuse_a_pattern_with_a_nul_byte():
+    """dp_urlrule_add reads a C string: the binding refuses a NUL instead of
+    storing the pattern cut short; a subject goes by length, so a NUL in it
+    is a byte like any other."""
+    from routertwin import _core
+
+    with pytest.raises(ValueError, match="term 1: the pattern has a NUL byte"):
+        _core.UrlTerms([("beg", "/a", False), ("beg", "a\x00b", False)])
+    t = _core.UrlTerms([("beg", "a", False), ("str", "ab", False)])
+    assert t.eval(0, "a\x00b")[0] and not t.eval(1, "a\x00b")[0] and t.eval(1, "ab")[0]

@@ -304,6 +304,14 @@ class _Proxy:
     redispatch_line: int = 0  # the line of its (or its defaults') option redispatch
     fill: dict = field(default_factory=dict)  # maxconn, backlog -> (value, line): the fill-SERVICE case
     content: dict = field(default_factory=dict)  # the service's acls and rules (or rules_not_modelled)
+    # predefined ACL name -> the first line whose condition used it while no `acl` line of that name came
+    # before: HAProxy then made the predefined ACL the proxy's, and later acl lines of the name are ORed onto it
+    predefined_used: dict = field(default_factory=dict)
+    # (line, words, why): the first line that can rewrite the path, URL or Host, or answer the request,
+    # before use_backend (its defaults' rules run first, so it is inherited)
+    diverting: tuple | None = None
+    # (line, words) of its monitor-uri and stats lines (inherited from defaults, as HAProxy copies them)
+    intercepts: list = field(default_factory=list)
 
     def inherit(self, kind: str, name: str, line: int) -> "_Proxy":
         import copy
@@ -311,14 +319,51 @@ class _Proxy:
         new = copy.deepcopy(self)
         new.kind, new.name, new.line = kind, name, line
         new.binds, new.servers, new.refs, new.acls, new.rules = [], [], [], [], []
+        new.predefined_used = {}  # a defaults section's ACLs are not its proxies' (manual 7)
         return new
 
 
 # HAProxy's predefined ACLs (manual 7.4); TRUE and FALSE are modelled, the others need fetches the twin lacks.
-_PREDEFINED_ACLS = {"FALSE", "HTTP", "HTTP_1.0", "HTTP_1.1", "HTTP_2.0", "HTTP_3.0", "HTTP_CONTENT", "HTTP_URL_ABS",
+_PREDEFINED_ACLS = {"FALSE", "HTTP", "HTTP_1.0", "HTTP_1.1", "HTTP_2.0", "HTTP_CONTENT", "HTTP_URL_ABS",
                     "HTTP_URL_SLASH", "HTTP_URL_STAR", "LOCALHOST", "METH_CONNECT", "METH_DELETE", "METH_GET",
                     "METH_HEAD", "METH_OPTIONS", "METH_POST", "METH_PUT", "METH_TRACE", "RDP_COOKIE", "REQ_CONTENT",
                     "TRUE", "WAIT_END"}
+
+
+_REWRITES_URL = {"set-path", "set-pathq", "set-uri", "set-query", "replace-path", "replace-pathq", "replace-uri",
+                 "normalize-uri"}
+_ANSWERS = {"deny", "tarpit", "redirect", "return", "auth", "reject", "silent-drop", "use-service", "cache-use"}
+_HEADER_ACTIONS = {"set-header", "add-header", "del-header", "replace-header", "replace-value"}
+# stats keywords that turn on the statistics page (manual 4.2: each enables it with the default URI)
+_STATS = {"admin", "auth", "enable", "hide-version", "http-request", "realm", "refresh", "scope", "show-desc",
+          "show-legends", "show-modules", "show-node", "uri"}
+
+
+def _diverts(words: list[str]) -> str | None:
+    """Why a proxy line can change what use_backend sees (the path, URL or Host) or answer the request
+    before use_backend runs (HAProxy 2.6 http_process_req_common: http-request rules, redirect,
+    monitor-uri and the stats page come before the switching rules), or None."""
+    head = words[0]
+    action = words[1] if len(words) > 1 else ""
+    if head == "http-request":
+        if action in _REWRITES_URL:
+            return "rewrites the path or URL before use_backend (not modelled)"
+        if action in _ANSWERS:
+            return "can answer or end the request before use_backend (not modelled)"
+        if action in _HEADER_ACTIONS and len(words) > 2 and words[2].lower() == "host":
+            return "rewrites the Host header before use_backend (not modelled)"
+        if action.startswith("lua."):
+            return "a Lua action can rewrite or answer the request before use_backend (not modelled)"
+    if head == "tcp-request" and action in ("connection", "session", "content") and len(words) > 2 and \
+            words[2] in ("reject", "silent-drop", "use-service"):
+        return "can end the request before use_backend (not modelled)"
+    if head == "redirect":
+        return "answers with a redirect before use_backend (not modelled)"
+    if head == "monitor-uri":
+        return "answers requests for its URI before use_backend (not modelled)"
+    if head == "stats" and action in _STATS:
+        return "turns on the statistics page, which answers its URI before use_backend (not modelled)"
+    return None
 
 
 @dataclass
@@ -349,6 +394,9 @@ class _Parser:
         self.last_defaults = _Proxy("defaults", "", 0)
         self.proxies: list[_Proxy] = []
         self.process: dict = {}  # global maxconn, tune.bufsize -> (value, line): the fill-SERVICE case
+        # False: monitor-uri and stats lines answer only their own URIs, which a caller checks
+        # (lab_routing); they do not make the routing not modelled
+        self.intercepts_divert = True
 
     def fail(self, line: int, message: str):
         raise ImportFileError(self.shown, line, message)
@@ -477,8 +525,17 @@ class _Parser:
             self.fail(no, f"unknown keyword '{' '.join(words[:2]) if words[0] in ('option', 'no') else words[0]}' "
                           f"in {p.kind} section{' ' + repr(p.name) if p.name else ''}")
         allowed = kw.PROXY[name]
+        if name == "use_backend" and p.kind == "backend":
+            # haproxy 2.6.12 parses it (a bad condition or backend name is still an error), warns
+            # "ignored because backend has no frontend capability" and never applies it
+            self._use_backend(p, no, words, words[1:])
+            p.rules.pop()
+            self.note(no, words, "ignored by HAProxy: a backend has no frontend capability")
+            return
         if p.kind[0] not in allowed:
             self.fail(no, f"'{name}' is not allowed in a {p.kind} section (manual 4.1)")
+        if p.kind != "backend":
+            self._before_use_backend(p, no, words)
         negated = words[0] == "no"
         args = words[len(name.split()) + (1 if words[0] in ("no", "default") else 0):]
         if name == "mode":
@@ -588,6 +645,26 @@ class _Parser:
         else:
             self.note(no, words, "not modelled")
 
+    def _before_use_backend(self, p: _Proxy, no: int, words: list[str]) -> None:
+        """What a frontend's (or defaults') line means for its use_backend rules, which HAProxy applies
+        after the http-request, redirect, monitor and stats processing: the first line that can change the
+        path, URL or Host they match, or answer the request itself, is kept (p.diverting); a predefined
+        ACL name a condition uses before any `acl` line of that name is kept (p.predefined_used)."""
+        why = _diverts(words)
+        intercept = why is not None and words[0] in ("monitor-uri", "stats")
+        if intercept:
+            p.intercepts.append((no, words))
+        if why is not None and p.diverting is None and (self.intercepts_divert or not intercept):
+            p.diverting = (no, words, why)
+        if words[0] in ("acl", "use_backend"):
+            return  # their names are read where they are parsed
+        key = next((k for k, w in enumerate(words) if w in ("if", "unless")), None)
+        depth = 0
+        for w in words[key + 1:] if key is not None else []:
+            depth += (w == "{") - (w == "}")  # an anonymous ACL's words are its fetch and patterns
+            if depth == 0 and w.lstrip("!") in _PREDEFINED_ACLS and w.lstrip("!") not in {a.name for a in p.acls}:
+                p.predefined_used.setdefault(w.lstrip("!"), no)
+
     def _content(self, p: _Proxy) -> dict:
         """A frontend's acl and use_backend lines -> the service's acls and
         rules, or `rules_not_modelled` when a rule depends on something the
@@ -612,24 +689,38 @@ class _Parser:
                     bad = next((a for a in entries[n] if isinstance(a.expression, str)), None)
                     if bad is not None:
                         return f"acl '{n}' (line {bad.line}): {bad.expression}"
+                    used = p.predefined_used.get(n)
+                    # FALSE ORed with the acl lines is the acl lines (checked against haproxy 2.6.12)
+                    if used is not None and used < entries[n][0].line and n != "FALSE":
+                        return (f"acl '{n}' (line {entries[n][0].line}): line {used} used HAProxy's predefined "
+                                f"'{n}' before it, so HAProxy ORs the acl lines onto the predefined ACL")
                 elif n not in ("TRUE", "FALSE"):
                     return f"the predefined ACL '{n}' is not modelled"
-            if p.mode != "http" and names:
+            fetches = [n for n in names if n in entries or n in rule.anonymous]  # every entry fetches HTTP
+            if p.mode != "http" and fetches:
                 return "HTTP fetches in a tcp-mode proxy (HAProxy evaluates them only on buffered content)"
             return None
 
-        blocking = next(((r, w) for r in p.rules for w in [why(r)] if w is not None), None)
+        # a line that rewrites what the rules match or answers before them comes first: a split
+        # (even of a service without rules) would send to a pool requests HAProxy never routes so
+        blocking = p.diverting or next(((r.line, r.words, w) for r in p.rules for w in [why(r)] if w is not None),
+                                       None)
         if blocking is not None:
-            rule, reason = blocking
-            where = f"{self.shown}:{rule.line}"
+            line, words, reason = blocking
+            where = f"{self.shown}:{line}"
             for a in p.acls:
                 self.note(a.line, a.words, a.expression if isinstance(a.expression, str)
                           else f"not carried: the service's routing is not modelled ({where})")
             for r in p.rules:
-                self.note(r.line, r.words, reason if r is rule
+                self.note(r.line, r.words, reason if r.line == line
                           else f"not carried: the service's routing is not modelled ({where})")
-            return {"rules_not_modelled": f"{where}: {' '.join(rule.words)}: {reason}"}
+            return {"rules_not_modelled": f"{where}: {' '.join(words)}: {reason}"}
         acls = []
+        if p.mode != "http":  # no rule uses them (why): their fetches are HTTP's, unused in tcp mode
+            for a in p.acls:
+                self.note(a.line, a.words, a.expression if isinstance(a.expression, str)
+                          else "an ACL of HTTP fetches in a tcp-mode proxy (no rule uses it)")
+            entries = {}
         for name, lines in entries.items():
             bad = [a for a in lines if isinstance(a.expression, str)]
             for a in bad:
@@ -643,7 +734,7 @@ class _Parser:
         for r in p.rules:
             acls += [{"name": n, **e} for n, e in r.anonymous.items()]
             rules.append({"pool": r.pool, **({r.key: " ".join(r.condition)} if r.key else {})})
-        return {"acls": acls, "rules": rules} if acls or rules else {}
+        return {k: v for k, v in (("acls", acls), ("rules", rules)) if v}
 
     def _acl_expression(self, no: int, words: list[str]) -> dict | str:
         """An ACL expression (manual 7.1: FETCH [FLAGS] [--] PATTERN...) -> the
@@ -688,8 +779,11 @@ class _Parser:
             else:
                 return f"acl flag '{flag}' is not modelled (the twin takes -i, -m str|beg|end|sub, -n, --)"
         patterns = words[k:]
-        if any(not p or "\x00" in p or len(p.encode("utf-8")) > 255 for p in patterns):
-            return "an empty pattern, a NUL byte or a pattern over 255 bytes is not modelled (the core's URL rules)"
+        for p in patterns:  # (an empty word ends HAProxy's arguments: no empty pattern comes here)
+            if "\x00" in p:
+                return "a pattern with a NUL byte is not modelled (the core's URL rule patterns are C strings)"
+            if len(p.encode("utf-8")) > 255:
+                return "a pattern over 255 bytes is not modelled (the core's URL rules store 1..255 bytes)"
         return {**out, "icase": icase, "patterns": patterns}
 
     def _use_backend(self, p: _Proxy, no: int, words: list[str], args: list[str]) -> None:
@@ -727,6 +821,8 @@ class _Parser:
                 if rest and rest != "||" and rest.lower() != "or":
                     if rest not in known and rest not in _PREDEFINED_ACLS:
                         self.fail(no, f"no such ACL: '{rest}' (an ACL is declared before the rules that use it)")
+                    if rest not in known:
+                        p.predefined_used.setdefault(rest, no)
                 rule.condition.append(word)
         p.rules.append(rule)
 
@@ -1218,6 +1314,30 @@ def import_file(path: str | Path, shown: str | None = None, env: Mapping[str, st
     return Imported(scenario, parser.listed, shown)
 
 
+def lab_routing(path: str | Path, shown: str | None = None, env: Mapping[str, str] | None = None) -> dict:
+    """For a lab that sends its own requests to each frontend or listen section: its content (acls and
+    rules, or rules_not_modelled) as import_file gives it but with monitor-uri and the stats page left
+    out, the line of each rule in order, and those URIs as (line, kind, uri): 'monitor-uri' answers
+    the request target equal to its URI, 'stats' (GET, HEAD, POST) one starting with its URI (HAProxy
+    2.6 http_process_req_common, stats_check_uri; the last line of each kind sets it, the stats page's
+    default URI is /haproxy?stats)."""
+    shown = shown or str(path)
+    parser = _Parser(read_text(Path(path), shown), shown, env)
+    parser.intercepts_divert = False
+    out = {}
+    for p in parser.parse():
+        if p.kind not in ("frontend", "listen"):
+            continue
+        monitor = [(no, "monitor-uri", w[1]) for no, w in p.intercepts if w[0] == "monitor-uri" and len(w) > 1]
+        stats = [(no, "stats", w[2] if w[1] == "uri" and len(w) > 2 else None) for no, w in p.intercepts
+                 if w[0] == "stats"]
+        uris = [s for s in stats if s[2] is not None]
+        stats = [uris[-1] if uris else (stats[0][0], "stats", "/haproxy?stats")] if stats else []
+        out[p.name] = {"content": p.content, "rule_lines": [r.line for r in p.rules],
+                       "intercepts": monitor[-1:] + stats}
+    return out
+
+
 # ---------------------------------------------------------------- export
 
 _SCHED_TO_BALANCE = {"roundrobin": "roundrobin", "static-rr": "static-rr", "leastconn": "leastconn",
@@ -1258,7 +1378,7 @@ def export(scenario) -> str:
         out += [f"    bind {ep}" for ep in svc.listen]
         for key, ms in (getattr(svc, "timeouts_ms", None) or {}).items():
             out.append(f"    timeout {key} {_fmt_time(ms)}")
-        out += _export_content(svc, where)
+        out += _export_content(svc)
         if svc.pool is not None:
             out.append(f"    default_backend {svc.pool}")
         out.append("")
@@ -1308,10 +1428,9 @@ def _acl_words(a) -> str:
     return fetch + flags + "".join(" " + _haproxy_word(p) for p in a.patterns)
 
 
-def _export_content(svc, where: str) -> list[str]:
-    """acl and use_backend lines of a service (anonymous '@N' entries go back inline as { ... })."""
-    from routertwin.errors import UserError
-
+def _export_content(svc) -> list[str]:
+    """acl and use_backend lines of a service (anonymous '@N' entries go back inline as { ... }; the
+    schema has each one once, used by a rule)."""
     if svc.rules_not_modelled is not None:
         return [f"    # content switching not exported: {svc.rules_not_modelled}"]
     out = [f"    acl {a.name} {_acl_words(a)}" for a in svc.acls if not a.name.startswith("@")]
@@ -1323,8 +1442,6 @@ def _export_content(svc, where: str) -> list[str]:
             name = w.lstrip("!")
             if name in anonymous:
                 words.append(w[:len(w) - len(name)] + "{ " + _acl_words(anonymous[name]) + " }")
-            elif name.startswith("@"):
-                raise UserError(f"{where}: service '{svc.name}': ACL '{name}' has no entry")
             else:
                 words.append(w)
         cond = f" {'if' if r.if_ is not None else 'unless'} {' '.join(words)}" if text is not None else ""

@@ -219,7 +219,7 @@ def load_config(path: Path, workload_text: str = "", stats_dir: str = "/run/rout
             raise WorkloadError("workload key 'kill_at_s': must come before 'seconds' ends")
     if workload["kind"] == "cookie" and service["mode"] != "http":
         raise WorkloadError(f"workload kind 'cookie' needs mode http; service '{service['name']}' is {service['mode']}")
-    _check_routing(service, shown, workload)
+    _check_routing(service, shown, workload, importer.lab_routing(path, shown)[service["name"]])
     text, binds = rewrite(lines, address, stats_dir)
     if service["name"] not in binds:
         raise LabError(f"{shown}: service '{service['name']}' has no bind line the lab can rewrite")
@@ -227,28 +227,36 @@ def load_config(path: Path, workload_text: str = "", stats_dir: str = "/run/rout
                      workload, [str(x) for x in imported.not_modelled])
 
 
-def _check_routing(service: dict, shown: str, workload: dict) -> None:
+def _check_routing(service: dict, shown: str, workload: dict, routing: dict) -> None:
     """The twin side models the service's default pool: every request the
     lab sends (GET /p/K or /, Host: lab; haproxy_inside.py) must reach that
     pool under the service's content switching, or the two sides would see
-    different traffic. Rules the twin cannot evaluate are refused."""
-    if service.get("rules_not_modelled"):
+    different traffic. `routing` is importers.haproxy.lab_routing's for the
+    service: a monitor-uri or stats page that answers one of the lab's
+    requests, or rules the twin cannot evaluate, are refused."""
+    paths = [f"/p/{k}" for k in range(workload["paths"])] if workload["kind"] == "requests" else ["/"]
+    for line, kind, uri in routing["intercepts"]:
+        hit = next((p for p in paths if (p == uri if kind == "monitor-uri" else p.startswith(uri))), None)
+        if hit is not None:
+            raise WorkloadError(f"{shown}:{line}: service '{service['name']}': the lab's request GET {hit} is "
+                                f"answered by HAProxy's {kind} {uri}, not by the pool the lab measures")
+    content = routing["content"]
+    if content.get("rules_not_modelled"):
         raise LabError(f"{shown}: service '{service['name']}' routes by content the twin does not model: "
-                       f"{service['rules_not_modelled']}")
-    if not service.get("rules"):
+                       f"{content['rules_not_modelled']}")
+    if not content.get("rules"):
         return
     from routertwin.runners.lb.balancer import Service
     from routertwin.runners.lb.content import Switch
 
-    svc = Service.model_validate(service)
+    svc = Service.model_validate({**{k: v for k, v in service.items() if k != "rules_not_modelled"}, **content})
     switch = Switch(svc.acls, svc.rules, svc.pool)
-    paths = [f"/p/{k}" for k in range(workload["paths"])] if workload["kind"] == "requests" else ["/"]
     for path in paths:
         v = switch.route(path, "lab")
         if v.pool != svc.pool:
-            raise WorkloadError(f"service '{svc.name}': the lab's request GET {path} (Host: lab) goes to pool "
-                                f"'{v.pool}' by rule {v.rule + 1}, not to its default pool '{svc.pool}' the "
-                                "lab measures")
+            raise WorkloadError(f"{shown}:{routing['rule_lines'][v.rule]}: service '{svc.name}': the lab's "
+                                f"request GET {path} (Host: lab) goes to pool '{v.pool}' by rule {v.rule + 1}, "
+                                f"not to its default pool '{svc.pool}' the lab measures")
 
 
 def haproxy_check(cfg: LabConfig, directory: Path) -> None:

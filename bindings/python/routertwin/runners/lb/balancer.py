@@ -228,7 +228,19 @@ class Service(ScenarioModel):
         if self.rules_not_modelled is not None and self.rules:
             raise FieldError(("rules",), "a service whose routing is not modelled ('rules_not_modelled') "
                                          "carries no rules")
+        if self.acls and self.mode != "http":
+            # every fetch an entry has is HTTP's: HAProxy evaluates them only on buffered HTTP content
+            raise FieldError(("acls",), f"acls fetch HTTP fields: a {self.mode} service has none to match")
+        if self.rules and self.mode == "udp":
+            raise FieldError(("rules",), "use_backend rules are HAProxy's: a udp service has none")
         defined = {a.name for a in self.acls}
+        anonymous: dict[str, int] = {}
+        for i, a in enumerate(self.acls):
+            if a.name.startswith("@"):
+                if a.name in anonymous:
+                    # an anonymous ACL is one `{ ... }`: export writes it back inline, where it is used
+                    raise FieldError(("acls", i, "name"), f"anonymous ACL '{a.name}' appears twice")
+                anonymous[a.name] = i
         for i, r in enumerate(self.rules):
             if r.if_ is not None and r.unless is not None:
                 raise FieldError(("rules", i, "unless"), "a rule takes 'if' or 'unless', not both")
@@ -243,6 +255,11 @@ class Service(ScenarioModel):
             for _, name in (t for g in groups for t in g):
                 if name not in defined and name not in PREDEFINED:
                     raise FieldError(("rules", i, key), f"no ACL named '{name}' in service '{self.name}'")
+                anonymous.pop(name, None)
+        if anonymous:
+            name, i = next(iter(anonymous.items()))
+            raise FieldError(("acls", i, "name"), f"anonymous ACL '{name}' is used by no rule (it stands for a "
+                                                  "`{ ... }` of a rule's condition)")
         return self
 
 

@@ -10,18 +10,21 @@ before a term negates it (each `!` toggles, as acl.c's parser strips them),
 every `acls` entry of that name, each the OR of its patterns (7.1); `TRUE`
 and `FALSE` are HAProxy's predefined ACLs (7.4) unless the service defines
 them. An anonymous ACL (`{ ... }` in a condition) is imported as an entry
-named `@LINE` (or `@LINE.K`), a name HAProxy's own never take ('@' is not
-allowed in them).
+named `@N` (or `@N.K`: the K-th anonymous ACL of the N-th rule), a name
+HAProxy's own never take ('@' is not allowed in them).
 
 Only fetches the C core's URL rule matching (dp_urlrule) compares
 faithfully are entries: HAProxy's `path` (the path without the query
 string), the Host header (`hdr(host)`), `url` (the request target as
 sent) and `base` (Host then path; the path alone without a Host header),
 with the match methods `str` (equal), `beg`, `end` and `sub` (7.1.3) and
-`-i`. Each pattern is one
-dp_urlrule_eval call (routertwin._core.url_terms_eval); the evaluation
+`-i`. The Host header's value list is HAProxy's: `hdr(host)` fetches each
+comma-separated value (blanks trimmed) and an entry holds when any of them
+matches; `base` takes the first value. Each pattern tried on a value is one
+dp_urlrule_eval call (routertwin._core.UrlTerms); the evaluation
 short-circuits as HAProxy's acl_exec_cond does, so the comparisons counted
-are those of the terms HAProxy would evaluate.
+are those of the tests HAProxy would make (none for hdr(host) without a
+Host header: the fetch finds no value).
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from routertwin.scenario_loader import ScenarioModel
 # HAProxy ACL names (manual 7.1): letters, digits, '-', '_', '.', ':'; '@' starts an anonymous one's
 ACL_NAME = r"^(@[0-9]+(\.[0-9]+)?|[A-Za-z0-9_.:-]+)$"
 PREDEFINED = {"TRUE": True, "FALSE": False}  # manual 7.4 (the others are not modelled)
-SUBJECTS = ("path", "host", "url", "base")  # the strings of a request an ACL entry can fetch
 Pattern = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\x00]+$")]
 
 
@@ -110,47 +112,50 @@ class Verdict:
 
 
 class Switch:
-    """The rules of one service, ready to route requests."""
+    """The rules of one service, ready to route requests: its patterns in
+    one table of the C core's URL rules, built once."""
 
     def __init__(self, acls: list[Acl], rules: list[Rule], default: str | None):
+        from routertwin import _core
+
         self.default = default
-        self.acls: dict[str, list[Acl]] = {}
-        for a in acls:
-            self.acls.setdefault(a.name, []).append(a)
         # (pool, condition groups or None for an unconditional rule, unless)
         self.rules = []
         for r in rules:
             text = r.if_ if r.if_ is not None else r.unless
             self.rules.append((r.pool, parse_condition(text) if text is not None else None, r.unless is not None))
-        # every pattern of every entry, in order: one core term each
-        self.terms: list[tuple[str, str, bool, str]] = []
-        self.slices: dict[str, list[tuple[int, int]]] = {}
-        for name, entries in self.acls.items():
-            for a in entries:
-                start = len(self.terms)
-                self.terms += [(a.match, p, a.icase, SUBJECTS.index(a.fetch)) for p in a.patterns]
-                self.slices.setdefault(name, []).append((start, len(self.terms)))
+        # every pattern of every entry, in order: one core term each; an ACL is its entries as
+        # (subject, first term, end)
+        terms: list[tuple[str, str, bool]] = []
+        self.entries: dict[str, list[tuple[str, int, int]]] = {}
+        for a in acls:
+            start = len(terms)
+            terms += [(a.match, p, a.icase) for p in a.patterns]
+            self.entries.setdefault(a.name, []).append((a.fetch, start, len(terms)))
+        self.table = _core.UrlTerms(terms)
 
     def route(self, url: str, host: str) -> Verdict:
         """The pool of a request: its target `url` as on the request line
         (origin form) and its Host header ('' for none)."""
-        from routertwin import _core
-
         path = url.split("?", 1)[0]  # HAProxy's `path`: up to the '?'
-        subjects = [path, host, url, host + path]  # in SUBJECTS' order
-        out = _core.url_terms_eval(self.terms, subjects) if self.terms else {"hits": [], "bytes_compared": []}
-        hits, cost = out["hits"], out["bytes_compared"]
+        # hdr(host) yields each comma-separated value, blanks trimmed (http_find_header, empty ones
+        # too); base is the first value then the path, the path alone when that value is empty
+        hosts = [v.strip(" \t") for v in host.split(",")] if host else []
+        subjects = {"path": [path], "host": hosts, "url": [url], "base": [(hosts[0] if hosts else "") + path]}
         used = [0, 0]
 
         def acl(name: str) -> bool:
-            if name not in self.slices:
+            if name not in self.entries:
                 return PREDEFINED[name]
-            for start, end in self.slices[name]:  # entries ORed, patterns ORed: stop at the first hit
-                for k in range(start, end):
-                    used[0] += 1
-                    used[1] += cost[k]
-                    if hits[k]:
-                        return True
+            # entries ORed; each fetched value against the patterns in turn, as acl_exec_cond: stop at a hit
+            for fetch, start, end in self.entries[name]:
+                for value in subjects[fetch]:
+                    for k in range(start, end):
+                        hit, compared = self.table.eval(k, value)
+                        used[0] += 1
+                        used[1] += compared
+                        if hit:
+                            return True
             return False
 
         for i, (pool, groups, unless) in enumerate(self.rules):
@@ -160,4 +165,3 @@ class Switch:
             if holds != unless:
                 return Verdict(pool, i, *used)
         return Verdict(self.default, -1, *used)
-

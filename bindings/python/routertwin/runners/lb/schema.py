@@ -250,7 +250,8 @@ class SplitRequest(ScenarioModel):
     """One request of a URL mix: its target as on the request line and its Host header."""
 
     url: str = Field(pattern=r"^/[\x21-\x7e]*$", max_length=8000)  # origin form: /path[?query]
-    host: str = Field(default="", pattern=r"^[\x21-\x7e]*$", max_length=1000)  # '': no Host header
+    # '': no Host header; ',' separates values, as HAProxy's hdr(host) reads them (base: the first)
+    host: str = Field(default="", pattern=r"^[\x21-\x7e]*$", max_length=1000)
     count: int = Field(default=1, ge=1, le=10**9)  # how many of the mix's requests are this one
 
 

@@ -801,7 +801,7 @@ def test_an_acl_line_before_any_use_of_a_predefined_name_replaces_it_and_false_i
     """An `acl TRUE ...` line before the rules is the proxy's TRUE (the
     predefined one is never made); FALSE ORed with acl lines is the acl
     lines, so FALSE used first is carried."""
-    _, svc = imported(tmp_path, """
+    config = """
     frontend f
         mode http
         bind 198.18.0.100:80
@@ -811,19 +811,10 @@ def test_an_acl_line_before_any_use_of_a_predefined_name_replaces_it_and_false_i
         acl FALSE path_beg /f
         use_backend b2 if FALSE
         default_backend b3
-    """)
+    """
+    _, svc = imported(tmp_path, config)
     assert [a["name"] for a in svc["acls"]] == ["TRUE", "FALSE"]
-    m = split(tmp_path, """
-    frontend f
-        mode http
-        bind 198.18.0.100:80
-        acl TRUE path_beg /t
-        use_backend b1 if TRUE
-        use_backend b2 if FALSE
-        acl FALSE path_beg /f
-        use_backend b2 if FALSE
-        default_backend b3
-    """, [("/t", "", 1), ("/f", "", 1), ("/x", "", 2)])
+    m = split(tmp_path, config, [("/t", "", 1), ("/f", "", 1), ("/x", "", 2)])
     # /t -> b1 (rule 1), /f -> b2 (rule 2: FALSE is /f already there, as in haproxy), /x -> b3
     assert (m["to_b1_pct"], m["to_b2_pct"], m["to_b3_pct"], m["rule_2_pct"]) == (25.0, 25.0, 50.0, 25.0)
 

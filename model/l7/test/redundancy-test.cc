@@ -701,6 +701,28 @@ TEST(VrrpRouter, MasterDownIntervalIsSectionSixOnesArithmeticAtOneSecondAndATent
     EXPECT_LT(r.takeoverS, r.closedFormTakeoverS + 1e-3);
 }
 
+namespace
+{
+/// F5's pair at a hundredth of its clock, VRRP every 0.1 s: 3 threads a
+/// virtual address from 0.5 s, switch 0 dead at 1.2 s, windows of 0.5 s,
+/// 0.5 s to settle after the takeover, no downloads.
+RedundantPairRunConfig
+SlowF5PairDeadAt1200Ms()
+{
+    RedundantPairRunConfig c;
+    c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    c.pair.profile.clockHz /= 100;
+    c.pair.advertisementInterval = ns3::Seconds(0.1);
+    c.killAtS = 1.2;
+    c.windowS = 0.5;
+    c.loadStartS = 0.5;
+    c.settleS = 0.5;
+    c.threadsPerVip = 3;
+    c.downloads = 0;
+    return c;
+}
+} // namespace
+
 // The run over time (RedundantPairRunResult's timelines), an L7
 // active/backup pair without sync at a hundredth of F5's clock, VRRP every
 // 0.1 s, switch 0 dead at 1.2 s (a bin's edge): the answers come in every
@@ -712,20 +734,11 @@ TEST(VrrpRouter, MasterDownIntervalIsSectionSixOnesArithmeticAtOneSecondAndATent
 // The threads open at the death fail once the survivor resets them.
 TEST(WebSwitchRedundancy, TimelinesShowTheDeathAndTakeoverAndAddUpToTheRunsTotals)
 {
-    RedundantPairRunConfig c;
-    c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
-    c.pair.profile.clockHz /= 100;
-    c.pair.profile.sessionSync = false;
-    c.pair.profile.persistenceSync = false;
-    c.pair.advertisementInterval = ns3::Seconds(0.1);
-    c.killAtS = 1.2;
-    c.windowS = 0.5;
-    c.loadStartS = 0.5;
     // the threads run to 1.2 + 0.3609375 + 0.5 + 0.5 s, after the old
     // threads' first retransmissions (RTO 1 s) reach the survivor
-    c.settleS = 0.5;
-    c.threadsPerVip = 3;
-    c.downloads = 0;
+    RedundantPairRunConfig c = SlowF5PairDeadAt1200Ms();
+    c.pair.profile.sessionSync = false;
+    c.pair.profile.persistenceSync = false;
     c.timelineBinS = 0.1;
     const RedundantPairRunResult r = RunRedundantPair(c);
     const auto sum = [](const std::vector<uint64_t>& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); };
@@ -803,17 +816,8 @@ TEST(WebSwitchRedundancy, TimelinesShowTheDeathAndTakeoverAndAddUpToTheRunsTotal
 // 2.56 s, before any second retransmission.
 TEST(WebSwitchRedundancy, ARequestInFlightAtTheDeathIsAnsweredAtItsFirstRetransmissionAfterTheTakeover)
 {
-    RedundantPairRunConfig c;
-    c.pair.profile = LoadWebSwitchProfile(Profile("nctu-f5-bigip-ha"));
+    const RedundantPairRunConfig c = SlowF5PairDeadAt1200Ms();
     ASSERT_TRUE(c.pair.profile.sessionSync);
-    c.pair.profile.clockHz /= 100;
-    c.pair.advertisementInterval = ns3::Seconds(0.1);
-    c.killAtS = 1.2;
-    c.windowS = 0.5;
-    c.loadStartS = 0.5;
-    c.settleS = 0.5;
-    c.threadsPerVip = 3;
-    c.downloads = 0;
     const RedundantPairRunResult r = RunRedundantPair(c);
     EXPECT_NEAR(r.closedFormTakeoverS, 0.2828125, 1e-12);
     ASSERT_GE(r.acrossDeath, 1u);

@@ -140,13 +140,18 @@ ToDict(const RedundantPairRunResult& r)
     d["answers"] = r.answers;
     d["failed_requests"] = r.failedRequests;
     // the closed-loop threads' cycle times in the two windows the rates
-    // count, and the requests whose cycle spans the death
-    AddPercentiles(d, r.cycleBefore, "cycle_before");
+    // count (percentiles only of a window that has answers: an empty one's
+    // 0 would read as a 0 us cycle), and the requests whose cycle spans
+    // the death
+    if (r.cycleBefore.Count() > 0)
+        AddPercentiles(d, r.cycleBefore, "cycle_before");
     d["cycle_before_histogram"] = HistogramDict(r.cycleBefore);
-    AddPercentiles(d, r.cycleAfter, "cycle_after");
+    if (r.cycleAfter.Count() > 0)
+        AddPercentiles(d, r.cycleAfter, "cycle_after");
     d["cycle_after_histogram"] = HistogramDict(r.cycleAfter);
     d["across_death"] = r.acrossDeath;
-    d["across_death_max_us"] = r.acrossDeathMaxS * 1e6;
+    if (r.acrossDeath > 0)
+        d["across_death_max_us"] = r.acrossDeathMaxS * 1e6;
     return d;
 }
 

@@ -381,10 +381,12 @@ def cycle_table(name: str, cases):
     for c in cases:
         m = c.metrics
         for w, label in (("before", "before the death"), ("after", "after the takeover")):
+            # a window without answers has no percentiles (not a 0 ms cycle)
             t.add_row(c.case, label, fmt(c.distributions[f"cycle_{w}_histogram"]["count"]),
-                      *(fmt(m[f"cycle_{w}_{q}_us"] / 1e3) for q in ("p50", "p99", "p999", "max")))
+                      *(fmt(m[key] / 1e3) if (key := f"cycle_{w}_{q}_us") in m else ""
+                        for q in ("p50", "p99", "p999", "max")))
         t.add_row(c.case, "across the death", fmt(m["across_death"]), "", "", "",
-                  fmt(m["across_death_max_us"] / 1e3) if m["across_death"] else "")
+                  fmt(m["across_death_max_us"] / 1e3) if "across_death_max_us" in m else "")
     return t
 
 

@@ -65,8 +65,10 @@ RedundantPairTestbed::RedundantPairTestbed(const RedundantPairConfig& c)
     // (3.3, 2011: "responsible for strange drops, ... if multiple sessions
     // start in parallel"), now 64 KB of frames, 101 by ip-sysctl's count;
     // WebBench's clients' figure is not known (assumption)
-    client->GetObject<Ipv4L3Protocol>()->GetInterface(1)->GetArpCache()->SetAttribute("PendingQueueSize",
-                                                                                     UintegerValue(101));
+    Ptr<Ipv4L3Protocol> clientIp = client->GetObject<Ipv4L3Protocol>();
+    clientIp->GetInterface(clientIp->GetInterfaceForDevice(cl.Get(0)))
+        ->GetArpCache()
+        ->SetAttribute("PendingQueueSize", UintegerValue(101));
 
     Ipv4StaticRoutingHelper routing;
     PointToPointHelper p2p;

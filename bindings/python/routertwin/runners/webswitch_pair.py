@@ -141,11 +141,13 @@ def cycle_metrics(r: dict) -> dict[str, float]:
     cycle_<window>_p50/p99/p999/max_us; and the requests whose cycle spans
     the death (started before, answered after): across_death, and
     across_death_max_us, the longest of them (the stall the failover cost
-    a client; 0: none)."""
-    m = {f"cycle_{w}_{q}_us": float(r[f"cycle_{w}_{q}_us"]) for w in ("before", "after")
-         for q in ("p50", "p99", "p999", "max")}
+    a client). A window without answers has no percentiles, and no request
+    across the death no longest: absent, never 0."""
+    m = {key: float(r[key]) for w in ("before", "after") for q in ("p50", "p99", "p999", "max")
+         if (key := f"cycle_{w}_{q}_us") in r}
     m["across_death"] = float(r["across_death"])
-    m["across_death_max_us"] = float(r["across_death_max_us"])
+    if "across_death_max_us" in r:
+        m["across_death_max_us"] = float(r["across_death_max_us"])
     return m
 
 

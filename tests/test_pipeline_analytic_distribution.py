@@ -292,6 +292,19 @@ def test_four_cores_at_and_above_capacity_lose_as_the_packet_engine(core_load):
     assert abs(mean - closed) < 4 * se + 0.03 * closed, (mean, se, closed)
 
 
+def test_four_cores_just_above_capacity_with_more_room_than_the_cut_chain_holds_lose_the_fluid_excess():
+    """Four cores at 1.0001 of their capacity, a 20000-packet buffer: the cut
+    chain would need more than md_queue.MAX_FINITE_STATES states, so
+    mdck_blocking raises; the closed form then reports the fluid loss
+    1 - 1/1.0001 (a lower bound of the queue's, its limit as the room
+    grows) and its point-mass latency, not a TypeError on a missing loss
+    (review: it once crashed in point_mass)."""
+    r, _ = small_buffer_case(4, 1.0001 * 4 / resolved().core_s, 20000)
+    metrics = analytic(r, "none", "poisson").metrics
+    assert metrics["loss_pct"] == pytest.approx(100.0 * (1.0 - 1.0 / 1.0001), rel=1e-9)
+    assert metrics["latency_p99_us"] == metrics["latency_min_us"]
+
+
 def test_twelve_cores_close_to_the_packet_input_engine_lose_less_than_the_closed_form():
     """Where the closed form does not hold: 12 cores (303 ns / 12 = 25.3 ns a
     packet) barely slower than the packet-input engine (23.3 ns) and the

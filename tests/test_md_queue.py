@@ -273,6 +273,17 @@ def test_m_d_c_k_with_huge_buffers_and_tiny_loads_loses_nothing_without_warnings
                                                            rel=1e-12)
 
 
+def test_m_d_c_k_just_above_saturation_with_a_room_too_long_for_the_cut_chain_is_a_value_error():
+    """rho 1.00001 and 1.000001 at c = 4: no room the cut chain holds
+    (MAX_FINITE_STATES) is within 1e-13 of the fluid loss, and K (200000,
+    2^32 - 1) does not fit either: ValueError, the runner's to handle
+    (review: the shortened rooms once doubled on up to K, 12 s, then 79 s
+    and a MemoryError)."""
+    for a, k in ((4 * 1.00001, 200_000), (4 * 1.000001, 2**32 - 1)):
+        with pytest.raises(ValueError, match="the cut chain needs"):
+            mdck_blocking(a, 4, k)
+
+
 def test_m_d_c_k_rejects_meaningless_arguments_clearly():
     for a, c, k in ((-1.0, 4, 8), (0.0, 4, 8), (math.nan, 4, 8), (1.0, 0, 8), (1.0, 4, 3)):
         with pytest.raises(ValueError, match="M/D/c/K needs"):

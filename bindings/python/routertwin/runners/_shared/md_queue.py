@@ -110,10 +110,12 @@ Loads too close to 1 for M/D/c's truncated distribution (rho above about
 0.9991 with one server: MAX_STATES_MD1; above about 0.9942 with four
 servers: MAX_STATES) raise ValueError in number_in_system; the blockings
 are still computed there: M/D/1/K's at any load, M/D/c/K's on the cut
-chain, up to MAX_FINITE_STATES states of room (past that ValueError, but
-only near saturation: above it, once a shorter room loses within 1e-13 of
-the fluid loss, any room does; far above it, where the chain's step down
-P(A < c) underflows, the fluid loss, within B(a, c) - fluid of it).
+chain of K + finite_chain_margin(a, c) states, at most MAX_FINITE_STATES.
+A longer room raises ValueError, but only near saturation: above it the
+room is first shortened (4c + 64, doubled while its chain stays within
+MAX_FINITE_STATES), and once a shorter room loses within 1e-13 of the fluid
+loss, any longer one does too; far above saturation (a > 700, where
+P(A < c) and e^-a underflow) the fluid loss, within B(a, c) - fluid of it.
 """
 
 from __future__ import annotations
@@ -399,19 +401,22 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
         # loss as K grows, is the fluid loss to within B - fluid (4.7e-6 at
         # a = 650, c = 2, where the chain still gives fluid + 8e-12 at K = 3).
         return fluid
+    margin = finite_chain_margin(a, c)
     short = 4 * c + 64
-    while a > c and short < k:
+    while a > c and short < k and short + margin <= MAX_FINITE_STATES:
         # Above saturation the loss falls with the room to the fluid loss:
-        # if a shorter room (doubled from 4c + 64) is within 1e-13 of it,
-        # so is K (c 48, rho 1.05, K 3632: 0.3 s instead of 1.0; any K,
-        # 2^32 - 1 too, unless rho is so close to 1 that K is reached first).
+        # if a shorter room (doubled from 4c + 64, its chain no longer than
+        # MAX_FINITE_STATES) is within 1e-13 of it, so is K (c 48, rho 1.05,
+        # K 3632: 0.3 s instead of 1.0; any K, 2^32 - 1 too). Closer to
+        # rho = 1 no room that fits gets there: K itself must fit, or
+        # ValueError below.
         at_short = cut_chain_blocking(a, c, short, fluid)
         if at_short - fluid <= 1e-13 * fluid:
             return at_short
         short *= 2
-    states = k + finite_chain_margin(a, c)
+    states = k + margin
     if states > MAX_FINITE_STATES:
-        raise ValueError(f"M/D/{c}/{k} at utilization {a / c:.6g}: the cut chain needs {states} states "
+        raise ValueError(f"M/D/{c}/{k} at utilization {a / c:.9g}: the cut chain needs {states} states "
                          f"(at most {MAX_FINITE_STATES})")
     return cut_chain_blocking(a, c, k, fluid)
 

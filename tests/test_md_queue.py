@@ -284,6 +284,19 @@ def test_m_d_c_k_just_above_saturation_with_a_room_too_long_for_the_cut_chain_is
             mdck_blocking(a, 4, k)
 
 
+def test_m_d_c_k_far_above_saturation_is_the_fluid_loss_within_erlangs_b_or_a_value_error():
+    """Past a = 745 e^-a underflows and the cut chain once gave NaN (review:
+    746/16/24, 760/24/32, 800/32/40). The loss lies between the fluid loss
+    1 - c/a (K -> inf) and Erlang's B(a, c) (K = c): the fluid loss where
+    that band is within 1e-4, a ValueError where it is not (c near a)."""
+    for a, c, k in ((746.0, 16, 24), (760.0, 24, 32), (800.0, 32, 40)):
+        loss = mdck_blocking(a, c, k)
+        assert 1.0 - c / a <= loss <= erlang_b(a, c)
+        assert loss == pytest.approx(1.0 - c / a, abs=1e-4)
+    with pytest.raises(ValueError, match="underflows"):
+        mdck_blocking(800.0, 790, 800)
+
+
 def test_m_d_c_k_rejects_meaningless_arguments_clearly():
     for a, c, k in ((-1.0, 4, 8), (0.0, 4, 8), (math.nan, 4, 8), (1.0, 0, 8), (1.0, 4, 3)):
         with pytest.raises(ValueError, match="M/D/c/K needs"):

@@ -115,7 +115,8 @@ A longer room raises ValueError, but only near saturation: above it the
 room is first shortened (4c + 64, doubled while its chain stays within
 MAX_FINITE_STATES), and once a shorter room loses within 1e-13 of the fluid
 loss, any longer one does too; far above saturation (a > 700, where
-P(A < c) and e^-a underflow) the fluid loss, within B(a, c) - fluid of it.
+P(A < c) and e^-a underflow) the fluid loss where it is within
+B(a, c) - fluid <= 1e-4 of it (c well below a), otherwise ValueError.
 """
 
 from __future__ import annotations
@@ -395,11 +396,18 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
     if p is not None:
         return mdck_blocking_from_chain(a, c, k, p)
     fluid = max(0.0, 1.0 - c / a)
-    if float(poisson_pmf(a, c).sum()) < 1e-300:
-        # So far above saturation that the chain's step down, P(A < c),
-        # underflows: the loss, between Erlang's B at K = c and the fluid
-        # loss as K grows, is the fluid loss to within B - fluid (4.7e-6 at
-        # a = 650, c = 2, where the chain still gives fluid + 8e-12 at K = 3).
+    if a > 700.0 or float(poisson_pmf(a, c).sum()) < 1e-300:
+        # So far above saturation that the chain's small steps, P(A < c) and
+        # e^-a (0 past a = 745: the state reduction divided 0 by 0, NaN),
+        # underflow: the loss, between Erlang's B at K = c and the fluid loss
+        # as K grows, is the fluid loss to within B - fluid (4.7e-6 at
+        # a = 650, c = 2, where the chain still gives fluid + 8e-12 at K = 3;
+        # 5.2e-5 at a = 800, c = 32). With c near a that bound is loose
+        # (0.023 at a 800, c 790) and no chain is solved: ValueError.
+        bound = erlang_b(a, c) - fluid
+        if bound > 1e-4:
+            raise ValueError(f"M/D/{c}/{k} at offered load {a:g}: the cut chain underflows past a = 700, and "
+                             f"the fluid loss {fluid:.6g} is only within {bound:.3g} of the loss")
         return fluid
     margin = finite_chain_margin(a, c)
     short = 4 * c + 64

@@ -17,7 +17,8 @@ from test_md_queue import md1k_blocking_exact
 from routertwin.distributions import latency_plot, quantile
 from routertwin.progress import silent
 from routertwin.runners import pipeline
-from routertwin.runners._shared.md_queue import lattice_chain, states_needed, tail_root
+from routertwin.runners._shared.md_queue import (cut_chain_blocking, lattice_chain, mdck_blocking_from_chain,
+                                                 number_in_system, states_needed, tail_root)
 from routertwin.runners.pipeline.analytic import analytic, station_times
 from routertwin.runners.pipeline.native import run_packet
 from routertwin.runners.pipeline.profiles import load_profiles
@@ -103,6 +104,12 @@ def test_poisson_percentiles_of_four_cores_match_the_packet_engine():
     # M/D/4's tail, z0^-K (z0^4 = e^{3.2 (z0 - 1)}): 10^-168.4 here
     z0 = tail_root(3.2, 4)
     assert 0.1 < a["loss_pct"] / 100.0 / z0**-900 < 10.0
+    # and it is md_queue's cut chain at K = 900 (3.2417e-169; the geometric
+    # continuation of the infinite chain's tail, the other algorithm, gives
+    # 3.24169e-169 here)
+    assert a["loss_pct"] / 100.0 == pytest.approx(cut_chain_blocking(3.2, 4, 900, 0.0), rel=1e-3)
+    assert a["loss_pct"] / 100.0 == pytest.approx(mdck_blocking_from_chain(3.2, 4, 900, number_in_system(3.2, 4)),
+                                                  rel=1e-3)
     for name in ("latency_avg_us", "latency_p99_us", "latency_p999_us"):
         engine = [c.metrics[name] - c.metrics["latency_min_us"] for c in runs]
         mean, se = statistics.mean(engine), statistics.stdev(engine) / len(engine) ** 0.5

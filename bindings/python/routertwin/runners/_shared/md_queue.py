@@ -99,12 +99,14 @@ more so as c grows and rho falls, worst at rooms of 4 to 16 places:
             room 32; -3 % at room 2 and c 16..32); it tends to the fluid
             loss (room 32, rho 1.2: 0.16667, the simulation 0.16670).
 Rooms of 32 at rho 0.9: -4.2 .. -0.8 % (c 2..16, 2e8 arrivals).
-Where losses are tiny the simulations do not reach: the geometric
-continuation below (rate 1/z0 from P(N >= K) = 1e-10) is the asymptotic
-rate, not yet the local one with many servers at low load (at c 32, rho 0.5
-the chain's ratio there is 1.16 / z0): rooms past that point get losses
-(below 1e-15) 35-50 % low at c 32, rho 0.5, 6 % high at c 16, 0.05 % at
-c 8 (measured against the cut chain, which resolves them).
+Where losses are tiny the simulations do not reach: below saturation
+the cut chain resolves them whenever K + finite_chain_margin(a, c) <=
+MAX_FINITE_STATES (at a = 1e-9, c 4, K 8 it gives a^8 / 8!, the light-load
+limit, where a geometric continuation at rate 1/z0 from P(N >= K) = 1e-10
+was 6e4 times too low: the asymptotic rate is not the local one at light
+load or with many servers). Only past that room is the infinite chain's
+tail continued at rate 1/z0, from where its local rate has reached 1/z0
+to 1e-9 (else from P(N >= K) = 1e-10, as before).
 
 Loads too close to 1 for M/D/c's truncated distribution (rho above about
 0.9991 with one server: MAX_STATES_MD1; above about 0.9942 with four
@@ -388,6 +390,13 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
         return md1k_blocking(a, k)
     if k == c:
         return erlang_b(a, c)
+    fluid = max(0.0, 1.0 - c / a)
+    margin = finite_chain_margin(a, c)
+    if a < c and k + margin <= MAX_FINITE_STATES:
+        # The cut chain resolves the weights under K at any size (no
+        # geometric continuation of a tail that, at light load or with
+        # many servers, has not yet reached its asymptotic rate 1/z0).
+        return cut_chain_blocking(a, c, k, fluid)
     if p is None and a < c:
         try:
             p = number_in_system(a, c)
@@ -395,7 +404,6 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
             p = None
     if p is not None:
         return mdck_blocking_from_chain(a, c, k, p)
-    fluid = max(0.0, 1.0 - c / a)
     if a > 700.0 or float(poisson_pmf(a, c).sum()) < 1e-300:
         # So far above saturation that the chain's small steps, P(A < c) and
         # e^-a (0 past a = 745: the state reduction divided 0 by 0, NaN),
@@ -409,7 +417,6 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
             raise ValueError(f"M/D/{c}/{k} at offered load {a:g}: the cut chain underflows past a = 700, and "
                              f"the fluid loss {fluid:.6g} is only within {bound:.3g} of the loss")
         return fluid
-    margin = finite_chain_margin(a, c)
     short = 4 * c + 64
     while a > c and short < k and short + margin <= MAX_FINITE_STATES:
         # Above saturation the loss falls with the room to the fluid loss:
@@ -538,12 +545,18 @@ def mdck_blocking_from_chain(a: float, c: int, k: int, p: np.ndarray) -> float:
     # P(N >= n) summed from the far end: the small tail keeps its digits.
     tail = np.cumsum(p[::-1])[::-1]
     resolved = int(np.searchsorted(-tail, -TAIL_CONTINUE_BELOW, side="right"))  # tail[n] >= it for n < resolved
-    ref = max(resolved - 1, c)
+    # Continue from the first resolved n where the local rate tail[n+1] /
+    # tail[n] is 1/z0 to 1e-9 (it is not yet at light load or with many
+    # servers), else from the last resolved one.
+    z0 = tail_root(a, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        converged = np.nonzero(np.abs(tail[c + 1:resolved] / tail[c:resolved - 1] * z0 - 1.0) < 1e-9)[0]
+    ref = c + int(converged[0]) if converged.size else max(resolved - 1, c)
 
     def tail_from(n: int) -> float:
         if n <= ref:
             return float(tail[n])
-        return math.exp(math.log(tail[ref]) - (n - ref) * math.log(tail_root(a, c)))
+        return math.exp(math.log(tail[ref]) - (n - ref) * math.log(z0))
 
     def tijms(n: int) -> float:
         t = tail_from(n)

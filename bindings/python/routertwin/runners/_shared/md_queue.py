@@ -374,12 +374,13 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
     a = lam d > 0, c >= 1 servers of constant service d, room for k >= c
     customers in the system; any load. One server: md1k_blocking (exact).
     Several: the approximation of the module docstring (exact at k = c:
-    Erlang's B). Below saturation, where M/D/c's chain fits (`p` is
-    number_in_system(a, c) if the caller has it), from the infinite chain;
-    otherwise (rho near or above 1) from Crommelin's chain cut at
-    k + finite_chain_margin(a, c) states. Raises ValueError only where
-    neither fits: a load too close to c for the infinite chain together
-    with more than MAX_FINITE_STATES states of room."""
+    Erlang's B). From Crommelin's chain cut at k + finite_chain_margin(a, c)
+    states wherever that is at most MAX_FINITE_STATES; below saturation with
+    a longer room from the infinite chain (`p` is number_in_system(a, c) if
+    the caller has it) and its tail continued geometrically. Raises
+    ValueError where neither fits (a load too close to c for the infinite
+    chain with a longer room) and far above saturation where the fluid loss
+    is not within 1e-4 (a > 700, c near a)."""
     if not (math.isfinite(a) and a > 0.0):
         raise ValueError(f"M/D/c/K needs a positive offered load (got {a!r})")
     if c < 1:
@@ -520,7 +521,9 @@ def tijms_loss(a: float, c: int, k: int, log_w: np.ndarray) -> float:
     if a >= c:  # the weights pile up at the cut: a - m is not small, take m directly
         head = np.exp(log_w[:k] - log_w[:k].max())
         a_minus_m = a - float(np.dot(np.minimum(np.arange(k), c), head)) / float(head.sum())
-        return a_minus_m / (a_minus_m + c)
+        # m <= c makes it at least the fluid loss 1 - c/a; said explicitly so
+        # that rounding in m cannot put it below that floor.
+        return max(1.0 - c / a, a_minus_m / (a_minus_m + c))
     n = log_w.size
     w = np.exp(log_w - log_w.max())
     w /= w.sum()

@@ -259,11 +259,13 @@ def test_m_d_c_k_with_huge_buffers_and_tiny_loads_loses_nothing_without_warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert mdck_blocking(3.2, 4, 2**32 - 1) == 0.0
-        # Light load: a loss needs all K = 8 present at once, so it falls at
-        # least as a^8 (once asserted only as 0 <= x, which 0 passed).
+        # Light load: a loss needs all K = 8 present at once, the 8 arrivals
+        # of one service time d: a^8 / 8! (once asserted only as 0 <= x,
+        # which 0 passed; then as a band read off a geometric continuation
+        # that was 6e4 times too low).
         tiny, ten_x = mdck_blocking(1e-9, 4, 8), mdck_blocking(1e-8, 4, 8)
-        assert 1e-83 < tiny < 1e-80
-        assert 1e8 <= ten_x / tiny < 10 ** 8.5
+        assert tiny == pytest.approx(1e-72 / math.factorial(8), rel=1e-2)
+        assert ten_x / tiny == pytest.approx(1e8, rel=1e-6)  # a^8: ten times the load, 1e8 times the loss
         # Above saturation a huge room loses the fluid excess 1 - 1/rho; a
         # shorter room that is there already stands for it (md_queue), and
         # must agree with the whole chain where that can be solved.
@@ -271,6 +273,30 @@ def test_m_d_c_k_with_huge_buffers_and_tiny_loads_loses_nothing_without_warnings
         for a, c, k in ((50.4, 48, 944), (4.4, 4, 900), (4.04, 4, 900)):
             assert mdck_blocking(a, c, k) == pytest.approx(md_queue.cut_chain_blocking(a, c, k, 1.0 - c / a),
                                                            rel=1e-12)
+
+
+def test_m_d_c_k_just_above_saturation_with_a_room_too_long_for_the_cut_chain_is_a_value_error():
+    """rho 1.00001 and 1.000001 at c = 4: no room the cut chain holds
+    (MAX_FINITE_STATES) is within 1e-13 of the fluid loss, and K (200000,
+    2^32 - 1) does not fit either: ValueError, the runner's to handle
+    (review: the shortened rooms once doubled on up to K, 12 s, then 79 s
+    and a MemoryError)."""
+    for a, k in ((4 * 1.00001, 200_000), (4 * 1.000001, 2**32 - 1)):
+        with pytest.raises(ValueError, match="the cut chain needs"):
+            mdck_blocking(a, 4, k)
+
+
+def test_m_d_c_k_far_above_saturation_is_the_fluid_loss_within_erlangs_b_or_a_value_error():
+    """Past a = 745 e^-a underflows and the cut chain once gave NaN (review:
+    746/16/24, 760/24/32, 800/32/40). The loss lies between the fluid loss
+    1 - c/a (K -> inf) and Erlang's B(a, c) (K = c): the fluid loss where
+    that band is within 1e-4, a ValueError where it is not (c near a)."""
+    for a, c, k in ((746.0, 16, 24), (760.0, 24, 32), (800.0, 32, 40)):
+        loss = mdck_blocking(a, c, k)
+        assert 1.0 - c / a <= loss <= erlang_b(a, c)
+        assert loss == pytest.approx(1.0 - c / a, abs=1e-4)
+    with pytest.raises(ValueError, match="underflows"):
+        mdck_blocking(800.0, 790, 800)
 
 
 def test_m_d_c_k_rejects_meaningless_arguments_clearly():

@@ -17,7 +17,8 @@ from test_md_queue import md1k_blocking_exact
 from routertwin.distributions import latency_plot, quantile
 from routertwin.progress import silent
 from routertwin.runners import pipeline
-from routertwin.runners._shared.md_queue import lattice_chain, states_needed, tail_root
+from routertwin.runners._shared.md_queue import (cut_chain_blocking, lattice_chain, mdck_blocking_from_chain,
+                                                 number_in_system, states_needed, tail_root)
 from routertwin.runners.pipeline.analytic import analytic, station_times
 from routertwin.runners.pipeline.native import run_packet
 from routertwin.runners.pipeline.profiles import load_profiles
@@ -103,6 +104,12 @@ def test_poisson_percentiles_of_four_cores_match_the_packet_engine():
     # M/D/4's tail, z0^-K (z0^4 = e^{3.2 (z0 - 1)}): 10^-168.4 here
     z0 = tail_root(3.2, 4)
     assert 0.1 < a["loss_pct"] / 100.0 / z0**-900 < 10.0
+    # and it is md_queue's cut chain at K = 900 (3.2417e-169; the geometric
+    # continuation of the infinite chain's tail, the other algorithm, gives
+    # 3.24169e-169 here)
+    assert a["loss_pct"] / 100.0 == pytest.approx(cut_chain_blocking(3.2, 4, 900, 0.0), rel=1e-3)
+    assert a["loss_pct"] / 100.0 == pytest.approx(mdck_blocking_from_chain(3.2, 4, 900, number_in_system(3.2, 4)),
+                                                  rel=1e-3)
     for name in ("latency_avg_us", "latency_p99_us", "latency_p999_us"):
         engine = [c.metrics[name] - c.metrics["latency_min_us"] for c in runs]
         mean, se = statistics.mean(engine), statistics.stdev(engine) / len(engine) ** 0.5
@@ -290,6 +297,19 @@ def test_four_cores_at_and_above_capacity_lose_as_the_packet_engine(core_load):
     closed = analytic(r, "none", "poisson").metrics["loss_pct"]
     mean, se = engine_loss_pct(r, cfg)
     assert abs(mean - closed) < 4 * se + 0.03 * closed, (mean, se, closed)
+
+
+def test_four_cores_just_above_capacity_with_more_room_than_the_cut_chain_holds_lose_the_fluid_excess():
+    """Four cores at 1.0001 of their capacity, a 20000-packet buffer: the cut
+    chain would need more than md_queue.MAX_FINITE_STATES states, so
+    mdck_blocking raises; the closed form then reports the fluid loss
+    1 - 1/1.0001 (a lower bound of the queue's, its limit as the room
+    grows) and its point-mass latency, not a TypeError on a missing loss
+    (review: it once crashed in point_mass)."""
+    r, _ = small_buffer_case(4, 1.0001 * 4 / resolved().core_s, 20000)
+    metrics = analytic(r, "none", "poisson").metrics
+    assert metrics["loss_pct"] == pytest.approx(100.0 * (1.0 - 1.0 / 1.0001), rel=1e-9)
+    assert metrics["latency_p99_us"] == metrics["latency_min_us"]
 
 
 def test_twelve_cores_close_to_the_packet_input_engine_lose_less_than_the_closed_form():

@@ -99,21 +99,26 @@ more so as c grows and rho falls, worst at rooms of 4 to 16 places:
             room 32; -3 % at room 2 and c 16..32); it tends to the fluid
             loss (room 32, rho 1.2: 0.16667, the simulation 0.16670).
 Rooms of 32 at rho 0.9: -4.2 .. -0.8 % (c 2..16, 2e8 arrivals).
-Where losses are tiny the simulations do not reach: the geometric
-continuation below (rate 1/z0 from P(N >= K) = 1e-10) is the asymptotic
-rate, not yet the local one with many servers at low load (at c 32, rho 0.5
-the chain's ratio there is 1.16 / z0): rooms past that point get losses
-(below 1e-15) 35-50 % low at c 32, rho 0.5, 6 % high at c 16, 0.05 % at
-c 8 (measured against the cut chain, which resolves them).
+Where losses are tiny the simulations do not reach: below saturation
+the cut chain resolves them whenever K + finite_chain_margin(a, c) <=
+MAX_FINITE_STATES (at a = 1e-9, c 4, K 8 it gives a^8 / 8!, the light-load
+limit, where a geometric continuation at rate 1/z0 from P(N >= K) = 1e-10
+was 6e4 times too low: the asymptotic rate is not the local one at light
+load or with many servers). Only past that room is the infinite chain's
+tail continued at rate 1/z0, from where its local rate has reached 1/z0
+to 1e-9 (else from P(N >= K) = 1e-10, as before).
 
 Loads too close to 1 for M/D/c's truncated distribution (rho above about
 0.9991 with one server: MAX_STATES_MD1; above about 0.9942 with four
 servers: MAX_STATES) raise ValueError in number_in_system; the blockings
 are still computed there: M/D/1/K's at any load, M/D/c/K's on the cut
-chain, up to MAX_FINITE_STATES states of room (past that ValueError, but
-only near saturation: above it, once a shorter room loses within 1e-13 of
-the fluid loss, any room does; far above it, where the chain's step down
-P(A < c) underflows, the fluid loss, within B(a, c) - fluid of it).
+chain of K + finite_chain_margin(a, c) states, at most MAX_FINITE_STATES.
+A longer room raises ValueError, but only near saturation: above it the
+room is first shortened (4c + 64, doubled while its chain stays within
+MAX_FINITE_STATES), and once a shorter room loses within 1e-13 of the fluid
+loss, any longer one does too; far above saturation (a > 700, where
+P(A < c) and e^-a underflow) the fluid loss where it is within
+B(a, c) - fluid <= 1e-4 of it (c well below a), otherwise ValueError.
 """
 
 from __future__ import annotations
@@ -369,12 +374,13 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
     a = lam d > 0, c >= 1 servers of constant service d, room for k >= c
     customers in the system; any load. One server: md1k_blocking (exact).
     Several: the approximation of the module docstring (exact at k = c:
-    Erlang's B). Below saturation, where M/D/c's chain fits (`p` is
-    number_in_system(a, c) if the caller has it), from the infinite chain;
-    otherwise (rho near or above 1) from Crommelin's chain cut at
-    k + finite_chain_margin(a, c) states. Raises ValueError only where
-    neither fits: a load too close to c for the infinite chain together
-    with more than MAX_FINITE_STATES states of room."""
+    Erlang's B). From Crommelin's chain cut at k + finite_chain_margin(a, c)
+    states wherever that is at most MAX_FINITE_STATES; below saturation with
+    a longer room from the infinite chain (`p` is number_in_system(a, c) if
+    the caller has it) and its tail continued geometrically. Raises
+    ValueError where neither fits (a load too close to c for the infinite
+    chain with a longer room) and far above saturation where the fluid loss
+    is not within 1e-4 (a > 700, c near a)."""
     if not (math.isfinite(a) and a > 0.0):
         raise ValueError(f"M/D/c/K needs a positive offered load (got {a!r})")
     if c < 1:
@@ -385,6 +391,13 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
         return md1k_blocking(a, k)
     if k == c:
         return erlang_b(a, c)
+    fluid = max(0.0, 1.0 - c / a)
+    margin = finite_chain_margin(a, c)
+    if a < c and k + margin <= MAX_FINITE_STATES:
+        # The cut chain resolves the weights under K at any size (no
+        # geometric continuation of a tail that, at light load or with
+        # many servers, has not yet reached its asymptotic rate 1/z0).
+        return cut_chain_blocking(a, c, k, fluid)
     if p is None and a < c:
         try:
             p = number_in_system(a, c)
@@ -392,26 +405,34 @@ def mdck_blocking(a: float, c: int, k: int, p: np.ndarray | None = None) -> floa
             p = None
     if p is not None:
         return mdck_blocking_from_chain(a, c, k, p)
-    fluid = max(0.0, 1.0 - c / a)
-    if float(poisson_pmf(a, c).sum()) < 1e-300:
-        # So far above saturation that the chain's step down, P(A < c),
-        # underflows: the loss, between Erlang's B at K = c and the fluid
-        # loss as K grows, is the fluid loss to within B - fluid (4.7e-6 at
-        # a = 650, c = 2, where the chain still gives fluid + 8e-12 at K = 3).
+    if a > 700.0 or float(poisson_pmf(a, c).sum()) < 1e-300:
+        # So far above saturation that the chain's small steps, P(A < c) and
+        # e^-a (0 past a = 745: the state reduction divided 0 by 0, NaN),
+        # underflow: the loss, between Erlang's B at K = c and the fluid loss
+        # as K grows, is the fluid loss to within B - fluid (4.7e-6 at
+        # a = 650, c = 2, where the chain still gives fluid + 8e-12 at K = 3;
+        # 5.2e-5 at a = 800, c = 32). With c near a that bound is loose
+        # (0.023 at a 800, c 790) and no chain is solved: ValueError.
+        bound = erlang_b(a, c) - fluid
+        if bound > 1e-4:
+            raise ValueError(f"M/D/{c}/{k} at offered load {a:g}: the cut chain underflows past a = 700, and "
+                             f"the fluid loss {fluid:.6g} is only within {bound:.3g} of the loss")
         return fluid
     short = 4 * c + 64
-    while a > c and short < k:
+    while a > c and short < k and short + margin <= MAX_FINITE_STATES:
         # Above saturation the loss falls with the room to the fluid loss:
-        # if a shorter room (doubled from 4c + 64) is within 1e-13 of it,
-        # so is K (c 48, rho 1.05, K 3632: 0.3 s instead of 1.0; any K,
-        # 2^32 - 1 too, unless rho is so close to 1 that K is reached first).
+        # if a shorter room (doubled from 4c + 64, its chain no longer than
+        # MAX_FINITE_STATES) is within 1e-13 of it, so is K (c 48, rho 1.05,
+        # K 3632: 0.3 s instead of 1.0; any K, 2^32 - 1 too). Closer to
+        # rho = 1 no room that fits gets there: K itself must fit, or
+        # ValueError below.
         at_short = cut_chain_blocking(a, c, short, fluid)
         if at_short - fluid <= 1e-13 * fluid:
             return at_short
         short *= 2
-    states = k + finite_chain_margin(a, c)
+    states = k + margin
     if states > MAX_FINITE_STATES:
-        raise ValueError(f"M/D/{c}/{k} at utilization {a / c:.6g}: the cut chain needs {states} states "
+        raise ValueError(f"M/D/{c}/{k} at utilization {a / c:.9g}: the cut chain needs {states} states "
                          f"(at most {MAX_FINITE_STATES})")
     return cut_chain_blocking(a, c, k, fluid)
 
@@ -500,7 +521,9 @@ def tijms_loss(a: float, c: int, k: int, log_w: np.ndarray) -> float:
     if a >= c:  # the weights pile up at the cut: a - m is not small, take m directly
         head = np.exp(log_w[:k] - log_w[:k].max())
         a_minus_m = a - float(np.dot(np.minimum(np.arange(k), c), head)) / float(head.sum())
-        return a_minus_m / (a_minus_m + c)
+        # m <= c makes it at least the fluid loss 1 - c/a; said explicitly so
+        # that rounding in m cannot put it below that floor.
+        return max(1.0 - c / a, a_minus_m / (a_minus_m + c))
     n = log_w.size
     w = np.exp(log_w - log_w.max())
     w /= w.sum()
@@ -525,12 +548,18 @@ def mdck_blocking_from_chain(a: float, c: int, k: int, p: np.ndarray) -> float:
     # P(N >= n) summed from the far end: the small tail keeps its digits.
     tail = np.cumsum(p[::-1])[::-1]
     resolved = int(np.searchsorted(-tail, -TAIL_CONTINUE_BELOW, side="right"))  # tail[n] >= it for n < resolved
-    ref = max(resolved - 1, c)
+    # Continue from the first resolved n where the local rate tail[n+1] /
+    # tail[n] is 1/z0 to 1e-9 (it is not yet at light load or with many
+    # servers), else from the last resolved one.
+    z0 = tail_root(a, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        converged = np.nonzero(np.abs(tail[c + 1:resolved] / tail[c:resolved - 1] * z0 - 1.0) < 1e-9)[0]
+    ref = c + int(converged[0]) if converged.size else max(resolved - 1, c)
 
     def tail_from(n: int) -> float:
         if n <= ref:
             return float(tail[n])
-        return math.exp(math.log(tail[ref]) - (n - ref) * math.log(tail_root(a, c)))
+        return math.exp(math.log(tail[ref]) - (n - ref) * math.log(z0))
 
     def tijms(n: int) -> float:
         t = tail_from(n)

@@ -194,7 +194,11 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
       capacity has no distribution here (md_queue's truncation: above rho
       ~0.9991 with one server, ~0.9942 with four cores): its mean and its
       loss are reported, no percentiles; for M/D/c the mean there is
-      Cosmetatos' approximation (mdc_mean_wait).
+      Cosmetatos' approximation (mdc_mean_wait). Where M/D/c/K's cut chain
+      is too long for the room (md_queue.MAX_FINITE_STATES, only near
+      saturation), a saturated case reports the fluid loss
+      max(0, 1 - x/offered), a lower bound of the queue's; one below
+      saturation reports no loss.
     """
     one_size = len(r.frames) == 1 and r.trace is None
     simple = contention == "none" and r.lock_s == 0 and r.section_s == 0 and one_size
@@ -231,8 +235,12 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
                     mdc_p = None
             try:
                 loss = mdck_blocking(offered * r.core_s, c, buffer + c, mdc_p)
-            except ValueError:  # near saturation with more room than the cut chain holds: none given
-                loss = None
+            except ValueError:
+                # More room than the cut chain holds, near saturation. Above
+                # it the fluid loss 1 - x/offered (set above) stands: a lower
+                # bound, M/D/c/K's limit as the room grows (CaseResult has no
+                # notes field: the docstring says so). Below it none is given.
+                loss = max(0.0, 1.0 - x / offered) if saturated else None
     loss_metric = {} if loss is None else {"loss_pct": 100.0 * loss}
     if saturated or arrivals == "constant" or (chain and d == st["wire_in"]):
         # (the last: the tester's wire is the slowest station and spaces the

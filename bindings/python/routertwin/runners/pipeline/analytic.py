@@ -206,7 +206,8 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
     fifo = c == 1 or r.tag_type != "ATOMIC"
     if not (simple and fifo) or arrivals not in ("constant", "poisson"):
         return {}, {}
-    loss = max(0.0, 1.0 - x / offered) if saturated else 0.0
+    fluid = max(0.0, 1.0 - x / offered) if saturated else 0.0
+    loss = fluid
     st = station_times(r)
     before = max(st["wire_in"], st["packet_input"], st["memory"])  # the single servers ahead of the cores
     # One chain of single servers when the cores never wait (one core, or
@@ -237,10 +238,10 @@ def queue_distribution(r: Resolved, contention: str, arrivals: str, x: float, of
                 loss = mdck_blocking(offered * r.core_s, c, buffer + c, mdc_p)
             except ValueError:
                 # More room than the cut chain holds, near saturation. Above
-                # it the fluid loss 1 - x/offered (set above) stands: a lower
-                # bound, M/D/c/K's limit as the room grows (CaseResult has no
-                # notes field: the docstring says so). Below it none is given.
-                loss = max(0.0, 1.0 - x / offered) if saturated else None
+                # it the fluid loss stands: a lower bound, M/D/c/K's limit as
+                # the room grows (CaseResult has no notes field: the docstring
+                # says so). Below it none is given.
+                loss = fluid if saturated else None
     loss_metric = {} if loss is None else {"loss_pct": 100.0 * loss}
     if saturated or arrivals == "constant" or (chain and d == st["wire_in"]):
         # (the last: the tester's wire is the slowest station and spaces the

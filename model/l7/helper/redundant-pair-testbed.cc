@@ -233,31 +233,16 @@ using namespace ns3;
 
 namespace
 {
-bool
-In(const HttpClientApp::Response& r, double from, double to)
-{
-    return r.at.GetSeconds() >= from && r.at.GetSeconds() < to;
-}
-
-/// Closed-loop answers of apps completed in [from, to), per second.
-double
-Rate(const std::vector<Ptr<HttpClientApp>>& apps, double from, double to)
-{
-    uint64_t n = 0;
-    for (const auto& a : apps)
-        for (const auto& r : a->Responses())
-            n += In(r, from, to);
-    return static_cast<double>(n) / (to - from);
-}
-
-/// The cycle times of the answers Rate counts in [from, to).
+/// The cycle times (a request's start to its answer) of the closed-loop
+/// answers completed in [from, to): their count over the window is the
+/// throughput the windows compare.
 LatencyHistogram
 Cycles(const std::vector<Ptr<HttpClientApp>>& apps, double from, double to)
 {
     LatencyHistogram h;
     for (const auto& a : apps)
         for (const auto& r : a->Responses())
-            if (In(r, from, to))
+            if (r.at.GetSeconds() >= from && r.at.GetSeconds() < to)
                 h.Add((r.at - r.started).GetSeconds());
     return h;
 }
@@ -334,10 +319,11 @@ RunRedundantPair(const RedundantPairRunConfig& c)
     bed.Run();
     resetsAt[bins - 1] = survivor->GetCounters().resetsWithoutSession;
 
-    out.requestsPerSBefore = Rate(threads, c.killAtS - c.windowS, c.killAtS);
-    out.requestsPerSAfter = Rate(threads, afterFrom, afterTo);
-    out.cycleBefore = Cycles(threads, c.killAtS - c.windowS, c.killAtS);
+    const double beforeFrom = c.killAtS - c.windowS;
+    out.cycleBefore = Cycles(threads, beforeFrom, c.killAtS);
     out.cycleAfter = Cycles(threads, afterFrom, afterTo);
+    out.requestsPerSBefore = out.cycleBefore.Count() / (c.killAtS - beforeFrom);
+    out.requestsPerSAfter = out.cycleAfter.Count() / (afterTo - afterFrom);
     const Time death = Seconds(c.killAtS);
     for (const auto& t : threads)
         for (const auto& r : t->Responses())

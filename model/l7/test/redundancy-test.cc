@@ -729,7 +729,7 @@ SlowF5PairDeadAt1200Ms()
 // bin of the load before the death and in none after it until the backup
 // has taken over and the new threads started (1.2 + 0.3609375 s); the
 // window before the death holds the answers requestsPerSBefore counted
-// (the same clients, counted by Rate); the bins add up to the run's totals
+// (the same clients' answers, counted in cycleBefore); the bins add up to the run's totals
 // (the survivor's reset counter read at the end, the clients' failures).
 // The threads open at the death fail once the survivor resets them.
 TEST(WebSwitchRedundancy, TimelinesShowTheDeathAndTakeoverAndAddUpToTheRunsTotals)
